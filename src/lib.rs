@@ -1,0 +1,8 @@
+//! Agent Tray's core: knows every AI coding-agent session on this machine and what it is doing.
+//!
+//! No GUI here and no Tauri: the desktop shell and `agent-tray daemon` both host the [`engine`].
+
+pub mod clock;
+pub mod model;
+pub mod registry;
+pub mod transition;

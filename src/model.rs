@@ -1,0 +1,582 @@
+//! The domain vocabulary: what a session is, the states it can be in, and the observations that
+//! move it.
+//!
+//! Every feed (hooks, the agents' own files, the pid watcher, the CLI) speaks in [`Observation`]s,
+//! and only the registry turns them into [`Session`] state. Keeping the observation flat (an event
+//! name plus optional fields) keeps it cheap to build in the hook, easy to journal, and tolerant of
+//! fields a feed does not know: a missing field means "this signal says nothing about it", never
+//! "blank it out".
+//!
+//! The serialised names here are public contracts: `agent-tray list --json` prints [`Session`], the
+//! control socket carries [`Observation`], and the UI's types are generated from both.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Which coding agent a session belongs to. Fixed at a session's first sighting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Agent {
+    Claude,
+    Codex,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 2] = [Agent::Claude, Agent::Codex];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The name shown to people ("Claude", "Codex").
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Agent::Claude => "Claude",
+            Agent::Codex => "Codex",
+        }
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown agent {0:?} (expected claude or codex)")]
+pub struct UnknownAgent(pub String);
+
+impl FromStr for Agent {
+    type Err = UnknownAgent;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "claude" | "claude-code" | "claude_code" => Ok(Agent::Claude),
+            "codex" => Ok(Agent::Codex),
+            _ => Err(UnknownAgent(s.to_string())),
+        }
+    }
+}
+
+/// The six states of `spec/behaviour.md`. The snake_case names are a public contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionState {
+    /// SessionStart seen, no prompt yet.
+    Starting,
+    /// A turn is running.
+    Working,
+    /// A tool call waits for the user's approval.
+    WaitingForPermission,
+    /// The agent asked the user a question.
+    WaitingForInput,
+    /// The turn ended; the agent sits at its prompt.
+    Idle,
+    /// The session or its process is gone.
+    Ended,
+}
+
+impl SessionState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionState::Starting => "starting",
+            SessionState::Working => "working",
+            SessionState::WaitingForPermission => "waiting_for_permission",
+            SessionState::WaitingForInput => "waiting_for_input",
+            SessionState::Idle => "idle",
+            SessionState::Ended => "ended",
+        }
+    }
+
+    /// True for the two states in which the agent cannot go on without the user.
+    pub fn needs_you(self) -> bool {
+        matches!(
+            self,
+            SessionState::WaitingForPermission | SessionState::WaitingForInput
+        )
+    }
+
+    pub fn is_wait(self) -> bool {
+        self.needs_you()
+    }
+}
+
+impl fmt::Display for SessionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a session ended. Tells a clean exit from a death, which the notification policy needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The agent said so (SessionEnd hook, or its live-session file removed on a clean exit).
+    SessionEnd,
+    /// A process the pid watcher had seen alive is gone: killed or crashed.
+    ProcessGone,
+    /// The pid is alive but belongs to another process now.
+    PidRecycled,
+    /// The agent's own files say the session is over (Codex lock released, rollout archived).
+    FilesSayEnded,
+    /// Nothing heard for the whole TTL and no live process vouched for it.
+    Ttl,
+    /// Evicted at the live-session cap.
+    Evicted,
+}
+
+impl EndReason {
+    /// A clean end is one the agent itself announced; every other end is a disappearance.
+    pub fn is_clean(self) -> bool {
+        matches!(self, EndReason::SessionEnd)
+    }
+}
+
+/// Where an observation came from. Decides how much it may do: a passive sighting never revives
+/// an ended session, and a streamed session listens only to its stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// `agent-tray hook`, run by the agent itself.
+    #[default]
+    Hook,
+    /// `agent-tray observe`, a person or a script.
+    Cli,
+    /// `agent-tray notify` (Codex's notify program).
+    Notify,
+    /// A wrapper that watches the agent's own output stream.
+    Stream,
+    /// `~/.claude/sessions/<pid>.json`.
+    SessionsFile,
+    /// A Claude transcript.
+    Transcript,
+    /// A Codex rollout (and its writer lock).
+    Rollout,
+}
+
+impl Source {
+    /// Passive sightings come from files the agent writes as a side effect; they can tell us a
+    /// session exists but are not proof that it was (re)started now.
+    pub fn is_passive(self) -> bool {
+        matches!(
+            self,
+            Source::Transcript | Source::Rollout | Source::SessionsFile
+        )
+    }
+}
+
+/// What happened. The hook names are spelled as the agents' hooks spell them (a public contract
+/// of `agent-tray observe --event`); the rest are what the file feeds derive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventKind {
+    SessionStart,
+    UserPromptSubmit,
+    PreToolUse,
+    PostToolUse,
+    PostToolUseFailure,
+    PermissionRequest,
+    Notification,
+    Stop,
+    StopFailure,
+    Interrupt,
+    SubagentStart,
+    SubagentStop,
+    PreCompact,
+    PostCompact,
+    SessionEnd,
+    /// Codex `notify`: a turn completed.
+    TurnComplete,
+    /// A transcript grew (new lines that are not an end-of-turn marker).
+    TranscriptActivity,
+    /// A transcript end-of-turn marker (`system/turn_duration`) or an interrupt marker.
+    TurnEnded,
+    /// A live-session file's `status` (see `status` / `waiting_for`).
+    StatusReport,
+    /// Codex rollout `task_started`.
+    TaskStarted,
+    /// Codex rollout `task_complete`.
+    TaskComplete,
+    /// Codex rollout `turn_aborted`.
+    TurnAborted,
+    /// A session seen to exist (file discovered, rollout scanned); changes no state.
+    Sighting,
+    /// The agent's files say the session is over (live-session file removed, lock released,
+    /// rollout archived).
+    Gone,
+}
+
+impl EventKind {
+    pub const HOOK_EVENTS: [EventKind; 15] = [
+        EventKind::SessionStart,
+        EventKind::UserPromptSubmit,
+        EventKind::PreToolUse,
+        EventKind::PostToolUse,
+        EventKind::PostToolUseFailure,
+        EventKind::PermissionRequest,
+        EventKind::Notification,
+        EventKind::Stop,
+        EventKind::StopFailure,
+        EventKind::Interrupt,
+        EventKind::SubagentStart,
+        EventKind::SubagentStop,
+        EventKind::PreCompact,
+        EventKind::PostCompact,
+        EventKind::SessionEnd,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::SessionStart => "SessionStart",
+            EventKind::UserPromptSubmit => "UserPromptSubmit",
+            EventKind::PreToolUse => "PreToolUse",
+            EventKind::PostToolUse => "PostToolUse",
+            EventKind::PostToolUseFailure => "PostToolUseFailure",
+            EventKind::PermissionRequest => "PermissionRequest",
+            EventKind::Notification => "Notification",
+            EventKind::Stop => "Stop",
+            EventKind::StopFailure => "StopFailure",
+            EventKind::Interrupt => "Interrupt",
+            EventKind::SubagentStart => "SubagentStart",
+            EventKind::SubagentStop => "SubagentStop",
+            EventKind::PreCompact => "PreCompact",
+            EventKind::PostCompact => "PostCompact",
+            EventKind::SessionEnd => "SessionEnd",
+            EventKind::TurnComplete => "TurnComplete",
+            EventKind::TranscriptActivity => "TranscriptActivity",
+            EventKind::TurnEnded => "TurnEnded",
+            EventKind::StatusReport => "StatusReport",
+            EventKind::TaskStarted => "TaskStarted",
+            EventKind::TaskComplete => "TaskComplete",
+            EventKind::TurnAborted => "TurnAborted",
+            EventKind::Sighting => "Sighting",
+            EventKind::Gone => "Gone",
+        }
+    }
+
+    /// Tool activity: what a subagent does without changing its parent's state.
+    pub fn is_tool_activity(self) -> bool {
+        matches!(
+            self,
+            EventKind::PreToolUse | EventKind::PostToolUse | EventKind::PostToolUseFailure
+        )
+    }
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown event {0:?}")]
+pub struct UnknownEvent(pub String);
+
+impl FromStr for EventKind {
+    type Err = UnknownEvent;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        serde_json::from_value(serde_json::Value::String(s.to_string()))
+            .map_err(|_| UnknownEvent(s.to_string()))
+    }
+}
+
+/// A live-session file's `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportedStatus {
+    Busy,
+    Idle,
+    Waiting,
+}
+
+/// One signal about one session, from any feed.
+///
+/// `at` is when the signal happened (for a hook: when the hook process started), not when it
+/// arrived: the registry orders by it, because hooks run in parallel and arrive out of order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    pub session_id: String,
+    pub agent: Agent,
+    pub event: EventKind,
+    #[serde(default)]
+    pub source: Source,
+    pub at: DateTime<Utc>,
+    /// The agent process that owns the session, where the feed could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Set when the event fired inside a subagent (Claude's `agent_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    /// SessionStart's `source` (startup, resume, clear, compact, fork).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_source: Option<String>,
+    /// Notification's `notification_type`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notification_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// StopFailure's `error` (rate_limit, overloaded, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// A live-session file's status, with StatusReport.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ReportedStatus>,
+    /// A live-session file's `waitingFor` ("permission prompt", "input needed").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
+    /// The session's display name (a live-session file's `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// tmux location `session:@window.%pane`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tty: Option<String>,
+    /// Client-side sequence id (the hook's), for de-duplicating journal replays.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<String>,
+}
+
+impl Observation {
+    /// A bare observation; feeds fill in the fields they know.
+    pub fn new(
+        session_id: impl Into<String>,
+        agent: Agent,
+        event: EventKind,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Observation {
+            session_id: session_id.into(),
+            agent,
+            event,
+            source: Source::Hook,
+            at,
+            pid: None,
+            subagent_id: None,
+            cwd: None,
+            repo: None,
+            branch: None,
+            model: None,
+            transcript_path: None,
+            start_source: None,
+            notification_type: None,
+            tool_name: None,
+            error: None,
+            status: None,
+            waiting_for: None,
+            title: None,
+            tmux: None,
+            tty: None,
+            seq: None,
+        }
+    }
+
+    pub fn with_source(mut self, source: Source) -> Self {
+        self.source = source;
+        self
+    }
+
+    pub fn with_pid(mut self, pid: Option<u32>) -> Self {
+        self.pid = pid;
+        self
+    }
+
+    pub fn with_cwd(mut self, cwd: Option<String>) -> Self {
+        self.cwd = cwd;
+        self
+    }
+
+    /// Checks what the registry needs before it will look at an observation.
+    pub fn validate(&self) -> Result<(), InvalidObservation> {
+        if self.session_id.trim().is_empty() {
+            return Err(InvalidObservation::EmptySessionId);
+        }
+        if self.session_id.len() > 256 {
+            return Err(InvalidObservation::SessionIdTooLong);
+        }
+        if self.pid == Some(0) {
+            return Err(InvalidObservation::ZeroPid);
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidObservation {
+    #[error("session_id is empty")]
+    EmptySessionId,
+    #[error("session_id is longer than 256 bytes")]
+    SessionIdTooLong,
+    #[error("pid 0 is not a process")]
+    ZeroPid,
+}
+
+/// A session as people and scripts see it. `agent-tray list --json` prints these; the field names
+/// are a public contract (see README).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub session_id: String,
+    pub agent: Agent,
+    pub state: SessionState,
+    pub cwd: Option<String>,
+    /// The git toplevel's folder name, where known.
+    pub repo: Option<String>,
+    pub branch: Option<String>,
+    pub model: Option<String>,
+    pub transcript_path: Option<String>,
+    pub pid: Option<u32>,
+    /// The process identity token the pid watcher captured (opaque).
+    pub pid_start: Option<String>,
+    /// A UserPromptSubmit (or equivalent) was seen.
+    pub prompted: bool,
+    /// A stream wrapper reports this session; its state is authoritative.
+    pub streamed: bool,
+    pub started_at: DateTime<Utc>,
+    pub last_seen: DateTime<Utc>,
+    pub state_since: DateTime<Utc>,
+    /// The last event applied, as the agents spell it.
+    pub last_event: Option<String>,
+    pub last_tool: Option<String>,
+    /// The API error of a failed turn (StopFailure).
+    pub error: Option<String>,
+    /// What a wait is for, where known ("permission prompt", the tool's name).
+    pub waiting_for: Option<String>,
+    pub end_reason: Option<EndReason>,
+    pub title: Option<String>,
+    pub tmux: Option<String>,
+    pub tty: Option<String>,
+    /// Subagents running under this session now.
+    pub subagents: u32,
+    /// When the current turn began (the last transition into `working` from a non-working state).
+    pub turn_started_at: Option<DateTime<Utc>>,
+}
+
+impl Session {
+    /// A project name for display: the repo's name, else the folder's name.
+    pub fn project(&self) -> Option<String> {
+        if let Some(repo) = self.repo.as_deref().filter(|r| !r.is_empty()) {
+            return Some(repo.to_string());
+        }
+        let cwd = self.cwd.as_deref()?;
+        std::path::Path::new(cwd)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .or_else(|| Some(cwd.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_names_are_the_snake_case_names_of_the_spec() {
+        // These names are a public contract of `list --json`.
+        let names: Vec<String> = [
+            SessionState::Starting,
+            SessionState::Working,
+            SessionState::WaitingForPermission,
+            SessionState::WaitingForInput,
+            SessionState::Idle,
+            SessionState::Ended,
+        ]
+        .iter()
+        .map(|s| {
+            serde_json::to_value(s)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        })
+        .collect();
+        assert_eq!(
+            names,
+            [
+                "starting",
+                "working",
+                "waiting_for_permission",
+                "waiting_for_input",
+                "idle",
+                "ended"
+            ]
+        );
+        assert_eq!(SessionState::WaitingForInput.as_str(), "waiting_for_input");
+    }
+
+    #[test]
+    fn event_names_parse_as_the_hooks_spell_them_and_nothing_else() {
+        for kind in EventKind::HOOK_EVENTS {
+            assert_eq!(kind.as_str().parse::<EventKind>(), Ok(kind));
+        }
+        assert!("sessionstart".parse::<EventKind>().is_err());
+        assert!("Bogus".parse::<EventKind>().is_err());
+    }
+
+    #[test]
+    fn an_observation_without_optional_fields_round_trips() {
+        let at = DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_default();
+        let obs = Observation::new("s1", Agent::Codex, EventKind::Stop, at);
+        let text = serde_json::to_string(&obs).unwrap_or_default();
+        assert!(!text.contains("null"), "absent fields are omitted: {text}");
+        let back: Observation =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert_eq!(back, obs);
+    }
+
+    #[test]
+    fn the_project_is_the_repo_name_else_the_folder_name() {
+        let mut s = sample_session();
+        s.cwd = Some("/home/dev/api-server".into());
+        assert_eq!(s.project().as_deref(), Some("api-server"));
+        s.repo = Some("monorepo".into());
+        assert_eq!(s.project().as_deref(), Some("monorepo"));
+    }
+
+    fn sample_session() -> Session {
+        let t = Utc::now();
+        Session {
+            session_id: "s".into(),
+            agent: Agent::Claude,
+            state: SessionState::Idle,
+            cwd: None,
+            repo: None,
+            branch: None,
+            model: None,
+            transcript_path: None,
+            pid: None,
+            pid_start: None,
+            prompted: false,
+            streamed: false,
+            started_at: t,
+            last_seen: t,
+            state_since: t,
+            last_event: None,
+            last_tool: None,
+            error: None,
+            waiting_for: None,
+            end_reason: None,
+            title: None,
+            tmux: None,
+            tty: None,
+            subagents: 0,
+            turn_started_at: None,
+        }
+    }
+}

@@ -1,0 +1,669 @@
+//! `SessionsRegistry`: the one writer of session state.
+//!
+//! Every feed hands it [`Observation`]s; it applies them through the pure rules of
+//! [`crate::transition`] under one short lock, reaps sessions by TTL, and publishes what people
+//! would see change on a bounded, typed stream. Nothing else mutates sessions.
+//!
+//! Why the pieces are shaped this way:
+//! - **The lock is a plain mutex held only around in-memory work.** No I/O, no `.await`, no
+//!   channel send that can block happens under it: changes are collected under the lock and
+//!   published after it is released.
+//! - **The change stream is a `tokio::sync::broadcast`**: bounded, and a subscriber that falls
+//!   behind is told how many changes it missed (`Lagged`) instead of slowing the registry down. A
+//!   lagging consumer re-reads [`SessionsRegistry::list`]; nothing is lost that a snapshot cannot
+//!   give back. Changes are published only when something people see changes, never for
+//!   `last_seen` alone, so a busy session does not flood the UI.
+//! - **Ended sessions are remembered after they leave the live list** (bounded), so a passive
+//!   sighting of an old transcript cannot bring back a ghost, and a late event from a finished
+//!   session stays ignored.
+//! - **The TTL runs on a clock that stops while the machine sleeps** (see [`crate::clock`]).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::clock::{Clock, SystemClock};
+use crate::model::{EndReason, InvalidObservation, Observation, Session, SessionState};
+use crate::transition::{self, Applied, Ignored, SessionRecord};
+
+/// A session with no signal for this long, and no pid confirmed alive, is ended.
+pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(300);
+/// How long an ended session stays in the live list.
+pub const ENDED_TTL: Duration = Duration::from_secs(10);
+/// At most this many live sessions; at the cap the one silent longest is evicted.
+pub const MAX_LIVE_SESSIONS: usize = 512;
+/// Ended sessions remembered after they leave the live list.
+const MAX_ENDED_REMEMBERED: usize = 2048;
+/// Sequence ids remembered for de-duplicating replayed hook records.
+const MAX_SEQS_REMEMBERED: usize = 16_384;
+/// Changes buffered per subscriber before it is told it lagged.
+const CHANGE_BUFFER: usize = 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegistryConfig {
+    pub session_ttl: Duration,
+    pub ended_ttl: Duration,
+    pub max_live: usize,
+}
+
+impl Default for RegistryConfig {
+    fn default() -> Self {
+        RegistryConfig {
+            session_ttl: DEFAULT_SESSION_TTL,
+            ended_ttl: ENDED_TTL,
+            max_live: MAX_LIVE_SESSIONS,
+        }
+    }
+}
+
+impl RegistryConfig {
+    /// The defaults, with `AGENT_TRAY_SESSION_TTL=<seconds>` applied when it is set and valid.
+    pub fn from_env() -> Self {
+        let mut config = RegistryConfig::default();
+        if let Ok(text) = std::env::var("AGENT_TRAY_SESSION_TTL") {
+            match text.trim().parse::<f64>() {
+                Ok(secs) if secs.is_finite() && secs > 0.0 => {
+                    config.session_ttl = Duration::from_secs_f64(secs);
+                }
+                _ => {
+                    tracing::warn!(value = %text, "ignoring AGENT_TRAY_SESSION_TTL: not a positive number of seconds")
+                }
+            }
+        }
+        config
+    }
+}
+
+/// What people would see change. Serialised with a `kind` tag for the UI and `watch --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SessionChange {
+    Added {
+        session: Session,
+    },
+    Changed {
+        old_state: SessionState,
+        session: Session,
+    },
+    Removed {
+        session_id: String,
+    },
+}
+
+impl SessionChange {
+    pub fn session_id(&self) -> &str {
+        match self {
+            SessionChange::Added { session } | SessionChange::Changed { session, .. } => {
+                &session.session_id
+            }
+            SessionChange::Removed { session_id } => session_id,
+        }
+    }
+}
+
+/// What the registry did with one observation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObserveOutcome {
+    /// Something people see changed (a change was published).
+    Changed,
+    /// Accepted as a sign of life; nothing visible moved.
+    Quiet,
+    /// Already applied (same sequence id): a replayed journal record.
+    Duplicate,
+    Ignored(Ignored),
+}
+
+/// What the pid watcher needs of one session, taken under the lock without I/O.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PidCandidate {
+    pub session_id: String,
+    pub pid: u32,
+    pub pid_start: Option<String>,
+    pub prompted: bool,
+    pub streamed: bool,
+    pub last_seen: DateTime<Utc>,
+}
+
+#[derive(Default)]
+struct Inner {
+    live: HashMap<String, SessionRecord>,
+    ended: HashMap<String, SessionRecord>,
+    ended_order: VecDeque<String>,
+    seqs: HashSet<String>,
+    seq_order: VecDeque<String>,
+}
+
+pub struct SessionsRegistry {
+    inner: Mutex<Inner>,
+    clock: Arc<dyn Clock>,
+    config: RegistryConfig,
+    changes: broadcast::Sender<SessionChange>,
+}
+
+impl std::fmt::Debug for SessionsRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionsRegistry")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SessionsRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SessionsRegistry {
+    /// A registry on the real clocks with the default limits.
+    pub fn new() -> Self {
+        Self::with_config(RegistryConfig::default(), Arc::new(SystemClock))
+    }
+
+    pub fn with_config(config: RegistryConfig, clock: Arc<dyn Clock>) -> Self {
+        let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+        SessionsRegistry {
+            inner: Mutex::new(Inner::default()),
+            clock,
+            config,
+            changes,
+        }
+    }
+
+    pub fn config(&self) -> RegistryConfig {
+        self.config
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Subscribes to changes from now on. Take a [`list`](Self::list) after subscribing to start
+    /// from a consistent picture.
+    pub fn subscribe(&self) -> broadcast::Receiver<SessionChange> {
+        self.changes.subscribe()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding this lock can only come from a bug in pure code; the data is
+        // still a valid map of records, so keep serving rather than poisoning every later call.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn publish(&self, changes: Vec<SessionChange>) {
+        for change in changes {
+            // No receivers is fine: nobody is looking. Receivers that lag learn it on recv.
+            let _ = self.changes.send(change);
+        }
+    }
+
+    /// Applies one observation.
+    pub fn observe(&self, obs: Observation) -> Result<ObserveOutcome, InvalidObservation> {
+        obs.validate()?;
+        let now = self.clock.now();
+        let mut changes = Vec::new();
+        let outcome = {
+            let mut inner = self.lock();
+            if let Some(seq) = obs.seq.as_deref() {
+                if inner.seqs.contains(seq) {
+                    return Ok(ObserveOutcome::Duplicate);
+                }
+                remember_seq(&mut inner, seq);
+            }
+            self.observe_locked(&mut inner, &obs, now, &mut changes)
+        };
+        self.publish(changes);
+        Ok(outcome)
+    }
+
+    fn observe_locked(
+        &self,
+        inner: &mut Inner,
+        obs: &Observation,
+        now: transition::Now,
+        changes: &mut Vec<SessionChange>,
+    ) -> ObserveOutcome {
+        if let Some(record) = inner.live.get_mut(&obs.session_id) {
+            let old_state = record.session.state;
+            return match transition::apply(record, obs, now) {
+                Ok(Applied::Visible) => {
+                    log_transition(&record.session, old_state, obs);
+                    changes.push(SessionChange::Changed {
+                        old_state,
+                        session: record.session.clone(),
+                    });
+                    ObserveOutcome::Changed
+                }
+                Ok(Applied::Quiet) => ObserveOutcome::Quiet,
+                Err(why) => ObserveOutcome::Ignored(why),
+            };
+        }
+
+        // Not live: maybe a session that ended and left the list, which only a new beginning
+        // brings back.
+        let record = match inner.ended.remove(&obs.session_id) {
+            Some(mut record) => match transition::apply(&mut record, obs, now) {
+                Ok(_) if record.own_state != SessionState::Ended => record,
+                Ok(_) => {
+                    inner.ended.insert(obs.session_id.clone(), record);
+                    return ObserveOutcome::Quiet;
+                }
+                Err(why) => {
+                    inner.ended.insert(obs.session_id.clone(), record);
+                    return ObserveOutcome::Ignored(why);
+                }
+            },
+            None => match transition::create(obs, now) {
+                Ok(record) => record,
+                Err(why) => return ObserveOutcome::Ignored(why),
+            },
+        };
+        inner.ended_order.retain(|id| id != &obs.session_id);
+        self.make_room(inner, changes);
+        tracing::info!(
+            session_id = %record.session.session_id,
+            agent = %record.session.agent,
+            state = %record.session.state,
+            event = %obs.event,
+            source = ?obs.source,
+            "session_added"
+        );
+        changes.push(SessionChange::Added {
+            session: record.session.clone(),
+        });
+        inner.live.insert(obs.session_id.clone(), record);
+        ObserveOutcome::Changed
+    }
+
+    /// At the cap, evicts the live session silent longest so the new one fits.
+    fn make_room(&self, inner: &mut Inner, changes: &mut Vec<SessionChange>) {
+        while inner.live.len() >= self.config.max_live.max(1) {
+            let Some(victim) = inner
+                .live
+                .values()
+                .min_by_key(|r| r.last_signal)
+                .map(|r| r.session.session_id.clone())
+            else {
+                return;
+            };
+            if let Some(mut record) = inner.live.remove(&victim) {
+                tracing::warn!(
+                    session_id = %victim,
+                    agent = %record.session.agent,
+                    cap = self.config.max_live,
+                    reason = "live_session_cap",
+                    "session_evicted"
+                );
+                transition::end(&mut record, EndReason::Evicted, self.clock.now());
+                remember_ended(inner, record);
+                changes.push(SessionChange::Removed { session_id: victim });
+            }
+        }
+    }
+
+    /// Ends a live session for a reason no observation carries (the pid watcher).
+    pub fn end(&self, session_id: &str, reason: EndReason) -> bool {
+        let now = self.clock.now();
+        let change = {
+            let mut inner = self.lock();
+            let Some(record) = inner.live.get_mut(session_id) else {
+                return false;
+            };
+            let old_state = record.session.state;
+            if !transition::end(record, reason, now) {
+                return false;
+            }
+            tracing::info!(
+                session_id,
+                agent = %record.session.agent,
+                from = %old_state,
+                reason = ?reason,
+                "session_ended"
+            );
+            SessionChange::Changed {
+                old_state,
+                session: record.session.clone(),
+            }
+        };
+        self.publish(vec![change]);
+        true
+    }
+
+    /// The pid watcher vouches that this session's process is alive: refresh `last_seen` so the
+    /// TTL never ends a live idle session, and keep the process identity token.
+    pub fn confirm_pid_liveness(&self, session_id: &str, pid_start: &str) -> bool {
+        let now = self.clock.now();
+        let mut inner = self.lock();
+        let Some(record) = inner.live.get_mut(session_id) else {
+            return false;
+        };
+        if record.own_state == SessionState::Ended {
+            return false;
+        }
+        match record.session.pid_start.as_deref() {
+            Some(stored) if stored != pid_start => return false,
+            Some(_) => {}
+            None => record.session.pid_start = Some(pid_start.to_string()),
+        }
+        record.session.last_seen = record.session.last_seen.max(now.wall);
+        record.last_signal = now.mono;
+        true
+    }
+
+    /// Every live, not-ended session with a pid: what the pid watcher probes.
+    pub fn pid_liveness_candidates(&self) -> Vec<PidCandidate> {
+        let inner = self.lock();
+        inner
+            .live
+            .values()
+            .filter(|r| r.own_state != SessionState::Ended)
+            .filter_map(|r| {
+                Some(PidCandidate {
+                    session_id: r.session.session_id.clone(),
+                    pid: r.session.pid?,
+                    pid_start: r.session.pid_start.clone(),
+                    prompted: r.session.prompted,
+                    streamed: r.session.streamed,
+                    last_seen: r.session.last_seen,
+                })
+            })
+            .collect()
+    }
+
+    /// Ends sessions silent for the TTL and drops ended ones whose linger is over. Cheap; the
+    /// engine calls it about once a second.
+    pub fn reap(&self) {
+        let now = self.clock.now();
+        let mut changes = Vec::new();
+        {
+            let mut inner = self.lock();
+            let mut leaving = Vec::new();
+            for record in inner.live.values_mut() {
+                if let Some(ended_at) = record.ended_at {
+                    if now.mono.saturating_sub(ended_at) >= self.config.ended_ttl {
+                        leaving.push(record.session.session_id.clone());
+                    }
+                    continue;
+                }
+                if now.mono.saturating_sub(record.last_signal) >= self.config.session_ttl {
+                    let old_state = record.session.state;
+                    transition::end(record, EndReason::Ttl, now);
+                    tracing::info!(
+                        session_id = %record.session.session_id,
+                        agent = %record.session.agent,
+                        from = %old_state,
+                        reason = "ttl",
+                        "session_ended"
+                    );
+                    changes.push(SessionChange::Changed {
+                        old_state,
+                        session: record.session.clone(),
+                    });
+                }
+            }
+            for id in leaving {
+                if let Some(record) = inner.live.remove(&id) {
+                    remember_ended(&mut inner, record);
+                    changes.push(SessionChange::Removed { session_id: id });
+                }
+            }
+        }
+        self.publish(changes);
+    }
+
+    /// The live sessions (ended ones during their linger included), oldest first.
+    pub fn list(&self) -> Vec<Session> {
+        let inner = self.lock();
+        let mut sessions: Vec<Session> = inner.live.values().map(|r| r.session.clone()).collect();
+        drop(inner);
+        sessions.sort_by(|a, b| {
+            a.started_at
+                .cmp(&b.started_at)
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        sessions
+    }
+
+    /// Ended sessions that have left the live list, newest first, at most `limit`.
+    pub fn history(&self, limit: usize) -> Vec<Session> {
+        let inner = self.lock();
+        inner
+            .ended_order
+            .iter()
+            .rev()
+            .filter_map(|id| inner.ended.get(id))
+            .take(limit)
+            .map(|r| r.session.clone())
+            .collect()
+    }
+
+    pub fn get(&self, session_id: &str) -> Option<Session> {
+        self.lock().live.get(session_id).map(|r| r.session.clone())
+    }
+
+    pub fn live_count(&self) -> usize {
+        self.lock().live.len()
+    }
+}
+
+fn remember_ended(inner: &mut Inner, record: SessionRecord) {
+    let id = record.session.session_id.clone();
+    if inner.ended.insert(id.clone(), record).is_none() {
+        inner.ended_order.push_back(id);
+    }
+    while inner.ended_order.len() > MAX_ENDED_REMEMBERED {
+        if let Some(old) = inner.ended_order.pop_front() {
+            inner.ended.remove(&old);
+        }
+    }
+}
+
+fn remember_seq(inner: &mut Inner, seq: &str) {
+    inner.seqs.insert(seq.to_string());
+    inner.seq_order.push_back(seq.to_string());
+    while inner.seq_order.len() > MAX_SEQS_REMEMBERED {
+        if let Some(old) = inner.seq_order.pop_front() {
+            inner.seqs.remove(&old);
+        }
+    }
+}
+
+fn log_transition(session: &Session, old_state: SessionState, obs: &Observation) {
+    if session.state != old_state {
+        tracing::info!(
+            session_id = %session.session_id,
+            agent = %session.agent,
+            from = %old_state,
+            to = %session.state,
+            event = %obs.event,
+            source = ?obs.source,
+            "session_state"
+        );
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::model::{Agent, EventKind, Source};
+
+    fn setup(config: RegistryConfig) -> (Arc<ManualClock>, SessionsRegistry) {
+        let clock = Arc::new(ManualClock::new(Utc::now()));
+        let registry = SessionsRegistry::with_config(config, clock.clone());
+        (clock, registry)
+    }
+
+    fn obs(clock: &ManualClock, id: &str, event: EventKind) -> Observation {
+        Observation::new(id, Agent::Claude, event, clock.wall())
+    }
+
+    #[test]
+    fn changes_are_published_for_what_people_see_and_not_for_last_seen() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        let mut rx = reg.subscribe();
+        reg.observe(obs(&clock, "s1", EventKind::SessionStart))
+            .unwrap();
+        clock.advance(Duration::from_secs(1));
+        reg.observe(obs(&clock, "s1", EventKind::UserPromptSubmit))
+            .unwrap();
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(
+            reg.observe(obs(&clock, "s1", EventKind::UserPromptSubmit))
+                .unwrap(),
+            ObserveOutcome::Quiet
+        );
+        match rx.try_recv().unwrap() {
+            SessionChange::Added { session } => assert_eq!(session.state, SessionState::Starting),
+            other => panic!("expected Added, got {other:?}"),
+        }
+        match rx.try_recv().unwrap() {
+            SessionChange::Changed { old_state, session } => {
+                assert_eq!(old_state, SessionState::Starting);
+                assert_eq!(session.state, SessionState::Working);
+            }
+            other => panic!("expected Changed, got {other:?}"),
+        }
+        assert!(
+            rx.try_recv().is_err(),
+            "a quiet observation publishes nothing"
+        );
+    }
+
+    #[test]
+    fn a_silent_session_is_ended_after_the_ttl_and_removed_after_the_linger() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "s1", EventKind::UserPromptSubmit))
+            .unwrap();
+        clock.advance(DEFAULT_SESSION_TTL - Duration::from_secs(1));
+        reg.reap();
+        assert_eq!(reg.list()[0].state, SessionState::Working);
+        clock.advance(Duration::from_secs(1));
+        reg.reap();
+        let s = &reg.list()[0];
+        assert_eq!(s.state, SessionState::Ended);
+        assert_eq!(s.end_reason, Some(EndReason::Ttl));
+        clock.advance(ENDED_TTL);
+        reg.reap();
+        assert!(reg.list().is_empty());
+        assert_eq!(reg.history(10)[0].session_id, "s1");
+    }
+
+    #[test]
+    fn a_machine_asleep_for_longer_than_the_ttl_ends_nothing() {
+        // The lid closed for an hour: the awake clock did not move.
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "s1", EventKind::Stop)).unwrap();
+        clock.sleep_machine(Duration::from_secs(3600));
+        reg.reap();
+        assert_eq!(reg.list()[0].state, SessionState::Idle);
+    }
+
+    #[test]
+    fn a_confirmed_live_pid_keeps_an_idle_session_past_the_ttl() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "s1", EventKind::Stop).with_pid(Some(42)))
+            .unwrap();
+        for _ in 0..60 {
+            clock.advance(Duration::from_secs(10));
+            assert!(reg.confirm_pid_liveness("s1", "tok"));
+            reg.reap();
+        }
+        assert_eq!(reg.list()[0].state, SessionState::Idle);
+        assert_eq!(reg.list()[0].pid_start.as_deref(), Some("tok"));
+        assert!(
+            !reg.confirm_pid_liveness("s1", "other"),
+            "a different token vouches for nothing"
+        );
+    }
+
+    #[test]
+    fn a_passive_sighting_of_a_session_that_left_the_list_is_no_ghost() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "s1", EventKind::SessionStart))
+            .unwrap();
+        reg.observe(obs(&clock, "s1", EventKind::SessionEnd))
+            .unwrap();
+        clock.advance(ENDED_TTL);
+        reg.reap();
+        assert!(reg.list().is_empty());
+        clock.advance(Duration::from_secs(1));
+        let sighting = obs(&clock, "s1", EventKind::Sighting).with_source(Source::Transcript);
+        assert_eq!(
+            reg.observe(sighting).unwrap(),
+            ObserveOutcome::Ignored(Ignored::EndedSession)
+        );
+        assert!(reg.list().is_empty());
+        // A real resume does bring it back.
+        reg.observe(obs(&clock, "s1", EventKind::UserPromptSubmit))
+            .unwrap();
+        assert_eq!(reg.list()[0].state, SessionState::Working);
+    }
+
+    #[test]
+    fn at_the_cap_the_session_silent_longest_is_evicted() {
+        let (clock, reg) = setup(RegistryConfig {
+            max_live: 3,
+            ..RegistryConfig::default()
+        });
+        for id in ["a", "b", "c"] {
+            reg.observe(obs(&clock, id, EventKind::SessionStart))
+                .unwrap();
+            clock.advance(Duration::from_secs(1));
+        }
+        // `a` speaks again, so `b` is now the one silent longest.
+        reg.observe(obs(&clock, "a", EventKind::UserPromptSubmit))
+            .unwrap();
+        let mut rx = reg.subscribe();
+        reg.observe(obs(&clock, "d", EventKind::SessionStart))
+            .unwrap();
+        let ids: Vec<String> = reg.list().into_iter().map(|s| s.session_id).collect();
+        assert_eq!(ids.len(), 3);
+        assert!(!ids.contains(&"b".to_string()), "{ids:?}");
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            SessionChange::Removed {
+                session_id: "b".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_replayed_record_with_a_seen_sequence_id_is_applied_once() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        let mut o = obs(&clock, "s1", EventKind::UserPromptSubmit);
+        o.seq = Some("123-1".into());
+        assert_eq!(reg.observe(o.clone()).unwrap(), ObserveOutcome::Changed);
+        assert_eq!(reg.observe(o).unwrap(), ObserveOutcome::Duplicate);
+    }
+
+    #[test]
+    fn an_observation_without_a_session_id_is_refused() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        assert_eq!(
+            reg.observe(obs(&clock, " ", EventKind::Stop)),
+            Err(InvalidObservation::EmptySessionId)
+        );
+    }
+
+    #[test]
+    fn ending_a_session_publishes_the_change_once() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "s1", EventKind::Stop).with_pid(Some(9)))
+            .unwrap();
+        let mut rx = reg.subscribe();
+        assert!(reg.end("s1", EndReason::ProcessGone));
+        assert!(!reg.end("s1", EndReason::ProcessGone));
+        assert!(matches!(rx.try_recv(), Ok(SessionChange::Changed { .. })));
+        assert!(rx.try_recv().is_err());
+        assert!(
+            reg.pid_liveness_candidates().is_empty(),
+            "ended sessions are not probed"
+        );
+    }
+}

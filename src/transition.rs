@@ -1,0 +1,852 @@
+//! The transition rules of `spec/behaviour.md`, as one pure function.
+//!
+//! [`apply`] takes a session's record, one observation and the time, and changes the record; it
+//! does no I/O and reads no clock, so every rule is tested here case by case and the registry only
+//! has to hold a lock around it. The rules that other trackers get wrong live here:
+//!
+//! - **Order.** Hooks run in parallel and arrive out of order; a PostToolUse of a background
+//!   command can land after Stop. An observation stamped earlier than the newest one already
+//!   applied fills in missing fields but never moves the state. The exception is an end announced
+//!   by the session's own process (SessionEnd, files saying it is gone): an end is final whatever
+//!   its stamp, or parallel Stop/SessionEnd hooks would leave ghosts.
+//! - **Revival.** An ended session comes back only on evidence of a new beginning: a SessionStart
+//!   or a prompt from a real hook, or a new process taking it over. A late tool event or a passive
+//!   file sighting never revives it.
+//! - **Ownership.** A sighting from a new pid takes the session over (a resumed session reuses its
+//!   id); the old pid is remembered so its late events, and its late SessionEnd, are ignored.
+//! - **Subagents.** Their tool activity does not move the parent; their permission waits show on
+//!   the parent until that subagent acts again, and any event of the parent itself clears them.
+//! - **Fields fill in, never blank out**, and a streamed session listens only to its stream.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::model::{
+    EndReason, EventKind, Observation, ReportedStatus, Session, SessionState, Source,
+};
+
+/// How many replaced pids a session remembers. A session is resumed a handful of times at most;
+/// the bound only keeps a pathological client from growing it.
+const MAX_REPLACED_PIDS: usize = 16;
+
+/// The two clocks a decision needs: wall time for what people see, monotonic time for how long
+/// a session has been silent (it must not jump with the wall clock, nor run while asleep).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    pub wall: DateTime<Utc>,
+    pub mono: Duration,
+}
+
+/// A session and the bookkeeping the rules need, which people never see.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    pub session: Session,
+    /// The session's own state, before subagent waits are laid over it.
+    pub own_state: SessionState,
+    /// The stamp of the newest observation applied.
+    pub newest_event_at: DateTime<Utc>,
+    pub replaced_pids: Vec<u32>,
+    /// Subagents waiting for the user, by subagent id.
+    pub subagent_waits: BTreeMap<String, SessionState>,
+    pub active_subagents: BTreeSet<String>,
+    /// Monotonic time of the last signal: what the TTL measures.
+    pub last_signal: Duration,
+    /// Monotonic time at which the session ended: what the linger measures.
+    pub ended_at: Option<Duration>,
+}
+
+/// Why an observation changed nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ignored {
+    /// It came from a process that a newer one replaced.
+    ReplacedPid,
+    /// The session has ended and this is no evidence of a new beginning.
+    EndedSession,
+    /// An end for a session never seen: nothing to show.
+    EndOfUnknownSession,
+}
+
+/// What applying an observation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// Something people see changed.
+    Visible,
+    /// Only liveness bookkeeping changed (`last_seen`, stamps).
+    Quiet,
+}
+
+/// Builds the record for a session seen for the first time, or `None` when the observation is an
+/// end of a session never seen (showing it only to remove it would be noise).
+pub fn create(obs: &Observation, now: Now) -> Result<SessionRecord, Ignored> {
+    let initial = match obs.event {
+        EventKind::SessionEnd | EventKind::Gone => return Err(Ignored::EndOfUnknownSession),
+        // Discovered from its files with nothing known about its turn: it sits at its prompt.
+        EventKind::Sighting => SessionState::Idle,
+        // A transcript found growing: a turn is running.
+        EventKind::TranscriptActivity => SessionState::Working,
+        _ => SessionState::Starting,
+    };
+    let session = Session {
+        session_id: obs.session_id.clone(),
+        agent: obs.agent,
+        state: initial,
+        cwd: None,
+        repo: None,
+        branch: None,
+        model: None,
+        transcript_path: None,
+        pid: obs.pid,
+        pid_start: None,
+        prompted: false,
+        streamed: obs.source == Source::Stream,
+        started_at: now.wall,
+        last_seen: now.wall,
+        state_since: now.wall,
+        last_event: None,
+        last_tool: None,
+        error: None,
+        waiting_for: None,
+        end_reason: None,
+        title: None,
+        tmux: None,
+        tty: None,
+        subagents: 0,
+        turn_started_at: if initial == SessionState::Working {
+            Some(obs.at)
+        } else {
+            None
+        },
+    };
+    let mut record = SessionRecord {
+        session,
+        own_state: initial,
+        newest_event_at: obs.at,
+        replaced_pids: Vec::new(),
+        subagent_waits: BTreeMap::new(),
+        active_subagents: BTreeSet::new(),
+        last_signal: now.mono,
+        ended_at: None,
+    };
+    apply(&mut record, obs, now)?;
+    Ok(record)
+}
+
+/// Applies one observation to a record. Pure: the time comes in as `now`.
+pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<Applied, Ignored> {
+    let before = record.session.clone();
+
+    // Ownership first: an event from a replaced process is ignored whole.
+    let stale = obs.at < record.newest_event_at;
+    let mut took_over = false;
+    if let Some(pid) = obs.pid {
+        match record.session.pid {
+            Some(current) if current == pid => {}
+            _ if record.replaced_pids.contains(&pid) => return Err(Ignored::ReplacedPid),
+            None => record.session.pid = Some(pid),
+            Some(current) => {
+                if stale {
+                    // An old event from a process we never knew: no reason to hand it the session.
+                    return Err(Ignored::ReplacedPid);
+                }
+                record.replaced_pids.push(current);
+                if record.replaced_pids.len() > MAX_REPLACED_PIDS {
+                    record.replaced_pids.remove(0);
+                }
+                record.session.pid = Some(pid);
+                record.session.pid_start = None;
+                record.session.streamed = false;
+                took_over = true;
+            }
+        }
+    }
+
+    let terminal = matches!(obs.event, EventKind::SessionEnd | EventKind::Gone);
+    if record.own_state == SessionState::Ended && !terminal {
+        let new_beginning = !stale
+            && (took_over
+                || (!obs.source.is_passive() && matches!(obs.event, EventKind::UserPromptSubmit)
+                    || (!obs.source.is_passive()
+                        && obs.event == EventKind::SessionStart
+                        && obs.start_source.as_deref() != Some("compact"))));
+        if !new_beginning {
+            return Err(Ignored::EndedSession);
+        }
+        revive(record, now);
+    }
+
+    fill_fields(&mut record.session, obs, stale);
+    if obs.source == Source::Stream {
+        record.session.streamed = true;
+    }
+    record.session.last_seen = record.session.last_seen.max(now.wall);
+    record.last_signal = now.mono;
+    if !stale {
+        record.newest_event_at = obs.at;
+    }
+
+    let state_may_move = !stale || terminal;
+    // A streamed session's state belongs to its stream; others may still end it.
+    let listens = !record.session.streamed || obs.source == Source::Stream || terminal;
+    if state_may_move && listens {
+        record.session.last_event = Some(obs.event.as_str().to_string());
+        match obs.subagent_id.as_deref() {
+            Some(subagent) => apply_subagent(record, obs, subagent),
+            None => {
+                record.subagent_waits.clear();
+                if let Some(target) = target_state(record.own_state, obs) {
+                    move_own_state(record, target, obs, now);
+                }
+            }
+        }
+        if matches!(
+            obs.event,
+            EventKind::UserPromptSubmit
+                | EventKind::TaskStarted
+                | EventKind::TaskComplete
+                | EventKind::TurnComplete
+                | EventKind::TurnEnded
+                | EventKind::Stop
+        ) || obs.status == Some(ReportedStatus::Busy)
+        {
+            record.session.prompted = true;
+        }
+        if obs.event == EventKind::StopFailure {
+            record.session.error = obs.error.clone().or_else(|| Some("unknown error".into()));
+        }
+    }
+    refresh_effective_state(record, now);
+
+    let mut seen = before.clone();
+    seen.last_seen = record.session.last_seen;
+    Ok(if seen == record.session && !took_over {
+        Applied::Quiet
+    } else {
+        Applied::Visible
+    })
+}
+
+/// Ends a session for a reason that no observation carries (the pid watcher, the reaper).
+pub fn end(record: &mut SessionRecord, reason: EndReason, now: Now) -> bool {
+    if record.own_state == SessionState::Ended {
+        return false;
+    }
+    record.subagent_waits.clear();
+    record.active_subagents.clear();
+    record.own_state = SessionState::Ended;
+    record.session.end_reason = Some(reason);
+    record.ended_at = Some(now.mono);
+    refresh_effective_state(record, now);
+    true
+}
+
+fn revive(record: &mut SessionRecord, now: Now) {
+    record.own_state = SessionState::Starting;
+    record.ended_at = None;
+    record.session.end_reason = None;
+    record.session.error = None;
+    record.session.state_since = now.wall;
+}
+
+/// Where an event moves the session's own state, or `None` for "unchanged".
+pub fn target_state(current: SessionState, obs: &Observation) -> Option<SessionState> {
+    use SessionState::*;
+    match obs.event {
+        EventKind::SessionStart => None,
+        EventKind::UserPromptSubmit
+        | EventKind::PreToolUse
+        | EventKind::PostToolUse
+        | EventKind::PostToolUseFailure
+        | EventKind::SubagentStart
+        | EventKind::TaskStarted => Some(Working),
+        EventKind::PermissionRequest => Some(WaitingForPermission),
+        EventKind::Notification => notification_state(obs.notification_type.as_deref()),
+        EventKind::Stop
+        | EventKind::StopFailure
+        | EventKind::Interrupt
+        | EventKind::TurnComplete
+        | EventKind::TaskComplete
+        | EventKind::TurnAborted
+        | EventKind::TurnEnded => Some(Idle),
+        EventKind::SubagentStop | EventKind::PreCompact | EventKind::PostCompact => None,
+        EventKind::Sighting => None,
+        EventKind::SessionEnd | EventKind::Gone => Some(Ended),
+        // Claude writes the tool call to its transcript before it asks for permission, and a
+        // resumed session's old process writes as it exits: growth never leaves those states.
+        EventKind::TranscriptActivity => match current {
+            Starting | WaitingForPermission | WaitingForInput | Ended => None,
+            _ => Some(Working),
+        },
+        EventKind::StatusReport => match obs.status? {
+            ReportedStatus::Busy => Some(Working),
+            ReportedStatus::Idle => Some(Idle),
+            ReportedStatus::Waiting => Some(wait_named_by(obs.waiting_for.as_deref())),
+        },
+    }
+}
+
+fn notification_state(kind: Option<&str>) -> Option<SessionState> {
+    match kind? {
+        "permission_prompt" => Some(SessionState::WaitingForPermission),
+        "elicitation_dialog" | "agent_needs_input" => Some(SessionState::WaitingForInput),
+        "idle_prompt" => Some(SessionState::Idle),
+        _ => None,
+    }
+}
+
+/// A live-session file's `waitingFor` text: "permission prompt" is a permission wait; anything
+/// else the agent waits on is the user's input.
+fn wait_named_by(waiting_for: Option<&str>) -> SessionState {
+    match waiting_for {
+        Some(text) if text.to_ascii_lowercase().contains("permission") => {
+            SessionState::WaitingForPermission
+        }
+        _ => SessionState::WaitingForInput,
+    }
+}
+
+fn apply_subagent(record: &mut SessionRecord, obs: &Observation, subagent: &str) {
+    match obs.event {
+        EventKind::SubagentStart => {
+            record.active_subagents.insert(subagent.to_string());
+            // The parent spawned it: the parent is working.
+            if record.own_state != SessionState::Ended {
+                record.own_state = SessionState::Working;
+            }
+        }
+        EventKind::SubagentStop => {
+            record.active_subagents.remove(subagent);
+            record.subagent_waits.remove(subagent);
+        }
+        kind if kind.is_tool_activity() => {
+            record.subagent_waits.remove(subagent);
+        }
+        _ => {
+            if let Some(wait) = target_state(record.own_state, obs).filter(|s| s.is_wait()) {
+                record.subagent_waits.insert(subagent.to_string(), wait);
+            }
+        }
+    }
+}
+
+fn move_own_state(record: &mut SessionRecord, target: SessionState, obs: &Observation, now: Now) {
+    let from = record.own_state;
+    if target == SessionState::Working && !matches!(from, SessionState::Working) && !from.is_wait()
+    {
+        // A new turn: what a long-turn alert measures from, and a fresh start for errors.
+        record.session.turn_started_at = Some(obs.at);
+        record.session.error = None;
+    }
+    if target == SessionState::Ended {
+        record.session.end_reason = Some(match obs.event {
+            EventKind::SessionEnd => EndReason::SessionEnd,
+            _ if obs.source == Source::SessionsFile => EndReason::SessionEnd,
+            _ => EndReason::FilesSayEnded,
+        });
+        record.ended_at = Some(now.mono);
+        record.active_subagents.clear();
+        record.subagent_waits.clear();
+    }
+    record.own_state = target;
+}
+
+fn refresh_effective_state(record: &mut SessionRecord, now: Now) {
+    let overlay = if record.own_state == SessionState::Ended {
+        None
+    } else if record
+        .subagent_waits
+        .values()
+        .any(|s| *s == SessionState::WaitingForPermission)
+    {
+        Some(SessionState::WaitingForPermission)
+    } else if record.subagent_waits.is_empty() {
+        None
+    } else {
+        Some(SessionState::WaitingForInput)
+    };
+    let state = overlay.unwrap_or(record.own_state);
+    if state != record.session.state {
+        record.session.state = state;
+        record.session.state_since = now.wall;
+    }
+    if !state.is_wait() {
+        record.session.waiting_for = None;
+    }
+    record.session.subagents = u32::try_from(record.active_subagents.len()).unwrap_or(u32::MAX);
+}
+
+/// Fields fill in and never blank out; a stale observation only fills what is still missing.
+fn fill_fields(session: &mut Session, obs: &Observation, stale: bool) {
+    fn fill(slot: &mut Option<String>, value: &Option<String>, stale: bool) {
+        if let Some(v) = value.as_deref().filter(|v| !v.trim().is_empty()) {
+            if slot.is_none() || !stale {
+                if slot.as_deref() != Some(v) {
+                    *slot = Some(v.to_string());
+                }
+            }
+        }
+    }
+    fill(&mut session.cwd, &obs.cwd, stale);
+    fill(&mut session.repo, &obs.repo, stale);
+    fill(&mut session.branch, &obs.branch, stale);
+    fill(&mut session.model, &obs.model, stale);
+    fill(&mut session.transcript_path, &obs.transcript_path, stale);
+    fill(&mut session.title, &obs.title, stale);
+    fill(&mut session.tmux, &obs.tmux, stale);
+    fill(&mut session.tty, &obs.tty, stale);
+    if obs.subagent_id.is_none() {
+        fill(&mut session.last_tool, &obs.tool_name, stale);
+    }
+    if !stale {
+        let wait = obs
+            .tool_name
+            .clone()
+            .or_else(|| obs.waiting_for.clone())
+            .filter(|w| !w.trim().is_empty());
+        if matches!(
+            obs.event,
+            EventKind::PermissionRequest | EventKind::Notification | EventKind::StatusReport
+        ) && wait.is_some()
+        {
+            session.waiting_for = wait;
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::model::Agent;
+
+    fn t(secs: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + secs, 0).unwrap()
+    }
+
+    fn now(secs: i64) -> Now {
+        Now {
+            wall: t(secs),
+            mono: Duration::from_secs(u64::try_from(secs).unwrap()),
+        }
+    }
+
+    fn obs(event: EventKind, at: i64) -> Observation {
+        Observation::new("s1", Agent::Claude, event, t(at))
+    }
+
+    fn started() -> SessionRecord {
+        create(&obs(EventKind::SessionStart, 1).with_pid(Some(100)), now(1)).unwrap()
+    }
+
+    fn run(record: &mut SessionRecord, o: Observation, at: i64) -> Result<Applied, Ignored> {
+        apply(record, &o, now(at))
+    }
+
+    #[test]
+    fn a_session_start_creates_a_starting_session_owned_by_its_pid() {
+        let r = started();
+        assert_eq!(r.session.state, SessionState::Starting);
+        assert_eq!(r.session.pid, Some(100));
+        assert!(!r.session.prompted);
+    }
+
+    #[test]
+    fn every_hook_event_maps_to_the_state_of_the_spec() {
+        use SessionState::*;
+        let cases = [
+            (EventKind::UserPromptSubmit, None, Working),
+            (EventKind::PreToolUse, None, Working),
+            (EventKind::PostToolUse, None, Working),
+            (EventKind::PostToolUseFailure, None, Working),
+            (EventKind::SubagentStart, None, Working),
+            (EventKind::PermissionRequest, None, WaitingForPermission),
+            (
+                EventKind::Notification,
+                Some("permission_prompt"),
+                WaitingForPermission,
+            ),
+            (
+                EventKind::Notification,
+                Some("elicitation_dialog"),
+                WaitingForInput,
+            ),
+            (
+                EventKind::Notification,
+                Some("agent_needs_input"),
+                WaitingForInput,
+            ),
+            (EventKind::Notification, Some("idle_prompt"), Idle),
+            (EventKind::Stop, None, Idle),
+            (EventKind::StopFailure, None, Idle),
+            (EventKind::Interrupt, None, Idle),
+            (EventKind::TurnComplete, None, Idle),
+            (EventKind::TaskStarted, None, Working),
+            (EventKind::TaskComplete, None, Idle),
+            (EventKind::TurnAborted, None, Idle),
+            (EventKind::TurnEnded, None, Idle),
+            (EventKind::SessionEnd, None, Ended),
+            (EventKind::Gone, None, Ended),
+        ];
+        for (event, kind, expected) in cases {
+            // From `working`, except where that is already the expected state.
+            let mut r = started();
+            let from = if expected == Working {
+                EventKind::Stop
+            } else {
+                EventKind::UserPromptSubmit
+            };
+            run(&mut r, obs(from, 2), 2).unwrap();
+            let mut o = obs(event, 3);
+            o.notification_type = kind.map(String::from);
+            run(&mut r, o, 3).unwrap();
+            assert_eq!(r.session.state, expected, "{event:?} {kind:?}");
+        }
+    }
+
+    #[test]
+    fn liveness_only_events_leave_the_state_alone() {
+        for event in [
+            EventKind::SubagentStop,
+            EventKind::PreCompact,
+            EventKind::PostCompact,
+            EventKind::Sighting,
+            EventKind::SessionStart,
+        ] {
+            let mut r = started();
+            run(&mut r, obs(EventKind::Stop, 2), 2).unwrap();
+            run(&mut r, obs(event, 3), 3).unwrap();
+            assert_eq!(r.session.state, SessionState::Idle, "{event:?}");
+        }
+        // An unknown notification type says nothing about the state either.
+        let mut r = started();
+        let mut o = obs(EventKind::Notification, 2);
+        o.notification_type = Some("auth_success".into());
+        run(&mut r, o, 2).unwrap();
+        assert_eq!(r.session.state, SessionState::Starting);
+    }
+
+    #[test]
+    fn a_late_post_tool_use_after_stop_does_not_leave_the_session_working() {
+        // A background command's PostToolUse hook started before Stop but arrived after it.
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        run(&mut r, obs(EventKind::Stop, 10), 10).unwrap();
+        let late = run(&mut r, obs(EventKind::PostToolUse, 9), 11).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+        assert_eq!(late, Applied::Quiet);
+    }
+
+    #[test]
+    fn a_session_end_stamped_before_a_parallel_stop_still_ends_the_session() {
+        // Stop and SessionEnd hooks run in parallel; whichever arrives last, the end is final.
+        let mut r = started();
+        run(&mut r, obs(EventKind::Stop, 10), 10).unwrap();
+        run(&mut r, obs(EventKind::SessionEnd, 9), 11).unwrap();
+        assert_eq!(r.session.state, SessionState::Ended);
+        assert_eq!(r.session.end_reason, Some(EndReason::SessionEnd));
+    }
+
+    #[test]
+    fn a_stale_event_fills_missing_fields_but_overwrites_none() {
+        let mut r = started();
+        let mut fresh = obs(EventKind::UserPromptSubmit, 10);
+        fresh.model = Some("new-model".into());
+        run(&mut r, fresh, 10).unwrap();
+        let mut stale = obs(EventKind::PreToolUse, 5);
+        stale.model = Some("old-model".into());
+        stale.cwd = Some("/home/dev/proj".into());
+        run(&mut r, stale, 11).unwrap();
+        assert_eq!(r.session.model.as_deref(), Some("new-model"));
+        assert_eq!(r.session.cwd.as_deref(), Some("/home/dev/proj"));
+    }
+
+    #[test]
+    fn a_later_event_without_cwd_or_model_does_not_erase_them() {
+        let mut r = started();
+        let mut o = obs(EventKind::UserPromptSubmit, 2);
+        o.cwd = Some("/w".into());
+        o.model = Some("m".into());
+        run(&mut r, o, 2).unwrap();
+        let mut blank = obs(EventKind::Stop, 3);
+        blank.cwd = Some("  ".into());
+        run(&mut r, blank, 3).unwrap();
+        assert_eq!(r.session.cwd.as_deref(), Some("/w"));
+        assert_eq!(r.session.model.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn transcript_growth_never_leaves_starting_a_wait_or_ended() {
+        // Claude writes the tool call to its transcript before asking for permission.
+        let mut r = started();
+        run(
+            &mut r,
+            obs(EventKind::TranscriptActivity, 2).with_source(Source::Transcript),
+            2,
+        )
+        .unwrap();
+        assert_eq!(r.session.state, SessionState::Starting);
+        run(&mut r, obs(EventKind::PermissionRequest, 3), 3).unwrap();
+        run(
+            &mut r,
+            obs(EventKind::TranscriptActivity, 4).with_source(Source::Transcript),
+            4,
+        )
+        .unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForPermission);
+        run(&mut r, obs(EventKind::Stop, 5), 5).unwrap();
+        run(
+            &mut r,
+            obs(EventKind::TranscriptActivity, 6).with_source(Source::Transcript),
+            6,
+        )
+        .unwrap();
+        assert_eq!(
+            r.session.state,
+            SessionState::Working,
+            "from idle, growth is a turn"
+        );
+        run(&mut r, obs(EventKind::SessionEnd, 7), 7).unwrap();
+        let res = run(
+            &mut r,
+            obs(EventKind::TranscriptActivity, 8).with_source(Source::Transcript),
+            8,
+        );
+        assert_eq!(res, Err(Ignored::EndedSession));
+        assert_eq!(r.session.state, SessionState::Ended);
+    }
+
+    #[test]
+    fn a_passive_sighting_never_revives_an_ended_session_but_a_real_start_does() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::SessionEnd, 5), 5).unwrap();
+        for passive in [Source::Transcript, Source::Rollout, Source::SessionsFile] {
+            let res = run(
+                &mut r,
+                obs(EventKind::SessionStart, 6).with_source(passive),
+                6,
+            );
+            assert_eq!(res, Err(Ignored::EndedSession), "{passive:?}");
+        }
+        // A late tool event from a real hook is no new beginning either.
+        assert_eq!(
+            run(&mut r, obs(EventKind::PostToolUse, 7), 7),
+            Err(Ignored::EndedSession)
+        );
+        let mut resume = obs(EventKind::SessionStart, 8);
+        resume.start_source = Some("resume".into());
+        run(&mut r, resume, 8).unwrap();
+        assert_eq!(r.session.state, SessionState::Starting);
+        assert_eq!(r.session.end_reason, None);
+    }
+
+    #[test]
+    fn a_new_pid_takes_the_session_over_and_the_old_pids_late_end_is_ignored() {
+        // `claude --resume ID` starts a new process for an id the old process still holds.
+        let mut r = started();
+        run(
+            &mut r,
+            obs(EventKind::UserPromptSubmit, 2).with_pid(Some(100)),
+            2,
+        )
+        .unwrap();
+        r.session.pid_start = Some("tok".into());
+        r.session.streamed = true;
+        let mut resume = obs(EventKind::SessionStart, 3).with_pid(Some(200));
+        resume.start_source = Some("resume".into());
+        assert_eq!(run(&mut r, resume, 3), Ok(Applied::Visible));
+        assert_eq!(r.session.pid, Some(200));
+        assert_eq!(
+            r.session.pid_start, None,
+            "the identity token belongs to the old process"
+        );
+        assert!(!r.session.streamed);
+        assert_eq!(r.replaced_pids, vec![100]);
+        let late_end = run(&mut r, obs(EventKind::SessionEnd, 4).with_pid(Some(100)), 4);
+        assert_eq!(late_end, Err(Ignored::ReplacedPid));
+        assert_ne!(r.session.state, SessionState::Ended);
+    }
+
+    #[test]
+    fn an_ended_session_taken_over_by_a_new_process_comes_back() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::SessionEnd, 2).with_pid(Some(100)), 2).unwrap();
+        let file = obs(EventKind::StatusReport, 3)
+            .with_pid(Some(300))
+            .with_source(Source::SessionsFile);
+        let mut file = file;
+        file.status = Some(ReportedStatus::Idle);
+        run(&mut r, file, 3).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+        assert_eq!(r.session.pid, Some(300));
+    }
+
+    #[test]
+    fn a_subagents_tool_activity_does_not_move_the_parent() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::Stop, 2), 2).unwrap();
+        let mut sub = obs(EventKind::PreToolUse, 3);
+        sub.subagent_id = Some("a1".into());
+        sub.tool_name = Some("Grep".into());
+        run(&mut r, sub, 3).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+        assert_eq!(
+            r.session.last_tool, None,
+            "a subagent's tool is not the parent's"
+        );
+    }
+
+    #[test]
+    fn a_subagents_permission_wait_shows_on_the_parent_until_it_acts_again() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        let mut start = obs(EventKind::SubagentStart, 3);
+        start.subagent_id = Some("a1".into());
+        run(&mut r, start, 3).unwrap();
+        assert_eq!(r.session.subagents, 1);
+        let mut wait = obs(EventKind::PermissionRequest, 4);
+        wait.subagent_id = Some("a1".into());
+        run(&mut r, wait, 4).unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForPermission);
+        let mut acts = obs(EventKind::PostToolUse, 5);
+        acts.subagent_id = Some("a1".into());
+        run(&mut r, acts, 5).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+    }
+
+    #[test]
+    fn any_event_of_the_parent_clears_subagent_waits() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        let mut wait = obs(EventKind::PermissionRequest, 3);
+        wait.subagent_id = Some("a1".into());
+        run(&mut r, wait, 3).unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForPermission);
+        run(&mut r, obs(EventKind::Stop, 4), 4).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+        assert!(r.subagent_waits.is_empty());
+    }
+
+    #[test]
+    fn a_streamed_session_listens_only_to_its_stream_but_can_still_end() {
+        let mut r = started();
+        run(
+            &mut r,
+            obs(EventKind::UserPromptSubmit, 2).with_source(Source::Stream),
+            2,
+        )
+        .unwrap();
+        assert!(r.session.streamed);
+        run(&mut r, obs(EventKind::Stop, 3), 3).unwrap();
+        assert_eq!(
+            r.session.state,
+            SessionState::Working,
+            "the hook's Stop is not authoritative"
+        );
+        run(
+            &mut r,
+            obs(EventKind::Stop, 4).with_source(Source::Stream),
+            4,
+        )
+        .unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+        run(&mut r, obs(EventKind::SessionEnd, 5), 5).unwrap();
+        assert_eq!(r.session.state, SessionState::Ended);
+    }
+
+    #[test]
+    fn a_live_session_file_status_maps_busy_idle_and_the_named_wait() {
+        let mut r = started();
+        let report = |status, waiting: Option<&str>, at| {
+            let mut o = obs(EventKind::StatusReport, at).with_source(Source::SessionsFile);
+            o.status = Some(status);
+            o.waiting_for = waiting.map(String::from);
+            o
+        };
+        run(&mut r, report(ReportedStatus::Busy, None, 2), 2).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        run(
+            &mut r,
+            report(ReportedStatus::Waiting, Some("permission prompt"), 3),
+            3,
+        )
+        .unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForPermission);
+        assert_eq!(r.session.waiting_for.as_deref(), Some("permission prompt"));
+        run(
+            &mut r,
+            report(ReportedStatus::Waiting, Some("input needed"), 4),
+            4,
+        )
+        .unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForInput);
+        run(&mut r, report(ReportedStatus::Idle, None, 5), 5).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+        assert_eq!(r.session.waiting_for, None);
+    }
+
+    #[test]
+    fn a_compact_session_start_does_not_revive_an_ended_session() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::SessionEnd, 2), 2).unwrap();
+        let mut compact = obs(EventKind::SessionStart, 3);
+        compact.start_source = Some("compact".into());
+        assert_eq!(run(&mut r, compact, 3), Err(Ignored::EndedSession));
+    }
+
+    #[test]
+    fn stop_failure_keeps_its_error_until_the_next_turn() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        let mut fail = obs(EventKind::StopFailure, 3);
+        fail.error = Some("rate_limit".into());
+        run(&mut r, fail, 3).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+        assert_eq!(r.session.error.as_deref(), Some("rate_limit"));
+        run(&mut r, obs(EventKind::UserPromptSubmit, 4), 4).unwrap();
+        assert_eq!(r.session.error, None);
+    }
+
+    #[test]
+    fn state_since_moves_only_when_the_state_changes() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        assert_eq!(r.session.state_since, t(2));
+        run(&mut r, obs(EventKind::PreToolUse, 3), 3).unwrap();
+        assert_eq!(r.session.state_since, t(2));
+        assert_eq!(r.session.last_seen, t(3));
+        assert_eq!(r.session.turn_started_at, Some(t(2)));
+    }
+
+    #[test]
+    fn only_last_seen_moving_is_a_quiet_change() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        // A second prompt in the same turn moves nothing people see: no change is published.
+        assert_eq!(
+            run(&mut r, obs(EventKind::UserPromptSubmit, 3), 3),
+            Ok(Applied::Quiet)
+        );
+        assert_eq!(
+            run(&mut r, obs(EventKind::Stop, 4), 4),
+            Ok(Applied::Visible)
+        );
+    }
+
+    #[test]
+    fn an_end_of_a_session_never_seen_creates_nothing() {
+        assert_eq!(
+            create(&obs(EventKind::SessionEnd, 1), now(1)).err(),
+            Some(Ignored::EndOfUnknownSession)
+        );
+    }
+
+    #[test]
+    fn ending_records_the_reason_and_is_done_once() {
+        let mut r = started();
+        assert!(end(&mut r, EndReason::ProcessGone, now(5)));
+        assert!(!end(&mut r, EndReason::Ttl, now(6)));
+        assert_eq!(r.session.end_reason, Some(EndReason::ProcessGone));
+        assert_eq!(r.ended_at, Some(Duration::from_secs(5)));
+    }
+}
