@@ -1,0 +1,259 @@
+"""The real agents, driven interactively in a private tmux server.
+
+ClaudeAgent and CodexAgent share one shape:
+  configure()            write the agent's private config (mock endpoint, onboarding, trust)
+  start()                launch in tmux; returns the agent's pid (the pane's process)
+  wait_ready()           the prompt is up and takes input
+  prompt(text)           type a prompt and Enter
+  wait_permission()      the approval dialog is on screen (returns time.monotonic() when first seen)
+  approve() / escape()   answer it
+  wait_turn_done()       the turn has finished on screen
+  exit()                 /exit or /quit, and wait for the process to go
+  kill9()                SIGKILL the agent process the user sees
+Every wait raises tmux.ScreenTimeout with the last screen on failure.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from .tmux import Tmux, ScreenTimeout
+from .world import HERE, pid_alive, proc_comm, proc_ppid
+
+NM = os.path.join(HERE, "node_modules")
+
+
+def _find_bin(env_name, candidates):
+    if os.environ.get(env_name):
+        return os.environ[env_name]
+    import glob
+    for pat in candidates:
+        for c in sorted(glob.glob(os.path.join(NM, pat))):
+            if os.access(c, os.X_OK):
+                return c
+    return None
+
+
+def claude_bin():
+    return _find_bin("CLAUDE_BIN", ["@anthropic-ai/claude-code-linux-*/claude"])
+
+
+def codex_bin():
+    return _find_bin("CODEX_BIN", ["@openai/codex-linux-*/vendor/*/bin/codex"])
+
+
+class Agent:
+    name = "agent"
+
+    def __init__(self, world, mock, cwd=None):
+        self.world = world
+        self.mock = mock
+        self.cwd = cwd or world.proj
+        self.tmux = Tmux(f"e2e-{self.name}-{world.id}", world.path("tmux"), self.env())
+        self.pid = None
+        world.on_cleanup(self.tmux.kill_server)
+
+    def env(self):
+        return dict(self.world.env)
+
+    # -- common driving ---------------------------------------------------
+    def screen(self):
+        return self.tmux.capture()
+
+    def wait_for(self, pattern, timeout=30, **kw):
+        return self.tmux.wait_for(pattern, timeout=timeout, **kw)
+
+    def prompt(self, text):
+        self.tmux.send_text(text)
+        time.sleep(0.3)  # let the TUI take the paste before Enter
+        self.tmux.send_keys("Enter")
+
+    def escape(self):
+        self.tmux.send_keys("Escape")
+
+    def alive(self):
+        return self.pid is not None and pid_alive(self.pid)
+
+    def kill9(self):
+        os.kill(self.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while pid_alive(self.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def wait_gone(self, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def _start(self, argv):
+        self.tmux.start(argv, self.cwd)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            pid = self.tmux.pane_pid()
+            if pid and proc_comm(pid) not in (None, "sh"):
+                self.pid = pid
+                return pid
+            time.sleep(0.05)
+        raise RuntimeError(f"{self.name} did not start in tmux; screen:\n{self.screen()}")
+
+
+class ClaudeAgent(Agent):
+    """`claude --permission-mode default`, talking to an AnthropicMock."""
+    name = "claude"
+    api_key = "sk-ant-api03-mock-e2e-0123456789abcdefghijklmnopqrstuvwxyz"
+
+    READY = r"\? for shortcuts"
+    PERMISSION = r"Do you want to proceed\?"
+
+    def env(self):
+        e = dict(self.world.env)
+        e.update({
+            "ANTHROPIC_BASE_URL": self.mock.base_url,
+            "ANTHROPIC_API_KEY": self.api_key,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+        })
+        return e
+
+    def configure(self):
+        """$CLAUDE_CONFIG_DIR/.claude.json: onboarding done, the key approved, the folder trusted."""
+        p = os.path.join(self.world.claude_config_dir, ".claude.json")
+        doc = json.load(open(p)) if os.path.exists(p) else {}
+        doc["hasCompletedOnboarding"] = True
+        doc.setdefault("customApiKeyResponses", {"approved": [], "rejected": []})
+        doc["customApiKeyResponses"].setdefault("approved", []).append(self.api_key[-20:])
+        doc.setdefault("projects", {}).setdefault(self.cwd, {})["hasTrustDialogAccepted"] = True
+        with open(p, "w") as f:
+            json.dump(doc, f, indent=2)
+        return self
+
+    def start(self, *extra):
+        b = claude_bin()
+        if not b:
+            raise RuntimeError("claude binary not found: run tests/e2e/agents/install.sh")
+        return self._start([b, "--permission-mode", "default", *extra])
+
+    def wait_ready(self, timeout=30):
+        return self.wait_for(self.READY, timeout, what="claude prompt ready")
+
+    def wait_permission(self, timeout=30):
+        self.wait_for(self.PERMISSION, timeout, interval=0.05, what="claude permission dialog")
+        return time.monotonic()
+
+    def approve(self):
+        self.tmux.send_keys("Enter")  # "1. Yes" is preselected
+
+    def wait_working(self, timeout=20):
+        """The spinner line ("esc to interrupt") of a running turn."""
+        return self.wait_for(r"esc to interrupt", timeout, what="claude turn running")
+
+    def wait_turn_done(self, reply="done", timeout=30):
+        return self.wait_for(r"● " + reply + r"\s*$", timeout, what=f"claude reply {reply!r}")
+
+    def sessions_file(self):
+        p = os.path.join(self.world.claude_config_dir, "sessions", f"{self.pid}.json")
+        try:
+            return json.load(open(p))
+        except (OSError, ValueError):
+            return None
+
+    def exit(self, timeout=20):
+        self.prompt("/exit")
+        if not self.wait_gone(timeout):
+            raise ScreenTimeout(f"claude still running {timeout}s after /exit; screen:\n{self.screen()}")
+
+
+class CodexAgent(Agent):
+    """The codex TUI talking to an OpenAIMock. daemon=False adds --no-daemon; by default
+    the TUI starts its background `codex app-server`, which outlives it."""
+    name = "codex"
+    api_key = "sk-mock-codex-e2e"
+
+    READY = r"mock-model .*· "
+    APPROVAL = r"Would you like to run the following command\?"
+
+    def __init__(self, world, mock, cwd=None, daemon=False):
+        super().__init__(world, mock, cwd)
+        self.daemon = daemon
+
+    def env(self):
+        e = dict(self.world.env)
+        e["MOCK_OPENAI_KEY"] = self.api_key
+        return e
+
+    def configure(self):
+        """$CODEX_HOME/config.toml: a custom provider on the mock, the project trusted."""
+        p = os.path.join(self.world.codex_home, "config.toml")
+        head = ('model = "mock-model"\n'
+                'model_provider = "mock"\n'
+                'approval_policy = "on-request"\n'
+                'check_for_update_on_startup = false\n')
+        body = (f'\n[model_providers.mock]\nname = "mock"\nbase_url = "{self.mock.base_url}/v1"\n'
+                'wire_api = "responses"\nenv_key = "MOCK_OPENAI_KEY"\n'
+                'request_max_retries = 0\nstream_max_retries = 0\n'
+                f'\n[projects."{self.cwd}"]\ntrust_level = "trusted"\n')
+        old = open(p).read() if os.path.exists(p) else ""
+        with open(p, "w") as f:
+            f.write(head + old + body)
+        return self
+
+    def start(self, *extra):
+        b = codex_bin()
+        if not b:
+            raise RuntimeError("codex binary not found: run tests/e2e/agents/install.sh")
+        argv = [b]
+        if not self.daemon:
+            argv.append("--no-daemon")
+        return self._start(argv + list(extra))
+
+    def wait_ready(self, timeout=40):
+        return self.wait_for(self.READY, timeout, what="codex prompt ready (model line)")
+
+    def wait_permission(self, timeout=30):
+        self.wait_for(self.APPROVAL, timeout, interval=0.05, what="codex approval prompt")
+        return time.monotonic()
+
+    def approve(self):
+        self.tmux.send_keys("y")
+
+    def wait_working(self, timeout=20):
+        return self.wait_for(r"esc to interrupt", timeout, what="codex turn running")
+
+    def wait_interrupted(self, timeout=20):
+        return self.wait_for(r"Conversation interrupted", timeout, what="codex turn interrupted")
+
+    def wait_turn_done(self, reply="ok", timeout=30):
+        return self.wait_for(r"^• " + reply + r"\s*$", timeout, what=f"codex reply {reply!r}")
+
+    def exit(self, timeout=20):
+        self.prompt("/quit")
+        if not self.wait_gone(timeout):
+            raise ScreenTimeout(f"codex still running {timeout}s after /quit; screen:\n{self.screen()}")
+
+    def app_servers(self):
+        """pids of this world's `codex app-server` processes (default mode)."""
+        out = []
+        for p in self.world.processes():
+            try:
+                cmd = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if len(cmd) > 1 and cmd[1] == b"app-server" and pid_alive(p):
+                out.append((p, [c.decode(errors="replace") for c in cmd if c]))
+        return out
+
+    def rollouts(self):
+        import glob
+        return sorted(glob.glob(os.path.join(self.world.codex_home, "sessions", "*", "*", "*", "rollout-*.jsonl")))
+
+
+def ancestry(pid, depth=8):
+    out = []
+    while pid and pid > 1 and len(out) < depth:
+        out.append((pid, proc_comm(pid)))
+        pid = proc_ppid(pid)
+    return out

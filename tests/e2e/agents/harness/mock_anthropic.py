@@ -1,0 +1,109 @@
+"""Mock of the Anthropic Messages API for the real `claude` binary.
+
+POST /v1/messages (streaming SSE or plain JSON), /v1/messages/count_tokens;
+everything else is logged and answered 404. See mockbase.SCRIPT_HELP.
+"""
+import json
+import sys
+
+from .mockbase import MockServer, parse_script, SCRIPT_HELP
+
+
+def _last_user_text(messages):
+    """(text of the last user message, whether it carries a tool_result)."""
+    for m in reversed(messages or []):
+        if m.get("role") != "user":
+            continue
+        c = m.get("content")
+        if isinstance(c, str):
+            return c, False
+        texts, has_result = [], False
+        for b in c or []:
+            if b.get("type") == "tool_result":
+                has_result = True
+            elif b.get("type") == "text":
+                t = b.get("text", "")
+                # Claude wraps context in <system-reminder> blocks: not the prompt.
+                if not t.lstrip().startswith("<system-reminder>"):
+                    texts.append(t)
+        return "\n".join(texts), has_result
+    return "", False
+
+
+class AnthropicMock(MockServer):
+    name = "anthropic-mock"
+    model = "claude-mock-1"
+
+    def plan(self, body):
+        """Decides the reply: ("text", str) or ("tool", cmd), plus a delay."""
+        tools = {t.get("name") for t in (body.get("tools") or []) if isinstance(t, dict)}
+        text, has_result = _last_user_text(body.get("messages"))
+        if has_result:
+            return ("text", "done"), 0
+        if "Bash" not in tools:  # a side request (title, summary, ...): answer at once
+            return ("text", "ok"), 0
+        kind, arg, delay = parse_script(text)
+        if kind == "tool":
+            return ("tool", arg), delay
+        return ("text", "ok"), delay
+
+    def handle(self, h, method, path, body):
+        p = path.split("?")[0]
+        if method == "POST" and p == "/v1/messages/count_tokens":
+            return self.send_json(h, 200, {"input_tokens": 100})
+        if method == "POST" and p == "/v1/messages" and isinstance(body, dict):
+            return self.messages(h, body)
+        if method == "HEAD" or (method == "GET" and p in ("/", "")):
+            return self.send_json(h, 200, {})
+        return self.not_found(h)
+
+    def messages(self, h, body):
+        (kind, arg), delay = self.plan(body)
+        n = self.next_id()
+        if delay:
+            self.hold(delay)
+        msg_id = f"msg_mock_{n}"
+        model = body.get("model") or self.model
+        if kind == "tool":
+            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "Bash",
+                     "input": {"command": arg, "description": "mock command"}}
+            stop = "tool_use"
+        else:
+            block = {"type": "text", "text": arg}
+            stop = "end_turn"
+        usage = {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        if not body.get("stream"):
+            return self.send_json(h, 200, {
+                "id": msg_id, "type": "message", "role": "assistant", "model": model,
+                "content": [block], "stop_reason": stop, "stop_sequence": None, "usage": usage})
+        self.start_sse(h)
+        ev = lambda e, d: self.send_event(h, e, d)
+        ev("message_start", {"type": "message_start", "message": {
+            "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": dict(usage, output_tokens=1)}})
+        if kind == "tool":
+            ev("content_block_start", {"type": "content_block_start", "index": 0,
+                                       "content_block": dict(block, input={})})
+            ev("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                       "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+        else:
+            ev("content_block_start", {"type": "content_block_start", "index": 0,
+                                       "content_block": {"type": "text", "text": ""}})
+            ev("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                       "delta": {"type": "text_delta", "text": arg}})
+        ev("content_block_stop", {"type": "content_block_stop", "index": 0})
+        ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                             "usage": {"output_tokens": 10}})
+        ev("message_stop", {"type": "message_stop"})
+
+
+if __name__ == "__main__":  # manual use: python3 -m harness.mock_anthropic [log.jsonl]
+    import time
+    m = AnthropicMock(sys.argv[1] if len(sys.argv) > 1 else None).start()
+    print(f"ANTHROPIC_BASE_URL={m.base_url}", flush=True)
+    print(SCRIPT_HELP, file=sys.stderr)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        m.stop()

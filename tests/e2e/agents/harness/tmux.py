@@ -1,0 +1,109 @@
+"""A private tmux server per test: start a program in a pane, type, read the screen."""
+import os
+import re
+import shlex
+import subprocess
+import time
+
+
+class ScreenTimeout(AssertionError):
+    pass
+
+
+class Tmux:
+    """`tmux -L <socket>` with its socket dir under the test's world (TMUX_TMPDIR)."""
+
+    def __init__(self, socket_name, tmpdir, env, width=160, height=50):
+        self.socket = socket_name
+        self.tmpdir = tmpdir
+        os.makedirs(tmpdir, mode=0o700, exist_ok=True)
+        # The server inherits the environment of the client that starts it, and the
+        # panes inherit the server's: so every tmux call runs in the test's env.
+        self.env = dict(env, TMUX_TMPDIR=tmpdir)
+        self.env.pop("TMUX", None)
+        self.env.pop("TMUX_PANE", None)
+        self.width, self.height = width, height
+        self.started = False
+        self.target = "main:0.0"
+
+    def cmd(self, *args, check=True, timeout=10):
+        r = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], env=self.env,
+                           capture_output=True, text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
+        return r.stdout
+
+    def start(self, argv, cwd):
+        """Runs argv (exec'd directly, no shell) in a new detached session."""
+        # remain-on-exit keeps a dead pane so its exit status can be read.
+        self.cmd("new-session", "-d", "-s", "main", "-x", str(self.width), "-y", str(self.height),
+                 "-c", cwd, "sh", "-c", "exec " + " ".join(shlex.quote(a) for a in argv))
+        self.started = True
+        self.cmd("set-option", "-t", "main", "remain-on-exit", "on", check=False)
+        self.cmd("set-option", "-t", "main", "history-limit", "5000", check=False)
+
+    def pane_info(self):
+        out = self.cmd("display-message", "-p", "-t", self.target,
+                       "#{pane_pid} #{pane_dead} #{pane_dead_status}", check=False).split()
+        if not out:
+            return None, True, None
+        pid = int(out[0]) if out[0].isdigit() else None
+        dead = len(out) > 1 and out[1] == "1"
+        status = int(out[2]) if len(out) > 2 and out[2].lstrip("-").isdigit() else None
+        return pid, dead, status
+
+    def pane_pid(self):
+        return self.pane_info()[0]
+
+    def is_dead(self):
+        return self.pane_info()[1]
+
+    def capture(self, history=False):
+        args = ["capture-pane", "-p", "-t", self.target]
+        if history:
+            args += ["-S", "-"]
+        return self.cmd(*args, check=False)
+
+    def send_keys(self, *keys):
+        """tmux key names, e.g. "Enter", "Escape", "Down", "C-c"."""
+        self.cmd("send-keys", "-t", self.target, *keys)
+
+    def send_text(self, text):
+        """Types literal text (no Enter)."""
+        self.cmd("send-keys", "-t", self.target, "-l", text)
+
+    def wait_for(self, pattern, timeout=30.0, interval=0.1, absent=False, what=None):
+        """Waits until the screen matches `pattern` (regex, or a callable on the text).
+
+        With absent=True, waits until it no longer matches. Returns the screen.
+        On timeout raises ScreenTimeout carrying the last screen.
+        """
+        if callable(pattern):
+            test = pattern
+        else:
+            rx = re.compile(pattern, re.M)
+            test = lambda s: rx.search(s) is not None
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while True:
+            screen = self.capture()
+            if bool(test(screen)) != absent:
+                return screen
+            if time.monotonic() > deadline:
+                raise ScreenTimeout(
+                    f"screen did not {'lose' if absent else 'show'} {what or pattern!r} within {timeout:.0f}s; "
+                    f"last screen:\n{screen.rstrip()}\n--- end of screen")
+            time.sleep(interval)
+
+    def wait_dead(self, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.is_dead():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def kill_server(self):
+        if self.started:
+            self.cmd("kill-server", check=False)
+            self.started = False

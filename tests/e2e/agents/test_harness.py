@@ -1,0 +1,143 @@
+"""The harness itself, without Agent Tray: the real agents reach every state on screen,
+and a trivial recording hook sees the hook events the fixtures show."""
+import json
+import os
+import time
+
+from e2e_base import E2ETest
+from harness.recorder import Recorder, install_claude_recording_hooks, install_codex_recording_hooks
+from harness.agents import ancestry
+from harness.world import pid_alive
+
+
+def subseq(needle, hay):
+    it = iter(hay)
+    return all(any(x == y for y in it) for x in needle)
+
+
+class HarnessClaude(E2ETest):
+    def test_claude_permission_flow_with_recording_hook(self):
+        rec = Recorder(self.world)
+        install_claude_recording_hooks(self.world, rec)
+        a = self.claude()
+        a.start()
+        self.assertEqual(os.path.basename(os.readlink(f"/proc/{a.pid}/exe")), "claude")
+        a.wait_ready()
+        sf = a.sessions_file()
+        self.assertIsNotNone(sf, "sessions/<pid>.json not written after start")
+        self.assertEqual(sf.get("status"), "idle", sf)
+        a.prompt("SLEEP 2 TOOL touch made-by-tool && sleep 1")
+        a.wait_working()
+        self.assertEqual((a.sessions_file() or {}).get("status"), "busy")
+        a.wait_permission()
+        deadline = time.monotonic() + 5
+        while (a.sessions_file() or {}).get("status") != "waiting" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        sf = a.sessions_file()
+        self.assertEqual(sf.get("status"), "waiting", sf)
+        a.approve()
+        a.wait_turn_done("done")
+        self.assertTrue(os.path.exists(os.path.join(a.cwd, "made-by-tool")), "the approved command did not run")
+        deadline = time.monotonic() + 5
+        while (a.sessions_file() or {}).get("status") != "idle" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual((a.sessions_file() or {}).get("status"), "idle")
+        a.exit()
+        self.assertIsNone(a.sessions_file(), "sessions file left after a clean /exit")
+        deadline = time.monotonic() + 5
+        while "SessionEnd" not in rec.events() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        ev = rec.events()
+        want = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop", "SessionEnd"]
+        self.assertTrue(subseq(want, ev), f"hook events {ev} lack {want} in order")
+        recs = rec.records()
+        # A command hook runs under `sh -c`: parent sh, grandparent claude (the fixture's chain).
+        chain = [c for _, c in recs[0]["ancestry"][:2]]
+        self.assertEqual(chain, ["sh", "claude"], recs[0]["ancestry"])
+        self.assertEqual(recs[0]["ancestry"][1][0], a.pid)
+        end = [r for r in recs if (r["payload"] or {}).get("hook_event_name") == "SessionEnd"][0]
+        self.assertEqual(end["payload"].get("reason"), "prompt_input_exit")
+        # The hook sees the world's env (agent-tray's hook needs AGENT_TRAY_HOME to find its journal).
+        self.assertEqual(recs[0]["env"].get("AGENT_TRAY_HOME"), self.world.tray_home)
+        paths = set(a.mock.paths())
+        self.assertEqual(paths, {"POST /v1/messages?beta=true"}, f"claude asked the mock for {paths}")
+
+    def test_claude_kill9_leaves_sessions_file_and_no_session_end(self):
+        rec = Recorder(self.world)
+        install_claude_recording_hooks(self.world, rec)
+        a = self.claude()
+        a.start()
+        a.wait_ready()
+        a.prompt("SLEEP 30")
+        a.wait_working()
+        a.kill9()
+        self.assertFalse(pid_alive(a.pid))
+        time.sleep(1.5)
+        self.assertIsNotNone(a.sessions_file(), "claude's sessions file is expected to stay after kill -9")
+        self.assertNotIn("SessionEnd", rec.events())
+
+
+class HarnessCodex(E2ETest):
+    def _flow(self, daemon):
+        rec = Recorder(self.world)
+        a = self.codex(daemon=daemon)
+        install_codex_recording_hooks(self.world, rec)
+        a.start()
+        self.assertEqual(os.path.basename(os.readlink(f"/proc/{a.pid}/exe")), "codex")
+        a.wait_ready()
+        a.prompt("say hi")
+        a.wait_turn_done("ok")
+        a.prompt("SLEEP 2 TOOL touch x_file")
+        a.wait_working()
+        a.wait_permission()
+        servers = a.app_servers()
+        if daemon:
+            self.assertTrue(servers, "default mode: expected a background `codex app-server`")
+        else:
+            self.assertFalse(servers, f"--no-daemon: unexpected app-server {servers}")
+        a.escape()
+        a.wait_interrupted()
+        self.assertFalse(os.path.exists(os.path.join(a.cwd, "x_file")), "Esc should have refused the command")
+        deadline = time.monotonic() + 5
+        while "Interrupt" not in rec.events() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        a.exit()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and "SessionEnd" not in rec.events():
+            time.sleep(0.1)
+        ev = rec.events()
+        want = ["SessionStart", "UserPromptSubmit", "Stop", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "Interrupt"]
+        self.assertTrue(subseq(want, [e for e in ev if not e.startswith("notify:")]), f"hook events {ev} lack {want} in order")
+        self.assertIn("notify:agent-turn-complete", ev)
+        hooks = [r for r in rec.records() if r["label"] != "NOTIFY"]
+        parent_pid, parent_comm = hooks[0]["ancestry"][0]
+        self.assertEqual(parent_comm, "codex")
+        self.assertEqual(hooks[0]["env"].get("AGENT_TRAY_HOME"), self.world.tray_home)
+        rollouts = a.rollouts()
+        self.assertTrue(rollouts, "no rollout written")
+        types = []
+        for r in rollouts:
+            for line in open(r):
+                try:
+                    p = json.loads(line).get("payload", {})
+                except ValueError:
+                    continue
+                if isinstance(p, dict) and p.get("type") in ("task_started", "task_complete", "turn_aborted"):
+                    types.append(p["type"])
+        self.assertTrue(subseq(["task_started", "task_complete", "task_started", "turn_aborted"], types), types)
+        return rec, ev, hooks, parent_pid, servers
+
+    def test_codex_no_daemon_flow_with_recording_hook(self):
+        rec, ev, hooks, parent_pid, _ = self._flow(daemon=False)
+        self.assertIn("SessionEnd", ev, f"--no-daemon /quit should fire SessionEnd; saw {ev}")
+        self.assertTrue(all(h["ancestry"][0][1] == "codex" for h in hooks))
+
+    def test_codex_default_mode_flow_with_recording_hook(self):
+        rec, ev, hooks, parent_pid, servers = self._flow(daemon=True)
+        # Hooks run from the app-server, whose parent is the TUI (while the TUI lives).
+        server_pids = {p for p, _ in servers}
+        self.assertIn(parent_pid, server_pids, f"hook parent {parent_pid} is not an app-server {servers}")
+        # The app-server outlives the TUI.
+        alive = [p for p in server_pids if pid_alive(p)]
+        self.assertTrue(alive, "default mode: the app-server was expected to outlive the TUI")
+        self.__class__.last_events = ev
