@@ -4,5 +4,7 @@
 
 pub mod clock;
 pub mod model;
+pub mod notify_policy;
 pub mod registry;
 pub mod transition;
+pub mod tray_model;

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 /// Which coding agent a session belongs to. Fixed at a session's first sighting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
+#[derive(ts_rs::TS)]
 pub enum Agent {
     Claude,
     Codex,
@@ -67,6 +68,7 @@ impl FromStr for Agent {
 /// The six states of `spec/behaviour.md`. The snake_case names are a public contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(ts_rs::TS)]
 pub enum SessionState {
     /// SessionStart seen, no prompt yet.
     Starting,
@@ -116,6 +118,7 @@ impl fmt::Display for SessionState {
 /// Why a session ended. Tells a clean exit from a death, which the notification policy needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[derive(ts_rs::TS)]
 pub enum EndReason {
     /// The agent said so (SessionEnd hook, or its live-session file removed on a clean exit).
     SessionEnd,
@@ -430,6 +433,7 @@ pub enum InvalidObservation {
 /// A session as people and scripts see it. `agent-tray list --json` prints these; the field names
 /// are a public contract (see README).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(ts_rs::TS)]
 pub struct Session {
     pub session_id: String,
     pub agent: Agent,

@@ -1,0 +1,595 @@
+//! Which session changes deserve a desktop alert: one pure decision, tested without a desktop.
+//!
+//! The registry publishes every visible change; most of them must stay silent. This module looks
+//! at one change (the state before, the session after, the time) and the user's settings, and
+//! returns the alert to show, if any. The desktop shell executes the result (notify-rust) and
+//! nothing else; `agent-tray daemon` could do the same with another notifier.
+//!
+//! The rules (`spec/behaviour.md`, Notifications):
+//! - a watched process died without a clean end (killed, crashed, or its pid recycled). Only the
+//!   pid watcher can tell that; an end by TTL or eviction is a guess and stays silent;
+//! - a session started waiting for permission or for input;
+//! - a turn finished after running at least a threshold (30 s by default), or failed with an API
+//!   error (StopFailure), whatever its length;
+//! - never for a subagent's wait unless the settings ask for it;
+//! - at most one alert per session and kind within a cooldown, so a session flapping between
+//!   "working" and "needs permission" (one prompt per tool call) does not bury the desktop;
+//! - every kind switchable, and all of them at once.
+//!
+//! A subagent's wait is recognised by the parent having subagents running when it starts
+//! waiting: while a Task tool runs, Claude's main thread is blocked on it and cannot ask anything
+//! itself, so a wait in that window belongs to a subagent.
+//!
+//! What it does not do: talk to a notification server, read the clock, or know which terminal the
+//! user is looking at (no platform here reports that reliably; the shell may pass that in later).
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::model::{EndReason, Session, SessionState};
+use crate::tray_model::{project_name, Section};
+
+/// The kinds of alert, each switchable on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertKind {
+    ProcessDied,
+    NeedsPermission,
+    NeedsInput,
+    LongTurnFinished,
+    TurnFailed,
+}
+
+/// The user's notification settings. Serialised into the app's settings file and edited in the
+/// window's Settings; every field has a default so an older file still loads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct NotifySettings {
+    /// The master switch.
+    pub enabled: bool,
+    pub process_died: bool,
+    pub needs_permission: bool,
+    pub needs_input: bool,
+    pub long_turn_finished: bool,
+    pub turn_failed: bool,
+    /// A finished turn alerts only when it ran at least this long.
+    pub long_turn_secs: u32,
+    /// At most one alert per session and kind within this many seconds.
+    pub cooldown_secs: u32,
+    /// Alert for a subagent's waits too.
+    pub include_subagents: bool,
+}
+
+pub const DEFAULT_LONG_TURN_SECS: u32 = 30;
+pub const DEFAULT_COOLDOWN_SECS: u32 = 60;
+
+impl Default for NotifySettings {
+    fn default() -> Self {
+        NotifySettings {
+            enabled: true,
+            process_died: true,
+            needs_permission: true,
+            needs_input: true,
+            long_turn_finished: true,
+            turn_failed: true,
+            long_turn_secs: DEFAULT_LONG_TURN_SECS,
+            cooldown_secs: DEFAULT_COOLDOWN_SECS,
+            include_subagents: false,
+        }
+    }
+}
+
+impl NotifySettings {
+    pub fn allows(&self, kind: AlertKind) -> bool {
+        self.enabled
+            && match kind {
+                AlertKind::ProcessDied => self.process_died,
+                AlertKind::NeedsPermission => self.needs_permission,
+                AlertKind::NeedsInput => self.needs_input,
+                AlertKind::LongTurnFinished => self.long_turn_finished,
+                AlertKind::TurnFailed => self.turn_failed,
+            }
+    }
+}
+
+/// An alert to show: what the shell hands to the notifier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Alert {
+    pub session_id: String,
+    pub kind: AlertKind,
+    /// One line naming the project and what happened: "api-server: Claude needs permission to
+    /// run Bash".
+    pub summary: String,
+    /// A second line with details (folder, branch, error), possibly empty.
+    pub body: String,
+}
+
+/// Which kind of alert a change calls for, before settings and cooldown. Pure: the state before,
+/// the session after.
+pub fn classify(old_state: Option<SessionState>, session: &Session) -> Option<AlertKind> {
+    let was = old_state;
+    match session.state {
+        SessionState::Ended => {
+            let died = matches!(
+                session.end_reason,
+                Some(EndReason::ProcessGone | EndReason::PidRecycled)
+            );
+            (died && was != Some(SessionState::Ended)).then_some(AlertKind::ProcessDied)
+        }
+        SessionState::WaitingForPermission if was != Some(SessionState::WaitingForPermission) => {
+            Some(AlertKind::NeedsPermission)
+        }
+        SessionState::WaitingForInput if was != Some(SessionState::WaitingForInput) => {
+            Some(AlertKind::NeedsInput)
+        }
+        SessionState::Idle if was.is_some_and(|s| Section::of(s) != Section::Idle) => {
+            if session.error.is_some() {
+                Some(AlertKind::TurnFailed)
+            } else if was == Some(SessionState::Working) {
+                Some(AlertKind::LongTurnFinished)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// How long the turn that just ended ran, in whole seconds, where the session says when it began.
+pub fn turn_seconds(session: &Session) -> Option<i64> {
+    session
+        .turn_started_at
+        .map(|start| (session.state_since - start).num_seconds())
+}
+
+/// The policy with its memory of what it already said (for the cooldown).
+#[derive(Debug, Clone, Default)]
+pub struct NotifyPolicy {
+    settings: NotifySettings,
+    last_alert: HashMap<(String, AlertKind), DateTime<Utc>>,
+}
+
+/// Cooldown entries older than this many cooldowns are forgotten, so the map stays small.
+const FORGET_AFTER_COOLDOWNS: i64 = 4;
+/// Forgetting is checked when the map grows past this many entries.
+const PRUNE_ABOVE: usize = 256;
+
+impl NotifyPolicy {
+    pub fn new(settings: NotifySettings) -> Self {
+        NotifyPolicy {
+            settings,
+            last_alert: HashMap::new(),
+        }
+    }
+
+    pub fn settings(&self) -> &NotifySettings {
+        &self.settings
+    }
+
+    /// Applies new settings from now on; the cooldown memory is kept.
+    pub fn set_settings(&mut self, settings: NotifySettings) {
+        self.settings = settings;
+    }
+
+    /// Decides about one change: `old_state` is the state before (None for a new session),
+    /// `session` the session after, `now` the time of the decision. Remembers what it returns.
+    pub fn decide(
+        &mut self,
+        old_state: Option<SessionState>,
+        session: &Session,
+        now: DateTime<Utc>,
+    ) -> Option<Alert> {
+        let kind = classify(old_state, session)?;
+        if !self.settings.allows(kind) {
+            return None;
+        }
+        let is_wait = matches!(kind, AlertKind::NeedsPermission | AlertKind::NeedsInput);
+        if is_wait && session.subagents > 0 && !self.settings.include_subagents {
+            return None;
+        }
+        if kind == AlertKind::LongTurnFinished {
+            let long_enough = turn_seconds(session)
+                .is_some_and(|secs| secs >= i64::from(self.settings.long_turn_secs));
+            if !long_enough {
+                return None;
+            }
+        }
+        let key = (session.session_id.clone(), kind);
+        let cooldown = chrono::Duration::seconds(i64::from(self.settings.cooldown_secs));
+        if let Some(last) = self.last_alert.get(&key) {
+            if now - *last < cooldown {
+                return None;
+            }
+        }
+        self.last_alert.insert(key, now);
+        if self.last_alert.len() > PRUNE_ABOVE {
+            let horizon = cooldown * FORGET_AFTER_COOLDOWNS as i32;
+            self.last_alert.retain(|_, at| now - *at < horizon);
+        }
+        Some(Alert {
+            session_id: session.session_id.clone(),
+            kind,
+            summary: summary(kind, session),
+            body: body(kind, session),
+        })
+    }
+}
+
+fn summary(kind: AlertKind, session: &Session) -> String {
+    let project = project_name(session);
+    let agent = session.agent.display_name();
+    let what = match kind {
+        AlertKind::ProcessDied => match session.pid {
+            Some(pid) => format!("{agent}'s process {pid} died"),
+            None => format!("{agent}'s process died"),
+        },
+        AlertKind::NeedsPermission => {
+            match session
+                .waiting_for
+                .as_deref()
+                .or(session.last_tool.as_deref())
+            {
+                Some(tool) if !tool.trim().is_empty() && tool != "permission prompt" => {
+                    format!("{agent} needs permission to run {tool}")
+                }
+                _ => format!("{agent} needs permission"),
+            }
+        }
+        AlertKind::NeedsInput => format!("{agent} needs your input"),
+        AlertKind::LongTurnFinished => match turn_seconds(session) {
+            Some(secs) => format!("{agent} finished a {} turn", long_duration(secs)),
+            None => format!("{agent} finished"),
+        },
+        AlertKind::TurnFailed => format!("{agent}'s turn failed"),
+    };
+    format!("{project}: {what}")
+}
+
+fn body(kind: AlertKind, session: &Session) -> String {
+    let mut parts = Vec::new();
+    if kind == AlertKind::TurnFailed {
+        if let Some(error) = session.error.as_deref() {
+            parts.push(format!("error: {error}"));
+        }
+    }
+    if kind == AlertKind::ProcessDied && session.end_reason == Some(EndReason::PidRecycled) {
+        parts.push("its pid now belongs to another process".to_string());
+    }
+    if let Some(cwd) = session.cwd.as_deref() {
+        match session.branch.as_deref() {
+            Some(branch) => parts.push(format!("{cwd} ({branch})")),
+            None => parts.push(cwd.to_string()),
+        }
+    }
+    parts.join("\n")
+}
+
+/// `45s`, `3m 20s`, `1h 2m`: finer than the menu's durations, for a one-off message.
+fn long_duration(seconds: i64) -> String {
+    let s = seconds.max(0);
+    if s < 60 {
+        format!("{s}s")
+    } else if s < 3600 {
+        format!("{}m {}s", s / 60, s % 60)
+    } else {
+        format!("{}h {}m", s / 3600, (s % 3600) / 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Agent;
+    use chrono::TimeZone;
+
+    fn at(secs: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_800_000_000 + secs, 0)
+            .single()
+            .unwrap_or_default()
+    }
+
+    fn session(state: SessionState) -> Session {
+        Session {
+            session_id: "s1".into(),
+            agent: Agent::Claude,
+            state,
+            cwd: Some("/home/dev/api-server".into()),
+            repo: None,
+            branch: Some("main".into()),
+            model: None,
+            transcript_path: None,
+            pid: Some(4242),
+            pid_start: None,
+            prompted: true,
+            streamed: false,
+            started_at: at(0),
+            last_seen: at(0),
+            state_since: at(0),
+            last_event: None,
+            last_tool: None,
+            error: None,
+            waiting_for: None,
+            end_reason: None,
+            title: None,
+            tmux: None,
+            tty: None,
+            subagents: 0,
+            turn_started_at: None,
+        }
+    }
+
+    fn ended(reason: EndReason) -> Session {
+        let mut s = session(SessionState::Ended);
+        s.end_reason = Some(reason);
+        s
+    }
+
+    fn finished_turn(ran_secs: i64) -> Session {
+        let mut s = session(SessionState::Idle);
+        s.turn_started_at = Some(at(100));
+        s.state_since = at(100 + ran_secs);
+        s
+    }
+
+    fn policy() -> NotifyPolicy {
+        NotifyPolicy::new(NotifySettings::default())
+    }
+
+    #[test]
+    fn a_killed_process_raises_an_alert_that_names_the_project_and_the_pid() {
+        // The mission's core alert: `kill -9` on a working agent.
+        let alert = policy()
+            .decide(
+                Some(SessionState::Working),
+                &ended(EndReason::ProcessGone),
+                at(5),
+            )
+            .map(|a| (a.kind, a.summary));
+        assert_eq!(
+            alert,
+            Some((
+                AlertKind::ProcessDied,
+                "api-server: Claude's process 4242 died".to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_recycled_pid_counts_as_a_death() {
+        let alert = policy().decide(
+            Some(SessionState::Idle),
+            &ended(EndReason::PidRecycled),
+            at(5),
+        );
+        assert_eq!(alert.map(|a| a.kind), Some(AlertKind::ProcessDied));
+    }
+
+    #[test]
+    fn a_clean_session_end_and_a_ttl_guess_stay_silent() {
+        // The user typed /exit: nothing happened that they do not know. A TTL end or an
+        // eviction is a guess, not a death; alerting on it would cry wolf.
+        for reason in [
+            EndReason::SessionEnd,
+            EndReason::Ttl,
+            EndReason::Evicted,
+            EndReason::FilesSayEnded,
+        ] {
+            let alert = policy().decide(Some(SessionState::Idle), &ended(reason), at(5));
+            assert_eq!(alert, None, "{reason:?}");
+        }
+    }
+
+    #[test]
+    fn a_session_that_starts_waiting_for_permission_alerts_with_the_tool_name() {
+        let mut s = session(SessionState::WaitingForPermission);
+        s.waiting_for = Some("Bash".into());
+        let alert = policy().decide(Some(SessionState::Working), &s, at(5));
+        assert_eq!(
+            alert.map(|a| a.summary),
+            Some("api-server: Claude needs permission to run Bash".to_string())
+        );
+    }
+
+    #[test]
+    fn a_question_to_the_user_alerts_as_needing_input() {
+        let alert = policy().decide(
+            Some(SessionState::Working),
+            &session(SessionState::WaitingForInput),
+            at(5),
+        );
+        assert_eq!(alert.map(|a| a.kind), Some(AlertKind::NeedsInput));
+    }
+
+    #[test]
+    fn a_session_first_seen_already_waiting_alerts_too() {
+        // The app started while an agent was sitting at a permission prompt.
+        let alert = policy().decide(None, &session(SessionState::WaitingForPermission), at(5));
+        assert_eq!(alert.map(|a| a.kind), Some(AlertKind::NeedsPermission));
+    }
+
+    #[test]
+    fn a_turn_that_ran_past_the_threshold_alerts_when_it_finishes() {
+        let alert = policy().decide(Some(SessionState::Working), &finished_turn(30), at(200));
+        assert_eq!(
+            alert.map(|a| (a.kind, a.summary)),
+            Some((
+                AlertKind::LongTurnFinished,
+                "api-server: Claude finished a 30s turn".to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_short_turn_finishing_stays_silent() {
+        // The user is probably still looking at a turn that took a few seconds.
+        let alert = policy().decide(Some(SessionState::Working), &finished_turn(29), at(200));
+        assert_eq!(alert, None);
+    }
+
+    #[test]
+    fn the_long_turn_threshold_comes_from_the_settings() {
+        let mut p = NotifyPolicy::new(NotifySettings {
+            long_turn_secs: 5,
+            ..NotifySettings::default()
+        });
+        let alert = p.decide(Some(SessionState::Working), &finished_turn(6), at(200));
+        assert_eq!(alert.map(|a| a.kind), Some(AlertKind::LongTurnFinished));
+    }
+
+    #[test]
+    fn a_turn_that_failed_with_an_api_error_alerts_however_short_it_was() {
+        let mut s = finished_turn(2);
+        s.error = Some("rate_limit".into());
+        let alert = policy().decide(Some(SessionState::Working), &s, at(200));
+        let alert = alert.map(|a| (a.kind, a.summary, a.body.lines().next().map(String::from)));
+        assert_eq!(
+            alert,
+            Some((
+                AlertKind::TurnFailed,
+                "api-server: Claude's turn failed".to_string(),
+                Some("error: rate_limit".to_string())
+            ))
+        );
+    }
+
+    #[test]
+    fn going_idle_from_a_wait_or_from_starting_is_not_a_finished_turn() {
+        // Esc at a permission prompt, or a session that just started: no turn was run.
+        let mut s = finished_turn(120);
+        for before in [SessionState::WaitingForPermission, SessionState::Starting] {
+            s.state = SessionState::Idle;
+            assert_eq!(policy().decide(Some(before), &s, at(300)), None, "{before}");
+        }
+    }
+
+    #[test]
+    fn a_subagents_wait_stays_silent_unless_the_settings_ask_for_it() {
+        // While a Task runs the parent is blocked on it, so a wait then is the subagent's.
+        let mut s = session(SessionState::WaitingForPermission);
+        s.subagents = 1;
+        assert_eq!(
+            policy().decide(Some(SessionState::Working), &s, at(5)),
+            None
+        );
+        let mut asking = NotifyPolicy::new(NotifySettings {
+            include_subagents: true,
+            ..NotifySettings::default()
+        });
+        let alert = asking.decide(Some(SessionState::Working), &s, at(5));
+        assert_eq!(alert.map(|a| a.kind), Some(AlertKind::NeedsPermission));
+    }
+
+    #[test]
+    fn one_alert_per_session_and_kind_within_the_cooldown() {
+        // An agent asking permission for every tool call flaps working <-> waiting.
+        let mut p = policy();
+        let waiting = session(SessionState::WaitingForPermission);
+        assert!(p
+            .decide(Some(SessionState::Working), &waiting, at(0))
+            .is_some());
+        assert!(p
+            .decide(Some(SessionState::Working), &waiting, at(30))
+            .is_none());
+        // Another kind for the same session is not held back.
+        assert!(p
+            .decide(
+                Some(SessionState::Working),
+                &session(SessionState::WaitingForInput),
+                at(31)
+            )
+            .is_some());
+        // Another session is not held back either.
+        let mut other = waiting.clone();
+        other.session_id = "s2".into();
+        assert!(p
+            .decide(Some(SessionState::Working), &other, at(32))
+            .is_some());
+        // After the cooldown the first one may alert again.
+        assert!(p
+            .decide(
+                Some(SessionState::Working),
+                &waiting,
+                at(i64::from(DEFAULT_COOLDOWN_SECS))
+            )
+            .is_some());
+    }
+
+    /// A kind, how to switch it off, and a change that raises it.
+    type Case = (
+        AlertKind,
+        fn(&mut NotifySettings),
+        Option<SessionState>,
+        Session,
+    );
+
+    #[test]
+    fn each_kind_can_be_switched_off_and_so_can_all_of_them() {
+        let cases: [Case; 3] = [
+            (
+                AlertKind::ProcessDied,
+                |s| s.process_died = false,
+                Some(SessionState::Working),
+                ended(EndReason::ProcessGone),
+            ),
+            (
+                AlertKind::NeedsPermission,
+                |s| s.needs_permission = false,
+                Some(SessionState::Working),
+                session(SessionState::WaitingForPermission),
+            ),
+            (
+                AlertKind::LongTurnFinished,
+                |s| s.long_turn_finished = false,
+                Some(SessionState::Working),
+                finished_turn(600),
+            ),
+        ];
+        for (kind, switch_off, before, after) in cases {
+            assert_eq!(
+                policy().decide(before, &after, at(1000)).map(|a| a.kind),
+                Some(kind),
+                "on by default"
+            );
+            let mut settings = NotifySettings::default();
+            switch_off(&mut settings);
+            assert_eq!(
+                NotifyPolicy::new(settings).decide(before, &after, at(1000)),
+                None
+            );
+            let all_off = NotifySettings {
+                enabled: false,
+                ..NotifySettings::default()
+            };
+            assert_eq!(
+                NotifyPolicy::new(all_off).decide(before, &after, at(1000)),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn a_change_that_stays_in_the_same_state_never_alerts() {
+        // A wait whose details fill in, or a working session whose tool changes.
+        for state in [
+            SessionState::WaitingForPermission,
+            SessionState::Working,
+            SessionState::Ended,
+        ] {
+            let mut s = session(state);
+            s.end_reason = Some(EndReason::ProcessGone);
+            assert_eq!(policy().decide(Some(state), &s, at(5)), None, "{state}");
+        }
+    }
+
+    #[test]
+    fn settings_missing_from_an_older_file_take_their_defaults() {
+        let parsed: NotifySettings =
+            serde_json::from_str(r#"{"process_died": false}"#).unwrap_or_default();
+        assert!(!parsed.process_died);
+        assert_eq!(parsed.long_turn_secs, DEFAULT_LONG_TURN_SECS);
+        assert!(parsed.enabled);
+    }
+}

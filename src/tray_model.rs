@@ -1,0 +1,488 @@
+//! What the tray and the window show, computed from a snapshot of sessions: pure, no GUI.
+//!
+//! The desktop shell renders these values and nothing else; keeping them here means the rules
+//! ("needs you" outranks "working", needs-you rows come first, the menu is rebuilt only when rows
+//! come or go) are unit-tested without a display, and the UI receives rows that are already
+//! grouped and labelled, so no session logic lives in TypeScript.
+//!
+//! Why the menu plan exists: rebuilding a tray menu replaces the native menu object, which on
+//! Linux re-exports it over D-Bus and closes a menu the user has open. Labels change every minute
+//! (time in state) and states change often; the set of rows changes rarely. So the shell rebuilds
+//! only when the set of rows changes and otherwise updates the existing items' text in place
+//! ([`plan_menu_update`]).
+//!
+//! What it does not do: read the clock (the caller passes `now`), know about icons' pixels or
+//! menu item ids, or escape text for a toolkit (that is the shell's concern: GTK treats `_` as a
+//! mnemonic, muda treats `&` as one).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::model::{Agent, Session, SessionState};
+
+/// The tray icon's aggregate state. Variants are in increasing priority: the icon shows the
+/// highest one that any live session is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TrayStatus {
+    /// No live session at all (ended ones lingering do not count).
+    None,
+    /// Every live session is idle (or starting).
+    AllIdle,
+    /// At least one session is working and none needs you.
+    Working,
+    /// At least one session waits for permission or input.
+    NeedsYou,
+}
+
+impl TrayStatus {
+    /// A file-name-friendly name, matching `icons/tray/<name>.png`.
+    pub fn icon_name(self) -> &'static str {
+        match self {
+            TrayStatus::None => "none",
+            TrayStatus::AllIdle => "idle",
+            TrayStatus::Working => "working",
+            TrayStatus::NeedsYou => "needs-you",
+        }
+    }
+
+    /// The tooltip for the icon.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TrayStatus::None => "Agent Tray: no sessions",
+            TrayStatus::AllIdle => "Agent Tray: all sessions idle",
+            TrayStatus::Working => "Agent Tray: working",
+            TrayStatus::NeedsYou => "Agent Tray: a session needs you",
+        }
+    }
+}
+
+/// The window's sections, in the order they are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    NeedsYou,
+    Working,
+    Idle,
+    Ended,
+}
+
+impl Section {
+    pub fn of(state: SessionState) -> Section {
+        match state {
+            SessionState::WaitingForPermission | SessionState::WaitingForInput => Section::NeedsYou,
+            SessionState::Working => Section::Working,
+            SessionState::Starting | SessionState::Idle => Section::Idle,
+            SessionState::Ended => Section::Ended,
+        }
+    }
+}
+
+/// A session as the window shows it: the session itself plus what is derived from it for display.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct SessionView {
+    pub session: Session,
+    /// The repo's name, else the folder's name, else a short form of the session id.
+    pub project: String,
+    pub section: Section,
+    /// The state in words ("needs permission").
+    pub state_label: String,
+    /// What to type to resume the session (`claude --resume ID` / `codex resume ID`).
+    pub resume_command: String,
+}
+
+impl SessionView {
+    pub fn of(session: &Session) -> SessionView {
+        SessionView {
+            project: project_name(session),
+            section: Section::of(session.state),
+            state_label: state_label(session.state).to_string(),
+            resume_command: resume_command(session.agent, &session.session_id),
+            session: session.clone(),
+        }
+    }
+}
+
+/// The repo's name, else the folder's name, else the first 8 characters of the session id.
+pub fn project_name(session: &Session) -> String {
+    session
+        .project()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| session.session_id.chars().take(8).collect())
+}
+
+/// A state in the words the tray and the window use.
+pub fn state_label(state: SessionState) -> &'static str {
+    match state {
+        SessionState::Starting => "starting",
+        SessionState::Working => "working",
+        SessionState::WaitingForPermission => "needs permission",
+        SessionState::WaitingForInput => "needs input",
+        SessionState::Idle => "idle",
+        SessionState::Ended => "ended",
+    }
+}
+
+/// The command that resumes a session in its agent's CLI.
+pub fn resume_command(agent: Agent, session_id: &str) -> String {
+    match agent {
+        Agent::Claude => format!("claude --resume {session_id}"),
+        Agent::Codex => format!("codex resume {session_id}"),
+    }
+}
+
+/// How many live sessions are in each group, for the macOS title beside the icon.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct TrayCounts {
+    pub needs_you: u32,
+    pub working: u32,
+    pub idle: u32,
+}
+
+impl TrayCounts {
+    /// The menu-bar title: `2 ⚙ 1 !` (working, then needs you); empty when nothing is busy, so
+    /// an idle machine shows just the icon.
+    pub fn title(&self) -> String {
+        let mut parts = Vec::new();
+        if self.working > 0 {
+            parts.push(format!("{} ⚙", self.working));
+        }
+        if self.needs_you > 0 {
+            parts.push(format!("{} !", self.needs_you));
+        }
+        parts.join(" ")
+    }
+}
+
+/// One session's line in the tray menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MenuRow {
+    pub session_id: String,
+    /// `agent · project · state · time in state`, as plain text.
+    pub label: String,
+    pub section: Section,
+}
+
+/// Everything the tray shows, for one snapshot at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrayModel {
+    pub status: TrayStatus,
+    pub counts: TrayCounts,
+    /// Needs-you rows first, then working, idle, ended; within a section, oldest session first
+    /// so rows do not jump around as their labels change.
+    pub rows: Vec<MenuRow>,
+}
+
+impl TrayModel {
+    pub fn build(sessions: &[Session], now: DateTime<Utc>) -> TrayModel {
+        let mut counts = TrayCounts::default();
+        for session in sessions {
+            match Section::of(session.state) {
+                Section::NeedsYou => counts.needs_you += 1,
+                Section::Working => counts.working += 1,
+                Section::Idle => counts.idle += 1,
+                Section::Ended => {}
+            }
+        }
+        let status = if counts.needs_you > 0 {
+            TrayStatus::NeedsYou
+        } else if counts.working > 0 {
+            TrayStatus::Working
+        } else if counts.idle > 0 {
+            TrayStatus::AllIdle
+        } else {
+            TrayStatus::None
+        };
+
+        let mut ordered: Vec<&Session> = sessions.iter().collect();
+        ordered.sort_by(|a, b| {
+            Section::of(a.state)
+                .cmp(&Section::of(b.state))
+                .then_with(|| a.started_at.cmp(&b.started_at))
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        let rows = ordered
+            .into_iter()
+            .map(|s| MenuRow {
+                session_id: s.session_id.clone(),
+                label: menu_label(s, now),
+                section: Section::of(s.state),
+            })
+            .collect();
+        TrayModel {
+            status,
+            counts,
+            rows,
+        }
+    }
+}
+
+/// `Claude · api-server · needs permission · 3m`
+pub fn menu_label(session: &Session, now: DateTime<Utc>) -> String {
+    let elapsed = (now - session.state_since).num_seconds();
+    format!(
+        "{} · {} · {} · {}",
+        session.agent.display_name(),
+        project_name(session),
+        state_label(session.state),
+        format_elapsed(elapsed)
+    )
+}
+
+/// A coarse duration for a menu: `<1m`, `4m`, `2h 5m`, `3d`. Minute granularity keeps labels
+/// stable for a minute at a time, so the menu is not rewritten every second. Negative values
+/// (a clock step backwards) read as `<1m`.
+pub fn format_elapsed(seconds: i64) -> String {
+    let minutes = seconds.max(0) / 60;
+    match minutes {
+        0 => "<1m".to_string(),
+        1..=59 => format!("{minutes}m"),
+        60..=1439 => format!("{}h {}m", minutes / 60, minutes % 60),
+        _ => format!("{}d", minutes / 1440),
+    }
+}
+
+/// What the shell must do to bring the tray menu from `old` rows to `new` rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MenuUpdate {
+    /// Same rows, same order, same text: touch nothing.
+    Unchanged,
+    /// Same set of sessions: set the text of the items in place, position by position (the
+    /// shell maps positions to session ids with `rows`, so a reorder needs no rebuild either).
+    Relabel,
+    /// Sessions came or went: build a new menu.
+    Rebuild,
+}
+
+pub fn plan_menu_update(old: &[MenuRow], new: &[MenuRow]) -> MenuUpdate {
+    let mut old_ids: Vec<&str> = old.iter().map(|r| r.session_id.as_str()).collect();
+    let mut new_ids: Vec<&str> = new.iter().map(|r| r.session_id.as_str()).collect();
+    old_ids.sort_unstable();
+    new_ids.sort_unstable();
+    if old_ids != new_ids {
+        MenuUpdate::Rebuild
+    } else if old == new {
+        MenuUpdate::Unchanged
+    } else {
+        MenuUpdate::Relabel
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at(secs: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_800_000_000 + secs, 0)
+            .single()
+            .unwrap_or_default()
+    }
+
+    fn session(id: &str, agent: Agent, state: SessionState, started: i64) -> Session {
+        Session {
+            session_id: id.to_string(),
+            agent,
+            state,
+            cwd: Some(format!("/home/dev/{id}-project")),
+            repo: None,
+            branch: None,
+            model: None,
+            transcript_path: None,
+            pid: None,
+            pid_start: None,
+            prompted: true,
+            streamed: false,
+            started_at: at(started),
+            last_seen: at(started),
+            state_since: at(started),
+            last_event: None,
+            last_tool: None,
+            error: None,
+            waiting_for: None,
+            end_reason: None,
+            title: None,
+            tmux: None,
+            tty: None,
+            subagents: 0,
+            turn_started_at: None,
+        }
+    }
+
+    #[test]
+    fn nothing_running_shows_the_empty_icon_even_while_an_ended_session_lingers() {
+        // A killed session stays in the live list for its 10 s linger; the icon must already say
+        // that nothing runs.
+        let sessions = [session("a", Agent::Claude, SessionState::Ended, 0)];
+        assert_eq!(TrayModel::build(&sessions, at(5)).status, TrayStatus::None);
+        assert_eq!(TrayModel::build(&[], at(5)).status, TrayStatus::None);
+    }
+
+    #[test]
+    fn starting_and_idle_sessions_together_read_as_all_idle() {
+        let sessions = [
+            session("a", Agent::Claude, SessionState::Starting, 0),
+            session("b", Agent::Codex, SessionState::Idle, 1),
+        ];
+        assert_eq!(
+            TrayModel::build(&sessions, at(5)).status,
+            TrayStatus::AllIdle
+        );
+    }
+
+    #[test]
+    fn one_working_session_among_idle_ones_makes_the_icon_working() {
+        let sessions = [
+            session("a", Agent::Claude, SessionState::Idle, 0),
+            session("b", Agent::Codex, SessionState::Working, 1),
+        ];
+        assert_eq!(
+            TrayModel::build(&sessions, at(5)).status,
+            TrayStatus::Working
+        );
+    }
+
+    #[test]
+    fn a_session_waiting_for_you_outranks_every_working_one() {
+        // The whole point of the icon: a blocked agent must be visible even when others work.
+        for wait in [
+            SessionState::WaitingForPermission,
+            SessionState::WaitingForInput,
+        ] {
+            let sessions = [
+                session("a", Agent::Claude, SessionState::Working, 0),
+                session("b", Agent::Claude, wait, 1),
+                session("c", Agent::Codex, SessionState::Working, 2),
+            ];
+            let model = TrayModel::build(&sessions, at(5));
+            assert_eq!(model.status, TrayStatus::NeedsYou, "{wait}");
+            assert_eq!(
+                model.counts,
+                TrayCounts {
+                    needs_you: 1,
+                    working: 2,
+                    idle: 0
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn rows_that_need_you_come_first_then_working_idle_and_ended() {
+        let sessions = [
+            session("ended", Agent::Claude, SessionState::Ended, 0),
+            session("idle", Agent::Claude, SessionState::Idle, 1),
+            session("work", Agent::Codex, SessionState::Working, 2),
+            session("perm", Agent::Claude, SessionState::WaitingForPermission, 3),
+            session("input", Agent::Codex, SessionState::WaitingForInput, 4),
+        ];
+        let ids: Vec<String> = TrayModel::build(&sessions, at(10))
+            .rows
+            .into_iter()
+            .map(|r| r.session_id)
+            .collect();
+        assert_eq!(ids, ["perm", "input", "work", "idle", "ended"]);
+    }
+
+    #[test]
+    fn a_menu_row_reads_agent_project_state_and_time_in_state() {
+        let mut s = session("a", Agent::Claude, SessionState::WaitingForPermission, 0);
+        s.repo = Some("api-server".into());
+        s.state_since = at(100);
+        assert_eq!(
+            menu_label(&s, at(100 + 3 * 60 + 20)),
+            "Claude · api-server · needs permission · 3m"
+        );
+    }
+
+    #[test]
+    fn a_session_without_any_folder_is_named_by_the_start_of_its_id() {
+        let mut s = session("0123456789abcdef", Agent::Codex, SessionState::Idle, 0);
+        s.cwd = None;
+        assert_eq!(project_name(&s), "01234567");
+    }
+
+    #[test]
+    fn durations_are_coarse_so_labels_change_at_most_once_a_minute() {
+        assert_eq!(format_elapsed(0), "<1m");
+        assert_eq!(format_elapsed(59), "<1m");
+        assert_eq!(format_elapsed(60), "1m");
+        assert_eq!(format_elapsed(3599), "59m");
+        assert_eq!(format_elapsed(3600 + 5 * 60), "1h 5m");
+        assert_eq!(format_elapsed(3 * 86_400 + 7), "3d");
+        assert_eq!(
+            format_elapsed(-30),
+            "<1m",
+            "a clock step backwards is not negative time"
+        );
+    }
+
+    #[test]
+    fn the_menu_is_rebuilt_only_when_sessions_come_or_go() {
+        let one = [session("a", Agent::Claude, SessionState::Working, 0)];
+        let two = [
+            session("a", Agent::Claude, SessionState::Working, 0),
+            session("b", Agent::Codex, SessionState::Idle, 1),
+        ];
+        let before = TrayModel::build(&one, at(10)).rows;
+        let added = TrayModel::build(&two, at(10)).rows;
+        assert_eq!(plan_menu_update(&before, &added), MenuUpdate::Rebuild);
+        assert_eq!(plan_menu_update(&added, &before), MenuUpdate::Rebuild);
+        assert_eq!(plan_menu_update(&before, &before), MenuUpdate::Unchanged);
+    }
+
+    #[test]
+    fn a_state_change_or_a_reorder_only_relabels_the_menu_in_place() {
+        // Rebuilding would close a menu the user has open; a session moving to "needs you"
+        // (and so to the top) must not do that.
+        let before = [
+            session("a", Agent::Claude, SessionState::Working, 0),
+            session("b", Agent::Codex, SessionState::Working, 1),
+        ];
+        let mut after = before.clone();
+        after[1].state = SessionState::WaitingForPermission;
+        let old_rows = TrayModel::build(&before, at(10)).rows;
+        let new_rows = TrayModel::build(&after, at(10)).rows;
+        assert_eq!(
+            new_rows[0].session_id, "b",
+            "the waiting session moved to the top"
+        );
+        assert_eq!(plan_menu_update(&old_rows, &new_rows), MenuUpdate::Relabel);
+        // The minute ticking over is a relabel too.
+        let later = TrayModel::build(&before, at(70)).rows;
+        assert_eq!(plan_menu_update(&old_rows, &later), MenuUpdate::Relabel);
+    }
+
+    #[test]
+    fn the_menu_bar_title_counts_working_and_waiting_sessions() {
+        let counts = TrayCounts {
+            needs_you: 1,
+            working: 2,
+            idle: 4,
+        };
+        assert_eq!(counts.title(), "2 ⚙ 1 !");
+        assert_eq!(
+            TrayCounts {
+                needs_you: 0,
+                working: 0,
+                idle: 3
+            }
+            .title(),
+            ""
+        );
+    }
+
+    #[test]
+    fn the_window_row_carries_its_section_label_and_resume_command() {
+        let mut s = session("abc", Agent::Codex, SessionState::WaitingForInput, 0);
+        s.repo = Some("web".into());
+        let view = SessionView::of(&s);
+        assert_eq!(view.section, Section::NeedsYou);
+        assert_eq!(view.state_label, "needs input");
+        assert_eq!(view.project, "web");
+        assert_eq!(view.resume_command, "codex resume abc");
+        let claude = SessionView::of(&session("x", Agent::Claude, SessionState::Idle, 0));
+        assert_eq!(claude.resume_command, "claude --resume x");
+    }
+}
