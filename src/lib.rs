@@ -2,9 +2,14 @@
 //!
 //! No GUI here and no Tauri: the desktop shell and `agent-tray daemon` both host the [`engine`].
 
+pub mod cli;
 pub mod clock;
+pub mod control;
+pub mod engine;
+pub mod liveness;
 pub mod model;
 pub mod notify_policy;
+pub mod paths;
 pub mod registry;
 pub mod transition;
 pub mod tray_model;

@@ -380,10 +380,8 @@ fn refresh_effective_state(record: &mut SessionRecord, now: Now) {
 fn fill_fields(session: &mut Session, obs: &Observation, stale: bool) {
     fn fill(slot: &mut Option<String>, value: &Option<String>, stale: bool) {
         if let Some(v) = value.as_deref().filter(|v| !v.trim().is_empty()) {
-            if slot.is_none() || !stale {
-                if slot.as_deref() != Some(v) {
-                    *slot = Some(v.to_string());
-                }
+            if (slot.is_none() || !stale) && slot.as_deref() != Some(v) {
+                *slot = Some(v.to_string());
             }
         }
     }

@@ -1,0 +1,395 @@
+//! The command line: a thin layer over the engine and the control socket.
+//!
+//! Output meant for scripts (`list --json`, `watch --json`) is a public contract, documented in
+//! the README. Errors are one plain line on stderr and a non-zero exit, never a panic or a hang:
+//! every talk to the engine has a deadline.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use clap::{Parser, Subcommand};
+
+use crate::control::client::{ClientError, ControlClient};
+use crate::control::protocol::{Reply, Request, SessionList};
+use crate::engine::{Engine, EngineConfig, HostKind};
+use crate::model::{Agent, EventKind, Observation, Session, Source};
+use crate::paths::TrayPaths;
+
+/// How long the CLI waits for the engine.
+const CLI_BUDGET: Duration = Duration::from_secs(3);
+
+#[derive(Debug, Parser)]
+#[command(name = "agent-tray", version, about = "Knows what every AI coding agent on this machine is doing")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
+enum Command {
+    /// Run the engine headless until SIGINT/SIGTERM.
+    Daemon,
+    /// Send one observation to the running engine (a test and scripting aid).
+    Observe(ObserveArgs),
+    /// The live sessions.
+    List {
+        /// One JSON array of sessions (a stable, documented format).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sessions as they change: a snapshot, then one line per change.
+    Watch {
+        /// NDJSON: the snapshot reply, then one change object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ended sessions that have left the live list, newest first.
+    History {
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct ObserveArgs {
+    /// The session's id.
+    #[arg(long = "session")]
+    session: String,
+    /// The event, as the agents' hooks spell it (SessionStart, UserPromptSubmit, Stop, …).
+    #[arg(long)]
+    event: String,
+    /// The agent's process id.
+    #[arg(long)]
+    pid: Option<u32>,
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    #[arg(long, default_value = "claude")]
+    agent: String,
+    #[arg(long)]
+    model: Option<String>,
+    /// A tool's name (PreToolUse, PermissionRequest, …).
+    #[arg(long)]
+    tool: Option<String>,
+    /// Notification's notification_type (permission_prompt, idle_prompt, …).
+    #[arg(long)]
+    notification_type: Option<String>,
+    /// SessionStart's source (startup, resume, clear, compact).
+    #[arg(long)]
+    start_source: Option<String>,
+    /// Set when the event happened inside a subagent.
+    #[arg(long)]
+    subagent: Option<String>,
+    /// StopFailure's error.
+    #[arg(long)]
+    error: Option<String>,
+    /// When it happened (RFC 3339); default now.
+    #[arg(long)]
+    at: Option<DateTime<Utc>>,
+}
+
+/// The whole program.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("agent-tray: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode, String> {
+    match command {
+        Command::Daemon => daemon(),
+        Command::Observe(args) => observe(args),
+        Command::List { json } => list(json),
+        Command::Watch { json } => watch(json),
+        Command::History { limit, json } => history(limit, json),
+    }
+}
+
+fn paths() -> Result<TrayPaths, String> {
+    TrayPaths::from_env().map_err(|e| e.to_string())
+}
+
+fn connect(paths: &TrayPaths) -> Result<ControlClient, String> {
+    ControlClient::connect(&paths.socket, CLI_BUDGET).map_err(|e| match e {
+        ClientError::NotRunning(_) => format!(
+            "no Agent Tray is running (start the app, or `agent-tray daemon`); looked for {}",
+            paths.socket.display()
+        ),
+        other => other.to_string(),
+    })
+}
+
+fn ask(request: &Request) -> Result<serde_json::Value, String> {
+    let paths = paths()?;
+    let mut client = connect(&paths)?;
+    let reply = client.request(request).map_err(|e| e.to_string())?;
+    reply_result(reply)
+}
+
+fn reply_result(reply: Reply) -> Result<serde_json::Value, String> {
+    if reply.ok {
+        return Ok(reply.result.unwrap_or(serde_json::Value::Null));
+    }
+    let error = reply.error.map_or_else(
+        || "the engine refused the request".to_string(),
+        |e| format!("{} ({:?})", e.message, e.code),
+    );
+    Err(error)
+}
+
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AGENT_TRAY_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn daemon() -> Result<ExitCode, String> {
+    init_logging();
+    let config = EngineConfig::from_env(HostKind::Daemon).map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async move {
+        let engine = Engine::start(config).map_err(|e| e.to_string())?;
+        wait_for_stop_signal().await?;
+        tracing::info!("stop signal received; shutting down");
+        engine.shutdown().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+async fn wait_for_stop_signal() -> Result<(), String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    Ok(())
+}
+
+fn observe(args: ObserveArgs) -> Result<ExitCode, String> {
+    let agent: Agent = args.agent.parse().map_err(|e| format!("{e}"))?;
+    let event: EventKind = args.event.parse().map_err(|_| {
+        let known: Vec<&str> = EventKind::HOOK_EVENTS.iter().map(|e| e.as_str()).collect();
+        format!("unknown event {:?}; expected one of {}", args.event, known.join(", "))
+    })?;
+    let mut obs = Observation::new(args.session, agent, event, args.at.unwrap_or_else(Utc::now))
+        .with_source(Source::Cli)
+        .with_pid(args.pid)
+        .with_cwd(args.cwd.map(|p| p.display().to_string()));
+    obs.model = args.model;
+    obs.tool_name = args.tool;
+    obs.notification_type = args.notification_type;
+    obs.start_source = args.start_source;
+    obs.subagent_id = args.subagent;
+    obs.error = args.error;
+    obs.validate().map_err(|e| e.to_string())?;
+    let result = ask(&Request::Observe { observation: obs })?;
+    if let Some(outcome) = result.get("outcome").and_then(|o| o.as_str()) {
+        if outcome == "ignored" {
+            let reason = result.get("reason").and_then(|r| r.as_str()).unwrap_or("");
+            eprintln!("agent-tray: observation ignored ({reason})");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sessions_of(value: serde_json::Value) -> Result<Vec<Session>, String> {
+    serde_json::from_value::<SessionList>(value)
+        .map(|l| l.sessions)
+        .map_err(|e| format!("the engine sent a session list this CLI cannot read: {e}"))
+}
+
+fn list(json: bool) -> Result<ExitCode, String> {
+    let sessions = sessions_of(ask(&Request::List)?)?;
+    print_sessions(&sessions, json)
+}
+
+fn history(limit: usize, json: bool) -> Result<ExitCode, String> {
+    let sessions = sessions_of(ask(&Request::History { limit })?)?;
+    print_sessions(&sessions, json)
+}
+
+fn print_sessions(sessions: &[Session], json: bool) -> Result<ExitCode, String> {
+    let mut out = std::io::stdout().lock();
+    let text = if json {
+        serde_json::to_string_pretty(sessions).map_err(|e| e.to_string())? + "\n"
+    } else {
+        format_table(sessions, Utc::now())
+    };
+    // A closed pipe (`| head`) is not an error worth a message.
+    let _ = out.write_all(text.as_bytes());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn watch(json: bool) -> Result<ExitCode, String> {
+    let paths = paths()?;
+    let mut client = connect(&paths)?;
+    client.send(&Request::Watch).map_err(|e| e.to_string())?;
+    let mut client = client.without_deadline();
+    let first = client.read_reply().map_err(|e| e.to_string())?;
+    let snapshot = sessions_of(reply_result(first)?)?;
+    let mut out = std::io::stdout();
+    if json {
+        let _ = writeln!(out, "{}", serde_json::json!({"kind": "snapshot", "sessions": snapshot}));
+    } else {
+        let _ = write!(out, "{}", format_table(&snapshot, Utc::now()));
+    }
+    let _ = out.flush();
+    loop {
+        let line = match client.read_line() {
+            Ok(line) => line,
+            Err(_) => return Err("the engine went away".into()),
+        };
+        if json {
+            let _ = writeln!(out, "{line}");
+        } else {
+            let _ = writeln!(out, "{}", describe_change_line(&line));
+        }
+        if out.flush().is_err() {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+}
+
+fn describe_change_line(line: &str) -> String {
+    use crate::control::server::WatchLine;
+    use crate::registry::SessionChange;
+    match serde_json::from_str::<WatchLine>(line) {
+        Ok(WatchLine::Change(SessionChange::Added { session })) => {
+            format!("+ {} {} {}", session.agent, short_id(&session.session_id), session.state)
+        }
+        Ok(WatchLine::Change(SessionChange::Changed { old_state, session })) => format!(
+            "~ {} {} {} -> {}",
+            session.agent,
+            short_id(&session.session_id),
+            old_state,
+            session.state
+        ),
+        Ok(WatchLine::Change(SessionChange::Removed { session_id })) => {
+            format!("- {}", short_id(&session_id))
+        }
+        Ok(WatchLine::Resync { sessions }) => format!("= {} sessions", sessions.len()),
+        Err(_) => line.to_string(),
+    }
+}
+
+fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// A human duration: `45s`, `3m`, `2h05m`, `3d`.
+pub fn human_age(secs: i64) -> String {
+    let secs = secs.max(0);
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 => format!("{}m", secs / 60),
+        3600..=86_399 => format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
+/// The `list` table. Text from sessions is printed as it is, with control characters removed so
+/// a hostile title cannot drive the terminal.
+pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
+    if sessions.is_empty() {
+        return "No sessions. Start Claude Code or Codex (and `agent-tray install` for instant updates).\n".into();
+    }
+    let clean = |s: &str| -> String { s.chars().filter(|c| !c.is_control()).collect() };
+    let rows: Vec<[String; 7]> = sessions
+        .iter()
+        .map(|s| {
+            [
+                s.agent.to_string(),
+                s.state.to_string(),
+                clean(&s.project().unwrap_or_else(|| "-".into())),
+                clean(s.branch.as_deref().unwrap_or("-")),
+                s.pid.map_or_else(|| "-".into(), |p| p.to_string()),
+                human_age((now - s.state_since).num_seconds()),
+                clean(&s.session_id),
+            ]
+        })
+        .collect();
+    let header = ["AGENT", "STATE", "PROJECT", "BRANCH", "PID", "FOR", "SESSION"];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut push_row = |cells: &[&str]| {
+        let line: Vec<String> = cells
+            .iter()
+            .zip(widths.iter())
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    };
+    push_row(&header);
+    for row in &rows {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        push_row(&cells);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_like_a_person_would_say_them() {
+        assert_eq!(human_age(-3), "0s");
+        assert_eq!(human_age(59), "59s");
+        assert_eq!(human_age(61), "1m");
+        assert_eq!(human_age(3600 + 5 * 60), "1h05m");
+        assert_eq!(human_age(3 * 86_400), "3d");
+    }
+
+    #[test]
+    fn the_table_strips_control_characters_from_session_text() {
+        let now = Utc::now();
+        let session: Session = serde_json::from_value(serde_json::json!({
+            "session_id": "abc", "agent": "claude", "state": "idle", "cwd": "/x/evil\u{1b}[2Jname",
+            "repo": null, "branch": null, "model": null, "transcript_path": null, "pid": 7,
+            "pid_start": null, "prompted": false, "streamed": false,
+            "started_at": now, "last_seen": now, "state_since": now, "last_event": null,
+            "last_tool": null, "error": null, "waiting_for": null, "end_reason": null,
+            "title": null, "tmux": null, "tty": null, "subagents": 0, "turn_started_at": null
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let table = format_table(&[session], now);
+        assert!(!table.contains('\u{1b}'), "{table:?}");
+        assert!(table.contains("evil[2Jname"));
+        assert!(table.starts_with("AGENT"));
+    }
+}

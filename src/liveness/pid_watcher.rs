@@ -1,0 +1,434 @@
+//! The pid-liveness watcher: notices that an agent's process died, and keeps a live, idle
+//! session from being reaped.
+//!
+//! Hooks say nothing when an agent is killed (`kill -9` fires no SessionEnd), and a session idle
+//! at its prompt sends nothing for hours. On hooks alone a tracker either keeps ghosts for the
+//! whole TTL or drops live sessions after it. This watcher asks the processes themselves, every
+//! [`WATCH_INTERVAL`]:
+//!
+//! - **A pid this watcher itself once saw alive is gone** → the session ends now, through the
+//!   same short linger as a clean SessionEnd.
+//! - **A pid is alive but its identity token differs from the one captured** → the kernel gave the
+//!   number to another process; ours is gone → the session ends.
+//! - **A pid is alive** → it is remembered as confirmed; and if the session was prompted, is not
+//!   streamed, and is the most recently active (by `last_seen`) of the sessions sharing that pid,
+//!   its `last_seen` is refreshed and its token captured, so the TTL never ends it.
+//!
+//! **Why a pid must be seen alive before its death counts.** A hook run under `sh -c` may report
+//! the shell's pid, which is gone a millisecond later. Ending sessions on "pid is gone now" would
+//! end every such session after each hook. A pid this watcher never caught alive (and a shell
+//! that lives milliseconds is never caught by a 10 s poll) never ends anything: the TTL handles it.
+//! A real agent, alive for the whole session, is caught on the first tick.
+//!
+//! **Why only the newest session of a shared pid is kept alive.** `/clear` starts a new session id
+//! in the same process without ending the old one; a resumed old id can become active again. Only
+//! the one most recently active (`last_seen`, not creation order) is vouched for; the abandoned
+//! one ages out on the TTL.
+//!
+//! **Why streamed and unprompted sessions are not vouched for.** A streamed session's wrapper (an
+//! editor extension) keeps a process per chat, not per visible tab, and a never-prompted process
+//! may be pre-warmed by a desktop app: a live pid is no proof that anyone is using them. Their
+//! deaths are still caught.
+//!
+//! Cost: the candidates are copied under the registry lock with no I/O; every probe (a `kill(0)`
+//! and a `/proc` read, or a `ps` on macOS) runs off the lock on a blocking thread, once per
+//! distinct pid.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::model::EndReason;
+use crate::registry::{PidCandidate, SessionsRegistry};
+
+/// How often the watcher looks.
+pub const WATCH_INTERVAL: Duration = Duration::from_secs(10);
+
+/// What probing one pid found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PidProbe {
+    Gone,
+    /// Alive, with its identity token when it could be read.
+    Alive { token: Option<String> },
+}
+
+/// Probes a real pid.
+pub fn probe_process(pid: u32) -> PidProbe {
+    if super::process_exists(pid) {
+        PidProbe::Alive {
+            token: super::process_start_token(pid),
+        }
+    } else {
+        PidProbe::Gone
+    }
+}
+
+/// What one tick decides for one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    End {
+        session_id: String,
+        reason: EndReason,
+    },
+    /// The process is alive and is this session's: refresh it, keep its token.
+    Vouch { session_id: String, token: String },
+}
+
+impl Decision {
+    /// Carries the decision out on the registry.
+    pub fn apply(self, registry: &SessionsRegistry) {
+        match self {
+            Decision::End { session_id, reason } => {
+                tracing::info!(%session_id, reason = ?reason, source = "pid_watcher", "session_process_ended");
+                registry.end(&session_id, reason);
+            }
+            Decision::Vouch { session_id, token } => {
+                registry.confirm_pid_liveness(&session_id, &token);
+            }
+        }
+    }
+}
+
+/// Pids this watcher has itself seen alive, carried from tick to tick.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ConfirmedPids(HashSet<u32>);
+
+impl ConfirmedPids {
+    pub fn contains(&self, pid: u32) -> bool {
+        self.0.contains(&pid)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Decides one tick from a snapshot of candidates. `probe` is called once per distinct pid; it is
+/// the only way this function learns about processes, so tests script it. Pure apart from
+/// updating `confirmed`.
+pub fn plan(
+    candidates: &[PidCandidate],
+    confirmed: &mut ConfirmedPids,
+    mut probe: impl FnMut(u32) -> PidProbe,
+) -> Vec<Decision> {
+    // Pids whose sessions ended some other way are forgotten, so the set stays as small as the
+    // live sessions.
+    let live_pids: HashSet<u32> = candidates.iter().map(|c| c.pid).collect();
+    confirmed.0.retain(|pid| live_pids.contains(pid));
+
+    let mut probes: HashMap<u32, PidProbe> = HashMap::with_capacity(live_pids.len());
+    let mut newest_activity: HashMap<u32, DateTime<Utc>> = HashMap::with_capacity(live_pids.len());
+    for c in candidates {
+        probes.entry(c.pid).or_insert_with(|| probe(c.pid));
+        newest_activity
+            .entry(c.pid)
+            .and_modify(|t| *t = (*t).max(c.last_seen))
+            .or_insert(c.last_seen);
+    }
+
+    // A pid's death ends every session it owned, so "was it confirmed" is read before any of
+    // them changes the set.
+    let was_confirmed: HashSet<u32> = confirmed.0.clone();
+    let mut decisions = Vec::new();
+    for c in candidates {
+        let Some(found) = probes.get(&c.pid) else {
+            continue;
+        };
+        match found {
+            PidProbe::Gone => {
+                confirmed.0.remove(&c.pid);
+                if was_confirmed.contains(&c.pid) {
+                    decisions.push(Decision::End {
+                        session_id: c.session_id.clone(),
+                        reason: EndReason::ProcessGone,
+                    });
+                }
+            }
+            PidProbe::Alive { token } => {
+                let recycled = matches!(
+                    (c.pid_start.as_deref(), token.as_deref()),
+                    (Some(stored), Some(now)) if stored != now
+                );
+                if recycled {
+                    // The number belongs to another process now: forget it, so only a fresh
+                    // sighting of that process can confirm it again.
+                    confirmed.0.remove(&c.pid);
+                    decisions.push(Decision::End {
+                        session_id: c.session_id.clone(),
+                        reason: EndReason::PidRecycled,
+                    });
+                    continue;
+                }
+                confirmed.0.insert(c.pid);
+                let newest = newest_activity.get(&c.pid) == Some(&c.last_seen);
+                if let (true, false, true, Some(token)) = (c.prompted, c.streamed, newest, token) {
+                    decisions.push(Decision::Vouch {
+                        session_id: c.session_id.clone(),
+                        token: token.clone(),
+                    });
+                }
+            }
+        }
+    }
+    decisions
+}
+
+/// Runs the watcher until `token` is cancelled: a tick at once, then every `interval`.
+/// Must be called inside a tokio runtime.
+pub fn spawn(
+    registry: Arc<SessionsRegistry>,
+    interval: Duration,
+    token: CancellationToken,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut confirmed = ConfirmedPids::default();
+        loop {
+            let candidates = registry.pid_liveness_candidates();
+            let carried = std::mem::take(&mut confirmed);
+            let tick = tokio::task::spawn_blocking(move || {
+                let mut carried = carried;
+                let decisions = plan(&candidates, &mut carried, probe_process);
+                (carried, decisions)
+            });
+            let decisions = match tick.await {
+                Ok((carried, decisions)) => {
+                    confirmed = carried;
+                    decisions
+                }
+                Err(e) => {
+                    // A panic in a probe loses one tick's memory of confirmed pids: the next
+                    // tick re-confirms live ones, and deaths meanwhile fall back on the TTL.
+                    tracing::error!(error = %e, "pid watcher tick failed");
+                    Vec::new()
+                }
+            };
+            for decision in decisions {
+                decision.apply(&registry);
+            }
+            tokio::select! {
+                () = token.cancelled() => break,
+                () = tokio::time::sleep(interval) => {}
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{Agent, EventKind, Observation, SessionState};
+
+    fn candidate(id: &str, pid: u32, token: Option<&str>, prompted: bool) -> PidCandidate {
+        PidCandidate {
+            session_id: id.into(),
+            pid,
+            pid_start: token.map(String::from),
+            prompted,
+            streamed: false,
+            last_seen: Utc::now(),
+        }
+    }
+
+    fn alive(token: &str) -> PidProbe {
+        PidProbe::Alive {
+            token: Some(token.into()),
+        }
+    }
+
+    fn scripted(table: Vec<(u32, PidProbe)>) -> impl FnMut(u32) -> PidProbe {
+        let table: HashMap<u32, PidProbe> = table.into_iter().collect();
+        move |pid| table.get(&pid).cloned().unwrap_or(PidProbe::Gone)
+    }
+
+    fn confirmed_with(pids: &[u32]) -> ConfirmedPids {
+        ConfirmedPids(pids.iter().copied().collect())
+    }
+
+    fn end(id: &str, reason: EndReason) -> Decision {
+        Decision::End {
+            session_id: id.into(),
+            reason,
+        }
+    }
+
+    fn vouch(id: &str, token: &str) -> Decision {
+        Decision::Vouch {
+            session_id: id.into(),
+            token: token.into(),
+        }
+    }
+
+    #[test]
+    fn a_hook_shell_pid_never_seen_alive_ends_nothing_when_gone() {
+        // The hook reported its `sh -c` parent, gone before the first tick.
+        let mut confirmed = ConfirmedPids::default();
+        let d = plan(&[candidate("s1", 100, None, true)], &mut confirmed, scripted(vec![]));
+        assert!(d.is_empty());
+        assert!(confirmed.is_empty());
+    }
+
+    #[test]
+    fn an_agent_seen_alive_then_gone_ends_its_session_as_process_gone() {
+        // `kill -9` of a claude this watcher had seen running.
+        let mut confirmed = confirmed_with(&[100]);
+        let d = plan(&[candidate("s1", 100, Some("t"), true)], &mut confirmed, scripted(vec![]));
+        assert_eq!(d, vec![end("s1", EndReason::ProcessGone)]);
+        assert!(!confirmed.contains(100));
+    }
+
+    #[test]
+    fn every_session_of_a_dead_shared_pid_ends() {
+        // Several Codex threads under one process: its death ends them all.
+        let mut confirmed = confirmed_with(&[100]);
+        let cands = [candidate("a", 100, None, true), candidate("b", 100, None, false)];
+        let d = plan(&cands, &mut confirmed, scripted(vec![]));
+        assert_eq!(d, vec![end("a", EndReason::ProcessGone), end("b", EndReason::ProcessGone)]);
+    }
+
+    #[test]
+    fn a_live_prompted_session_is_vouched_for_and_remembered() {
+        let mut confirmed = ConfirmedPids::default();
+        let d = plan(
+            &[candidate("s1", 100, Some("t"), true)],
+            &mut confirmed,
+            scripted(vec![(100, alive("t"))]),
+        );
+        assert_eq!(d, vec![vouch("s1", "t")]);
+        assert!(confirmed.contains(100));
+    }
+
+    #[test]
+    fn a_live_unprompted_session_is_watched_but_not_vouched_for() {
+        // A pre-warmed process nobody typed into must not be kept forever.
+        let mut confirmed = ConfirmedPids::default();
+        let d = plan(
+            &[candidate("s1", 100, Some("t"), false)],
+            &mut confirmed,
+            scripted(vec![(100, alive("t"))]),
+        );
+        assert!(d.is_empty());
+        assert!(confirmed.contains(100), "its later death must still be caught");
+    }
+
+    #[test]
+    fn a_streamed_session_is_never_vouched_for_but_its_death_is_caught() {
+        let mut streamed = candidate("s1", 100, Some("t"), true);
+        streamed.streamed = true;
+        let mut confirmed = ConfirmedPids::default();
+        let d = plan(std::slice::from_ref(&streamed), &mut confirmed, scripted(vec![(100, alive("t"))]));
+        assert!(d.is_empty());
+        let d = plan(&[streamed], &mut confirmed, scripted(vec![]));
+        assert_eq!(d, vec![end("s1", EndReason::ProcessGone)]);
+    }
+
+    #[test]
+    fn only_the_most_recently_active_session_of_a_shared_pid_is_vouched_for() {
+        // `/clear` made `new` in the same process; `old` was abandoned.
+        let mut old = candidate("old", 100, Some("t"), true);
+        old.last_seen -= chrono::Duration::seconds(100);
+        let new = candidate("new", 100, Some("t"), true);
+        let d = plan(&[old, new], &mut ConfirmedPids::default(), scripted(vec![(100, alive("t"))]));
+        assert_eq!(d, vec![vouch("new", "t")]);
+    }
+
+    #[test]
+    fn a_resumed_older_session_reclaims_the_vouching_by_activity_not_creation() {
+        // `old` was `/resume`d after `new` went quiet: activity, not creation order, decides.
+        let old = candidate("old", 100, Some("t"), true);
+        let mut new = candidate("new", 100, Some("t"), true);
+        new.last_seen -= chrono::Duration::seconds(100);
+        let d = plan(&[old, new], &mut ConfirmedPids::default(), scripted(vec![(100, alive("t"))]));
+        assert_eq!(d, vec![vouch("old", "t")]);
+    }
+
+    #[test]
+    fn a_changed_token_on_a_live_pid_means_recycled_and_ends_the_session() {
+        let mut confirmed = confirmed_with(&[100]);
+        let d = plan(
+            &[candidate("s1", 100, Some("old"), true)],
+            &mut confirmed,
+            scripted(vec![(100, alive("new"))]),
+        );
+        assert_eq!(d, vec![end("s1", EndReason::PidRecycled)]);
+        assert!(!confirmed.contains(100));
+    }
+
+    #[test]
+    fn a_session_with_no_token_yet_captures_the_probed_one() {
+        let d = plan(
+            &[candidate("s1", 100, None, true)],
+            &mut ConfirmedPids::default(),
+            scripted(vec![(100, alive("first"))]),
+        );
+        assert_eq!(d, vec![vouch("s1", "first")]);
+    }
+
+    #[test]
+    fn an_unreadable_token_watches_the_pid_without_vouching() {
+        let mut confirmed = ConfirmedPids::default();
+        let d = plan(
+            &[candidate("s1", 100, None, true)],
+            &mut confirmed,
+            scripted(vec![(100, PidProbe::Alive { token: None })]),
+        );
+        assert!(d.is_empty());
+        assert!(confirmed.contains(100));
+    }
+
+    #[test]
+    fn a_pid_is_probed_once_however_many_sessions_share_it() {
+        let cands = [
+            candidate("a", 100, None, true),
+            candidate("b", 100, None, false),
+            candidate("c", 200, None, false),
+        ];
+        let mut calls: Vec<u32> = Vec::new();
+        plan(&cands, &mut ConfirmedPids::default(), |pid| {
+            calls.push(pid);
+            alive("t")
+        });
+        calls.sort_unstable();
+        assert_eq!(calls, vec![100, 200]);
+    }
+
+    #[test]
+    fn pids_no_longer_among_candidates_are_forgotten() {
+        let mut confirmed = confirmed_with(&[100, 200]);
+        plan(&[candidate("s2", 200, None, false)], &mut confirmed, scripted(vec![(200, alive("t"))]));
+        assert!(!confirmed.contains(100));
+        assert!(confirmed.contains(200));
+    }
+
+    fn prompted_session(registry: &SessionsRegistry, id: &str, pid: u32) {
+        let obs = Observation::new(id, Agent::Claude, EventKind::UserPromptSubmit, Utc::now())
+            .with_pid(Some(pid));
+        registry.observe(obs).unwrap();
+    }
+
+    #[test]
+    fn an_end_decision_ends_the_session_as_process_gone() {
+        let registry = SessionsRegistry::new();
+        prompted_session(&registry, "s1", 100);
+        end("s1", EndReason::ProcessGone).apply(&registry);
+        let s = &registry.list()[0];
+        assert_eq!(s.state, SessionState::Ended);
+        assert_eq!(s.end_reason, Some(EndReason::ProcessGone));
+    }
+
+    #[test]
+    fn a_vouch_decision_stores_the_identity_token() {
+        let registry = SessionsRegistry::new();
+        prompted_session(&registry, "s1", 100);
+        vouch("s1", "tok").apply(&registry);
+        assert_eq!(registry.pid_liveness_candidates()[0].pid_start.as_deref(), Some("tok"));
+    }
+}

@@ -1,0 +1,177 @@
+//! Where Agent Tray keeps things, and where the agents keep theirs.
+//!
+//! Everything derives from the environment so a test, a CI run or a second user gets a private
+//! world: `AGENT_TRAY_HOME` (everything of ours under one folder), else the platform's data and
+//! runtime folders (`XDG_DATA_HOME`, `XDG_RUNTIME_DIR`, `HOME`). The agents' folders honour
+//! `CLAUDE_CONFIG_DIR` (replaces `~/.claude` entirely) and `CODEX_HOME` (replaces `~/.codex`).
+//!
+//! The control socket sits in a folder only the user can enter (0700) and is itself 0600: any
+//! process that can reach it can feed sessions into the tray, so other users must not.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The longest path a unix socket address can hold (`sun_path`, minus the NUL).
+#[cfg(target_os = "macos")]
+const MAX_SOCKET_PATH: usize = 103;
+#[cfg(not(target_os = "macos"))]
+const MAX_SOCKET_PATH: usize = 107;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PathsError {
+    #[error("cannot tell where to keep data: neither AGENT_TRAY_HOME nor HOME is set")]
+    NoHome,
+    #[error("the socket path {0} is too long for a unix socket ({1} bytes at most); set AGENT_TRAY_HOME or XDG_RUNTIME_DIR to a shorter folder")]
+    SocketPathTooLong(PathBuf, usize),
+    #[error("cannot create {path}: {source}")]
+    Create { path: PathBuf, source: io::Error },
+}
+
+/// Agent Tray's own folders and files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrayPaths {
+    /// Data: journals, logs, settings, the store.
+    pub data_dir: PathBuf,
+    /// Runtime: the control socket (0700).
+    pub runtime_dir: PathBuf,
+    pub socket: PathBuf,
+}
+
+impl TrayPaths {
+    /// Everything under one folder (what `AGENT_TRAY_HOME` selects).
+    pub fn under(home: &Path) -> Self {
+        let runtime_dir = home.join("run");
+        TrayPaths {
+            data_dir: home.to_path_buf(),
+            socket: runtime_dir.join("agent-tray.sock"),
+            runtime_dir,
+        }
+    }
+
+    /// The folders for this process's environment.
+    pub fn from_env() -> Result<Self, PathsError> {
+        if let Some(home) = non_empty_env("AGENT_TRAY_HOME") {
+            return Ok(Self::under(Path::new(&home)));
+        }
+        let data_dir = platform_data_dir().ok_or(PathsError::NoHome)?;
+        let runtime_dir = match non_empty_env("XDG_RUNTIME_DIR") {
+            Some(dir) => PathBuf::from(dir).join("agent-tray"),
+            None => data_dir.join("run"),
+        };
+        Ok(TrayPaths {
+            socket: runtime_dir.join("agent-tray.sock"),
+            runtime_dir,
+            data_dir,
+        })
+    }
+
+    pub fn journal_dir(&self) -> PathBuf {
+        self.data_dir.join("journal")
+    }
+
+    pub fn log_dir(&self) -> PathBuf {
+        self.data_dir.join("logs")
+    }
+
+    pub fn settings_file(&self) -> PathBuf {
+        self.data_dir.join("settings.json")
+    }
+
+    /// Creates the data and runtime folders, private to the user, and checks the socket path
+    /// fits in a socket address.
+    pub fn ensure_private_dirs(&self) -> Result<(), PathsError> {
+        for dir in [&self.data_dir, &self.runtime_dir] {
+            create_private_dir(dir)?;
+        }
+        let len = self.socket.as_os_str().len();
+        if len > MAX_SOCKET_PATH {
+            return Err(PathsError::SocketPathTooLong(self.socket.clone(), MAX_SOCKET_PATH));
+        }
+        Ok(())
+    }
+}
+
+/// Creates `dir` (and parents) and makes it 0700.
+pub fn create_private_dir(dir: &Path) -> Result<(), PathsError> {
+    let err = |source| PathsError::Create {
+        path: dir.to_path_buf(),
+        source,
+    };
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(err)?;
+    // An existing folder keeps the mode it had; ours must be private whatever made it.
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(err)
+}
+
+fn non_empty_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+pub fn home_dir() -> Option<PathBuf> {
+    non_empty_env("HOME").map(PathBuf::from)
+}
+
+fn platform_data_dir() -> Option<PathBuf> {
+    if cfg!(target_os = "macos") {
+        return home_dir().map(|h| h.join("Library/Application Support/agent-tray"));
+    }
+    match non_empty_env("XDG_DATA_HOME") {
+        Some(dir) => Some(PathBuf::from(dir).join("agent-tray")),
+        None => home_dir().map(|h| h.join(".local/share/agent-tray")),
+    }
+}
+
+/// Claude Code's folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn claude_config_dir() -> Option<PathBuf> {
+    non_empty_env("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| home_dir().map(|h| h.join(".claude")))
+}
+
+/// Codex's folder: `CODEX_HOME`, else `~/.codex`.
+pub fn codex_home() -> Option<PathBuf> {
+    non_empty_env("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home_dir().map(|h| h.join(".codex")))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn everything_lives_under_agent_tray_home_when_given() {
+        let p = TrayPaths::under(Path::new("/x/home"));
+        assert_eq!(p.socket, Path::new("/x/home/run/agent-tray.sock"));
+        assert_eq!(p.journal_dir(), Path::new("/x/home/journal"));
+    }
+
+    #[test]
+    fn private_dirs_are_0700_even_when_they_existed_wider() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        fs::create_dir_all(home.join("run")).unwrap();
+        fs::set_permissions(home.join("run"), fs::Permissions::from_mode(0o755)).unwrap();
+        let p = TrayPaths::under(&home);
+        p.ensure_private_dirs().unwrap();
+        for dir in [&p.data_dir, &p.runtime_dir] {
+            let mode = fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", dir.display());
+        }
+    }
+
+    #[test]
+    fn a_socket_path_too_long_for_an_address_is_a_clear_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let long = tmp.path().join("x".repeat(120));
+        let err = TrayPaths::under(&long).ensure_private_dirs().unwrap_err();
+        assert!(matches!(err, PathsError::SocketPathTooLong(..)), "{err}");
+        assert!(err.to_string().contains("AGENT_TRAY_HOME"));
+    }
+}
