@@ -59,3 +59,148 @@ class E2ETest(unittest.TestCase):
 
     def timeline(self):
         return Timeline(self.tray, interval=POLL).start()
+
+
+def collapse(states):
+    out = []
+    for s in states:
+        if not out or out[-1] != s:
+            out.append(s)
+    return out
+
+
+def is_subsequence(seq, path):
+    it = iter(path)
+    return all(any(x == y for y in it) for x in seq)
+
+
+class ScenarioTest(E2ETest):
+    """Agent Tray scenarios: the agent in tmux, `agent-tray daemon` running, `list --json` polled."""
+    needs_tray = True
+
+    def since(self):
+        return time.monotonic()
+
+    def rel(self, t):
+        return f"{t - self.tl.t0:.1f}s"
+
+    def setup_claude(self, hooks=True, daemon=True):
+        self.agent = self.claude()
+        if hooks:
+            self.tray.install("--claude")
+            self.assert_claude_hooks_installed()
+        if daemon:
+            self.tray.start_daemon()
+        self.tl = self.timeline()
+        return self.agent
+
+    def setup_codex(self, hooks=True, daemon=True, app_server=True):
+        self.agent = self.codex(daemon=app_server)
+        if hooks:
+            self.tray.install("--codex", "--trust")
+            self.assert_codex_hooks_installed()
+        if daemon:
+            self.tray.start_daemon()
+        self.tl = self.timeline()
+        return self.agent
+
+    def assert_claude_hooks_installed(self):
+        import json
+        p = os.path.join(self.world.claude_config_dir, "settings.json")
+        err = "no hooks object"
+        try:
+            hooks = json.load(open(p)).get("hooks", {})
+        except (OSError, ValueError) as e:
+            hooks, err = None, e
+        if hooks is None:
+            self.fail(f"`agent-tray install --claude` left no readable {p}: {err}")
+        missing = [e for e in ("SessionStart", "UserPromptSubmit", "PermissionRequest", "Stop", "SessionEnd")
+                   if self.tray.bin not in json.dumps(hooks.get(e, []))]
+        self.assertFalse(missing, f"`agent-tray install --claude` did not register {self.tray.bin} for {missing} in {p}")
+
+    def assert_codex_hooks_installed(self):
+        import json
+        hp = os.path.join(self.world.codex_home, "hooks.json")
+        cp = os.path.join(self.world.codex_home, "config.toml")
+        err = "no hooks object"
+        try:
+            hooks = json.load(open(hp)).get("hooks", {})
+        except (OSError, ValueError) as e:
+            hooks, err = None, e
+        if hooks is None:
+            self.fail(f"`agent-tray install --codex --trust` left no readable {hp}: {err}")
+        missing = [e for e in ("SessionStart", "UserPromptSubmit", "PermissionRequest", "Stop", "Interrupt", "SessionEnd")
+                   if self.tray.bin not in json.dumps(hooks.get(e, []))]
+        self.assertFalse(missing, f"`agent-tray install --codex` did not register {self.tray.bin} for {missing} in {hp}")
+        cfg = open(cp).read()
+        self.assertIn("[model_providers.mock]", cfg, f"`agent-tray install --codex` lost the user's provider in {cp}")
+        self.assertIn("hooks.state", cfg, f"`agent-tray install --codex --trust` wrote no trust entries in {cp}")
+
+    # -- assertions on the timeline ------------------------------------------
+    def wait_state(self, state, timeout, since=None, what=None):
+        return self.tl.wait_state(self.agent.name, self.agent.cwd, state, timeout, since=since, what=what)
+
+    def the_session(self):
+        t, sessions, err = self.tl.latest()
+        m = self.tl.matching(sessions, self.agent.name, self.agent.cwd)
+        return m[0] if len(m) == 1 else None
+
+    def assert_within(self, t_state, t_screen, limit, state, screen_what):
+        d = t_state - t_screen
+        self.assertLessEqual(
+            d, limit + POLL,
+            f"expected {self.agent.name} session in {state} within {limit}s of the {screen_what} appearing on screen "
+            f"(+{POLL}s poll slack); first seen {d:.2f}s after (screen at {self.rel(t_screen)}, state at {self.rel(t_state)})\n"
+            + self.tl.describe(self.agent.name, self.agent.cwd))
+
+    def assert_pid_is_agent(self):
+        s = self.the_session()
+        if s is None:
+            return
+        self.assertEqual(s.get("pid"), self.agent.pid,
+                         f"expected the session's pid to be the {self.agent.name} process the user sees "
+                         f"(pid {self.agent.pid}); list --json showed {s}")
+
+    def assert_ended_after_kill(self):
+        """kill -9 the agent mid-turn; the session must be `ended` within one pid-watcher tick.
+
+        The pid watcher only ends a pid it once saw alive (behaviour.md), and it ticks every 10 s:
+        so the session is first kept listed for PID_TICK_ALLOWANCE - 4.5 s = 10.5 s (a whole tick
+        while the process lived), then killed."""
+        hist = self.tl.history(self.agent.name, self.agent.cwd)
+        first = min((h[0][0] for h in hist.values() if h), default=self.since())
+        wait_until = first + 10.5
+        while self.since() < wait_until:
+            if not self.agent.alive():
+                self.fail(f"{self.agent.name} died on its own before the kill; screen:\n{self.agent.screen()}")
+            time.sleep(0.2)
+        t_kill = self.since()
+        self.agent.kill9()
+        t, s = self.wait_state("ended", PID_TICK_ALLOWANCE, since=t_kill,
+                               what=f"ended after kill -9 of pid {self.agent.pid} at {self.rel(t_kill)} "
+                                    f"(one pid-watcher tick: 10s, allowed {PID_TICK_ALLOWANCE:.0f}s; "
+                                    f"the session had been listed since {self.rel(first)})")
+        return t - t_kill
+
+    def assert_single_session(self):
+        """Never two sessions listed at once for this agent+cwd, and one session id over the whole run."""
+        ids = set()
+        for t, sessions, _ in self.tl.snapshots():
+            m = self.tl.matching(sessions, self.agent.name, self.agent.cwd)
+            ids.update(s.get("session_id") for s in m)
+            self.assertLessEqual(len(m), 1, f"duplicate sessions at {self.rel(t)} for {self.agent.name} cwd {self.agent.cwd}: {m}")
+        self.assertEqual(len(ids), 1, f"expected exactly one {self.agent.name} session id over the run, saw {sorted(map(str, ids))}\n"
+                         + self.tl.describe(self.agent.name, self.agent.cwd))
+
+    def assert_no_flicker(self, allowed_path, required):
+        """The collapsed sequence of states must follow allowed_path in order (each real transition
+        once, none repeated or reversed) and include every state in `required`."""
+        hist = self.tl.history(self.agent.name, self.agent.cwd)
+        for sid, h in hist.items():
+            seq = [st for _, st in h]
+            self.assertTrue(is_subsequence(seq, allowed_path),
+                            f"flicker: {self.agent.name} session {sid} went {' -> '.join(seq)}; "
+                            f"allowed order {' -> '.join(allowed_path)} (each transition once)\n"
+                            + self.tl.describe(self.agent.name, self.agent.cwd))
+            missing = [r for r in required if r not in seq]
+            self.assertFalse(missing, f"{self.agent.name} session {sid} never showed {missing}; went {' -> '.join(seq)}")
