@@ -6,6 +6,7 @@ pub mod cli;
 pub mod clock;
 pub mod control;
 pub mod engine;
+pub mod feeds;
 pub mod liveness;
 pub mod model;
 pub mod notify_policy;

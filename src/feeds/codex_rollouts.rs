@@ -1,0 +1,807 @@
+//! Codex rollouts: `<codex>/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl`, and the
+//! thread's writer lock `<codex>/thread-writer-locks/<thread id>.lock`.
+//!
+//! The rollout says what the thread does: `session_meta` (first line: id, cwd, source),
+//! `turn_context` (model), and `event_msg` `task_started` → working, `task_complete` /
+//! `turn_aborted` → idle. It cannot tell "running a command" from "waiting for approval" (the
+//! approval request is not written): hooks can.
+//!
+//! **The lock says whether anybody still has the thread.** Codex holds it with an exclusive
+//! `flock` while the thread is loaded, and the kernel releases it when the process dies (`kill -9`
+//! writes no `turn_aborted`). A lock seen held and then free means the session is over. It is read
+//! from `/proc/locks` (see [`super::procfs`]), which also names the holder, from which the
+//! session's pid is the outermost `codex` ancestor — the same rule the hook feed follows, so the
+//! two never take the session from each other. Codex's default background `codex app-server`
+//! holds the lock and outlives a killed TUI: when only such an orphaned server holds it, nobody can
+//! see or drive the thread any more, and the session is over too.
+//!
+//! Which rollouts are followed: those modified within the TTL, and those whose lock is held (an
+//! idle TUI writes nothing for hours). A rollout whose lock exists but is free at first sight is a
+//! finished thread, not shown (it would be a ghost). Subagent threads (`source` is an object) are
+//! skipped: their activity belongs to the parent. A rollout moved to `archived_sessions/` is over.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::procfs::{self, CodexOwner, HeldLock, LockProbe, ProcFs, ProcessTable};
+use super::tail::{self, TailReader};
+use super::watch::{Feed, WatchDepth, WatchRoot};
+use super::{age_of, mtime_of, parse_time, FeedOutput, FeedStats};
+use crate::model::{Agent, EventKind, Observation, Source};
+
+/// What one rollout line means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RolloutLine {
+    Meta {
+        id: Option<String>,
+        cwd: Option<String>,
+        /// A subagent thread (`source` is an object): not a session of its own.
+        subagent: bool,
+        at: Option<DateTime<Utc>>,
+    },
+    Context {
+        model: Option<String>,
+        cwd: Option<String>,
+    },
+    TaskStarted(Option<DateTime<Utc>>),
+    TaskComplete(Option<DateTime<Utc>>),
+    TurnAborted(Option<DateTime<Utc>>),
+    /// History, usage, anything else: a sign of life at its time.
+    Other(Option<DateTime<Utc>>),
+}
+
+#[derive(Debug, Deserialize)]
+struct RawLine {
+    timestamp: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    payload: RawPayload,
+}
+
+#[derive(Debug, Deserialize, Default)]
+struct RawPayload {
+    #[serde(rename = "type")]
+    kind: Option<Value>,
+    id: Option<Value>,
+    cwd: Option<Value>,
+    source: Option<Value>,
+    model: Option<Value>,
+}
+
+fn text(v: Option<Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+/// Parses one rollout line; an error is a line to skip and count.
+pub fn parse_rollout_line(bytes: &[u8]) -> Result<RolloutLine, serde_json::Error> {
+    let raw: RawLine = serde_json::from_slice(bytes)?;
+    let at = raw.timestamp.as_deref().and_then(parse_time);
+    let p = raw.payload;
+    Ok(match raw.kind.as_deref() {
+        Some("session_meta") => RolloutLine::Meta {
+            subagent: matches!(p.source, Some(Value::Object(_))),
+            id: text(p.id),
+            cwd: text(p.cwd),
+            at,
+        },
+        Some("turn_context") => RolloutLine::Context {
+            model: text(p.model),
+            cwd: text(p.cwd),
+        },
+        Some("event_msg") => match text(p.kind).as_deref() {
+            Some("task_started") => RolloutLine::TaskStarted(at),
+            Some("task_complete") => RolloutLine::TaskComplete(at),
+            Some("turn_aborted") => RolloutLine::TurnAborted(at),
+            _ => RolloutLine::Other(at),
+        },
+        _ => RolloutLine::Other(at),
+    })
+}
+
+/// The thread id in a rollout's file name (its last 36 characters before `.jsonl`).
+pub fn thread_id_of(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
+    let id = stem.get(stem.len().checked_sub(36)?..)?;
+    (id.bytes().filter(|b| *b == b'-').count() == 4).then(|| id.to_string())
+}
+
+/// Whether first sight of a rollout should show its session.
+pub fn adopt_on_sight(lock: LockProbe, age: Duration, ttl: Duration) -> bool {
+    match lock {
+        LockProbe::Held(_) => true,
+        // The thread was unloaded or its process died: a finished session, not a live one.
+        LockProbe::Free => false,
+        // No lock to ask (an older Codex, or not created yet): recency is all there is.
+        LockProbe::Missing => age <= ttl,
+    }
+}
+
+/// One followed thread.
+#[derive(Debug)]
+struct Thread {
+    codex_home: PathBuf,
+    thread_id: String,
+    reader: TailReader,
+    mtime: Option<SystemTime>,
+    len: u64,
+    cwd: Option<String>,
+    model: Option<String>,
+    pid: Option<u32>,
+    lock_seen_held: bool,
+}
+
+impl Thread {
+    fn lock_path(&self) -> PathBuf {
+        lock_path(&self.codex_home, &self.thread_id)
+    }
+
+    fn observation(&self, path: &Path, event: EventKind, at: DateTime<Utc>) -> Observation {
+        let mut obs = Observation::new(self.thread_id.clone(), Agent::Codex, event, at)
+            .with_source(Source::Rollout)
+            .with_pid(self.pid)
+            .with_cwd(self.cwd.clone());
+        obs.model.clone_from(&self.model);
+        obs.transcript_path = Some(path.to_string_lossy().into_owned());
+        obs
+    }
+
+    /// Turns lines into observations, updating the fields they carry. Task events are kept in
+    /// order; other lines only become one trailing sign of life when nothing else was said.
+    fn observations_of(&mut self, path: &Path, lines: &[RolloutLine]) -> Vec<Observation> {
+        let mut out = Vec::new();
+        let mut last_other = None;
+        for line in lines {
+            let (event, at) = match line {
+                RolloutLine::Meta { cwd, .. } => {
+                    if cwd.is_some() {
+                        self.cwd.clone_from(cwd);
+                    }
+                    continue;
+                }
+                RolloutLine::Context { model, cwd } => {
+                    if model.is_some() {
+                        self.model.clone_from(model);
+                    }
+                    if cwd.is_some() {
+                        self.cwd.clone_from(cwd);
+                    }
+                    continue;
+                }
+                RolloutLine::TaskStarted(at) => (EventKind::TaskStarted, at),
+                RolloutLine::TaskComplete(at) => (EventKind::TaskComplete, at),
+                RolloutLine::TurnAborted(at) => (EventKind::TurnAborted, at),
+                RolloutLine::Other(at) => {
+                    last_other = at.or(last_other);
+                    continue;
+                }
+            };
+            if let Some(at) = at {
+                out.push(self.observation(path, event, *at));
+            }
+        }
+        if out.is_empty() {
+            if let Some(at) = last_other {
+                out.push(self.observation(path, EventKind::Sighting, at));
+            }
+        }
+        out
+    }
+}
+
+fn lock_path(codex_home: &Path, thread_id: &str) -> PathBuf {
+    codex_home
+        .join("thread-writer-locks")
+        .join(format!("{thread_id}.lock"))
+}
+
+/// The feed. Generic over the process table so tests can script process trees.
+pub struct CodexRolloutsFeed<T: ProcessTable = ProcFs> {
+    codex_homes: Vec<PathBuf>,
+    ttl: Duration,
+    table: T,
+    threads: HashMap<PathBuf, Thread>,
+    /// Rollouts looked at and not followed (subagents, finished threads, unreadable), with the
+    /// mtime and size they had, so they are not read again until they change.
+    dormant: HashMap<PathBuf, (Option<SystemTime>, u64)>,
+    stats: Arc<FeedStats>,
+}
+
+type Locks = Option<HashMap<u64, Vec<HeldLock>>>;
+
+impl CodexRolloutsFeed<ProcFs> {
+    pub fn new(codex_homes: Vec<PathBuf>, ttl: Duration, stats: Arc<FeedStats>) -> Self {
+        Self::with_table(codex_homes, ttl, stats, ProcFs)
+    }
+}
+
+impl<T: ProcessTable> CodexRolloutsFeed<T> {
+    pub fn with_table(
+        codex_homes: Vec<PathBuf>,
+        ttl: Duration,
+        stats: Arc<FeedStats>,
+        table: T,
+    ) -> Self {
+        CodexRolloutsFeed {
+            codex_homes,
+            ttl,
+            table,
+            threads: HashMap::new(),
+            dormant: HashMap::new(),
+            stats,
+        }
+    }
+
+    fn home_of(&self, path: &Path) -> Option<PathBuf> {
+        thread_id_of(path)?;
+        self.codex_homes
+            .iter()
+            .find(|h| path.starts_with(h.join("sessions")))
+            .cloned()
+    }
+
+    fn is_archived(&self, path: &Path) -> bool {
+        thread_id_of(path).is_some()
+            && self
+                .codex_homes
+                .iter()
+                .any(|h| path.starts_with(h.join("archived_sessions")))
+    }
+
+    fn parse_lines(&self, raw: &[Vec<u8>]) -> Vec<RolloutLine> {
+        FeedStats::add(&self.stats.lines, raw.len() as u64);
+        raw.iter()
+            .filter_map(|bytes| match parse_rollout_line(bytes) {
+                Ok(line) => Some(line),
+                Err(error) => {
+                    FeedStats::add(&self.stats.bad_lines, 1);
+                    tracing::debug!(%error, total = FeedStats::get(&self.stats.bad_lines), "rollout_line_skipped");
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// Looks at one rollout path under `sessions/` (which may have been removed).
+    fn examine(&mut self, path: &Path, now: SystemTime, locks: &Locks, out: &mut Vec<FeedOutput>) {
+        let Some(home) = self.home_of(path) else {
+            return;
+        };
+        let Ok(mut file) = std::fs::File::open(path) else {
+            self.dormant.remove(path);
+            if let Some(thread) = self.threads.remove(path) {
+                // Moved away; archived means over, anything else is left to the lock and the TTL.
+                let name = path.file_name().map(PathBuf::from).unwrap_or_default();
+                if archived_file_exists(&home.join("archived_sessions"), &name) {
+                    out.push(gone(&thread, path));
+                }
+            }
+            return;
+        };
+        let Ok(meta) = file.metadata() else {
+            return;
+        };
+        let (mtime, len) = (meta.modified().ok(), meta.len());
+        if let Some(&(m, l)) = self.dormant.get(path) {
+            if m == mtime && l == len {
+                return;
+            }
+            self.dormant.remove(path);
+        }
+        let Some(thread) = self.threads.get_mut(path) else {
+            self.discover(path, home, &mut file, &meta, now, locks, out);
+            return;
+        };
+        if thread.mtime == mtime && thread.len == len {
+            return;
+        }
+        thread.mtime = mtime;
+        thread.len = len;
+        let mut raw = Vec::new();
+        let appended = match thread
+            .reader
+            .read_appended(&mut file, &meta, &mut |l| raw.push(l.to_vec()))
+        {
+            Ok(a) => a,
+            Err(error) => {
+                tracing::debug!(path = %path.display(), %error, "rollout_unreadable");
+                return;
+            }
+        };
+        FeedStats::add(&self.stats.bytes_read, appended.bytes_read);
+        FeedStats::add(&self.stats.bad_lines, appended.oversized);
+        if appended.reset {
+            // Rewritten: look at it afresh (from its last window, never all of it).
+            self.threads.remove(path);
+            self.discover(path, home, &mut file, &meta, now, locks, out);
+            return;
+        }
+        let lines = self.parse_lines(&raw);
+        if let Some(thread) = self.threads.get_mut(path) {
+            let obs = thread.observations_of(path, &lines);
+            out.extend(obs.into_iter().map(FeedOutput::Observe));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn discover(
+        &mut self,
+        path: &Path,
+        codex_home: PathBuf,
+        file: &mut std::fs::File,
+        meta: &std::fs::Metadata,
+        now: SystemTime,
+        locks: &Locks,
+        out: &mut Vec<FeedOutput>,
+    ) {
+        let dormant = (meta.modified().ok(), meta.len());
+        let first = match tail::read_first_line(file) {
+            Ok(Some((line, read))) => {
+                FeedStats::add(&self.stats.bytes_read, read);
+                line
+            }
+            // Empty, or its first line not finished yet: the next change brings it.
+            Ok(None) | Err(_) => return,
+        };
+        let (id, cwd, started_at) = match parse_rollout_line(&first) {
+            Ok(RolloutLine::Meta {
+                subagent: false,
+                id,
+                cwd,
+                at,
+            }) => (id, cwd, at),
+            Ok(RolloutLine::Meta { subagent: true, .. }) => {
+                self.dormant.insert(path.to_path_buf(), dormant);
+                return;
+            }
+            other => {
+                if other.is_err() {
+                    FeedStats::add(&self.stats.bad_lines, 1);
+                }
+                tracing::debug!(path = %path.display(), "rollout_without_session_meta");
+                self.dormant.insert(path.to_path_buf(), dormant);
+                return;
+            }
+        };
+        let Some(thread_id) = id.or_else(|| thread_id_of(path)) else {
+            self.dormant.insert(path.to_path_buf(), dormant);
+            return;
+        };
+        let lock = procfs::probe_lock(&lock_path(&codex_home, &thread_id), locks.as_ref());
+        if !adopt_on_sight(lock, age_of(meta, now), self.ttl) {
+            self.dormant.insert(path.to_path_buf(), dormant);
+            return;
+        }
+        let mut pid = None;
+        if let LockProbe::Held(Some(holder)) = lock {
+            match procfs::codex_owner(&self.table, holder) {
+                CodexOwner::Pid(p) => pid = Some(p),
+                CodexOwner::DetachedServer => {
+                    self.dormant.insert(path.to_path_buf(), dormant);
+                    return;
+                }
+            }
+        }
+        let last = match tail::read_last_lines(file, meta, tail::DISCOVERY_WINDOW) {
+            Ok(last) => last,
+            Err(_) => return,
+        };
+        FeedStats::add(&self.stats.bytes_read, last.bytes_read);
+        let lines = self.parse_lines(&last.lines);
+        let mut thread = Thread {
+            codex_home,
+            thread_id,
+            reader: TailReader::at(last.resume_at, Some(last.identity)),
+            mtime: meta.modified().ok(),
+            len: meta.len(),
+            cwd,
+            model: None,
+            pid,
+            lock_seen_held: matches!(lock, LockProbe::Held(_)),
+        };
+        // Only the newest task event matters at first sight; the fields from every line.
+        let newest_task = lines.iter().rev().find(|l| {
+            matches!(
+                l,
+                RolloutLine::TaskStarted(_)
+                    | RolloutLine::TaskComplete(_)
+                    | RolloutLine::TurnAborted(_)
+            )
+        });
+        let fields_only: Vec<RolloutLine> = lines
+            .iter()
+            .filter(|l| matches!(l, RolloutLine::Context { .. } | RolloutLine::Meta { .. }))
+            .cloned()
+            .collect();
+        thread.observations_of(path, &fields_only);
+        let sighted = started_at.unwrap_or_else(|| mtime_of(meta));
+        out.push(FeedOutput::Observe(thread.observation(
+            path,
+            EventKind::Sighting,
+            sighted,
+        )));
+        if let Some(task) = newest_task {
+            let obs = thread.observations_of(path, std::slice::from_ref(task));
+            out.extend(obs.into_iter().map(FeedOutput::Observe));
+        }
+        tracing::debug!(session_id = %thread.thread_id, pid = ?thread.pid, "codex_thread_followed");
+        self.threads.insert(path.to_path_buf(), thread);
+    }
+
+    /// Checks every followed thread's lock: held → who owns it; seen held and now free → over.
+    fn check_locks(&mut self, locks: &Locks, now: SystemTime, out: &mut Vec<FeedOutput>) {
+        let mut over = Vec::new();
+        for (path, thread) in self.threads.iter_mut() {
+            match procfs::probe_lock(&thread.lock_path(), locks.as_ref()) {
+                LockProbe::Held(holder) => {
+                    thread.lock_seen_held = true;
+                    let Some(holder) = holder else { continue };
+                    match procfs::codex_owner(&self.table, holder) {
+                        CodexOwner::Pid(pid) if thread.pid != Some(pid) => {
+                            thread.pid = Some(pid);
+                            // Seen now: the lock has no time of its own.
+                            out.push(FeedOutput::Observe(thread.observation(
+                                path,
+                                EventKind::Sighting,
+                                DateTime::<Utc>::from(now),
+                            )));
+                        }
+                        CodexOwner::Pid(_) => {}
+                        CodexOwner::DetachedServer => {
+                            tracing::debug!(session_id = %thread.thread_id, holder, reason = "orphaned_app_server", "codex_thread_over");
+                            over.push(path.clone());
+                        }
+                    }
+                }
+                LockProbe::Free | LockProbe::Missing if thread.lock_seen_held => {
+                    tracing::debug!(session_id = %thread.thread_id, reason = "lock_released", "codex_thread_over");
+                    over.push(path.clone());
+                }
+                _ => {}
+            }
+        }
+        for path in over {
+            if let Some(thread) = self.threads.remove(&path) {
+                out.push(gone(&thread, &path));
+                self.dormant.insert(path, (thread.mtime, thread.len));
+            }
+        }
+    }
+
+    /// Thread ids whose lock is held now, without opening any lock file (inode from the
+    /// directory entry, matched against `/proc/locks`).
+    fn held_thread_ids(&self, locks: &Locks) -> HashSet<String> {
+        let mut held = HashSet::new();
+        for home in &self.codex_homes {
+            let Ok(entries) = std::fs::read_dir(home.join("thread-writer-locks")) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".lock")) else {
+                    continue;
+                };
+                let is_held = match locks {
+                    Some(locks) => {
+                        use std::os::unix::fs::DirEntryExt;
+                        locks.contains_key(&entry.ino())
+                            && matches!(
+                                procfs::lock_holder(&entry.path(), locks),
+                                LockProbe::Held(_)
+                            )
+                    }
+                    None => matches!(
+                        procfs::probe_lock_by_flock(&entry.path()),
+                        LockProbe::Held(_)
+                    ),
+                };
+                if is_held {
+                    held.insert(id.to_string());
+                }
+            }
+        }
+        held
+    }
+
+    fn check_archived(&mut self, archived: &Path, out: &mut Vec<FeedOutput>) {
+        let Some(id) = thread_id_of(archived) else {
+            return;
+        };
+        let followed: Vec<PathBuf> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| t.thread_id == id)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for path in followed {
+            if let Some(thread) = self.threads.remove(&path) {
+                tracing::debug!(session_id = %id, reason = "archived", "codex_thread_over");
+                out.push(gone(&thread, &path));
+            }
+        }
+    }
+}
+
+fn gone(thread: &Thread, path: &Path) -> FeedOutput {
+    FeedOutput::Observe(thread.observation(path, EventKind::Gone, Utc::now()))
+}
+
+/// Whether `name` exists in `archived_sessions/`, flat or under date folders.
+fn archived_file_exists(dir: &Path, name: &Path) -> bool {
+    if dir.join(name).exists() {
+        return true;
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(entry.path());
+            } else if entry.file_name() == name.as_os_str() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Every `rollout-*.jsonl` under `dir`, recursively.
+fn rollouts_under(dir: &Path) -> Vec<(PathBuf, std::fs::DirEntry)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if thread_id_of(Path::new(&entry.file_name())).is_some() {
+                found.push((entry.path(), entry));
+            }
+        }
+    }
+    found
+}
+
+impl<T: ProcessTable + Send + 'static> Feed for CodexRolloutsFeed<T> {
+    fn name(&self) -> &'static str {
+        "codex_rollouts"
+    }
+
+    fn stats(&self) -> Arc<FeedStats> {
+        self.stats.clone()
+    }
+
+    fn watch_roots(&self) -> Vec<WatchRoot> {
+        self.codex_homes
+            .iter()
+            .flat_map(|h| {
+                [
+                    WatchRoot::new(h.join("sessions"), WatchDepth::Recursive),
+                    WatchRoot::new(h.join("archived_sessions"), WatchDepth::Recursive),
+                ]
+            })
+            .collect()
+    }
+
+    fn on_paths(&mut self, paths: &HashSet<PathBuf>, now: SystemTime) -> Vec<FeedOutput> {
+        let mut out = Vec::new();
+        let locks = procfs::read_proc_locks();
+        for path in paths {
+            if self.is_archived(path) {
+                self.check_archived(path, &mut out);
+            } else if self.home_of(path).is_some() {
+                self.examine(path, now, &locks, &mut out);
+            } else if path.is_dir()
+                && self
+                    .codex_homes
+                    .iter()
+                    .any(|h| path.starts_with(h.join("sessions")))
+            {
+                // A new day folder: its first rollout may predate the watch on it.
+                for (rollout, _) in rollouts_under(path) {
+                    self.examine(&rollout, now, &locks, &mut out);
+                }
+            }
+        }
+        out
+    }
+
+    fn rescan(&mut self, now: SystemTime) -> Vec<FeedOutput> {
+        let mut out = Vec::new();
+        let locks = procfs::read_proc_locks();
+        let held = self.held_thread_ids(&locks);
+        let mut seen = HashSet::new();
+        for home in self.codex_homes.clone() {
+            for (path, entry) in rollouts_under(&home.join("sessions")) {
+                seen.insert(path.clone());
+                let known = self.threads.contains_key(&path) || self.dormant.contains_key(&path);
+                let recent = entry.metadata().is_ok_and(|m| age_of(&m, now) <= self.ttl);
+                let lock_held = thread_id_of(&path).is_some_and(|id| held.contains(&id));
+                if known || recent || lock_held {
+                    self.examine(&path, now, &locks, &mut out);
+                }
+            }
+            for (path, _) in rollouts_under(&home.join("archived_sessions")) {
+                if let Some(id) = thread_id_of(&path) {
+                    if self.threads.values().any(|t| t.thread_id == id) {
+                        self.check_archived(&path, &mut out);
+                    }
+                }
+            }
+        }
+        // Followed files that vanished without an event.
+        let vanished: Vec<PathBuf> = self
+            .threads
+            .keys()
+            .filter(|p| !seen.contains(*p))
+            .cloned()
+            .collect();
+        for path in vanished {
+            self.examine(&path, now, &locks, &mut out);
+        }
+        let ttl = self.ttl;
+        self.dormant.retain(|p, (mtime, _)| {
+            seen.contains(p)
+                && mtime
+                    .and_then(|m| now.duration_since(m).ok())
+                    .is_some_and(|age| age <= ttl)
+        });
+        self.check_locks(&locks, now, &mut out);
+        self.stats.followed.store(
+            self.threads.len() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        out
+    }
+
+    fn tick(&mut self, now: SystemTime) -> Vec<FeedOutput> {
+        let mut out = Vec::new();
+        if !self.threads.is_empty() {
+            let locks = procfs::read_proc_locks();
+            self.check_locks(&locks, now, &mut out);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const ROLLOUT: &str = "rollout-2026-11-29T19-07-13-01a228b4-48e5-7151-b535-fa0e4e9093ad.jsonl";
+
+    fn fixture() -> Vec<u8> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/fixtures/codex/real-0.169.0")
+            .join(ROLLOUT);
+        std::fs::read(path).unwrap()
+    }
+
+    fn fixture_lines() -> Vec<RolloutLine> {
+        fixture()
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| parse_rollout_line(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_recorded_rollout_reads_as_meta_a_turn_and_its_abort() {
+        let lines = fixture_lines();
+        assert_eq!(
+            lines[0],
+            RolloutLine::Meta {
+                id: Some("01a228b4-48e5-7151-b535-fa0e4e9093ad".into()),
+                cwd: Some("/home/dev/proj".into()),
+                subagent: false,
+                at: parse_time("2026-11-29T19:07:35.825Z"),
+            }
+        );
+        assert_eq!(
+            lines[1],
+            RolloutLine::TaskStarted(parse_time("2026-11-29T19:07:35.825Z"))
+        );
+        assert!(lines.contains(&RolloutLine::Context {
+            model: Some("mock-model".into()),
+            cwd: Some("/home/dev/proj".into())
+        }));
+        assert_eq!(
+            lines.last(),
+            Some(&RolloutLine::TurnAborted(parse_time(
+                "2026-11-29T19:07:40.081Z"
+            )))
+        );
+    }
+
+    #[test]
+    fn the_recorded_rollout_becomes_working_then_idle_stamped_by_its_lines() {
+        let mut thread = Thread {
+            codex_home: PathBuf::from("/c"),
+            thread_id: "t".into(),
+            reader: TailReader::at(0, None),
+            mtime: None,
+            len: 0,
+            cwd: None,
+            model: None,
+            pid: Some(30),
+            lock_seen_held: true,
+        };
+        let obs = thread.observations_of(Path::new("/c/r.jsonl"), &fixture_lines());
+        let events: Vec<EventKind> = obs.iter().map(|o| o.event).collect();
+        assert_eq!(events, vec![EventKind::TaskStarted, EventKind::TurnAborted]);
+        assert_eq!(obs[1].model.as_deref(), Some("mock-model"));
+        assert_eq!(obs[1].pid, Some(30));
+        assert_eq!(obs[1].source, Source::Rollout);
+        assert_eq!(obs[1].agent, Agent::Codex);
+    }
+
+    #[test]
+    fn a_subagent_thread_is_recognised_by_its_object_source() {
+        let line = br#"{"timestamp":"2026-11-29T19:07:35.825Z","type":"session_meta","payload":{"id":"x","source":{"subagent":{"thread_spawn":{}}}}}"#;
+        assert!(matches!(
+            parse_rollout_line(line).unwrap(),
+            RolloutLine::Meta { subagent: true, .. }
+        ));
+    }
+
+    #[test]
+    fn broken_and_unknown_lines_are_errors_or_signs_of_life_never_panics() {
+        assert!(
+            parse_rollout_line(br#"{"timestamp":"2026-11-29T19:07:35.825Z","type":"event_m"#)
+                .is_err()
+        );
+        assert!(parse_rollout_line(b"\xff\xfe{}").is_err());
+        assert_eq!(
+            parse_rollout_line(br#"{"type":"world_state","payload":{"type":5,"id":[1]}}"#).unwrap(),
+            RolloutLine::Other(None)
+        );
+        assert_eq!(
+            parse_rollout_line(br#"{"type":"event_msg"}"#).unwrap(),
+            RolloutLine::Other(None)
+        );
+    }
+
+    #[test]
+    fn the_thread_id_is_the_uuid_at_the_end_of_the_file_name() {
+        assert_eq!(
+            thread_id_of(Path::new(ROLLOUT)).as_deref(),
+            Some("01a228b4-48e5-7151-b535-fa0e4e9093ad")
+        );
+        assert_eq!(thread_id_of(Path::new("rollout-x.jsonl")), None);
+        assert_eq!(thread_id_of(Path::new("notes.jsonl")), None);
+    }
+
+    #[test]
+    fn first_sight_shows_a_held_thread_and_never_a_released_one() {
+        let ttl = Duration::from_secs(300);
+        let old = Duration::from_secs(3600);
+        assert!(
+            adopt_on_sight(LockProbe::Held(Some(1)), old, ttl),
+            "an idle TUI writes nothing for hours"
+        );
+        assert!(
+            !adopt_on_sight(LockProbe::Free, Duration::ZERO, ttl),
+            "exited a moment ago"
+        );
+        assert!(adopt_on_sight(LockProbe::Missing, Duration::ZERO, ttl));
+        assert!(!adopt_on_sight(LockProbe::Missing, old, ttl));
+    }
+}

@@ -1,0 +1,209 @@
+//! Zero-config discovery: every session seen from the agents' own files, with or without hooks.
+//!
+//! Hooks are fast but absent until installed, held back in untrusted folders, skipped by Codex
+//! until trusted, and silent on Esc and on a crash. The agents' own files fill those holes:
+//!
+//! - [`claude_sessions`]: `<claude>/sessions/<pid>.json`, one per running interactive `claude`,
+//!   with its status; believed only while the process it names (pid *and* start token) lives.
+//! - [`claude_transcripts`]: `<claude>/projects/*/*.jsonl`; growth means a turn runs,
+//!   `system/turn_duration` or an interrupt marker means it ended (Esc fires no Stop hook).
+//! - [`codex_rollouts`]: `<codex>/sessions/**/rollout-*.jsonl` and the thread's writer lock.
+//!
+//! Each feed turns file changes into [`Observation`]s and keeps no session state of its own beyond
+//! what it needs to notice a change (offsets, mtimes, lock states seen): the registry decides what
+//! they mean. Every observation is stamped with the time the *file* says the thing happened (a
+//! line's timestamp, `statusUpdatedAt`, the file's mtime), so a hook event stamped later wins
+//! through the registry's ordering rule and a file never drags a session back.
+//!
+//! How they watch (file-system events into a bounded channel, a debounce, a slow rescan as the
+//! safety net, folders that appear later) lives in [`watch`]. The engine calls [`spawn_all`].
+
+pub mod claude_sessions;
+pub mod claude_transcripts;
+pub mod codex_rollouts;
+pub mod procfs;
+pub mod tail;
+pub mod watch;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use chrono::{DateTime, Utc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::model::{EndReason, Observation};
+use crate::registry::SessionsRegistry;
+
+pub use watch::FeedTiming;
+
+/// Where the agents keep their files. Tests point these at temporary folders.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FeedDirs {
+    /// Claude Code config folders (`CLAUDE_CONFIG_DIR`, else `~/.claude`).
+    pub claude: Vec<PathBuf>,
+    /// Codex homes (`CODEX_HOME`, else `~/.codex`).
+    pub codex: Vec<PathBuf>,
+}
+
+impl FeedDirs {
+    /// The folders this process's environment names (see [`crate::paths`]).
+    pub fn from_env() -> Self {
+        FeedDirs {
+            claude: crate::paths::claude_config_dir().into_iter().collect(),
+            codex: crate::paths::codex_home().into_iter().collect(),
+        }
+    }
+}
+
+/// Counters a feed keeps about its own cost, read by the benchmark and by `doctor`.
+#[derive(Debug, Default)]
+pub struct FeedStats {
+    /// Bytes read from the agents' files.
+    pub bytes_read: AtomicU64,
+    /// Complete lines parsed.
+    pub lines: AtomicU64,
+    /// Lines skipped: not JSON, not UTF-8, too long.
+    pub bad_lines: AtomicU64,
+    /// Full rescans completed.
+    pub rescans: AtomicU64,
+    /// Batches of file-system events handled.
+    pub event_batches: AtomicU64,
+    /// Paths dropped because the event channel was full (found again by the next rescan).
+    pub dropped_paths: AtomicU64,
+    /// Files followed right now.
+    pub followed: AtomicU64,
+}
+
+impl FeedStats {
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+/// What a feed asks of the registry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeedOutput {
+    Observe(Observation),
+    /// The process a file named is gone (or its pid now belongs to another process): end the
+    /// session — but only if it is still owned by that pid (a resumed session may have moved on).
+    EndOwnedBy {
+        session_id: String,
+        pid: u32,
+        reason: EndReason,
+    },
+}
+
+/// Applies a feed's outputs to the registry.
+pub(crate) fn apply_outputs(registry: &SessionsRegistry, outputs: Vec<FeedOutput>) {
+    for output in outputs {
+        match output {
+            FeedOutput::Observe(obs) => {
+                if let Err(why) = registry.observe(obs) {
+                    tracing::debug!(reason = %why, "feed_observation_rejected");
+                }
+            }
+            FeedOutput::EndOwnedBy {
+                session_id,
+                pid,
+                reason,
+            } => {
+                let owned = registry
+                    .get(&session_id)
+                    .is_some_and(|s| s.pid == Some(pid));
+                if owned && registry.end(&session_id, reason) {
+                    tracing::info!(%session_id, pid, reason = ?reason, "session_files_say_process_gone");
+                }
+            }
+        }
+    }
+}
+
+/// Everything the feeds need besides the folders.
+#[derive(Debug, Clone)]
+pub struct FeedConfig {
+    pub dirs: FeedDirs,
+    pub timing: FeedTiming,
+    /// Files not modified for this long are not followed (the registry's session TTL).
+    pub ttl: Duration,
+    /// Where each feed counts its cost.
+    pub stats: FeedStatsSet,
+}
+
+impl FeedConfig {
+    pub fn new(dirs: FeedDirs, ttl: Duration) -> Self {
+        FeedConfig {
+            dirs,
+            timing: FeedTiming::default(),
+            ttl,
+            stats: FeedStatsSet::default(),
+        }
+    }
+}
+
+/// One [`FeedStats`] per feed.
+#[derive(Debug, Clone, Default)]
+pub struct FeedStatsSet {
+    pub claude_sessions: Arc<FeedStats>,
+    pub claude_transcripts: Arc<FeedStats>,
+    pub codex_rollouts: Arc<FeedStats>,
+}
+
+/// Starts every file feed; each runs until `token` is cancelled. Must be called from within a
+/// tokio runtime.
+pub fn spawn_all(
+    registry: Arc<SessionsRegistry>,
+    config: FeedConfig,
+    token: CancellationToken,
+) -> Vec<JoinHandle<()>> {
+    let live = claude_sessions::LiveClaudeSessions::default();
+    let sessions = claude_sessions::ClaudeSessionsFeed::new(
+        config.dirs.claude.clone(),
+        live.clone(),
+        config.stats.claude_sessions.clone(),
+    );
+    let transcripts = claude_transcripts::ClaudeTranscriptsFeed::new(
+        config.dirs.claude.clone(),
+        config.ttl,
+        live,
+        config.stats.claude_transcripts.clone(),
+    );
+    let rollouts = codex_rollouts::CodexRolloutsFeed::new(
+        config.dirs.codex.clone(),
+        config.ttl,
+        config.stats.codex_rollouts.clone(),
+    );
+    vec![
+        watch::spawn_feed(sessions, registry.clone(), config.timing, token.clone()),
+        watch::spawn_feed(transcripts, registry.clone(), config.timing, token.clone()),
+        watch::spawn_feed(rollouts, registry, config.timing, token),
+    ]
+}
+
+/// A file's modification time as a timestamp, for observations with nothing better.
+pub(crate) fn mtime_of(meta: &std::fs::Metadata) -> DateTime<Utc> {
+    meta.modified()
+        .map(DateTime::<Utc>::from)
+        .unwrap_or_else(|_| Utc::now())
+}
+
+/// How long ago `meta`'s file was modified, as of `now` (zero for a time in the future).
+pub(crate) fn age_of(meta: &std::fs::Metadata, now: SystemTime) -> Duration {
+    meta.modified()
+        .ok()
+        .and_then(|m| now.duration_since(m).ok())
+        .unwrap_or_default()
+}
+
+/// Parses an RFC 3339 timestamp as the agents write them.
+pub(crate) fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
