@@ -2,11 +2,15 @@
 //!
 //! No GUI here and no Tauri: the desktop shell and `agent-tray daemon` both host the [`engine`].
 
+pub mod agent_pid;
 pub mod cli;
 pub mod clock;
 pub mod control;
 pub mod engine;
 pub mod feeds;
+pub mod hook;
+pub mod hook_payload;
+pub mod journal;
 pub mod liveness;
 pub mod model;
 pub mod notify_policy;

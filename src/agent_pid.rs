@@ -1,0 +1,496 @@
+//! Which process is the agent that ran this hook?
+//!
+//! The pid a hook reports is what the pid watcher later watches, and what tells a resumed
+//! session's new process from the old one: a wrong pid is worse than none. So:
+//! - **Never trust the parent blindly.** A Claude command hook runs under `sh -c` (recorded: the
+//!   hook's parent is `sh`, the agent its grandparent); Codex runs it directly or through a shell.
+//!   The walk goes up from the parent past shells only, to the first process that *is* an agent
+//!   (by its name, or for a `node`/`bun` launcher by its command line). Anything else on the way
+//!   (an editor, a wrapper, init) ends the walk with no pid.
+//! - **Codex: the outermost codex.** By default the Codex TUI runs hooks from a background
+//!   `codex app-server` it started. The session belongs to the process the user sees, so the walk
+//!   keeps climbing while the parent is also a (native) `codex`. The discovery feed applies the
+//!   same rule to the holder of a rollout's writer lock ([`outermost_codex`]), so both feeds
+//!   report the same pid and never take a session over from each other.
+//! - **A hook for one agent never reports the other's pid** (Claude running `codex exec` as a
+//!   tool, or the other way round): the first agent found must be the one asked for.
+//!
+//! The walk is a pure function over a [`ProcessTable`], so the tests script every tree; the
+//! Linux table reads `/proc` (one small read per step). Other platforms report no pid for now.
+
+use crate::model::Agent;
+
+/// Deeper than any real hook ancestry (hook → sh → claude is two steps).
+const MAX_DEPTH: usize = 16;
+
+/// Shells a hook command may run under. They are stepped over, never reported.
+const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "ash", "busybox", "tcsh", "csh", "yash",
+    "nu", "pwsh",
+];
+
+/// Interpreters that may host an agent; their command line tells which.
+const LAUNCHERS: &[&str] = &["node", "nodejs", "bun", "deno", "MainThread"];
+
+/// What the walk needs to know of one process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcInfo {
+    pub ppid: u32,
+    /// The kernel's command name (`comm`, at most 15 bytes on Linux).
+    pub comm: String,
+}
+
+/// The seam the tests fake: a view of the process table.
+pub trait ProcessTable {
+    fn info(&self, pid: u32) -> Option<ProcInfo>;
+    /// The command line, only asked for launchers.
+    fn cmdline(&self, pid: u32) -> Option<Vec<String>>;
+}
+
+/// What one process is, for the walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcKind {
+    Shell,
+    /// The agent's own native binary (`claude`, `codex`).
+    Native(Agent),
+    /// An interpreter running the agent (`node …/claude-code/cli.js`).
+    Launched(Agent),
+    Other,
+}
+
+impl ProcKind {
+    fn agent(self) -> Option<Agent> {
+        match self {
+            ProcKind::Native(a) | ProcKind::Launched(a) => Some(a),
+            ProcKind::Shell | ProcKind::Other => None,
+        }
+    }
+}
+
+/// Classifies a process by its name, and for a launcher by its command line.
+pub fn classify(table: &dyn ProcessTable, pid: u32, info: &ProcInfo) -> ProcKind {
+    let comm = info.comm.as_str();
+    if SHELLS.contains(&comm) {
+        return ProcKind::Shell;
+    }
+    if let Some(agent) = agent_by_name(comm) {
+        return ProcKind::Native(agent);
+    }
+    if LAUNCHERS.contains(&comm) {
+        if let Some(agent) = table.cmdline(pid).and_then(|argv| agent_in_cmdline(&argv)) {
+            return ProcKind::Launched(agent);
+        }
+    }
+    ProcKind::Other
+}
+
+fn agent_by_name(name: &str) -> Option<Agent> {
+    match name {
+        "claude" | "claude.exe" => Some(Agent::Claude),
+        "codex" | "codex.exe" => Some(Agent::Codex),
+        _ => None,
+    }
+}
+
+/// A launcher's script: `node /…/@anthropic-ai/claude-code/cli.js`, `node /usr/bin/claude`,
+/// `node /…/@openai/codex/bin/codex.js`. Only the script counts (the first argument that is not
+/// an option): a later argument, a prompt say, may mention anything.
+fn agent_in_cmdline(argv: &[String]) -> Option<Agent> {
+    let script = argv.iter().skip(1).find(|a| !a.starts_with('-'))?;
+    if script.contains("@anthropic-ai/claude-code") {
+        return Some(Agent::Claude);
+    }
+    if script.contains("@openai/codex") {
+        return Some(Agent::Codex);
+    }
+    let base = script.rsplit('/').next().unwrap_or(script);
+    agent_by_name(base.strip_suffix(".js").unwrap_or(base))
+}
+
+/// Walks up from `start` (the hook's parent) to the agent's pid. `want` is the agent the hook
+/// was installed for, when known; returns the pid and the agent found.
+pub fn find_agent_pid(
+    table: &dyn ProcessTable,
+    start: u32,
+    want: Option<Agent>,
+) -> Option<(u32, Agent)> {
+    let mut pid = start;
+    for _ in 0..MAX_DEPTH {
+        if pid <= 1 {
+            return None;
+        }
+        let info = table.info(pid)?;
+        match classify(table, pid, &info) {
+            ProcKind::Shell => pid = info.ppid,
+            ProcKind::Other => return None,
+            kind => {
+                let agent = kind.agent()?;
+                if want.is_some_and(|w| w != agent) {
+                    return None;
+                }
+                let pid = match agent {
+                    Agent::Codex => outermost_codex(table, pid),
+                    Agent::Claude => pid,
+                };
+                return Some((pid, agent));
+            }
+        }
+    }
+    None
+}
+
+/// From a codex process, climbs while the parent is also a native `codex` (the app-server the
+/// TUI started, or the TUI itself): the outermost one owns the session.
+pub fn outermost_codex(table: &dyn ProcessTable, pid: u32) -> u32 {
+    let mut current = pid;
+    for _ in 0..MAX_DEPTH {
+        let Some(info) = table.info(current) else {
+            return current;
+        };
+        if info.ppid <= 1 {
+            return current;
+        }
+        match table.info(info.ppid) {
+            Some(parent) if agent_by_name(&parent.comm) == Some(Agent::Codex) => {
+                current = info.ppid
+            }
+            _ => return current,
+        }
+    }
+    current
+}
+
+/// The agent process that ran this hook, from the real process table.
+pub fn agent_pid_of_this_hook(want: Option<Agent>) -> Option<(u32, Agent)> {
+    let parent = std::os::unix::process::parent_id();
+    find_agent_pid(&SystemProcesses, parent, want)
+}
+
+/// The real process table.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemProcesses;
+
+#[cfg(target_os = "linux")]
+impl ProcessTable for SystemProcesses {
+    fn info(&self, pid: u32) -> Option<ProcInfo> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (ppid, comm) = parent_and_comm(&stat)?;
+        Some(ProcInfo {
+            ppid,
+            comm: comm.to_string(),
+        })
+    }
+
+    fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        Some(
+            raw.split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .take(8)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect(),
+        )
+    }
+}
+
+/// Elsewhere the tree is not read yet: the hook sends no pid, and the TTL and the file feeds
+/// carry liveness.
+#[cfg(not(target_os = "linux"))]
+impl ProcessTable for SystemProcesses {
+    fn info(&self, _pid: u32) -> Option<ProcInfo> {
+        None
+    }
+    fn cmdline(&self, _pid: u32) -> Option<Vec<String>> {
+        None
+    }
+}
+
+/// The parent pid and command name of a `/proc/<pid>/stat` line. The name sits in parentheses
+/// and may itself hold spaces and parentheses, so the fields after it start after the LAST `)`.
+pub fn parent_and_comm(stat: &str) -> Option<(u32, &str)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat.get(open + 1..close)?;
+    let ppid = stat
+        .get(close + 1..)?
+        .split_ascii_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((ppid, comm))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// A scripted process table: pid → (ppid, comm, cmdline).
+    #[derive(Default)]
+    struct Tree(HashMap<u32, (u32, &'static str, Vec<&'static str>)>);
+
+    impl Tree {
+        fn with(mut self, pid: u32, ppid: u32, comm: &'static str, argv: &[&'static str]) -> Self {
+            self.0.insert(pid, (ppid, comm, argv.to_vec()));
+            self
+        }
+    }
+
+    impl ProcessTable for Tree {
+        fn info(&self, pid: u32) -> Option<ProcInfo> {
+            self.0.get(&pid).map(|(ppid, comm, _)| ProcInfo {
+                ppid: *ppid,
+                comm: comm.to_string(),
+            })
+        }
+        fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
+            self.0
+                .get(&pid)
+                .map(|(_, _, argv)| argv.iter().map(|a| a.to_string()).collect())
+        }
+    }
+
+    #[test]
+    fn a_claude_command_hook_finds_claude_past_its_sh() {
+        // Recorded: hook_ppid_comm "sh", hook_grandparent_comm "claude".
+        let t = Tree::default()
+            .with(2873, 500, "sh", &["sh", "-c", "agent-tray hook"])
+            .with(500, 400, "claude", &["claude"])
+            .with(400, 1, "bash", &["bash"]);
+        assert_eq!(
+            find_agent_pid(&t, 2873, Some(Agent::Claude)),
+            Some((500, Agent::Claude))
+        );
+        assert_eq!(find_agent_pid(&t, 2873, None), Some((500, Agent::Claude)));
+    }
+
+    #[test]
+    fn a_codex_hook_run_by_the_app_server_belongs_to_the_tui_above_it() {
+        // Default Codex: TUI → codex app-server → hook. The user sees the TUI; its death is the
+        // session's death.
+        let t = Tree::default()
+            .with(900, 800, "codex", &["codex", "app-server"])
+            .with(800, 700, "codex", &["codex"])
+            .with(
+                700,
+                600,
+                "node",
+                &["node", "/usr/lib/node_modules/@openai/codex/bin/codex.js"],
+            )
+            .with(600, 1, "zsh", &["zsh"]);
+        assert_eq!(
+            find_agent_pid(&t, 900, Some(Agent::Codex)),
+            Some((800, Agent::Codex))
+        );
+        // The node launcher is not a codex for ownership: the lock holder is never the launcher.
+        assert_eq!(outermost_codex(&t, 900), 800);
+    }
+
+    #[test]
+    fn a_codex_hook_run_directly_reports_the_codex_parent() {
+        // Recorded with --no-daemon: hook_parent_comm "codex", grandparent "node".
+        let t = Tree::default()
+            .with(300, 200, "codex", &["codex", "--no-daemon"])
+            .with(200, 1, "node", &["node", "/x/codex.js"]);
+        assert_eq!(find_agent_pid(&t, 300, None), Some((300, Agent::Codex)));
+    }
+
+    #[test]
+    fn claude_launched_by_node_is_found_by_its_command_line() {
+        let t = Tree::default()
+            .with(50, 40, "dash", &["/bin/sh", "-c", "x"])
+            .with(
+                40,
+                1,
+                "node",
+                &[
+                    "node",
+                    "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js",
+                    "--resume",
+                ],
+            );
+        assert_eq!(
+            find_agent_pid(&t, 50, Some(Agent::Claude)),
+            Some((40, Agent::Claude))
+        );
+    }
+
+    #[test]
+    fn a_tree_without_an_agent_gives_no_pid_rather_than_a_wrong_one() {
+        // A person running the hook from a terminal, an editor's task runner, a plain node app.
+        let t = Tree::default()
+            .with(10, 9, "bash", &["bash"])
+            .with(9, 8, "tmux: server", &["tmux"])
+            .with(8, 1, "systemd", &["systemd"])
+            .with(20, 19, "sh", &["sh"])
+            .with(19, 1, "node", &["node", "server.js", "claude"]);
+        assert_eq!(find_agent_pid(&t, 10, None), None);
+        assert_eq!(
+            find_agent_pid(&t, 20, None),
+            None,
+            "only the script names the agent, not a later argument"
+        );
+        assert_eq!(find_agent_pid(&t, 1, None), None);
+        assert_eq!(find_agent_pid(&t, 12345, None), None, "a vanished parent");
+    }
+
+    #[test]
+    fn a_hook_for_one_agent_never_reports_the_other() {
+        // Claude ran `codex exec` as a tool; a Claude-installed hook fired inside it would
+        // otherwise report codex's pid for a Claude session.
+        let t = Tree::default()
+            .with(70, 60, "sh", &["sh"])
+            .with(60, 50, "codex", &["codex", "exec"])
+            .with(50, 1, "claude", &["claude"]);
+        assert_eq!(find_agent_pid(&t, 70, Some(Agent::Claude)), None);
+        assert_eq!(
+            find_agent_pid(&t, 70, Some(Agent::Codex)),
+            Some((60, Agent::Codex))
+        );
+    }
+
+    #[test]
+    fn a_loop_in_the_table_ends_the_walk() {
+        let t = Tree::default()
+            .with(5, 6, "sh", &["sh"])
+            .with(6, 5, "sh", &["sh"]);
+        assert_eq!(find_agent_pid(&t, 5, None), None);
+    }
+
+    #[test]
+    fn stat_lines_with_odd_names_parse_after_the_last_paren() {
+        let stat = "1234 (a (weird) name) S 77 1234 1234 0 -1";
+        assert_eq!(parent_and_comm(stat), Some((77, "a (weird) name")));
+        assert_eq!(parent_and_comm("garbage"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    mod real_processes {
+        use super::*;
+        use std::os::unix::fs::PermissionsExt;
+        use std::process::{Child, Command, Stdio};
+        use std::time::{Duration, Instant};
+
+        /// A directory holding an executable called `name` that sleeps (a copy of `sleep`, so
+        /// the kernel names the process after the file).
+        fn fake_binary(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+            let path = dir.join(name);
+            let sleep = ["/bin/sleep", "/usr/bin/sleep"]
+                .into_iter()
+                .find(|p| std::path::Path::new(p).exists())
+                .expect("sleep exists");
+            std::fs::copy(sleep, &path).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            path
+        }
+
+        fn children_of(pid: u32) -> Vec<u32> {
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        }
+
+        struct Kill(Child);
+        impl Drop for Kill {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+
+        fn wait_for_chain(root: u32, depth: usize) -> Vec<u32> {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                let mut chain = vec![root];
+                while let Some(c) = children_of(*chain.last().unwrap()).first() {
+                    chain.push(*c);
+                }
+                if chain.len() >= depth || Instant::now() > deadline {
+                    return chain;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+
+        /// A copy of the system shell under another name, so the kernel names the process
+        /// after it (`comm`) while it still runs commands.
+        fn shell_named(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+            let sh = ["/bin/sh", "/usr/bin/sh"]
+                .into_iter()
+                .find(|p| std::path::Path::new(p).exists())
+                .expect("a shell exists");
+            let path = dir.join(name);
+            std::fs::copy(std::fs::canonicalize(sh).unwrap(), &path).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            path
+        }
+
+        #[test]
+        fn the_walk_finds_a_real_claude_above_a_real_shell() {
+            // claude → sh → hook: the recorded shape of every Claude command hook. The trailing
+            // `; true`s keep each shell from exec-ing into its last command.
+            let dir = tempfile::tempdir().unwrap();
+            let claude = shell_named(dir.path(), "claude");
+            let hook = fake_binary(dir.path(), "hookish");
+            let child = Command::new(&claude)
+                .arg("-c")
+                .arg(format!("sh -c '{} 30; true'; true", hook.display()))
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap();
+            let root = child.id();
+            let _guard = Kill(child);
+            let chain = wait_for_chain(root, 3);
+            assert_eq!(chain.len(), 3, "claude → sh → hook: {chain:?}");
+            let hook_parent = SystemProcesses.info(chain[2]).unwrap().ppid;
+            assert_eq!(SystemProcesses.info(hook_parent).unwrap().comm, "sh");
+            assert_eq!(
+                find_agent_pid(&SystemProcesses, hook_parent, Some(Agent::Claude)),
+                Some((root, Agent::Claude))
+            );
+            assert_eq!(
+                find_agent_pid(&SystemProcesses, hook_parent, Some(Agent::Codex)),
+                None,
+                "a Codex hook under Claude reports no pid"
+            );
+        }
+
+        #[test]
+        fn the_walk_climbs_nested_real_codex_processes_to_the_outermost() {
+            // codex (TUI) → codex (app-server) → sh → hook.
+            let dir = tempfile::tempdir().unwrap();
+            let codex = shell_named(dir.path(), "codex");
+            let sleeper = fake_binary(dir.path(), "hookish");
+            let inner = format!("sh -c '{} 30; true'; true", sleeper.display());
+            let child = Command::new(&codex)
+                .arg("-c")
+                .arg(format!("{} -c \"{}\"; true", codex.display(), inner))
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap();
+            let root = child.id();
+            let _guard = Kill(child);
+            let chain = wait_for_chain(root, 4);
+            assert_eq!(chain.len(), 4, "codex → codex → sh → hook: {chain:?}");
+            let hook_parent = SystemProcesses.info(chain[3]).unwrap().ppid;
+            assert_eq!(hook_parent, chain[2]);
+            assert_eq!(
+                find_agent_pid(&SystemProcesses, hook_parent, Some(Agent::Codex)),
+                Some((root, Agent::Codex)),
+                "the outermost codex owns the session"
+            );
+            // And from the inner codex itself (the discovery feed's lock holder): the same pid.
+            assert_eq!(outermost_codex(&SystemProcesses, chain[1]), root);
+        }
+
+        #[test]
+        fn the_walk_reports_nothing_under_an_ordinary_process() {
+            // This test binary is not an agent: a hook run from it finds none.
+            let me = std::process::id();
+            assert_eq!(find_agent_pid(&SystemProcesses, me, None), None);
+        }
+    }
+}

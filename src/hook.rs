@@ -1,0 +1,328 @@
+//! `agent-tray hook` and `agent-tray notify`: what the agents run, on every event.
+//!
+//! Users pay for this on every tool call, and a hook that misbehaves can block or steer the agent
+//! (a PermissionRequest hook's stdout can approve a tool; exit 2 blocks some events). So:
+//! - **Exit 0 and print nothing, always.** `main` routes here before any argument parsing,
+//!   logging setup or runtime start; panics are caught and silenced; errors go to a small log
+//!   file under the data folder, never to the agent's stdout or stderr.
+//! - **Bounded.** stdin is read up to 1 MiB (past that the payload is marked cut and the rest is
+//!   not read), and for at most [`STDIN_BUDGET`]; connect + write to the app get what is left of
+//!   [`SEND_BUDGET`], measured from the hook's start. A socket that accepts and never reads costs
+//!   at most that budget.
+//! - **The journal first** (see [`crate::journal`]): the record is on disk before the send, so an
+//!   app that is down, wedged or slow loses nothing.
+//! - **No work it does not need**: no async runtime, no tracing subscriber, one `/proc` read per
+//!   step of the process walk, one append, one connect, one write.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+use crate::agent_pid;
+use crate::control::client::{ClientError, ControlClient};
+use crate::control::Request;
+use crate::hook_payload::{self, PayloadError};
+use crate::journal::{self, JournalRecord};
+use crate::model::{Agent, Observation};
+use crate::paths::TrayPaths;
+
+/// The most of stdin a hook reads.
+pub const MAX_STDIN: usize = 1 << 20;
+/// How long a hook waits for its stdin (the agents write it at once and close it).
+pub const STDIN_BUDGET: Duration = Duration::from_millis(1000);
+/// Connect + write to the app, counted from the hook's start.
+pub const SEND_BUDGET: Duration = Duration::from_millis(100);
+/// The hook log is rotated past this size.
+const MAX_LOG_BYTES: u64 = 256 * 1024;
+
+static SEQ_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// `agent-tray hook [--agent claude|codex]`. `args` are the arguments after `hook` (the full
+/// argv works too: only `--agent` is looked at). Never fails, never prints.
+pub fn run_hook(args: &[String]) {
+    let started = Instant::now();
+    let at = Utc::now();
+    silence_panics();
+    let _ = std::panic::catch_unwind(|| {
+        let agent = agent_flag(args);
+        let (payload, cut) = read_stdin(MAX_STDIN, STDIN_BUDGET);
+        hook_once(agent, &payload, cut, at, started);
+    });
+}
+
+/// `agent-tray notify --agent codex JSON`: Codex's `notify` program. The JSON is the last
+/// argument. Never fails, never prints.
+pub fn run_notify(args: &[String]) {
+    let started = Instant::now();
+    let at = Utc::now();
+    silence_panics();
+    let _ = std::panic::catch_unwind(|| {
+        let Ok(paths) = TrayPaths::from_env() else {
+            return;
+        };
+        let Some(json) = args.last() else {
+            return;
+        };
+        match hook_payload::observation_from_notify(json, at) {
+            Ok(mut obs) => {
+                obs.pid = agent_pid::agent_pid_of_this_hook(Some(Agent::Codex)).map(|(p, _)| p);
+                obs.seq = Some(sequence_id(at));
+                deliver(&paths, obs, false, started);
+            }
+            Err(e) => log_error(&paths, &format!("notify: {e}")),
+        }
+    });
+}
+
+fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>, started: Instant) {
+    let Ok(paths) = TrayPaths::from_env() else {
+        return; // no HOME and no AGENT_TRAY_HOME: nowhere to write, not even a log
+    };
+    let parsed = match hook_payload::parse_hook(payload, agent) {
+        Ok(parsed) => parsed,
+        // An event this version does not know is nothing to complain about.
+        Err(PayloadError::UnknownEvent(_)) => return,
+        Err(e) => {
+            let what = if cut { " (payload cut at 1 MiB)" } else { "" };
+            log_error(&paths, &format!("hook: {e}{what}"));
+            return;
+        }
+    };
+    let walked = agent_pid::agent_pid_of_this_hook(parsed.agent);
+    let mut obs = parsed.into_observation(at, walked);
+    obs.seq = Some(sequence_id(at));
+    deliver(&paths, obs, cut, started);
+}
+
+/// Journals the observation, then sends it within what is left of the budget.
+fn deliver(paths: &TrayPaths, obs: Observation, cut: bool, started: Instant) {
+    let record = JournalRecord::new(obs, cut);
+    if let Err(e) = journal::append(&paths.journal_dir(), &record) {
+        log_error(paths, &format!("journal: {e}"));
+    }
+    let left = SEND_BUDGET.saturating_sub(started.elapsed());
+    if left.is_zero() {
+        log_error(
+            paths,
+            "send skipped: the hook's time budget was spent before the send",
+        );
+        return;
+    }
+    let result = ControlClient::connect(&paths.socket, left).and_then(|mut client| {
+        client.send(&Request::Observe {
+            observation: record.observation,
+        })
+    });
+    match result {
+        Ok(()) | Err(ClientError::NotRunning(_)) => {}
+        Err(e) => log_error(paths, &format!("send: {e}")),
+    }
+}
+
+/// A sequence id no other hook call shares: this process's pid, its start in nanoseconds, and
+/// a counter.
+pub fn sequence_id(at: DateTime<Utc>) -> String {
+    let nanos = at.timestamp_nanos_opt().unwrap_or_default();
+    let n = SEQ_COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{}-{nanos}-{n}", std::process::id())
+}
+
+/// `--agent X` or `--agent=X`, anywhere in the arguments; an unknown value counts as absent.
+pub fn agent_flag(args: &[String]) -> Option<Agent> {
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        if arg == "--agent" {
+            return it.next().and_then(|v| v.parse().ok());
+        }
+        if let Some(v) = arg.strip_prefix("--agent=") {
+            return v.parse().ok();
+        }
+    }
+    None
+}
+
+/// Reads stdin: at most `max` bytes, for at most `budget`. Returns the bytes and whether more
+/// was there (the payload was cut).
+pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
+    let stdin = io::stdin();
+    let mut lock = stdin.lock();
+    read_bounded(&mut lock, io::stdin().as_raw_fd(), max, budget)
+}
+
+/// Reads from `reader` (whose descriptor is `fd`) up to `max` bytes or until `budget` passes.
+pub fn read_bounded(
+    reader: &mut dyn Read,
+    fd: i32,
+    max: usize,
+    budget: Duration,
+) -> (Vec<u8>, bool) {
+    let deadline = Instant::now() + budget;
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || !wait_readable(fd, left) {
+            // Out of time: what arrived is the payload; if it is not all, the parse says so.
+            return (buf, false);
+        }
+        // Read one byte past the limit to know whether there was more.
+        let room = (max + 1).saturating_sub(buf.len()).min(chunk.len());
+        match reader.read(&mut chunk[..room]) {
+            Ok(0) => return (buf, false),
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                if buf.len() > max {
+                    buf.truncate(max);
+                    return (buf, true);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return (buf, false),
+        }
+    }
+}
+
+/// Waits until `fd` can be read (data or end of file), for at most `timeout`.
+fn wait_readable(fd: i32, timeout: Duration) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = libc::c_int::try_from(timeout.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+    loop {
+        // SAFETY: one valid pollfd, for the duration of the call.
+        let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if rc >= 0 {
+            // POLLHUP/POLLERR/POLLNVAL also end the wait: the read then says what happened.
+            return rc > 0;
+        }
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return true; // cannot poll (not pollable): let the read decide
+        }
+    }
+}
+
+/// A panic must not print to the agent's stderr; the process exits 0 after it regardless.
+fn silence_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        if let Ok(paths) = TrayPaths::from_env() {
+            log_error(&paths, &format!("panic: {info}"));
+        }
+    }));
+}
+
+/// Appends one line to the hook log (`<data>/logs/hook.log`, rotated at a small size). Best
+/// effort: a hook that cannot even log stays silent.
+pub fn log_error(paths: &TrayPaths, message: &str) {
+    let dir = paths.log_dir();
+    let path = dir.join("hook.log");
+    let _ = write_log(&dir, &path, message);
+}
+
+fn write_log(dir: &Path, path: &Path, message: &str) -> io::Result<()> {
+    if fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
+        let _ = fs::rename(path, path.with_extension("log.1"));
+    }
+    let open = || {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+    };
+    let mut file = match open() {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            crate::paths::create_private_dir(dir).map_err(io::Error::other)?;
+            open()?
+        }
+        Err(e) => return Err(e),
+    };
+    let line = format!(
+        "{} pid={} {}\n",
+        Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        std::process::id(),
+        message.replace('\n', " ")
+    );
+    file.write_all(line.as_bytes())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_flag_is_read_in_either_spelling_and_anywhere() {
+        let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        assert_eq!(agent_flag(&s(&["--agent", "codex"])), Some(Agent::Codex));
+        assert_eq!(
+            agent_flag(&s(&["agent-tray", "hook", "--agent=claude"])),
+            Some(Agent::Claude)
+        );
+        assert_eq!(agent_flag(&s(&["--agent", "gemini"])), None);
+        assert_eq!(agent_flag(&s(&["--agent"])), None);
+        assert_eq!(agent_flag(&[]), None);
+    }
+
+    #[test]
+    fn sequence_ids_never_repeat_within_a_process() {
+        let at = Utc::now();
+        let a = sequence_id(at);
+        let b = sequence_id(at);
+        assert_ne!(a, b, "same instant, still distinct");
+        assert!(a.starts_with(&format!("{}-", std::process::id())));
+    }
+
+    #[test]
+    fn stdin_past_the_limit_is_cut_and_not_read_further() {
+        let (mut r, mut w) = std::io::pipe().unwrap();
+        let writer = std::thread::spawn(move || {
+            // 3 MiB: the reader stops at 1 MiB + 1 and the rest is never read (EPIPE here).
+            let _ = w.write_all(&vec![b'x'; 3 << 20]);
+        });
+        let fd = r.as_raw_fd();
+        let (bytes, cut) = read_bounded(&mut r, fd, MAX_STDIN, Duration::from_secs(5));
+        assert!(cut);
+        assert_eq!(bytes.len(), MAX_STDIN);
+        drop(r);
+        writer.join().unwrap();
+    }
+
+    #[test]
+    fn a_stdin_that_never_closes_costs_at_most_the_budget() {
+        // A person running the hook in a terminal, or an agent that keeps the pipe open.
+        let (mut r, mut w) = std::io::pipe().unwrap();
+        w.write_all(b"{\"session_id\":").unwrap();
+        let t = Instant::now();
+        let fd = r.as_raw_fd();
+        let (bytes, cut) = read_bounded(&mut r, fd, MAX_STDIN, Duration::from_millis(150));
+        assert!(t.elapsed() < Duration::from_millis(1000));
+        assert_eq!(bytes, b"{\"session_id\":");
+        assert!(!cut);
+        drop(w);
+    }
+
+    #[test]
+    fn errors_land_in_a_private_log_that_stays_small() {
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = TrayPaths::under(tmp.path());
+        let big = "e".repeat(10_000);
+        for _ in 0..60 {
+            log_error(&paths, &big);
+        }
+        let log = paths.log_dir().join("hook.log");
+        assert!(fs::metadata(&log).unwrap().len() <= MAX_LOG_BYTES + 20_000);
+        assert!(
+            paths.log_dir().join("hook.log.1").exists(),
+            "rotated once full"
+        );
+    }
+}

@@ -1,0 +1,590 @@
+//! Turns what a hook reads on stdin into an [`Observation`]: a pure function, tested on every
+//! line the real agents were recorded sending.
+//!
+//! Why it is shaped this way:
+//! - **Only the fields the state needs are kept.** A payload carries the user's prompt, the tool's
+//!   input and output and the assistant's last message; none of them is read into memory as
+//!   text, journaled or sent. Unknown and unwanted values are skipped with `IgnoredAny`, so a
+//!   megabyte of `tool_input` costs a scan, not an allocation.
+//! - **A cut payload still counts.** The hook reads at most 1 MiB; past that the JSON is cut off
+//!   in the middle. Both agents write the identifying fields (`session_id`, `hook_event_name`,
+//!   `cwd`, …) before the bulky ones, so the fields are gathered one by one into a struct that
+//!   survives a parse error half way: whatever was read before the cut is kept.
+//! - **The agent is told, or inferred.** The installers pass `--agent`; without it, Codex is
+//!   recognised by its `turn_id`, a rollout `transcript_path`, or a `model` outside SessionStart
+//!   (Claude sends `model` only there), and Claude by a transcript under `.claude`. The process
+//!   walk ([`crate::agent_pid`]) is the last resort, decided by the caller.
+//! - **Every string is capped** so a hostile payload cannot make a record or a socket line large.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+
+use crate::model::{Agent, EventKind, Observation, Source};
+
+/// Longest path kept (cwd, transcript path).
+const MAX_PATH: usize = 4096;
+/// Longest short field kept (model, tool name, notification type, error kind, ids).
+const MAX_SHORT: usize = 256;
+
+/// The fields of a hook payload the tray cares about, as read so far.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct HookFields {
+    pub session_id: Option<String>,
+    pub hook_event_name: Option<String>,
+    pub cwd: Option<String>,
+    pub transcript_path: Option<String>,
+    pub model: Option<String>,
+    pub source: Option<String>,
+    pub notification_type: Option<String>,
+    pub tool_name: Option<String>,
+    pub agent_id: Option<String>,
+    pub error: Option<String>,
+    pub turn_id: Option<String>,
+    pub prompt_id: Option<String>,
+}
+
+/// Why a payload gave no observation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    #[error("the payload is not a JSON object with a session_id ({0})")]
+    NotAHookPayload(String),
+    #[error("the payload has no session_id")]
+    NoSessionId,
+    #[error("the payload has no hook_event_name")]
+    NoEvent,
+    /// A hook this version does not know: not an error of the agent's, just nothing to report.
+    #[error("unknown hook event {0:?}")]
+    UnknownEvent(String),
+}
+
+/// Reads the fields from a payload, keeping whatever came before a parse error (a cut payload).
+/// Returns the fields and, when the JSON did not parse to the end, the error.
+pub fn read_fields(payload: &[u8]) -> (HookFields, Option<String>) {
+    let mut fields = HookFields::default();
+    let mut de = serde_json::Deserializer::from_slice(payload);
+    let result = FieldsSeed(&mut fields)
+        .deserialize(&mut de)
+        .and_then(|()| de.end());
+    (fields, result.err().map(|e| e.to_string()))
+}
+
+/// A hook call understood: its event, and the agent where the flag or the payload tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedHook {
+    pub session_id: String,
+    pub event: EventKind,
+    /// From `--agent`, else from the payload; `None` when neither tells (the process walk may).
+    pub agent: Option<Agent>,
+    pub fields: HookFields,
+}
+
+/// Parses one hook payload. `agent_hint` is `--agent` when given.
+pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHook, PayloadError> {
+    let (fields, parse_error) = read_fields(payload);
+    let Some(session_id) = fields.session_id.clone().filter(|s| !s.trim().is_empty()) else {
+        return Err(match parse_error {
+            Some(e) => PayloadError::NotAHookPayload(e),
+            None => PayloadError::NoSessionId,
+        });
+    };
+    let event_name = fields
+        .hook_event_name
+        .clone()
+        .ok_or(PayloadError::NoEvent)?;
+    let event = hook_event(&event_name).ok_or(PayloadError::UnknownEvent(event_name))?;
+    let agent = agent_hint.or_else(|| infer_agent(&fields, event));
+    Ok(ParsedHook {
+        session_id,
+        event,
+        agent,
+        fields,
+    })
+}
+
+impl ParsedHook {
+    /// The observation, with the agent process the walk found (`None`: no pid is sent). The
+    /// walk's agent decides only when neither the flag nor the payload did; Claude otherwise.
+    pub fn into_observation(self, at: DateTime<Utc>, walked: Option<(u32, Agent)>) -> Observation {
+        let agent = self
+            .agent
+            .or(walked.map(|(_, a)| a))
+            .unwrap_or(Agent::Claude);
+        let fields = self.fields;
+        let event = self.event;
+        let mut obs = Observation::new(self.session_id, agent, event, at).with_source(Source::Hook);
+        obs.pid = walked.filter(|(_, a)| *a == agent).map(|(pid, _)| pid);
+        obs.cwd = fields.cwd;
+        obs.transcript_path = fields.transcript_path;
+        obs.model = fields.model;
+        obs.subagent_id = fields.agent_id;
+        obs.tool_name = fields.tool_name;
+        if event == EventKind::SessionStart {
+            obs.start_source = fields.source;
+        }
+        if event == EventKind::Notification {
+            obs.notification_type = fields.notification_type;
+        }
+        // Only StopFailure's `error` is an error kind (rate_limit, …). PostToolUseFailure's
+        // `error` is the tool's own output and may hold anything the command printed: never kept.
+        if event == EventKind::StopFailure {
+            obs.error = fields.error;
+        }
+        obs
+    }
+}
+
+/// Parse and build in one step, for callers with the walk's answer at hand (and the tests).
+pub fn observation_from_payload(
+    payload: &[u8],
+    agent_hint: Option<Agent>,
+    walked: Option<(u32, Agent)>,
+    at: DateTime<Utc>,
+) -> Result<Observation, PayloadError> {
+    Ok(parse_hook(payload, agent_hint)?.into_observation(at, walked))
+}
+
+/// The hook event for a `hook_event_name`. Only real hook names: a payload cannot claim to be a
+/// file feed's derived event.
+pub fn hook_event(name: &str) -> Option<EventKind> {
+    EventKind::HOOK_EVENTS
+        .into_iter()
+        .find(|kind| kind.as_str() == name)
+}
+
+/// Which agent sent a payload, from the payload alone.
+pub fn infer_agent(fields: &HookFields, event: EventKind) -> Option<Agent> {
+    if fields.turn_id.is_some() {
+        return Some(Agent::Codex);
+    }
+    if let Some(path) = fields.transcript_path.as_deref() {
+        let file = path.rsplit('/').next().unwrap_or(path);
+        if path.contains("/.codex/") || file.starts_with("rollout-") {
+            return Some(Agent::Codex);
+        }
+        if path.contains("/.claude/") || path.contains("/projects/") {
+            return Some(Agent::Claude);
+        }
+    }
+    if fields.prompt_id.is_some() {
+        return Some(Agent::Claude);
+    }
+    if fields.model.is_some() && event != EventKind::SessionStart {
+        return Some(Agent::Codex);
+    }
+    None
+}
+
+/// Codex's `notify` argument: `{"type": "agent-turn-complete", "thread-id", "turn-id", "cwd", …}`.
+/// Only the thread id and cwd are kept; the input messages and the assistant's reply are not.
+pub fn observation_from_notify(json: &str, at: DateTime<Utc>) -> Result<Observation, PayloadError> {
+    #[derive(serde::Deserialize)]
+    struct Notify {
+        #[serde(rename = "type", default)]
+        kind: Option<String>,
+        #[serde(rename = "thread-id", default)]
+        thread_id: Option<String>,
+        #[serde(default)]
+        cwd: Option<String>,
+    }
+    let notify: Notify =
+        serde_json::from_str(json).map_err(|e| PayloadError::NotAHookPayload(e.to_string()))?;
+    match notify.kind.as_deref() {
+        Some("agent-turn-complete") => {}
+        Some(other) => {
+            return Err(PayloadError::UnknownEvent(cap(
+                other.to_string(),
+                MAX_SHORT,
+            )))
+        }
+        None => return Err(PayloadError::NoEvent),
+    }
+    let thread_id = notify
+        .thread_id
+        .filter(|t| !t.trim().is_empty())
+        .ok_or(PayloadError::NoSessionId)?;
+    let mut obs = Observation::new(
+        cap(thread_id, MAX_SHORT),
+        Agent::Codex,
+        EventKind::TurnComplete,
+        at,
+    )
+    .with_source(Source::Notify);
+    obs.cwd = notify.cwd.map(|c| cap(c, MAX_PATH));
+    Ok(obs)
+}
+
+/// Cuts a string to at most `max` bytes, on a character boundary.
+pub fn cap(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
+struct FieldsSeed<'a>(&'a mut HookFields);
+
+impl<'de> DeserializeSeed<'de> for FieldsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldsSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a hook payload object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let fields = self.0;
+        while let Some(key) = map.next_key::<KeyName>()? {
+            let (slot, max) = match key.0.as_str() {
+                "session_id" => (&mut fields.session_id, MAX_SHORT),
+                "hook_event_name" => (&mut fields.hook_event_name, MAX_SHORT),
+                "cwd" => (&mut fields.cwd, MAX_PATH),
+                "transcript_path" => (&mut fields.transcript_path, MAX_PATH),
+                "model" => (&mut fields.model, MAX_SHORT),
+                "source" => (&mut fields.source, MAX_SHORT),
+                "notification_type" => (&mut fields.notification_type, MAX_SHORT),
+                "tool_name" => (&mut fields.tool_name, MAX_SHORT),
+                "agent_id" => (&mut fields.agent_id, MAX_SHORT),
+                "error" => (&mut fields.error, MAX_SHORT),
+                "turn_id" => (&mut fields.turn_id, MAX_SHORT),
+                "prompt_id" => (&mut fields.prompt_id, MAX_SHORT),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if let Some(text) = map.next_value::<MaybeString>()?.0 {
+                *slot = Some(cap(text, max));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A key, owned (keys are short; escapes make borrowing impossible in general).
+struct KeyName(String);
+
+impl<'de> de::Deserialize<'de> for KeyName {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(KeyName)
+    }
+}
+
+/// A string value, or nothing when the value is of another type (skipped, never an error: the
+/// agents' formats change between versions).
+struct MaybeString(Option<String>);
+
+impl<'de> de::Deserialize<'de> for MaybeString {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeString;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<MaybeString, E> {
+                Ok(MaybeString(Some(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<MaybeString, E> {
+                Ok(MaybeString(Some(v)))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeString, E> {
+                Ok(MaybeString(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeString, E> {
+                Ok(MaybeString(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeString, E> {
+                Ok(MaybeString(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeString, E> {
+                Ok(MaybeString(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<MaybeString, E> {
+                Ok(MaybeString(None))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<MaybeString, E> {
+                Ok(MaybeString(None))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<MaybeString, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeString(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeString, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeString(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn fixtures() -> PathBuf {
+        // The shared folder sits beside the repository (see shared/README.md).
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+    }
+
+    fn fixture_lines(rel: &str) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(fixtures().join(rel))
+            .unwrap_or_else(|e| panic!("fixture {rel}: {e}"));
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn at() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-29T19:07:13Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn every_recorded_claude_hook_becomes_an_observation_of_its_event() {
+        // The real Claude Code 2.1.328 run: start, prompt, a Bash command needing approval,
+        // approval, the end of the turn, /exit.
+        let lines = fixture_lines("claude/real-2.1.328/hooks.jsonl");
+        assert_eq!(lines.len(), 8);
+        for line in lines {
+            let payload = serde_json::to_vec(&line["payload"]).unwrap();
+            // No --agent: the payload alone must say it is Claude.
+            let obs = observation_from_payload(&payload, None, None, at()).unwrap();
+            let p = &line["payload"];
+            assert_eq!(obs.agent, Agent::Claude, "{p}");
+            assert_eq!(obs.session_id, p["session_id"].as_str().unwrap());
+            assert_eq!(obs.event.as_str(), p["hook_event_name"].as_str().unwrap());
+            assert_eq!(obs.cwd.as_deref(), Some("/home/dev/proj"));
+            assert_eq!(
+                obs.transcript_path.as_deref(),
+                p["transcript_path"].as_str()
+            );
+            assert_eq!(obs.source, Source::Hook);
+            assert_eq!(obs.at, at());
+            assert_eq!(obs.pid, None, "the parser never invents a pid");
+            assert_eq!(obs.tool_name.as_deref(), p["tool_name"].as_str());
+            match obs.event {
+                EventKind::SessionStart => {
+                    assert_eq!(obs.start_source.as_deref(), Some("startup"));
+                    assert_eq!(obs.model.as_deref(), Some("claude-opus-5-5"));
+                }
+                EventKind::Notification => {
+                    assert_eq!(obs.notification_type.as_deref(), Some("permission_prompt"))
+                }
+                _ => assert_eq!(obs.start_source, None),
+            }
+        }
+    }
+
+    #[test]
+    fn every_recorded_codex_hook_becomes_a_codex_observation() {
+        // Several real Codex 0.169.0 sessions, Interrupt (Esc at the approval) and SessionEnd
+        // (which carries neither turn_id nor model) included.
+        let lines = fixture_lines("codex/real-0.169.0/hooks.jsonl");
+        assert_eq!(lines.len(), 31);
+        let mut events = std::collections::BTreeSet::new();
+        for line in lines {
+            let payload = serde_json::to_vec(&line["payload"]).unwrap();
+            let obs = observation_from_payload(&payload, None, None, at()).unwrap();
+            let p = &line["payload"];
+            assert_eq!(obs.agent, Agent::Codex, "inferred from the payload: {p}");
+            assert_eq!(obs.session_id, p["session_id"].as_str().unwrap());
+            assert_eq!(obs.event.as_str(), p["hook_event_name"].as_str().unwrap());
+            assert_eq!(obs.model.as_deref(), p["model"].as_str());
+            events.insert(obs.event.as_str());
+            // And with the flag the installers pass, the same.
+            let flagged =
+                observation_from_payload(&payload, Some(Agent::Codex), None, at()).unwrap();
+            assert_eq!(flagged, obs);
+        }
+        for e in [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PermissionRequest",
+            "PostToolUse",
+            "Stop",
+            "Interrupt",
+            "SessionEnd",
+        ] {
+            assert!(events.contains(e), "{e} is in the recording");
+        }
+    }
+
+    #[test]
+    fn prompts_tool_input_and_assistant_text_never_reach_the_observation() {
+        // Privacy: the journal and the socket carry the observation; none of the user's text.
+        for rel in [
+            "claude/real-2.1.328/hooks.jsonl",
+            "codex/real-0.169.0/hooks.jsonl",
+        ] {
+            for line in fixture_lines(rel) {
+                let payload = serde_json::to_vec(&line["payload"]).unwrap();
+                let obs = observation_from_payload(&payload, None, None, at()).unwrap();
+                let text = serde_json::to_string(&obs).unwrap();
+                for secret in [
+                    "prompt",
+                    "tool_input",
+                    "last_assistant_message",
+                    "tool_response",
+                ] {
+                    if let Some(v) = line["payload"][secret].as_str().filter(|v| v.len() > 3) {
+                        assert!(!text.contains(v), "{secret} leaked: {text}");
+                    }
+                }
+                assert!(!text.contains("touch "), "a command leaked: {text}");
+                assert!(!text.contains("make a file"), "a prompt leaked: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_payload_cut_after_its_identifying_fields_still_gives_the_event() {
+        // A 5 MiB tool_input is cut at 1 MiB by the hook: the JSON ends mid-string.
+        let mut payload = br#"{"session_id":"s-cut","transcript_path":"/home/dev/.claude/projects/p/s-cut.jsonl","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"content":""#.to_vec();
+        payload.extend(std::iter::repeat_n(b'x', 1 << 20));
+        let obs = observation_from_payload(&payload, None, None, at()).unwrap();
+        assert_eq!(obs.session_id, "s-cut");
+        assert_eq!(obs.event, EventKind::PreToolUse);
+        assert_eq!(obs.tool_name.as_deref(), Some("Write"));
+        assert_eq!(obs.agent, Agent::Claude);
+    }
+
+    #[test]
+    fn garbage_and_half_payloads_are_errors_not_panics() {
+        // Whatever an agent or a person pipes in, the parser answers.
+        let cases: [&[u8]; 9] = [
+            b"",
+            b"not json",
+            b"[1,2,3]",
+            b"\xff\xfe\x00",
+            b"{}",
+            br#"{"session_id":"s"}"#,
+            br#"{"session_id":"","hook_event_name":"Stop"}"#,
+            br#"{"session_id":7,"hook_event_name":"Stop"}"#,
+            br#"{"hook_event_name":"Stop","session_id":"s"#,
+        ];
+        for case in cases {
+            assert!(
+                observation_from_payload(case, None, None, at()).is_err(),
+                "{case:?}"
+            );
+        }
+        assert_eq!(
+            observation_from_payload(
+                br#"{"session_id":"s","hook_event_name":"TeammateIdle"}"#,
+                None,
+                None,
+                at()
+            ),
+            Err(PayloadError::UnknownEvent("TeammateIdle".into()))
+        );
+        // Derived events are the file feeds' words, not a hook's.
+        assert!(observation_from_payload(
+            br#"{"session_id":"s","hook_event_name":"Gone"}"#,
+            None,
+            None,
+            at()
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn unexpected_value_types_are_skipped_not_fatal() {
+        // A future version might send `model` as an object: the event still counts.
+        let payload = br#"{"session_id":"s","hook_event_name":"SessionStart","model":{"id":"m","display_name":"M"},"cwd":null,"source":["x"]}"#;
+        let obs = observation_from_payload(payload, Some(Agent::Claude), None, at()).unwrap();
+        assert_eq!(obs.event, EventKind::SessionStart);
+        assert_eq!(obs.model, None);
+        assert_eq!(obs.cwd, None);
+        assert_eq!(obs.start_source, None);
+    }
+
+    #[test]
+    fn the_flag_wins_then_the_payload_then_the_process() {
+        let bare = br#"{"session_id":"s","hook_event_name":"Stop"}"#;
+        let obs = |hint, walked| observation_from_payload(bare, hint, walked, at()).unwrap();
+        let got = obs(None, Some((42, Agent::Codex)));
+        assert_eq!((got.agent, got.pid), (Agent::Codex, Some(42)));
+        let got = obs(Some(Agent::Claude), Some((42, Agent::Codex)));
+        assert_eq!(
+            (got.agent, got.pid),
+            (Agent::Claude, None),
+            "never the other agent's pid"
+        );
+        assert_eq!(obs(None, None).agent, Agent::Claude);
+        let codex = br#"{"session_id":"s","hook_event_name":"Stop","turn_id":"t"}"#;
+        let got = observation_from_payload(codex, None, Some((7, Agent::Claude)), at()).unwrap();
+        assert_eq!(
+            got.agent,
+            Agent::Codex,
+            "the payload outranks the process walk"
+        );
+        assert_eq!(got.pid, None);
+    }
+
+    #[test]
+    fn only_stop_failure_keeps_its_error_and_long_strings_are_capped() {
+        let fail = br#"{"session_id":"s","hook_event_name":"StopFailure","error":"rate_limit"}"#;
+        let obs = observation_from_payload(fail, Some(Agent::Claude), None, at()).unwrap();
+        assert_eq!(obs.error.as_deref(), Some("rate_limit"));
+        let tool = br#"{"session_id":"s","hook_event_name":"PostToolUseFailure","error":"secret output of the command","tool_name":"Bash"}"#;
+        let obs = observation_from_payload(tool, Some(Agent::Claude), None, at()).unwrap();
+        assert_eq!(
+            obs.error, None,
+            "a tool's error text is its output: never kept"
+        );
+        let long = format!(
+            r#"{{"session_id":"s","hook_event_name":"Stop","cwd":"/{}é"}}"#,
+            "a".repeat(5000)
+        );
+        let obs =
+            observation_from_payload(long.as_bytes(), Some(Agent::Claude), None, at()).unwrap();
+        assert!(obs.cwd.unwrap().len() <= MAX_PATH);
+    }
+
+    #[test]
+    fn subagent_events_carry_the_agent_id() {
+        let p = br#"{"session_id":"s","hook_event_name":"PreToolUse","agent_id":"a1","agent_type":"Explore","tool_name":"Read"}"#;
+        let obs = observation_from_payload(p, Some(Agent::Claude), None, at()).unwrap();
+        assert_eq!(obs.subagent_id.as_deref(), Some("a1"));
+    }
+
+    #[test]
+    fn every_recorded_notify_call_becomes_a_turn_complete_for_its_thread() {
+        for line in fixture_lines("codex/real-0.169.0/notify-argv.jsonl") {
+            let argv: Vec<String> = serde_json::from_value(line["argv"].clone()).unwrap();
+            let json = argv.last().unwrap();
+            let obs = observation_from_notify(json, at()).unwrap();
+            let expected: serde_json::Value = serde_json::from_str(json).unwrap();
+            assert_eq!(obs.session_id, expected["thread-id"].as_str().unwrap());
+            assert_eq!(obs.event, EventKind::TurnComplete);
+            assert_eq!(obs.source, Source::Notify);
+            assert_eq!(obs.agent, Agent::Codex);
+            let text = serde_json::to_string(&obs).unwrap();
+            assert!(
+                !text.contains("input-messages") && !text.contains("Generate a concise"),
+                "{text}"
+            );
+        }
+        assert!(observation_from_notify("{}", at()).is_err());
+        assert!(observation_from_notify("nope", at()).is_err());
+        assert!(observation_from_notify(r#"{"type":"other","thread-id":"t"}"#, at()).is_err());
+    }
+}
