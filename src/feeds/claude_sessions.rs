@@ -307,7 +307,7 @@ impl<T: ProcessTable> ClaudeSessionsFeed<T> {
                     }
                 }
                 if let Some(obs) = observation_of(&file, pid, mtime_of(&meta)) {
-                    out.push(FeedOutput::Observe(obs));
+                    out.push(FeedOutput::observe(obs));
                 }
                 tracked.reported = Some(Reported {
                     session_id,
@@ -355,7 +355,7 @@ impl<T: ProcessTable> ClaudeSessionsFeed<T> {
 }
 
 fn gone(old: &Reported, at: DateTime<Utc>) -> FeedOutput {
-    FeedOutput::Observe(
+    FeedOutput::observe(
         Observation::new(old.session_id.clone(), Agent::Claude, EventKind::Gone, at)
             .with_source(Source::SessionsFile)
             .with_pid(Some(old.pid)),

@@ -375,7 +375,7 @@ impl ClaudeTranscriptsFeed {
             tracing::debug!(session_id = %f.session_id, "transcript_adopted_on_growth");
         }
         if f.adopted {
-            out.extend(obs.into_iter().map(FeedOutput::Observe));
+            out.extend(obs.into_iter().map(FeedOutput::observe));
         }
     }
 
@@ -462,7 +462,7 @@ impl ClaudeTranscriptsFeed {
             sighting.transcript_path = Some(path_text.into_owned());
             obs.push(sighting);
         }
-        out.extend(obs.into_iter().map(FeedOutput::Observe));
+        out.extend(obs.into_iter().map(FeedOutput::observe));
     }
 
     fn scan_project_dir(
@@ -566,7 +566,7 @@ impl Feed for ClaudeTranscriptsFeed {
                 .mtime
                 .and_then(|m| now.duration_since(m).ok())
                 .is_some_and(|age| age > ttl);
-            seen.contains(path) && !(quiet && !live.contains(&f.session_id))
+            seen.contains(path) && (!quiet || live.contains(&f.session_id))
         });
         self.stats.followed.store(
             self.followed.len() as u64,

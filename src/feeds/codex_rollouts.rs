@@ -329,7 +329,7 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
         let lines = self.parse_lines(&raw);
         if let Some(thread) = self.threads.get_mut(path) {
             let obs = thread.observations_of(path, &lines);
-            out.extend(obs.into_iter().map(FeedOutput::Observe));
+            out.extend(obs.into_iter().map(FeedOutput::observe));
         }
     }
 
@@ -425,14 +425,14 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
             .collect();
         thread.observations_of(path, &fields_only);
         let sighted = started_at.unwrap_or_else(|| mtime_of(meta));
-        out.push(FeedOutput::Observe(thread.observation(
+        out.push(FeedOutput::observe(thread.observation(
             path,
             EventKind::Sighting,
             sighted,
         )));
         if let Some(task) = newest_task {
             let obs = thread.observations_of(path, std::slice::from_ref(task));
-            out.extend(obs.into_iter().map(FeedOutput::Observe));
+            out.extend(obs.into_iter().map(FeedOutput::observe));
         }
         tracing::debug!(session_id = %thread.thread_id, pid = ?thread.pid, "codex_thread_followed");
         self.threads.insert(path.to_path_buf(), thread);
@@ -450,7 +450,7 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
                         CodexOwner::Pid(pid) if thread.pid != Some(pid) => {
                             thread.pid = Some(pid);
                             // Seen now: the lock has no time of its own.
-                            out.push(FeedOutput::Observe(thread.observation(
+                            out.push(FeedOutput::observe(thread.observation(
                                 path,
                                 EventKind::Sighting,
                                 DateTime::<Utc>::from(now),
@@ -533,7 +533,7 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
 }
 
 fn gone(thread: &Thread, path: &Path) -> FeedOutput {
-    FeedOutput::Observe(thread.observation(path, EventKind::Gone, Utc::now()))
+    FeedOutput::observe(thread.observation(path, EventKind::Gone, Utc::now()))
 }
 
 /// Whether `name` exists in `archived_sessions/`, flat or under date folders.

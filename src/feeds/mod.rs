@@ -90,7 +90,7 @@ impl FeedStats {
 /// What a feed asks of the registry.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FeedOutput {
-    Observe(Observation),
+    Observe(Box<Observation>),
     /// The process a file named is gone (or its pid now belongs to another process): end the
     /// session — but only if it is still owned by that pid (a resumed session may have moved on).
     EndOwnedBy {
@@ -100,12 +100,18 @@ pub enum FeedOutput {
     },
 }
 
+impl FeedOutput {
+    pub fn observe(obs: Observation) -> Self {
+        FeedOutput::Observe(Box::new(obs))
+    }
+}
+
 /// Applies a feed's outputs to the registry.
 pub(crate) fn apply_outputs(registry: &SessionsRegistry, outputs: Vec<FeedOutput>) {
     for output in outputs {
         match output {
             FeedOutput::Observe(obs) => {
-                if let Err(why) = registry.observe(obs) {
+                if let Err(why) = registry.observe(*obs) {
                     tracing::debug!(reason = %why, "feed_observation_rejected");
                 }
             }
