@@ -1,9 +1,126 @@
-//! The commands the UI may call. Each one takes state, calls the core, maps the error: a few lines.
-//! They live in a module of their own because a `#[tauri::command]` declared in `lib.rs` clashes
-//! with the macro's generated `__cmd__` item (E0255).
+//! The commands the UI may call. Each takes state, calls the core or an action, maps the error:
+//! a few lines. They live in a module of their own because a `#[tauri::command]` declared in
+//! `lib.rs` clashes with the macro's generated `__cmd__` item (E0255).
+//!
+//! The capability file (`src-tauri/capabilities/default.json`) grants exactly these.
 
-/// The version of the running app, shown in the window's footer.
+use std::sync::Arc;
+
+use tauri::{AppHandle, Emitter, Runtime, State};
+
+use crate::actions;
+use crate::ipc::{
+    AppSettings, CommandError, EngineStatus, ErrorCode, InstallReport, SessionEvent, Snapshot,
+    EVENT_SESSIONS, EVENT_SETTINGS,
+};
+use crate::sessions::SessionsSource;
+use crate::settings::SettingsStore;
+
+fn unknown(session_id: &str) -> CommandError {
+    CommandError::new(
+        ErrorCode::UnknownSession,
+        format!("no session {session_id}"),
+    )
+}
+
+/// Everything the window shows, at once. Events keep it current afterwards.
 #[tauri::command]
-pub async fn app_version(app: tauri::AppHandle) -> String {
-    app.package_info().version.to_string()
+pub async fn get_snapshot<R: Runtime>(
+    app: AppHandle<R>,
+    source: State<'_, Arc<SessionsSource>>,
+    settings: State<'_, SettingsStore>,
+    engine: State<'_, EngineStatus>,
+) -> Result<Snapshot, CommandError> {
+    let settings = settings.get();
+    Ok(Snapshot {
+        sessions: source.views(&settings),
+        engine: engine.inner().clone(),
+        settings,
+        version: app.package_info().version.to_string(),
+    })
+}
+
+/// Brings the user to the session: its tmux pane, else a terminal in its folder.
+#[tauri::command]
+pub async fn jump_to_session(
+    source: State<'_, Arc<SessionsSource>>,
+    session_id: String,
+) -> Result<(), CommandError> {
+    let session = source
+        .find(&session_id)
+        .ok_or_else(|| unknown(&session_id))?;
+    let plan = actions::plan_jump(&session).ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::NothingToOpen,
+            "this session has no folder or terminal to go to",
+        )
+    })?;
+    tauri::async_runtime::spawn_blocking(move || actions::execute_jump(&plan))
+        .await
+        .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))?
+}
+
+/// Shows the session's transcript file in the file manager.
+#[tauri::command]
+pub async fn reveal_transcript(
+    source: State<'_, Arc<SessionsSource>>,
+    session_id: String,
+) -> Result<(), CommandError> {
+    let session = source
+        .find(&session_id)
+        .ok_or_else(|| unknown(&session_id))?;
+    let path = session.transcript_path.ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::NothingToOpen,
+            "no transcript is known for this session",
+        )
+    })?;
+    actions::reveal(std::path::Path::new(&path))
+}
+
+/// Hides an ended session from the window.
+#[tauri::command]
+pub async fn dismiss_session<R: Runtime>(
+    app: AppHandle<R>,
+    source: State<'_, Arc<SessionsSource>>,
+    session_id: String,
+) -> Result<(), CommandError> {
+    if !source.dismiss(&session_id) {
+        return Err(CommandError::new(
+            ErrorCode::UnknownSession,
+            "only an ended session can be dismissed",
+        ));
+    }
+    let _ = app.emit(EVENT_SESSIONS, SessionEvent::Removed { session_id });
+    Ok(())
+}
+
+/// Saves and applies settings; every window hears `settings-changed`.
+#[tauri::command]
+pub async fn save_settings<R: Runtime>(
+    app: AppHandle<R>,
+    store: State<'_, SettingsStore>,
+    settings: AppSettings,
+) -> Result<(), CommandError> {
+    store
+        .save(settings.clone())
+        .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, format!("{e:#}")))?;
+    let _ = app.emit(EVENT_SETTINGS, settings);
+    Ok(())
+}
+
+/// Runs the hooks installer (`agent-tray install`) and returns what it printed.
+#[tauri::command]
+pub async fn install_hooks() -> Result<InstallReport, CommandError> {
+    tauri::async_runtime::spawn_blocking(actions::install_hooks)
+        .await
+        .map_err(|e| CommandError::new(ErrorCode::InstallerFailed, e.to_string()))
+}
+
+/// Esc in the window: hide it (the app lives on in the tray).
+#[tauri::command]
+pub async fn hide_window<R: Runtime>(window: tauri::WebviewWindow<R>) -> Result<(), CommandError> {
+    window
+        .hide()
+        .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))
 }

@@ -1,37 +1,227 @@
-//! Agent Tray's desktop shell (skeleton): a window and a tray icon.
+//! Agent Tray's desktop shell: hosts the engine in-process and shows it in the tray, a window and
+//! desktop alerts.
+//!
+//! Thin on purpose (see `shared/design/architecture.md`): sessions, their rules, the tray's model
+//! and the notification decisions live in the core crate. Here:
+//! - [`commands`]: what the UI may call, a few lines each;
+//! - [`events`]: the one module that turns registry changes into typed Tauri events;
+//! - [`tray`]: renders the tray from a snapshot;
+//! - [`notifier`]: executes the notification policy's decisions;
+//! - [`ipc`]: every type that crosses to the UI (TypeScript generated from it, see `bindings`).
+//!
+//! The engine owns the same control socket as `agent-tray daemon`, so `agent-tray hook`, `list`
+//! and `doctor` work against the app. When a daemon (or another app) already owns it, the app
+//! still opens and says so plainly in the window, the tray tooltip and the log, instead of
+//! fighting over the socket.
 
+pub mod actions;
 pub mod commands;
+pub mod events;
+pub mod ipc;
+pub mod notifier;
+pub mod sessions;
+pub mod settings;
+pub mod tray;
+pub mod window;
 
-use tauri::tray::TrayIconBuilder;
-use tauri::Manager;
+#[cfg(test)]
+mod bindings;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_tray::engine::{Engine, EngineConfig, HostKind};
+use agent_tray::paths::TrayPaths;
+use agent_tray::registry::{RegistryConfig, SessionsRegistry};
+use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+use tokio_util::sync::CancellationToken;
+
+use crate::ipc::EngineStatus;
+use crate::sessions::SessionsSource;
+use crate::settings::SettingsStore;
+
+/// Where the rolling log files are ("Reveal logs").
+pub struct LogDir(pub PathBuf);
+
+/// The engine while it runs, taken at exit for a clean shutdown.
+struct HostedEngine(Mutex<Option<Engine>>);
+
+/// The shell's state for a registry: what the commands, the bridge, the tray and the notifier
+/// read. Separate from starting the engine so tests can run it on a registry of their own.
+pub fn manage_state<R: Runtime, M: Manager<R>>(
+    manager: &M,
+    registry: Arc<SessionsRegistry>,
+    settings: SettingsStore,
+    engine: EngineStatus,
+    log_dir: PathBuf,
+) {
+    manager.manage(Arc::new(SessionsSource::new(registry)));
+    manager.manage(settings);
+    manager.manage(engine);
+    manager.manage(LogDir(log_dir));
+}
+
+/// Registers every command the UI may call.
+pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
+    builder.invoke_handler(tauri::generate_handler![
+        commands::get_snapshot,
+        commands::jump_to_session,
+        commands::reveal_transcript,
+        commands::dismiss_session,
+        commands::save_settings,
+        commands::install_hooks,
+        commands::hide_window,
+    ])
+}
+
+/// Starts the background work that keeps the window, the tray and the alerts current.
+pub fn start_background<R: Runtime>(app: &AppHandle<R>, token: &CancellationToken) {
+    events::spawn(app, token.child_token());
+    notifier::spawn(app, token.child_token());
+    tray::spawn(app, token.child_token());
+}
+
+/// Logs to stderr and to a daily rolling file in the data folder. The guard must live as long
+/// as the app, or buffered lines are lost.
+fn init_logging(log_dir: &std::path::Path) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    use tracing_subscriber::prelude::*;
+    let filter = || {
+        tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
+    };
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(filter());
+    let (file, guard) = match std::fs::create_dir_all(log_dir) {
+        Ok(()) => {
+            let appender = tracing_appender::rolling::daily(log_dir, "desktop.log");
+            let (writer, guard) = tracing_appender::non_blocking(appender);
+            let layer = tracing_subscriber::fmt::layer()
+                .with_ansi(false)
+                .with_writer(writer)
+                .with_filter(filter());
+            (Some(layer), Some(guard))
+        }
+        Err(_) => (None, None),
+    };
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(file)
+        .try_init();
+    guard
+}
+
+/// Takes the socket and starts the engine, or explains why it could not.
+fn start_engine(paths: &TrayPaths) -> (Arc<SessionsRegistry>, Option<Engine>, EngineStatus) {
+    let config = match EngineConfig::from_env(HostKind::Desktop) {
+        Ok(config) => config,
+        Err(error) => {
+            let registry = Arc::new(SessionsRegistry::with_config(
+                RegistryConfig::from_env(),
+                Arc::new(agent_tray::clock::SystemClock),
+            ));
+            return (
+                registry,
+                None,
+                EngineStatus::NotRunning {
+                    message: error.to_string(),
+                },
+            );
+        }
+    };
+    match tauri::async_runtime::block_on(async move { Engine::start(config) }) {
+        Ok(engine) => {
+            let registry = engine.registry().clone();
+            let status = EngineStatus::Running {
+                socket: paths.socket.display().to_string(),
+            };
+            (registry, Some(engine), status)
+        }
+        Err(error) => {
+            tracing::error!(%error, "the engine did not start; the window will say why");
+            let registry = Arc::new(SessionsRegistry::with_config(
+                RegistryConfig::from_env(),
+                Arc::new(agent_tray::clock::SystemClock),
+            ));
+            (
+                registry,
+                None,
+                EngineStatus::NotRunning {
+                    message: error.to_string(),
+                },
+            )
+        }
+    }
+}
 
 /// Builds and runs the desktop app until the user quits.
 pub fn run() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
-    let result = tauri::Builder::default()
-        .invoke_handler(tauri::generate_handler![commands::app_version])
-        .setup(|app| {
-            let icon = app
-                .default_window_icon()
-                .cloned()
-                .ok_or_else(|| anyhow::anyhow!("no default window icon in tauri.conf.json"))?;
-            TrayIconBuilder::with_id("main")
-                .icon(icon)
-                .tooltip("Agent Tray")
-                .build(app)?;
-            if let Some(window) = app.get_webview_window("main") {
-                window.show()?;
+    let paths = match TrayPaths::from_env() {
+        Ok(paths) => paths,
+        Err(error) => {
+            eprintln!("agent-tray-desktop: {error}");
+            std::process::exit(2);
+        }
+    };
+    let _log_guard = init_logging(&paths.log_dir());
+    let start_hidden = std::env::args().any(|a| a == "--background");
+    let token = CancellationToken::new();
+
+    let builder =
+        tauri::Builder::default().plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            // A second launch: focus the first instead of starting another engine.
+            window::show(app);
+        }));
+    let setup_paths = paths.clone();
+    let setup_token = token.clone();
+    let app = with_commands(builder)
+        .setup(move |app| {
+            let (registry, engine, status) = start_engine(&setup_paths);
+            let engine_down = matches!(status, EngineStatus::NotRunning { .. });
+            manage_state(
+                app,
+                registry,
+                SettingsStore::load(setup_paths.settings_file()),
+                status,
+                setup_paths.log_dir(),
+            );
+            app.manage(HostedEngine(Mutex::new(engine)));
+            let handle = app.handle().clone();
+            if let Err(error) = tray::create(&handle) {
+                // No tray (no tray host or no libayatana): the window and alerts still work.
+                tracing::warn!(%error, "cannot create the tray icon");
+            }
+            start_background(&handle, &setup_token);
+            let _ = tray::render(&handle);
+            if !start_hidden || engine_down {
+                window::show(&handle);
             }
             Ok(())
         })
-        .run(tauri::generate_context!("../tauri.conf.json"));
-    if let Err(error) = result {
-        tracing::error!(%error, "the desktop app stopped with an error");
-        std::process::exit(1);
-    }
+        .on_window_event(|window, event| {
+            // Closing the window keeps the app in the tray; "Quit" is in the tray menu.
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        })
+        .build(tauri::generate_context!("../tauri.conf.json"));
+    let app = match app {
+        Ok(app) => app,
+        Err(error) => {
+            tracing::error!(%error, "the desktop app could not start");
+            std::process::exit(1);
+        }
+    };
+    app.run(move |handle, event| {
+        if let RunEvent::Exit = event {
+            token.cancel();
+            let engine = handle
+                .try_state::<HostedEngine>()
+                .and_then(|e| e.0.lock().unwrap_or_else(|p| p.into_inner()).take());
+            if let Some(engine) = engine {
+                tauri::async_runtime::block_on(engine.shutdown());
+            }
+        }
+    });
 }

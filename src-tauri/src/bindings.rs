@@ -1,0 +1,63 @@
+//! The UI's TypeScript types, generated from the Rust types that cross the IPC boundary.
+//!
+//! `ui/src/bindings.ts` is committed. The test below renders the bindings and fails when the
+//! committed file differs, so a change to a Rust type that the UI does not know about breaks the
+//! build (the desktop test suite runs in CI). To regenerate after an intended change:
+//! `UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings`.
+
+use agent_tray::model::{Agent, EndReason, Session, SessionState};
+use agent_tray::notify_policy::{AlertKind, NotifySettings};
+use agent_tray::tray_model::{Section, SessionView, TrayStatus};
+use ts_rs::TS;
+
+use crate::ipc::{
+    AppSettings, CommandError, EngineStatus, ErrorCode, FocusSession, InstallReport, SessionEvent,
+    Snapshot,
+};
+
+fn render() -> String {
+    let decls = [
+        Agent::decl(),
+        SessionState::decl(),
+        EndReason::decl(),
+        Session::decl(),
+        Section::decl(),
+        SessionView::decl(),
+        TrayStatus::decl(),
+        AlertKind::decl(),
+        NotifySettings::decl(),
+        AppSettings::decl(),
+        EngineStatus::decl(),
+        Snapshot::decl(),
+        SessionEvent::decl(),
+        FocusSession::decl(),
+        InstallReport::decl(),
+        ErrorCode::decl(),
+        CommandError::decl(),
+    ];
+    let mut out = String::from(
+        "// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:\n\
+         // UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings\n\n",
+    );
+    for decl in decls {
+        out.push_str("export ");
+        out.push_str(&decl);
+        out.push_str("\n\n");
+    }
+    out.trim_end().to_string() + "\n"
+}
+
+#[test]
+fn the_committed_typescript_bindings_match_the_rust_types() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/bindings.ts");
+    let fresh = render();
+    if std::env::var_os("UPDATE_BINDINGS").is_some() {
+        std::fs::write(&path, &fresh).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "ui/src/bindings.ts is stale: a type crossing to the UI changed. Regenerate it with \
+         `UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings` and adapt the UI."
+    );
+}

@@ -1,0 +1,124 @@
+//! Every type that crosses the boundary between the shell and the web UI, in one place.
+//!
+//! The UI's TypeScript types are generated from these (and from the core types they contain) by
+//! the test in `bindings.rs`; the committed `ui/src/bindings.ts` must match, or that test fails.
+//! Event names live here too, so the shell and the UI wrapper (`ui/src/ipc.ts`) spell them from
+//! one list.
+
+use agent_tray::model::Agent;
+use agent_tray::notify_policy::NotifySettings;
+use agent_tray::tray_model::SessionView;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// A session was added or changed (`Upsert`), or must leave the window (`Removed`).
+pub const EVENT_SESSIONS: &str = "sessions-changed";
+/// The shell missed changes (a lagging subscriber): the UI must fetch a new snapshot.
+pub const EVENT_RESYNC: &str = "sessions-resync";
+/// The user chose a session in the tray menu or a notification: show it.
+pub const EVENT_FOCUS: &str = "focus-session";
+/// Settings changed (from the window or elsewhere).
+pub const EVENT_SETTINGS: &str = "settings-changed";
+/// The tray's "Settings" item: open the settings panel.
+pub const EVENT_OPEN_SETTINGS: &str = "open-settings";
+/// The installer ran (from the tray menu): its [`InstallReport`].
+pub const EVENT_INSTALL_RESULT: &str = "install-result";
+
+/// The payload of [`EVENT_SESSIONS`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SessionEvent {
+    Upsert { view: Box<SessionView> },
+    Removed { session_id: String },
+}
+
+/// The payload of [`EVENT_FOCUS`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct FocusSession {
+    pub session_id: String,
+}
+
+/// Whether this app hosts the engine, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EngineStatus {
+    /// The app owns the control socket: hooks, `agent-tray list` and `doctor` talk to it.
+    Running { socket: String },
+    /// The engine could not start; `message` says why in words (e.g. a daemon owns the socket).
+    NotRunning { message: String },
+}
+
+/// Everything the window needs at load; events keep it current afterwards.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Snapshot {
+    /// Live sessions (ended ones during their linger included) and recently ended ones that
+    /// were not dismissed.
+    pub sessions: Vec<SessionView>,
+    pub engine: EngineStatus,
+    pub settings: AppSettings,
+    pub version: String,
+}
+
+/// The app's settings, persisted as JSON in the data folder and applied live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct AppSettings {
+    pub notifications: NotifySettings,
+    /// macOS: show the counts (`2 ⚙ 1 !`) beside the menu-bar icon.
+    pub menu_bar_counts: bool,
+    /// Which agents' sessions to show and alert about.
+    pub agents: Vec<Agent>,
+    /// Start the app when the user logs in.
+    pub launch_at_login: bool,
+}
+
+impl Default for AppSettings {
+    fn default() -> Self {
+        AppSettings {
+            notifications: NotifySettings::default(),
+            menu_bar_counts: true,
+            agents: Agent::ALL.to_vec(),
+            launch_at_login: false,
+        }
+    }
+}
+
+impl AppSettings {
+    pub fn watches(&self, agent: Agent) -> bool {
+        self.agents.contains(&agent)
+    }
+}
+
+/// What the UI receives when a command fails: a stable code and a message for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, thiserror::Error)]
+#[error("{message}")]
+pub struct CommandError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    UnknownSession,
+    NothingToOpen,
+    LaunchFailed,
+    SettingsNotSaved,
+    InstallerFailed,
+}
+
+impl CommandError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        CommandError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The result of "Install hooks…": what the installer printed, for the window to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct InstallReport {
+    pub ok: bool,
+    pub output: String,
+}

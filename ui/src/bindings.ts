@@ -1,0 +1,117 @@
+// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:
+// UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings
+
+export type Agent = "claude" | "codex";
+
+export type SessionState = "starting" | "working" | "waiting_for_permission" | "waiting_for_input" | "idle" | "ended";
+
+export type EndReason = "session_end" | "process_gone" | "pid_recycled" | "files_say_ended" | "ttl" | "evicted";
+
+export type Session = { session_id: string, agent: Agent, state: SessionState, cwd: string | null, 
+/**
+ * The git toplevel's folder name, where known.
+ */
+repo: string | null, branch: string | null, model: string | null, transcript_path: string | null, pid: number | null, 
+/**
+ * The process identity token the pid watcher captured (opaque).
+ */
+pid_start: string | null, 
+/**
+ * A UserPromptSubmit (or equivalent) was seen.
+ */
+prompted: boolean, 
+/**
+ * A stream wrapper reports this session; its state is authoritative.
+ */
+streamed: boolean, started_at: string, last_seen: string, state_since: string, 
+/**
+ * The last event applied, as the agents spell it.
+ */
+last_event: string | null, last_tool: string | null, 
+/**
+ * The API error of a failed turn (StopFailure).
+ */
+error: string | null, 
+/**
+ * What a wait is for, where known ("permission prompt", the tool's name).
+ */
+waiting_for: string | null, end_reason: EndReason | null, title: string | null, tmux: string | null, tty: string | null, 
+/**
+ * Subagents running under this session now.
+ */
+subagents: number, 
+/**
+ * When the current turn began (the last transition into `working` from a non-working state).
+ */
+turn_started_at: string | null, };
+
+export type Section = "needs_you" | "working" | "idle" | "ended";
+
+export type SessionView = { session: Session, 
+/**
+ * The repo's name, else the folder's name, else a short form of the session id.
+ */
+project: string, section: Section, 
+/**
+ * The state in words ("needs permission").
+ */
+state_label: string, 
+/**
+ * What to type to resume the session (`claude --resume ID` / `codex resume ID`).
+ */
+resume_command: string, };
+
+export type TrayStatus = "none" | "all_idle" | "working" | "needs_you";
+
+export type AlertKind = "process_died" | "needs_permission" | "needs_input" | "long_turn_finished" | "turn_failed";
+
+export type NotifySettings = { 
+/**
+ * The master switch.
+ */
+enabled: boolean, process_died: boolean, needs_permission: boolean, needs_input: boolean, long_turn_finished: boolean, turn_failed: boolean, 
+/**
+ * A finished turn alerts only when it ran at least this long.
+ */
+long_turn_secs: number, 
+/**
+ * At most one alert per session and kind within this many seconds.
+ */
+cooldown_secs: number, 
+/**
+ * Alert for a subagent's waits too.
+ */
+include_subagents: boolean, };
+
+export type AppSettings = { notifications: NotifySettings, 
+/**
+ * macOS: show the counts (`2 ⚙ 1 !`) beside the menu-bar icon.
+ */
+menu_bar_counts: boolean, 
+/**
+ * Which agents' sessions to show and alert about.
+ */
+agents: Array<Agent>, 
+/**
+ * Start the app when the user logs in.
+ */
+launch_at_login: boolean, };
+
+export type EngineStatus = { "kind": "running", socket: string, } | { "kind": "not_running", message: string, };
+
+export type Snapshot = { 
+/**
+ * Live sessions (ended ones during their linger included) and recently ended ones that
+ * were not dismissed.
+ */
+sessions: Array<SessionView>, engine: EngineStatus, settings: AppSettings, version: string, };
+
+export type SessionEvent = { "kind": "upsert", view: SessionView, } | { "kind": "removed", session_id: string, };
+
+export type FocusSession = { session_id: string, };
+
+export type InstallReport = { ok: boolean, output: string, };
+
+export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed";
+
+export type CommandError = { code: ErrorCode, message: string, };

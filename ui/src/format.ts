@@ -1,0 +1,17 @@
+// Display formatting only (no session logic): how long a session has been in its state.
+
+/// `12s`, `3m 05s`, `1h 04m`, `2d 3h`, from whole seconds.
+export function formatElapsed(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h ${String(m % 60).padStart(2, "0")}m`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+export function secondsSince(iso: string, now: number): number {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? 0 : (now - t) / 1000;
+}

@@ -1,0 +1,51 @@
+// The one typed wrapper around the shell's commands and events. Every payload type comes from
+// bindings.ts, generated from the Rust types; nothing here knows how sessions behave.
+import { invoke } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type {
+  AppSettings,
+  CommandError,
+  FocusSession,
+  InstallReport,
+  SessionEvent,
+  Snapshot,
+} from "./bindings";
+
+export const EVENTS = {
+  sessions: "sessions-changed",
+  resync: "sessions-resync",
+  focus: "focus-session",
+  settings: "settings-changed",
+  openSettings: "open-settings",
+  installResult: "install-result",
+} as const;
+
+export const commands = {
+  getSnapshot: () => invoke<Snapshot>("get_snapshot"),
+  jumpToSession: (sessionId: string) => invoke<null>("jump_to_session", { sessionId }),
+  revealTranscript: (sessionId: string) => invoke<null>("reveal_transcript", { sessionId }),
+  dismissSession: (sessionId: string) => invoke<null>("dismiss_session", { sessionId }),
+  saveSettings: (settings: AppSettings) => invoke<null>("save_settings", { settings }),
+  installHooks: () => invoke<InstallReport>("install_hooks"),
+  hideWindow: () => invoke<null>("hide_window"),
+};
+
+export const on = {
+  sessions: (f: (e: SessionEvent) => void) => listen<SessionEvent>(EVENTS.sessions, (e) => f(e.payload)),
+  resync: (f: () => void) => listen<null>(EVENTS.resync, () => f()),
+  focus: (f: (e: FocusSession) => void) => listen<FocusSession>(EVENTS.focus, (e) => f(e.payload)),
+  settings: (f: (s: AppSettings) => void) => listen<AppSettings>(EVENTS.settings, (e) => f(e.payload)),
+  openSettings: (f: () => void) => listen<null>(EVENTS.openSettings, () => f()),
+  installResult: (f: (r: InstallReport) => void) =>
+    listen<InstallReport>(EVENTS.installResult, (e) => f(e.payload)),
+};
+
+export type { UnlistenFn };
+
+/// A command's failure as the shell sends it ({code, message}), or anything else thrown.
+export function errorMessage(error: unknown): string {
+  if (typeof error === "object" && error !== null && "message" in error) {
+    return String((error as CommandError).message);
+  }
+  return String(error);
+}
