@@ -67,7 +67,9 @@ function visible(): SessionView[] {
       const s = v.session;
       return [v.project, s.cwd, s.branch, s.model, s.title, s.session_id, v.state_label, s.last_tool, s.error, AGENT_NAMES[s.agent]]
         .some((field) => typeof field === "string" && field.toLowerCase().includes(text));
-    });
+    })
+    // Oldest session first within a section, as in the tray menu, so rows do not jump around.
+    .sort((a, b) => a.session.started_at.localeCompare(b.session.started_at) || a.session.session_id.localeCompare(b.session.session_id));
 }
 
 /// Visible rows in display order (section by section): what the arrow keys walk through.

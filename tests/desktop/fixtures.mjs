@@ -1,0 +1,84 @@
+// Session views shaped exactly like the Rust SessionView (see ui/src/bindings.ts).
+const SECTION = {
+  starting: "idle",
+  working: "working",
+  waiting_for_permission: "needs_you",
+  waiting_for_input: "needs_you",
+  idle: "idle",
+  ended: "ended",
+};
+const LABEL = {
+  starting: "starting",
+  working: "working",
+  waiting_for_permission: "needs permission",
+  waiting_for_input: "needs input",
+  idle: "idle",
+  ended: "ended",
+};
+
+export function view({ id, agent = "claude", state = "idle", project, secondsInState = 42, ...fields }) {
+  const now = Date.now();
+  const since = new Date(now - secondsInState * 1000).toISOString();
+  const session = {
+    session_id: id,
+    agent,
+    state,
+    cwd: `/home/dev/${project ?? id}`,
+    repo: null,
+    branch: "main",
+    model: agent === "claude" ? "claude-sonnet-4" : "gpt-5-codex",
+    transcript_path: null,
+    pid: 1234,
+    pid_start: null,
+    prompted: true,
+    streamed: false,
+    started_at: "2026-11-29T10:00:00.000Z",
+    last_seen: since,
+    state_since: since,
+    last_event: null,
+    last_tool: null,
+    error: null,
+    waiting_for: null,
+    end_reason: state === "ended" ? "process_gone" : null,
+    title: null,
+    tmux: null,
+    tty: null,
+    subagents: 0,
+    turn_started_at: null,
+    ...fields,
+  };
+  return {
+    session,
+    project: project ?? id,
+    section: SECTION[state],
+    state_label: LABEL[state],
+    resume_command: agent === "claude" ? `claude --resume ${id}` : `codex resume ${id}`,
+  };
+}
+
+export const defaultSettings = {
+  notifications: {
+    enabled: true,
+    process_died: true,
+    needs_permission: true,
+    needs_input: true,
+    long_turn_finished: true,
+    turn_failed: true,
+    long_turn_secs: 30,
+    cooldown_secs: 60,
+    include_subagents: false,
+  },
+  menu_bar_counts: true,
+  agents: ["claude", "codex"],
+  launch_at_login: false,
+};
+
+export function sampleSessions() {
+  return [
+    view({ id: "s-idle", project: "docs-site", state: "idle", secondsInState: 600 }),
+    view({ id: "s-work", project: "web_app", agent: "codex", state: "working", last_tool: "exec_command", secondsInState: 75 }),
+    view({ id: "s-perm", project: "api-server", state: "waiting_for_permission", waiting_for: "Bash", secondsInState: 12, subagents: 2 }),
+    view({ id: "s-fail", project: "billing", state: "idle", error: "rate_limit", secondsInState: 30 }),
+    view({ id: "s-dead", project: "infra", state: "ended", secondsInState: 4, transcript_path: "/home/dev/.claude/projects/x.jsonl" }),
+  ];
+}

@@ -1,0 +1,62 @@
+// Stands in for the Tauri shell in a plain browser: implements the few internals that
+// @tauri-apps/api calls (invoke, transformCallback, event listen) and records every command.
+// Tests seed `window.__mock.snapshot` before load and drive events with `window.__mock.emit`.
+(() => {
+  const callbacks = new Map();
+  const listeners = new Map(); // event name -> [callback id]
+  let next = 1;
+  const mock = {
+    calls: [],
+    snapshot: { sessions: [], engine: { kind: "running", socket: "/tmp/test.sock" }, settings: null, version: "0.0.0-test" },
+    installReport: { ok: true, output: "hooks installed for claude and codex" },
+    emit(event, payload) {
+      for (const id of listeners.get(event) ?? []) {
+        const cb = callbacks.get(id);
+        if (cb) cb({ event, id, payload });
+      }
+    },
+  };
+  window.__mock = mock;
+  window.__TAURI_EVENT_PLUGIN_INTERNALS__ = { unregisterListener() {} };
+  window.__TAURI_INTERNALS__ = {
+    metadata: { currentWindow: { label: "main" }, currentWebview: { windowLabel: "main", label: "main" } },
+    transformCallback(cb) {
+      const id = next++;
+      callbacks.set(id, cb);
+      return id;
+    },
+    unregisterCallback(id) {
+      callbacks.delete(id);
+    },
+    convertFileSrc(path) {
+      return path;
+    },
+    async invoke(cmd, args) {
+      mock.calls.push({ cmd, args: JSON.parse(JSON.stringify(args ?? {})) });
+      switch (cmd) {
+        case "plugin:event|listen": {
+          const list = listeners.get(args.event) ?? [];
+          list.push(args.handler);
+          listeners.set(args.event, list);
+          return args.handler;
+        }
+        case "plugin:event|unlisten":
+          return null;
+        case "get_snapshot":
+          return JSON.parse(JSON.stringify(mock.snapshot));
+        case "install_hooks":
+          return mock.installReport;
+        case "save_settings":
+          mock.snapshot.settings = args.settings;
+          return null;
+        case "jump_to_session":
+        case "reveal_transcript":
+        case "dismiss_session":
+        case "hide_window":
+          return null;
+        default:
+          throw { code: "unknown_command", message: `the mock does not know ${cmd}` };
+      }
+    },
+  };
+})();

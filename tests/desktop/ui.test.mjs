@@ -1,0 +1,279 @@
+// The window in a real browser (Debian's Chromium through playwright-core), against the built UI
+// (ui/dist) with the Tauri IPC mocked by ipc-mock.js. Screenshots go to artifacts/.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { view, sampleSessions, defaultSettings } from "./fixtures.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.resolve(here, "../../ui/dist");
+const artifacts = path.join(here, "artifacts");
+const mockScript = fs.readFileSync(path.join(here, "ipc-mock.js"), "utf8");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+let server;
+let baseUrl;
+let browser;
+
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png" };
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(dist, "index.html")), "build the UI first (npm --prefix ui run build)");
+  fs.mkdirSync(artifacts, { recursive: true });
+  server = http.createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    const file = path.join(dist, url.pathname === "/" ? "index.html" : decodeURIComponent(url.pathname));
+    if (!file.startsWith(dist) || !fs.existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": TYPES[path.extname(file)] ?? "application/octet-stream" });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${server.address().port}/`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+/// Opens the window with `sessions` as the snapshot. Fails the test on any page error or dialog:
+/// hostile text must never run, and the UI must never throw.
+async function open(sessions, { colorScheme = "light" } = {}) {
+  const context = await browser.newContext({ viewport: { width: 760, height: 560 }, colorScheme });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("dialog", (d) => {
+    problems.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  page.on("request", (r) => {
+    if (!r.url().startsWith(baseUrl)) problems.push(`unexpected request: ${r.url()}`);
+  });
+  await page.addInitScript(mockScript);
+  await page.addInitScript(
+    ({ sessions, settings }) => {
+      window.__mock.snapshot.sessions = sessions;
+      window.__mock.snapshot.settings = settings;
+    },
+    { sessions, settings: defaultSettings },
+  );
+  await page.goto(baseUrl);
+  await page.waitForSelector("body[data-ready='true']");
+  return { page, context, problems };
+}
+
+const rowIds = (page, selector = ".row") => page.$$eval(selector, (rows) => rows.map((r) => r.dataset.sessionId));
+const calls = (page, cmd) => page.evaluate((cmd) => window.__mock.calls.filter((c) => c.cmd === cmd), cmd);
+
+test("the snapshot renders in sections with the sessions that need you first", async () => {
+  const { page, context, problems } = await open(sampleSessions());
+  const sections = await page.$$eval("section[data-section]", (s) => s.map((n) => n.dataset.section));
+  assert.deepEqual(sections, ["needs_you", "working", "idle", "ended"]);
+  assert.deepEqual(await rowIds(page), ["s-perm", "s-work", "s-fail", "s-idle", "s-dead"]);
+  const perm = page.locator(".row[data-session-id='s-perm']");
+  assert.match(await perm.innerText(), /api-server/);
+  assert.match(await perm.innerText(), /needs permission/);
+  assert.match(await perm.innerText(), /waiting for: Bash/);
+  assert.match(await perm.innerText(), /2 subagents/);
+  assert.match(await page.locator(".row[data-session-id='s-fail']").innerText(), /error: rate_limit/);
+  // Only ended sessions can be dismissed; only sessions with a transcript offer it.
+  assert.equal(await page.locator(".row[data-session-id='s-dead'] [data-action='dismiss']").count(), 1);
+  assert.equal(await page.locator(".row[data-session-id='s-idle'] [data-action='dismiss']").count(), 0);
+  assert.equal(await page.locator(".row[data-session-id='s-dead'] [data-action='transcript']").count(), 1);
+  assert.match(await page.locator("#footer").innerText(), /engine on \/tmp\/test.sock/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("time in state counts up live", async () => {
+  const { page, context } = await open([view({ id: "a", state: "working", secondsInState: 5 })]);
+  const first = await page.locator(".row .time").innerText();
+  await page.waitForFunction((before) => document.querySelector(".row .time")?.textContent !== before, first, { timeout: 3000 });
+  assert.match(await page.locator(".row .time").innerText(), /^[0-9]+s$/);
+  await context.close();
+});
+
+test("events move a session between sections, add new ones and remove dismissed ones", async () => {
+  const { page, context, problems } = await open(sampleSessions());
+  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", view: v }),
+    view({ id: "s-work", project: "web_app", agent: "codex", state: "waiting_for_input", secondsInState: 0 }));
+  assert.deepEqual(await rowIds(page, "section[data-section='needs_you'] .row"), ["s-perm", "s-work"]);
+  assert.equal(await page.locator("section[data-section='working']").count(), 0, "an empty section is not shown");
+  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", view: v }),
+    view({ id: "s-new", project: "fresh", state: "working", secondsInState: 0 }));
+  assert.deepEqual(await rowIds(page, "section[data-section='working'] .row"), ["s-new"]);
+  await page.evaluate(() => window.__mock.emit("sessions-changed", { kind: "removed", session_id: "s-dead" }));
+  assert.equal(await page.locator(".row[data-session-id='s-dead']").count(), 0);
+  // A resync request makes the window fetch a fresh snapshot.
+  const before = (await calls(page, "get_snapshot")).length;
+  await page.evaluate(() => window.__mock.emit("sessions-resync", null));
+  await page.waitForFunction((n) => window.__mock.calls.filter((c) => c.cmd === "get_snapshot").length > n, before);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("filtering by text and by agent narrows the rows", async () => {
+  const { page, context } = await open(sampleSessions());
+  await page.fill("#filter", "API");
+  assert.deepEqual(await rowIds(page), ["s-perm"], "text matches the project, case-insensitively");
+  await page.fill("#filter", "rate_limit");
+  assert.deepEqual(await rowIds(page), ["s-fail"], "text matches the error too");
+  await page.fill("#filter", "nothing-like-this");
+  assert.equal(await page.locator("#no-match").count(), 1);
+  await page.fill("#filter", "");
+  await page.selectOption("#agent-filter", "codex");
+  assert.deepEqual(await rowIds(page), ["s-work"]);
+  await page.selectOption("#agent-filter", "all");
+  assert.equal((await rowIds(page)).length, 5);
+  await context.close();
+});
+
+test("arrow keys walk the rows in display order, Enter jumps and Esc hides the window", async () => {
+  const { page, context } = await open(sampleSessions());
+  await page.locator("body").click({ position: { x: 5, y: 540 } });
+  await page.keyboard.press("ArrowDown");
+  assert.deepEqual(await rowIds(page, ".row[aria-selected='true']"), ["s-perm"]);
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowDown");
+  assert.deepEqual(await rowIds(page, ".row[aria-selected='true']"), ["s-fail"]);
+  await page.keyboard.press("ArrowUp");
+  assert.deepEqual(await rowIds(page, ".row[aria-selected='true']"), ["s-work"]);
+  await page.keyboard.press("Enter");
+  assert.deepEqual(await calls(page, "jump_to_session"), [{ cmd: "jump_to_session", args: { sessionId: "s-work" } }]);
+  await page.keyboard.press("Escape");
+  assert.equal((await calls(page, "hide_window")).length, 1);
+  // "/" focuses the filter; Esc there clears it first instead of hiding.
+  await page.keyboard.press("/");
+  await page.keyboard.type("docs");
+  assert.deepEqual(await rowIds(page), ["s-idle"]);
+  await page.keyboard.press("Escape");
+  assert.equal((await rowIds(page)).length, 5);
+  assert.equal((await calls(page, "hide_window")).length, 1);
+  await context.close();
+});
+
+test("a session chosen in the tray is selected even when the filter hid it", async () => {
+  const { page, context } = await open(sampleSessions());
+  await page.fill("#filter", "docs");
+  await page.evaluate(() => window.__mock.emit("focus-session", { session_id: "s-dead" }));
+  assert.deepEqual(await rowIds(page, ".row[aria-selected='true']"), ["s-dead"]);
+  assert.equal(await page.inputValue("#filter"), "");
+  await context.close();
+});
+
+test("row actions call their commands", async () => {
+  const { page, context } = await open(sampleSessions());
+  await page.click(".row[data-session-id='s-dead'] [data-action='dismiss']");
+  await page.click(".row[data-session-id='s-dead'] [data-action='transcript']");
+  await page.click(".row[data-session-id='s-idle'] [data-action='copy']");
+  assert.deepEqual(await calls(page, "dismiss_session"), [{ cmd: "dismiss_session", args: { sessionId: "s-dead" } }]);
+  assert.deepEqual(await calls(page, "reveal_transcript"), [{ cmd: "reveal_transcript", args: { sessionId: "s-dead" } }]);
+  await page.waitForSelector("#banner:not([hidden])");
+  assert.match(await page.locator("#banner").innerText(), /claude --resume s-idle/);
+  await context.close();
+});
+
+test("hostile text from sessions renders as text and runs nothing", async () => {
+  // A prompt-derived title, a path and a project name carrying markup, a script end tag and
+  // right-to-left override marks: all must show literally, create no elements, run no code.
+  const hostile = view({
+    id: "evil",
+    state: "waiting_for_permission",
+    project: '<img src=x onerror="window.__pwned=1">',
+    cwd: "/tmp/</script><script>window.__pwned=2</script>",
+    title: "\u202Egnp.exe\u202C <b>bold</b> \u200Fשלום",
+    waiting_for: '<svg onload="window.__pwned=3">',
+    branch: "feat/<iframe src=javascript:alert(1)>",
+    error: null,
+  });
+  const { page, context, problems } = await open([hostile, ...sampleSessions()]);
+  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", view: v }),
+    { ...hostile, session: { ...hostile.session, state: "idle", error: '"><img src=y onerror=window.__pwned=4>' }, section: "idle", state_label: "idle" });
+  const row = page.locator(".row[data-session-id='evil']");
+  const text = await row.innerText();
+  assert.ok(text.includes('<img src=x onerror="window.__pwned=1">'), text);
+  assert.ok(text.includes("<b>bold</b>"), text);
+  assert.ok(text.includes("\u202Egnp.exe"), "the RTL override is kept as a character");
+  assert.ok(text.includes('"><img src=y onerror=window.__pwned=4>'), text);
+  assert.ok((await row.getAttribute("data-session-id")) === "evil");
+  const injected = await page.$$eval("img, svg, iframe, b, script:not([src]), [onerror], [onload]", (n) => n.map((x) => x.outerHTML));
+  assert.deepEqual(injected, [], "no element came from session text");
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, "no injected code ran");
+  // The RTL override must not flip the rest of the row: each field is isolated.
+  const isolation = await row.locator(".title").evaluate((n) => getComputedStyle(n).unicodeBidi);
+  assert.equal(isolation, "isolate");
+  await row.screenshot({ path: path.join(artifacts, "hostile-row.png") });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("with no sessions the window explains how they arrive and offers the installer", async () => {
+  const { page, context } = await open([]);
+  const empty = page.locator("#empty");
+  assert.match(await empty.innerText(), /No sessions yet/);
+  assert.match(await empty.innerText(), /hooks/);
+  await page.click("#install-hooks");
+  await page.waitForFunction(() => document.querySelector("#banner")?.textContent?.includes("hooks installed"));
+  assert.equal((await calls(page, "install_hooks")).length, 1);
+  await page.screenshot({ path: path.join(artifacts, "window-empty.png") });
+  await context.close();
+});
+
+test("a stopped engine is explained in the window", async () => {
+  const { page, context } = await browser.newContext().then(async (ctx) => {
+    const p = await ctx.newPage();
+    await p.addInitScript(mockScript);
+    await p.addInitScript((settings) => {
+      window.__mock.snapshot.settings = settings;
+      window.__mock.snapshot.engine = { kind: "not_running", message: "Agent Tray is already running (daemon, pid 77) on /run/x.sock; stop it first" };
+    }, defaultSettings);
+    await p.goto(baseUrl);
+    await p.waitForSelector("body[data-ready='true']");
+    return { page: p, context: ctx };
+  });
+  assert.match(await page.locator("#banner").innerText(), /already running \(daemon, pid 77\)/);
+  await context.close();
+});
+
+test("settings are edited and saved through one command", async () => {
+  const { page, context } = await open(sampleSessions());
+  await page.click("#open-settings");
+  await page.uncheck("#set-process_died");
+  await page.fill("#set-long-turn", "90");
+  await page.uncheck("#set-agent-codex");
+  await page.click("#save-settings");
+  const saved = await calls(page, "save_settings");
+  assert.equal(saved.length, 1);
+  const s = saved[0].args.settings;
+  assert.equal(s.notifications.process_died, false);
+  assert.equal(s.notifications.long_turn_secs, 90);
+  assert.deepEqual(s.agents, ["claude"]);
+  assert.equal(s.notifications.needs_permission, true, "untouched settings are kept");
+  await context.close();
+});
+
+for (const colorScheme of ["light", "dark"]) {
+  test(`the window in the ${colorScheme} theme (screenshot)`, async () => {
+    const { page, context } = await open(sampleSessions(), { colorScheme });
+    await page.keyboard.press("ArrowDown");
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    // The theme follows the system: a dark page in dark mode, a light one in light mode.
+    const [r, g, b] = bg.match(/\d+/g).map(Number);
+    const light = (r + g + b) / 3 > 128;
+    assert.equal(light, colorScheme === "light", `background ${bg}`);
+    await page.screenshot({ path: path.join(artifacts, `window-${colorScheme}.png`) });
+    await context.close();
+  });
+}
