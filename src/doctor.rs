@@ -1,0 +1,274 @@
+//! `agent-tray doctor`: what is installed, hooked, trusted and running, and what to do about
+//! whatever is not. One line per fact; problems start with `✗` and say what to run. Exits
+//! non-zero when anything is wrong.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use chrono::Utc;
+use serde_json::Value;
+
+use crate::control::client::ControlClient;
+use crate::control::Request;
+use crate::install::{self, claude, codex, Ownership};
+use crate::journal;
+use crate::model::Agent;
+use crate::paths::{self, TrayPaths};
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finding {
+    Ok(String),
+    Note(String),
+    Problem(String),
+}
+
+/// Runs every check.
+pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for agent in Agent::ALL {
+        let on_path = find_on_path(agent.as_str());
+        match &on_path {
+            Some(p) => out.push(Finding::Ok(format!("{} is installed: {}", agent.display_name(), p.display()))),
+            None => out.push(Finding::Note(format!("{} is not on PATH", agent.display_name()))),
+        }
+        let hooks = match agent {
+            Agent::Claude => check_claude(bin),
+            Agent::Codex => check_codex(bin),
+        };
+        // Hooks for an agent that is not installed are only a note.
+        for finding in hooks {
+            out.push(match finding {
+                Finding::Problem(p) if on_path.is_none() => Finding::Note(p),
+                f => f,
+            });
+        }
+    }
+    match tray {
+        Some(paths) => out.extend(check_app(paths)),
+        None => out.push(Finding::Problem("cannot tell where Agent Tray keeps its data: set HOME or AGENT_TRAY_HOME".into())),
+    }
+    out
+}
+
+fn check_claude(bin: &Path) -> Vec<Finding> {
+    let Some(dir) = paths::claude_config_dir() else {
+        return vec![Finding::Problem("cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR".into())];
+    };
+    let path = dir.join("settings.json");
+    let doc = match install::read_optional(&path).and_then(|t| claude::parse_json(&path, t.as_deref())) {
+        Ok(doc) => doc,
+        Err(e) => return vec![Finding::Problem(e.to_string())],
+    };
+    let events: Vec<&str> = claude::EVENTS.iter().map(|(e, _)| *e).collect();
+    hook_findings("Claude Code", &path, &doc, &events, bin, Agent::Claude, "agent-tray install --claude")
+}
+
+fn check_codex(bin: &Path) -> Vec<Finding> {
+    let Some(home) = paths::codex_home() else {
+        return vec![Finding::Problem("cannot find Codex's folder: set HOME or CODEX_HOME".into())];
+    };
+    let hooks_path = home.join("hooks.json");
+    let config_path = home.join("config.toml");
+    let doc = match install::read_optional(&hooks_path).and_then(|t| claude::parse_json(&hooks_path, t.as_deref())) {
+        Ok(doc) => doc,
+        Err(e) => return vec![Finding::Problem(e.to_string())],
+    };
+    let events: Vec<&str> = codex::EVENTS.iter().map(|(e, _)| *e).collect();
+    let mut out = hook_findings("Codex", &hooks_path, &doc, &events, bin, Agent::Codex, "agent-tray install --codex");
+    let config_text = match install::read_optional(&config_path) {
+        Ok(t) => t.unwrap_or_default(),
+        Err(e) => {
+            out.push(Finding::Problem(e.to_string()));
+            return out;
+        }
+    };
+    let config: toml_edit::DocumentMut = match config_text.parse() {
+        Ok(c) => c,
+        Err(e) => {
+            out.push(Finding::Problem(format!("{} is not valid TOML: {}", config_path.display(), e.to_string().trim())));
+            return out;
+        }
+    };
+    let status = codex::trust_status(&hooks_path, &doc, &config, bin);
+    let untrusted: Vec<&str> = status.iter().filter(|(_, ok)| !ok).map(|(e, _)| e.as_str()).collect();
+    if !status.is_empty() {
+        if untrusted.is_empty() {
+            out.push(Finding::Ok("Codex hooks are trusted".into()));
+        } else {
+            out.push(Finding::Problem(format!(
+                "Codex skips untrusted hooks, and these are not trusted: {}; run `agent-tray install --codex --trust` (or trust them in Codex)",
+                untrusted.join(", ")
+            )));
+        }
+    }
+    let notify: Option<Vec<String>> = config
+        .get("notify")
+        .and_then(|i| i.as_array())
+        .map(|a| a.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect());
+    match notify {
+        Some(argv) if argv == codex::notify_argv(bin) => out.push(Finding::Ok("Codex notify runs this agent-tray".into())),
+        Some(argv) if codex::notify_is_ours(&argv) => out.push(Finding::Problem(format!(
+            "Codex notify runs {} (moved?); run `agent-tray install --codex`",
+            argv[0]
+        ))),
+        Some(argv) => out.push(Finding::Note(format!(
+            "Codex notify runs your own program ({}); Agent Tray relies on its hooks instead",
+            argv.first().map(String::as_str).unwrap_or("?")
+        ))),
+        None => out.push(Finding::Note("Codex notify is not set; `agent-tray install --codex` sets it".into())),
+    }
+    out
+}
+
+fn hook_findings(
+    name: &str,
+    path: &Path,
+    doc: &Value,
+    events: &[&str],
+    bin: &Path,
+    agent: Agent,
+    fix: &str,
+) -> Vec<Finding> {
+    let mut current = Vec::new();
+    let mut moved = Vec::new();
+    let mut edited = Vec::new();
+    let mut missing = Vec::new();
+    for event in events {
+        let mut found = None;
+        let groups = doc.pointer(&format!("/hooks/{event}")).and_then(Value::as_array);
+        for group in groups.map(Vec::as_slice).unwrap_or(&[]) {
+            for entry in group.get("hooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]) {
+                let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
+                match install::ownership(cmd, bin, agent) {
+                    Ownership::NotOurs => {}
+                    o => found = Some(o),
+                }
+            }
+        }
+        match found {
+            Some(Ownership::Current) => current.push(*event),
+            Some(Ownership::Moved(old)) => moved.push(format!("{event} ({old})")),
+            Some(_) => edited.push(*event),
+            None => missing.push(*event),
+        }
+    }
+    let mut out = Vec::new();
+    if missing.len() == events.len() {
+        out.push(Finding::Problem(format!("{name} hooks are not installed in {}; run `{fix}`", path.display())));
+        return out;
+    }
+    if !missing.is_empty() {
+        out.push(Finding::Problem(format!("{name} hooks missing for {}; run `{fix}`", missing.join(", "))));
+    }
+    if !moved.is_empty() {
+        out.push(Finding::Problem(format!(
+            "{name} hooks run another agent-tray: {}; run `{fix}` to point them here",
+            moved.join(", ")
+        )));
+    }
+    if !edited.is_empty() {
+        out.push(Finding::Note(format!("{name} hooks you edited (left alone): {}", edited.join(", "))));
+    }
+    if missing.is_empty() && moved.is_empty() {
+        out.push(Finding::Ok(format!("{name} hooks are installed and current ({})", path.display())));
+    }
+    out
+}
+
+fn check_app(paths: &TrayPaths) -> Vec<Finding> {
+    let mut out = Vec::new();
+    match ControlClient::connect(&paths.socket, Duration::from_secs(2)).and_then(|mut c| c.request(&Request::Ping)) {
+        Ok(reply) if reply.ok => {
+            let info = reply.result.unwrap_or(Value::Null);
+            out.push(Finding::Ok(format!(
+                "Agent Tray is running ({} pid {}, {} live sessions)",
+                info.get("host").and_then(Value::as_str).unwrap_or("?"),
+                info.get("pid").and_then(Value::as_u64).unwrap_or(0),
+                info.get("sessions").and_then(Value::as_u64).unwrap_or(0)
+            )));
+        }
+        Ok(_) => out.push(Finding::Problem("Agent Tray answered the ping with an error".into())),
+        Err(e) => out.push(Finding::Problem(format!(
+            "Agent Tray is not running ({e}); start the app or `agent-tray daemon` (hooks are journaled meanwhile)"
+        ))),
+    }
+    let last = journal::last_event_per_agent(&paths.journal_dir());
+    for agent in Agent::ALL {
+        match last.get(&agent) {
+            Some(record) => {
+                let ago = (Utc::now() - record.observation.at).num_seconds().max(0);
+                out.push(Finding::Ok(format!(
+                    "last {} event: {} {} ago (session {})",
+                    agent.display_name(),
+                    record.observation.event,
+                    human_age(ago),
+                    record.observation.session_id
+                )));
+            }
+            None => out.push(Finding::Note(format!(
+                "no {} event received yet (start a session to check the hooks)",
+                agent.display_name()
+            ))),
+        }
+    }
+    let log = paths.log_dir().join("hook.log");
+    if let Ok(meta) = std::fs::metadata(&log) {
+        if meta.len() > 0 {
+            out.push(Finding::Note(format!("hook errors are logged in {}", log.display())));
+        }
+    }
+    out
+}
+
+fn human_age(secs: i64) -> String {
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}min", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+/// The first executable called `name` on PATH.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}
+
+/// `agent-tray doctor`.
+pub fn run() -> ExitCode {
+    let bin = match install::current_binary() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("agent-tray: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let tray = TrayPaths::from_env().ok();
+    let findings = check(&bin, tray.as_ref());
+    let mut out = std::io::stdout().lock();
+    let mut problems = 0;
+    for f in &findings {
+        let _ = match f {
+            Finding::Ok(t) => writeln!(out, "✓ {t}"),
+            Finding::Note(t) => writeln!(out, "· {t}"),
+            Finding::Problem(t) => {
+                problems += 1;
+                writeln!(out, "✗ {t}")
+            }
+        };
+    }
+    if problems == 0 {
+        let _ = writeln!(out, "nothing wrong found");
+        ExitCode::SUCCESS
+    } else {
+        let _ = writeln!(out, "{problems} problem(s) found");
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,421 @@
+//! Claude Code: our hooks in `settings.json`, and the hooks-object editing Codex's `hooks.json`
+//! shares (the same `{"hooks": {Event: [{matcher?, hooks: [entry]}]}}` shape).
+
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use super::{hook_command, ownership, read_optional, to_json_text, Action, FileChange, InstallError, Ownership, Plan};
+use crate::model::Agent;
+
+/// Every Claude event that matters to the state (formats.md), and whether it takes a tool
+/// matcher. Interrupt is Codex's alone.
+pub const EVENTS: &[(&str, bool)] = &[
+    ("SessionStart", false),
+    ("UserPromptSubmit", false),
+    ("PreToolUse", true),
+    ("PermissionRequest", true),
+    ("PostToolUse", true),
+    ("PostToolUseFailure", true),
+    ("Notification", false),
+    ("Stop", false),
+    ("StopFailure", false),
+    ("SubagentStart", false),
+    ("SubagentStop", false),
+    ("PreCompact", false),
+    ("PostCompact", false),
+    ("SessionEnd", false),
+];
+
+/// Our hook timeout, in seconds (the hook itself gives up after about 100 ms).
+const TIMEOUT_SECS: u64 = 10;
+
+/// One event's hook entry and group, as we write them.
+#[derive(Debug, Clone)]
+pub struct HookSpec<'a> {
+    pub agent: Agent,
+    pub bin: &'a Path,
+    /// (event, matcher)
+    pub events: Vec<(&'static str, Option<&'static str>)>,
+    /// The entry for an event.
+    pub entry: fn(&str, String) -> Value,
+}
+
+/// Claude's entry: async (Claude does not wait for it) except SessionEnd, which runs as Claude
+/// exits and must finish first.
+fn claude_entry(event: &str, command: String) -> Value {
+    if event == "SessionEnd" {
+        json!({"type": "command", "command": command, "timeout": TIMEOUT_SECS})
+    } else {
+        json!({"type": "command", "command": command, "async": true, "timeout": TIMEOUT_SECS})
+    }
+}
+
+pub fn spec(bin: &Path) -> HookSpec<'_> {
+    HookSpec {
+        agent: Agent::Claude,
+        bin,
+        events: EVENTS
+            .iter()
+            .map(|(e, tools)| (*e, tools.then_some("*")))
+            .collect(),
+        entry: claude_entry,
+    }
+}
+
+/// Where each of our entries sits, and how the others moved (for Codex's trust, which follows
+/// positions).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HooksEdit {
+    pub changed: bool,
+    /// (event, group, hook) of each entry of ours after the edit.
+    pub ours: Vec<(String, usize, usize)>,
+    /// (event, old (group, hook), new (group, hook)) of entries not ours whose position changed.
+    pub moved: Vec<(String, (usize, usize), (usize, usize))>,
+    /// (event, group, hook) of entries of ours removed (their old positions).
+    pub removed: Vec<(String, usize, usize)>,
+    pub notes: Vec<String>,
+}
+
+/// Installs or removes our entries in a `{"hooks": {...}}` document.
+pub fn edit_hooks(doc: &mut Value, spec: &HookSpec<'_>, action: Action, file: &Path) -> Result<HooksEdit, String> {
+    let root = doc
+        .as_object_mut()
+        .ok_or("the top level is not a JSON object")?;
+    let mut edit = HooksEdit::default();
+    if action == Action::Uninstall && !root.contains_key("hooks") {
+        return Ok(edit);
+    }
+    let hooks_value = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let hooks = hooks_value
+        .as_object_mut()
+        .ok_or("\"hooks\" is not a JSON object")?;
+    let command = hook_command(spec.bin, spec.agent);
+    for (event, matcher) in &spec.events {
+        if action == Action::Uninstall && !hooks.contains_key(*event) {
+            continue;
+        }
+        let groups = hooks
+            .entry(event.to_string())
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| format!("\"hooks\".\"{event}\" is not a list"))?;
+        let mut have_ours = false;
+        let mut removed_any = false;
+        let mut kept_groups = Vec::with_capacity(groups.len());
+        for (gi, mut group) in std::mem::take(groups).into_iter().enumerate() {
+            let Some(entries) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                kept_groups.push((gi, group, Vec::new()));
+                continue;
+            };
+            let mut kept = Vec::with_capacity(entries.len());
+            let mut group_lost = false;
+            for (hi, mut entry) in std::mem::take(entries).into_iter().enumerate() {
+                let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
+                match (ownership(cmd, spec.bin, spec.agent), action) {
+                    (Ownership::NotOurs, _) => kept.push((hi, entry)),
+                    (Ownership::Edited, _) => {
+                        edit.notes.push(format!(
+                            "{}: the {event} hook {cmd:?} runs agent-tray with arguments Agent Tray never writes; left as you edited it",
+                            file.display()
+                        ));
+                        have_ours = true; // never add a second one beside the user's
+                        kept.push((hi, entry));
+                    }
+                    (Ownership::Current, Action::Install) => {
+                        have_ours = true;
+                        kept.push((hi, entry));
+                    }
+                    (Ownership::Moved(old), Action::Install) => {
+                        if let Some(slot) = entry.get_mut("command") {
+                            *slot = Value::String(command.clone());
+                        }
+                        edit.notes.push(format!("{}: {event} hook moved from {old} to this binary", file.display()));
+                        edit.changed = true;
+                        have_ours = true;
+                        kept.push((hi, entry));
+                    }
+                    (Ownership::Current | Ownership::Moved(_), Action::Uninstall) => {
+                        edit.removed.push((event.to_string(), gi, hi));
+                        edit.changed = true;
+                        removed_any = true;
+                        group_lost = true;
+                    }
+                }
+            }
+            let positions: Vec<usize> = kept.iter().map(|(hi, _)| *hi).collect();
+            *entries = kept.into_iter().map(|(_, e)| e).collect();
+            if group_lost && entries.is_empty() {
+                continue; // a group that only held ours goes with it
+            }
+            kept_groups.push((gi, group, positions));
+        }
+        for (new_gi, (old_gi, group, positions)) in kept_groups.into_iter().enumerate() {
+            for (new_hi, old_hi) in positions.iter().enumerate() {
+                if (old_gi, *old_hi) != (new_gi, new_hi) {
+                    edit.moved.push((event.to_string(), (old_gi, *old_hi), (new_gi, new_hi)));
+                }
+            }
+            groups.push(group);
+        }
+        if action == Action::Install && !have_ours {
+            let mut group = Map::new();
+            if let Some(m) = matcher {
+                group.insert("matcher".into(), Value::String(m.to_string()));
+            }
+            group.insert("hooks".into(), Value::Array(vec![(spec.entry)(event, command.clone())]));
+            groups.push(Value::Object(group));
+            edit.changed = true;
+        }
+        if groups.is_empty() && removed_any {
+            hooks.remove(*event);
+        }
+    }
+    // Record where ours are now.
+    if let Some(hooks) = root.get("hooks").and_then(Value::as_object) {
+        for (event, _) in &spec.events {
+            let Some(groups) = hooks.get(*event).and_then(Value::as_array) else {
+                continue;
+            };
+            for (gi, group) in groups.iter().enumerate() {
+                let entries = group.get("hooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+                for (hi, entry) in entries.iter().enumerate() {
+                    let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
+                    if ownership(cmd, spec.bin, spec.agent) == Ownership::Current {
+                        edit.ours.push((event.to_string(), gi, hi));
+                    }
+                }
+            }
+        }
+    }
+    let hooks_now_empty = root
+        .get("hooks")
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty);
+    if hooks_now_empty && action == Action::Uninstall && edit.changed {
+        root.remove("hooks");
+    }
+    Ok(edit)
+}
+
+/// Parses a JSON config (empty or missing: `{}`), refusing anything else clearly.
+pub fn parse_json(path: &Path, text: Option<&str>) -> Result<Value, InstallError> {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Value::Object(Map::new()));
+    };
+    serde_json::from_str(text).map_err(|e| InstallError::Unparsable {
+        path: path.to_path_buf(),
+        format: "JSON",
+        detail: e.to_string(),
+    })
+}
+
+/// The pure plan for `settings.json` given its current text.
+pub fn plan_text(path: &Path, old: Option<&str>, bin: &Path, action: Action) -> Result<Plan, InstallError> {
+    let mut doc = parse_json(path, old)?;
+    let edit = edit_hooks(&mut doc, &spec(bin), action, path).map_err(|detail| InstallError::Unexpected {
+        path: path.to_path_buf(),
+        detail,
+    })?;
+    let new = edit.changed.then(|| to_json_text(&doc, old.filter(|t| !t.trim().is_empty())));
+    Ok(Plan {
+        changes: vec![FileChange {
+            path: path.to_path_buf(),
+            old: old.map(str::to_string),
+            new,
+        }],
+        notes: edit.notes,
+    })
+}
+
+pub fn plan_file(path: &Path, bin: &Path, action: Action) -> Result<Plan, InstallError> {
+    let old = read_optional(path)?;
+    plan_text(path, old.as_deref(), bin, action)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    const BIN: &str = "/opt/agent-tray/bin/agent-tray";
+
+    /// A settings.json as Claude Code writes it (JSON.stringify, two spaces), with what people
+    /// really have in it: other tools' hooks (one sharing an event with us), keys in no
+    /// particular order, unicode and escapes, settings we know nothing of.
+    const HOSTILE: &str = r#"{
+  "permissions": {
+    "allow": [
+      "Bash(npm run test:*)",
+      "Read(~/.zshrc)"
+    ],
+    "deny": []
+  },
+  "env": {
+    "GREETING": "héllo wörld ✓ 日本語 \"quoted\" \\ back"
+  },
+  "zzz_last_alphabetically_but_first_here": true,
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "~/.claude/hooks/guard.sh",
+            "timeout": 30
+          }
+        ]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "afplay /System/Library/Sounds/Glass.aiff"
+          }
+        ]
+      }
+    ]
+  },
+  "model": "opus",
+  "statusLine": {
+    "type": "command",
+    "command": "ccstatus --format \"{model}\""
+  },
+  "numbers": [
+    1.5,
+    10000000000,
+    -3
+  ],
+  "emptyObj": {}
+}
+"#;
+
+    /// The same kind of content, formatted by hand.
+    const HAND_FORMATTED: &str = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},
+        "b": [1, 2,   3], "a": {"ü": "\u00fc"}}"#;
+
+    fn install(text: Option<&str>) -> Option<String> {
+        let plan = plan_text(Path::new("/c/settings.json"), text, Path::new(BIN), Action::Install).unwrap();
+        plan.changes[0].new.clone()
+    }
+
+    fn uninstall(text: &str) -> Option<String> {
+        let plan = plan_text(Path::new("/c/settings.json"), Some(text), Path::new(BIN), Action::Uninstall).unwrap();
+        plan.changes[0].new.clone()
+    }
+
+    #[test]
+    fn install_adds_every_event_and_keeps_every_byte_of_meaning_and_key_order() {
+        let new = install(Some(HOSTILE)).unwrap();
+        let old: Value = serde_json::from_str(HOSTILE).unwrap();
+        let doc: Value = serde_json::from_str(&new).unwrap();
+        // Every other key, same value, same order.
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&doc), keys(&old));
+        for k in keys(&old).iter().filter(|k| *k != "hooks") {
+            assert_eq!(doc[k], old[k], "{k}");
+        }
+        assert!(new.contains("héllo wörld ✓ 日本語"), "unicode written as is");
+        // The other tools' hooks stay first in their events; ours follow.
+        assert_eq!(doc["hooks"]["PreToolUse"][0], old["hooks"]["PreToolUse"][0]);
+        assert_eq!(doc["hooks"]["Stop"][0], old["hooks"]["Stop"][0]);
+        for (event, tools) in EVENTS {
+            let groups = doc["hooks"][event].as_array().unwrap();
+            let ours = groups.last().unwrap();
+            assert_eq!(ours["hooks"][0]["command"], format!("{BIN} hook --agent claude"), "{event}");
+            assert_eq!(ours.get("matcher").is_some(), *tools, "{event}");
+        }
+        assert_eq!(doc["hooks"]["SessionEnd"][0]["hooks"][0].get("async"), None, "SessionEnd runs synchronously");
+        assert_eq!(doc["hooks"]["Stop"][1]["hooks"][0]["async"], true);
+    }
+
+    #[test]
+    fn installing_twice_changes_nothing_and_uninstall_restores_the_original_exactly() {
+        let once = install(Some(HOSTILE)).unwrap();
+        assert_eq!(install(Some(&once)), None, "the second install has nothing to do");
+        let back = uninstall(&once).unwrap();
+        assert_eq!(back, HOSTILE, "uninstall gives back the file byte for byte");
+        assert_eq!(uninstall(HOSTILE), None, "nothing of ours: nothing to remove");
+    }
+
+    #[test]
+    fn a_hand_formatted_file_keeps_its_meaning_and_key_order_through_install_and_uninstall() {
+        // Whitespace is re-laid in the file's own indent; every key and value stays.
+        let once = install(Some(HAND_FORMATTED)).unwrap();
+        let back = uninstall(&once).unwrap();
+        let a: Value = serde_json::from_str(HAND_FORMATTED).unwrap();
+        let b: Value = serde_json::from_str(&back).unwrap();
+        assert_eq!(a, b);
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&a), keys(&b));
+    }
+
+    #[test]
+    fn a_missing_or_empty_file_gets_just_our_hooks_and_uninstall_leaves_an_empty_object() {
+        let new = install(None).unwrap();
+        let doc: Value = serde_json::from_str(&new).unwrap();
+        assert_eq!(doc.as_object().unwrap().len(), 1);
+        assert!(new.ends_with("}\n"));
+        assert_eq!(uninstall(&new).unwrap(), "{}\n");
+        assert!(install(Some("  \n")).is_some());
+    }
+
+    #[test]
+    fn a_hook_from_a_moved_binary_is_updated_in_place_and_removed_by_uninstall() {
+        let old = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/old/place/agent-tray hook --agent claude","timeout":3}]},{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#;
+        let new = install(Some(old)).unwrap();
+        let doc: Value = serde_json::from_str(&new).unwrap();
+        let stop = doc["hooks"]["Stop"].as_array().unwrap();
+        assert_eq!(stop.len(), 2, "updated, not duplicated");
+        assert_eq!(stop[0]["hooks"][0]["command"], format!("{BIN} hook --agent claude"));
+        assert_eq!(stop[0]["hooks"][0]["timeout"], 3, "the entry's other keys stay");
+        // Uninstall by a binary elsewhere still finds the entry of the old path.
+        let plan = plan_text(Path::new("/c/s.json"), Some(old), Path::new("/new/agent-tray"), Action::Uninstall).unwrap();
+        let back: Value = serde_json::from_str(plan.changes[0].new.as_deref().unwrap()).unwrap();
+        assert_eq!(back["hooks"]["Stop"].as_array().unwrap().len(), 1);
+        assert_eq!(back["hooks"]["Stop"][0]["hooks"][0]["command"], "notify-send done");
+    }
+
+    #[test]
+    fn an_entry_the_user_edited_is_left_alone_and_reported() {
+        let old = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/x/agent-tray hook --agent claude --debug"}]}]}}"#;
+        let plan = plan_text(Path::new("/c/s.json"), Some(old), Path::new(BIN), Action::Install).unwrap();
+        let doc: Value = serde_json::from_str(plan.changes[0].new.as_deref().unwrap()).unwrap();
+        assert_eq!(doc["hooks"]["Stop"].as_array().unwrap().len(), 1, "no second hook beside the user's");
+        assert!(plan.notes.iter().any(|n| n.contains("--debug")), "{:?}", plan.notes);
+        let plan = plan_text(Path::new("/c/s.json"), Some(old), Path::new(BIN), Action::Uninstall).unwrap();
+        assert_eq!(plan.changes[0].new, None, "uninstall keeps the user's edit");
+        assert!(!plan.notes.is_empty());
+    }
+
+    #[test]
+    fn a_group_shared_with_another_hook_keeps_the_other_hook() {
+        let old = format!(r#"{{"hooks":{{"Stop":[{{"hooks":[{{"type":"command","command":"{BIN} hook --agent claude"}},{{"type":"command","command":"say done"}}]}}]}}}}"#);
+        let back: Value = serde_json::from_str(&uninstall(&old).unwrap()).unwrap();
+        assert_eq!(back["hooks"]["Stop"][0]["hooks"].as_array().unwrap().len(), 1);
+        assert_eq!(back["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
+    }
+
+    #[test]
+    fn invalid_or_strange_files_are_refused_with_a_clear_message() {
+        for bad in ["{\"hooks\": {", "[1,2]", "{\"hooks\": []}", "{\"hooks\": {\"Stop\": {}}}", "// comment\n{}"] {
+            let err = plan_text(Path::new("/c/settings.json"), Some(bad), Path::new(BIN), Action::Install).unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains("/c/settings.json") && text.contains("nothing was changed"), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_dry_run_diff_shows_only_our_additions() {
+        let plan = plan_text(Path::new("/c/settings.json"), Some(HOSTILE), Path::new(BIN), Action::Install).unwrap();
+        let diff = plan.changes[0].diff().unwrap();
+        assert!(diff.starts_with("--- /c/settings.json\n+++ /c/settings.json\n"), "{diff}");
+        assert!(diff.lines().filter(|l| l.starts_with('-') && !l.starts_with("---")).all(|l| l.trim_end().ends_with(']') || l.trim_end().ends_with("],") || l.trim_end().ends_with('}')), "only closing lines change:\n{diff}");
+        assert!(diff.contains(&format!("+            \"command\": \"{BIN} hook --agent claude\"")));
+    }
+}

@@ -1,0 +1,486 @@
+//! `agent-tray install` / `uninstall`: the hooks (and Codex's notify and trust) in the agents'
+//! own configuration files.
+//!
+//! These files belong to the user and to every other tool that hooks the same agents; peers have
+//! lost users' keys and third-party hooks by rewriting them. So, plan then apply:
+//! - **Plan** ([`claude::plan`], [`codex::plan`]) is pure: old text in, new text (or "no change")
+//!   and notes out. It edits the parsed document in place: JSON through `serde_json` with
+//!   `preserve_order` (every key, its order and every other hook stay; the indent is the file's
+//!   own), TOML through `toml_edit` (comments and formatting stay). A file that does not parse is
+//!   refused with a clear message and left untouched.
+//! - **Ours** is recognised by the command, not by the path: the `agent-tray` basename followed
+//!   by exactly `hook --agent <agent>` (or bare `hook`). An entry of ours whose binary moved is
+//!   updated in place; one the user edited (other arguments) is left alone and reported. Install
+//!   twice changes nothing; uninstall removes exactly our entries and the groups that became
+//!   empty by it.
+//! - **Apply** ([`write_file`]) writes a temp file beside the target and renames it over (never a
+//!   half-written config), keeps the file's permissions and a timestamped backup of the previous
+//!   version, and follows a symlinked config to its target (dotfile managers) instead of
+//!   replacing the link. `--dry-run` prints the plan as a unified diff and writes nothing.
+
+pub mod claude;
+pub mod codex;
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::model::Agent;
+
+/// Backups kept per file; older ones are removed.
+const BACKUPS_KEPT: usize = 5;
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct InstallArgs {
+    /// Claude Code only ($CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json).
+    #[arg(long)]
+    pub claude: bool,
+    /// Codex only ($CODEX_HOME/hooks.json, and notify in config.toml).
+    #[arg(long)]
+    pub codex: bool,
+    /// Also mark the Codex hooks as trusted in config.toml, so Codex runs them at once (Codex
+    /// skips hooks you have not reviewed; with this flag Agent Tray records that you trust its
+    /// own entries, and only those).
+    #[arg(long)]
+    pub trust: bool,
+    /// Print what would change as a diff; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl InstallArgs {
+    fn agents(&self) -> Vec<Agent> {
+        match (self.claude, self.codex) {
+            (true, false) => vec![Agent::Claude],
+            (false, true) => vec![Agent::Codex],
+            _ => vec![Agent::Claude, Agent::Codex],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Install,
+    Uninstall,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error("{path} is not valid {format} ({detail}); nothing was changed. Fix the file (or move it away) and run this again.")]
+    Unparsable {
+        path: PathBuf,
+        format: &'static str,
+        detail: String,
+    },
+    #[error("{path}: {detail}; nothing was changed. Fix the file (or move it away) and run this again.")]
+    Unexpected { path: PathBuf, detail: String },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error("cannot tell where {0} keeps its settings: set HOME (or CLAUDE_CONFIG_DIR / CODEX_HOME)")]
+    NoConfigDir(&'static str),
+    #[error("cannot tell where this agent-tray binary is: {0}")]
+    NoBinary(io::Error),
+}
+
+/// One file's planned change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: PathBuf,
+    /// The current text; `None` when the file does not exist.
+    pub old: Option<String>,
+    /// The new text; `None` when nothing changes.
+    pub new: Option<String>,
+}
+
+impl FileChange {
+    pub fn diff(&self) -> Option<String> {
+        let new = self.new.as_deref()?;
+        let old = self.old.as_deref().unwrap_or("");
+        let shown = self.path.display().to_string();
+        Some(
+            similar::TextDiff::from_lines(old, new)
+                .unified_diff()
+                .context_radius(3)
+                .header(
+                    &if self.old.is_some() { shown.clone() } else { "/dev/null".into() },
+                    &shown,
+                )
+                .to_string(),
+        )
+    }
+}
+
+/// What a plan decided: the file changes and what to tell the user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub changes: Vec<FileChange>,
+    pub notes: Vec<String>,
+}
+
+/// The hook command for an agent: `<bin> hook --agent <agent>`, the path quoted for `sh -c`
+/// when it needs it.
+pub fn hook_command(bin: &Path, agent: Agent) -> String {
+    format!("{} hook --agent {}", shell_quote(&bin.display().to_string()), agent.as_str())
+}
+
+/// Quotes a word for `sh` when it holds anything but plain path characters.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Splits a command line the way `sh` would for plain words and quotes (no expansions). `None`
+/// when the quoting is unbalanced.
+pub fn shell_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => word.push(c),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => word.push(chars.next()?),
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.push(chars.next()?);
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Some(words)
+}
+
+/// How a hook command relates to us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ownership {
+    /// Ours, with this binary's path.
+    Current,
+    /// Ours, from a binary that has moved (its old path).
+    Moved(String),
+    /// Runs `agent-tray hook` but with arguments we never write: the user's edit.
+    Edited,
+    NotOurs,
+}
+
+/// Classifies a hook command for `agent` against the current binary path.
+pub fn ownership(command: &str, bin: &Path, agent: Agent) -> Ownership {
+    let Some(words) = shell_words(command) else {
+        return Ownership::NotOurs;
+    };
+    let Some((program, args)) = words.split_first() else {
+        return Ownership::NotOurs;
+    };
+    if Path::new(program).file_name().and_then(|n| n.to_str()) != Some("agent-tray") {
+        return Ownership::NotOurs;
+    }
+    if args.first().map(String::as_str) != Some("hook") {
+        return Ownership::NotOurs;
+    }
+    let exact = args == ["hook"] || args == ["hook", "--agent", agent.as_str()];
+    if !exact {
+        return Ownership::Edited;
+    }
+    if Path::new(program) == bin {
+        Ownership::Current
+    } else {
+        Ownership::Moved(program.clone())
+    }
+}
+
+/// The path of this binary, as it should go into the hooks.
+pub fn current_binary() -> Result<PathBuf, InstallError> {
+    let exe = std::env::current_exe().map_err(InstallError::NoBinary)?;
+    // A binary that was replaced while running shows as "… (deleted)"; the path is still right.
+    let text = exe.display().to_string();
+    Ok(PathBuf::from(text.strip_suffix(" (deleted)").unwrap_or(&text)))
+}
+
+/// Reads a file, `None` when it does not exist.
+pub fn read_optional(path: &Path) -> Result<Option<String>, InstallError> {
+    match fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| InstallError::Unparsable {
+            path: path.to_path_buf(),
+            format: "UTF-8 text",
+            detail: "it holds bytes that are not UTF-8".into(),
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(InstallError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Writes `text` to `path` safely: through a temp file and a rename, keeping the old file's
+/// permissions and a backup of it, following a symlink to its target.
+pub fn write_file(path: &Path, text: &str) -> Result<Option<PathBuf>, InstallError> {
+    let werr = |source| InstallError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let target = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).map_err(werr)?,
+        _ => path.to_path_buf(),
+    };
+    let dir = target
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    fs::create_dir_all(&dir).map_err(werr)?;
+    let old_meta = fs::metadata(&target).ok();
+    let mut backup = None;
+    if old_meta.is_some() {
+        let stamp = chrono::Local::now().format("%Y%m%dT%H%M%S%.3f");
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let path = dir.join(format!("{name}.agent-tray-backup-{stamp}"));
+        fs::copy(&target, &path).map_err(werr)?;
+        prune_backups(&dir, &name);
+        backup = Some(path);
+    }
+    let mode = old_meta.map_or(0o600, |m| m.permissions().mode() & 0o7777);
+    let tmp = dir.join(format!(
+        ".{}.agent-tray-tmp-{}",
+        target.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        file.sync_all()?;
+        fs::rename(&tmp, &target)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(werr(e));
+    }
+    Ok(backup)
+}
+
+fn prune_backups(dir: &Path, name: &str) {
+    let prefix = format!("{name}.agent-tray-backup-");
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut backups: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    backups.sort();
+    let excess = backups.len().saturating_sub(BACKUPS_KEPT);
+    for old in backups.into_iter().take(excess) {
+        let _ = fs::remove_file(old);
+    }
+}
+
+/// Serialises JSON with the file's own indent (two spaces when it has none) and keeps its
+/// trailing newline.
+pub fn to_json_text(value: &serde_json::Value, like: Option<&str>) -> String {
+    use serde::Serialize;
+    let indent = like.and_then(detect_indent).unwrap_or_else(|| "  ".into());
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    // Serialising a Value into a Vec cannot fail.
+    let _ = value.serialize(&mut ser);
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    if like.is_none_or(|l| l.ends_with('\n')) {
+        text.push('\n');
+    }
+    text
+}
+
+fn detect_indent(text: &str) -> Option<String> {
+    text.lines().skip(1).find_map(|l| {
+        let ws: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+        (!ws.is_empty()).then_some(ws)
+    })
+}
+
+/// Plans the change for the agents asked for.
+pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, InstallError> {
+    let mut plan = Plan::default();
+    for agent in args.agents() {
+        let part = match agent {
+            Agent::Claude => {
+                let dir = crate::paths::claude_config_dir().ok_or(InstallError::NoConfigDir("Claude Code"))?;
+                claude::plan_file(&dir.join("settings.json"), bin, action)?
+            }
+            Agent::Codex => {
+                let dir = crate::paths::codex_home().ok_or(InstallError::NoConfigDir("Codex"))?;
+                codex::plan_files(&absolute(&dir), bin, action, args.trust)?
+            }
+        };
+        plan.changes.extend(part.changes);
+        plan.notes.extend(part.notes);
+    }
+    Ok(plan)
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    std::env::current_dir()
+        .map(|d| d.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// `agent-tray install` / `uninstall`.
+pub fn run(args: &InstallArgs, action: Action) -> ExitCode {
+    match run_inner(args, action) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("agent-tray: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
+    let bin = current_binary()?;
+    let plan = plan(args, action, &bin)?;
+    let mut out = io::stdout().lock();
+    let verb = match action {
+        Action::Install => "install",
+        Action::Uninstall => "uninstall",
+    };
+    let pending: Vec<&FileChange> = plan.changes.iter().filter(|c| c.new.is_some()).collect();
+    if args.dry_run {
+        for change in &pending {
+            if let Some(diff) = change.diff() {
+                let _ = write!(out, "{diff}");
+            }
+        }
+        if pending.is_empty() {
+            let _ = writeln!(out, "agent-tray {verb}: nothing to change");
+        }
+    } else {
+        for change in &pending {
+            if let Some(new) = change.new.as_deref() {
+                let backup = write_file(&change.path, new)?;
+                let _ = match backup {
+                    Some(b) => writeln!(out, "updated {} (previous version kept as {})", change.path.display(), b.display()),
+                    None => writeln!(out, "created {}", change.path.display()),
+                };
+            }
+        }
+        if pending.is_empty() {
+            let _ = writeln!(out, "agent-tray {verb}: already done, nothing changed");
+        }
+    }
+    for note in &plan.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_hook_is_recognised_wherever_the_binary_lives_and_edits_are_not_ours() {
+        let bin = Path::new("/usr/local/bin/agent-tray");
+        let c = Agent::Claude;
+        assert_eq!(ownership("/usr/local/bin/agent-tray hook --agent claude", bin, c), Ownership::Current);
+        assert_eq!(
+            ownership("/opt/old/agent-tray hook --agent claude", bin, c),
+            Ownership::Moved("/opt/old/agent-tray".into())
+        );
+        assert_eq!(ownership("'/home/me/my tools/agent-tray' hook", bin, c), Ownership::Moved("/home/me/my tools/agent-tray".into()));
+        assert_eq!(ownership("/usr/local/bin/agent-tray hook --agent claude --verbose", bin, c), Ownership::Edited);
+        assert_eq!(ownership("/usr/local/bin/agent-tray hook --agent codex", bin, c), Ownership::Edited);
+        assert_eq!(ownership("/usr/local/bin/agent-tray list", bin, c), Ownership::NotOurs);
+        assert_eq!(ownership("other-tool hook --agent claude", bin, c), Ownership::NotOurs);
+        assert_eq!(ownership("echo 'unbalanced", bin, c), Ownership::NotOurs);
+    }
+
+    #[test]
+    fn a_binary_path_with_spaces_is_quoted_and_reads_back() {
+        let bin = Path::new("/home/me/my tools/agent-tray");
+        let cmd = hook_command(bin, Agent::Codex);
+        assert_eq!(cmd, "'/home/me/my tools/agent-tray' hook --agent codex");
+        assert_eq!(ownership(&cmd, bin, Agent::Codex), Ownership::Current);
+        assert_eq!(shell_words(r#"a "b c" d\ e 'f''g'"#).unwrap(), ["a", "b c", "d e", "fg"]);
+    }
+
+    #[test]
+    fn json_keeps_the_files_own_indent_and_final_newline() {
+        let v: serde_json::Value = serde_json::from_str(r#"{"b":1,"a":[1]}"#).unwrap();
+        assert_eq!(to_json_text(&v, Some("{\n    \"x\": 1\n}\n")), "{\n    \"b\": 1,\n    \"a\": [\n        1\n    ]\n}\n");
+        assert_eq!(to_json_text(&v, Some("{\n\t\"x\": 1\n}")), "{\n\t\"b\": 1,\n\t\"a\": [\n\t\t1\n\t]\n}");
+    }
+
+    #[test]
+    fn writing_keeps_a_backup_the_mode_and_a_symlinks_target() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("dotfiles/settings.json");
+        fs::create_dir_all(real.parent().unwrap()).unwrap();
+        fs::write(&real, "{}\n").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+        let link = tmp.path().join("settings.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let backup = write_file(&link, "{\"a\":1}\n").unwrap().unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+        assert_eq!(fs::read_to_string(&real).unwrap(), "{\"a\":1}\n");
+        assert_eq!(fs::read_to_string(&backup).unwrap(), "{}\n");
+        assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
+        let leftovers: Vec<_> = fs::read_dir(real.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains("tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}
