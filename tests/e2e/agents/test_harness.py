@@ -10,6 +10,19 @@ from harness.agents import ancestry
 from harness.world import pid_alive
 
 
+def flock_holder(path):
+    """pid holding a flock on path, from /proc/locks (None if free)."""
+    try:
+        ino = os.stat(path).st_ino
+    except OSError:
+        return None
+    for line in open("/proc/locks"):
+        f = line.split()
+        if len(f) >= 6 and f[1] == "FLOCK" and f[5].split(":")[-1] == str(ino):
+            return int(f[4])
+    return None
+
+
 def subseq(needle, hay):
     it = iter(hay)
     return all(any(x == y for y in it) for x in needle)
@@ -82,7 +95,7 @@ class HarnessCodex(E2ETest):
         rec = Recorder(self.world)
         a = self.codex(daemon=daemon)
         install_codex_recording_hooks(self.world, rec)
-        a.start()
+        self.tui_pid = a.start()
         self.assertEqual(os.path.basename(os.readlink(f"/proc/{a.pid}/exe")), "codex")
         a.wait_ready()
         a.prompt("say hi")
@@ -102,9 +115,10 @@ class HarnessCodex(E2ETest):
         while "Interrupt" not in rec.events() and time.monotonic() < deadline:
             time.sleep(0.1)
         a.exit()
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and "SessionEnd" not in rec.events():
-            time.sleep(0.1)
+        if not daemon:
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and "SessionEnd" not in rec.events():
+                time.sleep(0.1)
         ev = rec.events()
         want = ["SessionStart", "UserPromptSubmit", "Stop", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "Interrupt"]
         self.assertTrue(subseq(want, [e for e in ev if not e.startswith("notify:")]), f"hook events {ev} lack {want} in order")
@@ -137,7 +151,32 @@ class HarnessCodex(E2ETest):
         # Hooks run from the app-server, whose parent is the TUI (while the TUI lives).
         server_pids = {p for p, _ in servers}
         self.assertIn(parent_pid, server_pids, f"hook parent {parent_pid} is not an app-server {servers}")
-        # The app-server outlives the TUI.
+        self.assertEqual(hooks[0]["ancestry"][1][0], self.tui_pid, hooks[0]["ancestry"])
+        # The app-server outlives the TUI, and still holds the thread's writer lock after /quit.
         alive = [p for p in server_pids if pid_alive(p)]
         self.assertTrue(alive, "default mode: the app-server was expected to outlive the TUI")
-        self.__class__.last_events = ev
+        sid = hooks[0]["payload"]["session_id"]
+        holder = flock_holder(os.path.join(self.world.codex_home, "thread-writer-locks", sid + ".lock"))
+        self.assertIn(holder, server_pids, f"after /quit the thread lock is held by {holder}, not the app-server")
+
+    def test_codex_default_mode_kill9_leaves_app_server_holding_the_lock(self):
+        rec = Recorder(self.world)
+        a = self.codex(daemon=True)
+        install_codex_recording_hooks(self.world, rec)
+        a.start()
+        a.wait_ready()
+        a.prompt("SLEEP 30")
+        a.wait_working()
+        deadline = time.monotonic() + 10
+        while "UserPromptSubmit" not in rec.events() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        sid = next((r["payload"]["session_id"] for r in rec.records() if isinstance(r["payload"], dict)), None)
+        self.assertIsNotNone(sid, f"no hook recorded mid-turn: {rec.events()}")
+        lock = os.path.join(self.world.codex_home, "thread-writer-locks", sid + ".lock")
+        self.assertIsNotNone(flock_holder(lock), "thread lock not held mid-turn")
+        a.kill9()
+        time.sleep(1.5)
+        servers = {p for p, _ in a.app_servers()}
+        self.assertTrue(servers, "the app-server died with the TUI")
+        self.assertIn(flock_holder(lock), servers, "after kill -9 of the TUI the app-server should still hold the lock")
+        self.assertNotIn("SessionEnd", rec.events())

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# End-to-end tests of Agent Tray with the REAL Claude Code and Codex CLIs, driven in tmux
+# against loopback mock model servers. Builds nothing: takes the agent-tray binary from
+# $AGENT_TRAY_BIN (default: <repo>/target/debug/agent-tray).
+#
+#   tests/e2e/agents/run.sh                       # everything
+#   tests/e2e/agents/run.sh test_harness          # only the harness self-tests (no agent-tray needed)
+#   tests/e2e/agents/run.sh -k claude test_hooks  # a subset
+#   AGENT_E2E_KEEP=1 ...                          # keep the per-test worlds under /var/tmp/agent-tray-e2e
+#
+# The last line printed is always `N passed, N failed`; the exit status is non-zero on failure.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
+export AGENT_TRAY_BIN="${AGENT_TRAY_BIN:-$repo/target/debug/agent-tray}"
+case "$AGENT_TRAY_BIN" in /*) ;; *) AGENT_TRAY_BIN="$PWD/$AGENT_TRAY_BIN" ;; esac
+
+for tool in tmux python3 npm ps; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "run.sh: $tool is required" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+done
+
+if ! bins="$("$here/install.sh")"; then
+  echo "run.sh: installing the pinned agents failed" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+eval "$bins"
+export CLAUDE_BIN CODEX_BIN
+echo "claude: $("$CLAUDE_BIN" --version 2>/dev/null) ($CLAUDE_BIN)"
+echo "codex:  $("$CODEX_BIN" --version 2>/dev/null) ($CODEX_BIN)"
+if [ -x "$AGENT_TRAY_BIN" ]; then
+  echo "agent-tray: $AGENT_TRAY_BIN"
+else
+  echo "agent-tray: NOT FOUND at $AGENT_TRAY_BIN (scenario tests will fail; harness self-tests still run)"
+fi
+
+cd "$here"
+exec python3 -u runner.py "$@"
