@@ -54,6 +54,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Add Agent Tray's hooks to Claude Code and Codex (both unless one is named).
+    Install(crate::install::InstallArgs),
+    /// Remove exactly what `install` added.
+    Uninstall(crate::install::InstallArgs),
+    /// What is installed, hooked, trusted and running, and what to do about what is not.
+    Doctor,
 }
 
 #[derive(Debug, clap::Args)]
@@ -122,6 +128,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::List { json } => list(json),
         Command::Watch { json } => watch(json),
         Command::History { limit, json } => history(limit, json),
+        Command::Install(args) => Ok(crate::install::run(&args, crate::install::Action::Install)),
+        Command::Uninstall(args) => Ok(crate::install::run(&args, crate::install::Action::Uninstall)),
+        Command::Doctor => Ok(crate::doctor::run()),
     }
 }
 
