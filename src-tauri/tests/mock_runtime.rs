@@ -1,0 +1,197 @@
+//! Commands and events through Tauri's mock runtime: no display, no bus. The shell's state is
+//! set up on a registry of the test's own, observations go in through the core, and what the UI
+//! would receive comes out of the real command handlers and the real event bridge.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_tray::model::{Agent, EventKind, Observation};
+use agent_tray::registry::SessionsRegistry;
+use agent_tray_desktop::ipc::{AppSettings, EngineStatus, SessionEvent, Snapshot, EVENT_SESSIONS};
+use agent_tray_desktop::settings::SettingsStore;
+use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{Listener, Manager, WebviewWindowBuilder};
+use tokio_util::sync::CancellationToken;
+
+struct Harness {
+    app: tauri::App<tauri::test::MockRuntime>,
+    window: tauri::WebviewWindow<tauri::test::MockRuntime>,
+    registry: Arc<SessionsRegistry>,
+    _dir: tempfile::TempDir,
+}
+
+fn harness() -> Harness {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registry = Arc::new(SessionsRegistry::new());
+    let app = agent_tray_desktop::with_commands(mock_builder())
+        .build(mock_context(noop_assets()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    agent_tray_desktop::manage_state(
+        &app,
+        registry.clone(),
+        SettingsStore::load(dir.path().join("settings.json")),
+        EngineStatus::Running { socket: "/tmp/test.sock".into() },
+        dir.path().join("logs"),
+    );
+    let window = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    Harness { app, window, registry, _dir: dir }
+}
+
+fn invoke(h: &Harness, cmd: &str, body: serde_json::Value) -> Result<serde_json::Value, serde_json::Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: tauri::ipc::CallbackFn(0),
+        error: tauri::ipc::CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap_or_else(|e| panic!("{e}")),
+        body: tauri::ipc::InvokeBody::Json(body),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    get_ipc_response(&h.window, request).map(|b| b.deserialize::<serde_json::Value>().unwrap_or_default())
+}
+
+fn observe(registry: &SessionsRegistry, id: &str, event: EventKind, cwd: Option<&str>) {
+    let obs = Observation::new(id, Agent::Claude, event, chrono::Utc::now()).with_cwd(cwd.map(String::from));
+    registry.observe(obs).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn the_snapshot_command_returns_the_registrys_sessions_as_window_rows() {
+    let h = harness();
+    observe(&h.registry, "s1", EventKind::SessionStart, Some("/home/dev/api-server"));
+    observe(&h.registry, "s1", EventKind::PermissionRequest, None);
+    let value = invoke(&h, "get_snapshot", serde_json::json!({})).unwrap_or_else(|e| panic!("{e}"));
+    let snapshot: Snapshot = serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(snapshot.sessions.len(), 1);
+    let row = &snapshot.sessions[0];
+    assert_eq!(row.project, "api-server");
+    assert_eq!(row.state_label, "needs permission");
+    assert_eq!(snapshot.engine, EngineStatus::Running { socket: "/tmp/test.sock".into() });
+    assert_eq!(snapshot.settings, AppSettings::default());
+}
+
+#[test]
+fn a_command_error_reaches_the_ui_as_a_code_and_a_message() {
+    let h = harness();
+    let error = invoke(&h, "jump_to_session", serde_json::json!({"sessionId": "nope"}))
+        .err()
+        .unwrap_or_default();
+    assert_eq!(error["code"], "unknown_session", "{error}");
+    assert_eq!(error["message"], "no session nope");
+    // A live session cannot be dismissed: it might need the user.
+    observe(&h.registry, "live", EventKind::SessionStart, Some("/tmp"));
+    let error = invoke(&h, "dismiss_session", serde_json::json!({"sessionId": "live"}))
+        .err()
+        .unwrap_or_default();
+    assert_eq!(error["code"], "unknown_session", "{error}");
+}
+
+#[test]
+fn saved_settings_are_applied_and_filter_the_snapshot() {
+    let h = harness();
+    observe(&h.registry, "c1", EventKind::SessionStart, Some("/tmp/a"));
+    let mut settings = AppSettings::default();
+    settings.agents = vec![Agent::Codex];
+    invoke(&h, "save_settings", serde_json::json!({ "settings": settings }))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(h.app.state::<SettingsStore>().get(), settings);
+    let value = invoke(&h, "get_snapshot", serde_json::json!({})).unwrap_or_else(|e| panic!("{e}"));
+    let snapshot: Snapshot = serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"));
+    assert!(snapshot.sessions.is_empty(), "Claude is no longer watched");
+}
+
+#[test]
+fn registry_changes_reach_the_window_as_typed_events() {
+    let h = harness();
+    let received: Arc<Mutex<Vec<SessionEvent>>> = Arc::default();
+    let sink = received.clone();
+    h.app.listen_any(EVENT_SESSIONS, move |event| {
+        if let Ok(parsed) = serde_json::from_str::<SessionEvent>(event.payload()) {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(parsed);
+        }
+    });
+    let token = CancellationToken::new();
+    agent_tray_desktop::events::spawn(h.app.handle(), token.clone());
+    // Give the bridge a moment to subscribe before the first change.
+    std::thread::sleep(Duration::from_millis(50));
+    observe(&h.registry, "s1", EventKind::SessionStart, Some("/home/dev/web"));
+    observe(&h.registry, "s1", EventKind::UserPromptSubmit, None);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let states = loop {
+        let states: Vec<String> = received
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(|e| match e {
+                SessionEvent::Upsert { view } => Some(view.state_label.clone()),
+                SessionEvent::Removed { .. } => None,
+            })
+            .collect();
+        if states.len() >= 2 || std::time::Instant::now() > deadline {
+            break states;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    token.cancel();
+    assert_eq!(states, ["starting", "working"], "one event per visible change, in order");
+}
+
+struct Collect(Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>>);
+
+impl agent_tray_desktop::notifier::AlertSink for Collect {
+    fn deliver(&self, alert: agent_tray::notify_policy::Alert) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(alert);
+    }
+}
+
+#[test]
+fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not() {
+    let registry = Arc::new(SessionsRegistry::new());
+    let (tx, rx) = tokio::sync::watch::channel(AppSettings::default());
+    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
+    let token = CancellationToken::new();
+    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::decide_loop(
+        registry.subscribe(),
+        rx,
+        Collect(alerts.clone()),
+        token.clone(),
+    ));
+    observe(&registry, "dies", EventKind::SessionStart, Some("/home/dev/api-server"));
+    observe(&registry, "dies", EventKind::UserPromptSubmit, None);
+    registry.end("dies", agent_tray::model::EndReason::ProcessGone);
+    observe(&registry, "asks", EventKind::SessionStart, Some("/home/dev/web"));
+    observe(&registry, "asks", EventKind::PermissionRequest, None);
+    observe(&registry, "exits", EventKind::SessionStart, Some("/home/dev/cli"));
+    observe(&registry, "exits", EventKind::SessionEnd, None);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let summaries = loop {
+        let got: Vec<String> = alerts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|a| a.summary.clone())
+            .collect();
+        if got.len() >= 2 || std::time::Instant::now() > deadline {
+            break got;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Settings switched off at run time apply to the next change.
+    let mut off = AppSettings::default();
+    off.notifications.enabled = false;
+    let _ = tx.send(off);
+    std::thread::sleep(Duration::from_millis(50));
+    observe(&registry, "asks2", EventKind::SessionStart, Some("/home/dev/web2"));
+    observe(&registry, "asks2", EventKind::PermissionRequest, None);
+    std::thread::sleep(Duration::from_millis(200));
+    token.cancel();
+    let _ = tauri::async_runtime::block_on(task);
+    assert_eq!(
+        summaries,
+        ["api-server: Claude's process died", "web: Claude needs permission"]
+    );
+    assert_eq!(alerts.lock().unwrap_or_else(|p| p.into_inner()).len(), 2, "nothing after alerts were switched off");
+}
