@@ -31,8 +31,15 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
     for agent in Agent::ALL {
         let on_path = find_on_path(agent.as_str());
         match &on_path {
-            Some(p) => out.push(Finding::Ok(format!("{} is installed: {}", agent.display_name(), p.display()))),
-            None => out.push(Finding::Note(format!("{} is not on PATH", agent.display_name()))),
+            Some(p) => out.push(Finding::Ok(format!(
+                "{} is installed: {}",
+                agent.display_name(),
+                p.display()
+            ))),
+            None => out.push(Finding::Note(format!(
+                "{} is not on PATH",
+                agent.display_name()
+            ))),
         }
         let hooks = match agent {
             Agent::Claude => check_claude(bin),
@@ -48,36 +55,61 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
     }
     match tray {
         Some(paths) => out.extend(check_app(paths)),
-        None => out.push(Finding::Problem("cannot tell where Agent Tray keeps its data: set HOME or AGENT_TRAY_HOME".into())),
+        None => out.push(Finding::Problem(
+            "cannot tell where Agent Tray keeps its data: set HOME or AGENT_TRAY_HOME".into(),
+        )),
     }
     out
 }
 
 fn check_claude(bin: &Path) -> Vec<Finding> {
     let Some(dir) = paths::claude_config_dir() else {
-        return vec![Finding::Problem("cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR".into())];
+        return vec![Finding::Problem(
+            "cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR".into(),
+        )];
     };
     let path = dir.join("settings.json");
-    let doc = match install::read_optional(&path).and_then(|t| claude::parse_json(&path, t.as_deref())) {
-        Ok(doc) => doc,
-        Err(e) => return vec![Finding::Problem(e.to_string())],
-    };
+    let doc =
+        match install::read_optional(&path).and_then(|t| claude::parse_json(&path, t.as_deref())) {
+            Ok(doc) => doc,
+            Err(e) => return vec![Finding::Problem(e.to_string())],
+        };
     let events: Vec<&str> = claude::EVENTS.iter().map(|(e, _)| *e).collect();
-    hook_findings("Claude Code", &path, &doc, &events, bin, Agent::Claude, "agent-tray install --claude")
+    hook_findings(
+        "Claude Code",
+        &path,
+        &doc,
+        &events,
+        bin,
+        Agent::Claude,
+        "agent-tray install --claude",
+    )
 }
 
 fn check_codex(bin: &Path) -> Vec<Finding> {
     let Some(home) = paths::codex_home() else {
-        return vec![Finding::Problem("cannot find Codex's folder: set HOME or CODEX_HOME".into())];
+        return vec![Finding::Problem(
+            "cannot find Codex's folder: set HOME or CODEX_HOME".into(),
+        )];
     };
     let hooks_path = home.join("hooks.json");
     let config_path = home.join("config.toml");
-    let doc = match install::read_optional(&hooks_path).and_then(|t| claude::parse_json(&hooks_path, t.as_deref())) {
+    let doc = match install::read_optional(&hooks_path)
+        .and_then(|t| claude::parse_json(&hooks_path, t.as_deref()))
+    {
         Ok(doc) => doc,
         Err(e) => return vec![Finding::Problem(e.to_string())],
     };
     let events: Vec<&str> = codex::EVENTS.iter().map(|(e, _)| *e).collect();
-    let mut out = hook_findings("Codex", &hooks_path, &doc, &events, bin, Agent::Codex, "agent-tray install --codex");
+    let mut out = hook_findings(
+        "Codex",
+        &hooks_path,
+        &doc,
+        &events,
+        bin,
+        Agent::Codex,
+        "agent-tray install --codex",
+    );
     let config_text = match install::read_optional(&config_path) {
         Ok(t) => t.unwrap_or_default(),
         Err(e) => {
@@ -88,12 +120,20 @@ fn check_codex(bin: &Path) -> Vec<Finding> {
     let config: toml_edit::DocumentMut = match config_text.parse() {
         Ok(c) => c,
         Err(e) => {
-            out.push(Finding::Problem(format!("{} is not valid TOML: {}", config_path.display(), e.to_string().trim())));
+            out.push(Finding::Problem(format!(
+                "{} is not valid TOML: {}",
+                config_path.display(),
+                e.to_string().trim()
+            )));
             return out;
         }
     };
     let status = codex::trust_status(&hooks_path, &doc, &config, bin);
-    let untrusted: Vec<&str> = status.iter().filter(|(_, ok)| !ok).map(|(e, _)| e.as_str()).collect();
+    let untrusted: Vec<&str> = status
+        .iter()
+        .filter(|(_, ok)| !ok)
+        .map(|(e, _)| e.as_str())
+        .collect();
     if !status.is_empty() {
         if untrusted.is_empty() {
             out.push(Finding::Ok("Codex hooks are trusted".into()));
@@ -104,12 +144,15 @@ fn check_codex(bin: &Path) -> Vec<Finding> {
             )));
         }
     }
-    let notify: Option<Vec<String>> = config
-        .get("notify")
-        .and_then(|i| i.as_array())
-        .map(|a| a.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect());
+    let notify: Option<Vec<String>> = config.get("notify").and_then(|i| i.as_array()).map(|a| {
+        a.iter()
+            .map(|v| v.as_str().unwrap_or("").to_string())
+            .collect()
+    });
     match notify {
-        Some(argv) if argv == codex::notify_argv(bin) => out.push(Finding::Ok("Codex notify runs this agent-tray".into())),
+        Some(argv) if argv == codex::notify_argv(bin) => {
+            out.push(Finding::Ok("Codex notify runs this agent-tray".into()))
+        }
         Some(argv) if codex::notify_is_ours(&argv) => out.push(Finding::Problem(format!(
             "Codex notify runs {} (moved?); run `agent-tray install --codex`",
             argv[0]
@@ -118,7 +161,9 @@ fn check_codex(bin: &Path) -> Vec<Finding> {
             "Codex notify runs your own program ({}); Agent Tray relies on its hooks instead",
             argv.first().map(String::as_str).unwrap_or("?")
         ))),
-        None => out.push(Finding::Note("Codex notify is not set; `agent-tray install --codex` sets it".into())),
+        None => out.push(Finding::Note(
+            "Codex notify is not set; `agent-tray install --codex` sets it".into(),
+        )),
     }
     out
 }
@@ -138,9 +183,16 @@ fn hook_findings(
     let mut missing = Vec::new();
     for event in events {
         let mut found = None;
-        let groups = doc.pointer(&format!("/hooks/{event}")).and_then(Value::as_array);
+        let groups = doc
+            .pointer(&format!("/hooks/{event}"))
+            .and_then(Value::as_array);
         for group in groups.map(Vec::as_slice).unwrap_or(&[]) {
-            for entry in group.get("hooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]) {
+            for entry in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+            {
                 let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
                 match install::ownership(cmd, bin, agent) {
                     Ownership::NotOurs => {}
@@ -157,11 +209,17 @@ fn hook_findings(
     }
     let mut out = Vec::new();
     if missing.len() == events.len() {
-        out.push(Finding::Problem(format!("{name} hooks are not installed in {}; run `{fix}`", path.display())));
+        out.push(Finding::Problem(format!(
+            "{name} hooks are not installed in {}; run `{fix}`",
+            path.display()
+        )));
         return out;
     }
     if !missing.is_empty() {
-        out.push(Finding::Problem(format!("{name} hooks missing for {}; run `{fix}`", missing.join(", "))));
+        out.push(Finding::Problem(format!(
+            "{name} hooks missing for {}; run `{fix}`",
+            missing.join(", ")
+        )));
     }
     if !moved.is_empty() {
         out.push(Finding::Problem(format!(
@@ -170,10 +228,16 @@ fn hook_findings(
         )));
     }
     if !edited.is_empty() {
-        out.push(Finding::Note(format!("{name} hooks you edited (left alone): {}", edited.join(", "))));
+        out.push(Finding::Note(format!(
+            "{name} hooks you edited (left alone): {}",
+            edited.join(", ")
+        )));
     }
     if missing.is_empty() && moved.is_empty() {
-        out.push(Finding::Ok(format!("{name} hooks are installed and current ({})", path.display())));
+        out.push(Finding::Ok(format!(
+            "{name} hooks are installed and current ({})",
+            path.display()
+        )));
     }
     out
 }
@@ -217,7 +281,10 @@ fn check_app(paths: &TrayPaths) -> Vec<Finding> {
     let log = paths.log_dir().join("hook.log");
     if let Ok(meta) = std::fs::metadata(&log) {
         if meta.len() > 0 {
-            out.push(Finding::Note(format!("hook errors are logged in {}", log.display())));
+            out.push(Finding::Note(format!(
+                "hook errors are logged in {}",
+                log.display()
+            )));
         }
     }
     out
@@ -238,7 +305,9 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// `agent-tray doctor`.

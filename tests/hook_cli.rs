@@ -77,7 +77,12 @@ impl World {
 }
 
 fn fixture(rel: &str) -> String {
-    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures").join(rel)).unwrap()
+    fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/fixtures")
+            .join(rel),
+    )
+    .unwrap()
 }
 
 fn claude_payloads() -> Vec<Vec<u8>> {
@@ -89,8 +94,16 @@ fn claude_payloads() -> Vec<Vec<u8>> {
 
 fn assert_silent_success(out: &Output, what: &str) {
     assert_eq!(out.status.code(), Some(0), "{what}: exit code");
-    assert!(out.stdout.is_empty(), "{what}: stdout must stay empty: {:?}", String::from_utf8_lossy(&out.stdout));
-    assert!(out.stderr.is_empty(), "{what}: stderr must stay empty: {:?}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stdout.is_empty(),
+        "{what}: stdout must stay empty: {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{what}: stderr must stay empty: {:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -103,21 +116,51 @@ fn with_no_app_running_the_hook_exits_0_silently_and_journals_every_event() {
     }
     let records = w.journal();
     assert_eq!(records.len(), 8);
-    let events: Vec<&str> = records.iter().map(|r| r["observation"]["event"].as_str().unwrap()).collect();
-    assert!(events.contains(&"PermissionRequest") && events.contains(&"SessionEnd"), "{events:?}");
-    let text = fs::read_to_string(fs::read_dir(w.path("tray/journal")).unwrap().next().unwrap().unwrap().path()).unwrap();
-    assert!(!text.contains("make a file"), "no prompt text in the journal");
-    assert!(!text.contains("touch /home/dev"), "no tool input in the journal");
-    let seqs: std::collections::HashSet<&str> = records.iter().map(|r| r["observation"]["seq"].as_str().unwrap()).collect();
+    let events: Vec<&str> = records
+        .iter()
+        .map(|r| r["observation"]["event"].as_str().unwrap())
+        .collect();
+    assert!(
+        events.contains(&"PermissionRequest") && events.contains(&"SessionEnd"),
+        "{events:?}"
+    );
+    let text = fs::read_to_string(
+        fs::read_dir(w.path("tray/journal"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+    )
+    .unwrap();
+    assert!(
+        !text.contains("make a file"),
+        "no prompt text in the journal"
+    );
+    assert!(
+        !text.contains("touch /home/dev"),
+        "no tool input in the journal"
+    );
+    let seqs: std::collections::HashSet<&str> = records
+        .iter()
+        .map(|r| r["observation"]["seq"].as_str().unwrap())
+        .collect();
     assert_eq!(seqs.len(), 8, "every record has its own sequence id");
     // Run from this test (not an agent), the hook must not invent a pid.
-    assert!(records.iter().all(|r| r["observation"].get("pid").is_none()));
+    assert!(records
+        .iter()
+        .all(|r| r["observation"].get("pid").is_none()));
 }
 
 #[test]
 fn garbage_and_empty_stdin_exit_0_silently_and_are_logged() {
     let w = World::new();
-    for input in [&b"not json at all"[..], b"", b"\xff\xfe\x00\x01", b"{\"session_id\": 5}"] {
+    for input in [
+        &b"not json at all"[..],
+        b"",
+        b"\xff\xfe\x00\x01",
+        b"{\"session_id\": 5}",
+    ] {
         let (out, _) = w.run(&["hook"], input);
         assert_silent_success(&out, "garbage");
     }
@@ -170,7 +213,10 @@ fn a_socket_that_accepts_and_never_reads_costs_at_most_the_budget() {
         assert_silent_success(&out, "wedged app");
         worst = worst.max(took);
     }
-    assert!(worst < Duration::from_millis(600), "a hook took {worst:?} against a wedged app");
+    assert!(
+        worst < Duration::from_millis(600),
+        "a hook took {worst:?} against a wedged app"
+    );
     assert_eq!(w.journal().len(), 5, "journaled regardless");
     assert!(holder.join().unwrap() >= 1, "the hook did connect");
 }
@@ -181,7 +227,8 @@ fn a_socket_that_never_accepts_costs_at_most_the_budget() {
     let w = World::new();
     fs::create_dir_all(w.socket().parent().unwrap()).unwrap();
     let sock = socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None).unwrap();
-    sock.bind(&socket2::SockAddr::unix(w.socket()).unwrap()).unwrap();
+    sock.bind(&socket2::SockAddr::unix(w.socket()).unwrap())
+        .unwrap();
     sock.listen(0).unwrap();
     // Fill the backlog.
     let mut fillers = Vec::new();
@@ -200,8 +247,21 @@ fn a_socket_that_never_accepts_costs_at_most_the_budget() {
 #[test]
 fn notify_with_codexs_argv_journals_a_turn_complete_and_prints_nothing() {
     let w = World::new();
-    let line: Value = serde_json::from_str(fixture("codex/real-0.169.0/notify-argv.jsonl").lines().next().unwrap()).unwrap();
-    let json = line["argv"].as_array().unwrap().last().unwrap().as_str().unwrap().to_string();
+    let line: Value = serde_json::from_str(
+        fixture("codex/real-0.169.0/notify-argv.jsonl")
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let json = line["argv"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
     let (out, _) = w.run(&["notify", "--agent", "codex", &json], b"");
     assert_silent_success(&out, "notify");
     let (out, _) = w.run(&["notify", "--agent", "codex", "garbage"], b"");
@@ -212,8 +272,13 @@ fn notify_with_codexs_argv_journals_a_turn_complete_and_prints_nothing() {
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["observation"]["event"], "TurnComplete");
     assert_eq!(records[0]["observation"]["source"], "notify");
-    assert_eq!(records[0]["observation"]["session_id"], "01a228b0-3481-7d81-b3f4-e98fe82dcf76");
-    assert!(!serde_json::to_string(&records[0]).unwrap().contains("Generate a concise"));
+    assert_eq!(
+        records[0]["observation"]["session_id"],
+        "01a228b0-3481-7d81-b3f4-e98fe82dcf76"
+    );
+    assert!(!serde_json::to_string(&records[0])
+        .unwrap()
+        .contains("Generate a concise"));
 }
 
 struct Daemon(Child);
@@ -244,7 +309,11 @@ fn start_daemon(w: &World) -> Daemon {
 }
 
 fn list(w: &World) -> Option<Vec<Value>> {
-    let out = w.cmd(&["list", "--json"]).stdin(Stdio::null()).output().ok()?;
+    let out = w
+        .cmd(&["list", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
     if !out.status.success() {
         return None;
     }
@@ -278,7 +347,12 @@ fn events_journaled_while_the_app_was_down_show_once_it_starts() {
         assert_silent_success(&out, "hook before the daemon");
     }
     let _d = start_daemon(&w);
-    let s = wait_for_state(&w, "33413ec6-95b9-4336-8b7d-2d91c4d8b30c", "waiting_for_permission", Duration::from_secs(10));
+    let s = wait_for_state(
+        &w,
+        "33413ec6-95b9-4336-8b7d-2d91c4d8b30c",
+        "waiting_for_permission",
+        Duration::from_secs(10),
+    );
     assert_eq!(s["agent"], "claude");
     assert_eq!(s["cwd"], "/home/dev/proj");
 }
@@ -291,11 +365,26 @@ fn with_the_daemon_running_hooks_move_the_session_live() {
     let (out, took) = w.run(&["hook", "--agent", "claude"], &payloads[0]);
     assert_silent_success(&out, "hook with daemon");
     assert!(took < Duration::from_millis(500), "took {took:?}");
-    wait_for_state(&w, "33413ec6-95b9-4336-8b7d-2d91c4d8b30c", "starting", Duration::from_secs(2));
+    wait_for_state(
+        &w,
+        "33413ec6-95b9-4336-8b7d-2d91c4d8b30c",
+        "starting",
+        Duration::from_secs(2),
+    );
     w.run(&["hook", "--agent", "claude"], &payloads[1]);
-    wait_for_state(&w, "33413ec6-95b9-4336-8b7d-2d91c4d8b30c", "working", Duration::from_secs(2));
+    wait_for_state(
+        &w,
+        "33413ec6-95b9-4336-8b7d-2d91c4d8b30c",
+        "working",
+        Duration::from_secs(2),
+    );
     w.run(&["hook", "--agent", "claude"], &payloads[6]);
-    wait_for_state(&w, "33413ec6-95b9-4336-8b7d-2d91c4d8b30c", "idle", Duration::from_secs(2));
+    wait_for_state(
+        &w,
+        "33413ec6-95b9-4336-8b7d-2d91c4d8b30c",
+        "idle",
+        Duration::from_secs(2),
+    );
 }
 
 #[test]
@@ -311,25 +400,53 @@ fn install_dry_run_writes_nothing_install_is_idempotent_and_uninstall_restores()
     let out = w.cmd(&["install", "--dry-run"]).output().unwrap();
     assert!(out.status.success());
     let diff = String::from_utf8(out.stdout).unwrap();
-    assert!(diff.contains("+++ ") && diff.contains("hook --agent claude") && diff.contains("notify"), "{diff}");
-    assert_eq!(fs::read_to_string(&settings).unwrap(), original, "dry run wrote nothing");
+    assert!(
+        diff.contains("+++ ") && diff.contains("hook --agent claude") && diff.contains("notify"),
+        "{diff}"
+    );
+    assert_eq!(
+        fs::read_to_string(&settings).unwrap(),
+        original,
+        "dry run wrote nothing"
+    );
     assert!(!w.path("codex/hooks.json").exists());
 
     let out = w.cmd(&["install", "--trust"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let installed = fs::read_to_string(&settings).unwrap();
     assert!(installed.contains(&format!("{BIN} hook --agent claude")));
-    assert!(fs::read_to_string(&config).unwrap().contains("trusted_hash"));
+    assert!(fs::read_to_string(&config)
+        .unwrap()
+        .contains("trusted_hash"));
     let out = w.cmd(&["install", "--trust"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing changed"));
     assert_eq!(fs::read_to_string(&settings).unwrap(), installed);
 
     let out = w.cmd(&["uninstall"]).output().unwrap();
     assert!(out.status.success());
-    assert_eq!(fs::read_to_string(&settings).unwrap(), original, "byte for byte");
-    assert_eq!(fs::read_to_string(&config).unwrap(), toml, "comments and all");
-    assert_eq!(fs::read_to_string(w.path("codex/hooks.json")).unwrap(), "{}\n");
-    let backups = fs::read_dir(w.path("claude")).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains("backup")).count();
+    assert_eq!(
+        fs::read_to_string(&settings).unwrap(),
+        original,
+        "byte for byte"
+    );
+    assert_eq!(
+        fs::read_to_string(&config).unwrap(),
+        toml,
+        "comments and all"
+    );
+    assert_eq!(
+        fs::read_to_string(w.path("codex/hooks.json")).unwrap(),
+        "{}\n"
+    );
+    let backups = fs::read_dir(w.path("claude"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("backup"))
+        .count();
     assert!(backups >= 2, "a backup per change");
 }
 
@@ -342,7 +459,10 @@ fn an_invalid_settings_file_is_refused_and_left_untouched() {
     let out = w.cmd(&["install", "--claude"]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("not valid JSON") && err.contains("nothing was changed"), "{err}");
+    assert!(
+        err.contains("not valid JSON") && err.contains("nothing was changed"),
+        "{err}"
+    );
     assert_eq!(fs::read_to_string(&settings).unwrap(), broken);
 }
 
@@ -355,7 +475,12 @@ fn doctor_reports_what_is_missing_and_then_nothing_wrong() {
     assert!(text.contains("agent-tray install"), "{text}");
     assert!(text.contains("not running"), "{text}");
 
-    assert!(w.cmd(&["install", "--trust"]).output().unwrap().status.success());
+    assert!(w
+        .cmd(&["install", "--trust"])
+        .output()
+        .unwrap()
+        .status
+        .success());
     let _d = start_daemon(&w);
     let (out, _) = w.run(&["hook", "--agent", "claude"], &claude_payloads()[0]);
     assert_silent_success(&out, "hook");

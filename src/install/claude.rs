@@ -5,7 +5,10 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::{hook_command, ownership, read_optional, to_json_text, Action, FileChange, InstallError, Ownership, Plan};
+use super::{
+    hook_command, ownership, read_optional, to_json_text, Action, FileChange, InstallError,
+    Ownership, Plan,
+};
 use crate::model::Agent;
 
 /// Every Claude event that matters to the state (formats.md), and whether it takes a tool
@@ -63,6 +66,9 @@ pub fn spec(bin: &Path) -> HookSpec<'_> {
     }
 }
 
+/// A hook's place: (group index, hook index) within an event's list.
+pub type Position = (usize, usize);
+
 /// Where each of our entries sits, and how the others moved (for Codex's trust, which follows
 /// positions).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -71,14 +77,19 @@ pub struct HooksEdit {
     /// (event, group, hook) of each entry of ours after the edit.
     pub ours: Vec<(String, usize, usize)>,
     /// (event, old (group, hook), new (group, hook)) of entries not ours whose position changed.
-    pub moved: Vec<(String, (usize, usize), (usize, usize))>,
+    pub moved: Vec<(String, Position, Position)>,
     /// (event, group, hook) of entries of ours removed (their old positions).
     pub removed: Vec<(String, usize, usize)>,
     pub notes: Vec<String>,
 }
 
 /// Installs or removes our entries in a `{"hooks": {...}}` document.
-pub fn edit_hooks(doc: &mut Value, spec: &HookSpec<'_>, action: Action, file: &Path) -> Result<HooksEdit, String> {
+pub fn edit_hooks(
+    doc: &mut Value,
+    spec: &HookSpec<'_>,
+    action: Action,
+    file: &Path,
+) -> Result<HooksEdit, String> {
     let root = doc
         .as_object_mut()
         .ok_or("the top level is not a JSON object")?;
@@ -132,7 +143,10 @@ pub fn edit_hooks(doc: &mut Value, spec: &HookSpec<'_>, action: Action, file: &P
                         if let Some(slot) = entry.get_mut("command") {
                             *slot = Value::String(command.clone());
                         }
-                        edit.notes.push(format!("{}: {event} hook moved from {old} to this binary", file.display()));
+                        edit.notes.push(format!(
+                            "{}: {event} hook moved from {old} to this binary",
+                            file.display()
+                        ));
                         edit.changed = true;
                         have_ours = true;
                         kept.push((hi, entry));
@@ -155,7 +169,8 @@ pub fn edit_hooks(doc: &mut Value, spec: &HookSpec<'_>, action: Action, file: &P
         for (new_gi, (old_gi, group, positions)) in kept_groups.into_iter().enumerate() {
             for (new_hi, old_hi) in positions.iter().enumerate() {
                 if (old_gi, *old_hi) != (new_gi, new_hi) {
-                    edit.moved.push((event.to_string(), (old_gi, *old_hi), (new_gi, new_hi)));
+                    edit.moved
+                        .push((event.to_string(), (old_gi, *old_hi), (new_gi, new_hi)));
                 }
             }
             groups.push(group);
@@ -165,7 +180,10 @@ pub fn edit_hooks(doc: &mut Value, spec: &HookSpec<'_>, action: Action, file: &P
             if let Some(m) = matcher {
                 group.insert("matcher".into(), Value::String(m.to_string()));
             }
-            group.insert("hooks".into(), Value::Array(vec![(spec.entry)(event, command.clone())]));
+            group.insert(
+                "hooks".into(),
+                Value::Array(vec![(spec.entry)(event, command.clone())]),
+            );
             groups.push(Value::Object(group));
             edit.changed = true;
         }
@@ -180,7 +198,11 @@ pub fn edit_hooks(doc: &mut Value, spec: &HookSpec<'_>, action: Action, file: &P
                 continue;
             };
             for (gi, group) in groups.iter().enumerate() {
-                let entries = group.get("hooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+                let entries = group
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]);
                 for (hi, entry) in entries.iter().enumerate() {
                     let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
                     if ownership(cmd, spec.bin, spec.agent) == Ownership::Current {
@@ -213,13 +235,22 @@ pub fn parse_json(path: &Path, text: Option<&str>) -> Result<Value, InstallError
 }
 
 /// The pure plan for `settings.json` given its current text.
-pub fn plan_text(path: &Path, old: Option<&str>, bin: &Path, action: Action) -> Result<Plan, InstallError> {
+pub fn plan_text(
+    path: &Path,
+    old: Option<&str>,
+    bin: &Path,
+    action: Action,
+) -> Result<Plan, InstallError> {
     let mut doc = parse_json(path, old)?;
-    let edit = edit_hooks(&mut doc, &spec(bin), action, path).map_err(|detail| InstallError::Unexpected {
-        path: path.to_path_buf(),
-        detail,
+    let edit = edit_hooks(&mut doc, &spec(bin), action, path).map_err(|detail| {
+        InstallError::Unexpected {
+            path: path.to_path_buf(),
+            detail,
+        }
     })?;
-    let new = edit.changed.then(|| to_json_text(&doc, old.filter(|t| !t.trim().is_empty())));
+    let new = edit
+        .changed
+        .then(|| to_json_text(&doc, old.filter(|t| !t.trim().is_empty())));
     Ok(Plan {
         changes: vec![FileChange {
             path: path.to_path_buf(),
@@ -300,12 +331,24 @@ mod tests {
         "b": [1, 2,   3], "a": {"ü": "\u00fc"}}"#;
 
     fn install(text: Option<&str>) -> Option<String> {
-        let plan = plan_text(Path::new("/c/settings.json"), text, Path::new(BIN), Action::Install).unwrap();
+        let plan = plan_text(
+            Path::new("/c/settings.json"),
+            text,
+            Path::new(BIN),
+            Action::Install,
+        )
+        .unwrap();
         plan.changes[0].new.clone()
     }
 
     fn uninstall(text: &str) -> Option<String> {
-        let plan = plan_text(Path::new("/c/settings.json"), Some(text), Path::new(BIN), Action::Uninstall).unwrap();
+        let plan = plan_text(
+            Path::new("/c/settings.json"),
+            Some(text),
+            Path::new(BIN),
+            Action::Uninstall,
+        )
+        .unwrap();
         plan.changes[0].new.clone()
     }
 
@@ -320,27 +363,46 @@ mod tests {
         for k in keys(&old).iter().filter(|k| *k != "hooks") {
             assert_eq!(doc[k], old[k], "{k}");
         }
-        assert!(new.contains("héllo wörld ✓ 日本語"), "unicode written as is");
+        assert!(
+            new.contains("héllo wörld ✓ 日本語"),
+            "unicode written as is"
+        );
         // The other tools' hooks stay first in their events; ours follow.
         assert_eq!(doc["hooks"]["PreToolUse"][0], old["hooks"]["PreToolUse"][0]);
         assert_eq!(doc["hooks"]["Stop"][0], old["hooks"]["Stop"][0]);
         for (event, tools) in EVENTS {
             let groups = doc["hooks"][event].as_array().unwrap();
             let ours = groups.last().unwrap();
-            assert_eq!(ours["hooks"][0]["command"], format!("{BIN} hook --agent claude"), "{event}");
+            assert_eq!(
+                ours["hooks"][0]["command"],
+                format!("{BIN} hook --agent claude"),
+                "{event}"
+            );
             assert_eq!(ours.get("matcher").is_some(), *tools, "{event}");
         }
-        assert_eq!(doc["hooks"]["SessionEnd"][0]["hooks"][0].get("async"), None, "SessionEnd runs synchronously");
+        assert_eq!(
+            doc["hooks"]["SessionEnd"][0]["hooks"][0].get("async"),
+            None,
+            "SessionEnd runs synchronously"
+        );
         assert_eq!(doc["hooks"]["Stop"][1]["hooks"][0]["async"], true);
     }
 
     #[test]
     fn installing_twice_changes_nothing_and_uninstall_restores_the_original_exactly() {
         let once = install(Some(HOSTILE)).unwrap();
-        assert_eq!(install(Some(&once)), None, "the second install has nothing to do");
+        assert_eq!(
+            install(Some(&once)),
+            None,
+            "the second install has nothing to do"
+        );
         let back = uninstall(&once).unwrap();
         assert_eq!(back, HOSTILE, "uninstall gives back the file byte for byte");
-        assert_eq!(uninstall(HOSTILE), None, "nothing of ours: nothing to remove");
+        assert_eq!(
+            uninstall(HOSTILE),
+            None,
+            "nothing of ours: nothing to remove"
+        );
     }
 
     #[test]
@@ -372,50 +434,123 @@ mod tests {
         let doc: Value = serde_json::from_str(&new).unwrap();
         let stop = doc["hooks"]["Stop"].as_array().unwrap();
         assert_eq!(stop.len(), 2, "updated, not duplicated");
-        assert_eq!(stop[0]["hooks"][0]["command"], format!("{BIN} hook --agent claude"));
-        assert_eq!(stop[0]["hooks"][0]["timeout"], 3, "the entry's other keys stay");
+        assert_eq!(
+            stop[0]["hooks"][0]["command"],
+            format!("{BIN} hook --agent claude")
+        );
+        assert_eq!(
+            stop[0]["hooks"][0]["timeout"], 3,
+            "the entry's other keys stay"
+        );
         // Uninstall by a binary elsewhere still finds the entry of the old path.
-        let plan = plan_text(Path::new("/c/s.json"), Some(old), Path::new("/new/agent-tray"), Action::Uninstall).unwrap();
+        let plan = plan_text(
+            Path::new("/c/s.json"),
+            Some(old),
+            Path::new("/new/agent-tray"),
+            Action::Uninstall,
+        )
+        .unwrap();
         let back: Value = serde_json::from_str(plan.changes[0].new.as_deref().unwrap()).unwrap();
         assert_eq!(back["hooks"]["Stop"].as_array().unwrap().len(), 1);
-        assert_eq!(back["hooks"]["Stop"][0]["hooks"][0]["command"], "notify-send done");
+        assert_eq!(
+            back["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "notify-send done"
+        );
     }
 
     #[test]
     fn an_entry_the_user_edited_is_left_alone_and_reported() {
         let old = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/x/agent-tray hook --agent claude --debug"}]}]}}"#;
-        let plan = plan_text(Path::new("/c/s.json"), Some(old), Path::new(BIN), Action::Install).unwrap();
+        let plan = plan_text(
+            Path::new("/c/s.json"),
+            Some(old),
+            Path::new(BIN),
+            Action::Install,
+        )
+        .unwrap();
         let doc: Value = serde_json::from_str(plan.changes[0].new.as_deref().unwrap()).unwrap();
-        assert_eq!(doc["hooks"]["Stop"].as_array().unwrap().len(), 1, "no second hook beside the user's");
-        assert!(plan.notes.iter().any(|n| n.contains("--debug")), "{:?}", plan.notes);
-        let plan = plan_text(Path::new("/c/s.json"), Some(old), Path::new(BIN), Action::Uninstall).unwrap();
+        assert_eq!(
+            doc["hooks"]["Stop"].as_array().unwrap().len(),
+            1,
+            "no second hook beside the user's"
+        );
+        assert!(
+            plan.notes.iter().any(|n| n.contains("--debug")),
+            "{:?}",
+            plan.notes
+        );
+        let plan = plan_text(
+            Path::new("/c/s.json"),
+            Some(old),
+            Path::new(BIN),
+            Action::Uninstall,
+        )
+        .unwrap();
         assert_eq!(plan.changes[0].new, None, "uninstall keeps the user's edit");
         assert!(!plan.notes.is_empty());
     }
 
     #[test]
     fn a_group_shared_with_another_hook_keeps_the_other_hook() {
-        let old = format!(r#"{{"hooks":{{"Stop":[{{"hooks":[{{"type":"command","command":"{BIN} hook --agent claude"}},{{"type":"command","command":"say done"}}]}}]}}}}"#);
+        let old = format!(
+            r#"{{"hooks":{{"Stop":[{{"hooks":[{{"type":"command","command":"{BIN} hook --agent claude"}},{{"type":"command","command":"say done"}}]}}]}}}}"#
+        );
         let back: Value = serde_json::from_str(&uninstall(&old).unwrap()).unwrap();
-        assert_eq!(back["hooks"]["Stop"][0]["hooks"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            back["hooks"]["Stop"][0]["hooks"].as_array().unwrap().len(),
+            1
+        );
         assert_eq!(back["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
     }
 
     #[test]
     fn invalid_or_strange_files_are_refused_with_a_clear_message() {
-        for bad in ["{\"hooks\": {", "[1,2]", "{\"hooks\": []}", "{\"hooks\": {\"Stop\": {}}}", "// comment\n{}"] {
-            let err = plan_text(Path::new("/c/settings.json"), Some(bad), Path::new(BIN), Action::Install).unwrap_err();
+        for bad in [
+            "{\"hooks\": {",
+            "[1,2]",
+            "{\"hooks\": []}",
+            "{\"hooks\": {\"Stop\": {}}}",
+            "// comment\n{}",
+        ] {
+            let err = plan_text(
+                Path::new("/c/settings.json"),
+                Some(bad),
+                Path::new(BIN),
+                Action::Install,
+            )
+            .unwrap_err();
             let text = err.to_string();
-            assert!(text.contains("/c/settings.json") && text.contains("nothing was changed"), "{text}");
+            assert!(
+                text.contains("/c/settings.json") && text.contains("nothing was changed"),
+                "{text}"
+            );
         }
     }
 
     #[test]
     fn the_dry_run_diff_shows_only_our_additions() {
-        let plan = plan_text(Path::new("/c/settings.json"), Some(HOSTILE), Path::new(BIN), Action::Install).unwrap();
+        let plan = plan_text(
+            Path::new("/c/settings.json"),
+            Some(HOSTILE),
+            Path::new(BIN),
+            Action::Install,
+        )
+        .unwrap();
         let diff = plan.changes[0].diff().unwrap();
-        assert!(diff.starts_with("--- /c/settings.json\n+++ /c/settings.json\n"), "{diff}");
-        assert!(diff.lines().filter(|l| l.starts_with('-') && !l.starts_with("---")).all(|l| l.trim_end().ends_with(']') || l.trim_end().ends_with("],") || l.trim_end().ends_with('}')), "only closing lines change:\n{diff}");
-        assert!(diff.contains(&format!("+            \"command\": \"{BIN} hook --agent claude\"")));
+        assert!(
+            diff.starts_with("--- /c/settings.json\n+++ /c/settings.json\n"),
+            "{diff}"
+        );
+        assert!(
+            diff.lines()
+                .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+                .all(|l| l.trim_end().ends_with(']')
+                    || l.trim_end().ends_with("],")
+                    || l.trim_end().ends_with('}')),
+            "only closing lines change:\n{diff}"
+        );
+        assert!(diff.contains(&format!(
+            "+            \"command\": \"{BIN} hook --agent claude\""
+        )));
     }
 }

@@ -56,7 +56,11 @@ pub fn trust_key(hooks_json: &Path, event_snake: &str, group: usize, hook: usize
 
 /// Codex's trust hash of one hooks.json group.
 pub fn trust_hash(event_snake: &str, group: &Value) -> String {
-    let default_timeout = if matches!(event_snake, "session_end" | "interrupt") { 1 } else { 600 };
+    let default_timeout = if matches!(event_snake, "session_end" | "interrupt") {
+        1
+    } else {
+        600
+    };
     let hooks: Vec<Value> = group
         .get("hooks")
         .and_then(Value::as_array)
@@ -118,16 +122,34 @@ pub fn notify_is_ours(argv: &[String]) -> bool {
 
 fn notify_of(doc: &DocumentMut) -> Option<Vec<String>> {
     let array = doc.get("notify")?.as_array()?;
-    Some(array.iter().map(|v| v.as_str().unwrap_or("").to_string()).collect())
+    Some(
+        array
+            .iter()
+            .map(|v| v.as_str().unwrap_or("").to_string())
+            .collect(),
+    )
 }
 
 /// Plans both files for a Codex home (an absolute path).
-pub fn plan_files(codex_home: &Path, bin: &Path, action: Action, trust: bool) -> Result<Plan, InstallError> {
+pub fn plan_files(
+    codex_home: &Path,
+    bin: &Path,
+    action: Action,
+    trust: bool,
+) -> Result<Plan, InstallError> {
     let hooks_path = codex_home.join("hooks.json");
     let config_path = codex_home.join("config.toml");
     let hooks_old = read_optional(&hooks_path)?;
     let config_old = read_optional(&config_path)?;
-    plan_texts(&hooks_path, hooks_old.as_deref(), &config_path, config_old.as_deref(), bin, action, trust)
+    plan_texts(
+        &hooks_path,
+        hooks_old.as_deref(),
+        &config_path,
+        config_old.as_deref(),
+        bin,
+        action,
+        trust,
+    )
 }
 
 /// The pure plan, given both files' texts.
@@ -143,21 +165,36 @@ pub fn plan_texts(
 ) -> Result<Plan, InstallError> {
     // Parse both before changing either: a broken config.toml must not leave hooks.json edited.
     let mut hooks_doc = parse_json(hooks_path, hooks_old)?;
-    let mut config: DocumentMut = config_old
-        .unwrap_or("")
-        .parse()
-        .map_err(|e: toml_edit::TomlError| InstallError::Unparsable {
-            path: config_path.to_path_buf(),
-            format: "TOML",
-            detail: e.to_string().trim().replace('\n', " "),
-        })?;
-    let edit = edit_hooks(&mut hooks_doc, &spec(bin), action, hooks_path).map_err(|detail| InstallError::Unexpected {
-        path: hooks_path.to_path_buf(),
-        detail,
+    let mut config: DocumentMut =
+        config_old
+            .unwrap_or("")
+            .parse()
+            .map_err(|e: toml_edit::TomlError| InstallError::Unparsable {
+                path: config_path.to_path_buf(),
+                format: "TOML",
+                detail: e.to_string().trim().replace('\n', " "),
+            })?;
+    let edit = edit_hooks(&mut hooks_doc, &spec(bin), action, hooks_path).map_err(|detail| {
+        InstallError::Unexpected {
+            path: hooks_path.to_path_buf(),
+            detail,
+        }
     })?;
     let mut notes = edit.notes.clone();
-    let config_changed = edit_config(&mut config, &hooks_doc, &edit, hooks_path, config_path, bin, action, trust, &mut notes)?;
-    let hooks_new = edit.changed.then(|| to_json_text(&hooks_doc, hooks_old.filter(|t| !t.trim().is_empty())));
+    let config_changed = edit_config(
+        &mut config,
+        &hooks_doc,
+        &edit,
+        hooks_path,
+        config_path,
+        bin,
+        action,
+        trust,
+        &mut notes,
+    )?;
+    let hooks_new = edit
+        .changed
+        .then(|| to_json_text(&hooks_doc, hooks_old.filter(|t| !t.trim().is_empty())));
     let config_new = config_changed.then(|| config.to_string());
     Ok(Plan {
         changes: vec![
@@ -236,14 +273,11 @@ fn edit_config(
         }
         return Ok(changed);
     }
-    let hooks_item = config
-        .as_table_mut()
-        .entry("hooks")
-        .or_insert_with(|| {
-            let mut t = Table::new();
-            t.set_implicit(true);
-            Item::Table(t)
-        });
+    let hooks_item = config.as_table_mut().entry("hooks").or_insert_with(|| {
+        let mut t = Table::new();
+        t.set_implicit(true);
+        Item::Table(t)
+    });
     let hooks_table = hooks_item
         .as_table_like_mut()
         .ok_or_else(|| unexpected("`hooks` is not a table"))?;
@@ -260,7 +294,10 @@ fn edit_config(
         Action::Install => {
             let groups = hooks_doc.get("hooks");
             for (event, g, h) in &edit.ours {
-                let (Some(snake), Some(group)) = (snake(event), groups.and_then(|x| x.get(event)).and_then(|x| x.get(g))) else {
+                let (Some(snake), Some(group)) = (
+                    snake(event),
+                    groups.and_then(|x| x.get(event)).and_then(|x| x.get(g)),
+                ) else {
                     continue;
                 };
                 let key = trust_key(hooks_path, snake, *g, *h);
@@ -288,7 +325,9 @@ fn edit_config(
         Action::Uninstall => {
             for (event, g, h) in &edit.removed {
                 if let Some(snake) = snake(event) {
-                    changed |= state.remove(&trust_key(hooks_path, snake, *g, *h)).is_some();
+                    changed |= state
+                        .remove(&trust_key(hooks_path, snake, *g, *h))
+                        .is_some();
                 }
             }
             let mut moved = edit.moved.clone();
@@ -318,7 +357,12 @@ fn trust_entry<'a>(config: &'a DocumentMut, key: &str) -> Option<&'a str> {
 
 /// Whether each of our hooks in `hooks.json` is trusted with the right hash (for `doctor`):
 /// (event, trusted).
-pub fn trust_status(hooks_path: &Path, hooks_doc: &Value, config: &DocumentMut, bin: &Path) -> Vec<(String, bool)> {
+pub fn trust_status(
+    hooks_path: &Path,
+    hooks_doc: &Value,
+    config: &DocumentMut,
+    bin: &Path,
+) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     let Some(hooks) = hooks_doc.get("hooks").and_then(Value::as_object) else {
         return out;
@@ -328,7 +372,11 @@ pub fn trust_status(hooks_path: &Path, hooks_doc: &Value, config: &DocumentMut, 
             continue;
         };
         for (g, group) in groups.iter().enumerate() {
-            let entries = group.get("hooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            let entries = group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
             for (h, entry) in entries.iter().enumerate() {
                 let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
                 if super::ownership(cmd, bin, Agent::Codex) == super::Ownership::NotOurs {
@@ -369,7 +417,16 @@ trust_level = "trusted"
 "#;
 
     fn plan(hooks: Option<&str>, config: Option<&str>, action: Action, trust: bool) -> Plan {
-        plan_texts(Path::new(HOOKS), hooks, Path::new(CONFIG), config, Path::new(BIN), action, trust).unwrap()
+        plan_texts(
+            Path::new(HOOKS),
+            hooks,
+            Path::new(CONFIG),
+            config,
+            Path::new(BIN),
+            action,
+            trust,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -378,15 +435,31 @@ trust_level = "trusted"
         // group holding one command hook with no timeout: the defaults are part of the hash.
         let group = json!({"hooks": [{"type": "command", "command": "/x/rec Stop"}]});
         let canon = r#"{"event_name":"stop","hooks":[{"async":false,"command":"/x/rec Stop","timeout":600,"type":"command"}]}"#;
-        let expected: String = Sha256::digest(canon.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let expected: String = Sha256::digest(canon.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(trust_hash("stop", &group), format!("sha256:{expected}"));
         let end = r#"{"event_name":"session_end","hooks":[{"async":false,"command":"/x/rec Stop","timeout":1,"type":"command"}]}"#;
-        let expected: String = Sha256::digest(end.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(trust_hash("session_end", &group), format!("sha256:{expected}"));
-        let with_matcher = json!({"matcher": "Bash", "hooks": [{"command": "c", "timeout": 5, "async": true}]});
+        let expected: String = Sha256::digest(end.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            trust_hash("session_end", &group),
+            format!("sha256:{expected}")
+        );
+        let with_matcher =
+            json!({"matcher": "Bash", "hooks": [{"command": "c", "timeout": 5, "async": true}]});
         let canon = r#"{"event_name":"pre_tool_use","hooks":[{"async":true,"command":"c","timeout":5,"type":"command"}],"matcher":"Bash"}"#;
-        let expected: String = Sha256::digest(canon.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(trust_hash("pre_tool_use", &with_matcher), format!("sha256:{expected}"));
+        let expected: String = Sha256::digest(canon.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(
+            trust_hash("pre_tool_use", &with_matcher),
+            format!("sha256:{expected}")
+        );
     }
 
     #[test]
@@ -394,7 +467,10 @@ trust_level = "trusted"
         let p = plan(None, Some(CONFIG_TOML), Action::Install, true);
         let hooks: Value = serde_json::from_str(p.changes[0].new.as_deref().unwrap()).unwrap();
         for (event, _) in EVENTS {
-            assert_eq!(hooks["hooks"][event][0]["hooks"][0]["command"], format!("{BIN} hook --agent codex"));
+            assert_eq!(
+                hooks["hooks"][event][0]["hooks"][0]["command"],
+                format!("{BIN} hook --agent codex")
+            );
         }
         let config = p.changes[1].new.as_deref().unwrap();
         assert!(config.starts_with("# My Codex settings — handle with care ✓\nmodel = \"gpt-5\"   # the default model\n"), "{config}");
@@ -405,7 +481,10 @@ trust_level = "trusted"
         let status = trust_status(Path::new(HOOKS), &hooks, &doc, Path::new(BIN));
         assert_eq!(status.len(), EVENTS.len());
         assert!(status.iter().all(|(_, ok)| *ok), "{status:?}");
-        assert!(config.contains(&format!("[hooks.state.\"{HOOKS}:interrupt:0:0\"]")), "{config}");
+        assert!(
+            config.contains(&format!("[hooks.state.\"{HOOKS}:interrupt:0:0\"]")),
+            "{config}"
+        );
         assert!(p.notes.iter().any(|n| n.contains("--trust")));
         // The notify key lands among the top-level keys, before the first table.
         assert!(config.find("notify").unwrap() < config.find("[model_providers.mock]").unwrap());
@@ -416,15 +495,25 @@ trust_level = "trusted"
         let p = plan(None, Some(CONFIG_TOML), Action::Install, false);
         let config = p.changes[1].new.as_deref().unwrap();
         assert!(!config.contains("hooks.state"));
-        assert!(p.notes.iter().any(|n| n.contains("trusted")), "{:?}", p.notes);
+        assert!(
+            p.notes.iter().any(|n| n.contains("trusted")),
+            "{:?}",
+            p.notes
+        );
     }
 
     #[test]
     fn a_users_notify_is_kept_and_reported() {
-        let mine = format!("notify = [\"/usr/bin/terminal-notifier\", \"-title\", \"Codex\"]\n{CONFIG_TOML}");
+        let mine = format!(
+            "notify = [\"/usr/bin/terminal-notifier\", \"-title\", \"Codex\"]\n{CONFIG_TOML}"
+        );
         let p = plan(None, Some(&mine), Action::Install, false);
         assert_eq!(p.changes[1].new, None, "config.toml untouched");
-        assert!(p.notes.iter().any(|n| n.contains("terminal-notifier")), "{:?}", p.notes);
+        assert!(
+            p.notes.iter().any(|n| n.contains("terminal-notifier")),
+            "{:?}",
+            p.notes
+        );
         let p = plan(None, Some(&mine), Action::Uninstall, false);
         assert_eq!(p.changes[1].new, None);
     }
@@ -446,15 +535,23 @@ trust_level = "trusted"
   }
 }
 "#;
-        let user_trust = format!("{CONFIG_TOML}\n[hooks.state.\"{HOOKS}:stop:0:0\"]\ntrusted_hash = \"sha256:abc\"\n");
+        let user_trust = format!(
+            "{CONFIG_TOML}\n[hooks.state.\"{HOOKS}:stop:0:0\"]\ntrusted_hash = \"sha256:abc\"\n"
+        );
         let p = plan(Some(user_hooks), Some(&user_trust), Action::Install, true);
         let hooks1 = p.changes[0].new.clone().unwrap();
         let config1 = p.changes[1].new.clone().unwrap();
         let hooks_doc: Value = serde_json::from_str(&hooks1).unwrap();
-        assert_eq!(hooks_doc["hooks"]["Stop"][0]["hooks"][0]["command"], "/usr/local/bin/say-done", "the user's group keeps position 0");
+        assert_eq!(
+            hooks_doc["hooks"]["Stop"][0]["hooks"][0]["command"], "/usr/local/bin/say-done",
+            "the user's group keeps position 0"
+        );
         assert!(config1.contains(&format!("{HOOKS}:stop:1:0")));
         let again = plan(Some(&hooks1), Some(&config1), Action::Install, true);
-        assert!(again.changes.iter().all(|c| c.new.is_none()), "second install changes nothing");
+        assert!(
+            again.changes.iter().all(|c| c.new.is_none()),
+            "second install changes nothing"
+        );
         let back = plan(Some(&hooks1), Some(&config1), Action::Uninstall, false);
         assert_eq!(back.changes[0].new.as_deref(), Some(user_hooks));
         assert_eq!(back.changes[1].new.as_deref(), Some(user_trust.as_str()));
@@ -471,14 +568,32 @@ trust_level = "trusted"
         let p = plan(Some(&hooks), Some(&config), Action::Uninstall, false);
         let new = p.changes[1].new.as_deref().unwrap();
         let doc: DocumentMut = new.parse().unwrap();
-        assert_eq!(trust_entry(&doc, &format!("{HOOKS}:stop:0:0")), Some("sha256:theirs"), "{new}");
+        assert_eq!(
+            trust_entry(&doc, &format!("{HOOKS}:stop:0:0")),
+            Some("sha256:theirs"),
+            "{new}"
+        );
         assert_eq!(trust_entry(&doc, &format!("{HOOKS}:stop:1:0")), None);
     }
 
     #[test]
     fn a_broken_config_toml_is_refused_and_nothing_is_planned() {
-        let err = plan_texts(Path::new(HOOKS), None, Path::new(CONFIG), Some("model = \n[[["), Path::new(BIN), Action::Install, true).unwrap_err();
+        let err = plan_texts(
+            Path::new(HOOKS),
+            None,
+            Path::new(CONFIG),
+            Some("model = \n[[["),
+            Path::new(BIN),
+            Action::Install,
+            true,
+        )
+        .unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("config.toml") && text.contains("TOML") && text.contains("nothing was changed"), "{text}");
+        assert!(
+            text.contains("config.toml")
+                && text.contains("TOML")
+                && text.contains("nothing was changed"),
+            "{text}"
+        );
     }
 }

@@ -74,13 +74,17 @@ pub enum InstallError {
         format: &'static str,
         detail: String,
     },
-    #[error("{path}: {detail}; nothing was changed. Fix the file (or move it away) and run this again.")]
+    #[error(
+        "{path}: {detail}; nothing was changed. Fix the file (or move it away) and run this again."
+    )]
     Unexpected { path: PathBuf, detail: String },
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: io::Error },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
-    #[error("cannot tell where {0} keeps its settings: set HOME (or CLAUDE_CONFIG_DIR / CODEX_HOME)")]
+    #[error(
+        "cannot tell where {0} keeps its settings: set HOME (or CLAUDE_CONFIG_DIR / CODEX_HOME)"
+    )]
     NoConfigDir(&'static str),
     #[error("cannot tell where this agent-tray binary is: {0}")]
     NoBinary(io::Error),
@@ -106,7 +110,11 @@ impl FileChange {
                 .unified_diff()
                 .context_radius(3)
                 .header(
-                    &if self.old.is_some() { shown.clone() } else { "/dev/null".into() },
+                    &if self.old.is_some() {
+                        shown.clone()
+                    } else {
+                        "/dev/null".into()
+                    },
                     &shown,
                 )
                 .to_string(),
@@ -124,7 +132,11 @@ pub struct Plan {
 /// The hook command for an agent: `<bin> hook --agent <agent>`, the path quoted for `sh -c`
 /// when it needs it.
 pub fn hook_command(bin: &Path, agent: Agent) -> String {
-    format!("{} hook --agent {}", shell_quote(&bin.display().to_string()), agent.as_str())
+    format!(
+        "{} hook --agent {}",
+        shell_quote(&bin.display().to_string()),
+        agent.as_str()
+    )
 }
 
 /// Quotes a word for `sh` when it holds anything but plain path characters.
@@ -232,17 +244,21 @@ pub fn current_binary() -> Result<PathBuf, InstallError> {
     let exe = std::env::current_exe().map_err(InstallError::NoBinary)?;
     // A binary that was replaced while running shows as "… (deleted)"; the path is still right.
     let text = exe.display().to_string();
-    Ok(PathBuf::from(text.strip_suffix(" (deleted)").unwrap_or(&text)))
+    Ok(PathBuf::from(
+        text.strip_suffix(" (deleted)").unwrap_or(&text),
+    ))
 }
 
 /// Reads a file, `None` when it does not exist.
 pub fn read_optional(path: &Path) -> Result<Option<String>, InstallError> {
     match fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| InstallError::Unparsable {
-            path: path.to_path_buf(),
-            format: "UTF-8 text",
-            detail: "it holds bytes that are not UTF-8".into(),
-        }),
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| InstallError::Unparsable {
+                path: path.to_path_buf(),
+                format: "UTF-8 text",
+                detail: "it holds bytes that are not UTF-8".into(),
+            }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(InstallError::Read {
             path: path.to_path_buf(),
@@ -283,7 +299,10 @@ pub fn write_file(path: &Path, text: &str) -> Result<Option<PathBuf>, InstallErr
     let mode = old_meta.map_or(0o600, |m| m.permissions().mode() & 0o7777);
     let tmp = dir.join(format!(
         ".{}.agent-tray-tmp-{}",
-        target.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+        target
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
         std::process::id()
     ));
     let result = (|| {
@@ -352,7 +371,8 @@ pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, Inst
     for agent in args.agents() {
         let part = match agent {
             Agent::Claude => {
-                let dir = crate::paths::claude_config_dir().ok_or(InstallError::NoConfigDir("Claude Code"))?;
+                let dir = crate::paths::claude_config_dir()
+                    .ok_or(InstallError::NoConfigDir("Claude Code"))?;
                 claude::plan_file(&dir.join("settings.json"), bin, action)?
             }
             Agent::Codex => {
@@ -409,7 +429,12 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
             if let Some(new) = change.new.as_deref() {
                 let backup = write_file(&change.path, new)?;
                 let _ = match backup {
-                    Some(b) => writeln!(out, "updated {} (previous version kept as {})", change.path.display(), b.display()),
+                    Some(b) => writeln!(
+                        out,
+                        "updated {} (previous version kept as {})",
+                        change.path.display(),
+                        b.display()
+                    ),
                     None => writeln!(out, "created {}", change.path.display()),
                 };
             }
@@ -433,16 +458,38 @@ mod tests {
     fn our_hook_is_recognised_wherever_the_binary_lives_and_edits_are_not_ours() {
         let bin = Path::new("/usr/local/bin/agent-tray");
         let c = Agent::Claude;
-        assert_eq!(ownership("/usr/local/bin/agent-tray hook --agent claude", bin, c), Ownership::Current);
+        assert_eq!(
+            ownership("/usr/local/bin/agent-tray hook --agent claude", bin, c),
+            Ownership::Current
+        );
         assert_eq!(
             ownership("/opt/old/agent-tray hook --agent claude", bin, c),
             Ownership::Moved("/opt/old/agent-tray".into())
         );
-        assert_eq!(ownership("'/home/me/my tools/agent-tray' hook", bin, c), Ownership::Moved("/home/me/my tools/agent-tray".into()));
-        assert_eq!(ownership("/usr/local/bin/agent-tray hook --agent claude --verbose", bin, c), Ownership::Edited);
-        assert_eq!(ownership("/usr/local/bin/agent-tray hook --agent codex", bin, c), Ownership::Edited);
-        assert_eq!(ownership("/usr/local/bin/agent-tray list", bin, c), Ownership::NotOurs);
-        assert_eq!(ownership("other-tool hook --agent claude", bin, c), Ownership::NotOurs);
+        assert_eq!(
+            ownership("'/home/me/my tools/agent-tray' hook", bin, c),
+            Ownership::Moved("/home/me/my tools/agent-tray".into())
+        );
+        assert_eq!(
+            ownership(
+                "/usr/local/bin/agent-tray hook --agent claude --verbose",
+                bin,
+                c
+            ),
+            Ownership::Edited
+        );
+        assert_eq!(
+            ownership("/usr/local/bin/agent-tray hook --agent codex", bin, c),
+            Ownership::Edited
+        );
+        assert_eq!(
+            ownership("/usr/local/bin/agent-tray list", bin, c),
+            Ownership::NotOurs
+        );
+        assert_eq!(
+            ownership("other-tool hook --agent claude", bin, c),
+            Ownership::NotOurs
+        );
         assert_eq!(ownership("echo 'unbalanced", bin, c), Ownership::NotOurs);
     }
 
@@ -452,14 +499,23 @@ mod tests {
         let cmd = hook_command(bin, Agent::Codex);
         assert_eq!(cmd, "'/home/me/my tools/agent-tray' hook --agent codex");
         assert_eq!(ownership(&cmd, bin, Agent::Codex), Ownership::Current);
-        assert_eq!(shell_words(r#"a "b c" d\ e 'f''g'"#).unwrap(), ["a", "b c", "d e", "fg"]);
+        assert_eq!(
+            shell_words(r#"a "b c" d\ e 'f''g'"#).unwrap(),
+            ["a", "b c", "d e", "fg"]
+        );
     }
 
     #[test]
     fn json_keeps_the_files_own_indent_and_final_newline() {
         let v: serde_json::Value = serde_json::from_str(r#"{"b":1,"a":[1]}"#).unwrap();
-        assert_eq!(to_json_text(&v, Some("{\n    \"x\": 1\n}\n")), "{\n    \"b\": 1,\n    \"a\": [\n        1\n    ]\n}\n");
-        assert_eq!(to_json_text(&v, Some("{\n\t\"x\": 1\n}")), "{\n\t\"b\": 1,\n\t\"a\": [\n\t\t1\n\t]\n}");
+        assert_eq!(
+            to_json_text(&v, Some("{\n    \"x\": 1\n}\n")),
+            "{\n    \"b\": 1,\n    \"a\": [\n        1\n    ]\n}\n"
+        );
+        assert_eq!(
+            to_json_text(&v, Some("{\n\t\"x\": 1\n}")),
+            "{\n\t\"b\": 1,\n\t\"a\": [\n\t\t1\n\t]\n}"
+        );
     }
 
     #[test]
@@ -472,10 +528,19 @@ mod tests {
         let link = tmp.path().join("settings.json");
         std::os::unix::fs::symlink(&real, &link).unwrap();
         let backup = write_file(&link, "{\"a\":1}\n").unwrap().unwrap();
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "the link stays a link"
+        );
         assert_eq!(fs::read_to_string(&real).unwrap(), "{\"a\":1}\n");
         assert_eq!(fs::read_to_string(&backup).unwrap(), "{}\n");
-        assert_eq!(fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
+        assert_eq!(
+            fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
         let leftovers: Vec<_> = fs::read_dir(real.parent().unwrap())
             .unwrap()
             .flatten()
