@@ -11,7 +11,7 @@ from harness.world import World  # noqa: E402
 from harness.mock_anthropic import AnthropicMock  # noqa: E402
 from harness.mock_openai import OpenAIMock  # noqa: E402
 from harness.agents import ClaudeAgent, CodexAgent, claude_bin, codex_bin  # noqa: E402
-from harness.tray import Tray, Timeline, TrayError, tray_bin  # noqa: E402
+from harness.tray import Tray, Timeline, TrayError, tray_bin, compact  # noqa: E402
 from harness.tmux import ScreenTimeout  # noqa: E402
 
 # Poll interval of `list --json`, and the slack it adds to "within N s" checks.
@@ -188,7 +188,8 @@ class ScenarioTest(E2ETest):
         for t, sessions, _ in self.tl.snapshots():
             m = self.tl.matching(sessions, self.agent.name, self.agent.cwd)
             ids.update(s.get("session_id") for s in m)
-            self.assertLessEqual(len(m), 1, f"duplicate sessions at {self.rel(t)} for {self.agent.name} cwd {self.agent.cwd}: {m}")
+            self.assertLessEqual(len(m), 1, f"expected one {self.agent.name} session for cwd {self.agent.cwd}; at {self.rel(t)} "
+                                 f"`list --json` showed {len(m)}:\n{compact(m)}\n" + self.tl.describe(self.agent.name, self.agent.cwd))
         self.assertEqual(len(ids), 1, f"expected exactly one {self.agent.name} session id over the run, saw {sorted(map(str, ids))}\n"
                          + self.tl.describe(self.agent.name, self.agent.cwd))
 

@@ -51,5 +51,5 @@ class CodexHooksAndFiles(ScenarioTest):
         self.tl.stop()
         self.assert_single_session()
         self.assert_no_flicker(
-            ["starting", "working", "idle", "working", "waiting_for_permission", "idle", "ended"],
+            ["starting", "idle", "working", "idle", "working", "waiting_for_permission", "idle", "ended"],
             required=["working", "waiting_for_permission", "idle", "ended"])

@@ -123,6 +123,19 @@ class Tray:
         return v, r.stdout, ""
 
 
+KEY_FIELDS = ("session_id", "agent", "state", "cwd", "pid", "last_event", "end_reason", "transcript_path")
+
+
+def compact(sessions):
+    """The fields that matter for a failure message, one session per line."""
+    if sessions is None:
+        return "(no list)"
+    if not sessions:
+        return "[]"
+    return "\n".join("  " + json.dumps({k: s.get(k) for k in KEY_FIELDS if k in s} if isinstance(s, dict) else s)
+                     for s in sessions)
+
+
 def same_path(a, b):
     if not a or not b:
         return False
@@ -195,7 +208,7 @@ class Timeline:
         if sessions is None:
             lines.append(f"last `list --json` failed: {err}")
         else:
-            lines.append(f"last `list --json` ({len(sessions)} session(s)): {_short(json.dumps(sessions), 2500)}")
+            lines.append(f"last `list --json` ({len(sessions)} session(s), key fields):\n{_short(compact(sessions), 2500)}")
         if hist:
             for sid, h in hist.items():
                 lines.append(f"states seen for {agent} session {sid}: " +
