@@ -58,8 +58,10 @@ impl agent_pid::ProcessTable for ProcFs {
 }
 
 impl ProcessTable for ProcFs {
+    /// A zombie counts as gone: it has exited (its locks and files are released), only its
+    /// parent has not reaped it yet — a tmux pane keeps a killed agent as a zombie for a while.
     fn exists(&self, pid: u32) -> bool {
-        crate::liveness::process_exists(pid)
+        crate::liveness::process_exists(pid) && !is_zombie(pid)
     }
 
     fn start_token(&self, pid: u32) -> Option<String> {
@@ -75,6 +77,20 @@ impl ProcessTable for ProcFs {
             })
             .unwrap_or_default()
     }
+}
+
+/// True when `/proc/<pid>/stat` says the process has exited and waits to be reaped (`Z`, `X`).
+pub fn is_zombie(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after = &stat[stat.rfind(')')? + 1..];
+            after
+                .split_whitespace()
+                .next()
+                .map(|s| s == "Z" || s == "X")
+        })
+        .unwrap_or(false)
 }
 
 /// One `FLOCK` lock from `/proc/locks`: who holds it, on which file.
@@ -298,6 +314,32 @@ mod tests {
             agent_pid::ProcessTable::info(&ProcFs, me).map(|i| i.ppid),
             Some(std::os::unix::process::parent_id())
         );
+    }
+
+    #[test]
+    fn a_killed_child_not_yet_reaped_is_a_zombie_and_counts_as_gone() {
+        // kill -9 of an agent whose parent has not called wait(): the pid still exists.
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(ProcFs.exists(pid));
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !is_zombie(pid) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never became a zombie"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(
+            crate::liveness::process_exists(pid),
+            "kill(pid, 0) still finds it"
+        );
+        assert!(!ProcFs.exists(pid), "but it is dead");
+        child.wait().unwrap();
     }
 
     #[test]
