@@ -35,7 +35,15 @@ class E2ETest(unittest.TestCase):
             except TrayError as e:
                 self.fail(str(e))
 
+    def _failed(self):
+        res = getattr(getattr(self, "_outcome", None), "result", None)
+        if res is None:
+            return False
+        return any(t is self for t, _ in list(res.failures) + list(res.errors))
+
     def _cleanup(self):
+        if os.environ.get("AGENT_E2E_KEEP") == "failed" and self._failed():
+            self.world.keep = True
         errors = self.world.cleanup()
         if errors:
             sys.stderr.write(f"[cleanup {self.id()}] {errors}\n")

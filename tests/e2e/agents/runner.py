@@ -53,9 +53,17 @@ def main():
     suite = unittest.TestSuite()
     for m in args.modules or MODULES:
         suite.addTests(loader.loadTestsFromName(m))
+    import uuid
+    from harness.world import RUN_MARKER, sweep_run
+    run_id = os.environ.setdefault(RUN_MARKER, uuid.uuid4().hex[:12])
     t0 = time.monotonic()
     runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=0, resultclass=Result)
-    res = runner.run(suite)
+    try:
+        res = runner.run(suite)
+    finally:
+        left = sweep_run(run_id)
+        if left:
+            print(f"runner: killed {len(left)} leftover process(es) of this run: {left}")
     failed = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
     passed = res.testsRun - failed - len(res.skipped)
     print(f"total time {time.monotonic() - t0:.0f}s")

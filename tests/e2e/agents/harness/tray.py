@@ -10,6 +10,7 @@ through" instead of sleeping fixed times.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -100,6 +101,7 @@ class Tray:
         if not self._daemon_log or not os.path.exists(self._daemon_log):
             return "(no daemon log)"
         s = open(self._daemon_log, errors="replace").read()
+        s = re.sub(r"\x1b\[[0-9;]*m", "", s)  # tracing's colours
         return s[-tail:]
 
     # -- list ---------------------------------------------------------------
@@ -218,6 +220,8 @@ class Timeline:
         errs = [e for _, _, e in self.snapshots() if e]
         if errs:
             lines.append(f"{len(errs)} failed polls, e.g. {errs[-1]!r}")
+        if self.tray._daemon_log:
+            lines.append("daemon log (tail):\n" + self.tray.daemon_log(tail=1500).rstrip())
         return "\n".join(lines)
 
     def wait(self, agent, cwd, pred, what, timeout, since=None):

@@ -15,6 +15,7 @@ import uuid
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/e2e/agents
 BASE = os.environ.get("AGENT_E2E_BASE", "/var/tmp/agent-tray-e2e")
 MARKER = "AGENT_E2E_WORLD"
+RUN_MARKER = "AGENT_E2E_RUN"  # set by runner.py: one id for every world of a run
 
 
 def _environ_of(pid):
@@ -25,10 +26,10 @@ def _environ_of(pid):
         return []
 
 
-def pids_with_marker(value):
-    """Every live process whose environment carries MARKER=value (and their kin:
+def pids_with_marker(value, marker=MARKER):
+    """Every live process whose environment carries marker=value (and their kin:
     anything started under the world inherits it, e.g. codex's app-server)."""
-    needle = f"{MARKER}={value}".encode()
+    needle = f"{marker}={value}".encode()
     me = os.getpid()
     out = []
     for d in os.listdir("/proc"):
@@ -68,6 +69,7 @@ class World:
         os.makedirs(BASE, exist_ok=True)
         self.id = uuid.uuid4().hex[:8]
         self.root = tempfile.mkdtemp(prefix=f"{name[:12]}-", dir=BASE)
+        # AGENT_E2E_KEEP=1 keeps every world, =failed only those of failed tests.
         self.keep = keep if keep is not None else os.environ.get("AGENT_E2E_KEEP") == "1"
         d = lambda *p: self._mkdir(os.path.join(self.root, *p))
         self.home = d("home")
@@ -90,6 +92,7 @@ class World:
             "LC_ALL": "C.UTF-8",
             "TERM": "xterm-256color",
             "TZ": "UTC",
+            "NO_COLOR": "1",
             "XDG_RUNTIME_DIR": self.runtime_dir,
             "XDG_CONFIG_HOME": os.path.join(self.home, ".config"),
             "XDG_DATA_HOME": os.path.join(self.home, ".local", "share"),
@@ -100,6 +103,8 @@ class World:
             "AGENT_TRAY_HOME": self.tray_home,
             MARKER: self.id,
         }
+        if os.environ.get(RUN_MARKER):
+            self.env[RUN_MARKER] = os.environ[RUN_MARKER]
         for k in ("SSL_CERT_FILE", "SSL_CERT_DIR", "RUST_BACKTRACE"):
             if k in os.environ:
                 self.env[k] = os.environ[k]
@@ -149,7 +154,14 @@ class World:
                 errors.append(repr(e))
         self.kill_all()
         if not self.keep:
-            shutil.rmtree(self.root, ignore_errors=True)
+            for _ in range(3):
+                shutil.rmtree(self.root, ignore_errors=True)
+                if not os.path.exists(self.root):
+                    break
+                self.kill_all()  # something still writes there
+                time.sleep(0.5)
+            else:
+                errors.append(f"could not remove {self.root}")
         return errors
 
     def __enter__(self):
@@ -157,3 +169,14 @@ class World:
 
     def __exit__(self, *exc):
         self.cleanup()
+
+
+def sweep_run(run_id):
+    """Last resort at the end of a run: SIGKILL whatever still carries this run's marker."""
+    left = [(p, proc_comm(p)) for p in pids_with_marker(run_id, RUN_MARKER) if pid_alive(p)]
+    for p, _ in left:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return left
