@@ -400,14 +400,14 @@ impl<T: ProcessTable + Send + 'static> Feed for ClaudeSessionsFeed<T> {
             .collect()
     }
 
-    fn on_paths(&mut self, paths: &HashSet<PathBuf>, _now: SystemTime) -> Vec<FeedOutput> {
+    fn on_paths(&mut self, paths: &HashSet<PathBuf>, now: SystemTime) -> Vec<FeedOutput> {
         let mut out = Vec::new();
         for path in paths {
             if self.is_sessions_file(path) {
                 self.examine(path, &mut out);
             } else if self.sessions_dirs().any(|d| d == *path) {
                 // The folder itself appeared or went: look at all of it.
-                out.extend(self.rescan(_now));
+                out.extend(self.rescan(now));
             }
         }
         self.publish_live();

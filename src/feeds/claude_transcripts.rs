@@ -465,45 +465,33 @@ impl ClaudeTranscriptsFeed {
         out.extend(obs.into_iter().map(FeedOutput::observe));
     }
 
-    fn scan_project_dir(
-        &mut self,
-        dir: &Path,
-        now: SystemTime,
-        seen: &mut HashSet<PathBuf>,
-    ) -> Vec<FeedOutput> {
+    /// Looks at one project folder. Allocates nothing per old file beyond its name: a rescan of
+    /// thousands of transcripts must not churn the heap (it runs every few seconds for days).
+    fn scan_project_dir(&mut self, dir: &Path, now: SystemTime) -> Vec<FeedOutput> {
         let mut out = Vec::new();
         let Ok(entries) = std::fs::read_dir(dir) else {
             return out;
         };
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let is_jsonl = name.to_str().is_some_and(|n| n.ends_with(".jsonl"));
-            if !is_jsonl {
+            let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else {
+                continue;
+            };
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            // An old file is left alone without opening it, unless a live session owns it.
+            if age_of(&meta, now) > self.ttl && !self.live.contains(id) {
                 continue;
             }
             let path = entry.path();
-            seen.insert(path.clone());
             if let Some(f) = self.followed.get(&path) {
-                // Cheap check first: an unchanged followed file needs no open.
-                if let Ok(meta) = entry.metadata() {
-                    if f.mtime == meta.modified().ok() && f.len == meta.len() {
-                        continue;
-                    }
+                // An unchanged followed file needs no open.
+                if f.mtime == meta.modified().ok() && f.len == meta.len() {
+                    continue;
                 }
-                self.examine(&path, now, &mut out);
-                continue;
             }
-            // An old file is left alone without opening it.
-            match entry.metadata() {
-                Ok(meta) if age_of(&meta, now) <= self.ttl => self.examine(&path, now, &mut out),
-                Ok(_) => {
-                    let id = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-                    if self.live.contains(id) {
-                        self.examine(&path, now, &mut out);
-                    }
-                }
-                Err(_) => {}
-            }
+            self.examine(&path, now, &mut out);
         }
         out
     }
@@ -538,8 +526,7 @@ impl Feed for ClaudeTranscriptsFeed {
                 .is_some_and(|p| self.claude_dirs.iter().any(|d| d.join("projects") == p))
                 && path.is_dir();
             if is_project_dir {
-                let mut seen = HashSet::new();
-                out.extend(self.scan_project_dir(path, now, &mut seen));
+                out.extend(self.scan_project_dir(path, now));
             }
         }
         out
@@ -547,14 +534,13 @@ impl Feed for ClaudeTranscriptsFeed {
 
     fn rescan(&mut self, now: SystemTime) -> Vec<FeedOutput> {
         let mut out = Vec::new();
-        let mut seen = HashSet::new();
         for claude_dir in self.claude_dirs.clone() {
             let Ok(projects) = std::fs::read_dir(claude_dir.join("projects")) else {
                 continue;
             };
             for project in projects.flatten() {
                 if project.file_type().is_ok_and(|t| t.is_dir()) {
-                    out.extend(self.scan_project_dir(&project.path(), now, &mut seen));
+                    out.extend(self.scan_project_dir(&project.path(), now));
                 }
             }
         }
@@ -566,7 +552,7 @@ impl Feed for ClaudeTranscriptsFeed {
                 .mtime
                 .and_then(|m| now.duration_since(m).ok())
                 .is_some_and(|age| age > ttl);
-            seen.contains(path) && (!quiet || live.contains(&f.session_id))
+            (!quiet || live.contains(&f.session_id)) && path.exists()
         });
         self.stats.followed.store(
             self.followed.len() as u64,

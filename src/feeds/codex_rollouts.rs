@@ -627,10 +627,8 @@ impl<T: ProcessTable + Send + 'static> Feed for CodexRolloutsFeed<T> {
         let mut out = Vec::new();
         let locks = procfs::read_proc_locks();
         let held = self.held_thread_ids(&locks);
-        let mut seen = HashSet::new();
         for home in self.codex_homes.clone() {
             for (path, entry) in rollouts_under(&home.join("sessions")) {
-                seen.insert(path.clone());
                 let known = self.threads.contains_key(&path) || self.dormant.contains_key(&path);
                 let recent = entry.metadata().is_ok_and(|m| age_of(&m, now) <= self.ttl);
                 let lock_held = thread_id_of(&path).is_some_and(|id| held.contains(&id));
@@ -650,7 +648,7 @@ impl<T: ProcessTable + Send + 'static> Feed for CodexRolloutsFeed<T> {
         let vanished: Vec<PathBuf> = self
             .threads
             .keys()
-            .filter(|p| !seen.contains(*p))
+            .filter(|p| !p.exists())
             .cloned()
             .collect();
         for path in vanished {
@@ -658,10 +656,10 @@ impl<T: ProcessTable + Send + 'static> Feed for CodexRolloutsFeed<T> {
         }
         let ttl = self.ttl;
         self.dormant.retain(|p, (mtime, _)| {
-            seen.contains(p)
-                && mtime
-                    .and_then(|m| now.duration_since(m).ok())
-                    .is_some_and(|age| age <= ttl)
+            mtime
+                .and_then(|m| now.duration_since(m).ok())
+                .is_some_and(|age| age <= ttl)
+                && p.exists()
         });
         self.check_locks(&locks, now, &mut out);
         self.stats.followed.store(
