@@ -31,37 +31,57 @@ fn harness() -> Harness {
         &app,
         registry.clone(),
         SettingsStore::load(dir.path().join("settings.json")),
-        EngineStatus::Running { socket: "/tmp/test.sock".into() },
+        EngineStatus::Running {
+            socket: "/tmp/test.sock".into(),
+        },
         dir.path().join("logs"),
     );
     let window = WebviewWindowBuilder::new(&app, "main", Default::default())
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    Harness { app, window, registry, _dir: dir }
+    Harness {
+        app,
+        window,
+        registry,
+        _dir: dir,
+    }
 }
 
-fn invoke(h: &Harness, cmd: &str, body: serde_json::Value) -> Result<serde_json::Value, serde_json::Value> {
+fn invoke(
+    h: &Harness,
+    cmd: &str,
+    body: serde_json::Value,
+) -> Result<serde_json::Value, serde_json::Value> {
     let request = InvokeRequest {
         cmd: cmd.into(),
         callback: tauri::ipc::CallbackFn(0),
         error: tauri::ipc::CallbackFn(1),
-        url: "tauri://localhost".parse().unwrap_or_else(|e| panic!("{e}")),
+        url: "tauri://localhost"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}")),
         body: tauri::ipc::InvokeBody::Json(body),
         headers: Default::default(),
         invoke_key: INVOKE_KEY.to_string(),
     };
-    get_ipc_response(&h.window, request).map(|b| b.deserialize::<serde_json::Value>().unwrap_or_default())
+    get_ipc_response(&h.window, request)
+        .map(|b| b.deserialize::<serde_json::Value>().unwrap_or_default())
 }
 
 fn observe(registry: &SessionsRegistry, id: &str, event: EventKind, cwd: Option<&str>) {
-    let obs = Observation::new(id, Agent::Claude, event, chrono::Utc::now()).with_cwd(cwd.map(String::from));
+    let obs = Observation::new(id, Agent::Claude, event, chrono::Utc::now())
+        .with_cwd(cwd.map(String::from));
     registry.observe(obs).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
 fn the_snapshot_command_returns_the_registrys_sessions_as_window_rows() {
     let h = harness();
-    observe(&h.registry, "s1", EventKind::SessionStart, Some("/home/dev/api-server"));
+    observe(
+        &h.registry,
+        "s1",
+        EventKind::SessionStart,
+        Some("/home/dev/api-server"),
+    );
     observe(&h.registry, "s1", EventKind::PermissionRequest, None);
     let value = invoke(&h, "get_snapshot", serde_json::json!({})).unwrap_or_else(|e| panic!("{e}"));
     let snapshot: Snapshot = serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"));
@@ -69,23 +89,36 @@ fn the_snapshot_command_returns_the_registrys_sessions_as_window_rows() {
     let row = &snapshot.sessions[0];
     assert_eq!(row.project, "api-server");
     assert_eq!(row.state_label, "needs permission");
-    assert_eq!(snapshot.engine, EngineStatus::Running { socket: "/tmp/test.sock".into() });
+    assert_eq!(
+        snapshot.engine,
+        EngineStatus::Running {
+            socket: "/tmp/test.sock".into()
+        }
+    );
     assert_eq!(snapshot.settings, AppSettings::default());
 }
 
 #[test]
 fn a_command_error_reaches_the_ui_as_a_code_and_a_message() {
     let h = harness();
-    let error = invoke(&h, "jump_to_session", serde_json::json!({"sessionId": "nope"}))
-        .err()
-        .unwrap_or_default();
+    let error = invoke(
+        &h,
+        "jump_to_session",
+        serde_json::json!({"sessionId": "nope"}),
+    )
+    .err()
+    .unwrap_or_default();
     assert_eq!(error["code"], "unknown_session", "{error}");
     assert_eq!(error["message"], "no session nope");
     // A live session cannot be dismissed: it might need the user.
     observe(&h.registry, "live", EventKind::SessionStart, Some("/tmp"));
-    let error = invoke(&h, "dismiss_session", serde_json::json!({"sessionId": "live"}))
-        .err()
-        .unwrap_or_default();
+    let error = invoke(
+        &h,
+        "dismiss_session",
+        serde_json::json!({"sessionId": "live"}),
+    )
+    .err()
+    .unwrap_or_default();
     assert_eq!(error["code"], "unknown_session", "{error}");
 }
 
@@ -93,10 +126,16 @@ fn a_command_error_reaches_the_ui_as_a_code_and_a_message() {
 fn saved_settings_are_applied_and_filter_the_snapshot() {
     let h = harness();
     observe(&h.registry, "c1", EventKind::SessionStart, Some("/tmp/a"));
-    let mut settings = AppSettings::default();
-    settings.agents = vec![Agent::Codex];
-    invoke(&h, "save_settings", serde_json::json!({ "settings": settings }))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let settings = AppSettings {
+        agents: vec![Agent::Codex],
+        ..AppSettings::default()
+    };
+    invoke(
+        &h,
+        "save_settings",
+        serde_json::json!({ "settings": settings }),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(h.app.state::<SettingsStore>().get(), settings);
     let value = invoke(&h, "get_snapshot", serde_json::json!({})).unwrap_or_else(|e| panic!("{e}"));
     let snapshot: Snapshot = serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"));
@@ -117,7 +156,12 @@ fn registry_changes_reach_the_window_as_typed_events() {
     agent_tray_desktop::events::spawn(h.app.handle(), token.clone());
     // Give the bridge a moment to subscribe before the first change.
     std::thread::sleep(Duration::from_millis(50));
-    observe(&h.registry, "s1", EventKind::SessionStart, Some("/home/dev/web"));
+    observe(
+        &h.registry,
+        "s1",
+        EventKind::SessionStart,
+        Some("/home/dev/web"),
+    );
     observe(&h.registry, "s1", EventKind::UserPromptSubmit, None);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     let states = loop {
@@ -136,7 +180,11 @@ fn registry_changes_reach_the_window_as_typed_events() {
         std::thread::sleep(Duration::from_millis(20));
     };
     token.cancel();
-    assert_eq!(states, ["starting", "working"], "one event per visible change, in order");
+    assert_eq!(
+        states,
+        ["starting", "working"],
+        "one event per visible change, in order"
+    );
 }
 
 struct Collect(Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>>);
@@ -159,12 +207,27 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
         Collect(alerts.clone()),
         token.clone(),
     ));
-    observe(&registry, "dies", EventKind::SessionStart, Some("/home/dev/api-server"));
+    observe(
+        &registry,
+        "dies",
+        EventKind::SessionStart,
+        Some("/home/dev/api-server"),
+    );
     observe(&registry, "dies", EventKind::UserPromptSubmit, None);
     registry.end("dies", agent_tray::model::EndReason::ProcessGone);
-    observe(&registry, "asks", EventKind::SessionStart, Some("/home/dev/web"));
+    observe(
+        &registry,
+        "asks",
+        EventKind::SessionStart,
+        Some("/home/dev/web"),
+    );
     observe(&registry, "asks", EventKind::PermissionRequest, None);
-    observe(&registry, "exits", EventKind::SessionStart, Some("/home/dev/cli"));
+    observe(
+        &registry,
+        "exits",
+        EventKind::SessionStart,
+        Some("/home/dev/cli"),
+    );
     observe(&registry, "exits", EventKind::SessionEnd, None);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     let summaries = loop {
@@ -184,14 +247,26 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
     off.notifications.enabled = false;
     let _ = tx.send(off);
     std::thread::sleep(Duration::from_millis(50));
-    observe(&registry, "asks2", EventKind::SessionStart, Some("/home/dev/web2"));
+    observe(
+        &registry,
+        "asks2",
+        EventKind::SessionStart,
+        Some("/home/dev/web2"),
+    );
     observe(&registry, "asks2", EventKind::PermissionRequest, None);
     std::thread::sleep(Duration::from_millis(200));
     token.cancel();
     let _ = tauri::async_runtime::block_on(task);
     assert_eq!(
         summaries,
-        ["api-server: Claude's process died", "web: Claude needs permission"]
+        [
+            "api-server: Claude's process died",
+            "web: Claude needs permission"
+        ]
     );
-    assert_eq!(alerts.lock().unwrap_or_else(|p| p.into_inner()).len(), 2, "nothing after alerts were switched off");
+    assert_eq!(
+        alerts.lock().unwrap_or_else(|p| p.into_inner()).len(),
+        2,
+        "nothing after alerts were switched off"
+    );
 }
