@@ -22,7 +22,11 @@ use crate::paths::TrayPaths;
 const CLI_BUDGET: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Parser)]
-#[command(name = "agent-tray", version, about = "Knows what every AI coding agent on this machine is doing")]
+#[command(
+    name = "agent-tray",
+    version,
+    about = "Knows what every AI coding agent on this machine is doing"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -129,7 +133,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Watch { json } => watch(json),
         Command::History { limit, json } => history(limit, json),
         Command::Install(args) => Ok(crate::install::run(&args, crate::install::Action::Install)),
-        Command::Uninstall(args) => Ok(crate::install::run(&args, crate::install::Action::Uninstall)),
+        Command::Uninstall(args) => Ok(crate::install::run(
+            &args,
+            crate::install::Action::Uninstall,
+        )),
         Command::Doctor => Ok(crate::doctor::run()),
     }
 }
@@ -207,7 +214,11 @@ fn observe(args: ObserveArgs) -> Result<ExitCode, String> {
     let agent: Agent = args.agent.parse().map_err(|e| format!("{e}"))?;
     let event: EventKind = args.event.parse().map_err(|_| {
         let known: Vec<&str> = EventKind::HOOK_EVENTS.iter().map(|e| e.as_str()).collect();
-        format!("unknown event {:?}; expected one of {}", args.event, known.join(", "))
+        format!(
+            "unknown event {:?}; expected one of {}",
+            args.event,
+            known.join(", ")
+        )
     })?;
     let mut obs = Observation::new(args.session, agent, event, args.at.unwrap_or_else(Utc::now))
         .with_source(Source::Cli)
@@ -267,7 +278,11 @@ fn watch(json: bool) -> Result<ExitCode, String> {
     let snapshot = sessions_of(reply_result(first)?)?;
     let mut out = std::io::stdout();
     if json {
-        let _ = writeln!(out, "{}", serde_json::json!({"kind": "snapshot", "sessions": snapshot}));
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::json!({"kind": "snapshot", "sessions": snapshot})
+        );
     } else {
         let _ = write!(out, "{}", format_table(&snapshot, Utc::now()));
     }
@@ -293,7 +308,12 @@ fn describe_change_line(line: &str) -> String {
     use crate::registry::SessionChange;
     match serde_json::from_str::<WatchLine>(line) {
         Ok(WatchLine::Change(SessionChange::Added { session })) => {
-            format!("+ {} {} {}", session.agent, short_id(&session.session_id), session.state)
+            format!(
+                "+ {} {} {}",
+                session.agent,
+                short_id(&session.session_id),
+                session.state
+            )
         }
         Ok(WatchLine::Change(SessionChange::Changed { old_state, session })) => format!(
             "~ {} {} {} -> {}",
@@ -346,7 +366,9 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
             ]
         })
         .collect();
-    let header = ["AGENT", "STATE", "PROJECT", "BRANCH", "PID", "FOR", "SESSION"];
+    let header = [
+        "AGENT", "STATE", "PROJECT", "BRANCH", "PID", "FOR", "SESSION",
+    ];
     let mut widths = header.map(str::len);
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row.iter()) {

@@ -57,10 +57,17 @@ impl EngineConfig {
             host,
             paths: TrayPaths::from_env()?,
             registry: RegistryConfig::from_env(),
-            pid_watch_interval: pid_watcher::WATCH_INTERVAL,
-            discover_files: true,
+            pid_watch_interval: duration_from_env_ms("AGENT_TRAY_PID_WATCH_INTERVAL_MS")
+                .unwrap_or(pid_watcher::WATCH_INTERVAL),
+            discover_files: std::env::var("AGENT_TRAY_NO_FILE_DISCOVERY").is_err(),
         })
     }
+}
+
+/// A positive number of milliseconds from the environment (test knobs).
+fn duration_from_env_ms(name: &str) -> Option<Duration> {
+    let ms: u64 = std::env::var(name).ok()?.trim().parse().ok()?;
+    (ms > 0).then(|| Duration::from_millis(ms))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +133,23 @@ impl Engine {
         token: &CancellationToken,
     ) -> Vec<JoinHandle<()>> {
         let _ = (config, registry, token);
-        Vec::new()
+        let mut tasks = vec![crate::journal::spawn_replay(
+            registry.clone(),
+            config.paths.clone(),
+            token.child_token(),
+        )];
+        if config.discover_files {
+            let feeds = crate::feeds::FeedConfig::new(
+                crate::feeds::FeedDirs::from_env(),
+                config.registry.session_ttl,
+            );
+            tasks.extend(crate::feeds::spawn_all(
+                registry.clone(),
+                feeds,
+                token.child_token(),
+            ));
+        }
+        tasks
     }
 
     pub fn registry(&self) -> &Arc<SessionsRegistry> {

@@ -432,8 +432,7 @@ pub enum InvalidObservation {
 
 /// A session as people and scripts see it. `agent-tray list --json` prints these; the field names
 /// are a public contract (see README).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[derive(ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Session {
     pub session_id: String,
     pub agent: Agent,

@@ -87,7 +87,10 @@ impl TrayPaths {
         }
         let len = self.socket.as_os_str().len();
         if len > MAX_SOCKET_PATH {
-            return Err(PathsError::SocketPathTooLong(self.socket.clone(), MAX_SOCKET_PATH));
+            return Err(PathsError::SocketPathTooLong(
+                self.socket.clone(),
+                MAX_SOCKET_PATH,
+            ));
         }
         Ok(())
     }

@@ -45,7 +45,9 @@ impl ControlClient {
             io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => {
                 ClientError::NotRunning(path.clone())
             }
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ClientError::TimedOut(path.clone()),
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
+                ClientError::TimedOut(path.clone())
+            }
             _ => ClientError::Io {
                 path: path.clone(),
                 source: e,
@@ -121,7 +123,10 @@ impl ControlClient {
         if n == 0 {
             return Err(ClientError::Io {
                 path: self.path.clone(),
-                source: io::Error::new(io::ErrorKind::UnexpectedEof, "the engine closed the connection"),
+                source: io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the engine closed the connection",
+                ),
             });
         }
         Ok(line.trim_end().to_string())

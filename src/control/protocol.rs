@@ -21,7 +21,9 @@ pub const MAX_LINE: usize = 1 << 20;
 #[serde(tag = "op", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)] // short-lived: one per line, decoded and dropped
 pub enum Request {
-    Observe { observation: Observation },
+    Observe {
+        observation: Observation,
+    },
     List,
     History {
         #[serde(default = "default_history_limit")]
@@ -118,14 +120,19 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
     let value: Value = serde_json::from_slice(line)
         .map_err(|e| Reply::error(ErrorCode::BadJson, format!("not JSON: {e}")))?;
     let Value::Object(map) = &value else {
-        return Err(Reply::error(ErrorCode::BadRequest, "a request is a JSON object"));
+        return Err(Reply::error(
+            ErrorCode::BadRequest,
+            "a request is a JSON object",
+        ));
     };
     match map.get("v").and_then(Value::as_u64) {
         Some(v) if v == u64::from(PROTOCOL_VERSION) => {}
         Some(v) => {
             return Err(Reply::error(
                 ErrorCode::UnsupportedVersion,
-                format!("protocol version {v} is not supported (this engine speaks {PROTOCOL_VERSION})"),
+                format!(
+                    "protocol version {v} is not supported (this engine speaks {PROTOCOL_VERSION})"
+                ),
             ))
         }
         None => {
@@ -154,7 +161,10 @@ mod tests {
     #[test]
     fn a_request_round_trips_through_one_line() {
         let obs = Observation::new("s", Agent::Claude, EventKind::Stop, chrono::Utc::now());
-        let line = encode_request(&Request::Observe { observation: obs.clone() }).unwrap();
+        let line = encode_request(&Request::Observe {
+            observation: obs.clone(),
+        })
+        .unwrap();
         assert_eq!(line.last(), Some(&b'\n'));
         assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
         let back = decode_request(&line).unwrap();
@@ -163,18 +173,31 @@ mod tests {
 
     #[test]
     fn bad_requests_get_a_stable_code() {
-        let code = |line: &str| decode_request(line.as_bytes()).unwrap_err().error.unwrap().code;
+        let code = |line: &str| {
+            decode_request(line.as_bytes())
+                .unwrap_err()
+                .error
+                .unwrap()
+                .code
+        };
         assert_eq!(code("not json"), ErrorCode::BadJson);
         assert_eq!(code("[1]"), ErrorCode::BadRequest);
         assert_eq!(code(r#"{"op":"list"}"#), ErrorCode::UnsupportedVersion);
-        assert_eq!(code(r#"{"v":2,"op":"list"}"#), ErrorCode::UnsupportedVersion);
+        assert_eq!(
+            code(r#"{"v":2,"op":"list"}"#),
+            ErrorCode::UnsupportedVersion
+        );
         assert_eq!(code(r#"{"v":1,"op":"dance"}"#), ErrorCode::BadRequest);
         assert_eq!(
-            code(r#"{"v":1,"op":"observe","observation":{"session_id":"s","agent":"claude","event":"Bogus","at":"2026-01-01T00:00:00Z"}}"#),
+            code(
+                r#"{"v":1,"op":"observe","observation":{"session_id":"s","agent":"claude","event":"Bogus","at":"2026-01-01T00:00:00Z"}}"#
+            ),
             ErrorCode::InvalidObservation
         );
         assert_eq!(
-            code(r#"{"v":1,"op":"observe","observation":{"agent":"claude","event":"Stop","at":"2026-01-01T00:00:00Z"}}"#),
+            code(
+                r#"{"v":1,"op":"observe","observation":{"agent":"claude","event":"Stop","at":"2026-01-01T00:00:00Z"}}"#
+            ),
             ErrorCode::InvalidObservation
         );
     }

@@ -27,9 +27,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::client::ControlClient;
-use super::protocol::{
-    decode_request, ErrorCode, PingInfo, Reply, Request, SessionList, MAX_LINE,
-};
+use super::protocol::{decode_request, ErrorCode, PingInfo, Reply, Request, SessionList, MAX_LINE};
 use crate::paths::{PathsError, TrayPaths};
 use crate::registry::{ObserveOutcome, SessionChange, SessionsRegistry};
 
@@ -116,15 +114,27 @@ impl ControlServer {
     }
 
     /// Serves until `token` is cancelled, then removes the socket file.
-    pub fn spawn(self, registry: Arc<SessionsRegistry>, token: CancellationToken) -> JoinHandle<()> {
+    pub fn spawn(
+        self,
+        registry: Arc<SessionsRegistry>,
+        token: CancellationToken,
+    ) -> JoinHandle<()> {
+        // Destructured so the task owns the ownership lock too: an `async move` block captures
+        // only the fields it uses, and a lock dropped here would let a second engine in.
+        let ControlServer {
+            listener,
+            socket,
+            host,
+            _lock: ownership_lock,
+        } = self;
         tokio::spawn(async move {
             let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-            let host: Arc<str> = Arc::from(self.host.as_str());
+            let host: Arc<str> = Arc::from(host.as_str());
             let my_uid = current_uid();
             loop {
                 let accepted = tokio::select! {
                     () = token.cancelled() => break,
-                    accepted = self.listener.accept() => accepted,
+                    accepted = listener.accept() => accepted,
                 };
                 let stream = match accepted {
                     Ok((stream, _)) => stream,
@@ -137,7 +147,10 @@ impl ControlServer {
                 match stream.peer_cred() {
                     Ok(cred) if cred.uid() == my_uid => {}
                     Ok(cred) => {
-                        tracing::warn!(peer_uid = cred.uid(), "refused a connection from another user");
+                        tracing::warn!(
+                            peer_uid = cred.uid(),
+                            "refused a connection from another user"
+                        );
                         continue;
                     }
                     Err(e) => {
@@ -160,11 +173,13 @@ impl ControlServer {
                     drop(permit);
                 });
             }
-            if let Err(e) = fs::remove_file(&self.socket) {
+            if let Err(e) = fs::remove_file(&socket) {
                 if e.kind() != io::ErrorKind::NotFound {
                     tracing::warn!(error = %e, "could not remove the socket");
                 }
             }
+            // Only now may another engine take the path.
+            drop(ownership_lock);
         })
     }
 }
@@ -231,7 +246,11 @@ async fn read_bounded_line<R: AsyncBufRead + Unpin>(
         }
         reader.consume(used);
         if found_newline {
-            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
+            return Ok(if too_long {
+                LineRead::TooLong
+            } else {
+                LineRead::Line
+            });
         }
     }
 }
@@ -244,7 +263,10 @@ async fn write_line<W: AsyncWriteExt + Unpin, T: serde::Serialize>(
     line.push(b'\n');
     match tokio::time::timeout(WRITE_TIMEOUT, writer.write_all(&line)).await {
         Ok(result) => result,
-        Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "client is not reading")),
+        Err(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "client is not reading",
+        )),
     }
 }
 
@@ -284,7 +306,11 @@ async fn serve_connection(
                     Ok(request) => handle(request, registry, host),
                     Err(reply) => {
                         tracing::warn!(
-                            error = reply.error.as_ref().map(|e| e.message.as_str()).unwrap_or(""),
+                            error = reply
+                                .error
+                                .as_ref()
+                                .map(|e| e.message.as_str())
+                                .unwrap_or(""),
                             "bad control request"
                         );
                         reply
@@ -387,5 +413,7 @@ async fn watch<W: AsyncWriteExt + Unpin>(
 #[allow(clippy::large_enum_variant)] // one per printed line
 pub enum WatchLine {
     Change(SessionChange),
-    Resync { sessions: Vec<crate::model::Session> },
+    Resync {
+        sessions: Vec<crate::model::Session>,
+    },
 }

@@ -55,7 +55,11 @@ pub fn parent_and_name_from_stat(stat: &str) -> Option<(u32, &str)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let name = stat.get(open + 1..close)?;
-    let ppid = stat[close + 1..].split_ascii_whitespace().nth(1)?.parse().ok()?;
+    let ppid = stat[close + 1..]
+        .split_ascii_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
     Some((ppid, name))
 }
 
@@ -131,7 +135,10 @@ mod tests {
     fn a_command_name_with_spaces_and_parentheses_cannot_shift_the_fields() {
         let stat = "4242 (evil ) 1 2 3 (x) S) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 200";
         assert_eq!(start_time_from_stat(stat), Some("987654"));
-        assert_eq!(parent_and_name_from_stat(stat), Some((1, "evil ) 1 2 3 (x) S")));
+        assert_eq!(
+            parent_and_name_from_stat(stat),
+            Some((1, "evil ) 1 2 3 (x) S"))
+        );
     }
 
     #[test]

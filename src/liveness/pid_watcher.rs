@@ -53,7 +53,9 @@ pub const WATCH_INTERVAL: Duration = Duration::from_secs(10);
 pub enum PidProbe {
     Gone,
     /// Alive, with its identity token when it could be read.
-    Alive { token: Option<String> },
+    Alive {
+        token: Option<String>,
+    },
 }
 
 /// Probes a real pid.
@@ -271,7 +273,11 @@ mod tests {
     fn a_hook_shell_pid_never_seen_alive_ends_nothing_when_gone() {
         // The hook reported its `sh -c` parent, gone before the first tick.
         let mut confirmed = ConfirmedPids::default();
-        let d = plan(&[candidate("s1", 100, None, true)], &mut confirmed, scripted(vec![]));
+        let d = plan(
+            &[candidate("s1", 100, None, true)],
+            &mut confirmed,
+            scripted(vec![]),
+        );
         assert!(d.is_empty());
         assert!(confirmed.is_empty());
     }
@@ -280,7 +286,11 @@ mod tests {
     fn an_agent_seen_alive_then_gone_ends_its_session_as_process_gone() {
         // `kill -9` of a claude this watcher had seen running.
         let mut confirmed = confirmed_with(&[100]);
-        let d = plan(&[candidate("s1", 100, Some("t"), true)], &mut confirmed, scripted(vec![]));
+        let d = plan(
+            &[candidate("s1", 100, Some("t"), true)],
+            &mut confirmed,
+            scripted(vec![]),
+        );
         assert_eq!(d, vec![end("s1", EndReason::ProcessGone)]);
         assert!(!confirmed.contains(100));
     }
@@ -289,9 +299,18 @@ mod tests {
     fn every_session_of_a_dead_shared_pid_ends() {
         // Several Codex threads under one process: its death ends them all.
         let mut confirmed = confirmed_with(&[100]);
-        let cands = [candidate("a", 100, None, true), candidate("b", 100, None, false)];
+        let cands = [
+            candidate("a", 100, None, true),
+            candidate("b", 100, None, false),
+        ];
         let d = plan(&cands, &mut confirmed, scripted(vec![]));
-        assert_eq!(d, vec![end("a", EndReason::ProcessGone), end("b", EndReason::ProcessGone)]);
+        assert_eq!(
+            d,
+            vec![
+                end("a", EndReason::ProcessGone),
+                end("b", EndReason::ProcessGone)
+            ]
+        );
     }
 
     #[test]
@@ -316,7 +335,10 @@ mod tests {
             scripted(vec![(100, alive("t"))]),
         );
         assert!(d.is_empty());
-        assert!(confirmed.contains(100), "its later death must still be caught");
+        assert!(
+            confirmed.contains(100),
+            "its later death must still be caught"
+        );
     }
 
     #[test]
@@ -324,7 +346,11 @@ mod tests {
         let mut streamed = candidate("s1", 100, Some("t"), true);
         streamed.streamed = true;
         let mut confirmed = ConfirmedPids::default();
-        let d = plan(std::slice::from_ref(&streamed), &mut confirmed, scripted(vec![(100, alive("t"))]));
+        let d = plan(
+            std::slice::from_ref(&streamed),
+            &mut confirmed,
+            scripted(vec![(100, alive("t"))]),
+        );
         assert!(d.is_empty());
         let d = plan(&[streamed], &mut confirmed, scripted(vec![]));
         assert_eq!(d, vec![end("s1", EndReason::ProcessGone)]);
@@ -336,7 +362,11 @@ mod tests {
         let mut old = candidate("old", 100, Some("t"), true);
         old.last_seen -= chrono::Duration::seconds(100);
         let new = candidate("new", 100, Some("t"), true);
-        let d = plan(&[old, new], &mut ConfirmedPids::default(), scripted(vec![(100, alive("t"))]));
+        let d = plan(
+            &[old, new],
+            &mut ConfirmedPids::default(),
+            scripted(vec![(100, alive("t"))]),
+        );
         assert_eq!(d, vec![vouch("new", "t")]);
     }
 
@@ -346,7 +376,11 @@ mod tests {
         let old = candidate("old", 100, Some("t"), true);
         let mut new = candidate("new", 100, Some("t"), true);
         new.last_seen -= chrono::Duration::seconds(100);
-        let d = plan(&[old, new], &mut ConfirmedPids::default(), scripted(vec![(100, alive("t"))]));
+        let d = plan(
+            &[old, new],
+            &mut ConfirmedPids::default(),
+            scripted(vec![(100, alive("t"))]),
+        );
         assert_eq!(d, vec![vouch("old", "t")]);
     }
 
@@ -403,7 +437,11 @@ mod tests {
     #[test]
     fn pids_no_longer_among_candidates_are_forgotten() {
         let mut confirmed = confirmed_with(&[100, 200]);
-        plan(&[candidate("s2", 200, None, false)], &mut confirmed, scripted(vec![(200, alive("t"))]));
+        plan(
+            &[candidate("s2", 200, None, false)],
+            &mut confirmed,
+            scripted(vec![(200, alive("t"))]),
+        );
         assert!(!confirmed.contains(100));
         assert!(confirmed.contains(200));
     }
@@ -429,6 +467,9 @@ mod tests {
         let registry = SessionsRegistry::new();
         prompted_session(&registry, "s1", 100);
         vouch("s1", "tok").apply(&registry);
-        assert_eq!(registry.pid_liveness_candidates()[0].pid_start.as_deref(), Some("tok"));
+        assert_eq!(
+            registry.pid_liveness_candidates()[0].pid_start.as_deref(),
+            Some("tok")
+        );
     }
 }

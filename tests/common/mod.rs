@@ -1,0 +1,229 @@
+//! Shared helpers for integration tests: a private world (temp AGENT_TRAY_HOME, HOME, agent
+//! folders) and a real `agent-tray daemon` process in it.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_agent-tray"))
+}
+
+/// A private world: nothing here touches the real user's files.
+pub struct World {
+    pub dir: tempfile::TempDir,
+    pub envs: Vec<(String, String)>,
+}
+
+impl World {
+    pub fn new() -> Self {
+        // Short paths: a unix socket address holds about 100 bytes.
+        let dir = tempfile::Builder::new()
+            .prefix("at-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let root = dir.path();
+        for sub in ["home", "tray", "claude", "codex", "xdg"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        let envs = vec![
+            ("HOME".into(), root.join("home").display().to_string()),
+            (
+                "AGENT_TRAY_HOME".into(),
+                root.join("tray").display().to_string(),
+            ),
+            (
+                "CLAUDE_CONFIG_DIR".into(),
+                root.join("claude").display().to_string(),
+            ),
+            (
+                "CODEX_HOME".into(),
+                root.join("codex").display().to_string(),
+            ),
+            (
+                "XDG_RUNTIME_DIR".into(),
+                root.join("xdg").display().to_string(),
+            ),
+            (
+                "XDG_DATA_HOME".into(),
+                root.join("xdg").display().to_string(),
+            ),
+        ];
+        World { dir, envs }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn tray_home(&self) -> PathBuf {
+        self.path().join("tray")
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.tray_home().join("run/agent-tray.sock")
+    }
+
+    pub fn with_env(mut self, key: &str, value: &str) -> Self {
+        self.envs.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        for (k, v) in &self.envs {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).stdin(Stdio::null()).output().unwrap()
+    }
+
+    /// Starts `agent-tray daemon` and waits until it answers.
+    pub fn start_daemon(&self) -> Daemon {
+        let log = std::fs::File::create(self.path().join("daemon.log")).unwrap();
+        let child = self
+            .command(&["daemon"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let daemon = Daemon {
+            child,
+            log: self.path().join("daemon.log"),
+        };
+        wait_until(Duration::from_secs(10), || {
+            self.run(&["list", "--json"]).status.success()
+        })
+        .unwrap_or_else(|| panic!("daemon did not come up: {}", daemon.log_text()));
+        daemon
+    }
+
+    pub fn list(&self) -> Vec<Value> {
+        let out = self.run(&["list", "--json"]);
+        assert!(
+            out.status.success(),
+            "list failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "list --json is not a JSON array ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
+    }
+
+    pub fn session(&self, id: &str) -> Option<Value> {
+        self.list().into_iter().find(|s| s["session_id"] == id)
+    }
+
+    pub fn state_of(&self, id: &str) -> Option<String> {
+        self.session(id)
+            .and_then(|s| s["state"].as_str().map(String::from))
+    }
+
+    pub fn observe(&self, args: &[&str]) {
+        let mut all = vec!["observe"];
+        all.extend_from_slice(args);
+        let out = self.run(&all);
+        assert!(
+            out.status.success(),
+            "observe {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+pub struct Daemon {
+    pub child: Child,
+    pub log: PathBuf,
+}
+
+impl Daemon {
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGTERM, then wait (bounded) for the exit status.
+    pub fn terminate(mut self) -> Option<std::process::ExitStatus> {
+        signal(self.child.id(), libc::SIGTERM);
+        let status = wait_until(Duration::from_secs(10), || self.child.try_wait().unwrap());
+        if status.is_none() {
+            let _ = self.child.kill();
+        }
+        status
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: sending a signal to a child this test started.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+/// Polls `f` every 50 ms until it returns something truthy, or the time is up.
+pub fn wait_until<T, F: FnMut() -> T>(limit: Duration, mut f: F) -> Option<T::Output>
+where
+    T: Truthy,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f().truthy() {
+            return Some(v);
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub trait Truthy {
+    type Output;
+    fn truthy(self) -> Option<Self::Output>;
+}
+
+impl Truthy for bool {
+    type Output = ();
+    fn truthy(self) -> Option<()> {
+        self.then_some(())
+    }
+}
+
+impl<T> Truthy for Option<T> {
+    type Output = T;
+    fn truthy(self) -> Option<T> {
+        self
+    }
+}
+
+/// A sleeping child process: a real pid for a session to own.
+pub fn sleeper() -> Child {
+    Command::new("sleep")
+        .arg("600")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap()
+}
