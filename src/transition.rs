@@ -66,6 +66,9 @@ pub enum Ignored {
     EndedSession,
     /// An end for a session never seen: nothing to show.
     EndOfUnknownSession,
+    /// A finished turn of a thread never seen: Codex runs hidden turns (title generation) on
+    /// threads of their own and calls `notify` for them; a session made from that is a ghost.
+    TurnOfUnknownThread,
 }
 
 /// What applying an observation did.
@@ -82,6 +85,7 @@ pub enum Applied {
 pub fn create(obs: &Observation, now: Now) -> Result<SessionRecord, Ignored> {
     let initial = match obs.event {
         EventKind::SessionEnd | EventKind::Gone => return Err(Ignored::EndOfUnknownSession),
+        EventKind::TurnComplete => return Err(Ignored::TurnOfUnknownThread),
         // Discovered from its files with nothing known about its turn: it sits at its prompt.
         EventKind::Sighting => SessionState::Idle,
         // A transcript found growing: a turn is running.
@@ -837,6 +841,25 @@ mod tests {
             create(&obs(EventKind::SessionEnd, 1), now(1)).err(),
             Some(Ignored::EndOfUnknownSession)
         );
+    }
+
+    #[test]
+    fn a_notify_for_a_thread_never_seen_creates_no_ghost_but_ends_a_known_turn() {
+        // Codex's hidden title-generation turn calls notify with a thread id of its own.
+        let title_turn = obs(EventKind::TurnComplete, 1).with_source(Source::Notify);
+        assert_eq!(
+            create(&title_turn, now(1)).err(),
+            Some(Ignored::TurnOfUnknownThread)
+        );
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        run(
+            &mut r,
+            obs(EventKind::TurnComplete, 3).with_source(Source::Notify),
+            3,
+        )
+        .unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
     }
 
     #[test]
