@@ -61,7 +61,7 @@ impl ProcessTable for ProcFs {
     /// A zombie counts as gone: it has exited (its locks and files are released), only its
     /// parent has not reaped it yet — a tmux pane keeps a killed agent as a zombie for a while.
     fn exists(&self, pid: u32) -> bool {
-        crate::liveness::process_exists(pid) && !is_zombie(pid)
+        crate::liveness::process_exists(pid)
     }
 
     fn start_token(&self, pid: u32) -> Option<String> {
@@ -79,19 +79,7 @@ impl ProcessTable for ProcFs {
     }
 }
 
-/// True when `/proc/<pid>/stat` says the process has exited and waits to be reaped (`Z`, `X`).
-pub fn is_zombie(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let after = &stat[stat.rfind(')')? + 1..];
-            after
-                .split_whitespace()
-                .next()
-                .map(|s| s == "Z" || s == "X")
-        })
-        .unwrap_or(false)
-}
+pub use crate::liveness::is_zombie;
 
 /// One `FLOCK` lock from `/proc/locks`: who holds it, on which file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -335,8 +323,8 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         assert!(
-            crate::liveness::process_exists(pid),
-            "kill(pid, 0) still finds it"
+            !crate::liveness::process_exists(pid),
+            "the pid watcher's probe treats it as gone too"
         );
         assert!(!ProcFs.exists(pid), "but it is dead");
         child.wait().unwrap();

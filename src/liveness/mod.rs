@@ -12,8 +12,36 @@
 
 pub mod pid_watcher;
 
-/// True when a process with this pid exists (whoever owns it).
+/// True when a process with this pid exists (whoever owns it) and has not exited.
+///
+/// A zombie has exited — its files and locks are released, it will never run again — and only
+/// waits for its parent to reap it; `kill(0)` still succeeds on it. A tmux pane whose agent was
+/// killed keeps it as a zombie for a while, so a zombie counts as gone.
 pub fn process_exists(pid: u32) -> bool {
+    signal_zero_succeeds(pid) && !is_zombie(pid)
+}
+
+/// True when `/proc/<pid>/stat` says the process has exited and waits to be reaped (`Z`, `X`).
+#[cfg(target_os = "linux")]
+pub fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| state_from_stat(&stat).map(|s| s == "Z" || s == "X"))
+        .unwrap_or(false)
+}
+
+/// Elsewhere a zombie cannot be told without more machinery; `kill(0)` is the answer.
+#[cfg(not(target_os = "linux"))]
+pub fn is_zombie(_pid: u32) -> bool {
+    false
+}
+
+/// Field 3 (the state letter) of a `/proc/<pid>/stat` line.
+pub fn state_from_stat(stat: &str) -> Option<&str> {
+    stat[stat.rfind(')')? + 1..].split_ascii_whitespace().next()
+}
+
+fn signal_zero_succeeds(pid: u32) -> bool {
     let Ok(raw) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -145,6 +173,25 @@ mod tests {
     fn a_truncated_stat_line_gives_no_token() {
         assert_eq!(start_time_from_stat("12 (sh) S 1 12"), None);
         assert_eq!(start_time_from_stat("no parens at all"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_killed_child_not_yet_reaped_counts_as_gone() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(process_exists(pid));
+        child.kill().unwrap();
+        let start = std::time::Instant::now();
+        while !is_zombie(pid) {
+            assert!(start.elapsed().as_secs() < 5, "never became a zombie");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!process_exists(pid), "a zombie has exited");
+        child.wait().unwrap();
     }
 
     #[cfg(target_os = "linux")]
