@@ -1,0 +1,183 @@
+//! What the core costs (issue 2): one pid-watcher tick, and registry throughput.
+//!
+//! - **Tick:** `plan` with the real probe (`kill(0)` + `/proc/<pid>/stat`) over 1, 100 and 1,000
+//!   live pids — real sleeping children spawned for the run — after the first tick has confirmed
+//!   them all, so it measures the steady state the watcher runs every 10 s.
+//! - **Registry:** observations applied per second through `SessionsRegistry::observe`, from one
+//!   thread and from 8 threads at once, over 500 sessions cycling through a turn
+//!   (UserPromptSubmit, PreToolUse, PostToolUse, Stop), with a subscriber attached so changes are
+//!   really published.
+//!
+//! ```text
+//! cargo bench --bench core                 # full run
+//! cargo bench --bench core -- --quick      # smaller, for a smoke check
+//! ```
+//! Figures are medians of repeated runs; the machine is shared, so compare ratios measured in
+//! the same run rather than absolute numbers across runs.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_tray::liveness::pid_watcher::{plan, probe_process, ConfirmedPids};
+use agent_tray::liveness::process_start_token;
+use agent_tray::model::{Agent, EventKind, Observation};
+use agent_tray::registry::{PidCandidate, RegistryConfig, SessionsRegistry};
+use chrono::Utc;
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn spawn_sleepers(n: usize) -> Vec<Child> {
+    (0..n)
+        .map(|_| {
+            Command::new("sleep")
+                .arg("600")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("spawn sleep")
+        })
+        .collect()
+}
+
+fn tick_cost(n: usize, rounds: usize) -> Duration {
+    let mut children = spawn_sleepers(n);
+    let candidates: Vec<PidCandidate> = children
+        .iter()
+        .enumerate()
+        .map(|(i, c)| PidCandidate {
+            session_id: format!("s{i}"),
+            pid: c.id(),
+            pid_start: process_start_token(c.id()),
+            prompted: true,
+            streamed: false,
+            last_seen: Utc::now(),
+        })
+        .collect();
+    let mut confirmed = ConfirmedPids::default();
+    let first = plan(&candidates, &mut confirmed, probe_process);
+    assert_eq!(first.len(), n, "every live prompted pid is vouched for");
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let decisions = plan(&candidates, &mut confirmed, probe_process);
+        samples.push(start.elapsed());
+        assert_eq!(decisions.len(), n);
+    }
+    for c in &mut children {
+        let _ = c.kill();
+    }
+    for c in &mut children {
+        let _ = c.wait();
+    }
+    median(samples)
+}
+
+const TURN: [EventKind; 4] = [
+    EventKind::UserPromptSubmit,
+    EventKind::PreToolUse,
+    EventKind::PostToolUse,
+    EventKind::Stop,
+];
+
+/// Applies `per_thread` observations from each of `threads` threads; returns observations/s.
+fn throughput(threads: usize, per_thread: usize, sessions: usize) -> f64 {
+    let registry = Arc::new(SessionsRegistry::with_config(
+        RegistryConfig::default(),
+        Arc::new(agent_tray::clock::SystemClock),
+    ));
+    let mut rx = registry.subscribe();
+    let drain = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let mut seen = 0u64;
+            loop {
+                match rx.recv().await {
+                    Ok(_) => seen += 1,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => seen += n,
+                    Err(_) => break seen,
+                }
+            }
+        })
+    });
+    // Observations are built before the clock starts: the registry is what is measured.
+    let batches: Vec<Vec<Observation>> = (0..threads)
+        .map(|t| {
+            let base = Utc::now();
+            (0..per_thread)
+                .map(|i| {
+                    let session =
+                        (t * sessions / threads.max(1)) + (i % (sessions / threads.max(1)).max(1));
+                    let at = base + chrono::Duration::microseconds(i as i64);
+                    Observation::new(
+                        format!("session-{session}"),
+                        Agent::Claude,
+                        TURN[(i / (sessions / threads.max(1)).max(1)) % 4],
+                        at,
+                    )
+                    .with_pid(Some(1_000_000 + session as u32))
+                })
+                .collect()
+        })
+        .collect();
+    let start = Instant::now();
+    let handles: Vec<_> = batches
+        .into_iter()
+        .map(|batch| {
+            let registry = registry.clone();
+            std::thread::spawn(move || {
+                for obs in batch {
+                    registry.observe(obs).unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let elapsed = start.elapsed();
+    drop(registry);
+    let published = drain.join().unwrap();
+    assert!(published > 0, "changes were published");
+    (threads * per_thread) as f64 / elapsed.as_secs_f64()
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    println!(
+        "# agent-tray core benchmark ({} cores)",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    );
+    println!("\n## pid watcher: one steady-state tick (plan + real probe), median");
+    println!("{:>6}  {:>12}  {:>12}", "pids", "tick", "per pid");
+    for (n, rounds) in [
+        (1usize, 200usize),
+        (100, 50),
+        (1000, if quick { 5 } else { 20 }),
+    ] {
+        let t = tick_cost(n, rounds);
+        println!(
+            "{:>6}  {:>10.1}µs  {:>10.2}µs",
+            n,
+            t.as_secs_f64() * 1e6,
+            t.as_secs_f64() * 1e6 / n as f64
+        );
+    }
+    let per_thread = if quick { 20_000 } else { 200_000 };
+    println!("\n## registry: observations applied per second (500 sessions, a subscriber attached), median of 5");
+    for threads in [1usize, 8] {
+        let mut runs: Vec<f64> = (0..5)
+            .map(|_| throughput(threads, per_thread / threads, 500))
+            .collect();
+        runs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!("{:>2} writer(s): {:>12.0} obs/s", threads, runs[2]);
+    }
+}
