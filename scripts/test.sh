@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what is missing and runs every test of Agent Tray: formatting and lints, the core's
+# unit and integration tests, the desktop crate and UI tests (mock runtime, Chromium, the real
+# app under Xvfb through WebKitWebDriver), and the end-to-end tests with the real claude and
+# codex CLIs. Every step runs even when an earlier one fails; the exit status says if any did.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+failed=()
+passed=()
+step() {
+  local name="$1"; shift
+  printf '\n==== %s\n' "$name"
+  local start=$SECONDS
+  if "$@"; then
+    passed+=("$name ($((SECONDS - start))s)")
+  else
+    failed+=("$name ($((SECONDS - start))s)")
+  fi
+}
+
+scripts/setup.sh --test || { echo "setup failed: see above"; exit 1; }
+
+step "cargo fmt --check" cargo fmt --all -- --check
+step "core: clippy -D warnings" cargo clippy -p agent-tray --all-targets -- -D warnings
+step "core: no tauri/wry/tao/webkit" bash -c '! cargo tree -p agent-tray -e normal --prefix none | grep -E "^(tauri|wry|tao|webkit2gtk)[ -]"'
+step "core: unit and integration tests" cargo test -p agent-tray
+step "desktop and UI (tests/desktop/run.sh)" tests/desktop/run.sh
+step "build agent-tray for the end-to-end tests" cargo build -p agent-tray
+step "real claude and codex (tests/e2e/agents/run.sh)" env AGENT_TRAY_BIN="$root/target/debug/agent-tray" tests/e2e/agents/run.sh
+
+printf '\n==== summary\n'
+for s in "${passed[@]}"; do echo "ok      $s"; done
+for s in "${failed[@]+"${failed[@]}"}"; do echo "FAILED  $s"; done
+echo "steps: ${#passed[@]} passed, ${#failed[@]} failed"
+[ "${#failed[@]}" -eq 0 ]
