@@ -16,9 +16,13 @@
 //! - **Ended sessions are remembered after they leave the live list** (bounded), so a passive
 //!   sighting of an old transcript cannot bring back a ghost, and a late event from a finished
 //!   session stays ignored.
-//! - **The TTL runs on a clock that stops while the machine sleeps** (see [`crate::clock`]).
+//! - **The TTL runs on a clock that stops while the machine sleeps** (see [`crate::clock`]). It
+//!   can be changed while the registry runs ([`SessionsRegistry::set_session_ttl`], the desktop's
+//!   Settings): it lives in an atomic beside the config, read by the reaper on each pass, so a
+//!   change needs no restart and never waits on the session lock.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -36,6 +40,8 @@ pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(300);
 pub const ENDED_TTL: Duration = Duration::from_secs(10);
 /// At most this many live sessions; at the cap the one silent longest is evicted.
 pub const MAX_LIVE_SESSIONS: usize = 512;
+/// The shortest session TTL [`SessionsRegistry::set_session_ttl`] accepts.
+pub const MIN_SESSION_TTL: Duration = Duration::from_secs(1);
 /// Ended sessions remembered after they leave the live list.
 const MAX_ENDED_REMEMBERED: usize = 2048;
 /// Sequence ids remembered for de-duplicating replayed hook records.
@@ -76,6 +82,10 @@ impl RegistryConfig {
         }
         config
     }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// What people would see change. Serialised with a `kind` tag for the UI and `watch --json`.
@@ -141,13 +151,16 @@ pub struct SessionsRegistry {
     inner: Mutex<Inner>,
     clock: Arc<dyn Clock>,
     config: RegistryConfig,
+    /// The session TTL in milliseconds: `config.session_ttl` at start, then whatever
+    /// [`SessionsRegistry::set_session_ttl`] last set.
+    session_ttl_ms: AtomicU64,
     changes: broadcast::Sender<SessionChange>,
 }
 
 impl std::fmt::Debug for SessionsRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionsRegistry")
-            .field("config", &self.config)
+            .field("config", &self.config())
             .finish_non_exhaustive()
     }
 }
@@ -170,12 +183,37 @@ impl SessionsRegistry {
             inner: Mutex::new(Inner::default()),
             clock,
             config,
+            session_ttl_ms: AtomicU64::new(duration_ms(config.session_ttl)),
             changes,
         }
     }
 
+    /// The configuration in force now (the session TTL as last set).
     pub fn config(&self) -> RegistryConfig {
-        self.config
+        RegistryConfig {
+            session_ttl: self.session_ttl(),
+            ..self.config
+        }
+    }
+
+    /// How long a session may stay silent (no pid confirmed alive) before the reaper ends it.
+    pub fn session_ttl(&self) -> Duration {
+        Duration::from_millis(self.session_ttl_ms.load(Ordering::Relaxed))
+    }
+
+    /// Changes the session TTL from the next reap on. Sessions already ended by the old TTL stay
+    /// ended; a longer TTL only spares those still live. Clamped to at least one second, so a
+    /// zero from a bad setting cannot end every session on the next pass.
+    pub fn set_session_ttl(&self, ttl: Duration) {
+        let ttl = ttl.max(MIN_SESSION_TTL);
+        let old = self.session_ttl_ms.swap(duration_ms(ttl), Ordering::Relaxed);
+        if old != duration_ms(ttl) {
+            tracing::info!(
+                ttl_secs = ttl.as_secs_f64(),
+                old_ttl_secs = old as f64 / 1000.0,
+                "session_ttl_changed"
+            );
+        }
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {
@@ -378,6 +416,7 @@ impl SessionsRegistry {
     /// engine calls it about once a second.
     pub fn reap(&self) {
         let now = self.clock.now();
+        let session_ttl = self.session_ttl();
         let mut changes = Vec::new();
         {
             let mut inner = self.lock();
@@ -389,7 +428,7 @@ impl SessionsRegistry {
                     }
                     continue;
                 }
-                if now.mono.saturating_sub(record.last_signal) >= self.config.session_ttl {
+                if now.mono.saturating_sub(record.last_signal) >= session_ttl {
                     let old_state = record.session.state;
                     transition::end(record, EndReason::Ttl, now);
                     tracing::info!(
@@ -552,6 +591,35 @@ mod tests {
         reg.reap();
         assert!(reg.list().is_empty());
         assert_eq!(reg.history(10)[0].session_id, "s1");
+    }
+
+    #[test]
+    fn a_ttl_changed_at_run_time_applies_from_the_next_reap() {
+        // The user raises the TTL in Settings while a session sits silent, then lowers it: no
+        // restart, and the reaper follows each value as it is set.
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "s1", EventKind::UserPromptSubmit))
+            .unwrap();
+        reg.set_session_ttl(Duration::from_secs(600));
+        assert_eq!(reg.config().session_ttl, Duration::from_secs(600));
+        clock.advance(DEFAULT_SESSION_TTL + Duration::from_secs(60));
+        reg.reap();
+        assert_eq!(
+            reg.list()[0].state,
+            SessionState::Working,
+            "silent for 360 s, under the raised TTL of 600 s: still live"
+        );
+        reg.set_session_ttl(Duration::from_secs(120));
+        reg.reap();
+        let s = &reg.list()[0];
+        assert_eq!(s.state, SessionState::Ended, "360 s is past the lowered TTL");
+        assert_eq!(s.end_reason, Some(EndReason::Ttl));
+        reg.set_session_ttl(Duration::ZERO);
+        assert_eq!(
+            reg.session_ttl(),
+            MIN_SESSION_TTL,
+            "a zero TTL would end every session on the next pass; it is clamped"
+        );
     }
 
     #[test]
