@@ -206,7 +206,9 @@ impl SessionsRegistry {
     /// zero from a bad setting cannot end every session on the next pass.
     pub fn set_session_ttl(&self, ttl: Duration) {
         let ttl = ttl.max(MIN_SESSION_TTL);
-        let old = self.session_ttl_ms.swap(duration_ms(ttl), Ordering::Relaxed);
+        let old = self
+            .session_ttl_ms
+            .swap(duration_ms(ttl), Ordering::Relaxed);
         if old != duration_ms(ttl) {
             tracing::info!(
                 ttl_secs = ttl.as_secs_f64(),
@@ -612,7 +614,11 @@ mod tests {
         reg.set_session_ttl(Duration::from_secs(120));
         reg.reap();
         let s = &reg.list()[0];
-        assert_eq!(s.state, SessionState::Ended, "360 s is past the lowered TTL");
+        assert_eq!(
+            s.state,
+            SessionState::Ended,
+            "360 s is past the lowered TTL"
+        );
         assert_eq!(s.end_reason, Some(EndReason::Ttl));
         reg.set_session_ttl(Duration::ZERO);
         assert_eq!(
