@@ -471,6 +471,42 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session first seen at `now`, in `state`, with nothing else known yet.
+    pub fn new(
+        session_id: impl Into<String>,
+        agent: Agent,
+        state: SessionState,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Session {
+            session_id: session_id.into(),
+            agent,
+            state,
+            cwd: None,
+            repo: None,
+            branch: None,
+            model: None,
+            transcript_path: None,
+            pid: None,
+            pid_start: None,
+            prompted: false,
+            streamed: false,
+            started_at: now,
+            last_seen: now,
+            state_since: now,
+            last_event: None,
+            last_tool: None,
+            error: None,
+            waiting_for: None,
+            end_reason: None,
+            title: None,
+            tmux: None,
+            tty: None,
+            subagents: 0,
+            turn_started_at: None,
+        }
+    }
+
     /// A project name for display: the repo's name, else the folder's name.
     pub fn project(&self) -> Option<String> {
         if let Some(repo) = self.repo.as_deref().filter(|r| !r.is_empty()) {
@@ -553,33 +589,6 @@ mod tests {
     }
 
     fn sample_session() -> Session {
-        let t = Utc::now();
-        Session {
-            session_id: "s".into(),
-            agent: Agent::Claude,
-            state: SessionState::Idle,
-            cwd: None,
-            repo: None,
-            branch: None,
-            model: None,
-            transcript_path: None,
-            pid: None,
-            pid_start: None,
-            prompted: false,
-            streamed: false,
-            started_at: t,
-            last_seen: t,
-            state_since: t,
-            last_event: None,
-            last_tool: None,
-            error: None,
-            waiting_for: None,
-            end_reason: None,
-            title: None,
-            tmux: None,
-            tty: None,
-            subagents: 0,
-            turn_started_at: None,
-        }
+        Session::new("s", Agent::Claude, SessionState::Idle, Utc::now())
     }
 }

@@ -92,37 +92,12 @@ pub fn create(obs: &Observation, now: Now) -> Result<SessionRecord, Ignored> {
         EventKind::TranscriptActivity => SessionState::Working,
         _ => SessionState::Starting,
     };
-    let session = Session {
-        session_id: obs.session_id.clone(),
-        agent: obs.agent,
-        state: initial,
-        cwd: None,
-        repo: None,
-        branch: None,
-        model: None,
-        transcript_path: None,
-        pid: obs.pid,
-        pid_start: None,
-        prompted: false,
-        streamed: obs.source == Source::Stream,
-        started_at: now.wall,
-        last_seen: now.wall,
-        state_since: now.wall,
-        last_event: None,
-        last_tool: None,
-        error: None,
-        waiting_for: None,
-        end_reason: None,
-        title: None,
-        tmux: None,
-        tty: None,
-        subagents: 0,
-        turn_started_at: if initial == SessionState::Working {
-            Some(obs.at)
-        } else {
-            None
-        },
-    };
+    let mut session = Session::new(obs.session_id.clone(), obs.agent, initial, now.wall);
+    session.pid = obs.pid;
+    session.streamed = obs.source == Source::Stream;
+    if initial == SessionState::Working {
+        session.turn_started_at = Some(obs.at);
+    }
     let mut record = SessionRecord {
         session,
         own_state: initial,
