@@ -70,6 +70,9 @@ pub struct AppSettings {
     pub agents: Vec<Agent>,
     /// Start the app when the user logs in.
     pub launch_at_login: bool,
+    /// End a session silent this long with no live process (seconds); None keeps the engine's
+    /// default (300 s, or `AGENT_TRAY_SESSION_TTL`).
+    pub session_ttl_secs: Option<u32>,
 }
 
 impl Default for AppSettings {
@@ -79,6 +82,7 @@ impl Default for AppSettings {
             menu_bar_counts: true,
             agents: Agent::ALL.to_vec(),
             launch_at_login: false,
+            session_ttl_secs: None,
         }
     }
 }

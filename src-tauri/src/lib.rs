@@ -15,6 +15,7 @@
 //! fighting over the socket.
 
 pub mod actions;
+pub mod autostart;
 pub mod commands;
 pub mod events;
 pub mod ipc;
@@ -79,6 +80,24 @@ pub fn start_background<R: Runtime>(app: &AppHandle<R>, token: &CancellationToke
     events::spawn(app, token.child_token());
     notifier::spawn(app, token.child_token());
     tray::spawn(app, token.child_token());
+    spawn_settings_applier(
+        app,
+        autostart::LoginItem::for_this_app(),
+        token.child_token(),
+    );
+}
+
+/// Applies the settings that act outside the shell (session TTL, launch at login) now and on
+/// every change. `login_item` is where "Launch at login" writes (tests pass a temp home's).
+pub fn spawn_settings_applier<R: Runtime>(
+    app: &AppHandle<R>,
+    login_item: Option<autostart::LoginItem>,
+    token: CancellationToken,
+) {
+    let registry = app.state::<Arc<SessionsSource>>().registry().clone();
+    let settings = app.state::<SettingsStore>().subscribe();
+    let applier = settings::SettingsApplier::new(registry, login_item);
+    tauri::async_runtime::spawn(settings::apply_loop(settings, applier, token));
 }
 
 /// Logs to stderr and to a daily rolling file in the data folder. The guard must live as long

@@ -4,11 +4,20 @@
 //!
 //! A missing or unreadable file gives the defaults (with a log line), never a failed start: the
 //! settings are a convenience, the sessions are the product.
+//!
+//! Most subscribers read the settings as they go (the notifier, the tray, the bridge). Two
+//! settings act on things outside the shell, and [`SettingsApplier`] carries them out: the session
+//! TTL (on the engine's registry) and "Launch at login" (a file, see [`crate::autostart`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
+use agent_tray::registry::SessionsRegistry;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
+use crate::autostart::{Applied, LoginItem};
 use crate::ipc::AppSettings;
 
 #[derive(Debug)]
@@ -46,6 +55,88 @@ impl SettingsStore {
         tracing::info!(path = %self.path.display(), "settings_saved");
         self.current.send_replace(settings);
         Ok(())
+    }
+}
+
+/// Carries out the settings that act outside the shell, each only when it changed.
+pub struct SettingsApplier {
+    registry: Arc<SessionsRegistry>,
+    /// The TTL the engine started with, restored when the setting goes back to "default".
+    default_ttl: Duration,
+    /// Where "Launch at login" writes; None when this machine has no place for it.
+    login_item: Option<LoginItem>,
+    applied: Option<AppSettings>,
+}
+
+impl SettingsApplier {
+    pub fn new(registry: Arc<SessionsRegistry>, login_item: Option<LoginItem>) -> Self {
+        let default_ttl = registry.session_ttl();
+        SettingsApplier {
+            registry,
+            default_ttl,
+            login_item,
+            applied: None,
+        }
+    }
+
+    /// Applies `settings`. The first call is the app's start: the login entry is rewritten when
+    /// the setting is on (so it names this program, wherever it now lives) and left alone when
+    /// off; after that, each setting is applied when its value changes.
+    pub fn apply(&mut self, settings: &AppSettings) {
+        let before = self.applied.replace(settings.clone());
+        let ttl_changed = match &before {
+            None => true,
+            Some(b) => b.session_ttl_secs != settings.session_ttl_secs,
+        };
+        if ttl_changed {
+            let ttl = settings.session_ttl_secs.map_or(self.default_ttl, |secs| {
+                Duration::from_secs(u64::from(secs))
+            });
+            self.registry.set_session_ttl(ttl);
+        }
+        let login_changed = match &before {
+            None => settings.launch_at_login,
+            Some(b) => b.launch_at_login != settings.launch_at_login,
+        };
+        if let (true, Some(item)) = (login_changed, &self.login_item) {
+            match item.apply(settings.launch_at_login) {
+                Ok(Applied::Absent) => {}
+                Ok(done) => {
+                    tracing::info!(path = %item.path.display(), ?done, "launch_at_login")
+                }
+                Err(error) => {
+                    tracing::warn!(path = %item.path.display(), %error, "cannot change launch at login")
+                }
+            }
+        }
+    }
+}
+
+/// Applies the current settings, then every change, until `token` is cancelled.
+pub async fn apply_loop(
+    mut settings: watch::Receiver<AppSettings>,
+    mut applier: SettingsApplier,
+    token: CancellationToken,
+) {
+    loop {
+        let current = settings.borrow_and_update().clone();
+        // A few small file operations at most; off the async workers all the same.
+        applier = match tauri::async_runtime::spawn_blocking(move || {
+            applier.apply(&current);
+            applier
+        })
+        .await
+        {
+            Ok(applier) => applier,
+            Err(error) => {
+                tracing::error!(%error, "applying settings failed; later changes need a restart");
+                return;
+            }
+        };
+        tokio::select! {
+            () = token.cancelled() => return,
+            changed = settings.changed() => if changed.is_err() { return },
+        }
     }
 }
 

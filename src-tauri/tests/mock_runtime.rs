@@ -270,3 +270,63 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
         "nothing after alerts were switched off"
     );
 }
+
+/// Polls `check` until it holds or a few seconds pass; returns whether it held.
+fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        if check() {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_ttl_and_launch_at_login_from_the_settings_window_apply_without_a_restart() {
+    // The user opens Settings, sets the TTL to 42 s and ticks "Launch at login", saves; then
+    // clears the TTL and unticks. The registry's reaper and the autostart folder follow at once.
+    let h = harness();
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let item = agent_tray_desktop::autostart::plan(
+        agent_tray_desktop::autostart::Platform::Xdg,
+        home.path(),
+        None,
+        std::path::Path::new("/usr/bin/agent-tray-desktop"),
+    );
+    let entry = home.path().join(".config/autostart/agent-tray.desktop");
+    let default_ttl = h.registry.session_ttl();
+    let token = CancellationToken::new();
+    agent_tray_desktop::spawn_settings_applier(h.app.handle(), Some(item), token.clone());
+    let on = AppSettings {
+        session_ttl_secs: Some(42),
+        launch_at_login: true,
+        ..AppSettings::default()
+    };
+    invoke(&h, "save_settings", serde_json::json!({ "settings": on }))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        eventually(|| h.registry.session_ttl() == Duration::from_secs(42)),
+        "the registry reaps with the new TTL (now {:?})",
+        h.registry.session_ttl()
+    );
+    assert!(
+        eventually(|| entry.is_file()),
+        "the autostart entry was written"
+    );
+    invoke(
+        &h,
+        "save_settings",
+        serde_json::json!({ "settings": AppSettings::default() }),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        eventually(|| h.registry.session_ttl() == default_ttl && !entry.exists()),
+        "back to the engine's default TTL ({:?} now) and no autostart entry",
+        h.registry.session_ttl()
+    );
+    token.cancel();
+}

@@ -253,6 +253,9 @@ test("settings are edited and saved through one command", async () => {
   await page.uncheck("#set-process_died");
   await page.fill("#set-long-turn", "90");
   await page.uncheck("#set-agent-codex");
+  assert.equal(await page.inputValue("#set-ttl"), "", "no TTL set: the engine's default");
+  await page.fill("#set-ttl", "600");
+  await page.check("#set-login");
   await page.click("#save-settings");
   const saved = await calls(page, "save_settings");
   assert.equal(saved.length, 1);
@@ -260,7 +263,17 @@ test("settings are edited and saved through one command", async () => {
   assert.equal(s.notifications.process_died, false);
   assert.equal(s.notifications.long_turn_secs, 90);
   assert.deepEqual(s.agents, ["claude"]);
+  assert.equal(s.session_ttl_secs, 600, "the TTL is sent as a number of seconds");
+  assert.equal(s.launch_at_login, true);
   assert.equal(s.notifications.needs_permission, true, "untouched settings are kept");
+  // Clearing the TTL goes back to the default (null), not to zero (which would end everything).
+  await page.click("#open-settings");
+  assert.equal(await page.inputValue("#set-ttl"), "600");
+  await page.fill("#set-ttl", "");
+  await page.click("#save-settings");
+  const again = await calls(page, "save_settings");
+  assert.equal(again.length, 2);
+  assert.equal(again[1].args.settings.session_ttl_secs, null);
   await context.close();
 });
 

@@ -95,7 +95,12 @@ agents: Array<Agent>,
 /**
  * Start the app when the user logs in.
  */
-launch_at_login: boolean, };
+launch_at_login: boolean, 
+/**
+ * End a session silent this long with no live process (seconds); None keeps the engine's
+ * default (300 s, or `AGENT_TRAY_SESSION_TTL`).
+ */
+session_ttl_secs: number | null, };
 
 export type EngineStatus = { "kind": "running", socket: string, } | { "kind": "not_running", message: string, };
 

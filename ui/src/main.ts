@@ -349,6 +349,18 @@ const TOGGLES: { key: keyof AppSettings["notifications"]; label: string }[] = [
   { key: "include_subagents", label: "Also for subagents" },
 ];
 
+/// The session TTL: a whole number of seconds (at least 1), or empty for the engine's default.
+function ttlInput(draft: AppSettings): HTMLInputElement {
+  const input = el("input", { attrs: { type: "number", min: "1", step: "1", id: "set-ttl", placeholder: "default" } });
+  input.value = draft.session_ttl_secs === null ? "" : String(draft.session_ttl_secs);
+  input.addEventListener("change", () => {
+    const secs = Math.floor(Number(input.value));
+    draft.session_ttl_secs = input.value.trim() === "" || !(secs >= 1) ? null : secs;
+    input.value = draft.session_ttl_secs === null ? "" : String(draft.session_ttl_secs);
+  });
+  return input;
+}
+
 function openSettings(): void {
   const current = state.settings;
   if (!current) return;
@@ -397,6 +409,7 @@ function openSettings(): void {
     el("fieldset", {}, el("legend", {}, "App"),
       line(checkbox(draft.menu_bar_counts, (v) => (draft.menu_bar_counts = v), "set-counts"), "Counts beside the menu-bar icon (macOS)"),
       line(checkbox(draft.launch_at_login, (v) => (draft.launch_at_login = v), "set-login"), "Launch at login"),
+      line(ttlInput(draft), "seconds of silence end a session with no live process (empty: default, 300)"),
     ),
     el("div", { class: "dialog-buttons" }, cancel, save),
   );
