@@ -101,7 +101,11 @@ pub fn create(obs: &Observation, now: Now) -> Result<SessionRecord, Ignored> {
     let mut record = SessionRecord {
         session,
         own_state: initial,
-        newest_event_at: obs.at,
+        newest_event_at: if orders_events(obs.event) {
+            obs.at
+        } else {
+            DateTime::<Utc>::MIN_UTC
+        },
         replaced_pids: Vec::new(),
         subagent_waits: BTreeMap::new(),
         active_subagents: BTreeSet::new(),
@@ -161,7 +165,7 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
     }
     record.session.last_seen = record.session.last_seen.max(now.wall);
     record.last_signal = now.mono;
-    if !stale {
+    if !stale && orders_events(obs.event) {
         record.newest_event_at = obs.at;
     }
 
@@ -204,6 +208,15 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
     } else {
         Applied::Visible
     })
+}
+
+/// Whether an observation's stamp is the time of something that happened in the session, which
+/// later observations stamped earlier must not undo. A sighting is not: it only says the session
+/// exists, and it is stamped with a file's mtime or the moment it was seen, later than the events
+/// in that file. Counting it would make a real event read a moment later from another file look
+/// stale (a transcript seen at its first write, then the `busy` Claude wrote just before it).
+fn orders_events(event: EventKind) -> bool {
+    event != EventKind::Sighting
 }
 
 /// Ends a session for a reason that no observation carries (the pid watcher, the reaper).
@@ -591,6 +604,40 @@ mod tests {
         );
         assert_eq!(res, Err(Ignored::EndedSession));
         assert_eq!(r.session.state, SessionState::Ended);
+    }
+
+    #[test]
+    fn a_sighting_stamped_later_does_not_make_an_earlier_status_report_stale() {
+        // Claude without hooks: at the prompt it writes `busy` to sessions/<pid>.json, then the
+        // first lines of its transcript. The transcript feed reported the new transcript first
+        // (a sighting stamped with its mtime); `busy`, read 10 ms later, was dropped as stale and
+        // the session went from idle straight to waiting_for_permission, never working.
+        let report = |status, at| {
+            let mut o = obs(EventKind::StatusReport, at).with_source(Source::SessionsFile);
+            o.status = Some(status);
+            o
+        };
+        let mut r = create(&report(ReportedStatus::Idle, 1), now(1)).unwrap();
+        run(
+            &mut r,
+            obs(EventKind::Sighting, 5).with_source(Source::Transcript),
+            5,
+        )
+        .unwrap();
+        run(&mut r, report(ReportedStatus::Busy, 4), 5).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        // The same when the sighting is what first showed the session.
+        let mut r = create(
+            &obs(EventKind::Sighting, 5).with_source(Source::Transcript),
+            now(5),
+        )
+        .unwrap();
+        run(&mut r, report(ReportedStatus::Busy, 4), 5).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        // Real events still order each other: a busy older than the idle after it stays stale.
+        run(&mut r, report(ReportedStatus::Idle, 7), 7).unwrap();
+        run(&mut r, report(ReportedStatus::Busy, 6), 8).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
     }
 
     #[test]
