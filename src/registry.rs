@@ -256,6 +256,17 @@ impl SessionsRegistry {
             }
             self.observe_locked(&mut inner, &obs, now, &mut changes)
         };
+        // Every observation and what became of it: what a post-mortem of a wrong state needs
+        // (a quiet or ignored one leaves no other trace).
+        tracing::debug!(
+            session_id = %obs.session_id,
+            event = %obs.event,
+            source = ?obs.source,
+            at = %obs.at.format("%H:%M:%S%.3f"),
+            status = ?obs.status,
+            ?outcome,
+            "observed"
+        );
         self.publish(changes);
         Ok(outcome)
     }

@@ -40,6 +40,10 @@ class Tray:
         self.daemon = None
         self._daemon_log = None
         self.env = dict(world.env)
+        # The daemon's log level (e.g. AGENT_TRAY_LOG=debug) for post-mortems; hooks never see it.
+        self.daemon_env = dict(self.env)
+        if os.environ.get("AGENT_TRAY_LOG"):
+            self.daemon_env["AGENT_TRAY_LOG"] = os.environ["AGENT_TRAY_LOG"]
         world.on_cleanup(self.stop_daemon)
 
     def check_binary(self):
@@ -69,7 +73,7 @@ class Tray:
         log = self.world.path("logs", f"daemon-{int(time.time() * 1000)}.log")
         self._daemon_log = log
         f = open(log, "w")
-        self.daemon = subprocess.Popen([self.bin, "daemon"], env=self.env, stdout=f, stderr=subprocess.STDOUT,
+        self.daemon = subprocess.Popen([self.bin, "daemon"], env=self.daemon_env, stdout=f, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL, cwd=self.world.root, start_new_session=True)
         f.close()
         deadline = time.monotonic() + ready_timeout
