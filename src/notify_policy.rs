@@ -20,8 +20,12 @@
 //! waiting: while a Task tool runs, Claude's main thread is blocked on it and cannot ask anything
 //! itself, so a wait in that window belongs to a subagent.
 //!
-//! What it does not do: talk to a notification server, read the clock, or know which terminal the
-//! user is looking at (no platform here reports that reliably; the shell may pass that in later).
+//! - none for a session whose terminal the user is looking at, where that can be known: the shell
+//!   injects the answer ([`NotifyPolicy::decide_seen`]; for a tmux pane it asks tmux), and asks
+//!   only when [`NotifyPolicy::would_alert`] says the change matters.
+//!
+//! What it does not do: talk to a notification server, read the clock, or find out itself which
+//! terminal the user is looking at.
 
 use std::collections::HashMap;
 
@@ -176,12 +180,69 @@ impl NotifyPolicy {
 
     /// Decides about one change: `old_state` is the state before (None for a new session),
     /// `session` the session after, `now` the time of the decision. Remembers what it returns.
+    /// The same as [`decide_seen`](Self::decide_seen) with nobody known to be looking.
     pub fn decide(
         &mut self,
         old_state: Option<SessionState>,
         session: &Session,
         now: DateTime<Utc>,
     ) -> Option<Alert> {
+        self.decide_seen(old_state, session, now, false)
+    }
+
+    /// Whether this change would raise an alert if nobody were looking at the session's terminal.
+    /// The shell asks this first, so the (slow) question "is the user looking at it?" is put
+    /// only for changes that matter. Remembers nothing.
+    pub fn would_alert(
+        &self,
+        old_state: Option<SessionState>,
+        session: &Session,
+        now: DateTime<Utc>,
+    ) -> bool {
+        self.due(old_state, session, now).is_some()
+    }
+
+    /// As [`decide`](Self::decide), knowing whether the user is looking at this session's
+    /// terminal right now (`user_is_looking`, from a probe the shell injects). Such an alert is
+    /// not shown, and not remembered for the cooldown either: the user saw it happen, and if the
+    /// same thing happens again once they look away, it deserves its alert.
+    pub fn decide_seen(
+        &mut self,
+        old_state: Option<SessionState>,
+        session: &Session,
+        now: DateTime<Utc>,
+        user_is_looking: bool,
+    ) -> Option<Alert> {
+        let kind = self.due(old_state, session, now)?;
+        if user_is_looking {
+            return None;
+        }
+        let cooldown = self.cooldown();
+        self.last_alert
+            .insert((session.session_id.clone(), kind), now);
+        if self.last_alert.len() > PRUNE_ABOVE {
+            let horizon = cooldown * FORGET_AFTER_COOLDOWNS as i32;
+            self.last_alert.retain(|_, at| now - *at < horizon);
+        }
+        Some(Alert {
+            session_id: session.session_id.clone(),
+            kind,
+            summary: summary(kind, session),
+            body: body(kind, session),
+        })
+    }
+
+    fn cooldown(&self) -> chrono::Duration {
+        chrono::Duration::seconds(i64::from(self.settings.cooldown_secs))
+    }
+
+    /// The alert this change calls for under the settings and the cooldown, if any.
+    fn due(
+        &self,
+        old_state: Option<SessionState>,
+        session: &Session,
+        now: DateTime<Utc>,
+    ) -> Option<AlertKind> {
         let kind = classify(old_state, session)?;
         if !self.settings.allows(kind) {
             return None;
@@ -198,23 +259,12 @@ impl NotifyPolicy {
             }
         }
         let key = (session.session_id.clone(), kind);
-        let cooldown = chrono::Duration::seconds(i64::from(self.settings.cooldown_secs));
         if let Some(last) = self.last_alert.get(&key) {
-            if now - *last < cooldown {
+            if now - *last < self.cooldown() {
                 return None;
             }
         }
-        self.last_alert.insert(key, now);
-        if self.last_alert.len() > PRUNE_ABOVE {
-            let horizon = cooldown * FORGET_AFTER_COOLDOWNS as i32;
-            self.last_alert.retain(|_, at| now - *at < horizon);
-        }
-        Some(Alert {
-            session_id: session.session_id.clone(),
-            kind,
-            summary: summary(kind, session),
-            body: body(kind, session),
-        })
+        Some(kind)
     }
 }
 
@@ -480,6 +530,34 @@ mod tests {
         });
         let alert = asking.decide(Some(SessionState::Working), &s, at(5));
         assert_eq!(alert.map(|a| a.kind), Some(AlertKind::NeedsPermission));
+    }
+
+    #[test]
+    fn no_alert_while_the_user_looks_at_the_sessions_terminal_and_one_once_they_look_away() {
+        // Claude asks permission in the tmux pane the user is typing in: they see the prompt, a
+        // popup would only be noise. The same wait after they switched panes alerts at once:
+        // the silenced one did not start a cooldown.
+        let mut p = policy();
+        let waiting = session(SessionState::WaitingForPermission);
+        let before = Some(SessionState::Working);
+        assert!(p.would_alert(before, &waiting, at(0)), "worth asking");
+        assert_eq!(p.decide_seen(before, &waiting, at(0), true), None);
+        let alert = p.decide_seen(before, &waiting, at(5), false);
+        assert_eq!(alert.map(|a| a.kind), Some(AlertKind::NeedsPermission));
+        assert!(
+            !p.would_alert(before, &waiting, at(6)),
+            "within the cooldown there is nothing to ask the probe about"
+        );
+        // A change that alerts on nothing never needs the probe either.
+        let working = session(SessionState::Working);
+        assert!(!p.would_alert(Some(SessionState::Idle), &working, at(7)));
+    }
+
+    #[test]
+    fn a_process_that_dies_in_the_pane_the_user_watches_raises_no_alert() {
+        let died = ended(EndReason::ProcessGone);
+        let alert = policy().decide_seen(Some(SessionState::Working), &died, at(5), true);
+        assert_eq!(alert, None, "they saw the agent exit");
     }
 
     #[test]
