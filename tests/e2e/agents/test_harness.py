@@ -36,25 +36,22 @@ class HarnessClaude(E2ETest):
         a.start()
         self.assertEqual(os.path.basename(os.readlink(f"/proc/{a.pid}/exe")), "claude")
         a.wait_ready()
-        sf = a.sessions_file()
+        # The file follows the screen by some ms (measured: busy ~40 ms after the spinner): poll.
+        sf = a.wait_sessions_status("idle")
         self.assertIsNotNone(sf, "sessions/<pid>.json not written after start")
         self.assertEqual(sf.get("status"), "idle", sf)
         a.prompt("SLEEP 2 TOOL touch made-by-tool && sleep 1")
         a.wait_working()
-        self.assertEqual((a.sessions_file() or {}).get("status"), "busy")
+        sf = a.wait_sessions_status("busy", timeout=1.5)  # the mock holds the reply 2 s
+        self.assertEqual((sf or {}).get("status"), "busy", sf)
         a.wait_permission()
-        deadline = time.monotonic() + 5
-        while (a.sessions_file() or {}).get("status") != "waiting" and time.monotonic() < deadline:
-            time.sleep(0.1)
-        sf = a.sessions_file()
-        self.assertEqual(sf.get("status"), "waiting", sf)
+        sf = a.wait_sessions_status("waiting")
+        self.assertEqual((sf or {}).get("status"), "waiting", sf)
         a.approve()
         a.wait_turn_done("done")
         self.assertTrue(os.path.exists(os.path.join(a.cwd, "made-by-tool")), "the approved command did not run")
-        deadline = time.monotonic() + 5
-        while (a.sessions_file() or {}).get("status") != "idle" and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.assertEqual((a.sessions_file() or {}).get("status"), "idle")
+        sf = a.wait_sessions_status("idle")
+        self.assertEqual((sf or {}).get("status"), "idle", sf)
         a.exit()
         self.assertIsNone(a.sessions_file(), "sessions file left after a clean /exit")
         deadline = time.monotonic() + 5

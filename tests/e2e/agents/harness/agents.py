@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from .tmux import Tmux, ScreenTimeout
@@ -144,8 +145,34 @@ class ClaudeAgent(Agent):
         self.wait_for(self.PERMISSION, timeout, interval=0.05, what="claude permission dialog")
         return time.monotonic()
 
-    def approve(self):
-        self.tmux.send_keys("Enter")  # "1. Yes" is preselected
+    def approve(self, tries=3, wait=1.5):
+        """Enter on the dialog ("1. Yes" is preselected), until the dialog closes.
+
+        Claude's dialog ignores keys for a moment after it opens: an Enter sent as it appears is
+        dropped (measured: 0.05 s after it showed, always; seen up to 0.5 s on a loaded machine),
+        and the dialog then waits forever. So the Enter is sent again while the dialog stays up;
+        once it has closed no more keys are sent."""
+        for attempt in range(tries):
+            self.tmux.send_keys("Enter")
+            try:
+                self.wait_for(self.PERMISSION, wait, absent=True, interval=0.05,
+                              what="claude permission dialog closed")
+                return
+            except ScreenTimeout:
+                sys.stderr.write(f"[claude approve] dialog still open {wait}s after Enter #{attempt + 1}\n")
+                if os.environ.get("AGENT_E2E_DEBUG"):
+                    sys.stderr.write(self.screen())
+        raise ScreenTimeout(f"claude permission dialog still open after {tries} Enters; screen:\n{self.screen()}")
+
+    def wait_sessions_status(self, status, timeout=5.0):
+        """Waits until sessions/<pid>.json says `status` (claude writes it some ms after its
+        screen changes); returns the file as last read."""
+        deadline = time.monotonic() + timeout
+        while True:
+            sf = self.sessions_file()
+            if (sf or {}).get("status") == status or time.monotonic() > deadline:
+                return sf
+            time.sleep(0.02)
 
     def wait_working(self, timeout=20):
         """The spinner line ("esc to interrupt") of a running turn."""
