@@ -6,7 +6,7 @@
 //! - [`commands`]: what the UI may call, a few lines each;
 //! - [`events`]: the one module that turns registry changes into typed Tauri events;
 //! - [`tray`]: renders the tray from a snapshot;
-//! - [`notifier`]: executes the notification policy's decisions;
+//! - [`notifier`]: executes the notification policy's decisions (asking [`terminal_focus`] first);
 //! - [`ipc`]: every type that crosses to the UI (TypeScript generated from it, see `bindings`).
 //!
 //! The engine owns the same control socket as `agent-tray daemon`, so `agent-tray hook`, `list`
@@ -22,6 +22,7 @@ pub mod ipc;
 pub mod notifier;
 pub mod sessions;
 pub mod settings;
+pub mod terminal_focus;
 pub mod tray;
 pub mod window;
 

@@ -5,8 +5,17 @@
 //! small bounded queue: a D-Bus call to a slow or absent notification server must never delay the
 //! registry, the tray or the window. With no notification server at all, the failure is logged
 //! once and the app carries on.
+//!
+//! Clicks: on Linux each alert carries the `default` action (a click on its body); a server that reports clicks sends `ActionInvoked`, which [`click_target`] maps to the
+//! session to show, and the shell shows the window on it. Waiting for that answer blocks until the
+//! alert is clicked or closed, so it happens on a short-lived waiter thread per alert, never on
+//! the alert thread (which must stay free for the next alert). Waiters are capped
+//! ([`MAX_WAITERS`]): a server that never closes its alerts cannot pile threads up; past the cap
+//! an alert is still shown, only its click is not followed. Where the platform reports no clicks
+//! (macOS here: a click only brings the app forward; or a server without actions), nothing
+//! waits and nothing breaks.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -17,21 +26,39 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::ipc::AppSettings;
+use crate::terminal_focus::{TerminalFocus, TmuxFocus};
 
 /// Alerts waiting to be shown. A burst larger than this (dozens of sessions dying at once) is
 /// not worth a wall of popups: the extra alerts are dropped with a log line.
 const QUEUE: usize = 16;
+/// Alerts whose click is awaited at once (one thread each, ending when the alert is clicked or
+/// closed).
+pub const MAX_WAITERS: usize = 8;
+/// The action of a click on the alert's body (XDG's reserved name).
+pub const ACTION_DEFAULT: &str = "default";
+
+/// What a click on an alert opens: the session's id, or None for anything else the server
+/// reports (the alert closed, expired, or an action we did not offer).
+pub fn click_target<'a>(action: &str, alert: &'a Alert) -> Option<&'a str> {
+    (action == ACTION_DEFAULT).then_some(alert.session_id.as_str())
+}
+
+/// What the app does when an alert is clicked: show the window on that session.
+pub type OnClick = Arc<dyn Fn(String) + Send + Sync>;
 
 /// Where decided alerts go: the desktop, or a test's list.
 pub trait AlertSink: Send + 'static {
     fn deliver(&self, alert: Alert);
 }
 
-/// Feeds each change to the policy and hands what it decides to `sink`.
+/// Feeds each change to the policy and hands what it decides to `sink`. `focus` answers whether
+/// the user is looking at a session's terminal; it is asked (on a blocking thread) only when an
+/// alert is otherwise due.
 pub async fn decide_loop(
     mut changes: broadcast::Receiver<SessionChange>,
     mut settings: watch::Receiver<AppSettings>,
     sink: impl AlertSink,
+    focus: Arc<dyn TerminalFocus>,
     token: CancellationToken,
 ) {
     let mut current = settings.borrow_and_update().clone();
@@ -63,7 +90,19 @@ pub async fn decide_loop(
         if !current.watches(session.agent) {
             continue;
         }
-        if let Some(alert) = policy.decide(old_state, &session, chrono::Utc::now()) {
+        let now = chrono::Utc::now();
+        if !policy.would_alert(old_state, &session, now) {
+            continue;
+        }
+        let asked = session.clone();
+        let focus = focus.clone();
+        let looking = tauri::async_runtime::spawn_blocking(move || focus.user_is_looking(&asked))
+            .await
+            .unwrap_or(false);
+        if looking {
+            tracing::info!(session_id = %session.session_id, "no alert: the user is looking at its terminal");
+        }
+        if let Some(alert) = policy.decide_seen(old_state, &session, now, looking) {
             tracing::info!(session_id = %alert.session_id, kind = ?alert.kind, summary = %alert.summary, "alert");
             sink.deliver(alert);
         }
@@ -76,14 +115,17 @@ pub struct DesktopAlerts {
 }
 
 impl DesktopAlerts {
-    pub fn start(app_name: String) -> Self {
+    /// Starts the alert thread; `on_click` runs (on a waiter thread) with the session's id when
+    /// the user clicks an alert.
+    pub fn start(app_name: String, on_click: OnClick) -> Self {
         let (queue, rx) = mpsc::sync_channel::<Alert>(QUEUE);
         let spawned = std::thread::Builder::new()
             .name("desktop-alerts".into())
             .spawn(move || {
                 let reported = AtomicBool::new(false);
+                let waiters = Arc::new(AtomicUsize::new(0));
                 for alert in rx {
-                    show(&app_name, &alert, &reported);
+                    show(&app_name, alert, &reported, &waiters, &on_click);
                 }
             });
         if let Err(error) = spawned {
@@ -105,14 +147,27 @@ impl AlertSink for DesktopAlerts {
     }
 }
 
-fn show(app_name: &str, alert: &Alert, reported: &AtomicBool) {
-    let result = notify_rust::Notification::new()
+fn show(
+    app_name: &str,
+    alert: Alert,
+    reported: &AtomicBool,
+    waiters: &Arc<AtomicUsize>,
+    on_click: &OnClick,
+) {
+    let mut notification = notify_rust::Notification::new();
+    notification
         .appname(app_name)
         .summary(&alert.summary)
-        .body(&alert.body)
-        .show();
-    match result {
-        Ok(_) => {}
+        .body(&alert.body);
+    #[cfg(all(unix, not(target_os = "macos")))]
+    notification.action(ACTION_DEFAULT, "Open");
+    match notification.show() {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        Ok(handle) => follow_click(handle, alert, waiters, on_click),
+        #[cfg(not(all(unix, not(target_os = "macos"))))]
+        Ok(_) => {
+            let _ = (waiters, on_click);
+        }
         // Logged once: with no notification server every alert fails the same way.
         Err(error) if !reported.swap(true, Ordering::Relaxed) => {
             tracing::warn!(%error, "cannot show desktop alerts (no notification server?); alerts are off until one appears");
@@ -121,11 +176,77 @@ fn show(app_name: &str, alert: &Alert, reported: &AtomicBool) {
     }
 }
 
+/// Waits, on a thread of its own, for the user to click the alert or for it to close.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn follow_click(
+    handle: notify_rust::NotificationHandle,
+    alert: Alert,
+    waiters: &Arc<AtomicUsize>,
+    on_click: &OnClick,
+) {
+    if waiters.fetch_add(1, Ordering::AcqRel) >= MAX_WAITERS {
+        waiters.fetch_sub(1, Ordering::AcqRel);
+        tracing::debug!(session_id = %alert.session_id, "too many alerts open; this one's click is not followed");
+        return;
+    }
+    let waiters_left = waiters.clone();
+    let on_click = on_click.clone();
+    let spawned = std::thread::Builder::new()
+        .name("alert-click".into())
+        .spawn(move || {
+            handle.wait_for_action(|action| {
+                if let Some(session_id) = click_target(action, &alert) {
+                    tracing::info!(%session_id, "alert clicked");
+                    on_click(session_id.to_string());
+                }
+            });
+            waiters_left.fetch_sub(1, Ordering::AcqRel);
+        });
+    if spawned.is_err() {
+        waiters.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What a click on an alert does in the app: show the window on that session.
+pub fn open_on_click<R: Runtime>(app: &AppHandle<R>) -> OnClick {
+    let handle = app.clone();
+    Arc::new(move |session_id| crate::window::focus_session(&handle, session_id))
+}
+
 /// Starts the policy loop and the alert thread for the app.
 pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
     let source = app.state::<Arc<crate::sessions::SessionsSource>>();
     let changes = source.registry().subscribe();
     let settings = app.state::<crate::settings::SettingsStore>().subscribe();
-    let sink = DesktopAlerts::start(app.package_info().name.clone());
-    tauri::async_runtime::spawn(decide_loop(changes, settings, sink, token));
+    let sink = DesktopAlerts::start(app.package_info().name.clone(), open_on_click(app));
+    let focus: Arc<dyn TerminalFocus> = Arc::new(TmuxFocus::default());
+    tauri::async_runtime::spawn(decide_loop(changes, settings, sink, focus, token));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_tray::notify_policy::AlertKind;
+
+    fn alert() -> Alert {
+        Alert {
+            session_id: "s-died".into(),
+            kind: AlertKind::ProcessDied,
+            summary: "web: Claude's process 42 died".into(),
+            body: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_click_on_an_alert_opens_its_session_and_closing_it_opens_nothing() {
+        // dunst, GNOME and KDE report a click on the body as the reserved "default" action;
+        // an alert that expires or is dismissed reports "__closed" (notify-rust's name).
+        assert_eq!(click_target("default", &alert()), Some("s-died"));
+        assert_eq!(click_target("__closed", &alert()), None);
+        assert_eq!(
+            click_target("something-else", &alert()),
+            None,
+            "an action we never offered opens nothing"
+        );
+    }
 }

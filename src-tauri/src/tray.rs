@@ -20,7 +20,7 @@ use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tokio_util::sync::CancellationToken;
 
-use crate::ipc::{FocusSession, EVENT_FOCUS, EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS};
+use crate::ipc::{EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS};
 use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
 
@@ -246,8 +246,7 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
             };
             if let Some(session_id) = session_id {
                 tracing::info!(%session_id, "session chosen from the tray");
-                crate::window::show(app);
-                let _ = app.emit(EVENT_FOCUS, FocusSession { session_id });
+                crate::window::focus_session(app, session_id);
             }
         }
     }

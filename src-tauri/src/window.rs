@@ -1,6 +1,8 @@
 //! The main window: showing it, and (macOS) toggling it next to the menu-bar icon.
 
-use tauri::{AppHandle, Manager, Runtime};
+use tauri::{AppHandle, Emitter, Manager, Runtime};
+
+use crate::ipc::{FocusSession, EVENT_FOCUS};
 
 pub const MAIN: &str = "main";
 
@@ -10,6 +12,15 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
         let _ = window.unminimize();
         let _ = window.show();
         let _ = window.set_focus();
+    }
+}
+
+/// Shows the window on one session: the tray menu's rows and a click on an alert both end here.
+/// The UI selects the row (clearing its filters) when it hears [`EVENT_FOCUS`].
+pub fn focus_session<R: Runtime>(app: &AppHandle<R>, session_id: String) {
+    show(app);
+    if let Err(error) = app.emit(EVENT_FOCUS, FocusSession { session_id }) {
+        tracing::warn!(%error, "cannot tell the window which session to show");
     }
 }
 

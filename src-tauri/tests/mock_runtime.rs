@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use agent_tray::model::{Agent, EventKind, Observation};
 use agent_tray::registry::SessionsRegistry;
-use agent_tray_desktop::ipc::{AppSettings, EngineStatus, SessionEvent, Snapshot, EVENT_SESSIONS};
+use agent_tray_desktop::ipc::{
+    AppSettings, EngineStatus, FocusSession, SessionEvent, Snapshot, EVENT_FOCUS, EVENT_SESSIONS,
+};
 use agent_tray_desktop::settings::SettingsStore;
 use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
@@ -205,6 +207,7 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
         registry.subscribe(),
         rx,
         Collect(alerts.clone()),
+        Arc::new(agent_tray_desktop::terminal_focus::NeverLooking),
         token.clone(),
     ));
     observe(
@@ -329,4 +332,79 @@ fn the_ttl_and_launch_at_login_from_the_settings_window_apply_without_a_restart(
         h.registry.session_ttl()
     );
     token.cancel();
+}
+
+#[test]
+fn a_clicked_alert_tells_the_window_to_show_its_session() {
+    // The notification server reported a click on the alert for "s-died": the app shows the
+    // window and the UI selects that row when it hears focus-session.
+    let h = harness();
+    let received: Arc<Mutex<Vec<FocusSession>>> = Arc::default();
+    let sink = received.clone();
+    h.app.listen_any(EVENT_FOCUS, move |event| {
+        if let Ok(parsed) = serde_json::from_str::<FocusSession>(event.payload()) {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(parsed);
+        }
+    });
+    let _ = h.window.hide();
+    let on_click = agent_tray_desktop::notifier::open_on_click(h.app.handle());
+    on_click("s-died".to_string());
+    assert!(
+        eventually(|| !received
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()),
+        "the window heard which session to show"
+    );
+    assert_eq!(
+        *received.lock().unwrap_or_else(|p| p.into_inner()),
+        [FocusSession {
+            session_id: "s-died".into()
+        }]
+    );
+}
+
+struct Looking(Vec<String>);
+
+impl agent_tray_desktop::terminal_focus::TerminalFocus for Looking {
+    fn user_is_looking(&self, session: &agent_tray::model::Session) -> bool {
+        self.0.contains(&session.session_id)
+    }
+}
+
+#[test]
+fn a_session_the_user_is_looking_at_raises_no_alert_and_others_still_do() {
+    let registry = Arc::new(SessionsRegistry::new());
+    let (_tx, rx) = tokio::sync::watch::channel(AppSettings::default());
+    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
+    let token = CancellationToken::new();
+    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::decide_loop(
+        registry.subscribe(),
+        rx,
+        Collect(alerts.clone()),
+        Arc::new(Looking(vec!["watched".into()])),
+        token.clone(),
+    ));
+    for id in ["watched", "elsewhere"] {
+        observe(
+            &registry,
+            id,
+            EventKind::SessionStart,
+            Some("/home/dev/api"),
+        );
+        observe(&registry, id, EventKind::PermissionRequest, None);
+    }
+    let got = |alerts: &Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>>| -> Vec<String> {
+        alerts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|a| a.session_id.clone())
+            .collect()
+    };
+    assert!(eventually(|| !got(&alerts).is_empty()));
+    std::thread::sleep(Duration::from_millis(200));
+    token.cancel();
+    let _ = tauri::async_runtime::block_on(task);
+    assert_eq!(got(&alerts), ["elsewhere"]);
 }
