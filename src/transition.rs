@@ -27,6 +27,11 @@ use crate::model::{
     EndReason, EventKind, Observation, ReportedStatus, Session, SessionState, Source,
 };
 
+/// How long after a PermissionRequest the PreToolUse hook of the same tool call may still start.
+/// Both hooks are spawned together (PreToolUse first) as separate processes; on a loaded machine
+/// the PreToolUse process was seen starting 31 ms after the PermissionRequest one.
+const PRE_TOOL_USE_LAG: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
+
 /// How many replaced pids a session remembers. A session is resumed a handful of times at most;
 /// the bound only keeps a pathological client from growing it.
 const MAX_REPLACED_PIDS: usize = 16;
@@ -55,6 +60,8 @@ pub struct SessionRecord {
     pub last_signal: Duration,
     /// Monotonic time at which the session ended: what the linger measures.
     pub ended_at: Option<Duration>,
+    /// The tool and stamp of the PermissionRequest that opened the session's own permission wait.
+    pub permission_asked: Option<(Option<String>, DateTime<Utc>)>,
 }
 
 /// Why an observation changed nothing.
@@ -111,6 +118,7 @@ pub fn create(obs: &Observation, now: Now) -> Result<SessionRecord, Ignored> {
         active_subagents: BTreeSet::new(),
         last_signal: now.mono,
         ended_at: None,
+        permission_asked: None,
     };
     apply(&mut record, obs, now)?;
     Ok(record)
@@ -178,7 +186,9 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
             Some(subagent) => apply_subagent(record, obs, subagent),
             None => {
                 record.subagent_waits.clear();
-                if let Some(target) = target_state(record.own_state, obs) {
+                let target = target_state(record.own_state, obs)
+                    .filter(|_| !is_pre_tool_use_of_the_asked_call(record, obs));
+                if let Some(target) = target {
                     move_own_state(record, target, obs, now);
                 }
             }
@@ -278,6 +288,23 @@ pub fn target_state(current: SessionState, obs: &Observation) -> Option<SessionS
     }
 }
 
+/// A PreToolUse of the tool call the open permission dialog is about. Claude runs the PreToolUse
+/// hooks of a call, then asks; the two hook processes start together and the PreToolUse one can
+/// start (and arrive) after the PermissionRequest one, stamped a few ms later. It says nothing
+/// about the dialog being answered (nothing fires on an answer; the tool's PostToolUse follows),
+/// so it does not end the wait. The call is recognised by its tool name and a stamp within
+/// [`PRE_TOOL_USE_LAG`] of the ask (hooks carry no tool-call id on PermissionRequest).
+fn is_pre_tool_use_of_the_asked_call(record: &SessionRecord, obs: &Observation) -> bool {
+    let Some((tool, asked_at)) = record.permission_asked.as_ref() else {
+        return false;
+    };
+    obs.event == EventKind::PreToolUse
+        && record.own_state == SessionState::WaitingForPermission
+        && tool.is_some()
+        && *tool == obs.tool_name
+        && obs.at - *asked_at <= PRE_TOOL_USE_LAG
+}
+
 fn notification_state(kind: Option<&str>) -> Option<SessionState> {
     match kind? {
         "permission_prompt" => Some(SessionState::WaitingForPermission),
@@ -339,6 +366,11 @@ fn move_own_state(record: &mut SessionRecord, target: SessionState, obs: &Observ
         record.ended_at = Some(now.mono);
         record.active_subagents.clear();
         record.subagent_waits.clear();
+    }
+    if target != SessionState::WaitingForPermission {
+        record.permission_asked = None;
+    } else if obs.event == EventKind::PermissionRequest {
+        record.permission_asked = Some((obs.tool_name.clone(), obs.at));
     }
     record.own_state = target;
 }
@@ -638,6 +670,35 @@ mod tests {
         run(&mut r, report(ReportedStatus::Idle, 7), 7).unwrap();
         run(&mut r, report(ReportedStatus::Busy, 6), 8).unwrap();
         assert_eq!(r.session.state, SessionState::Idle);
+    }
+
+    #[test]
+    fn a_pre_tool_use_arriving_after_the_permission_request_of_its_call_keeps_the_wait() {
+        // Claude with hooks, on a loaded machine: the PermissionRequest hook process started at
+        // .799 and the PreToolUse one of the same Bash call at .830; the session went
+        // waiting_for_permission -> working while the dialog stayed open, until the
+        // permission_prompt notification 6 s later.
+        let tool = |event, name: &str, at| {
+            let mut o = obs(event, at);
+            o.tool_name = Some(name.into());
+            o
+        };
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        run(&mut r, tool(EventKind::PermissionRequest, "Bash", 10), 10).unwrap();
+        run(&mut r, tool(EventKind::PreToolUse, "Bash", 11), 11).unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForPermission);
+        assert_eq!(r.session.waiting_for.as_deref(), Some("Bash"));
+        // The approved tool ran: its PostToolUse ends the wait.
+        run(&mut r, tool(EventKind::PostToolUse, "Bash", 15), 15).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        // Another tool's PreToolUse, or one long after the ask, is a tool running: working.
+        run(&mut r, tool(EventKind::PermissionRequest, "Bash", 20), 20).unwrap();
+        run(&mut r, tool(EventKind::PreToolUse, "Read", 20), 20).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        run(&mut r, tool(EventKind::PermissionRequest, "Bash", 30), 30).unwrap();
+        run(&mut r, tool(EventKind::PreToolUse, "Bash", 33), 33).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
     }
 
     #[test]
