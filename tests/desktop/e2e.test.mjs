@@ -35,6 +35,8 @@ const env = {
   CODEX_HOME: path.join(world, "home/.codex"),
   TAURI_WEBVIEW_AUTOMATION: "true",
   NO_AT_BRIDGE: "1",
+  // The pid watcher ticks every 10 s in use; half a second keeps the kill test short.
+  AGENT_TRAY_PID_WATCH_INTERVAL_MS: "500",
 };
 for (const dir of [env.HOME, env.XDG_RUNTIME_DIR, path.join(world, "proj/api-server"), path.join(world, "proj/web")]) {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -89,6 +91,15 @@ const sectionOf = (id) =>
     (id) => document.querySelector(`.row[data-session-id="${id}"]`)?.closest("section")?.dataset.section ?? null,
     id,
   );
+
+/// Whether the app's window is mapped on the display (WebDriver can still read a hidden one).
+function appWindowVisible() {
+  try {
+    return execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim() !== "";
+  } catch {
+    return false; // xdotool exits 1 when no window matches
+  }
+}
 
 before(async () => {
   assert.ok(fs.existsSync(APP), `build the app first: ${APP}`);
@@ -157,25 +168,54 @@ test("a killed agent process ends its session and raises a desktop alert", async
   cli("observe", "--session", "e2e-kill", "--event", "SessionStart", "--cwd", cwd, "--pid", String(victim.pid));
   cli("observe", "--session", "e2e-kill", "--event", "UserPromptSubmit", "--pid", String(victim.pid));
   await waitFor("working", async () => (await sectionOf("e2e-kill")) === "working", 2000);
-  // The watcher ends only a pid it has seen alive: let one tick (10 s) see it first.
-  await new Promise((r) => setTimeout(r, 11_000));
+  // The watcher ends only a pid it has seen alive: let a few of its ticks (500 ms here) see it.
+  await new Promise((r) => setTimeout(r, 2000));
+  // Only this alert on screen, so the click below lands on it (dunst lists the oldest first).
+  execFileSync("dunstctl", ["close-all"], { env });
   process.kill(victim.pid, "SIGKILL");
-  await waitFor("ended", async () => (await sectionOf("e2e-kill")) === "ended", 15_000);
+  await waitFor("ended", async () => (await sectionOf("e2e-kill")) === "ended", 5000);
   const needle = `web: Claude's process ${victim.pid} died`;
   await waitFor("the alert", () => fs.readFileSync(NOTIFY_LOG, "utf8").includes(needle), 5000);
   assert.match(cli("list", "--json"), /"e2e-kill"[\s\S]*"ended"|"ended"[\s\S]*"e2e-kill"/);
+});
+
+test("clicking the desktop alert opens the window on its session", async () => {
+  // The user looks at another row, hides the window (Esc), then clicks the alert for the
+  // killed process in the notification server (dunst, on the private bus).
+  // A click on the row itself (not on one of its action buttons, which would launch things).
+  await driver.executeScript(() => document.querySelector('.row[data-session-id="e2e-1"]').click());
+  await waitFor("e2e-1 selected", async () =>
+    (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-1", 2000);
+  await driver.actions().sendKeys("\uE00C").perform();
+  await waitFor("the window hidden", () => !appWindowVisible(), 3000);
+  await waitFor("the alert on screen", () => execFileSync("dunstctl", ["count", "displayed"], { env, encoding: "utf8" }).trim() === "1", 3000);
+  execFileSync("dunstctl", ["action", "0"], { env });
+  await waitFor("the window shown again", () => appWindowVisible(), 5000);
+  await waitFor("the alert's session selected", async () =>
+    (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-kill", 5000);
 });
 
 test("the tray menu lists the sessions and choosing one selects it in the window", async () => {
   cli("observe", "--session", "e2e-tray", "--event", "SessionStart", "--cwd", path.join(world, "proj/api-server"));
   cli("observe", "--session", "e2e-tray", "--event", "PermissionRequest", "--tool", "Edit");
   await waitFor("needs you", async () => (await sectionOf("e2e-tray")) === "needs_you", 2000);
-  // Let the tray settle (it renders 100 ms after a change).
+  // Let the tray settle (it renders 100 ms after a change), and clear dunst's popups: they sit
+  // in the same top-right corner as the tray and would take the click.
   await new Promise((r) => setTimeout(r, 800));
-  const trayWindow = execFileSync("xdotool", ["search", "--classname", "trayer"], { env, encoding: "utf8" }).trim().split("\n")[0];
-  assert.ok(trayWindow, "trayer is running");
-  const geometry = execFileSync("xdotool", ["getwindowgeometry", "--shell", trayWindow], { env, encoding: "utf8" });
-  const g = Object.fromEntries(geometry.trim().split("\n").map((l) => l.split("=")));
+  execFileSync("dunstctl", ["close-all"], { env });
+  await waitFor("no popup over the tray", () => execFileSync("dunstctl", ["count", "displayed"], { env, encoding: "utf8" }).trim() === "0", 3000);
+  // Hide the window first: with it focused, the keys below would move its own selection and
+  // the test would pass without the menu ever opening.
+  await driver.actions().sendKeys("\uE00C").perform();
+  await waitFor("the window hidden", () => !appWindowVisible(), 3000);
+  // trayer's panel is the window of class "trayer" that spans the tray (its 10x10 child and
+  // leader are not).
+  const geometries = execFileSync("xdotool", ["search", "--class", "trayer"], { env, encoding: "utf8" })
+    .trim().split("\n").filter(Boolean)
+    .map((id) => Object.fromEntries(execFileSync("xdotool", ["getwindowgeometry", "--shell", id], { env, encoding: "utf8" })
+      .trim().split("\n").map((l) => l.split("="))));
+  assert.ok(geometries.length > 0, "trayer is running");
+  const g = geometries.reduce((a, b) => (Number(b.WIDTH) > Number(a.WIDTH) ? b : a));
   // The only icon in the tray sits at its right end (the tray is right-aligned).
   const x = Number(g.X) + Number(g.WIDTH) - 16;
   const y = Number(g.Y) + Number(g.HEIGHT) / 2;
@@ -184,6 +224,7 @@ test("the tray menu lists the sessions and choosing one selects it in the window
   execFileSync("import", ["-window", "root", path.join(artifacts, "e2e-tray-menu.png")], { env });
   // Sessions that need the user come first: e2e-1 is idle, e2e-kill ended, e2e-tray waits.
   execFileSync("xdotool", ["key", "Down", "Return"], { env });
+  await waitFor("the window shown by the menu", () => appWindowVisible(), 5000);
   await waitFor("the chosen session selected", async () =>
     (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-tray", 5000);
   await driver.takeScreenshot().then((png) => fs.writeFileSync(path.join(artifacts, "e2e-window.png"), png, "base64"));
