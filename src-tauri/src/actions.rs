@@ -17,11 +17,142 @@ pub enum JumpPlan {
         window: String,
         pane: Option<String>,
     },
+    /// Open the session's folder in the editor whose terminal runs it (`code <dir>`).
+    Editor { editor: Editor, dir: PathBuf },
     /// Open a terminal in the session's folder.
     Terminal { dir: PathBuf },
 }
 
+/// An editor with a built-in terminal that agents are often run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Editor {
+    VsCode,
+    Cursor,
+}
+
+impl Editor {
+    /// The command that opens a folder in it (what each installs on PATH).
+    pub fn program(self) -> &'static str {
+        match self {
+            Editor::VsCode => "code",
+            Editor::Cursor => "cursor",
+        }
+    }
+}
+
+/// Which editor's terminal a process runs in, from its environment and the names of its
+/// ancestors (nearest first). VS Code and Cursor (a VS Code fork) both set
+/// `TERM_PROGRAM=vscode` in their terminals; Cursor shows itself in `CURSOR_*` variables, in
+/// paths to its own helper programs, or in the name of an ancestor process.
+pub fn editor_of(env: &[(String, String)], ancestors: &[String]) -> Option<Editor> {
+    let var = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let named = |name: &str| ancestors.iter().any(|a| a.eq_ignore_ascii_case(name));
+    let in_vscode_terminal = var("TERM_PROGRAM") == Some("vscode");
+    let cursor_signs = env.iter().any(|(k, _)| k.starts_with("CURSOR_"))
+        || [
+            "VSCODE_GIT_ASKPASS_NODE",
+            "VSCODE_GIT_ASKPASS_MAIN",
+            "GIT_ASKPASS",
+        ]
+        .iter()
+        .filter_map(|k| var(k))
+        .any(|path| path.to_ascii_lowercase().contains("cursor"))
+        || named("cursor");
+    if (in_vscode_terminal || named("cursor")) && cursor_signs {
+        Some(Editor::Cursor)
+    } else if in_vscode_terminal || named("code") {
+        Some(Editor::VsCode)
+    } else {
+        None
+    }
+}
+
+/// Where a jump goes, decided from the session, the editor its process runs in (if any) and
+/// which programs are on PATH. Pure: both facts about the machine come in as arguments.
+///
+/// A tmux pane wins (it names the exact place); then the editor, when its command is installed;
+/// then a terminal in the session's folder.
+pub fn decide_jump(
+    session: &Session,
+    editor: Option<Editor>,
+    on_path: impl Fn(&str) -> bool,
+) -> Option<JumpPlan> {
+    if let Some(plan) = tmux_plan(session) {
+        return Some(plan);
+    }
+    let dir = PathBuf::from(session.cwd.as_deref()?);
+    match editor {
+        Some(editor) if on_path(editor.program()) => Some(JumpPlan::Editor { editor, dir }),
+        _ => Some(JumpPlan::Terminal { dir }),
+    }
+}
+
+/// The jump for a session on this machine: looks at its process (Linux: `/proc`) and PATH.
+/// Blocking (a few small file reads): call it off the async workers.
 pub fn plan_jump(session: &Session) -> Option<JumpPlan> {
+    let editor = session.pid.and_then(process_editor);
+    decide_jump(session, editor, on_path)
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            let candidate = dir.join(program);
+            candidate.is_file()
+                && std::fs::metadata(&candidate)
+                    .map(|m| {
+                        use std::os::unix::fs::PermissionsExt;
+                        m.permissions().mode() & 0o111 != 0
+                    })
+                    .unwrap_or(false)
+        })
+    })
+}
+
+/// The editor whose terminal runs `pid`, from `/proc/<pid>/environ` (readable for the user's
+/// own processes) and the names of up to a few ancestors. None where `/proc` is absent.
+fn process_editor(pid: u32) -> Option<Editor> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let env: Vec<(String, String)> = environ
+        .split(|b| *b == 0)
+        .filter_map(|entry| {
+            let entry = String::from_utf8_lossy(entry);
+            let (k, v) = entry.split_once('=')?;
+            Some((k.to_string(), v.to_string()))
+        })
+        .collect();
+    let mut ancestors = Vec::new();
+    let mut current = pid;
+    for _ in 0..8 {
+        let Some((name, parent)) = proc_name_and_parent(current) else {
+            break;
+        };
+        ancestors.push(name);
+        if parent <= 1 {
+            break;
+        }
+        current = parent;
+    }
+    editor_of(&env, &ancestors)
+}
+
+/// A process's name (`comm`) and parent pid, from `/proc/<pid>/stat` (the name is between the
+/// first `(` and the last `)`, and may itself hold spaces or parentheses).
+fn proc_name_and_parent(pid: u32) -> Option<(String, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let name = stat.get(open + 1..close)?.to_string();
+    let parent = stat
+        .get(close + 1..)?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((name, parent))
+}
+
+fn tmux_plan(session: &Session) -> Option<JumpPlan> {
     if let Some(location) = session.tmux.as_deref().filter(|t| !t.is_empty()) {
         let (window, pane) = match location.rsplit_once('.') {
             Some((window, pane)) if pane.starts_with('%') => {
@@ -31,9 +162,7 @@ pub fn plan_jump(session: &Session) -> Option<JumpPlan> {
         };
         return Some(JumpPlan::Tmux { window, pane });
     }
-    session.cwd.as_deref().map(|dir| JumpPlan::Terminal {
-        dir: PathBuf::from(dir),
-    })
+    None
 }
 
 fn launch_failed(what: &str, error: impl std::fmt::Display) -> CommandError {
@@ -54,6 +183,19 @@ pub fn execute_jump(plan: &JumpPlan) -> Result<(), CommandError> {
                 )?;
             }
             Ok(())
+        }
+        JumpPlan::Editor { editor, dir } => {
+            if !dir.is_dir() {
+                return Err(CommandError::new(
+                    ErrorCode::NothingToOpen,
+                    format!("the folder {} no longer exists", dir.display()),
+                ));
+            }
+            Command::new(editor.program())
+                .arg(dir)
+                .spawn()
+                .map(drop)
+                .map_err(|e| launch_failed(&format!("run {}", editor.program()), e))
         }
         JumpPlan::Terminal { dir } => {
             if !dir.is_dir() {
@@ -198,12 +340,23 @@ mod tests {
         }
     }
 
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
     fn a_session_in_tmux_jumps_to_its_window_and_pane() {
         let mut s = session();
         s.tmux = Some("work:@3.%7".into());
         assert_eq!(
-            plan_jump(&s),
+            decide_jump(&s, Some(Editor::VsCode), |_| true),
             Some(JumpPlan::Tmux {
                 window: "work:@3".into(),
                 pane: Some("%7".into())
@@ -214,13 +367,105 @@ mod tests {
     #[test]
     fn a_session_outside_tmux_opens_a_terminal_in_its_folder() {
         assert_eq!(
-            plan_jump(&session()),
+            decide_jump(&session(), None, |_| true),
             Some(JumpPlan::Terminal {
                 dir: PathBuf::from("/home/dev/api")
             })
         );
         let mut nowhere = session();
         nowhere.cwd = None;
-        assert_eq!(plan_jump(&nowhere), None, "nothing to jump to");
+        assert_eq!(
+            decide_jump(&nowhere, Some(Editor::Cursor), |_| true),
+            None,
+            "nothing to jump to"
+        );
+    }
+
+    #[test]
+    fn a_session_in_an_editors_terminal_opens_its_folder_in_that_editor() {
+        assert_eq!(
+            decide_jump(&session(), Some(Editor::Cursor), |p| p == "cursor"),
+            Some(JumpPlan::Editor {
+                editor: Editor::Cursor,
+                dir: PathBuf::from("/home/dev/api")
+            })
+        );
+        // VS Code's terminal, but `code` was never put on PATH: a terminal in the folder
+        // is still somewhere to go.
+        assert_eq!(
+            decide_jump(&session(), Some(Editor::VsCode), |_| false),
+            Some(JumpPlan::Terminal {
+                dir: PathBuf::from("/home/dev/api")
+            })
+        );
+    }
+
+    #[test]
+    fn vs_code_and_cursor_are_told_apart_by_environment_and_ancestry() {
+        // Claude started in VS Code's integrated terminal.
+        let vscode = env(&[
+            ("TERM_PROGRAM", "vscode"),
+            ("VSCODE_GIT_ASKPASS_NODE", "/usr/share/code/code"),
+        ]);
+        assert_eq!(
+            editor_of(&vscode, &names(&["claude", "bash", "code"])),
+            Some(Editor::VsCode)
+        );
+        // Cursor sets TERM_PROGRAM=vscode too; its helper paths and names give it away.
+        let cursor = env(&[
+            ("TERM_PROGRAM", "vscode"),
+            (
+                "VSCODE_GIT_ASKPASS_NODE",
+                "/opt/Cursor/resources/app/cursor",
+            ),
+        ]);
+        assert_eq!(editor_of(&cursor, &[]), Some(Editor::Cursor));
+        assert_eq!(
+            editor_of(
+                &env(&[("TERM_PROGRAM", "vscode")]),
+                &names(&["zsh", "cursor"])
+            ),
+            Some(Editor::Cursor)
+        );
+        // Environment unreadable (another user's process): ancestry alone still tells.
+        assert_eq!(
+            editor_of(&[], &names(&["claude", "bash", "code"])),
+            Some(Editor::VsCode)
+        );
+        // A plain terminal, or a terminal that merely runs something called "codex".
+        assert_eq!(
+            editor_of(
+                &env(&[("TERM_PROGRAM", "tmux")]),
+                &names(&["codex", "bash", "gnome-terminal-"])
+            ),
+            None
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_editor_is_read_from_a_real_processs_environment() {
+        // An agent started from Cursor's terminal: its environment says so in /proc.
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("TERM_PROGRAM", "vscode")
+            .env("CURSOR_TRACE_ID", "abc")
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let seen = process_editor(child.id());
+        let mut plain = std::process::Command::new("sleep")
+            .arg("30")
+            .env_remove("TERM_PROGRAM")
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let plain_seen = process_editor(plain.id());
+        for c in [&mut child, &mut plain] {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        assert_eq!(seen, Some(Editor::Cursor));
+        if std::env::var("TERM_PROGRAM").is_err() {
+            assert_eq!(plain_seen, None, "a plain terminal's process");
+        }
     }
 }

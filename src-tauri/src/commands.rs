@@ -40,7 +40,8 @@ pub async fn get_snapshot<R: Runtime>(
     })
 }
 
-/// Brings the user to the session: its tmux pane, else a terminal in its folder.
+/// Brings the user to the session: its tmux pane, else its editor (VS Code, Cursor), else a
+/// terminal in its folder.
 #[tauri::command]
 pub async fn jump_to_session(
     source: State<'_, Arc<SessionsSource>>,
@@ -49,15 +50,18 @@ pub async fn jump_to_session(
     let session = source
         .find(&session_id)
         .ok_or_else(|| unknown(&session_id))?;
-    let plan = actions::plan_jump(&session).ok_or_else(|| {
-        CommandError::new(
-            ErrorCode::NothingToOpen,
-            "this session has no folder or terminal to go to",
-        )
-    })?;
-    tauri::async_runtime::spawn_blocking(move || actions::execute_jump(&plan))
-        .await
-        .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))?
+    // Planning reads the process's /proc entries: off the async workers, like the launch.
+    tauri::async_runtime::spawn_blocking(move || {
+        let plan = actions::plan_jump(&session).ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::NothingToOpen,
+                "this session has no folder or terminal to go to",
+            )
+        })?;
+        actions::execute_jump(&plan)
+    })
+    .await
+    .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))?
 }
 
 /// Shows the session's transcript file in the file manager.
