@@ -205,9 +205,18 @@ struct Reported {
 
 #[derive(Debug, Clone)]
 struct Tracked {
-    mtime: Option<SystemTime>,
-    len: u64,
+    /// A hash of the bytes last read. Not mtime and length: Claude rewrites the file from `busy`
+    /// to `idle` at the same length, possibly within one mtime tick, and that change must not be
+    /// missed. The file is a few hundred bytes, so reading it on each event costs nothing.
+    content: u64,
     reported: Option<Reported>,
+}
+
+fn content_hash(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
 }
 
 /// The feed. Generic over the process table so tests can script processes.
@@ -266,19 +275,19 @@ impl<T: ProcessTable> ClaudeSessionsFeed<T> {
                 return;
             }
         };
-        let mtime = meta.modified().ok();
+        let bytes = read_small(path, &self.stats);
+        let content = bytes.as_deref().map(content_hash).unwrap_or(0);
         if let Some(t) = self.files.get(path) {
-            if t.mtime == mtime && t.len == meta.len() {
+            if bytes.is_some() && t.content == content {
                 return;
             }
         }
         let previous = self.files.get(path).and_then(|t| t.reported.clone());
         let mut tracked = Tracked {
-            mtime,
-            len: meta.len(),
+            content,
             reported: None,
         };
-        let parsed = read_small(path, &self.stats).map(|bytes| parse_sessions_file(&bytes));
+        let parsed = bytes.map(|bytes| parse_sessions_file(&bytes));
         let file = match parsed {
             Some(Ok(file)) => file,
             Some(Err(error)) => {
@@ -610,6 +619,34 @@ mod tests {
             feed.rescan(SystemTime::now()).is_empty(),
             "an unchanged file is not reported again"
         );
+    }
+
+    #[test]
+    fn a_same_length_rewrite_within_one_mtime_tick_is_still_read() {
+        // Claude rewrites `"status": "busy"` to `"status": "idle"`: the same length, and on a
+        // coarse clock the same mtime. The change must not be taken for "unchanged".
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sessions")).unwrap();
+        let path = dir.path().join("sessions/2861.json");
+        let idle = String::from_utf8(fixture("sessions-idle.json")).unwrap();
+        let busy = idle.replace("\"idle\"", "\"busy\"");
+        std::fs::write(&path, &busy).unwrap();
+        let stamp = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let procs = Procs::default();
+        procs.0.borrow_mut().insert(2861, "124349".into());
+        let mut feed = feed_in(dir.path(), procs);
+        assert_eq!(feed.rescan(SystemTime::now()).len(), 1);
+
+        assert_eq!(idle.len(), busy.len());
+        std::fs::write(&path, &idle).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(stamp)
+            .unwrap();
+        let out = feed.rescan(SystemTime::now());
+        assert_eq!(out.len(), 1, "the idle rewrite is reported");
     }
 
     #[test]
