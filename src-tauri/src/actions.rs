@@ -452,12 +452,22 @@ mod tests {
             .env("CURSOR_TRACE_ID", "abc")
             .spawn()
             .unwrap_or_else(|e| panic!("{e}"));
+        // Until it has exec'd, the child still shows the test's own environment in /proc.
+        let execd = |pid: u32| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while proc_name_and_parent(pid).map(|(name, _)| name) != Some("sleep".into()) {
+                assert!(std::time::Instant::now() < deadline, "sleep never started");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        };
+        execd(child.id());
         let seen = process_editor(child.id());
         let mut plain = std::process::Command::new("sleep")
             .arg("30")
             .env_remove("TERM_PROGRAM")
             .spawn()
             .unwrap_or_else(|e| panic!("{e}"));
+        execd(plain.id());
         let plain_seen = process_editor(plain.id());
         for c in [&mut child, &mut plain] {
             let _ = c.kill();
