@@ -452,10 +452,14 @@ mod tests {
             .env("CURSOR_TRACE_ID", "abc")
             .spawn()
             .unwrap_or_else(|e| panic!("{e}"));
-        // Until it has exec'd, the child still shows the test's own environment in /proc.
+        // Until it has exec'd, the child shows the test's own environment in /proc, and for a
+        // moment during exec (its new name set, its stack not yet) an empty one.
         let execd = |pid: u32| {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-            while proc_name_and_parent(pid).map(|(name, _)| name) != Some("sleep".into()) {
+            let environ = || std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            while proc_name_and_parent(pid).map(|(name, _)| name) != Some("sleep".into())
+                || environ().is_empty()
+            {
                 assert!(std::time::Instant::now() < deadline, "sleep never started");
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
