@@ -342,33 +342,12 @@ mod tests {
     }
 
     fn session(state: SessionState) -> Session {
-        Session {
-            session_id: "s1".into(),
-            agent: Agent::Claude,
-            state,
-            cwd: Some("/home/dev/api-server".into()),
-            repo: None,
-            branch: Some("main".into()),
-            model: None,
-            transcript_path: None,
-            pid: Some(4242),
-            pid_start: None,
-            prompted: true,
-            streamed: false,
-            started_at: at(0),
-            last_seen: at(0),
-            state_since: at(0),
-            last_event: None,
-            last_tool: None,
-            error: None,
-            waiting_for: None,
-            end_reason: None,
-            title: None,
-            tmux: None,
-            tty: None,
-            subagents: 0,
-            turn_started_at: None,
-        }
+        let mut s = Session::new("s1", Agent::Claude, state, at(0));
+        s.cwd = Some("/home/dev/api-server".into());
+        s.branch = Some("main".into());
+        s.pid = Some(4242);
+        s.prompted = true;
+        s
     }
 
     fn ended(reason: EndReason) -> Session {

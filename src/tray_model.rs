@@ -281,33 +281,10 @@ mod tests {
     }
 
     fn session(id: &str, agent: Agent, state: SessionState, started: i64) -> Session {
-        Session {
-            session_id: id.to_string(),
-            agent,
-            state,
-            cwd: Some(format!("/home/dev/{id}-project")),
-            repo: None,
-            branch: None,
-            model: None,
-            transcript_path: None,
-            pid: None,
-            pid_start: None,
-            prompted: true,
-            streamed: false,
-            started_at: at(started),
-            last_seen: at(started),
-            state_since: at(started),
-            last_event: None,
-            last_tool: None,
-            error: None,
-            waiting_for: None,
-            end_reason: None,
-            title: None,
-            tmux: None,
-            tty: None,
-            subagents: 0,
-            turn_started_at: None,
-        }
+        let mut s = Session::new(id, agent, state, at(started));
+        s.cwd = Some(format!("/home/dev/{id}-project"));
+        s.prompted = true;
+        s
     }
 
     #[test]

@@ -310,34 +310,9 @@ mod tests {
     use agent_tray::model::{Agent, SessionState};
 
     fn session() -> Session {
-        let t = chrono::Utc::now();
-        Session {
-            session_id: "s".into(),
-            agent: Agent::Claude,
-            state: SessionState::Idle,
-            cwd: Some("/home/dev/api".into()),
-            repo: None,
-            branch: None,
-            model: None,
-            transcript_path: None,
-            pid: None,
-            pid_start: None,
-            prompted: false,
-            streamed: false,
-            started_at: t,
-            last_seen: t,
-            state_since: t,
-            last_event: None,
-            last_tool: None,
-            error: None,
-            waiting_for: None,
-            end_reason: None,
-            title: None,
-            tmux: None,
-            tty: None,
-            subagents: 0,
-            turn_started_at: None,
-        }
+        let mut s = Session::new("s", Agent::Claude, SessionState::Idle, chrono::Utc::now());
+        s.cwd = Some("/home/dev/api".into());
+        s
     }
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
