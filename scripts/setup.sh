@@ -18,7 +18,7 @@ say() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 
 build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
-  librsvg2-dev libssl-dev python3 git ca-certificates)
+  librsvg2-dev libdbus-1-dev python3 git ca-certificates)
 test_packages=(xvfb xauth webkit2gtk-driver chromium dbus dbus-x11 dunst xdotool trayer imagemagick
   tmux procps util-linux psmisc)
 
