@@ -98,34 +98,16 @@ impl Drop for Server {
 }
 
 fn session_in(location: &str) -> Session {
-    let t = chrono::Utc::now();
-    Session {
-        session_id: "s".into(),
-        agent: Agent::Claude,
-        state: SessionState::WaitingForPermission,
-        cwd: Some("/tmp".into()),
-        repo: None,
-        branch: None,
-        model: None,
-        transcript_path: None,
-        pid: None,
-        pid_start: None,
-        prompted: true,
-        streamed: false,
-        started_at: t,
-        last_seen: t,
-        state_since: t,
-        last_event: None,
-        last_tool: None,
-        error: None,
-        waiting_for: None,
-        end_reason: None,
-        title: None,
-        tmux: Some(location.to_string()),
-        tty: None,
-        subagents: 0,
-        turn_started_at: None,
-    }
+    let mut s = Session::new(
+        "s",
+        Agent::Claude,
+        SessionState::WaitingForPermission,
+        chrono::Utc::now(),
+    );
+    s.cwd = Some("/tmp".into());
+    s.prompted = true;
+    s.tmux = Some(location.to_string());
+    s
 }
 
 #[test]
