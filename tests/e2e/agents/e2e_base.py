@@ -169,6 +169,17 @@ class ScenarioTest(E2ETest):
                          f"expected the session's pid to be the {self.agent.name} process the user sees "
                          f"(pid {self.agent.pid}); list --json showed {s}")
 
+    def assert_killed_mid_turn_ends(self, agent, working_because):
+        """Starts `agent`, gives it a long turn, sees `working` (`working_because` says from what),
+        then kills it with -9 and expects `ended` within one pid-watcher tick."""
+        agent.start()
+        agent.wait_ready()
+        t = self.since()
+        agent.prompt("SLEEP 60")
+        agent.wait_working()
+        self.wait_state("working", 5, since=t, what=f"working mid-turn ({working_because})")
+        return self.assert_ended_after_kill()
+
     def assert_ended_after_kill(self):
         """kill -9 the agent mid-turn; the session must be `ended` within one pid-watcher tick.
 

@@ -28,14 +28,7 @@ class ClaudeFiles(ScenarioTest):
         self.wait_state("ended", 10, since=t_exit, what="ended after a clean /exit (sessions file removed)")
 
     def test_claude_from_files_kill9(self):
-        a = self.setup_claude(hooks=False)
-        a.start()
-        a.wait_ready()
-        t = self.since()
-        a.prompt("SLEEP 60")
-        a.wait_working()
-        self.wait_state("working", 5, since=t, what="working mid-turn (status busy)")
-        self.assert_ended_after_kill()
+        self.assert_killed_mid_turn_ends(self.setup_claude(hooks=False), "status busy")
 
 
 class CodexFiles(ScenarioTest):
@@ -50,13 +43,11 @@ class CodexFiles(ScenarioTest):
         self.wait_state("working", 5, since=t_prompt, what="working from the rollout (task_started)")
         a.wait_turn_done("ok")
         self.wait_state("idle", 5, since=t_prompt, what="idle after the turn (task_complete)")
-        t_tool = self.since()
         a.prompt("TOOL touch x_file")
         a.wait_permission()
         a.escape()
         a.wait_interrupted()
         self.wait_state("idle", 5, since=self.since(), what="idle after Esc (turn_aborted)")
-        hist = self.tl.history(a.name, a.cwd, since=t_tool)
         self.assert_pid_is_agent()
         t_quit = self.since()
         a.exit()
@@ -64,22 +55,8 @@ class CodexFiles(ScenarioTest):
                         what="ended after /quit (the TUI is gone; its app-server may still hold the thread lock)")
 
     def test_codex_from_files_kill9_default_app_server(self):
-        a = self.setup_codex(hooks=False, app_server=True)
-        a.start()
-        a.wait_ready()
-        t = self.since()
-        a.prompt("SLEEP 60")
-        a.wait_working()
-        self.wait_state("working", 5, since=t, what="working mid-turn (task_started)")
-        self.assert_ended_after_kill()
+        self.assert_killed_mid_turn_ends(self.setup_codex(hooks=False, app_server=True), "task_started")
 
     def test_codex_from_files_kill9_no_daemon(self):
         """--no-daemon: the killed TUI held the thread lock itself; the kernel frees it."""
-        a = self.setup_codex(hooks=False, app_server=False)
-        a.start()
-        a.wait_ready()
-        t = self.since()
-        a.prompt("SLEEP 60")
-        a.wait_working()
-        self.wait_state("working", 5, since=t, what="working mid-turn (task_started)")
-        self.assert_ended_after_kill()
+        self.assert_killed_mid_turn_ends(self.setup_codex(hooks=False, app_server=False), "task_started")

@@ -35,14 +35,7 @@ class ClaudeHooks(ScenarioTest):
         self.wait_state("ended", 10, since=t_exit, what="ended after /exit (SessionEnd)")
 
     def test_claude_kill9_mid_turn(self):
-        a = self.setup_claude(hooks=True)
-        a.start()
-        a.wait_ready()
-        t = self.since()
-        a.prompt("SLEEP 60")
-        a.wait_working()
-        self.wait_state("working", 5, since=t, what="working mid-turn")
-        self.assert_ended_after_kill()
+        self.assert_killed_mid_turn_ends(self.setup_claude(hooks=True), "hooks")
 
     def test_claude_journal_replay_after_daemon_start(self):
         """The app down while a session runs into a permission wait; then started: the session
@@ -96,14 +89,7 @@ class CodexHooks(ScenarioTest):
 
     def test_codex_kill9_mid_turn_default_app_server(self):
         """kill -9 of the TUI; its background app-server lives on (and holds the thread)."""
-        a = self.setup_codex(hooks=True, app_server=True)
-        a.start()
-        a.wait_ready()
-        t = self.since()
-        a.prompt("SLEEP 60")
-        a.wait_working()
-        self.wait_state("working", 5, since=t, what="working mid-turn")
-        self.assert_ended_after_kill()
+        self.assert_killed_mid_turn_ends(self.setup_codex(hooks=True, app_server=True), "hooks")
 
     def test_codex_journal_replay_after_daemon_start(self):
         """Codex's rollout never records the approval wait: only the journal of the
