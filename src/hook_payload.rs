@@ -337,8 +337,8 @@ mod tests {
     use std::path::PathBuf;
 
     fn fixtures() -> PathBuf {
-        // The shared folder sits beside the repository (see shared/README.md).
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+        // Recorded from the real agents (tests/fixtures/*/README.md says how).
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
     }
 
     fn fixture_lines(rel: &str) -> Vec<serde_json::Value> {

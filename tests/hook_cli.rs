@@ -79,7 +79,7 @@ impl World {
 fn fixture(rel: &str) -> String {
     fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures")
+            .join("tests/fixtures")
             .join(rel),
     )
     .unwrap()

@@ -1,7 +1,7 @@
 //! Agent Tray's desktop shell: hosts the engine in-process and shows it in the tray, a window and
 //! desktop alerts.
 //!
-//! Thin on purpose (see `shared/design/architecture.md`): sessions, their rules, the tray's model
+//! Thin on purpose (see `docs/architecture.md`): sessions, their rules, the tray's model
 //! and the notification decisions live in the core crate. Here:
 //! - [`commands`]: what the UI may call, a few lines each;
 //! - [`events`]: the one module that turns registry changes into typed Tauri events;

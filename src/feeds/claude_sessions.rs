@@ -484,7 +484,7 @@ mod tests {
 
     fn fixture(name: &str) -> Vec<u8> {
         let dir =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/claude/real-2.1.328");
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/real-2.1.328");
         std::fs::read(dir.join(name)).unwrap()
     }
 

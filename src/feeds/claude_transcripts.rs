@@ -584,7 +584,7 @@ mod tests {
 
     fn fixture_lines() -> Vec<Vec<u8>> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures/claude/real-2.1.328/transcript-excerpt.jsonl");
+            .join("tests/fixtures/claude/real-2.1.328/transcript-excerpt.jsonl");
         std::fs::read(path)
             .unwrap()
             .split(|b| *b == b'\n')

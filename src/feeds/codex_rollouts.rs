@@ -688,7 +688,7 @@ mod tests {
 
     fn fixture() -> Vec<u8> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures/codex/real-0.169.0")
+            .join("tests/fixtures/codex/real-0.169.0")
             .join(ROLLOUT);
         std::fs::read(path).unwrap()
     }
