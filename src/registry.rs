@@ -243,7 +243,7 @@ impl SessionsRegistry {
 
     /// Applies one observation.
     pub fn observe(&self, obs: Observation) -> Result<ObserveOutcome, InvalidObservation> {
-        obs.validate()?;
+        let obs = obs.admit()?;
         let now = self.clock.now();
         let mut changes = Vec::new();
         let outcome = {

