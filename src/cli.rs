@@ -3,6 +3,11 @@
 //! Output meant for scripts (`list --json`, `watch --json`) is a public contract, documented in
 //! the README. Errors are one plain line on stderr and a non-zero exit, never a panic or a hang:
 //! every talk to the engine has a deadline.
+//!
+//! Human output (the `list`/`history` table, `watch` lines, error lines) carries text that came
+//! from outside: folder names, titles, branch names. A control character in it would reach the
+//! terminal as a command (an OSC 52 in a folder name writes the clipboard), so such characters are
+//! printed escaped (`\u{1b}`), never raw. JSON output is exact: JSON escapes them itself.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,7 +18,9 @@ use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 
 use crate::control::client::{ClientError, ControlClient};
-use crate::control::protocol::{Reply, Request, SessionList};
+use crate::control::protocol::{
+    ObserveReply, OutcomeKind, Request, SessionList, SessionsLine, TypedReply, WatchLine,
+};
 use crate::engine::{Engine, EngineConfig, HostKind};
 use crate::model::{Agent, EventKind, Observation, Session, Source};
 use crate::paths::TrayPaths;
@@ -119,7 +126,7 @@ pub fn main() -> ExitCode {
     match run(cli.command) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("agent-tray: {message}");
+            eprintln!("agent-tray: {}", escape_controls(&message));
             ExitCode::FAILURE
         }
     }
@@ -155,22 +162,12 @@ fn connect(paths: &TrayPaths) -> Result<ControlClient, String> {
     })
 }
 
-fn ask(request: &Request) -> Result<serde_json::Value, String> {
+/// Sends one request and reads its result as `T`, streamed from the socket whatever its size.
+fn ask<T: serde::de::DeserializeOwned>(request: &Request) -> Result<T, String> {
     let paths = paths()?;
     let mut client = connect(&paths)?;
-    let reply = client.request(request).map_err(|e| e.to_string())?;
-    reply_result(reply)
-}
-
-fn reply_result(reply: Reply) -> Result<serde_json::Value, String> {
-    if reply.ok {
-        return Ok(reply.result.unwrap_or(serde_json::Value::Null));
-    }
-    let error = reply.error.map_or_else(
-        || "the engine refused the request".to_string(),
-        |e| format!("{} ({:?})", e.message, e.code),
-    );
-    Err(error)
+    let reply: TypedReply<T> = client.request_typed(request).map_err(|e| e.to_string())?;
+    reply.into_result().map_err(|e| e.to_string())
 }
 
 pub fn init_logging() {
@@ -231,30 +228,22 @@ fn observe(args: ObserveArgs) -> Result<ExitCode, String> {
     obs.subagent_id = args.subagent;
     obs.error = args.error;
     obs.validate().map_err(|e| e.to_string())?;
-    let result = ask(&Request::Observe { observation: obs })?;
-    if let Some(outcome) = result.get("outcome").and_then(|o| o.as_str()) {
-        if outcome == "ignored" {
-            let reason = result.get("reason").and_then(|r| r.as_str()).unwrap_or("");
-            eprintln!("agent-tray: observation ignored ({reason})");
-        }
+    let result: ObserveReply = ask(&Request::Observe { observation: obs })?;
+    if result.outcome == OutcomeKind::Ignored {
+        let reason = result.reason.map_or("", |r| r.as_str());
+        eprintln!("agent-tray: observation ignored ({reason})");
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn sessions_of(value: serde_json::Value) -> Result<Vec<Session>, String> {
-    serde_json::from_value::<SessionList>(value)
-        .map(|l| l.sessions)
-        .map_err(|e| format!("the engine sent a session list this CLI cannot read: {e}"))
-}
-
 fn list(json: bool) -> Result<ExitCode, String> {
-    let sessions = sessions_of(ask(&Request::List)?)?;
-    print_sessions(&sessions, json)
+    let list: SessionList = ask(&Request::List)?;
+    print_sessions(&list.sessions, json)
 }
 
 fn history(limit: usize, json: bool) -> Result<ExitCode, String> {
-    let sessions = sessions_of(ask(&Request::History { limit })?)?;
-    print_sessions(&sessions, json)
+    let list: SessionList = ask(&Request::History { limit })?;
+    print_sessions(&list.sessions, json)
 }
 
 fn print_sessions(sessions: &[Session], json: bool) -> Result<ExitCode, String> {
@@ -274,15 +263,13 @@ fn watch(json: bool) -> Result<ExitCode, String> {
     let mut client = connect(&paths)?;
     client.send(&Request::Watch).map_err(|e| e.to_string())?;
     let mut client = client.without_deadline();
-    let first = client.read_reply().map_err(|e| e.to_string())?;
-    let snapshot = sessions_of(reply_result(first)?)?;
+    let first: TypedReply<SessionList> = client.read_reply_as().map_err(|e| e.to_string())?;
+    let snapshot = first.into_result().map_err(|e| e.to_string())?.sessions;
     let mut out = std::io::stdout();
     if json {
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::json!({"kind": "snapshot", "sessions": snapshot})
-        );
+        let line = serde_json::to_string(&SessionsLine::Snapshot { sessions: snapshot })
+            .map_err(|e| e.to_string())?;
+        let _ = writeln!(out, "{line}");
     } else {
         let _ = write!(out, "{}", format_table(&snapshot, Utc::now()));
     }
@@ -303,35 +290,65 @@ fn watch(json: bool) -> Result<ExitCode, String> {
     }
 }
 
-fn describe_change_line(line: &str) -> String {
-    use crate::control::server::WatchLine;
+/// One `watch` line for people. Every piece of session text is escaped.
+pub fn describe_change_line(line: &str) -> String {
     use crate::registry::SessionChange;
     match serde_json::from_str::<WatchLine>(line) {
         Ok(WatchLine::Change(SessionChange::Added { session })) => {
             format!(
                 "+ {} {} {}",
                 session.agent,
-                short_id(&session.session_id),
+                escape_controls(short_id(&session.session_id)),
                 session.state
             )
         }
         Ok(WatchLine::Change(SessionChange::Changed { old_state, session })) => format!(
             "~ {} {} {} -> {}",
             session.agent,
-            short_id(&session.session_id),
+            escape_controls(short_id(&session.session_id)),
             old_state,
             session.state
         ),
         Ok(WatchLine::Change(SessionChange::Removed { session_id })) => {
-            format!("- {}", short_id(&session_id))
+            format!("- {}", escape_controls(short_id(&session_id)))
         }
-        Ok(WatchLine::Resync { sessions }) => format!("= {} sessions", sessions.len()),
-        Err(_) => line.to_string(),
+        Ok(WatchLine::Sessions(
+            SessionsLine::Resync { sessions } | SessionsLine::Snapshot { sessions },
+        )) => format!("= {} sessions", sessions.len()),
+        Err(_) => escape_controls(line).into_owned(),
     }
 }
 
-fn short_id(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
+/// The first 8 characters of an id (never half a character).
+pub fn short_id(id: &str) -> &str {
+    match id.char_indices().nth(8) {
+        Some((end, _)) => &id[..end],
+        None => id,
+    }
+}
+
+/// True for characters that must not reach a terminal raw: C0 and C1 controls and DEL, and the
+/// invisible format characters that reorder or hide text (bidi overrides, zero-width marks).
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// `text` with every character [`needs_escape`] names written as `\u{..}`; unchanged (and not
+/// copied) when there is none.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if needs_escape(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A human duration: `45s`, `3m`, `2h05m`, `3d`.
@@ -345,13 +362,13 @@ pub fn human_age(secs: i64) -> String {
     }
 }
 
-/// The `list` table. Text from sessions is printed as it is, with control characters removed so
-/// a hostile title cannot drive the terminal.
+/// The `list` table. Text from sessions is printed with control characters escaped (see
+/// [`escape_controls`]) so a hostile folder name or title cannot drive the terminal.
 pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
     if sessions.is_empty() {
         return "No sessions. Start Claude Code or Codex (and `agent-tray install` for instant updates).\n".into();
     }
-    let clean = |s: &str| -> String { s.chars().filter(|c| !c.is_control()).collect() };
+    let clean = |s: &str| -> String { escape_controls(s).into_owned() };
     let rows: Vec<[String; 7]> = sessions
         .iter()
         .map(|s| {
@@ -420,7 +437,31 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         let table = format_table(&[session], now);
         assert!(!table.contains('\u{1b}'), "{table:?}");
-        assert!(table.contains("evil[2Jname"));
+        assert!(table.contains("evil\\u{1b}[2Jname"), "{table:?}");
         assert!(table.starts_with("AGENT"));
+    }
+
+    #[test]
+    fn short_ids_never_cut_a_character_in_half() {
+        assert_eq!(short_id("33413ec6-95b9-4336"), "33413ec6");
+        assert_eq!(short_id("ééééééééé"), "éééééééé");
+        assert_eq!(short_id("日本語のセッションです"), "日本語のセッショ");
+        assert_eq!(short_id("abc"), "abc");
+        assert_eq!(short_id(""), "");
+    }
+
+    #[test]
+    fn watch_lines_for_people_escape_what_they_cannot_parse_and_every_id() {
+        let osc = "{\"kind\":\"weird\",\"x\":\"\u{1b}]52;c;aGk=\u{7}\"}";
+        let shown = describe_change_line(osc);
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("\\u{1b}]52;c;aGk=\\u{7}"), "{shown:?}");
+        let removed = describe_change_line(r#"{"kind":"removed","session_id":"ab\u001bcdefghij"}"#);
+        assert_eq!(removed, "- ab\\u{1b}cdefg");
+        assert_eq!(escape_controls("plain /home/dev"), "plain /home/dev");
+        assert_eq!(escape_controls("a\u{202E}b"), "a\\u{202e}b");
     }
 }

@@ -4,21 +4,38 @@
 //! async runtime. Every step is bounded: the connect (a unix socket whose listener's backlog is
 //! full would otherwise block), the write and the read each get a deadline, so a wedged engine
 //! costs a caller at most its budget, never a hang.
+//!
+//! **Who is listening.** Before it connects, the client checks the socket and its folder: both
+//! must belong to this user, and neither may be writable by group or others. With a shared
+//! `XDG_RUNTIME_DIR` (or a loosened folder) another user could otherwise put their own socket
+//! there and receive every observation, or answer `list` with made-up sessions. Refused with a
+//! clear reason ([`ClientError::Untrusted`]).
+//!
+//! **Replies are streamed, not capped.** A reply is parsed straight from the socket as it arrives
+//! (`history` of thousands of sessions is several MiB); what bounds it is the deadline, and the
+//! engine is trusted by the check above. Only requests have a size limit ([`MAX_LINE`], the
+//! engine's side).
 
+use std::fs;
 use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use serde::de::DeserializeOwned;
 use socket2::{Domain, SockAddr, Socket, Type};
 
-use super::protocol::{encode_request, Reply, Request, MAX_LINE};
+use super::protocol::{encode_request, Reply, Request, TypedReply};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// Nothing listens there: no engine is running.
     #[error("no Agent Tray is running (no socket at {0})")]
     NotRunning(String),
+    /// The socket or its folder could be someone else's: not used.
+    #[error("refusing to use the socket {path}: {reason}")]
+    Untrusted { path: String, reason: String },
     #[error("timed out talking to Agent Tray at {0}")]
     TimedOut(String),
     #[error("talking to Agent Tray at {path}: {source}")]
@@ -27,20 +44,115 @@ pub enum ClientError {
     BadReply(String),
 }
 
+/// Checks that `socket` and the folder holding it are this user's and that no one else may write
+/// to them. `Ok(())` also when the socket does not exist (the connect then says nobody runs).
+pub fn check_socket_owner(socket: &Path) -> Result<(), ClientError> {
+    // SAFETY: geteuid has no failure mode and touches no memory.
+    let me = unsafe { libc::geteuid() };
+    check_socket_owner_as(socket, me)
+}
+
+fn check_socket_owner_as(socket: &Path, me: u32) -> Result<(), ClientError> {
+    let path = socket.display().to_string();
+    let untrusted = |reason: String| ClientError::Untrusted {
+        path: path.clone(),
+        reason,
+    };
+    let folder = socket.parent().unwrap_or_else(|| Path::new("/"));
+    let folder = if folder.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        folder
+    };
+    let folder_meta = match fs::metadata(folder) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(ClientError::Io {
+                path: folder.display().to_string(),
+                source: e,
+            })
+        }
+    };
+    let fix = "(the socket's folder must be yours and private: `chmod 700` it, or set AGENT_TRAY_HOME to a private folder)";
+    if folder_meta.uid() != me {
+        return Err(untrusted(format!(
+            "its folder {} belongs to uid {}, not to you (uid {me}) {fix}",
+            folder.display(),
+            folder_meta.uid()
+        )));
+    }
+    if folder_meta.mode() & 0o022 != 0 {
+        return Err(untrusted(format!(
+            "its folder {} is writable by others (mode {:o}) {fix}",
+            folder.display(),
+            folder_meta.mode() & 0o7777
+        )));
+    }
+    // lstat: a symlink is not a socket, whatever it points at.
+    let meta = match fs::symlink_metadata(socket) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(ClientError::Io {
+                path: path.clone(),
+                source: e,
+            })
+        }
+    };
+    if !meta.file_type().is_socket() {
+        return Err(untrusted("it is not a socket".into()));
+    }
+    if meta.uid() != me {
+        return Err(untrusted(format!(
+            "it belongs to uid {}, not to you (uid {me}); another user may be listening there",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(untrusted(format!(
+            "it is writable by others (mode {:o}); Agent Tray makes it 0600",
+            meta.mode() & 0o7777
+        )));
+    }
+    Ok(())
+}
+
+/// The socket, read with the connection's deadline applied before every read: a reply parsed
+/// from a stream is bounded by time however it arrives.
+#[derive(Debug)]
+struct DeadlineStream {
+    stream: UnixStream,
+    deadline: Instant,
+}
+
+impl Read for DeadlineStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.read(buf)
+    }
+}
+
 /// A connection to the engine, with a deadline for everything done on it.
 #[derive(Debug)]
 pub struct ControlClient {
     stream: UnixStream,
-    reader: BufReader<UnixStream>,
+    reader: BufReader<DeadlineStream>,
     path: String,
     deadline: Instant,
 }
 
 impl ControlClient {
-    /// Connects within `budget`; the same budget bounds every later request on this connection.
+    /// Checks who owns the socket (see the module comment), then connects within `budget`; the
+    /// same budget bounds every later request on this connection.
     pub fn connect(socket: &Path, budget: Duration) -> Result<Self, ClientError> {
         let deadline = Instant::now() + budget;
         let path = socket.display().to_string();
+        check_socket_owner(socket)?;
         let classify = |e: io::Error| match e.kind() {
             io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => {
                 ClientError::NotRunning(path.clone())
@@ -57,7 +169,10 @@ impl ControlClient {
         let sock = Socket::new(Domain::UNIX, Type::STREAM, None).map_err(classify)?;
         sock.connect_timeout(&addr, budget).map_err(classify)?;
         let stream: UnixStream = sock.into();
-        let reader = BufReader::new(stream.try_clone().map_err(classify)?);
+        let reader = BufReader::new(DeadlineStream {
+            stream: stream.try_clone().map_err(classify)?,
+            deadline,
+        });
         Ok(ControlClient {
             stream,
             reader,
@@ -87,6 +202,16 @@ impl ControlClient {
         }
     }
 
+    fn closed(&self) -> ClientError {
+        ClientError::Io {
+            path: self.path.clone(),
+            source: io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the engine closed the connection",
+            ),
+        }
+    }
+
     /// Writes one request line without waiting for the reply (the hook's fire-and-forget).
     pub fn send(&mut self, request: &Request) -> Result<(), ClientError> {
         let line = encode_request(request).map_err(|e| ClientError::BadReply(e.to_string()))?;
@@ -103,31 +228,66 @@ impl ControlClient {
         self.read_reply()
     }
 
-    /// Reads one reply line.
-    pub fn read_reply(&mut self) -> Result<Reply, ClientError> {
-        let line = self.read_line()?;
-        serde_json::from_str(&line).map_err(|e| ClientError::BadReply(format!("{e}: {line}")))
+    /// Sends one request and reads its reply straight into its result type.
+    pub fn request_typed<T: DeserializeOwned>(
+        &mut self,
+        request: &Request,
+    ) -> Result<TypedReply<T>, ClientError> {
+        self.send(request)?;
+        self.read_reply_as()
     }
 
-    /// Reads one line, bounded by the deadline and by [`MAX_LINE`].
-    pub fn read_line(&mut self) -> Result<String, ClientError> {
-        let left = self.remaining()?;
-        self.stream
-            .set_read_timeout(Some(left))
+    /// Reads one reply line.
+    pub fn read_reply(&mut self) -> Result<Reply, ClientError> {
+        self.read_reply_as()
+    }
+
+    /// Reads one reply, parsed as it streams in (no size limit; the deadline bounds it).
+    pub fn read_reply_as<T: DeserializeOwned>(&mut self) -> Result<T, ClientError> {
+        self.remaining()?;
+        let at_end = match self.reader.fill_buf() {
+            Ok(buf) => buf.is_empty(),
+            Err(e) => return Err(self.io_err(e)),
+        };
+        if at_end {
+            return Err(self.closed());
+        }
+        let mut de = serde_json::Deserializer::from_reader(&mut self.reader);
+        let parsed = T::deserialize(&mut de);
+        drop(de);
+        let value = parsed.map_err(|e| {
+            if e.is_io() {
+                match e.io_error_kind() {
+                    Some(io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) => {
+                        ClientError::TimedOut(self.path.clone())
+                    }
+                    _ => ClientError::BadReply(e.to_string()),
+                }
+            } else if e.is_eof() {
+                self.closed()
+            } else {
+                ClientError::BadReply(e.to_string())
+            }
+        })?;
+        // The rest of the line is its newline.
+        let mut rest = Vec::new();
+        (&mut self.reader)
+            .take(64)
+            .read_until(b'\n', &mut rest)
             .map_err(|e| self.io_err(e))?;
+        Ok(value)
+    }
+
+    /// Reads one line (a `watch` stream's change), bounded by the deadline.
+    pub fn read_line(&mut self) -> Result<String, ClientError> {
+        self.remaining()?;
         let mut line = String::new();
-        let read = (&mut self.reader)
-            .take(MAX_LINE as u64)
-            .read_line(&mut line);
-        let n = read.map_err(|e| self.io_err(e))?;
+        let n = self
+            .reader
+            .read_line(&mut line)
+            .map_err(|e| self.io_err(e))?;
         if n == 0 {
-            return Err(ClientError::Io {
-                path: self.path.clone(),
-                source: io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the engine closed the connection",
-                ),
-            });
+            return Err(self.closed());
         }
         Ok(line.trim_end().to_string())
     }
@@ -135,6 +295,68 @@ impl ControlClient {
     /// Lifts the deadline, for a long-lived `watch` stream.
     pub fn without_deadline(mut self) -> Self {
         self.deadline = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
+        self.reader.get_mut().deadline = self.deadline;
         self
+    }
+}
+
+/// A result deserialized from a reply: what [`ControlClient::request_typed`] gives, for callers
+/// that only want the result or the engine's refusal as text.
+pub fn result_of<T>(reply: TypedReply<T>) -> Result<T, String> {
+    reply.into_result().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn private_socket() -> (
+        tempfile::TempDir,
+        std::path::PathBuf,
+        std::os::unix::net::UnixListener,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        let socket = dir.path().join("s.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        fs::set_permissions(&socket, fs::Permissions::from_mode(0o600)).unwrap();
+        (dir, socket, listener)
+    }
+
+    #[test]
+    fn a_private_socket_of_ours_is_trusted() {
+        let (_dir, socket, _l) = private_socket();
+        assert!(check_socket_owner(&socket).is_ok());
+        assert!(check_socket_owner(&socket.with_file_name("absent.sock")).is_ok());
+    }
+
+    #[test]
+    fn a_socket_or_folder_others_own_or_may_write_is_refused_with_the_reason() {
+        let (dir, socket, _l) = private_socket();
+        let me = unsafe { libc::geteuid() };
+        let reason = |r: Result<(), ClientError>| match r {
+            Err(ClientError::Untrusted { reason, .. }) => reason,
+            other => panic!("expected a refusal, got {other:?}"),
+        };
+        // Someone else's: checked as another uid, since the test cannot chown as a user.
+        let r = reason(check_socket_owner_as(&socket, me + 4242));
+        assert!(r.contains("belongs to uid"), "{r}");
+        fs::set_permissions(&socket, fs::Permissions::from_mode(0o666)).unwrap();
+        let r = reason(check_socket_owner(&socket));
+        assert!(r.contains("writable by others"), "{r}");
+        fs::set_permissions(&socket, fs::Permissions::from_mode(0o600)).unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let r = reason(check_socket_owner(&socket));
+        assert!(
+            r.contains("folder") && r.contains("writable by others"),
+            "{r}"
+        );
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        let link = dir.path().join("link.sock");
+        std::os::unix::fs::symlink(&socket, &link).unwrap();
+        let r = reason(check_socket_owner(&link));
+        assert!(r.contains("not a socket"), "{r}");
     }
 }

