@@ -225,10 +225,9 @@ fn current_uid() -> u32 {
 /// Asks whoever owns the socket who they are, for a plain message.
 fn who_holds(socket: &Path) -> BindError {
     let info = ControlClient::connect(socket, Duration::from_millis(500))
-        .and_then(|mut c| c.request(&Request::Ping))
+        .and_then(|mut c| c.request_typed::<PingInfo>(&Request::Ping))
         .ok()
-        .and_then(|reply| reply.result)
-        .and_then(|v| serde_json::from_value::<PingInfo>(v).ok());
+        .and_then(|reply| reply.into_result().ok());
     match info {
         Some(info) => BindError::AlreadyRunning {
             socket: socket.to_path_buf(),
