@@ -20,7 +20,12 @@ fn assert_bounded(obs: &Observation) {
     assert_eq!(validate_session_id(&obs.session_id), Ok(()));
     let check = |field: &Option<String>, limit: FieldLimit| {
         if let Some(text) = field {
-            assert!(text.len() <= limit.bytes(), "{} > {}", text.len(), limit.bytes());
+            assert!(
+                text.len() <= limit.bytes(),
+                "{} > {}",
+                text.len(),
+                limit.bytes()
+            );
         }
     };
     check(&obs.cwd, FieldLimit::Path);

@@ -300,12 +300,6 @@ impl ControlClient {
     }
 }
 
-/// A result deserialized from a reply: what [`ControlClient::request_typed`] gives, for callers
-/// that only want the result or the engine's refusal as text.
-pub fn result_of<T>(reply: TypedReply<T>) -> Result<T, String> {
-    reply.into_result().map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
