@@ -114,6 +114,7 @@ fn list_answers_within_a_second_with_500_idle_watchers_and_the_hook_path_is_free
     let started = Instant::now();
     let reply = ask_raw(&socket, &json!({"v": 1, "op": "list"}));
     let took = started.elapsed();
+    eprintln!("list with 500 watchers connected answered in {took:?}");
     assert!(reply.starts_with("{\"v\":1,\"ok\":true"), "{reply}");
     assert!(
         took < Duration::from_secs(1),
@@ -236,6 +237,7 @@ fn history_of_1500_realistic_ended_sessions_is_printed_whole() {
         "the reply is over 1 MiB: {}",
         raw.len()
     );
+    eprintln!("history reply for 1500 sessions: {} bytes", raw.len());
     let out = world.run(&["history", "--limit", "2000", "--json"]);
     assert!(
         out.status.success(),
