@@ -314,45 +314,105 @@ pub struct Observation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// Set when the event fired inside a subagent (Claude's `agent_id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub subagent_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::path"
+    )]
     pub cwd: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub repo: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::path"
+    )]
     pub transcript_path: Option<String>,
     /// SessionStart's `source` (startup, resume, clear, compact, fork).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub start_source: Option<String>,
     /// Notification's `notification_type`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub notification_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub tool_name: Option<String>,
     /// StopFailure's `error` (rate_limit, overloaded, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::text"
+    )]
     pub error: Option<String>,
     /// A live-session file's status, with StatusReport.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ReportedStatus>,
     /// A live-session file's `waitingFor` ("permission prompt", "input needed").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::text"
+    )]
     pub waiting_for: Option<String>,
     /// The session's display name (a live-session file's `name`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::text"
+    )]
     pub title: Option<String>,
     /// tmux location `session:@window.%pane`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub tmux: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub tty: Option<String>,
     /// Client-side sequence id (the hook's), for de-duplicating journal replays.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
     pub seq: Option<String>,
 }
 
@@ -527,6 +587,90 @@ pub fn cut_to(text: &mut String, limit: usize) -> bool {
     text.push_str(CUT_MARK);
     text.shrink_to_fit();
     true
+}
+
+/// Field limits applied while an observation is parsed: a 1 MiB `cwd` in a request or a journal
+/// line is never copied whole into a `String`, only its first [`FieldLimit`] bytes are.
+mod bounded {
+    use std::fmt;
+
+    use serde::de::{Deserializer, Visitor};
+
+    use super::{cut_to, FieldLimit};
+
+    struct Bounded(FieldLimit);
+
+    impl Visitor<'_> for Bounded {
+        type Value = String;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<String, E> {
+            let limit = self.0.bytes();
+            if text.len() <= limit {
+                return Ok(text.to_string());
+            }
+            // Copy a little more than the limit (a char boundary is within 4 bytes), then cut.
+            let mut end = limit.saturating_add(4).min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let mut kept = String::with_capacity(end);
+            kept.push_str(&text[..end]);
+            // `kept` is over the limit (`end` > limit), so this cuts and marks it exactly as a
+            // cut of the whole text would.
+            cut_to(&mut kept, limit);
+            Ok(kept)
+        }
+
+        fn visit_string<E: serde::de::Error>(self, mut text: String) -> Result<String, E> {
+            cut_to(&mut text, self.0.bytes());
+            Ok(text)
+        }
+    }
+
+    struct Optional(FieldLimit);
+
+    impl<'de> Visitor<'de> for Optional {
+        type Value = Option<String>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string or null")
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+            d.deserialize_string(Bounded(self.0)).map(Some)
+        }
+    }
+
+    fn optional<'de, D: Deserializer<'de>>(
+        d: D,
+        limit: FieldLimit,
+    ) -> Result<Option<String>, D::Error> {
+        d.deserialize_option(Optional(limit))
+    }
+
+    pub fn path<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        optional(d, FieldLimit::Path)
+    }
+
+    pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        optional(d, FieldLimit::Text)
+    }
+
+    pub fn name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        optional(d, FieldLimit::Name)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -769,6 +913,27 @@ mod tests {
         );
         let admitted = obs.clone().admit();
         assert_eq!(admitted, Ok(obs), "admitting twice changes nothing");
+    }
+
+    #[test]
+    fn a_parsed_observation_never_holds_a_field_whole() {
+        let cwd = format!("/{}", "é".repeat(1 << 19));
+        let text = serde_json::json!({
+            "session_id": "s", "agent": "claude", "event": "Stop", "at": "2026-01-01T00:00:00Z",
+            "cwd": cwd, "title": "t\n".repeat(10_000), "model": null,
+        })
+        .to_string();
+        let obs: Observation = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        let got = obs.cwd.unwrap_or_default();
+        assert!(got.ends_with(CUT_MARK) && cwd.starts_with(got.trim_end_matches(CUT_MARK)));
+        assert!(
+            got.capacity() <= FieldLimit::Path.bytes() + 8,
+            "{}",
+            got.capacity()
+        );
+        let title = obs.title.unwrap_or_default();
+        assert!(title.len() <= FieldLimit::Text.bytes() && title.ends_with(CUT_MARK));
+        assert_eq!(obs.model, None);
     }
 
     fn sample_session() -> Session {
