@@ -150,6 +150,18 @@ fn list_answers_within_a_second_with_500_idle_watchers_and_the_hook_path_is_free
         reader.read_line(&mut rest).unwrap();
     }
     assert!(rest.contains("\"added\""), "{rest}");
+    // The watcher pool is bounded (512): past it, a plain `busy` at once, never a wait.
+    for _ in 500..512 {
+        let mut s = UnixStream::connect(&socket).unwrap();
+        s.write_all(b"{\"v\":1,\"op\":\"watch\"}\n").unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut first = String::new();
+        BufReader::new(&s).read_line(&mut first).unwrap();
+        assert!(first.starts_with("{\"v\":1,\"ok\":true"), "{first}");
+        watchers.push(s);
+    }
+    let over = ask_raw(&socket, &json!({"v": 1, "op": "watch"}));
+    assert!(over.contains("\"busy\""), "{over}");
     // `doctor`'s check of the app, and the CLI's list, both get through.
     let out = world.run(&["list", "--json"]);
     assert!(
