@@ -67,20 +67,24 @@ impl Default for RegistryConfig {
 }
 
 impl RegistryConfig {
-    /// The defaults, with `AGENT_TRAY_SESSION_TTL=<seconds>` applied when it is set and valid.
-    pub fn from_env() -> Self {
+    /// The defaults, with `AGENT_TRAY_SESSION_TTL=<seconds>` applied when it is set; a value that
+    /// is not a number of seconds within range is an error that says so.
+    pub fn try_from_env() -> Result<Self, crate::env_knobs::KnobError> {
+        use crate::env_knobs::{read_secs, MAX_SESSION_TTL, SESSION_TTL};
         let mut config = RegistryConfig::default();
-        if let Ok(text) = std::env::var("AGENT_TRAY_SESSION_TTL") {
-            match text.trim().parse::<f64>() {
-                Ok(secs) if secs.is_finite() && secs > 0.0 => {
-                    config.session_ttl = Duration::from_secs_f64(secs);
-                }
-                _ => {
-                    tracing::warn!(value = %text, "ignoring AGENT_TRAY_SESSION_TTL: not a positive number of seconds")
-                }
-            }
+        if let Some(ttl) = read_secs(SESSION_TTL, MIN_SESSION_TTL, MAX_SESSION_TTL)? {
+            config.session_ttl = ttl;
         }
-        config
+        Ok(config)
+    }
+
+    /// [`try_from_env`](Self::try_from_env), falling back to the defaults (with a warning) for
+    /// a host that already reported the error and only needs a registry to show it in.
+    pub fn from_env() -> Self {
+        Self::try_from_env().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "using the default session TTL");
+            RegistryConfig::default()
+        })
     }
 }
 
@@ -145,6 +149,27 @@ struct Inner {
     ended_order: VecDeque<String>,
     seqs: HashSet<String>,
     seq_order: VecDeque<String>,
+    applied_seqs: AppliedSeqs,
+}
+
+/// How many observations carrying a sequence id were applied (not de-duplicated away), and an
+/// order-free digest of those ids. A test compares it with the ids in the journal to prove that
+/// each event was applied exactly once: a double and a miss cannot cancel out in the digest.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedSeqs {
+    pub count: u64,
+    /// The wrapping sum of each id's 64-bit FNV-1a hash.
+    pub digest: u64,
+}
+
+impl AppliedSeqs {
+    pub fn add(&mut self, seq: &str) {
+        self.count += 1;
+        let hash = seq.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        self.digest = self.digest.wrapping_add(hash);
+    }
 }
 
 pub struct SessionsRegistry {
@@ -241,6 +266,11 @@ impl SessionsRegistry {
         }
     }
 
+    /// The sequence ids applied since this registry was made (see [`AppliedSeqs`]).
+    pub fn applied_seqs(&self) -> AppliedSeqs {
+        self.lock().applied_seqs
+    }
+
     /// Applies one observation.
     pub fn observe(&self, obs: Observation) -> Result<ObserveOutcome, InvalidObservation> {
         obs.validate()?;
@@ -253,6 +283,7 @@ impl SessionsRegistry {
                     return Ok(ObserveOutcome::Duplicate);
                 }
                 remember_seq(&mut inner, seq);
+                inner.applied_seqs.add(seq);
             }
             self.observe_locked(&mut inner, &obs, now, &mut changes)
         };
