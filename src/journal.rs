@@ -854,7 +854,7 @@ impl JournalReplay {
                     }
                 });
                 match record {
-                    Ok(record) => match registry.observe(record.observation) {
+                    Ok(record) => match registry.observe_journaled(record.observation) {
                         Ok(ObserveOutcome::Duplicate) => stats.duplicates += 1,
                         Ok(_) => stats.applied += 1,
                         Err(e) => {

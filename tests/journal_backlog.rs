@@ -144,9 +144,9 @@ fn a_long_backlog_written_while_no_app_ran_is_replayed_in_full_and_once() {
         ]],
         1,
     );
-    let tools: Vec<Vec<Vec<u8>>> = (0..2497)
+    let tools: Vec<Vec<Vec<u8>>> = (0..2497u32)
         .map(|i| {
-            let event = if i % 2 == 0 {
+            let event = if i.is_multiple_of(2) {
                 "PreToolUse"
             } else {
                 "PostToolUse"
@@ -165,7 +165,7 @@ fn a_long_backlog_written_while_no_app_ran_is_replayed_in_full_and_once() {
                 payload(&id, "SessionStart", None),
                 payload(&id, "UserPromptSubmit", None),
             ];
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 job.push(payload(&id, "Stop", None));
             }
             job
@@ -189,7 +189,13 @@ fn a_long_backlog_written_while_no_app_ran_is_replayed_in_full_and_once() {
     std::thread::sleep(Duration::from_secs(31));
     let daemon = world.start_daemon();
 
-    let want_state = |n: u64| if n % 2 == 0 { "idle" } else { "working" };
+    let want_state = |n: u64| {
+        if n.is_multiple_of(2) {
+            "idle"
+        } else {
+            "working"
+        }
+    };
     let all_there = wait_until(Duration::from_secs(60), || {
         let list = world.list();
         let ok = list.len() == 301
