@@ -22,8 +22,9 @@
 //!   skipped, never deleted early.
 //! - **A bad record costs that record only**: a line that is not JSON, is cut in half, is too
 //!   long, or carries an impossible date is skipped and counted ([`CorruptRecord`]); replay goes
-//!   on with the next line. A hook that finds the file not ending in a newline (a writer died
-//!   mid-line) starts its record on a new line, so one torn line never swallows the next.
+//!   on with the next line. A writer that died mid-line leaves a fragment the next append is
+//!   glued to: the reader counts the fragment and still reads the record after it (a record
+//!   always starts with `{"v":`, which cannot occur inside a JSON string).
 //! - **Compaction drops only what was applied**: a file over [`MAX_FILE_BYTES`], quiet for
 //!   [`COMPACT_QUIET`], is rewritten to its first records (SessionStart carries the model) and
 //!   its last ones, and only once the engine has applied every line of it.
@@ -256,22 +257,11 @@ fn append_line(dir: &Path, path: &Path, line: &[u8]) -> io::Result<(u64, u64)> {
             continue;
         }
         let len = meta.len();
-        let mut buf = Vec::with_capacity(line.len() + 1);
-        if len > 0 && !ends_with_newline(&file, len) {
-            // A writer died mid-line: start ours on a line of its own.
-            buf.push(b'\n');
-        }
-        buf.extend_from_slice(line);
         // One write of the whole line: with O_APPEND the kernel places it at the end atomically.
-        (&file).write_all(&buf)?;
-        return Ok((len, len + buf.len() as u64));
+        (&file).write_all(line)?;
+        return Ok((len, len + line.len() as u64));
     }
     Err(io::Error::other("the journal kept being replaced"))
-}
-
-fn ends_with_newline(file: &File, len: u64) -> bool {
-    let mut last = [0u8; 1];
-    !matches!(file.read_at(&mut last, len - 1), Ok(1) if last[0] != b'\n')
 }
 
 /// Takes `op` (`LOCK_SH` / `LOCK_EX`) on `file`, trying until `wait` has passed. The lock goes
@@ -575,8 +565,24 @@ pub fn read_records(
         if body.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        each(parse_line(body));
+        match parse_line(body) {
+            Err(bad @ CorruptRecord::BadJson(_)) => {
+                each(Err(bad));
+                if let Some(record) = glued_record(body) {
+                    each(Ok(record));
+                }
+            }
+            parsed => each(parsed),
+        }
     }
+}
+
+/// The record at the end of a line that a torn write glued onto: a record starts with `{"v":`,
+/// which cannot occur inside a JSON string (its quotes would be escaped).
+fn glued_record(line: &[u8]) -> Option<JournalRecord> {
+    const START: &[u8] = b"{\"v\":";
+    let at = line.windows(START.len()).rposition(|w| w == START)?;
+    (at > 0).then(|| parse_line(&line[at..]).ok()).flatten()
 }
 
 /// Reads the complete records of `path` from byte `offset` (skipping bad lines); returns them
@@ -1467,7 +1473,7 @@ mod tests {
 
     #[test]
     fn a_torn_last_line_does_not_swallow_the_next_record() {
-        // A writer died mid-line; the next hook starts its record on a line of its own.
+        // A writer died mid-line; the next hook's record is glued to the fragment.
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
         fs::write(dir.join("claude-s.jsonl"), "{\"v\":1,\"obs").unwrap();
@@ -1476,8 +1482,9 @@ mod tests {
             &JournalRecord::new(obs("s", EventKind::SessionStart, "1"), false),
         )
         .unwrap();
-        let (records, _) = read_from(&dir.join("claude-s.jsonl"), 0).unwrap();
-        assert_eq!(records.len(), 1);
+        let mut seen = Vec::new();
+        read_records(&dir.join("claude-s.jsonl"), 0, |r| seen.push(r.is_ok())).unwrap();
+        assert_eq!(seen, [false, true], "the fragment counted, the record read");
     }
 
     #[test]

