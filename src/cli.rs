@@ -171,8 +171,15 @@ fn ask<T: serde::de::DeserializeOwned>(request: &Request) -> Result<T, String> {
 }
 
 pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("AGENT_TRAY_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let filter = match crate::env_knobs::read_log_filter() {
+        Ok(Some(filter)) => filter,
+        Ok(None) => tracing_subscriber::EnvFilter::new("info"),
+        Err(e) => {
+            // Logging is how the rest is diagnosed: say so, and log at the default level.
+            eprintln!("agent-tray: {e}; logging at info");
+            tracing_subscriber::EnvFilter::new("info")
+        }
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

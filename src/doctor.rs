@@ -278,6 +278,11 @@ fn check_app(paths: &TrayPaths) -> Vec<Finding> {
             ))),
         }
     }
+    out.extend(
+        journal::health_notes(&paths.journal_dir())
+            .into_iter()
+            .map(Finding::Note),
+    );
     let log = paths.log_dir().join("hook.log");
     if let Ok(meta) = std::fs::metadata(&log) {
         if meta.len() > 0 {

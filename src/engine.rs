@@ -51,23 +51,35 @@ pub struct EngineConfig {
 }
 
 impl EngineConfig {
-    /// The configuration this process's environment asks for.
-    pub fn from_env(host: HostKind) -> Result<Self, PathsError> {
+    /// The configuration this process's environment asks for; a knob set to something it
+    /// cannot mean is an error naming it (see [`crate::env_knobs`]).
+    pub fn from_env(host: HostKind) -> Result<Self, EngineConfigError> {
+        use crate::env_knobs::{
+            read_flag, read_millis, MAX_PID_WATCH_INTERVAL, MIN_PID_WATCH_INTERVAL,
+            NO_FILE_DISCOVERY, PID_WATCH_INTERVAL_MS,
+        };
         Ok(EngineConfig {
             host,
             paths: TrayPaths::from_env()?,
-            registry: RegistryConfig::from_env(),
-            pid_watch_interval: duration_from_env_ms("AGENT_TRAY_PID_WATCH_INTERVAL_MS")
-                .unwrap_or(pid_watcher::WATCH_INTERVAL),
-            discover_files: std::env::var("AGENT_TRAY_NO_FILE_DISCOVERY").is_err(),
+            registry: RegistryConfig::try_from_env()?,
+            pid_watch_interval: read_millis(
+                PID_WATCH_INTERVAL_MS,
+                MIN_PID_WATCH_INTERVAL,
+                MAX_PID_WATCH_INTERVAL,
+            )?
+            .unwrap_or(pid_watcher::WATCH_INTERVAL),
+            discover_files: !read_flag(NO_FILE_DISCOVERY)?,
         })
     }
 }
 
-/// A positive number of milliseconds from the environment (test knobs).
-fn duration_from_env_ms(name: &str) -> Option<Duration> {
-    let ms: u64 = std::env::var(name).ok()?.trim().parse().ok()?;
-    (ms > 0).then(|| Duration::from_millis(ms))
+/// Why the environment does not make an engine configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineConfigError {
+    #[error(transparent)]
+    Paths(#[from] PathsError),
+    #[error(transparent)]
+    Knob(#[from] crate::env_knobs::KnobError),
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -13,53 +13,89 @@
 //! - **Private**: the folder is 0700 and the files 0600. Records hold only what an observation
 //!   holds (ids, paths, the model, a tool's name): never prompt text, tool input or replies.
 //! - **The engine reads only what was appended**: a cursor (inode + offset) per file; a tick
-//!   costs a `readdir` and a `stat` per file when nothing changed.
-//! - **Replay at start is selective**: replaying a week of journals would raise ghosts that the
-//!   TTL then takes five minutes to clear. A file is replayed at start when it was written within
-//!   the session TTL, or when the process of its last record is still a live agent that started
-//!   before that record (so not a recycled pid); the rest is skipped, never deleted early.
-//! - **Bounded**: files untouched for [`MAX_AGE`] are removed; a file over [`MAX_FILE_BYTES`]
-//!   that has been quiet for a while is compacted to its first records (SessionStart carries the
-//!   model) and its last ones; past [`MAX_FILES`] or [`MAX_TOTAL_BYTES`] the oldest go first.
-//!   Compaction rewrites through a temp file and a rename; a hook appending in that instant
-//!   writes to the replaced file, which costs that record only if its socket send failed too.
+//!   costs a `readdir` and a `stat` per file when nothing changed. Files are read line by line,
+//!   so a long backlog costs time, not memory.
+//! - **Replay at start is selective by age, never by size**: replaying a week of journals would
+//!   raise ghosts that the TTL then takes five minutes to clear. A file is replayed at start, all
+//!   of it, when it was written within the session TTL, or when the process of its last record
+//!   is still a live agent that started before that record (so not a recycled pid); the rest is
+//!   skipped, never deleted early.
+//! - **A bad record costs that record only**: a line that is not JSON, is cut in half, is too
+//!   long, or carries an impossible date is skipped and counted ([`CorruptRecord`]); replay goes
+//!   on with the next line. A writer that died mid-line leaves a fragment the next append is
+//!   glued to: the reader counts the fragment and still reads the record after it (a record
+//!   always starts with `{"v":`, which cannot occur inside a JSON string).
+//! - **Compaction drops only what was applied**: a file over [`MAX_FILE_BYTES`], quiet for
+//!   [`COMPACT_QUIET`], is rewritten to its first records (SessionStart carries the model) and
+//!   its last ones, and only once the engine has applied every line of it.
+//! - **Capped while nothing reads it** ([`MAX_TOTAL_BYTES`], [`MAX_FILES`]): the hook checks the
+//!   folder whenever it starts a file or its file grows past another [`CAP_CHECK_BYTES`], and
+//!   drops the oldest files first (a single session larger than the cap loses its oldest
+//!   records). Every drop is written to `dropped.log` beside the journals, which the engine logs
+//!   and `doctor` shows. Files untouched for [`MAX_AGE`] are removed by the engine.
+//! - **Rewrites never lose an append**: a hook holds a shared `flock` on the file while it
+//!   appends and a rewrite (compaction, cap) holds an exclusive one while it copies and renames;
+//!   a hook that finds the path now names another file appends to that one instead. Waits are
+//!   bounded: a hook that cannot get the lock soon appends anyway.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::model::{Agent, EventKind, Observation};
+use crate::model::{Agent, EventKind, InvalidObservation, Observation};
 use crate::paths::{create_private_dir, TrayPaths};
-use crate::registry::{ObserveOutcome, SessionsRegistry};
+use crate::registry::{AppliedSeqs, ObserveOutcome, SessionsRegistry};
 
 /// The record format's version.
 pub const RECORD_VERSION: u32 = 1;
 /// How often the engine looks for records it has not applied.
 pub const REPLAY_INTERVAL: Duration = Duration::from_secs(2);
-/// Compaction and removal run every this many replay ticks.
+/// Compaction and removal run every this many replay ticks (and after the first one).
 const COMPACT_EVERY_TICKS: u64 = 30;
 /// Journals untouched this long are removed.
 pub const MAX_AGE: Duration = Duration::from_secs(3 * 24 * 3600);
-/// A journal larger than this is compacted once it has been quiet for [`COMPACT_QUIET`].
+/// A fully applied journal larger than this is compacted once it has been quiet for
+/// [`COMPACT_QUIET`].
 pub const MAX_FILE_BYTES: u64 = 512 * 1024;
-const COMPACT_QUIET: Duration = Duration::from_secs(30);
+/// How long a journal must go unwritten before it is compacted, or before a line at its end that
+/// never got its newline counts as torn.
+pub const COMPACT_QUIET: Duration = Duration::from_secs(30);
 /// Records kept from the start and from the end of a compacted journal.
 const KEEP_HEAD: usize = 2;
 const KEEP_TAIL: usize = 200;
-/// At most this many journals, and this many bytes in all; the oldest go first.
+/// At most this many journals, and this many bytes in all; past either the oldest go first.
+/// A record is about 300 bytes; a heavy week (three sessions at once, eight hours a day, an
+/// event every three seconds each: about 200,000 events) is about 60 MB, so this keeps a heavy
+/// week with room to spare.
 pub const MAX_FILES: usize = 2000;
-pub const MAX_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_TOTAL_BYTES: u64 = 128 * 1024 * 1024;
+/// A hook re-checks the folder against the cap each time its file grows past another multiple
+/// of this (and whenever it starts a file), so a check costs one `readdir` per ~200 events.
+pub const CAP_CHECK_BYTES: u64 = 64 * 1024;
 /// A record line longer than this is skipped on replay (a hook never writes one).
 const MAX_RECORD: usize = 64 * 1024;
+/// Records dated further than this past the reader's clock are refused: one such record would
+/// make every later event of its session look stale.
+const MAX_FUTURE: Duration = Duration::from_secs(24 * 3600);
+/// How long a hook waits for the shared lock before appending without it.
+const APPEND_LOCK_WAIT: Duration = Duration::from_millis(50);
+/// How long a rewrite waits for the exclusive lock before giving up until next time.
+const REWRITE_LOCK_WAIT: Duration = Duration::from_millis(500);
+/// Where drops are recorded, and the engine's status (neither ends in `.jsonl`).
+pub const DROP_LOG: &str = "dropped.log";
+pub const STATUS_FILE: &str = "status.json";
+/// The drop log is rotated past this size (a line is ~100 bytes; a drop is rare).
+const MAX_DROP_LOG_BYTES: u64 = 256 * 1024;
 
 /// One line of a journal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,6 +115,56 @@ impl JournalRecord {
             cut,
         }
     }
+}
+
+/// Why a journal line was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CorruptRecord {
+    #[error("a record line of {0} bytes is longer than a hook writes")]
+    TooLong(usize),
+    #[error("not a journal record: {0}")]
+    BadJson(String),
+    #[error("record version {0} is not one this version reads")]
+    UnknownVersion(u32),
+    #[error("record dated {0}, which cannot be right")]
+    BadDate(DateTime<Utc>),
+    #[error("the record's observation is invalid: {0}")]
+    Invalid(#[from] InvalidObservation),
+}
+
+/// The earliest and latest dates a record may carry, whatever the clock says.
+fn plausible_dates() -> (DateTime<Utc>, DateTime<Utc>) {
+    let first = Utc.with_ymd_and_hms(2000, 1, 1, 0, 0, 0).single();
+    let last = Utc.with_ymd_and_hms(2200, 1, 1, 0, 0, 0).single();
+    (
+        first.unwrap_or(DateTime::<Utc>::MIN_UTC),
+        last.unwrap_or(DateTime::<Utc>::MAX_UTC),
+    )
+}
+
+/// Parses one journal line (without its newline). Never panics, whatever the bytes.
+pub fn parse_line(line: &[u8]) -> Result<JournalRecord, CorruptRecord> {
+    if line.len() > MAX_RECORD {
+        return Err(CorruptRecord::TooLong(line.len()));
+    }
+    let record: JournalRecord =
+        serde_json::from_slice(line).map_err(|e| CorruptRecord::BadJson(e.to_string()))?;
+    if record.v != RECORD_VERSION {
+        return Err(CorruptRecord::UnknownVersion(record.v));
+    }
+    let (first, last) = plausible_dates();
+    if record.observation.at < first || record.observation.at >= last {
+        return Err(CorruptRecord::BadDate(record.observation.at));
+    }
+    record.observation.validate()?;
+    Ok(record)
+}
+
+/// One record as a journal line, newline included.
+pub fn encode_line(record: &JournalRecord) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// The file name of a session's journal. Session ids are UUIDs in practice; anything else is
@@ -119,71 +205,415 @@ pub fn agent_of_file(name: &str) -> Option<Agent> {
     agent.parse().ok()
 }
 
-/// Appends one record to its session's journal (creating the folder 0700 and the file 0600).
+/// Appends one record to its session's journal (creating the folder 0700 and the file 0600),
+/// then keeps the folder within the cap. Returns the journal's path.
 pub fn append(dir: &Path, record: &JournalRecord) -> io::Result<PathBuf> {
     let path = dir.join(file_name(
         record.observation.agent,
         &record.observation.session_id,
     ));
-    let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
-    line.push(b'\n');
-    let open = || {
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
-            .open(&path)
-    };
-    let mut file = match open() {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            create_private_dir(dir).map_err(io::Error::other)?;
-            open()?
-        }
-        Err(e) => return Err(e),
-    };
-    // One write of the whole line: with O_APPEND the kernel places it at the end atomically.
-    file.write_all(&line)?;
+    let line = encode_line(record)?;
+    let (before, after) = append_line(dir, &path, &line)?;
+    if before == 0 || before / CAP_CHECK_BYTES != after / CAP_CHECK_BYTES {
+        // Best effort: a cap that cannot be enforced now is enforced by the next check.
+        let _ = enforce_cap(
+            dir,
+            JournalCap::DEFAULT,
+            Some(&path),
+            "hook",
+            SystemTime::now(),
+        );
+    }
     Ok(path)
 }
 
-/// Reads the complete records of `path` from byte `offset`; returns them and the offset just
-/// past the last complete line (a line still being written is left for the next read).
-pub fn read_from(path: &Path, offset: u64) -> io::Result<(Vec<JournalRecord>, u64)> {
+/// Appends `line` to `path` under a shared lock; returns the file's length before and after.
+fn append_line(dir: &Path, path: &Path, line: &[u8]) -> io::Result<(u64, u64)> {
+    let open = || {
+        OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .mode(0o600)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+            .open(path)
+    };
+    for attempt in 0..3 {
+        let file = match open() {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                create_private_dir(dir).map_err(io::Error::other)?;
+                open()?
+            }
+            Err(e) => return Err(e),
+        };
+        let _locked = flock_within(&file, libc::LOCK_SH, APPEND_LOCK_WAIT);
+        let meta = file.metadata()?;
+        // A rewrite replaced the file between our open and our lock: append to the new one.
+        let replaced = fs::symlink_metadata(path)
+            .map(|m| m.ino() != meta.ino() || m.dev() != meta.dev())
+            .unwrap_or(true);
+        if replaced && attempt < 2 {
+            continue;
+        }
+        let len = meta.len();
+        // One write of the whole line: with O_APPEND the kernel places it at the end atomically.
+        (&file).write_all(line)?;
+        return Ok((len, len + line.len() as u64));
+    }
+    Err(io::Error::other("the journal kept being replaced"))
+}
+
+/// Takes `op` (`LOCK_SH` / `LOCK_EX`) on `file`, trying until `wait` has passed. The lock goes
+/// with the file's descriptor.
+fn flock_within(file: &File, op: libc::c_int, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    loop {
+        // SAFETY: flock on a descriptor this function borrows; no memory is passed.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
+        if rc == 0 {
+            return true;
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::WouldBlock && err.kind() != io::ErrorKind::Interrupted {
+            return false;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// What a rewrite did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rewritten {
+    ino: u64,
+    len: u64,
+    dropped_lines: u64,
+    dropped_bytes: u64,
+}
+
+/// Rewrites `path` keeping its first `head` lines and its last lines (at most `tail_lines`,
+/// at most `tail_bytes`), under an exclusive lock so no concurrent append is lost. `None`
+/// when there was nothing to drop or the lock was not free in time.
+fn rewrite_keeping(
+    path: &Path,
+    head: usize,
+    tail_lines: usize,
+    tail_bytes: u64,
+) -> io::Result<Option<Rewritten>> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+        .open(path)?;
+    if !flock_within(&file, libc::LOCK_EX, REWRITE_LOCK_WAIT) {
+        return Ok(None);
+    }
+    let meta = file.metadata()?;
+    if fs::symlink_metadata(path).map(|m| m.ino())? != meta.ino() {
+        return Ok(None); // replaced meanwhile: the next pass looks at the new one
+    }
+    let mut reader = BufReader::new(&file);
+    let mut kept_head: Vec<Vec<u8>> = Vec::new();
+    let mut tail: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut tail_size: u64 = 0;
+    let (mut dropped_lines, mut dropped_bytes) = (0u64, 0u64);
+    loop {
+        let mut line = Vec::new();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        if line.last() != Some(&b'\n') {
+            line.push(b'\n'); // a torn last line stays (and is counted when read)
+        }
+        if kept_head.len() < head {
+            kept_head.push(line);
+            continue;
+        }
+        tail_size += line.len() as u64;
+        tail.push_back(line);
+        while tail.len() > tail_lines || (tail_size > tail_bytes && tail.len() > 1) {
+            if let Some(old) = tail.pop_front() {
+                tail_size -= old.len() as u64;
+                dropped_lines += 1;
+                dropped_bytes += old.len() as u64;
+            }
+        }
+    }
+    if dropped_lines == 0 {
+        return Ok(None);
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.rewrite"));
+    let mut len = 0u64;
+    let ino = {
+        let mut out = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .mode(0o600)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        let mut writer = io::BufWriter::new(&mut out);
+        for line in kept_head.iter().chain(&tail) {
+            writer.write_all(line)?;
+            len += line.len() as u64;
+        }
+        writer.flush()?;
+        drop(writer);
+        out.sync_all()?;
+        out.metadata()?.ino()
+    };
+    fs::rename(&tmp, path)?;
+    // The lock on the old file is released here, after the rename: a hook that waited for it
+    // finds the path names the new file and appends there.
+    drop(file);
+    Ok(Some(Rewritten {
+        ino,
+        len,
+        dropped_lines,
+        dropped_bytes,
+    }))
+}
+
+/// One entry of the drop log: the cap took these away.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DropRecord {
+    pub at: Option<DateTime<Utc>>,
+    /// `hook` or `engine`.
+    pub by: String,
+    /// Whole journals removed (oldest first).
+    pub files: u64,
+    /// Records cut from the start of a journal larger than the cap on its own.
+    pub records: u64,
+    pub bytes: u64,
+}
+
+/// How much journal the folder may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JournalCap {
+    pub max_bytes: u64,
+    pub max_files: usize,
+}
+
+impl JournalCap {
+    /// [`MAX_TOTAL_BYTES`] and [`MAX_FILES`].
+    pub const DEFAULT: JournalCap = JournalCap {
+        max_bytes: MAX_TOTAL_BYTES,
+        max_files: MAX_FILES,
+    };
+}
+
+/// Keeps the folder within `cap`: removes the oldest journals (never `current`, the one being
+/// written); if `current` alone is still over, cuts its oldest records down to half the cap.
+/// Records what it dropped in the drop log.
+pub fn enforce_cap(
+    dir: &Path,
+    cap: JournalCap,
+    current: Option<&Path>,
+    by: &str,
+    now: SystemTime,
+) -> io::Result<Option<DropRecord>> {
+    let mut files = journal_files(dir);
+    let mut total: u64 = files.iter().map(|(_, m)| m.len()).sum();
+    let mut count = files.len();
+    if total <= cap.max_bytes && count <= cap.max_files {
+        return Ok(None);
+    }
+    files.sort_by_key(|(_, m)| m.modified().unwrap_or(SystemTime::UNIX_EPOCH));
+    let mut dropped = DropRecord {
+        at: Some(DateTime::<Utc>::from(now)),
+        by: by.to_string(),
+        ..DropRecord::default()
+    };
+    for (path, meta) in &files {
+        if total <= cap.max_bytes && count <= cap.max_files {
+            break;
+        }
+        if Some(path.as_path()) == current {
+            continue;
+        }
+        if fs::remove_file(path).is_ok() {
+            dropped.files += 1;
+            dropped.bytes += meta.len();
+            count -= 1;
+            total = total.saturating_sub(meta.len());
+        }
+    }
+    if total > cap.max_bytes {
+        if let Some(current) = current {
+            if let Some(done) = rewrite_keeping(current, KEEP_HEAD, usize::MAX, cap.max_bytes / 2)?
+            {
+                dropped.records += done.dropped_lines;
+                dropped.bytes += done.dropped_bytes;
+            }
+        }
+    }
+    if dropped.files + dropped.records == 0 {
+        return Ok(None);
+    }
+    record_drop(dir, &dropped)?;
+    Ok(Some(dropped))
+}
+
+fn record_drop(dir: &Path, dropped: &DropRecord) -> io::Result<()> {
+    let path = dir.join(DROP_LOG);
+    if fs::metadata(&path).is_ok_and(|m| m.len() > MAX_DROP_LOG_BYTES) {
+        let _ = fs::rename(&path, dir.join(format!("{DROP_LOG}.1")));
+    }
+    let mut line = serde_json::to_vec(dropped).map_err(io::Error::other)?;
+    line.push(b'\n');
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+        .open(path)?;
+    file.write_all(&line)
+}
+
+/// Every drop recorded in the drop log from byte `offset`, and the offset past the last one.
+pub fn read_drops(dir: &Path, offset: u64) -> (Vec<DropRecord>, u64) {
+    let Ok(text) = fs::read(dir.join(DROP_LOG)) else {
+        return (Vec::new(), 0);
+    };
+    let start = if (offset as usize) <= text.len() {
+        offset as usize
+    } else {
+        0 // rotated: start over
+    };
+    let end = text[start..]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(start, |i| start + i + 1);
+    let drops = text[start..end]
+        .split(|b| *b == b'\n')
+        .filter_map(|l| serde_json::from_slice(l).ok())
+        .collect();
+    (drops, end as u64)
+}
+
+/// The sum of every drop recorded in the drop log.
+pub fn drop_totals(dir: &Path) -> DropRecord {
+    read_drops(dir, 0)
+        .0
+        .into_iter()
+        .fold(DropRecord::default(), |mut sum, d| {
+            sum.at = sum.at.max(d.at);
+            sum.files += d.files;
+            sum.records += d.records;
+            sum.bytes += d.bytes;
+            sum
+        })
+}
+
+/// Reads the lines of `path` from byte `offset`, handing each complete one to `each` (a record
+/// or why it was skipped), and returns the offset just past the last complete line: a line
+/// still being written is left for the next read. Memory stays at one line, whatever the size.
+pub fn read_records(
+    path: &Path,
+    offset: u64,
+    mut each: impl FnMut(Result<JournalRecord, CorruptRecord>),
+) -> io::Result<u64> {
     let mut file = File::open(path)?;
     file.seek(SeekFrom::Start(offset))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    let complete = match bytes.iter().rposition(|b| *b == b'\n') {
-        Some(i) => i + 1,
-        None => 0,
-    };
-    let records = parse_lines(&bytes[..complete]);
-    Ok((records, offset + complete as u64))
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let mut pos = offset;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = io::Read::take(&mut reader, MAX_RECORD as u64 + 1).read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(pos);
+        }
+        if line.last() != Some(&b'\n') {
+            if n <= MAX_RECORD {
+                return Ok(pos); // being written
+            }
+            // Longer than any record: skip to its end, if it has one yet.
+            let mut skipped = n as u64;
+            loop {
+                let buf = reader.fill_buf()?;
+                if buf.is_empty() {
+                    return Ok(pos);
+                }
+                match buf.iter().position(|b| *b == b'\n') {
+                    Some(i) => {
+                        reader.consume(i + 1);
+                        skipped += i as u64 + 1;
+                        break;
+                    }
+                    None => {
+                        let l = buf.len();
+                        reader.consume(l);
+                        skipped += l as u64;
+                    }
+                }
+            }
+            pos += skipped;
+            each(Err(CorruptRecord::TooLong(
+                usize::try_from(skipped).unwrap_or(usize::MAX),
+            )));
+            continue;
+        }
+        pos += n as u64;
+        let body = &line[..n - 1];
+        if body.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match parse_line(body) {
+            Err(bad @ CorruptRecord::BadJson(_)) => {
+                each(Err(bad));
+                if let Some(record) = glued_record(body) {
+                    each(Ok(record));
+                }
+            }
+            parsed => each(parsed),
+        }
+    }
+}
+
+/// The record at the end of a line that a torn write glued onto: a record starts with `{"v":`,
+/// which cannot occur inside a JSON string (its quotes would be escaped).
+fn glued_record(line: &[u8]) -> Option<JournalRecord> {
+    const START: &[u8] = b"{\"v\":";
+    let at = line.windows(START.len()).rposition(|w| w == START)?;
+    (at > 0).then(|| parse_line(&line[at..]).ok()).flatten()
+}
+
+/// Reads the complete records of `path` from byte `offset` (skipping bad lines); returns them
+/// and the offset just past the last complete line.
+pub fn read_from(path: &Path, offset: u64) -> io::Result<(Vec<JournalRecord>, u64)> {
+    let mut records = Vec::new();
+    let end = read_records(path, offset, |r| records.extend(r.ok()))?;
+    Ok((records, end))
 }
 
 /// Parses journal lines, skipping any that are not a record of a version we read.
 pub fn parse_lines(bytes: &[u8]) -> Vec<JournalRecord> {
     bytes
         .split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty() && l.len() <= MAX_RECORD)
-        .filter_map(|l| serde_json::from_slice::<JournalRecord>(l).ok())
-        .filter(|r| r.v == RECORD_VERSION)
+        .filter(|l| !l.is_empty())
+        .filter_map(|l| parse_line(l).ok())
         .collect()
 }
 
 /// The last complete record of a journal, read from its tail only.
 pub fn last_record(path: &Path) -> Option<JournalRecord> {
-    let mut file = File::open(path).ok()?;
+    let file = File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
-    let start = len.saturating_sub(MAX_RECORD as u64);
-    file.seek(SeekFrom::Start(start)).ok()?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).ok()?;
-    let text = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-    let line = text.rsplit(|b| *b == b'\n').next()?;
-    parse_lines(line).pop()
+    let start = len.saturating_sub(MAX_RECORD as u64 + 1);
+    let mut bytes = vec![0u8; usize::try_from(len - start).ok()?];
+    file.read_exact_at(&mut bytes, start).ok()?;
+    bytes
+        .strip_suffix(b"\n")
+        .unwrap_or(&bytes)
+        .rsplit(|b| *b == b'\n')
+        .find_map(|l| parse_line(l).ok())
 }
 
 /// The newest journaled event of each agent (for `doctor`): the newest file's last record.
@@ -231,16 +661,83 @@ fn journal_files(dir: &Path) -> Vec<(PathBuf, fs::Metadata)> {
 struct Cursor {
     ino: u64,
     offset: u64,
+    /// Passed over at start as not worth replaying (old, its agent gone), not applied.
+    skipped: bool,
 }
 
 /// What a replay tick did, for logs and tests.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplayStats {
     pub applied: usize,
     pub duplicates: usize,
+    /// Lines skipped as corrupt: not JSON, torn, too long, an impossible date, invalid.
+    pub corrupt: usize,
     pub skipped_files: usize,
     pub removed_files: usize,
     pub compacted_files: usize,
+    /// Journals removed and records cut by the cap.
+    pub dropped_files: u64,
+    pub dropped_records: u64,
+}
+
+impl ReplayStats {
+    fn add(&mut self, other: &ReplayStats) {
+        self.applied += other.applied;
+        self.duplicates += other.duplicates;
+        self.corrupt += other.corrupt;
+        self.skipped_files += other.skipped_files;
+        self.removed_files += other.removed_files;
+        self.compacted_files += other.compacted_files;
+        self.dropped_files += other.dropped_files;
+        self.dropped_records += other.dropped_records;
+    }
+}
+
+/// What the running engine's replay has done since it started, written to [`STATUS_FILE`] for
+/// `doctor` and for tests (the load test reads `applied_seqs` and `unapplied_bytes`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayStatus {
+    pub pid: u32,
+    pub at: DateTime<Utc>,
+    /// Totals since the engine started.
+    pub totals: ReplayStats,
+    /// Bytes of journal the engine has not applied yet (files skipped at start not counted).
+    pub unapplied_bytes: u64,
+    /// Every observation with a sequence id the registry applied, by any feed.
+    pub applied_seqs: AppliedSeqs,
+}
+
+/// The status the running engine last wrote, if any.
+pub fn read_status(dir: &Path) -> Option<ReplayStatus> {
+    serde_json::from_slice(&fs::read(dir.join(STATUS_FILE)).ok()?).ok()
+}
+
+/// What `doctor` says about the journal: drops by the cap, corrupt records skipped.
+pub fn health_notes(dir: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    let drops = drop_totals(dir);
+    if drops.files + drops.records > 0 {
+        notes.push(format!(
+            "the journal reached its cap ({} MiB) and dropped its oldest events: {} journals and {} records, {} KiB in all{}",
+            MAX_TOTAL_BYTES >> 20,
+            drops.files,
+            drops.records,
+            drops.bytes / 1024,
+            drops
+                .at
+                .map(|t| format!(", last at {}", t.format("%Y-%m-%d %H:%M UTC")))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(status) = read_status(dir) {
+        if status.totals.corrupt > 0 {
+            notes.push(format!(
+                "the engine (pid {}) skipped {} corrupt journal records since it started",
+                status.pid, status.totals.corrupt
+            ));
+        }
+    }
+    notes
 }
 
 /// Is the process of a journal's last record still the agent that wrote it? The seam the tests
@@ -255,6 +752,10 @@ pub struct JournalReplay {
     started: bool,
     ticks: u64,
     probe: Arc<LivenessProbe>,
+    totals: ReplayStats,
+    /// How far the drop log has been read (and logged).
+    drops_read: u64,
+    last_status: Option<(ReplayStats, u64, AppliedSeqs)>,
 }
 
 impl std::fmt::Debug for JournalReplay {
@@ -278,16 +779,42 @@ impl JournalReplay {
             started: false,
             ticks: 0,
             probe,
+            totals: ReplayStats::default(),
+            drops_read: 0,
+            last_status: None,
         }
     }
 
-    /// One pass: replay what is new, and now and then compact and remove old journals.
+    /// Totals since this replay started.
+    pub fn totals(&self) -> ReplayStats {
+        self.totals
+    }
+
+    /// Bytes not applied yet in the files this replay follows.
+    pub fn unapplied_bytes(&self) -> u64 {
+        journal_files(&self.dir)
+            .iter()
+            .map(|(path, meta)| match self.cursors.get(path) {
+                Some(c) if c.ino == meta.ino() => meta.len().saturating_sub(c.offset),
+                _ => meta.len(),
+            })
+            .sum()
+    }
+
+    /// One pass: replay what is new, then now and then compact and remove old journals.
     pub fn tick(&mut self, registry: &SessionsRegistry, now: SystemTime) -> ReplayStats {
         let mut stats = ReplayStats::default();
+        self.replay(registry, now, &mut stats);
+        // After the replay, never before: compaction may only drop what was applied.
         if self.ticks.is_multiple_of(COMPACT_EVERY_TICKS) {
             self.maintain(now, &mut stats);
         }
         self.ticks += 1;
+        self.totals.add(&stats);
+        stats
+    }
+
+    fn replay(&mut self, registry: &SessionsRegistry, now: SystemTime, stats: &mut ReplayStats) {
         let first = !self.started;
         self.started = true;
         let files = journal_files(&self.dir);
@@ -295,17 +822,26 @@ impl JournalReplay {
         self.cursors.retain(|p, _| present.contains(p));
         let ttl = registry.config().session_ttl;
         let ended_ttl = registry.config().ended_ttl;
+        let latest = DateTime::<Utc>::from(now)
+            .checked_add_signed(chrono::TimeDelta::from_std(MAX_FUTURE).unwrap_or_default())
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
         for (path, meta) in &files {
             let ino = meta.ino();
             let len = meta.len();
             let offset = match self.cursors.get(path) {
                 Some(c) if c.ino == ino && c.offset <= len => c.offset,
-                Some(_) => 0, // replaced (compacted) or truncated: start over; seqs de-duplicate
+                // Replaced by a rewrite we did not make, or truncated: start over; sequence
+                // ids de-duplicate what was applied already.
+                Some(_) => 0,
                 None if first => {
                     if !self.worth_replaying_at_start(path, meta, now, ttl, ended_ttl) {
                         stats.skipped_files += 1;
-                        self.cursors
-                            .insert(path.clone(), Cursor { ino, offset: len });
+                        let skipped = Cursor {
+                            ino,
+                            offset: len,
+                            skipped: true,
+                        };
+                        self.cursors.insert(path.clone(), skipped);
                         continue;
                     }
                     0
@@ -315,27 +851,46 @@ impl JournalReplay {
             if offset == len {
                 continue;
             }
-            let Ok((records, new_offset)) = read_from(path, offset) else {
+            let read = read_records(path, offset, |record| {
+                let record = record.and_then(|r| {
+                    if r.observation.at > latest {
+                        Err(CorruptRecord::BadDate(r.observation.at))
+                    } else {
+                        Ok(r)
+                    }
+                });
+                match record {
+                    Ok(record) => match registry.observe_journaled(record.observation) {
+                        Ok(ObserveOutcome::Duplicate) => stats.duplicates += 1,
+                        Ok(_) => stats.applied += 1,
+                        Err(e) => {
+                            stats.corrupt += 1;
+                            tracing::debug!(error = %e, file = %path.display(), "journal record rejected");
+                        }
+                    },
+                    Err(e) => {
+                        stats.corrupt += 1;
+                        tracing::debug!(error = %e, file = %path.display(), "journal record skipped");
+                    }
+                }
+            });
+            let Ok(mut end) = read else {
                 continue;
             };
+            if end < len && age_of(meta, now) > COMPACT_QUIET {
+                // A line with no newline in a file nobody has written for a while: torn.
+                stats.corrupt += 1;
+                end = len;
+            }
             self.cursors.insert(
                 path.clone(),
                 Cursor {
                     ino,
-                    offset: new_offset,
+                    offset: end,
+                    skipped: false,
                 },
             );
-            for record in records {
-                match registry.observe(record.observation) {
-                    Ok(ObserveOutcome::Duplicate) => stats.duplicates += 1,
-                    Ok(_) => stats.applied += 1,
-                    Err(e) => {
-                        tracing::debug!(error = %e, file = %path.display(), "journal record rejected")
-                    }
-                }
-            }
         }
-        stats
     }
 
     fn worth_replaying_at_start(
@@ -346,13 +901,10 @@ impl JournalReplay {
         ttl: Duration,
         ended_ttl: Duration,
     ) -> bool {
-        let age = meta
-            .modified()
-            .ok()
-            .and_then(|m| now.duration_since(m).ok())
-            .unwrap_or_default();
+        let age = age_of(meta, now);
         let Some(last) = last_record(path) else {
-            return false;
+            // Nothing readable at its end: replay it, and let each line speak for itself.
+            return age < ttl;
         };
         if last.observation.event == EventKind::SessionEnd {
             // A session that ended cleanly: only worth showing during its ended linger.
@@ -366,59 +918,70 @@ impl JournalReplay {
             .is_some_and(|pid| (self.probe)(pid, last.observation.at))
     }
 
-    /// Removes old journals, compacts large quiet ones, and keeps the folder within its bounds.
+    /// Removes old journals, compacts large quiet ones that were applied in full, keeps the
+    /// folder within its cap, and logs drops the hooks recorded.
     fn maintain(&mut self, now: SystemTime, stats: &mut ReplayStats) {
         let mut files = journal_files(&self.dir);
-        let age_of = |meta: &fs::Metadata| {
-            meta.modified()
-                .ok()
-                .and_then(|m| now.duration_since(m).ok())
-                .unwrap_or_default()
-        };
         files.retain(|(path, meta)| {
-            if age_of(meta) > MAX_AGE && fs::remove_file(path).is_ok() {
+            if age_of(meta, now) > MAX_AGE && fs::remove_file(path).is_ok() {
                 stats.removed_files += 1;
+                self.cursors.remove(path);
                 return false;
             }
             true
         });
-        for (path, meta) in &mut files {
-            if meta.len() > MAX_FILE_BYTES && age_of(meta) > COMPACT_QUIET {
-                match compact(path) {
-                    Ok(()) => {
-                        stats.compacted_files += 1;
-                        if let Ok(m) = fs::metadata(&path) {
-                            // Already applied up to here; the rewritten file starts anew.
-                            self.cursors.insert(
-                                path.clone(),
-                                Cursor {
-                                    ino: m.ino(),
-                                    offset: m.len(),
-                                },
-                            );
-                            *meta = m;
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, file = %path.display(), "journal compaction failed")
-                    }
+        for (path, meta) in &files {
+            let applied_in_full = self
+                .cursors
+                .get(path)
+                .is_some_and(|c| !c.skipped && c.ino == meta.ino() && c.offset == meta.len());
+            if !applied_in_full
+                || meta.len() <= MAX_FILE_BYTES
+                || age_of(meta, now) <= COMPACT_QUIET
+            {
+                continue;
+            }
+            match rewrite_keeping(path, KEEP_HEAD, KEEP_TAIL, u64::MAX) {
+                Ok(Some(done)) => {
+                    stats.compacted_files += 1;
+                    // What we wrote was applied; anything appended after it is read next tick.
+                    self.cursors.insert(
+                        path.clone(),
+                        Cursor {
+                            ino: done.ino,
+                            offset: done.len,
+                            skipped: false,
+                        },
+                    );
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, file = %path.display(), "journal compaction failed")
                 }
             }
         }
-        // Oldest first; drop until within the bounds.
-        files.sort_by_key(|(_, m)| m.modified().unwrap_or(SystemTime::UNIX_EPOCH));
-        let mut total: u64 = files.iter().map(|(_, m)| m.len()).sum();
-        let mut count = files.len();
-        for (path, meta) in &files {
-            if count <= MAX_FILES && total <= MAX_TOTAL_BYTES {
-                break;
-            }
-            if fs::remove_file(path).is_ok() {
-                stats.removed_files += 1;
-                count -= 1;
-                total = total.saturating_sub(meta.len());
-                self.cursors.remove(path);
-            }
+        match enforce_cap(&self.dir, JournalCap::DEFAULT, None, "engine", now) {
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "journal cap could not be enforced"),
+        }
+        let present: std::collections::HashSet<PathBuf> = journal_files(&self.dir)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        self.cursors.retain(|p, _| present.contains(p));
+        let (drops, read) = read_drops(&self.dir, self.drops_read);
+        self.drops_read = read;
+        for drop in drops {
+            stats.dropped_files += drop.files;
+            stats.dropped_records += drop.records;
+            tracing::warn!(
+                by = %drop.by,
+                files = drop.files,
+                records = drop.records,
+                bytes = drop.bytes,
+                at = ?drop.at,
+                "journal_dropped: the journal reached its cap and dropped its oldest events"
+            );
         }
         if stats.removed_files + stats.compacted_files > 0 {
             tracing::info!(
@@ -428,32 +991,46 @@ impl JournalReplay {
             );
         }
     }
+
+    /// Writes [`STATUS_FILE`] when something changed since the last write.
+    pub fn write_status(&mut self, registry: &SessionsRegistry) -> io::Result<()> {
+        let unapplied = self.unapplied_bytes();
+        let seqs = registry.applied_seqs();
+        let now = (self.totals, unapplied, seqs);
+        if self.last_status == Some(now) {
+            return Ok(());
+        }
+        let status = ReplayStatus {
+            pid: std::process::id(),
+            at: Utc::now(),
+            totals: self.totals,
+            unapplied_bytes: unapplied,
+            applied_seqs: seqs,
+        };
+        let body = serde_json::to_vec_pretty(&status).map_err(io::Error::other)?;
+        create_private_dir(&self.dir).map_err(io::Error::other)?;
+        let tmp = self.dir.join(format!(".{STATUS_FILE}.tmp"));
+        {
+            let mut file = OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .mode(0o600)
+                .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+                .open(&tmp)?;
+            file.write_all(&body)?;
+        }
+        fs::rename(&tmp, self.dir.join(STATUS_FILE))?;
+        self.last_status = Some(now);
+        Ok(())
+    }
 }
 
-/// Rewrites a journal keeping its first and last records.
-fn compact(path: &Path) -> io::Result<()> {
-    let (records, _) = read_from(path, 0)?;
-    if records.len() <= KEEP_HEAD + KEEP_TAIL {
-        return Ok(());
-    }
-    let tail_start = records.len() - KEEP_TAIL;
-    let mut out = Vec::new();
-    for record in records[..KEEP_HEAD].iter().chain(&records[tail_start..]) {
-        serde_json::to_writer(&mut out, record).map_err(io::Error::other)?;
-        out.push(b'\n');
-    }
-    let tmp = path.with_extension("jsonl.compact");
-    {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(&out)?;
-        file.sync_all()?;
-    }
-    fs::rename(&tmp, path)
+fn age_of(meta: &fs::Metadata, now: SystemTime) -> Duration {
+    meta.modified()
+        .ok()
+        .and_then(|m| now.duration_since(m).ok())
+        .unwrap_or_default()
 }
 
 /// The default liveness probe: the pid exists, is an agent, and started before the record.
@@ -470,9 +1047,18 @@ pub fn agent_still_running(pid: u32, record_at: DateTime<Utc>) -> bool {
     }
     match process_started_at(pid) {
         // A process that started after the record is another process under a recycled pid.
-        Some(started) => started <= record_at + chrono::Duration::seconds(2),
+        Some(started) => started_before(started, record_at),
         None => true,
     }
+}
+
+/// Did a process that started at `started` exist when a record was made at `record_at` (two
+/// seconds' slack for clock granularity)? Checked arithmetic: a record dated at the end of time
+/// once made this overflow and panic, which stopped replay for the rest of the run.
+pub fn started_before(started: DateTime<Utc>, record_at: DateTime<Utc>) -> bool {
+    record_at
+        .checked_add_signed(chrono::TimeDelta::seconds(2))
+        .is_none_or(|limit| started <= limit)
 }
 
 /// When a process started (Linux: boot time plus `starttime` ticks).
@@ -492,7 +1078,7 @@ pub fn process_started_at(pid: u32) -> Option<DateTime<Utc>> {
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     let hz = u64::try_from(hz).ok().filter(|h| *h > 0)?;
     let millis = i64::try_from(ticks.checked_mul(1000)? / hz).ok()?;
-    DateTime::from_timestamp(btime, 0).map(|b| b + chrono::Duration::milliseconds(millis))
+    DateTime::from_timestamp(btime, 0)?.checked_add_signed(chrono::TimeDelta::milliseconds(millis))
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -536,23 +1122,33 @@ pub fn spawn_replay_with(
             };
             let registry = Arc::clone(&registry);
             let done = tokio::task::spawn_blocking(move || {
-                let stats = current.tick(&registry, SystemTime::now());
+                // A bug that panics in one pass must not end the replay for the rest of the run.
+                let stats = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    current.tick(&registry, SystemTime::now())
+                }));
+                if let Err(e) = current.write_status(&registry) {
+                    tracing::debug!(error = %e, "journal status not written");
+                }
                 (current, stats)
             })
             .await;
             match done {
-                Ok((back, stats)) => {
-                    if stats.applied > 0 {
+                Ok((back, Ok(stats))) => {
+                    if stats.applied + stats.corrupt > 0 {
                         tracing::info!(
                             applied = stats.applied,
+                            corrupt = stats.corrupt,
                             skipped_files = stats.skipped_files,
                             "journal_replayed"
                         );
                     }
                     replay = Some(back);
                 }
+                Ok((back, Err(_))) => {
+                    tracing::error!("a journal replay pass panicked; the next pass goes on");
+                    replay = Some(back);
+                }
                 Err(e) => {
-                    // A panic in a pass is a bug; the replay stops rather than loop on it.
                     tracing::error!(error = %e, "journal replay stopped");
                     return;
                 }
@@ -768,6 +1364,218 @@ mod tests {
         );
         assert_eq!(stats.removed_files, 2);
         assert!(journal_files(&dir).is_empty());
+    }
+
+    /// Appends `n` tool events to session `id` (after a SessionStart with a model) and a Stop.
+    fn long_session(dir: &Path, id: &str, n: usize) -> PathBuf {
+        let mut start = obs(id, EventKind::SessionStart, &format!("{id}-start"));
+        start.model = Some("m".into());
+        append(dir, &JournalRecord::new(start, false)).unwrap();
+        let prompt = obs(id, EventKind::UserPromptSubmit, &format!("{id}-prompt"));
+        append(dir, &JournalRecord::new(prompt, false)).unwrap();
+        for i in 0..n {
+            let o = obs(id, EventKind::PreToolUse, &format!("{id}-t{i}"));
+            append(dir, &JournalRecord::new(o, false)).unwrap();
+        }
+        let stop = obs(id, EventKind::Stop, &format!("{id}-stop"));
+        append(dir, &JournalRecord::new(stop, false)).unwrap()
+    }
+
+    #[test]
+    fn a_large_quiet_backlog_is_applied_in_full_before_it_is_compacted() {
+        // The bug: at start a journal over 512 KiB, quiet for 30 s, was compacted first and its
+        // cursor set to the end, so a whole session run while no app ran never came back.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let path = long_session(&dir, "long", 3500);
+        assert!(fs::metadata(&path).unwrap().len() > MAX_FILE_BYTES);
+        let registry = SessionsRegistry::new();
+        let mut replay = JournalReplay::with_probe(dir.clone(), Arc::new(|_, _| false));
+        let stats = replay.tick(&registry, SystemTime::now() + COMPACT_QUIET * 2);
+        assert_eq!(stats.applied, 3503, "every record applied");
+        assert_eq!(
+            registry.get("long").unwrap().state,
+            crate::model::SessionState::Idle,
+            "in its last state"
+        );
+        assert_eq!(stats.compacted_files, 1, "and compacted after that");
+        assert_eq!(replay.unapplied_bytes(), 0);
+        // A record appended after the compaction is read from the rewritten file.
+        append(
+            &dir,
+            &JournalRecord::new(obs("long", EventKind::UserPromptSubmit, "after"), false),
+        )
+        .unwrap();
+        let stats = replay.tick(&registry, SystemTime::now());
+        assert_eq!((stats.applied, stats.duplicates), (1, 0));
+        assert_eq!(
+            registry.get("long").unwrap().state,
+            crate::model::SessionState::Working
+        );
+    }
+
+    #[test]
+    fn a_journal_not_applied_is_never_compacted() {
+        // Skipped at start (old, agent gone): not applied, so compaction leaves it whole.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let path = long_session(&dir, "old", 3500);
+        let len = fs::metadata(&path).unwrap().len();
+        let registry = SessionsRegistry::new();
+        let mut replay = JournalReplay::with_probe(dir.clone(), Arc::new(|_, _| false));
+        let stats = replay.tick(&registry, SystemTime::now() + Duration::from_secs(3600));
+        assert_eq!((stats.skipped_files, stats.compacted_files), (1, 0));
+        assert_eq!(fs::metadata(&path).unwrap().len(), len);
+    }
+
+    #[test]
+    fn corrupt_lines_are_skipped_and_counted_and_the_rest_applied() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let line = |o: Observation| {
+            String::from_utf8(encode_line(&JournalRecord::new(o, false)).unwrap()).unwrap()
+        };
+        let mut future = obs("s", EventKind::Stop, "3");
+        future.at = Utc::now() + chrono::Duration::days(400);
+        let mut ancient = obs("s", EventKind::Stop, "4");
+        ancient.at = DateTime::<Utc>::MIN_UTC;
+        let mut far = obs("s", EventKind::Stop, "4b");
+        far.at = DateTime::<Utc>::MAX_UTC;
+        let mut empty_id = obs("s", EventKind::Stop, "5");
+        empty_id.session_id = " ".into();
+        let text = [
+            line(obs("s", EventKind::SessionStart, "1")),
+            "{not json\n".into(),
+            r#"{"v":1,"observation":{"session_id":"s","agent""#.to_string() + "\n",
+            format!("{{\"v\":2,{}", &line(obs("s", EventKind::Stop, "2"))[7..]),
+            line(future),
+            line(ancient),
+            line(far),
+            line(empty_id),
+            format!("{}\n", "x".repeat(MAX_RECORD + 10)),
+            "\n   \n".into(),
+            line(obs("s", EventKind::UserPromptSubmit, "6")),
+            "{\"v\":1,\"observ".into(), // torn, at the very end of a quiet file
+        ]
+        .concat();
+        fs::write(dir.join("claude-s.jsonl"), text).unwrap();
+        let registry = SessionsRegistry::new();
+        let mut replay = JournalReplay::with_probe(dir.clone(), Arc::new(|_, _| false));
+        let stats = replay.tick(&registry, SystemTime::now() + COMPACT_QUIET * 2);
+        assert_eq!(stats.applied, 2);
+        assert_eq!(stats.corrupt, 9);
+        assert_eq!(
+            registry.get("s").unwrap().state,
+            crate::model::SessionState::Working
+        );
+        assert_eq!(replay.unapplied_bytes(), 0, "the torn end is passed over");
+    }
+
+    #[test]
+    fn a_torn_last_line_does_not_swallow_the_next_record() {
+        // A writer died mid-line; the next hook's record is glued to the fragment.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        fs::write(dir.join("claude-s.jsonl"), "{\"v\":1,\"obs").unwrap();
+        append(
+            &dir,
+            &JournalRecord::new(obs("s", EventKind::SessionStart, "1"), false),
+        )
+        .unwrap();
+        let mut seen = Vec::new();
+        read_records(&dir.join("claude-s.jsonl"), 0, |r| seen.push(r.is_ok())).unwrap();
+        assert_eq!(seen, [false, true], "the fragment counted, the record read");
+    }
+
+    #[test]
+    fn the_cap_drops_the_oldest_journals_first_and_records_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let now = SystemTime::now();
+        let mut paths = Vec::new();
+        for (i, id) in ["a", "b", "c"].iter().enumerate() {
+            let p = long_session(&dir, id, 100);
+            File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(now - Duration::from_secs(100 - i as u64))
+                .unwrap();
+            paths.push(p);
+        }
+        let one = fs::metadata(&paths[0]).unwrap().len();
+        let cap = JournalCap {
+            max_bytes: one * 2 + one / 2,
+            max_files: 10,
+        };
+        let dropped = enforce_cap(&dir, cap, Some(&paths[0]), "hook", now)
+            .unwrap()
+            .unwrap();
+        assert_eq!((dropped.files, dropped.records), (1, 0));
+        assert!(paths[0].exists(), "never the journal being written");
+        assert!(!paths[1].exists(), "the oldest of the others");
+        assert!(paths[2].exists());
+        assert!(enforce_cap(&dir, cap, None, "engine", now)
+            .unwrap()
+            .is_none());
+
+        // One session larger than the cap alone loses its oldest records, not its start.
+        let small = JournalCap {
+            max_bytes: one / 2,
+            max_files: 10,
+        };
+        fs::remove_file(&paths[2]).unwrap();
+        let dropped = enforce_cap(&dir, small, Some(&paths[0]), "hook", now)
+            .unwrap()
+            .unwrap();
+        assert!(dropped.records > 50, "{dropped:?}");
+        let (kept, _) = read_from(&paths[0], 0).unwrap();
+        assert_eq!(kept[0].observation.event, EventKind::SessionStart);
+        assert_eq!(kept.last().unwrap().observation.event, EventKind::Stop);
+        assert!(fs::metadata(&paths[0]).unwrap().len() <= one / 4 + 1024);
+        let totals = drop_totals(&dir);
+        assert_eq!((totals.files, totals.records), (1, dropped.records));
+        assert_eq!(health_notes(&dir).len(), 1, "doctor shows it");
+    }
+
+    #[test]
+    fn a_rewrite_waits_for_appends_in_progress_and_gives_up_in_bounded_time() {
+        // A hook holds the shared lock while it appends: a compaction must not copy and
+        // rename under it (the append would land in the replaced file and be lost).
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let path = long_session(&dir, "s", 300);
+        let hook = File::open(&path).unwrap();
+        assert!(flock_within(&hook, libc::LOCK_SH, Duration::ZERO));
+        let t = Instant::now();
+        assert_eq!(
+            rewrite_keeping(&path, KEEP_HEAD, 10, u64::MAX).unwrap(),
+            None
+        );
+        assert!(t.elapsed() < REWRITE_LOCK_WAIT * 4);
+        drop(hook);
+        let done = rewrite_keeping(&path, KEEP_HEAD, 10, u64::MAX)
+            .unwrap()
+            .unwrap();
+        assert_eq!(done.dropped_lines, 300 + 3 - 12);
+        assert_eq!(fs::metadata(&path).unwrap().ino(), done.ino);
+    }
+
+    #[test]
+    fn the_liveness_check_of_a_record_at_the_end_of_time_does_not_overflow() {
+        // Was `record_at + 2s`, which panicked and stopped replay for the rest of the run.
+        assert!(started_before(Utc::now(), DateTime::<Utc>::MAX_UTC));
+        assert!(!started_before(
+            Utc::now(),
+            Utc::now() - chrono::Duration::seconds(60)
+        ));
+        let mut o = obs("s", EventKind::Stop, "1");
+        o.at = DateTime::<Utc>::MAX_UTC;
+        let line = encode_line(&JournalRecord::new(o, false)).unwrap();
+        assert!(matches!(
+            parse_line(&line[..line.len() - 1]),
+            Err(CorruptRecord::BadDate(_))
+        ));
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod control;
 pub mod doctor;
 pub mod engine;
+pub mod env_knobs;
 pub mod feeds;
 pub mod hook;
 pub mod hook_payload;

@@ -25,6 +25,8 @@ pub enum PathsError {
     NoHome,
     #[error("the socket path {0} is too long for a unix socket ({1} bytes at most); set AGENT_TRAY_HOME or XDG_RUNTIME_DIR to a shorter folder")]
     SocketPathTooLong(PathBuf, usize),
+    #[error(transparent)]
+    Knob(#[from] crate::env_knobs::KnobError),
     #[error("cannot create {path}: {source}")]
     Create { path: PathBuf, source: io::Error },
 }
@@ -52,8 +54,8 @@ impl TrayPaths {
 
     /// The folders for this process's environment.
     pub fn from_env() -> Result<Self, PathsError> {
-        if let Some(home) = non_empty_env("AGENT_TRAY_HOME") {
-            return Ok(Self::under(Path::new(&home)));
+        if let Some(home) = crate::env_knobs::read_dir(crate::env_knobs::HOME)? {
+            return Ok(Self::under(&home));
         }
         let data_dir = platform_data_dir().ok_or(PathsError::NoHome)?;
         let runtime_dir = match non_empty_env("XDG_RUNTIME_DIR") {

@@ -44,8 +44,14 @@ pub const MAX_LIVE_SESSIONS: usize = 512;
 pub const MIN_SESSION_TTL: Duration = Duration::from_secs(1);
 /// Ended sessions remembered after they leave the live list.
 const MAX_ENDED_REMEMBERED: usize = 2048;
-/// Sequence ids remembered for de-duplicating replayed hook records.
-const MAX_SEQS_REMEMBERED: usize = 16_384;
+/// Sequence ids remembered for de-duplicating replayed hook records, as 64-bit hashes (a false
+/// match needs a 64-bit collision among this many: about 1e-14 per id). About 2.5 MB at the
+/// bound; at a thousand hook events a second that is two minutes of them.
+const MAX_SEQS_REMEMBERED: usize = 131_072;
+/// Sequence ids that came live (the socket) and that the journal replay has not read yet, at
+/// most this many (as 64-bit hashes: about 1.5 MB at the bound). The replay reads what the hooks
+/// appended within a tick or two, so this stays small unless the journal is not being read.
+const MAX_SEQS_PENDING: usize = 65_536;
 /// Changes buffered per subscriber before it is told it lagged.
 const CHANGE_BUFFER: usize = 1024;
 
@@ -67,20 +73,24 @@ impl Default for RegistryConfig {
 }
 
 impl RegistryConfig {
-    /// The defaults, with `AGENT_TRAY_SESSION_TTL=<seconds>` applied when it is set and valid.
-    pub fn from_env() -> Self {
+    /// The defaults, with `AGENT_TRAY_SESSION_TTL=<seconds>` applied when it is set; a value that
+    /// is not a number of seconds within range is an error that says so.
+    pub fn try_from_env() -> Result<Self, crate::env_knobs::KnobError> {
+        use crate::env_knobs::{read_secs, MAX_SESSION_TTL, SESSION_TTL};
         let mut config = RegistryConfig::default();
-        if let Ok(text) = std::env::var("AGENT_TRAY_SESSION_TTL") {
-            match text.trim().parse::<f64>() {
-                Ok(secs) if secs.is_finite() && secs > 0.0 => {
-                    config.session_ttl = Duration::from_secs_f64(secs);
-                }
-                _ => {
-                    tracing::warn!(value = %text, "ignoring AGENT_TRAY_SESSION_TTL: not a positive number of seconds")
-                }
-            }
+        if let Some(ttl) = read_secs(SESSION_TTL, MIN_SESSION_TTL, MAX_SESSION_TTL)? {
+            config.session_ttl = ttl;
         }
-        config
+        Ok(config)
+    }
+
+    /// [`try_from_env`](Self::try_from_env), falling back to the defaults (with a warning) for
+    /// a host that already reported the error and only needs a registry to show it in.
+    pub fn from_env() -> Self {
+        Self::try_from_env().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "using the default session TTL");
+            RegistryConfig::default()
+        })
     }
 }
 
@@ -143,8 +153,38 @@ struct Inner {
     live: HashMap<String, SessionRecord>,
     ended: HashMap<String, SessionRecord>,
     ended_order: VecDeque<String>,
-    seqs: HashSet<String>,
-    seq_order: VecDeque<String>,
+    seqs: HashSet<u64>,
+    seq_order: VecDeque<u64>,
+    applied_seqs: AppliedSeqs,
+    /// Hashes of ids applied live and not yet read back from the journal: kept until the
+    /// replay reads them, however many other ids it applies meanwhile (a replay of a long
+    /// backlog at start applies far more than [`MAX_SEQS_REMEMBERED`] in one pass).
+    seqs_pending: HashSet<u64>,
+    seqs_pending_order: VecDeque<u64>,
+}
+
+/// How many observations carrying a sequence id were applied (not de-duplicated away), and an
+/// order-free digest of those ids. A test compares it with the ids in the journal to prove that
+/// each event was applied exactly once: a double and a miss cannot cancel out in the digest.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedSeqs {
+    pub count: u64,
+    /// The wrapping sum of each id's 64-bit FNV-1a hash.
+    pub digest: u64,
+}
+
+impl AppliedSeqs {
+    pub fn add(&mut self, seq: &str) {
+        self.count += 1;
+        self.digest = self.digest.wrapping_add(seq_hash(seq));
+    }
+}
+
+/// 64-bit FNV-1a of a sequence id.
+fn seq_hash(seq: &str) -> u64 {
+    seq.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 pub struct SessionsRegistry {
@@ -241,18 +281,50 @@ impl SessionsRegistry {
         }
     }
 
-    /// Applies one observation.
+    /// The sequence ids applied since this registry was made (see [`AppliedSeqs`]).
+    pub fn applied_seqs(&self) -> AppliedSeqs {
+        self.lock().applied_seqs
+    }
+
+    /// Applies one observation as it arrives live (the socket, the feeds).
     pub fn observe(&self, obs: Observation) -> Result<ObserveOutcome, InvalidObservation> {
+        self.observe_from(obs, false)
+    }
+
+    /// Applies one observation read back from the hook journal: the same hook record may have
+    /// come live already, and is then a [`ObserveOutcome::Duplicate`] however long ago.
+    pub fn observe_journaled(
+        &self,
+        obs: Observation,
+    ) -> Result<ObserveOutcome, InvalidObservation> {
+        self.observe_from(obs, true)
+    }
+
+    fn observe_from(
+        &self,
+        obs: Observation,
+        journaled: bool,
+    ) -> Result<ObserveOutcome, InvalidObservation> {
         let obs = obs.admit()?;
         let now = self.clock.now();
         let mut changes = Vec::new();
         let outcome = {
             let mut inner = self.lock();
             if let Some(seq) = obs.seq.as_deref() {
-                if inner.seqs.contains(seq) {
+                let hash = seq_hash(seq);
+                let pending = if journaled {
+                    inner.seqs_pending.remove(&hash)
+                } else {
+                    inner.seqs_pending.contains(&hash)
+                };
+                if pending || inner.seqs.contains(&hash) {
                     return Ok(ObserveOutcome::Duplicate);
                 }
-                remember_seq(&mut inner, seq);
+                remember_seq(&mut inner, hash);
+                if !journaled {
+                    remember_pending(&mut inner, hash);
+                }
+                inner.applied_seqs.add(seq);
             }
             self.observe_locked(&mut inner, &obs, now, &mut changes)
         };
@@ -514,9 +586,19 @@ fn remember_ended(inner: &mut Inner, record: SessionRecord) {
     }
 }
 
-fn remember_seq(inner: &mut Inner, seq: &str) {
-    inner.seqs.insert(seq.to_string());
-    inner.seq_order.push_back(seq.to_string());
+fn remember_pending(inner: &mut Inner, hash: u64) {
+    inner.seqs_pending.insert(hash);
+    inner.seqs_pending_order.push_back(hash);
+    while inner.seqs_pending_order.len() > MAX_SEQS_PENDING {
+        if let Some(old) = inner.seqs_pending_order.pop_front() {
+            inner.seqs_pending.remove(&old);
+        }
+    }
+}
+
+fn remember_seq(inner: &mut Inner, hash: u64) {
+    inner.seqs.insert(hash);
+    inner.seq_order.push_back(hash);
     while inner.seq_order.len() > MAX_SEQS_REMEMBERED {
         if let Some(old) = inner.seq_order.pop_front() {
             inner.seqs.remove(&old);
@@ -716,6 +798,41 @@ mod tests {
                 session_id: "b".into()
             }
         );
+    }
+
+    #[test]
+    fn a_hook_record_is_applied_once_however_many_others_the_replay_applies_meanwhile() {
+        // Live first, then read back from the journal after a flood of backlog records (a
+        // long backlog at start), and the other way round: both copies make one application.
+        let registry = SessionsRegistry::new();
+        let obs = |id: &str, seq: String| {
+            let mut o =
+                Observation::new(id, Agent::Claude, EventKind::UserPromptSubmit, Utc::now());
+            o.seq = Some(seq);
+            o
+        };
+        registry.observe(obs("live", "live-1".into())).unwrap();
+        registry
+            .observe_journaled(obs("journaled", "journaled-1".into()))
+            .unwrap();
+        for i in 0..40_000 {
+            registry
+                .observe_journaled(obs("backlog", format!("b-{i}")))
+                .unwrap();
+        }
+        assert_eq!(
+            registry
+                .observe_journaled(obs("live", "live-1".into()))
+                .unwrap(),
+            ObserveOutcome::Duplicate
+        );
+        assert_eq!(
+            registry
+                .observe(obs("journaled", "journaled-1".into()))
+                .unwrap(),
+            ObserveOutcome::Duplicate
+        );
+        assert_eq!(registry.applied_seqs().count, 40_002);
     }
 
     #[test]
