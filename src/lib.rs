@@ -7,6 +7,7 @@ pub mod cli;
 pub mod clock;
 pub mod control;
 pub mod doctor;
+pub mod duration_text;
 pub mod engine;
 pub mod feeds;
 pub mod hook;
