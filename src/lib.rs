@@ -21,3 +21,4 @@ pub mod paths;
 pub mod registry;
 pub mod transition;
 pub mod tray_model;
+pub mod window_rows;
