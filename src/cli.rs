@@ -358,15 +358,10 @@ pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// A human duration: `45s`, `3m`, `2h05m`, `3d`.
+/// A human duration: `45s`, `3m 05s`, `2h 05m`, `3d 4h` (the core's one duration formatter, as
+/// the window shows it).
 pub fn human_age(secs: i64) -> String {
-    let secs = secs.max(0);
-    match secs {
-        0..=59 => format!("{secs}s"),
-        60..=3599 => format!("{}m", secs / 60),
-        3600..=86_399 => format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60),
-        _ => format!("{}d", secs / 86_400),
-    }
+    crate::duration_text::format_duration(secs, crate::duration_text::Precision::Seconds)
 }
 
 /// The `list` table. Text from sessions is printed with control characters escaped (see
@@ -425,9 +420,10 @@ mod tests {
     fn ages_read_like_a_person_would_say_them() {
         assert_eq!(human_age(-3), "0s");
         assert_eq!(human_age(59), "59s");
-        assert_eq!(human_age(61), "1m");
-        assert_eq!(human_age(3600 + 5 * 60), "1h05m");
-        assert_eq!(human_age(3 * 86_400), "3d");
+        assert_eq!(human_age(61), "1m 01s");
+        assert_eq!(human_age(245), "4m 05s", "as the window says it");
+        assert_eq!(human_age(3600 + 5 * 60), "1h 05m");
+        assert_eq!(human_age(3 * 86_400), "3d 0h");
     }
 
     #[test]

@@ -296,12 +296,7 @@ fn check_app(paths: &TrayPaths) -> Vec<Finding> {
 }
 
 fn human_age(secs: i64) -> String {
-    match secs {
-        s if s < 120 => format!("{s}s"),
-        s if s < 7200 => format!("{}min", s / 60),
-        s if s < 172_800 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86400),
-    }
+    crate::duration_text::format_duration(secs, crate::duration_text::Precision::Seconds)
 }
 
 /// The first executable called `name` on PATH.

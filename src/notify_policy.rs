@@ -317,16 +317,9 @@ fn body(kind: AlertKind, session: &Session) -> String {
     parts.join("\n")
 }
 
-/// `45s`, `3m 20s`, `1h 2m`: finer than the menu's durations, for a one-off message.
+/// `45s`, `3m 20s`, `1h 02m`: the core's one duration formatter, at second precision.
 fn long_duration(seconds: i64) -> String {
-    let s = seconds.max(0);
-    if s < 60 {
-        format!("{s}s")
-    } else if s < 3600 {
-        format!("{}m {}s", s / 60, s % 60)
-    } else {
-        format!("{}h {}m", s / 3600, (s % 3600) / 60)
-    }
+    crate::duration_text::format_duration(seconds, crate::duration_text::Precision::Seconds)
 }
 
 #[cfg(test)]

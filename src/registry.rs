@@ -16,6 +16,10 @@
 //! - **Ended sessions are remembered after they leave the live list** (bounded), so a passive
 //!   sighting of an old transcript cannot bring back a ghost, and a late event from a finished
 //!   session stays ignored.
+//! - **Every change gets a sequence number**, counted under the lock with the change itself, and
+//!   [`SessionsRegistry::snapshot`] returns the number its contents are current to. A reader that
+//!   gets both snapshots and changes (the desktop window) can then tell which of two is newer;
+//!   [`SessionsRegistry::watch_change_seq`] tells it the latest number as changes happen.
 //! - **The TTL runs on a clock that stops while the machine sleeps** (see [`crate::clock`]). It
 //!   can be changed while the registry runs ([`SessionsRegistry::set_session_ttl`], the desktop's
 //!   Settings): it lives in an atomic beside the config, read by the reaper on each pass, so a
@@ -28,7 +32,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 use crate::clock::{Clock, SystemClock};
 use crate::model::{EndReason, InvalidObservation, Observation, Session, SessionState};
@@ -161,6 +165,8 @@ struct Inner {
     /// backlog at start applies far more than [`MAX_SEQS_REMEMBERED`] in one pass).
     seqs_pending: HashSet<u64>,
     seqs_pending_order: VecDeque<u64>,
+    /// How many changes have been published (the last change's sequence number).
+    change_seq: u64,
 }
 
 /// How many observations carrying a sequence id were applied (not de-duplicated away), and an
@@ -187,6 +193,16 @@ fn seq_hash(seq: &str) -> u64 {
     })
 }
 
+/// The sessions at one moment, with the sequence number of the last change they include.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegistrySnapshot {
+    pub seq: u64,
+    /// Live sessions (ended ones during their linger included), oldest first.
+    pub live: Vec<Session>,
+    /// Ended sessions that left the live list, the most recently ended first.
+    pub ended: Vec<Session>,
+}
+
 pub struct SessionsRegistry {
     inner: Mutex<Inner>,
     clock: Arc<dyn Clock>,
@@ -195,6 +211,9 @@ pub struct SessionsRegistry {
     /// [`SessionsRegistry::set_session_ttl`] last set.
     session_ttl_ms: AtomicU64,
     changes: broadcast::Sender<SessionChange>,
+    /// The sequence number of the last published change. A watch, not a queue: a slow reader
+    /// skips to the latest number and never lags.
+    change_seq: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for SessionsRegistry {
@@ -225,6 +244,7 @@ impl SessionsRegistry {
             config,
             session_ttl_ms: AtomicU64::new(duration_ms(config.session_ttl)),
             changes,
+            change_seq: watch::channel(0).0,
         }
     }
 
@@ -268,17 +288,58 @@ impl SessionsRegistry {
         self.changes.subscribe()
     }
 
+    /// The sequence number of the last change, now and after every change.
+    pub fn watch_change_seq(&self) -> watch::Receiver<u64> {
+        self.change_seq.subscribe()
+    }
+
+    /// The live sessions and up to `ended_limit` of the ended ones (the most recently ended
+    /// first), taken under one lock with the sequence number of the last change they include.
+    pub fn snapshot(&self, ended_limit: usize) -> RegistrySnapshot {
+        let inner = self.lock();
+        let seq = inner.change_seq;
+        let mut live: Vec<Session> = inner.live.values().map(|r| r.session.clone()).collect();
+        // By when they ended, not by when they left the live list: one reap moves many at once,
+        // in no particular order.
+        let mut ended: Vec<&Session> = inner.ended.values().map(|r| &r.session).collect();
+        ended.sort_by(|a, b| {
+            b.state_since
+                .cmp(&a.state_since)
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        let ended = ended.into_iter().take(ended_limit).cloned().collect();
+        drop(inner);
+        live.sort_by(|a, b| {
+            a.started_at
+                .cmp(&b.started_at)
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        RegistrySnapshot { seq, live, ended }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding this lock can only come from a bug in pure code; the data is
         // still a valid map of records, so keep serving rather than poisoning every later call.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn publish(&self, changes: Vec<SessionChange>) {
+    /// Publishes changes numbered under the lock by [`stamp`] (`seq` is the last one's number).
+    fn publish(&self, changes: Vec<SessionChange>, seq: u64) {
+        if changes.is_empty() {
+            return;
+        }
         for change in changes {
             // No receivers is fine: nobody is looking. Receivers that lag learn it on recv.
             let _ = self.changes.send(change);
         }
+        // Two writers may publish out of order after their locks: keep the highest number.
+        self.change_seq.send_if_modified(|latest| {
+            let newer = seq > *latest;
+            if newer {
+                *latest = seq;
+            }
+            newer
+        });
     }
 
     /// The sequence ids applied since this registry was made (see [`AppliedSeqs`]).
@@ -308,7 +369,7 @@ impl SessionsRegistry {
         let obs = obs.admit()?;
         let now = self.clock.now();
         let mut changes = Vec::new();
-        let outcome = {
+        let (outcome, change_seq) = {
             let mut inner = self.lock();
             if let Some(seq) = obs.seq.as_deref() {
                 let hash = seq_hash(seq);
@@ -326,7 +387,8 @@ impl SessionsRegistry {
                 }
                 inner.applied_seqs.add(seq);
             }
-            self.observe_locked(&mut inner, &obs, now, &mut changes)
+            let outcome = self.observe_locked(&mut inner, &obs, now, &mut changes);
+            (outcome, stamp(&mut inner, &changes))
         };
         // Every observation and what became of it: what a post-mortem of a wrong state needs
         // (a quiet or ignored one leaves no other trace).
@@ -339,7 +401,7 @@ impl SessionsRegistry {
             ?outcome,
             "observed"
         );
-        self.publish(changes);
+        self.publish(changes, change_seq);
         Ok(outcome)
     }
 
@@ -431,7 +493,7 @@ impl SessionsRegistry {
     /// Ends a live session for a reason no observation carries (the pid watcher).
     pub fn end(&self, session_id: &str, reason: EndReason) -> bool {
         let now = self.clock.now();
-        let change = {
+        let (change, seq) = {
             let mut inner = self.lock();
             let Some(record) = inner.live.get_mut(session_id) else {
                 return false;
@@ -447,12 +509,14 @@ impl SessionsRegistry {
                 reason = ?reason,
                 "session_ended"
             );
-            SessionChange::Changed {
+            let change = vec![SessionChange::Changed {
                 old_state,
                 session: record.session.clone(),
-            }
+            }];
+            let seq = stamp(&mut inner, &change);
+            (change, seq)
         };
-        self.publish(vec![change]);
+        self.publish(change, seq);
         true
     }
 
@@ -503,7 +567,7 @@ impl SessionsRegistry {
         let now = self.clock.now();
         let session_ttl = self.session_ttl();
         let mut changes = Vec::new();
-        {
+        let seq = {
             let mut inner = self.lock();
             let mut leaving = Vec::new();
             for record in inner.live.values_mut() {
@@ -535,8 +599,9 @@ impl SessionsRegistry {
                     changes.push(SessionChange::Removed { session_id: id });
                 }
             }
-        }
-        self.publish(changes);
+            stamp(&mut inner, &changes)
+        };
+        self.publish(changes, seq);
     }
 
     /// The live sessions (ended ones during their linger included), oldest first.
@@ -572,6 +637,12 @@ impl SessionsRegistry {
     pub fn live_count(&self) -> usize {
         self.lock().live.len()
     }
+}
+
+/// Numbers `changes` (under the lock, with the state they describe); returns the last number.
+fn stamp(inner: &mut Inner, changes: &[SessionChange]) -> u64 {
+    inner.change_seq += changes.len() as u64;
+    inner.change_seq
 }
 
 fn remember_ended(inner: &mut Inner, record: SessionRecord) {
@@ -851,6 +922,57 @@ mod tests {
             reg.observe(obs(&clock, " ", EventKind::Stop)),
             Err(InvalidObservation::EmptySessionId)
         );
+    }
+
+    #[test]
+    fn every_change_is_numbered_and_a_snapshot_says_which_changes_it_includes() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        let latest = reg.watch_change_seq();
+        assert_eq!(reg.snapshot(10).seq, 0);
+        reg.observe(obs(&clock, "s1", EventKind::SessionStart))
+            .unwrap();
+        reg.observe(obs(&clock, "s1", EventKind::UserPromptSubmit))
+            .unwrap();
+        assert_eq!(*latest.borrow(), 2, "one number per published change");
+        // Nothing people see changed: no number taken.
+        reg.observe(obs(&clock, "s1", EventKind::UserPromptSubmit))
+            .unwrap();
+        let snap = reg.snapshot(10);
+        assert_eq!(snap.seq, 2);
+        assert_eq!(snap.live[0].state, SessionState::Working);
+        assert!(reg.end("s1", EndReason::ProcessGone));
+        clock.advance(ENDED_TTL);
+        reg.reap();
+        let snap = reg.snapshot(10);
+        assert_eq!(snap.seq, 4, "the end, then the removal after the linger");
+        assert!(snap.live.is_empty());
+        assert_eq!(snap.ended[0].session_id, "s1");
+        assert_eq!(*latest.borrow(), 4);
+        assert!(reg.snapshot(0).ended.is_empty());
+    }
+
+    #[test]
+    fn a_snapshot_lists_ended_sessions_by_when_they_ended() {
+        // One reap moves many sessions out of the live list at once; the snapshot's limit must
+        // still keep the most recent endings.
+        let (clock, reg) = setup(RegistryConfig::default());
+        for n in 0..30 {
+            let id = format!("s{n:02}");
+            reg.observe(obs(&clock, &id, EventKind::SessionStart))
+                .unwrap();
+            reg.observe(obs(&clock, &id, EventKind::SessionEnd))
+                .unwrap();
+            clock.advance(Duration::from_secs(1));
+        }
+        clock.advance(ENDED_TTL);
+        reg.reap();
+        let ids: Vec<String> = reg
+            .snapshot(3)
+            .ended
+            .into_iter()
+            .map(|s| s.session_id)
+            .collect();
+        assert_eq!(ids, ["s29", "s28", "s27"]);
     }
 
     #[test]

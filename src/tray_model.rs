@@ -19,6 +19,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::duration_text::{format_duration, Precision};
 use crate::model::{Agent, Session, SessionState};
 
 /// The tray icon's aggregate state. Variants are in increasing priority: the icon shows the
@@ -69,6 +70,24 @@ pub enum Section {
 }
 
 impl Section {
+    /// Every section, in display order.
+    pub const ALL: [Section; 4] = [
+        Section::NeedsYou,
+        Section::Working,
+        Section::Idle,
+        Section::Ended,
+    ];
+
+    /// The section's title in the window.
+    pub fn title(self) -> &'static str {
+        match self {
+            Section::NeedsYou => "Needs you",
+            Section::Working => "Working",
+            Section::Idle => "Idle",
+            Section::Ended => "Ended recently",
+        }
+    }
+
     pub fn of(state: SessionState) -> Section {
         match state {
             SessionState::WaitingForPermission | SessionState::WaitingForInput => Section::NeedsYou,
@@ -237,17 +256,12 @@ pub fn menu_label(session: &Session, now: DateTime<Utc>) -> String {
     )
 }
 
-/// A coarse duration for a menu: `<1m`, `4m`, `2h 5m`, `3d`. Minute granularity keeps labels
-/// stable for a minute at a time, so the menu is not rewritten every second. Negative values
-/// (a clock step backwards) read as `<1m`.
+/// A coarse duration for a menu: `<1m`, `4m`, `2h 05m`, `3d 0h` (the project's one duration
+/// formatter at minute precision). Minute granularity keeps labels stable for a minute at a
+/// time, so the menu is not rewritten every second. Negative values (a clock step backwards)
+/// read as `<1m`.
 pub fn format_elapsed(seconds: i64) -> String {
-    let minutes = seconds.max(0) / 60;
-    match minutes {
-        0 => "<1m".to_string(),
-        1..=59 => format!("{minutes}m"),
-        60..=1439 => format!("{}h {}m", minutes / 60, minutes % 60),
-        _ => format!("{}d", minutes / 1440),
-    }
+    format_duration(seconds, Precision::Minutes)
 }
 
 /// What the shell must do to bring the tray menu from `old` rows to `new` rows.
@@ -393,8 +407,8 @@ mod tests {
         assert_eq!(format_elapsed(59), "<1m");
         assert_eq!(format_elapsed(60), "1m");
         assert_eq!(format_elapsed(3599), "59m");
-        assert_eq!(format_elapsed(3600 + 5 * 60), "1h 5m");
-        assert_eq!(format_elapsed(3 * 86_400 + 7), "3d");
+        assert_eq!(format_elapsed(3600 + 5 * 60), "1h 05m");
+        assert_eq!(format_elapsed(3 * 86_400 + 7), "3d 0h");
         assert_eq!(
             format_elapsed(-30),
             "<1m",

@@ -4,15 +4,20 @@
 //! committed file differs, so a change to a Rust type that the UI does not know about breaks the
 //! build (the desktop test suite runs in CI). To regenerate after an intended change:
 //! `UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings`.
+//!
+//! Beside the types it writes a few constants the UI must not spell itself: the agents and
+//! their names, the window's sections and their titles (from the core), and the event names.
 
 use agent_tray::model::{Agent, EndReason, Session, SessionState};
 use agent_tray::notify_policy::{AlertKind, NotifySettings};
 use agent_tray::tray_model::{Section, SessionView, TrayStatus};
+use agent_tray::window_rows::{agents, sections, AgentInfo, SectionInfo};
 use ts_rs::TS;
 
 use crate::ipc::{
     AppSettings, CommandError, EngineStatus, ErrorCode, FocusSession, InstallReport, SessionEvent,
-    Snapshot,
+    Snapshot, EVENT_FOCUS, EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS, EVENT_SESSIONS,
+    EVENT_SETTINGS,
 };
 
 fn render() -> String {
@@ -34,12 +39,35 @@ fn render() -> String {
         InstallReport::decl(),
         ErrorCode::decl(),
         CommandError::decl(),
+        AgentInfo::decl(),
+        SectionInfo::decl(),
+    ];
+    let json = |value: serde_json::Value| value.to_string();
+    let constants = [
+        format!(
+            "const AGENTS: AgentInfo[] = {};",
+            json(serde_json::json!(agents()))
+        ),
+        format!(
+            "const SECTIONS: SectionInfo[] = {};",
+            json(serde_json::json!(sections()))
+        ),
+        format!(
+            "const EVENTS = {} as const;",
+            json(serde_json::json!({
+                "sessions": EVENT_SESSIONS,
+                "focus": EVENT_FOCUS,
+                "settings": EVENT_SETTINGS,
+                "openSettings": EVENT_OPEN_SETTINGS,
+                "installResult": EVENT_INSTALL_RESULT,
+            }))
+        ),
     ];
     let mut out = String::from(
         "// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:\n\
          // UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings\n\n",
     );
-    for decl in decls {
+    for decl in decls.into_iter().chain(constants) {
         out.push_str("export ");
         out.push_str(&decl);
         out.push_str("\n\n");

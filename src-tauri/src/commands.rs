@@ -10,8 +10,7 @@ use tauri::{AppHandle, Emitter, Runtime, State};
 
 use crate::actions;
 use crate::ipc::{
-    AppSettings, CommandError, EngineStatus, ErrorCode, InstallReport, SessionEvent, Snapshot,
-    EVENT_SESSIONS, EVENT_SETTINGS,
+    AppSettings, CommandError, EngineStatus, ErrorCode, InstallReport, Snapshot, EVENT_SETTINGS,
 };
 use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
@@ -32,8 +31,10 @@ pub async fn get_snapshot<R: Runtime>(
     engine: State<'_, EngineStatus>,
 ) -> Result<Snapshot, CommandError> {
     let settings = settings.get();
+    let rows = source.rows(&settings);
     Ok(Snapshot {
-        sessions: source.views(&settings),
+        seq: rows.seq,
+        sessions: rows.rows,
         engine: engine.inner().clone(),
         settings,
         version: app.package_info().version.to_string(),
@@ -82,10 +83,9 @@ pub async fn reveal_transcript(
     actions::reveal(std::path::Path::new(&path))
 }
 
-/// Hides an ended session from the window.
+/// Hides an ended session from the window (the event bridge sends the row's removal).
 #[tauri::command]
-pub async fn dismiss_session<R: Runtime>(
-    app: AppHandle<R>,
+pub async fn dismiss_session(
     source: State<'_, Arc<SessionsSource>>,
     session_id: String,
 ) -> Result<(), CommandError> {
@@ -95,7 +95,6 @@ pub async fn dismiss_session<R: Runtime>(
             "only an ended session can be dismissed",
         ));
     }
-    let _ = app.emit(EVENT_SESSIONS, SessionEvent::Removed { session_id });
     Ok(())
 }
 

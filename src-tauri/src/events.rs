@@ -1,77 +1,124 @@
 //! The one place where registry changes become Tauri events for the window.
 //!
-//! The bridge subscribes to the registry's bounded change stream and turns each change into a
-//! typed [`SessionEvent`]. It is written against an `emit` closure rather than an app handle, so
-//! tests drive it without a window. When it falls behind the stream (the registry keeps at most a
-//! fixed number of changes per subscriber), it tells the UI to fetch a fresh snapshot instead of
-//! pretending nothing was lost.
+//! The window's rows follow rules (watched agents, "Ended recently" capped, dismissed endings
+//! hidden) that the core's `window_rows` holds. Translating each registry change into an event
+//! on its own applied none of them, so the window drifted from what a snapshot showed. Instead,
+//! after any change the bridge computes the rows again, exactly as the snapshot command does
+//! ([`SessionsSource::rows`]), and sends the difference from the rows it sent before: an
+//! `Upsert` for each new or changed row, a `Removed` for each row gone.
+//!
+//! Every event carries the registry sequence number the rows were computed at, as snapshots
+//! do, so the window can drop whatever is older than what it shows.
+//!
+//! It wakes on the registry's change sequence (a watch: a burst of changes is one computation,
+//! and it can never fall behind), on settings changes and on dismissals, and once a minute so
+//! that endings older than a day leave even when nothing else happens. It is written against an
+//! `emit` closure rather than an app handle, so tests drive it without a window.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
-use agent_tray::registry::SessionChange;
 use agent_tray::tray_model::SessionView;
 use tauri::{AppHandle, Emitter, Manager, Runtime};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::ipc::{AppSettings, SessionEvent, EVENT_RESYNC, EVENT_SESSIONS};
+use crate::ipc::{AppSettings, SessionEvent, EVENT_SESSIONS};
 use crate::sessions::SessionsSource;
 
-/// What the bridge sends to the window.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outgoing {
-    Session(SessionEvent),
-    Resync,
+/// How often the rows are recomputed when nothing changes (for endings ageing out).
+const AGE_OUT_CHECK: Duration = Duration::from_secs(60);
+
+/// The events that take a window from the rows `shown` to `rows`, numbered `seq`.
+pub fn diff(
+    shown: &HashMap<String, SessionView>,
+    rows: &[SessionView],
+    seq: u64,
+) -> Vec<SessionEvent> {
+    let now_ids: HashSet<&str> = rows.iter().map(|v| v.session.session_id.as_str()).collect();
+    let mut gone: Vec<&String> = shown
+        .keys()
+        .filter(|id| !now_ids.contains(id.as_str()))
+        .collect();
+    gone.sort();
+    let mut events: Vec<SessionEvent> = gone
+        .into_iter()
+        .map(|id| SessionEvent::Removed {
+            seq,
+            session_id: id.clone(),
+        })
+        .collect();
+    events.extend(
+        rows.iter()
+            .filter(|v| {
+                shown
+                    .get(&v.session.session_id)
+                    .is_none_or(|old| !same_on_screen(old, v))
+            })
+            .map(|v| SessionEvent::Upsert {
+                seq,
+                view: Box::new(v.clone()),
+            }),
+    );
+    events
 }
 
-/// The event for one change, or None when the window has nothing to do.
-pub fn to_event(
-    change: &SessionChange,
-    source: &SessionsSource,
-    settings: &AppSettings,
-) -> Option<SessionEvent> {
-    match change {
-        SessionChange::Added { session } | SessionChange::Changed { session, .. } => source
-            .shows(session, settings)
-            .then(|| SessionEvent::Upsert {
-                view: Box::new(SessionView::of(session)),
-            }),
-        // A session leaving the live list after its linger stays under "Ended recently" until
-        // dismissed, so only a removal of something that never ended reaches the window.
-        SessionChange::Removed { session_id } => match source.find(session_id) {
-            Some(_) => None,
-            None => Some(SessionEvent::Removed {
-                session_id: session_id.clone(),
-            }),
-        },
+/// Equal but for `last_seen`, which moves with every sign of life and is not shown: sending a
+/// row for it alone would flood the window while agents are busy.
+fn same_on_screen(a: &SessionView, b: &SessionView) -> bool {
+    if a.session.last_seen == b.session.last_seen {
+        return a == b;
     }
+    let mut b = b.clone();
+    b.session.last_seen = a.session.last_seen;
+    *a == b
 }
 
-/// Runs until `token` is cancelled or the registry goes away.
-pub async fn bridge(
-    mut changes: broadcast::Receiver<SessionChange>,
+fn by_id(rows: Vec<SessionView>) -> HashMap<String, SessionView> {
+    rows.into_iter()
+        .map(|v| (v.session.session_id.clone(), v))
+        .collect()
+}
+
+/// The bridge: starts from the rows as they are when called (synchronously, so no change
+/// between this call and the task's first poll is missed), then runs until `token` is cancelled
+/// or the registry goes away.
+pub fn bridge(
     source: Arc<SessionsSource>,
-    settings: watch::Receiver<AppSettings>,
-    emit: impl Fn(Outgoing),
+    mut settings: watch::Receiver<AppSettings>,
+    emit: impl Fn(SessionEvent),
     token: CancellationToken,
-) {
-    loop {
-        let change = tokio::select! {
-            () = token.cancelled() => break,
-            change = changes.recv() => change,
-        };
-        match change {
-            Ok(change) => {
-                let settings = settings.borrow().clone();
-                if let Some(event) = to_event(&change, &source, &settings) {
-                    emit(Outgoing::Session(event));
-                }
+) -> impl std::future::Future<Output = ()> {
+    let mut changes = source.registry().watch_change_seq();
+    let mut dismissals = source.watch_dismissals();
+    changes.borrow_and_update();
+    dismissals.borrow_and_update();
+    let current = settings.borrow_and_update().clone();
+    let mut shown = by_id(source.rows(&current).rows);
+    async move {
+        let mut age_out = tokio::time::interval(AGE_OUT_CHECK);
+        age_out.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        age_out.tick().await; // the first tick is immediate
+        loop {
+            let woke = tokio::select! {
+                () = token.cancelled() => break,
+                r = changes.changed() => r.is_ok(),
+                r = settings.changed() => r.is_ok(),
+                r = dismissals.changed() => r.is_ok(),
+                _ = age_out.tick() => true,
+            };
+            if !woke {
+                break;
             }
-            Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::warn!(missed, "window events fell behind; asking the UI to resync");
-                emit(Outgoing::Resync);
+            changes.borrow_and_update();
+            dismissals.borrow_and_update();
+            let current = settings.borrow_and_update().clone();
+            let rows = source.rows(&current);
+            for event in diff(&shown, &rows.rows, rows.seq) {
+                emit(event);
             }
-            Err(broadcast::error::RecvError::Closed) => break,
+            shown = by_id(rows.rows);
         }
     }
 }
@@ -80,16 +127,58 @@ pub async fn bridge(
 pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
     let source = app.state::<Arc<SessionsSource>>().inner().clone();
     let settings = app.state::<crate::settings::SettingsStore>().subscribe();
-    let changes = source.registry().subscribe();
     let handle = app.clone();
-    let emit = move |out: Outgoing| {
-        let result = match out {
-            Outgoing::Session(event) => handle.emit(EVENT_SESSIONS, event),
-            Outgoing::Resync => handle.emit(EVENT_RESYNC, ()),
-        };
-        if let Err(error) = result {
+    let emit = move |event: SessionEvent| {
+        if let Err(error) = handle.emit(EVENT_SESSIONS, event) {
             tracing::warn!(%error, "cannot send an event to the window");
         }
     };
-    tauri::async_runtime::spawn(bridge(changes, source, settings, emit, token));
+    tauri::async_runtime::spawn(bridge(source, settings, emit, token));
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use agent_tray::model::{Agent, Session, SessionState};
+
+    fn view(id: &str, state: SessionState) -> SessionView {
+        SessionView::of(&Session::new(id, Agent::Claude, state, chrono::Utc::now()))
+    }
+
+    #[test]
+    fn the_difference_upserts_new_and_changed_rows_and_removes_gone_ones() {
+        let shown = by_id(vec![
+            view("same", SessionState::Idle),
+            view("moves", SessionState::Working),
+            view("gone", SessionState::Ended),
+        ]);
+        let mut same = shown["same"].clone();
+        same.session.last_seen += chrono::Duration::seconds(5);
+        let rows = vec![
+            same,
+            view("moves", SessionState::WaitingForInput),
+            view("new", SessionState::Starting),
+        ];
+        let events = diff(&shown, &rows, 7);
+        let summary: Vec<(String, u64)> = events
+            .iter()
+            .map(|e| match e {
+                SessionEvent::Upsert { seq, view } => {
+                    (format!("+{}", view.session.session_id), *seq)
+                }
+                SessionEvent::Removed { seq, session_id } => (format!("-{session_id}"), *seq),
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("-gone".into(), 7),
+                ("+moves".into(), 7),
+                ("+new".into(), 7)
+            ],
+            "a row whose last_seen alone moved is not sent"
+        );
+        assert!(diff(&by_id(rows.clone()), &rows, 8).is_empty());
+    }
 }

@@ -13,8 +13,6 @@ use ts_rs::TS;
 
 /// A session was added or changed (`Upsert`), or must leave the window (`Removed`).
 pub const EVENT_SESSIONS: &str = "sessions-changed";
-/// The shell missed changes (a lagging subscriber): the UI must fetch a new snapshot.
-pub const EVENT_RESYNC: &str = "sessions-resync";
 /// The user chose a session in the tray menu or a notification: show it.
 pub const EVENT_FOCUS: &str = "focus-session";
 /// Settings changed (from the window or elsewhere).
@@ -24,12 +22,21 @@ pub const EVENT_OPEN_SETTINGS: &str = "open-settings";
 /// The installer ran (from the tray menu): its [`InstallReport`].
 pub const EVENT_INSTALL_RESULT: &str = "install-result";
 
-/// The payload of [`EVENT_SESSIONS`].
+/// The payload of [`EVENT_SESSIONS`]. `seq` is the registry sequence number the row was
+/// computed at: the window drops an event older than what it shows (see [`Snapshot::seq`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SessionEvent {
-    Upsert { view: Box<SessionView> },
-    Removed { session_id: String },
+    Upsert {
+        #[ts(type = "number")]
+        seq: u64,
+        view: Box<SessionView>,
+    },
+    Removed {
+        #[ts(type = "number")]
+        seq: u64,
+        session_id: String,
+    },
 }
 
 /// The payload of [`EVENT_FOCUS`].
@@ -51,8 +58,12 @@ pub enum EngineStatus {
 /// Everything the window needs at load; events keep it current afterwards.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Snapshot {
-    /// Live sessions (ended ones during their linger included) and recently ended ones that
-    /// were not dismissed.
+    /// The registry sequence number these rows are current to: they include every change up
+    /// to it. Events carry the same numbers, so the window can tell which is newer.
+    #[ts(type = "number")]
+    pub seq: u64,
+    /// The window's rows, by the core's `window_rows` rules: every live session, and the 20
+    /// most recent endings of the last day that were not dismissed.
     pub sessions: Vec<SessionView>,
     pub engine: EngineStatus,
     pub settings: AppSettings,

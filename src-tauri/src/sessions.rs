@@ -1,30 +1,40 @@
-//! What the window lists: the registry's live sessions plus recently ended ones, minus those the
-//! user dismissed and the agents the settings do not watch. Narrow on purpose: the registry stays
-//! the one writer of session state, this only chooses what to show.
+//! What the window lists, as the shell computes it: the registry's sessions (live and recently
+//! ended), the agents the settings watch and the endings the user dismissed, handed to the
+//! core's [`window_rows`], which holds every rule. Narrow on purpose: the registry stays the one
+//! writer of session state, and the snapshot command and the event bridge both read rows here,
+//! so they cannot disagree.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use agent_tray::model::{Session, SessionState};
+use agent_tray::model::Session;
 use agent_tray::registry::SessionsRegistry;
 use agent_tray::tray_model::SessionView;
+use agent_tray::window_rows::{window_rows, Dismissed, ENDED_SHOWN};
+use tokio::sync::watch;
 
 use crate::ipc::AppSettings;
 
-/// How many ended sessions (gone from the live list) the window offers under "Ended recently".
-pub const ENDED_SHOWN: usize = 20;
+/// The window's rows and the registry sequence number they are current to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowRows {
+    pub seq: u64,
+    pub rows: Vec<SessionView>,
+}
 
 #[derive(Debug)]
 pub struct SessionsSource {
     registry: Arc<SessionsRegistry>,
-    dismissed: Mutex<HashSet<String>>,
+    dismissed: Mutex<Dismissed>,
+    /// Counts dismissals, so the event bridge recomputes the rows after one.
+    dismissals: watch::Sender<u64>,
 }
 
 impl SessionsSource {
     pub fn new(registry: Arc<SessionsRegistry>) -> Self {
         SessionsSource {
             registry,
-            dismissed: Mutex::new(HashSet::new()),
+            dismissed: Mutex::new(Dismissed::default()),
+            dismissals: watch::channel(0).0,
         }
     }
 
@@ -32,14 +42,9 @@ impl SessionsSource {
         &self.registry
     }
 
-    fn dismissed(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
-        // Only a set of ids: still valid after a panic elsewhere.
+    fn dismissed(&self) -> std::sync::MutexGuard<'_, Dismissed> {
+        // Only a map of ids to times: still valid after a panic elsewhere.
         self.dismissed.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Whether the window should show this session now.
-    pub fn shows(&self, session: &Session, settings: &AppSettings) -> bool {
-        settings.watches(session.agent) && !self.dismissed().contains(&session.session_id)
     }
 
     /// The live sessions the tray counts (watched agents only).
@@ -49,41 +54,50 @@ impl SessionsSource {
         live
     }
 
-    /// The window's rows: live ones first (oldest first), then recently ended ones.
-    pub fn views(&self, settings: &AppSettings) -> Vec<SessionView> {
-        let live = self.registry.list();
-        let live_ids: HashSet<String> = live.iter().map(|s| s.session_id.clone()).collect();
-        let ended = self
-            .registry
-            .history(ENDED_SHOWN)
-            .into_iter()
-            .filter(|s| !live_ids.contains(&s.session_id));
-        live.into_iter()
-            .chain(ended)
-            .filter(|s| self.shows(s, settings))
-            .map(|s| SessionView::of(&s))
-            .collect()
+    /// The window's rows now, in display order.
+    pub fn rows(&self, settings: &AppSettings) -> WindowRows {
+        let dismissed = self.dismissed().clone();
+        // Dismissed endings take no place under "Ended recently": read enough to fill it.
+        let snapshot = self.registry.snapshot(ENDED_SHOWN + dismissed.len());
+        let mut sessions = snapshot.live;
+        sessions.extend(snapshot.ended);
+        let now = self.registry.clock().wall();
+        WindowRows {
+            seq: snapshot.seq,
+            rows: window_rows(&sessions, &settings.agents, &dismissed, now),
+        }
     }
 
-    /// A session, live or recently ended.
+    /// A session, live or ended (as long as the registry remembers it).
     pub fn find(&self, session_id: &str) -> Option<Session> {
         self.registry.get(session_id).or_else(|| {
             self.registry
-                .history(ENDED_SHOWN * 4)
+                .history(usize::MAX)
                 .into_iter()
                 .find(|s| s.session_id == session_id)
         })
     }
 
-    /// Hides an ended session from the window. Only ended ones: dismissing a live session would
-    /// hide something that may need the user. Returns whether it was dismissed.
+    /// Hides an ended session's ending from the window. Only ended ones: dismissing a live
+    /// session would hide something that may need the user. Returns whether it was dismissed.
     pub fn dismiss(&self, session_id: &str) -> bool {
-        match self.find(session_id) {
-            Some(s) if s.state == SessionState::Ended => {
-                self.dismissed().insert(session_id.to_string());
-                true
-            }
-            _ => false,
+        let Some(session) = self.find(session_id) else {
+            return false;
+        };
+        let now = self.registry.clock().wall();
+        let dismissed = {
+            let mut set = self.dismissed();
+            set.forget_old(now);
+            set.dismiss(&session)
+        };
+        if dismissed {
+            self.dismissals.send_modify(|n| *n += 1);
         }
+        dismissed
+    }
+
+    /// Ticks after every dismissal.
+    pub fn watch_dismissals(&self) -> watch::Receiver<u64> {
+        self.dismissals.subscribe()
     }
 }

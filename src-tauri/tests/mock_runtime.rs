@@ -24,8 +24,12 @@ struct Harness {
 }
 
 fn harness() -> Harness {
+    harness_on(Arc::new(SessionsRegistry::new()))
+}
+
+/// The shell's state on a registry of the test's own (a manual clock, say).
+fn harness_on(registry: Arc<SessionsRegistry>) -> Harness {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let registry = Arc::new(SessionsRegistry::new());
     let app = agent_tray_desktop::with_commands(mock_builder())
         .build(mock_context(noop_assets()))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -165,28 +169,34 @@ fn registry_changes_reach_the_window_as_typed_events() {
         Some("/home/dev/web"),
     );
     observe(&h.registry, "s1", EventKind::UserPromptSubmit, None);
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    let states = loop {
-        let states: Vec<String> = received
+    let upserts = || -> Vec<(u64, String)> {
+        received
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
             .filter_map(|e| match e {
-                SessionEvent::Upsert { view } => Some(view.state_label.clone()),
+                SessionEvent::Upsert { seq, view } => Some((*seq, view.state_label.clone())),
                 SessionEvent::Removed { .. } => None,
             })
-            .collect();
-        if states.len() >= 2 || std::time::Instant::now() > deadline {
-            break states;
-        }
-        std::thread::sleep(Duration::from_millis(20));
+            .collect()
     };
+    let arrived = eventually(|| {
+        upserts()
+            .last()
+            .is_some_and(|(_, label)| label == "working")
+    });
     token.cancel();
+    let got = upserts();
+    assert!(arrived, "the window heard s1 working: {got:?}");
+    // A burst of changes may arrive as one row; never out of order, never older than before.
+    assert!(got.windows(2).all(|w| w[0].0 < w[1].0), "{got:?}");
     assert_eq!(
-        states,
-        ["starting", "working"],
-        "one event per visible change, in order"
+        got.last().map(|(seq, _)| *seq),
+        Some(2),
+        "numbered by the registry"
     );
+    let snap = snapshot(&h);
+    assert_eq!(snap.seq, 2, "the snapshot is numbered alike");
 }
 
 struct Collect(Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>>);
@@ -407,4 +417,153 @@ fn a_session_the_user_is_looking_at_raises_no_alert_and_others_still_do() {
     token.cancel();
     let _ = tauri::async_runtime::block_on(task);
     assert_eq!(got(&alerts), ["elsewhere"]);
+}
+
+fn snapshot(h: &Harness) -> Snapshot {
+    let value = invoke(h, "get_snapshot", serde_json::json!({})).unwrap_or_else(|e| panic!("{e}"));
+    serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn row_ids(snapshot: &Snapshot) -> Vec<String> {
+    let mut ids: Vec<String> = snapshot
+        .sessions
+        .iter()
+        .map(|v| v.session.session_id.clone())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn a_session_dismissed_while_ended_is_shown_again_once_it_is_resumed() {
+    let h = harness();
+    let received: Arc<Mutex<Vec<SessionEvent>>> = Arc::default();
+    let sink = received.clone();
+    h.app.listen_any(EVENT_SESSIONS, move |event| {
+        if let Ok(parsed) = serde_json::from_str::<SessionEvent>(event.payload()) {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(parsed);
+        }
+    });
+    let token = CancellationToken::new();
+    agent_tray_desktop::events::spawn(h.app.handle(), token.clone());
+    std::thread::sleep(Duration::from_millis(50));
+    observe(
+        &h.registry,
+        "s1",
+        EventKind::SessionStart,
+        Some("/home/dev/api"),
+    );
+    observe(&h.registry, "s1", EventKind::SessionEnd, None);
+    invoke(
+        &h,
+        "dismiss_session",
+        serde_json::json!({"sessionId": "s1"}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        row_ids(&snapshot(&h)).is_empty(),
+        "dismissed while ended: hidden"
+    );
+    // The user resumes it (`claude --resume s1`): it works again and must be seen.
+    observe(&h.registry, "s1", EventKind::UserPromptSubmit, None);
+    let snap = snapshot(&h);
+    assert_eq!(row_ids(&snap), ["s1"], "a resumed session is live again");
+    assert_eq!(snap.sessions[0].state_label, "working");
+    // The window hears it too: the dismissal removed the row, the resume brings it back.
+    let last_for_s1 = || {
+        received
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .last()
+            .map(|e| match e {
+                SessionEvent::Upsert { view, .. } => view.state_label.clone(),
+                SessionEvent::Removed { .. } => "removed".to_string(),
+            })
+    };
+    let heard = eventually(|| last_for_s1().as_deref() == Some("working"));
+    token.cancel();
+    assert!(heard, "the window's last word on s1: {:?}", last_for_s1());
+}
+
+#[test]
+fn the_window_events_keep_the_same_rows_as_a_fresh_snapshot() {
+    // 25 sessions end and leave the live list: a window that applied every event since its
+    // first snapshot must list what a fresh snapshot lists, "Ended recently" capped alike.
+    let clock = Arc::new(agent_tray::clock::ManualClock::new(chrono::Utc::now()));
+    let registry = Arc::new(SessionsRegistry::with_config(
+        agent_tray::registry::RegistryConfig::default(),
+        clock.clone(),
+    ));
+    let h = harness_on(registry);
+    let received: Arc<Mutex<Vec<SessionEvent>>> = Arc::default();
+    let sink = received.clone();
+    h.app.listen_any(EVENT_SESSIONS, move |event| {
+        if let Ok(parsed) = serde_json::from_str::<SessionEvent>(event.payload()) {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(parsed);
+        }
+    });
+    let first = snapshot(&h);
+    let token = CancellationToken::new();
+    agent_tray_desktop::events::spawn(h.app.handle(), token.clone());
+    std::thread::sleep(Duration::from_millis(50));
+    observe(
+        &h.registry,
+        "live",
+        EventKind::UserPromptSubmit,
+        Some("/home/dev/live"),
+    );
+    for n in 0..25 {
+        let id = format!("done-{n:02}");
+        clock.advance(Duration::from_secs(1));
+        observe(
+            &h.registry,
+            &id,
+            EventKind::SessionStart,
+            Some("/home/dev/x"),
+        );
+        observe(&h.registry, &id, EventKind::SessionEnd, None);
+    }
+    clock.advance(agent_tray::registry::ENDED_TTL + Duration::from_secs(1));
+    h.registry.reap();
+    let fresh = snapshot(&h);
+    let window_rows = || {
+        let mut rows: std::collections::BTreeMap<String, String> = first
+            .sessions
+            .iter()
+            .map(|v| (v.session.session_id.clone(), v.state_label.clone()))
+            .collect();
+        for event in received.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            match event {
+                SessionEvent::Upsert { view, .. } => {
+                    rows.insert(view.session.session_id.clone(), view.state_label.clone());
+                }
+                SessionEvent::Removed { session_id, .. } => {
+                    rows.remove(session_id);
+                }
+            }
+        }
+        rows
+    };
+    let expected: std::collections::BTreeMap<String, String> = fresh
+        .sessions
+        .iter()
+        .map(|v| (v.session.session_id.clone(), v.state_label.clone()))
+        .collect();
+    let agreed = eventually(|| window_rows() == expected);
+    token.cancel();
+    let ended = fresh
+        .sessions
+        .iter()
+        .filter(|v| v.state_label == "ended")
+        .count();
+    assert_eq!(ended, 20, "the snapshot shows the 20 most recently ended");
+    assert!(
+        !expected.contains_key("done-00"),
+        "the oldest ending is beyond the cap: {expected:?}"
+    );
+    assert!(
+        agreed,
+        "events left the window with {:?}, a snapshot says {expected:?}",
+        window_rows()
+    );
 }

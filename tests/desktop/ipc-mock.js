@@ -7,7 +7,15 @@
   let next = 1;
   const mock = {
     calls: [],
-    snapshot: { sessions: [], engine: { kind: "running", socket: "/tmp/test.sock" }, settings: null, version: "0.0.0-test" },
+    snapshot: { seq: 1, sessions: [], engine: { kind: "running", socket: "/tmp/test.sock" }, settings: null, version: "0.0.0-test" },
+    // holdSnapshot(): the next get_snapshot takes its copy at once but answers only on
+    // releaseSnapshot(), as a snapshot computed while events are still on their way.
+    held: null,
+    holdSnapshot() {
+      let release;
+      mock.held = new Promise((resolve) => (release = resolve));
+      mock.releaseSnapshot = release;
+    },
     installReport: { ok: true, output: "hooks installed for claude and codex" },
     emit(event, payload) {
       for (const id of listeners.get(event) ?? []) {
@@ -42,8 +50,13 @@
         }
         case "plugin:event|unlisten":
           return null;
-        case "get_snapshot":
-          return JSON.parse(JSON.stringify(mock.snapshot));
+        case "get_snapshot": {
+          const copy = JSON.parse(JSON.stringify(mock.snapshot));
+          const gate = mock.held;
+          mock.held = null;
+          if (gate) await gate;
+          return copy;
+        }
         case "install_hooks":
           return mock.installReport;
         case "save_settings":

@@ -49,7 +49,7 @@ after(async () => {
 
 /// Opens the window with `sessions` as the snapshot. Fails the test on any page error or dialog:
 /// hostile text must never run, and the UI must never throw.
-async function open(sessions, { colorScheme = "light" } = {}) {
+async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1 } = {}) {
   const context = await browser.newContext({ viewport: { width: 760, height: 560 }, colorScheme });
   const page = await context.newPage();
   const problems = [];
@@ -61,13 +61,16 @@ async function open(sessions, { colorScheme = "light" } = {}) {
   page.on("request", (r) => {
     if (!r.url().startsWith(baseUrl)) problems.push(`unexpected request: ${r.url()}`);
   });
+  // A fixed clock makes "time in state" exact (the durations test compares text).
+  if (clockAt !== null) await page.clock.install({ time: clockAt });
   await page.addInitScript(mockScript);
   await page.addInitScript(
-    ({ sessions, settings }) => {
+    ({ sessions, settings, seq }) => {
       window.__mock.snapshot.sessions = sessions;
       window.__mock.snapshot.settings = settings;
+      window.__mock.snapshot.seq = seq;
     },
-    { sessions, settings: defaultSettings },
+    { sessions, settings: defaultSettings, seq },
   );
   await page.goto(baseUrl);
   await page.waitForSelector("body[data-ready='true']");
@@ -107,18 +110,18 @@ test("time in state counts up live", async () => {
 
 test("events move a session between sections, add new ones and remove dismissed ones", async () => {
   const { page, context, problems } = await open(sampleSessions());
-  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", view: v }),
+  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", seq: 2, view: v }),
     view({ id: "s-work", project: "web_app", agent: "codex", state: "waiting_for_input", secondsInState: 0 }));
   assert.deepEqual(await rowIds(page, "section[data-section='needs_you'] .row"), ["s-perm", "s-work"]);
   assert.equal(await page.locator("section[data-section='working']").count(), 0, "an empty section is not shown");
-  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", view: v }),
+  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", seq: 2, view: v }),
     view({ id: "s-new", project: "fresh", state: "working", secondsInState: 0 }));
   assert.deepEqual(await rowIds(page, "section[data-section='working'] .row"), ["s-new"]);
-  await page.evaluate(() => window.__mock.emit("sessions-changed", { kind: "removed", session_id: "s-dead" }));
+  await page.evaluate(() => window.__mock.emit("sessions-changed", { kind: "removed", seq: 3, session_id: "s-dead" }));
   assert.equal(await page.locator(".row[data-session-id='s-dead']").count(), 0);
-  // A resync request makes the window fetch a fresh snapshot.
+  // Changed settings make the window fetch a fresh snapshot (the agents shown may differ).
   const before = (await calls(page, "get_snapshot")).length;
-  await page.evaluate(() => window.__mock.emit("sessions-resync", null));
+  await page.evaluate((s) => window.__mock.emit("settings-changed", s), defaultSettings);
   await page.waitForFunction((n) => window.__mock.calls.filter((c) => c.cmd === "get_snapshot").length > n, before);
   assert.deepEqual(problems, []);
   await context.close();
@@ -199,7 +202,7 @@ test("hostile text from sessions renders as text and runs nothing", async () => 
     error: null,
   });
   const { page, context, problems } = await open([hostile, ...sampleSessions()]);
-  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", view: v }),
+  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", seq: 2, view: v }),
     { ...hostile, session: { ...hostile.session, state: "idle", error: '"><img src=y onerror=window.__pwned=4>' }, section: "idle", state_label: "idle" });
   const row = page.locator(".row[data-session-id='evil']");
   const text = await row.innerText();
@@ -290,3 +293,152 @@ for (const colorScheme of ["light", "dark"]) {
     await context.close();
   });
 }
+
+const upsert = (page, seq, v) => page.evaluate(([seq, v]) => window.__mock.emit("sessions-changed", { kind: "upsert", seq, view: v }), [seq, v]);
+const focusedId = (page) => page.evaluate(() => document.activeElement?.id ?? "");
+
+test("session events never take the focus from the filter, and keys act on what has focus", async () => {
+  const { page, context, problems } = await open(sampleSessions());
+  // A row is selected, then the user types in the filter while agents keep working.
+  await page.click(".row[data-session-id='s-work'] .project");
+  await page.click("#filter");
+  await page.keyboard.type("a");
+  for (let n = 0; n < 5; n++) {
+    await upsert(page, 2 + n, view({ id: "s-work", project: "web_app", agent: "codex", state: n % 2 ? "working" : "idle" }));
+  }
+  await page.keyboard.type("pi");
+  assert.equal(await page.inputValue("#filter"), "api", "every key reached the filter");
+  assert.equal(await focusedId(page), "filter");
+  assert.deepEqual(await rowIds(page), ["s-perm"]);
+  await page.fill("#filter", "");
+  // Enter on the Settings button opens the settings, not the selected session.
+  await page.focus("#open-settings");
+  await page.keyboard.press("Enter");
+  assert.equal(await page.evaluate(() => document.querySelector("#settings").open), true);
+  await page.keyboard.press("Escape");
+  // Enter on a banner's close button closes the banner.
+  await page.click(".row[data-session-id='s-idle'] [data-action='copy']");
+  await page.waitForSelector("#banner:not([hidden])");
+  await page.focus("#banner button");
+  await page.keyboard.press("Enter");
+  assert.equal(await page.locator("#banner").isHidden(), true);
+  // The arrow keys belong to the agent selector while it has the focus.
+  await page.focus("#agent-filter");
+  await page.keyboard.press("ArrowDown");
+  assert.equal(await page.inputValue("#agent-filter"), "claude", "ArrowDown chose the next agent");
+  assert.equal(await focusedId(page), "agent-filter");
+  await page.keyboard.press("Enter");
+  assert.deepEqual(await calls(page, "jump_to_session"), [], "no key outside the list jumped");
+  // Positive control: in the list, Enter does jump to the selected session.
+  await page.selectOption("#agent-filter", "all");
+  await page.click(".row[data-session-id='s-work'] .project");
+  await page.keyboard.press("Enter");
+  assert.deepEqual(await calls(page, "jump_to_session"), [{ cmd: "jump_to_session", args: { sessionId: "s-work" } }]);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("a snapshot older than the events already shown does not bring back an old state", async () => {
+  const { page, context, problems } = await open(sampleSessions(), { seq: 5 });
+  const section = (id) => page.locator(`.row[data-session-id='${id}']`).evaluate((n) => n.closest("section").dataset.section);
+  // The snapshot is taken (s-work working, seq 5) but answers only after a newer event.
+  await page.evaluate(() => window.__mock.holdSnapshot());
+  await page.evaluate((s) => window.__mock.emit("settings-changed", s), defaultSettings);
+  await page.waitForFunction(() => window.__mock.calls.filter((c) => c.cmd === "get_snapshot").length === 2);
+  await upsert(page, 6, view({ id: "s-work", project: "web_app", agent: "codex", state: "waiting_for_input" }));
+  assert.equal(await section("s-work"), "needs_you");
+  await page.evaluate(() => window.__mock.releaseSnapshot());
+  await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+  assert.equal(await section("s-work"), "needs_you", "the stale snapshot did not undo the newer event");
+  // An event older than the snapshot shown is dropped too.
+  await upsert(page, 4, view({ id: "s-idle", project: "docs-site", state: "working" }));
+  assert.equal(await section("s-idle"), "idle");
+  // Positive control: a newer snapshot does replace what is shown.
+  await page.evaluate(() => {
+    window.__mock.snapshot.seq = 9;
+    const row = window.__mock.snapshot.sessions.find((v) => v.session.session_id === "s-work");
+    row.session.state = "idle";
+    row.section = "idle";
+    row.state_label = "idle";
+  });
+  await page.evaluate((s) => window.__mock.emit("settings-changed", s), defaultSettings);
+  await page.waitForFunction(() => document.querySelector(".row[data-session-id='s-work']")?.closest("section")?.dataset.section === "idle");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("every row action is reachable, announced and operable with the keyboard alone", async () => {
+  const { page, context, problems } = await open(sampleSessions());
+  // Tab from the top: filter, agent selector, Settings, then the list of sessions.
+  for (let n = 0; n < 4; n++) await page.keyboard.press("Tab");
+  const list = page.getByRole("listbox", { name: "Sessions" });
+  assert.equal(await list.evaluate((n) => n === document.activeElement), true, "the list has the focus");
+  await page.keyboard.press("ArrowDown");
+  const active = () => list.evaluate((n) => document.getElementById(n.getAttribute("aria-activedescendant") ?? "")?.dataset.sessionId);
+  assert.equal(await active(), "s-perm");
+  // The active row tells what can be done with it, keys included.
+  const option = list.getByRole("option", { selected: true });
+  const description = await option.evaluate((n) =>
+    (n.getAttribute("aria-describedby") ?? "").split(" ").map((id) => document.getElementById(id)?.textContent).join(" "));
+  assert.match(description, /Enter.*jump/i);
+  assert.match(description, /C.*copy/i);
+  assert.match(await list.getAttribute("aria-keyshortcuts"), /Enter/);
+  assert.match(await option.getAttribute("aria-label") ?? await option.innerText(), /api-server/);
+  // Sections are labelled groups of options.
+  assert.deepEqual(await list.getByRole("group").evaluateAll((g) => g.map((n) => n.getAttribute("aria-label"))),
+    ["Needs you", "Working", "Idle", "Ended recently"]);
+  // c copies the resume command of the active row.
+  await page.keyboard.press("c");
+  await page.waitForSelector("#banner:not([hidden])");
+  assert.match(await page.locator("#banner").innerText(), /claude --resume s-perm/);
+  // End reaches the last row (ended, with a transcript): t reveals it, Delete dismisses it.
+  await page.keyboard.press("End");
+  assert.equal(await active(), "s-dead");
+  const dead = await list.getByRole("option", { selected: true }).evaluate((n) =>
+    (n.getAttribute("aria-describedby") ?? "").split(" ").map((id) => document.getElementById(id)?.textContent).join(" "));
+  assert.match(dead, /T.*transcript/i);
+  assert.match(dead, /Delete.*dismiss/i);
+  await page.keyboard.press("t");
+  await page.keyboard.press("Delete");
+  assert.deepEqual(await calls(page, "reveal_transcript"), [{ cmd: "reveal_transcript", args: { sessionId: "s-dead" } }]);
+  assert.deepEqual(await calls(page, "dismiss_session"), [{ cmd: "dismiss_session", args: { sessionId: "s-dead" } }]);
+  // Home and Enter: jump to the first row.
+  await page.keyboard.press("Home");
+  await page.keyboard.press("Enter");
+  assert.deepEqual(await calls(page, "jump_to_session"), [{ cmd: "jump_to_session", args: { sessionId: "s-perm" } }]);
+  // Keys a row cannot use do nothing: s-perm is live, so Delete dismisses nothing.
+  await page.keyboard.press("Delete");
+  assert.equal((await calls(page, "dismiss_session")).length, 1);
+  await page.screenshot({ path: path.join(artifacts, "window-keyboard.png") });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("agent names and section titles come from the core's generated bindings", async () => {
+  const source = fs.readFileSync(path.resolve(here, "../../ui/src/main.ts"), "utf8");
+  for (const literal of ['"Claude"', '"Codex"', '"Needs you"', '"Ended recently"', '"claude", "codex"']) {
+    assert.ok(!source.includes(literal), `main.ts repeats ${literal}: take it from bindings.ts`);
+  }
+  const bindings = fs.readFileSync(path.resolve(here, "../../ui/src/bindings.ts"), "utf8");
+  assert.match(bindings, /export const AGENTS/);
+  assert.match(bindings, /export const SECTIONS/);
+  const { page, context } = await open(sampleSessions());
+  assert.deepEqual(await page.$$eval("section h2", (h) => h.map((n) => n.firstChild.textContent)),
+    ["Needs you", "Working", "Idle", "Ended recently"]);
+  assert.deepEqual(await page.$$eval("#agent-filter option", (o) => o.map((n) => n.textContent)), ["All agents", "Claude", "Codex"]);
+  await context.close();
+});
+
+test("time in state reads as the core's duration formatter says (shared vectors)", async () => {
+  const vectors = JSON.parse(fs.readFileSync(path.resolve(here, "../fixtures/duration_text.json"), "utf8"));
+  assert.ok(vectors.length >= 10, "the table is written by a Rust test");
+  const now = Date.parse("2026-11-30T12:00:00.000Z");
+  const sessions = vectors.map((v, n) =>
+    view({ id: `d${String(n).padStart(3, "0")}`, state: "idle", state_since: new Date(now - v.seconds * 1000).toISOString() }));
+  const { page, context } = await open(sessions, { clockAt: now });
+  const shown = await page.$$eval(".row", (rows) => Object.fromEntries(rows.map((r) => [r.dataset.sessionId, r.querySelector(".time").textContent])));
+  vectors.forEach((v, n) => {
+    assert.equal(shown[`d${String(n).padStart(3, "0")}`], v.window, `${v.seconds} s`);
+  });
+  await context.close();
+});

@@ -106,12 +106,17 @@ export type EngineStatus = { "kind": "running", socket: string, } | { "kind": "n
 
 export type Snapshot = { 
 /**
- * Live sessions (ended ones during their linger included) and recently ended ones that
- * were not dismissed.
+ * The registry sequence number these rows are current to: they include every change up
+ * to it. Events carry the same numbers, so the window can tell which is newer.
+ */
+seq: number, 
+/**
+ * The window's rows, by the core's `window_rows` rules: every live session, and the 20
+ * most recent endings of the last day that were not dismissed.
  */
 sessions: Array<SessionView>, engine: EngineStatus, settings: AppSettings, version: string, };
 
-export type SessionEvent = { "kind": "upsert", view: SessionView, } | { "kind": "removed", session_id: string, };
+export type SessionEvent = { "kind": "upsert", seq: number, view: SessionView, } | { "kind": "removed", seq: number, session_id: string, };
 
 export type FocusSession = { session_id: string, };
 
@@ -120,3 +125,13 @@ export type InstallReport = { ok: boolean, output: string, };
 export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed";
 
 export type CommandError = { code: ErrorCode, message: string, };
+
+export type AgentInfo = { agent: Agent, name: string, };
+
+export type SectionInfo = { section: Section, title: string, };
+
+export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude"},{"agent":"codex","name":"Codex"}];
+
+export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
+
+export const EVENTS = {"sessions":"sessions-changed","focus":"focus-session","settings":"settings-changed","openSettings":"open-settings","installResult":"install-result"} as const;

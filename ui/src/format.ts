@@ -1,6 +1,10 @@
 // Display formatting only (no session logic): how long a session has been in its state.
+//
+// The window counts up every second, so it formats here rather than asking Rust each tick. The
+// rules are the core's (src/duration_text.rs, seconds precision), and the UI tests check this
+// function against the table of examples a Rust test writes (tests/fixtures/duration_text.json).
 
-/// `12s`, `3m 05s`, `1h 04m`, `2d 3h`, from whole seconds.
+/// `12s`, `3m 05s`, `1h 04m`, `2d 3h`, from whole seconds; negative reads as `0s`.
 export function formatElapsed(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
   if (s < 60) return `${s}s`;

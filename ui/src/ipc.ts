@@ -2,6 +2,7 @@
 // bindings.ts, generated from the Rust types; nothing here knows how sessions behave.
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import { EVENTS } from "./bindings";
 import type {
   AppSettings,
   CommandError,
@@ -10,15 +11,6 @@ import type {
   SessionEvent,
   Snapshot,
 } from "./bindings";
-
-export const EVENTS = {
-  sessions: "sessions-changed",
-  resync: "sessions-resync",
-  focus: "focus-session",
-  settings: "settings-changed",
-  openSettings: "open-settings",
-  installResult: "install-result",
-} as const;
 
 export const commands = {
   getSnapshot: () => invoke<Snapshot>("get_snapshot"),
@@ -32,7 +24,6 @@ export const commands = {
 
 export const on = {
   sessions: (f: (e: SessionEvent) => void) => listen<SessionEvent>(EVENTS.sessions, (e) => f(e.payload)),
-  resync: (f: () => void) => listen<null>(EVENTS.resync, () => f()),
   focus: (f: (e: FocusSession) => void) => listen<FocusSession>(EVENTS.focus, (e) => f(e.payload)),
   settings: (f: (s: AppSettings) => void) => listen<AppSettings>(EVENTS.settings, (e) => f(e.payload)),
   openSettings: (f: () => void) => listen<null>(EVENTS.openSettings, () => f()),

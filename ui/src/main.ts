@@ -1,23 +1,33 @@
-// The window: renders the snapshot it fetched once and keeps it current from typed events.
-// Grouping, labels, project names and resume commands come from Rust (SessionView); this file
-// only filters what is shown, renders it, and turns keys and clicks into commands.
+// The window: renders the snapshot it fetched and keeps it current from typed events.
+// Which sessions are listed, their grouping, labels, project names, resume commands, agent names
+// and section titles come from Rust (SessionView, and the AGENTS and SECTIONS generated into
+// bindings.ts); this file only filters what is shown, renders it, and turns keys and clicks
+// into commands.
+//
+// Ordering: snapshots and events carry the registry's sequence number. A snapshot can be
+// computed before an event that reaches the window first; whatever is older than what the
+// window shows is dropped, so a stale "working" never replaces a newer "needs you".
+//
+// Focus and keys: the sessions are one listbox whose active row is aria-activedescendant, so
+// re-rendering rows never moves the focus. Nothing but the user moves it: events re-render and
+// leave the focus where it was (in the filter, say). Keys act on what has the focus: the list
+// handles arrows, Home/End, Enter (jump), C (copy resume), T (transcript) and Delete (dismiss);
+// every other control keeps its own keys.
 import "./style.css";
-import type { Agent, AppSettings, EngineStatus, Section, SessionView } from "./bindings";
+import { AGENTS, SECTIONS } from "./bindings";
+import type { Agent, AppSettings, EngineStatus, SessionEvent, SessionView, Snapshot } from "./bindings";
 import { el } from "./dom";
 import { formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
 
-const SECTIONS: { id: Section; title: string }[] = [
-  { id: "needs_you", title: "Needs you" },
-  { id: "working", title: "Working" },
-  { id: "idle", title: "Idle" },
-  { id: "ended", title: "Ended recently" },
-];
-const AGENT_NAMES: Record<Agent, string> = { claude: "Claude", codex: "Codex" };
+const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
 const state = {
   sessions: new Map<string, SessionView>(),
-  order: [] as string[], // session ids in the order first seen (the snapshot's order, then arrivals)
+  /// The sequence number of the snapshot shown (-1 before the first one).
+  shownSeq: -1,
+  /// The sequence number of the last event applied to each row since that snapshot.
+  eventSeq: new Map<string, number>(),
   engine: null as EngineStatus | null,
   settings: null as AppSettings | null,
   version: "",
@@ -38,13 +48,27 @@ const agentSelect = el(
   "select",
   { class: "agent-filter", attrs: { "aria-label": "Agent", id: "agent-filter" } },
   el("option", { attrs: { value: "all" } }, "All agents"),
-  el("option", { attrs: { value: "claude" } }, "Claude"),
-  el("option", { attrs: { value: "codex" } }, "Codex"),
+  ...AGENTS.map((a) => el("option", { attrs: { value: a.agent } }, a.name)),
 );
 const settingsButton = el("button", { class: "ghost", attrs: { type: "button", id: "open-settings" } }, "Settings");
 const banner = el("div", { class: "banner", attrs: { role: "status", id: "banner", hidden: "" } });
-const list = el("main", { class: "sessions", attrs: { id: "sessions", "aria-label": "Sessions" } });
-const footer = el("footer", { class: "footer", attrs: { id: "footer" } });
+const KEYS_HELP = "↑↓ Home End: choose · Enter: jump · C: copy resume · T: transcript · Delete: dismiss · /: filter · Esc: hide";
+const keysHelp = el("span", { class: "keys-help", attrs: { id: "keys-help" } }, KEYS_HELP);
+const listbox = el("div", {
+  class: "listbox",
+  attrs: {
+    role: "listbox",
+    id: "session-list",
+    "aria-label": "Sessions",
+    tabindex: "0",
+    "aria-describedby": "keys-help",
+    "aria-keyshortcuts": "ArrowUp ArrowDown Home End Enter C T Delete",
+  },
+});
+const message = el("div", { class: "message", attrs: { id: "message" } });
+const list = el("main", { class: "sessions", attrs: { id: "sessions" } }, listbox, message);
+const footerText = el("span", { class: "footer-text" });
+const footer = el("footer", { class: "footer", attrs: { id: "footer" } }, footerText, keysHelp);
 const settingsPanel = el("dialog", { class: "settings", attrs: { id: "settings" } });
 
 root.append(
@@ -56,70 +80,99 @@ root.append(
 );
 
 // ---- rendering ---------------------------------------------------------------------------------
-function visible(): SessionView[] {
-  const text = state.filterText.trim().toLowerCase();
-  return state.order
-    .map((id) => state.sessions.get(id))
-    .filter((v): v is SessionView => v !== undefined)
-    .filter((v) => state.filterAgent === "all" || v.session.agent === state.filterAgent)
-    .filter((v) => {
-      if (!text) return true;
-      const s = v.session;
-      return [v.project, s.cwd, s.branch, s.model, s.title, s.session_id, v.state_label, s.last_tool, s.error, AGENT_NAMES[s.agent]]
-        .some((field) => typeof field === "string" && field.toLowerCase().includes(text));
-    })
-    // Oldest session first within a section, as in the tray menu, so rows do not jump around.
-    .sort((a, b) => a.session.started_at.localeCompare(b.session.started_at) || a.session.session_id.localeCompare(b.session.session_id));
+function matches(v: SessionView, text: string): boolean {
+  if (!text) return true;
+  const s = v.session;
+  return [v.project, s.cwd, s.branch, s.model, s.title, s.session_id, v.state_label, s.last_tool, s.error, agentName(s.agent)]
+    .some((field) => typeof field === "string" && field.toLowerCase().includes(text));
 }
 
-/// Visible rows in display order (section by section): what the arrow keys walk through.
+/// Visible rows in display order (section by section, oldest session first within a section, as
+/// the core orders them): what is rendered and what the arrow keys walk through.
 function displayOrder(): SessionView[] {
-  const rows = visible();
-  return SECTIONS.flatMap((sec) => rows.filter((v) => v.section === sec.id));
+  const text = state.filterText.trim().toLowerCase();
+  const rows = [...state.sessions.values()]
+    .filter((v) => state.filterAgent === "all" || v.session.agent === state.filterAgent)
+    .filter((v) => matches(v, text))
+    .sort((a, b) => a.session.started_at.localeCompare(b.session.started_at) || a.session.session_id.localeCompare(b.session.session_id));
+  return SECTIONS.flatMap((sec) => rows.filter((v) => v.section === sec.section));
 }
 
 function timeText(v: SessionView): string {
   return formatElapsed(secondsSince(v.session.state_since, Date.now()));
 }
 
+/// Row element ids for aria-activedescendant: session ids are data, never used as ids.
+const domIds = new Map<string, string>();
+function domId(sessionId: string): string {
+  let id = domIds.get(sessionId);
+  if (!id) {
+    id = `row-${domIds.size + 1}`;
+    domIds.set(sessionId, id);
+  }
+  return id;
+}
+
+/// What a row offers, for the buttons (mouse) and the row's description (keyboard, screen
+/// readers) alike.
+function rowActions(v: SessionView): { action: string; label: string; key: string }[] {
+  return [
+    { action: "jump", label: "Jump", key: "Enter" },
+    { action: "copy", label: "Copy resume", key: "C" },
+    ...(v.session.transcript_path ? [{ action: "transcript", label: "Transcript", key: "T" }] : []),
+    ...(v.section === "ended" ? [{ action: "dismiss", label: "Dismiss", key: "Delete" }] : []),
+  ];
+}
+
+function sinceText(iso: string): string {
+  const t = new Date(iso);
+  return Number.isNaN(t.getTime()) ? "" : ` since ${t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}`;
+}
+
 function row(v: SessionView): HTMLElement {
   const s = v.session;
+  const id = domId(s.session_id);
+  const offered = rowActions(v);
   const detail = s.error ? `error: ${s.error}` : s.waiting_for ? `waiting for: ${s.waiting_for}` : s.last_tool ? `last tool: ${s.last_tool}` : null;
+  // The buttons are for the mouse: an option's content is presentational to assistive
+  // technology, so the same actions are offered by keys and spelled out in the description.
   const actions = el(
     "div",
-    { class: "actions" },
-    el("button", { class: "action", attrs: { type: "button", "data-action": "jump", tabindex: "-1" } }, "Jump"),
-    el("button", { class: "action", attrs: { type: "button", "data-action": "copy", tabindex: "-1" }, title: v.resume_command }, "Copy resume"),
-    s.transcript_path
-      ? el("button", { class: "action", attrs: { type: "button", "data-action": "transcript", tabindex: "-1" } }, "Transcript")
-      : null,
-    v.section === "ended"
-      ? el("button", { class: "action", attrs: { type: "button", "data-action": "dismiss", tabindex: "-1" } }, "Dismiss")
-      : null,
+    { class: "actions", attrs: { "aria-hidden": "true" } },
+    ...offered.map((a) =>
+      el("button", { class: "action", attrs: { type: "button", "data-action": a.action, tabindex: "-1" }, title: a.action === "copy" ? v.resume_command : `${a.label} (${a.key})` }, a.label),
+    ),
   );
-  const li = el(
+  const description = el(
+    "span",
+    { attrs: { id: `${id}-keys`, hidden: "" } },
+    `${v.state_label}${sinceText(s.state_since)}. ${offered.map((a) => `${a.key}: ${a.label.toLowerCase()}`).join(", ")}.`,
+  );
+  return el(
     "li",
     {
       class: `row state-${s.state}`,
       attrs: {
         role: "option",
+        id,
         "data-session-id": s.session_id,
         "data-state": s.state,
         "aria-selected": String(state.selected === s.session_id),
-        tabindex: "-1",
+        "aria-describedby": `${id}-keys`,
       },
     },
     el(
       "div",
       { class: "line" },
-      el("span", { class: `agent agent-${s.agent}` }, AGENT_NAMES[s.agent]),
+      el("span", { class: `agent agent-${s.agent}` }, agentName(s.agent)),
       el("span", { class: "project", title: s.cwd ?? "" }, v.project),
       s.branch ? el("span", { class: "branch" }, s.branch) : null,
       s.model ? el("span", { class: "model" }, s.model) : null,
       el("span", { class: "spacer" }),
       s.subagents > 0 ? el("span", { class: "subagents", title: "running subagents" }, `${s.subagents} subagent${s.subagents === 1 ? "" : "s"}`) : null,
       el("span", { class: `pill pill-${v.section}` }, v.state_label),
-      el("span", { class: "time", attrs: { "data-since": s.state_since } }, timeText(v)),
+      // Ticks every second: hidden from screen readers, which hear "since 10:42" instead.
+      el("span", { class: "time", attrs: { "data-since": s.state_since, "aria-hidden": "true" } }, timeText(v)),
     ),
     el(
       "div",
@@ -129,13 +182,14 @@ function row(v: SessionView): HTMLElement {
       el("span", { class: "spacer" }),
       actions,
     ),
+    description,
   );
-  return li;
 }
 
 function emptyState(): HTMLElement {
   const install = el("button", { class: "primary", attrs: { type: "button", id: "install-hooks" } }, "Install hooks");
   install.addEventListener("click", () => void runInstaller());
+  const names = AGENTS.map((a) => a.name).join(" or ");
   return el(
     "div",
     { class: "empty", attrs: { id: "empty" } },
@@ -143,7 +197,7 @@ function emptyState(): HTMLElement {
     el(
       "p",
       {},
-      "Sessions appear here as soon as Claude Code or Codex runs on this machine: their hooks report each session to Agent Tray, and their own session files are watched too.",
+      `Sessions appear here as soon as ${names} runs on this machine: their hooks report each session to Agent Tray, and their own session files are watched too.`,
     ),
     el("p", {}, "If nothing shows up while an agent runs, install the hooks:"),
     install,
@@ -151,30 +205,38 @@ function emptyState(): HTMLElement {
 }
 
 function render(): void {
-  const rows = visible();
-  const sections: HTMLElement[] = [];
+  const rows = displayOrder();
+  if (state.selected && !rows.some((v) => v.session.session_id === state.selected)) {
+    // The selected row is filtered out or gone: the list has no active row.
+    state.selected = null;
+  }
+  const groups: HTMLElement[] = [];
   for (const sec of SECTIONS) {
-    const inSection = rows.filter((v) => v.section === sec.id);
+    const inSection = rows.filter((v) => v.section === sec.section);
     if (inSection.length === 0) continue;
-    sections.push(
+    groups.push(
       el(
         "section",
-        { class: `section section-${sec.id}`, attrs: { "data-section": sec.id, "aria-label": sec.title } },
-        el("h2", {}, sec.title, el("span", { class: "count" }, String(inSection.length))),
-        el("ul", { attrs: { role: "listbox", "aria-label": sec.title } }, ...inSection.map(row)),
+        { class: `section section-${sec.section}`, attrs: { role: "group", "data-section": sec.section, "aria-label": sec.title } },
+        el("h2", { attrs: { "aria-hidden": "true" } }, sec.title, el("span", { class: "count" }, String(inSection.length))),
+        el("ul", { attrs: { role: "none" } }, ...inSection.map(row)),
       ),
     );
   }
+  // The listbox stays in the page (it may have the focus); only its rows are replaced.
+  listbox.replaceChildren(...groups);
+  listbox.hidden = groups.length === 0;
   if (state.sessions.size === 0) {
-    list.replaceChildren(emptyState());
-  } else if (sections.length === 0) {
-    list.replaceChildren(el("p", { class: "no-match", attrs: { id: "no-match" } }, "No session matches the filter."));
+    message.replaceChildren(emptyState());
+  } else if (groups.length === 0) {
+    message.replaceChildren(el("p", { class: "no-match", attrs: { id: "no-match" } }, "No session matches the filter."));
   } else {
-    list.replaceChildren(...sections);
+    message.replaceChildren();
   }
+  markActive(false);
   renderBanner();
   const engine = state.engine?.kind === "running" ? `engine on ${state.engine.socket}` : "engine not running";
-  footer.textContent = `Agent Tray ${state.version} · ${engine}`;
+  footerText.textContent = `Agent Tray ${state.version} · ${engine}`;
 }
 
 function renderBanner(): void {
@@ -198,58 +260,94 @@ function renderBanner(): void {
 }
 
 function tick(): void {
-  for (const node of list.querySelectorAll<HTMLElement>(".time[data-since]")) {
+  for (const node of listbox.querySelectorAll<HTMLElement>(".time[data-since]")) {
     node.textContent = formatElapsed(secondsSince(node.dataset.since ?? "", Date.now()));
   }
 }
 
 // ---- data ---------------------------------------------------------------------------------------
-function upsert(v: SessionView): void {
-  if (!state.sessions.has(v.session.session_id)) state.order.push(v.session.session_id);
-  state.sessions.set(v.session.session_id, v);
-}
-
-function remove(id: string): void {
+/// Applies one event unless it is older than what the window shows.
+function applyEvent(e: SessionEvent): void {
+  const id = e.kind === "upsert" ? e.view.session.session_id : e.session_id;
+  if (e.seq < state.shownSeq) return;
+  const last = state.eventSeq.get(id);
+  if (last !== undefined && e.seq < last) return;
+  state.eventSeq.set(id, e.seq);
+  if (e.kind === "upsert") {
+    state.sessions.set(id, e.view);
+    return;
+  }
+  if (state.selected === id) {
+    // Keep a keyboard user's place: the next row (or the one before) becomes active.
+    const order = displayOrder().map((v) => v.session.session_id);
+    const at = order.indexOf(id);
+    state.selected = order[at + 1] ?? order[at - 1] ?? null;
+  }
   state.sessions.delete(id);
-  state.order = state.order.filter((x) => x !== id);
-  if (state.selected === id) state.selected = null;
 }
 
-async function loadSnapshot(): Promise<void> {
-  const snap = await commands.getSnapshot();
-  state.sessions.clear();
-  state.order = [];
-  for (const v of snap.sessions) upsert(v);
+/// Shows a snapshot unless an older one than what is shown; rows changed by events newer than
+/// the snapshot keep what those events said.
+function applySnapshot(snap: Snapshot): void {
+  if (snap.seq < state.shownSeq) return;
+  const next = new Map<string, SessionView>();
+  for (const v of snap.sessions) next.set(v.session.session_id, v);
+  for (const [id, seq] of state.eventSeq) {
+    if (seq <= snap.seq) {
+      state.eventSeq.delete(id);
+      continue;
+    }
+    const current = state.sessions.get(id);
+    if (current) next.set(id, current);
+    else next.delete(id);
+  }
+  state.sessions = next;
+  state.shownSeq = snap.seq;
   state.engine = snap.engine;
   state.settings = snap.settings;
   state.version = snap.version;
+}
+
+async function loadSnapshot(): Promise<void> {
+  applySnapshot(await commands.getSnapshot());
   render();
 }
 
 // ---- selection and keys ---------------------------------------------------------------------
-function select(id: string | null, scroll = true): void {
-  state.selected = id;
-  for (const node of list.querySelectorAll<HTMLElement>(".row")) {
-    const on = node.dataset.sessionId === id;
+/// Marks the selected row as the list's active option. Never moves the focus.
+function markActive(scroll: boolean): void {
+  let active: HTMLElement | null = null;
+  for (const node of listbox.querySelectorAll<HTMLElement>(".row")) {
+    const on = node.dataset.sessionId === state.selected;
     node.setAttribute("aria-selected", String(on));
-    if (on) {
-      node.focus({ preventScroll: !scroll });
-      if (scroll) node.scrollIntoView({ block: "nearest" });
-    }
+    if (on) active = node;
   }
+  if (active) listbox.setAttribute("aria-activedescendant", active.id);
+  else listbox.removeAttribute("aria-activedescendant");
+  if (active && scroll) active.scrollIntoView({ block: "nearest" });
 }
 
-function move(delta: number): void {
+function select(id: string | null, scroll = true): void {
+  state.selected = id;
+  markActive(scroll);
+}
+
+function move(to: number | "first" | "last"): void {
   const order = displayOrder();
   if (order.length === 0) return;
   const at = order.findIndex((v) => v.session.session_id === state.selected);
-  const next = at < 0 ? (delta > 0 ? 0 : order.length - 1) : Math.min(order.length - 1, Math.max(0, at + delta));
+  let next: number;
+  if (to === "first") next = 0;
+  else if (to === "last") next = order.length - 1;
+  else if (at < 0) next = to > 0 ? 0 : order.length - 1;
+  else next = Math.min(order.length - 1, Math.max(0, at + to));
   select(order[next].session.session_id);
 }
 
 async function act(action: string, id: string): Promise<void> {
   const v = state.sessions.get(id);
   if (!v) return;
+  if (!rowActions(v).some((a) => a.action === action)) return;
   try {
     if (action === "jump") await commands.jumpToSession(id);
     else if (action === "transcript") await commands.revealTranscript(id);
@@ -270,12 +368,14 @@ async function copyText(text: string): Promise<void> {
     await navigator.clipboard.writeText(text);
   } catch {
     // WebKitGTK may refuse the async clipboard; the selection-based copy works everywhere.
+    const focused = document.activeElement as HTMLElement | null;
     const area = el("textarea", { attrs: { readonly: "", "aria-hidden": "true" } });
     area.value = text;
     document.body.append(area);
     area.select();
     document.execCommand("copy");
     area.remove();
+    focused?.focus({ preventScroll: true }); // the copy borrowed the focus: give it back
   }
 }
 
@@ -295,37 +395,67 @@ function showInstall(report: { ok: boolean; output: string }): void {
   renderBanner();
 }
 
-list.addEventListener("click", (event) => {
+// A click in the list selects the row and gives the list the focus (the user went there);
+// a click on a row's button also runs its action.
+listbox.addEventListener("mousedown", (event) => {
+  // Keep the focus on the listbox rather than on the (aria-hidden) button clicked.
+  if ((event.target as HTMLElement).closest("[data-action]")) event.preventDefault();
+});
+listbox.addEventListener("click", (event) => {
   const target = event.target as HTMLElement;
   const rowNode = target.closest<HTMLElement>(".row");
   if (!rowNode?.dataset.sessionId) return;
   const id = rowNode.dataset.sessionId;
+  listbox.focus({ preventScroll: true });
   select(id, false);
   const action = target.closest<HTMLElement>("[data-action]")?.dataset.action;
   if (action) void act(action, id);
 });
 
+const ROW_KEYS: Record<string, string> = { Enter: "jump", c: "copy", C: "copy", t: "transcript", T: "transcript", Delete: "dismiss" };
+
+listbox.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.altKey || event.metaKey) return;
+  const moves: Record<string, number | "first" | "last"> = { ArrowDown: 1, ArrowUp: -1, Home: "first", End: "last", PageDown: 5, PageUp: -5 };
+  if (event.key in moves) {
+    event.preventDefault();
+    move(moves[event.key]);
+  } else if (event.key in ROW_KEYS && state.selected) {
+    event.preventDefault();
+    void act(ROW_KEYS[event.key], state.selected);
+  }
+});
+
+filterInput.addEventListener("keydown", (event) => {
+  // From the filter, ArrowDown goes on to the rows it left.
+  if (event.key === "ArrowDown" && !listbox.hidden) {
+    event.preventDefault();
+    listbox.focus();
+    if (!state.selected) move("first");
+  }
+});
+
 document.addEventListener("keydown", (event) => {
   if (settingsPanel.open) return; // the dialog handles its own keys (Esc closes it)
-  const inFilter = document.activeElement === filterInput;
-  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+  const focused = document.activeElement;
+  const nothingFocused = focused === null || focused === document.body;
+  if (event.key === "Escape") {
     event.preventDefault();
-    move(event.key === "ArrowDown" ? 1 : -1);
-  } else if (event.key === "Enter" && state.selected && !inFilter) {
-    event.preventDefault();
-    void act("jump", state.selected);
-  } else if (event.key === "Escape") {
-    event.preventDefault();
-    if (inFilter && filterInput.value) {
+    if (focused === filterInput && filterInput.value) {
       filterInput.value = "";
       state.filterText = "";
       render();
     } else {
       void commands.hideWindow().catch(() => undefined);
     }
-  } else if (event.key === "/" && !inFilter) {
+  } else if (event.key === "/" && (nothingFocused || focused === listbox)) {
     event.preventDefault();
     filterInput.focus();
+  } else if (nothingFocused && (event.key === "ArrowDown" || event.key === "ArrowUp") && !listbox.hidden) {
+    // Nothing has the focus (the window just opened): the arrows go to the list.
+    event.preventDefault();
+    listbox.focus();
+    move(event.key === "ArrowDown" ? 1 : -1);
   }
 });
 
@@ -401,10 +531,10 @@ function openSettings(): void {
       line(number(draft.notifications.long_turn_secs, (v) => (draft.notifications.long_turn_secs = v), "set-long-turn"), "seconds make a turn long"),
       line(number(draft.notifications.cooldown_secs, (v) => (draft.notifications.cooldown_secs = v), "set-cooldown"), "seconds between alerts of one kind per session"),
     ),
-    el("fieldset", {}, el("legend", {}, "Agents"), ...(["claude", "codex"] as Agent[]).map((agent) =>
+    el("fieldset", {}, el("legend", {}, "Agents"), ...AGENTS.map(({ agent, name }) =>
       line(checkbox(draft.agents.includes(agent), (v) => {
         draft.agents = v ? [...new Set([...draft.agents, agent])] : draft.agents.filter((a) => a !== agent);
-      }, `set-agent-${agent}`), AGENT_NAMES[agent]),
+      }, `set-agent-${agent}`), name),
     )),
     el("fieldset", {}, el("legend", {}, "App"),
       line(checkbox(draft.menu_bar_counts, (v) => (draft.menu_bar_counts = v), "set-counts"), "Counts beside the menu-bar icon (macOS)"),
@@ -419,21 +549,20 @@ settingsButton.addEventListener("click", openSettings);
 
 // ---- start ------------------------------------------------------------------------------------
 async function start(): Promise<void> {
-  // Listen first, then fetch: a change between the two is applied twice (harmless upsert)
-  // rather than lost.
+  // Listen first, then fetch: a change between the two is not lost, and the sequence numbers
+  // sort out which of the event and the snapshot is newer.
   await on.sessions((e) => {
-    if (e.kind === "upsert") upsert(e.view);
-    else remove(e.session_id);
+    applyEvent(e);
     render();
-    if (state.selected) select(state.selected, false);
   });
-  await on.resync(() => void loadSnapshot());
   await on.focus(({ session_id }) => {
+    // The user chose this session in the tray or an alert: show it, and give the list the focus.
     state.filterText = "";
     filterInput.value = "";
     state.filterAgent = "all";
     agentSelect.value = "all";
     render();
+    listbox.focus({ preventScroll: true });
     select(session_id);
   });
   await on.settings((s) => {
