@@ -2,6 +2,7 @@
 //! ids (`%2`) and window ids (`@1`) exist on both, so only the server socket (read from the agent
 //! process's `TMUX` variable) and the session-qualified target say which pane is the agent's.
 //! The agent is a real process (`sleep`) started with that variable, as tmux starts programs.
+//! The "is the user looking?" probe finds the agent's server the same way.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use agent_tray::model::{Agent, Session, SessionState};
 use agent_tray_desktop::actions::{execute_jump, plan_jump, JumpPlan};
+use agent_tray_desktop::terminal_focus::{TerminalFocus, TmuxFocus};
 use agent_tray_desktop::tmux::TmuxServer;
 
 /// A private tmux server on its own socket, killed on drop: session `work` with window @0 (pane
@@ -163,5 +165,67 @@ fn a_jump_selects_the_agents_pane_on_the_agents_server_and_no_other() {
         agents.current(),
         "@0 %0",
         "select-window ran, select-pane refused"
+    );
+}
+
+/// A real client attached to `server` in a pseudo-terminal (`script`), ended on drop.
+struct Client(Child);
+
+impl Client {
+    fn attach(server: &Server) -> Self {
+        let command = format!("tmux -S '{}' attach -t work", server.socket.display());
+        let child = Command::new("script")
+            .args(["-q", "-c", &command, "/dev/null"])
+            .env("TERM", "xterm")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("script: {e}"));
+        let client = Client(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while server.tmux(&["display-message", "-p", "-t", "work", "#{session_attached}"]) == "0" {
+            assert!(Instant::now() < deadline, "the client never attached");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        client
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_focus_probe_asks_the_server_in_the_agents_environment() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let watched = Server::start(&dir.path().join("watched"));
+    let unwatched = Server::start(&dir.path().join("unwatched"));
+    let _client = Client::attach(&watched);
+    // The same location on both servers; only the agent's TMUX variable tells them apart.
+    let session_on = |server: &Server, agent: &FakeAgent| {
+        let mut s = Session::new(
+            "s",
+            Agent::Claude,
+            SessionState::WaitingForPermission,
+            chrono::Utc::now(),
+        );
+        s.pid = Some(agent.0.id());
+        s.tmux = Some(format!("work:{}", server.current().replace(' ', ".")));
+        s
+    };
+    let in_watched = FakeAgent::start(&format!("{},1,0", watched.socket.display()));
+    let in_unwatched = FakeAgent::start(&format!("{},1,0", unwatched.socket.display()));
+    let focus = TmuxFocus::default();
+    assert!(
+        focus.user_is_looking(&session_on(&watched, &in_watched)),
+        "attached, current window and pane, on the agent's own server"
+    );
+    assert!(
+        !focus.user_is_looking(&session_on(&unwatched, &in_unwatched)),
+        "the same pane id on a server nobody is attached to"
     );
 }
