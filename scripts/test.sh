@@ -3,9 +3,12 @@
 # unit and integration tests, the desktop crate and UI tests (mock runtime, Chromium, the real
 # app under Xvfb through WebKitWebDriver), and the end-to-end tests with the real claude and
 # codex CLIs. Every step runs even when an earlier one fails; the exit status says if any did.
+# Last, it lists every process the run started that is still running and FAILS if there is one
+# (each process inherits AGENT_TRAY_TEST_RUN; see scripts/leftover-processes.sh).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+export AGENT_TRAY_TEST_RUN="test-$$-$(date +%s%N)"
 
 failed=()
 passed=()
@@ -29,6 +32,7 @@ step "core: unit and integration tests" cargo test -p agent-tray
 step "desktop and UI (tests/desktop/run.sh)" tests/desktop/run.sh
 step "build agent-tray for the end-to-end tests" cargo build -p agent-tray
 step "real claude and codex (tests/e2e/agents/run.sh)" env AGENT_TRAY_BIN="$root/target/debug/agent-tray" tests/e2e/agents/run.sh
+step "no process left behind" scripts/leftover-processes.sh --kill "AGENT_TRAY_TEST_RUN=$AGENT_TRAY_TEST_RUN"
 
 printf '\n==== summary\n'
 for s in "${passed[@]}"; do echo "ok      $s"; done

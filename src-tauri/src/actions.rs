@@ -1,23 +1,43 @@
 //! What the window's row actions and the tray's items do outside the app: jump to a session's
 //! terminal, reveal a transcript or the logs, run the hooks installer. Each is planned as data
 //! first (testable), then executed by spawning a program.
+//!
+//! What reaches a command line comes from session data (a cwd, a tmux location, a transcript
+//! path read from files on disk), so:
+//! - a folder or file is used only when its path is absolute: a relative one would resolve
+//!   against the app's own folder, and an absolute path can never be read as an option;
+//! - `--` ends the options before every path handed to `code`/`cursor` and macOS's `open`.
+//!   `xdg-open` is the exception: it refuses `--` itself ("unexpected option"), and takes one
+//!   argument, which the rule above makes an absolute path;
+//! - tmux is addressed by server socket and fully qualified target ([`crate::tmux`]);
+//! - every program runs through [`crate::launch::run_within`]: reaped, with a deadline. A
+//!   terminal is started through `setsid -f`, which returns at once, so the user's terminal is
+//!   never the app's child (nor killed at a deadline).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use agent_tray::model::Session;
 
 use crate::ipc::{CommandError, ErrorCode, InstallReport};
+use crate::launch::{run_within, Capture, LaunchError, LAUNCH_TIMEOUT};
+use crate::tmux::{socket_from_env, TmuxLocation, TmuxServer};
+
+/// How long `tmux select-window`/`select-pane` may take (it answers in milliseconds).
+pub const TMUX_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long `agent-tray install` may take (it edits a few small files).
+pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How to bring the user to a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JumpPlan {
-    /// Select the tmux window, then the pane (`tmux` location `session:@window.%pane`).
+    /// Select the window, then the pane, on the agent's tmux server.
     Tmux {
-        window: String,
-        pane: Option<String>,
+        server: TmuxServer,
+        location: TmuxLocation,
     },
-    /// Open the session's folder in the editor whose terminal runs it (`code <dir>`).
+    /// Open the session's folder in the editor whose terminal runs it (`code -- <dir>`).
     Editor { editor: Editor, dir: PathBuf },
     /// Open a terminal in the session's folder.
     Terminal { dir: PathBuf },
@@ -40,6 +60,50 @@ impl Editor {
     }
 }
 
+/// What is known about a session's process: the editor whose terminal runs it, and the tmux
+/// server it runs under (from its `TMUX` variable).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessFacts {
+    pub editor: Option<Editor>,
+    pub tmux_socket: Option<PathBuf>,
+}
+
+/// A program and its arguments, as a jump or a reveal will run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub program: String,
+    pub args: Vec<String>,
+    /// The folder it starts in (a terminal opens there).
+    pub cwd: Option<PathBuf>,
+    pub capture: Capture,
+    pub timeout: Duration,
+}
+
+impl Launch {
+    fn new(program: &str, args: &[&str]) -> Self {
+        Launch {
+            program: program.to_string(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            cwd: None,
+            capture: Capture::Nothing,
+            timeout: LAUNCH_TIMEOUT,
+        }
+    }
+
+    fn path(mut self, path: &Path) -> Self {
+        self.args.push(path.display().to_string());
+        self
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        command
+    }
+}
 /// Which editor's terminal a process runs in, from its environment and the names of its
 /// ancestors (nearest first). VS Code and Cursor (a VS Code fork) both set
 /// `TERM_PROGRAM=vscode` in their terminals; Cursor shows itself in `CURSOR_*` variables, in
@@ -67,21 +131,28 @@ pub fn editor_of(env: &[(String, String)], ancestors: &[String]) -> Option<Edito
     }
 }
 
-/// Where a jump goes, decided from the session, the editor its process runs in (if any) and
-/// which programs are on PATH. Pure: both facts about the machine come in as arguments.
+/// Where a jump goes, decided from the session, what is known of its process and which
+/// programs are on PATH. Pure: the facts about the machine come in as arguments.
 ///
 /// A tmux pane wins (it names the exact place); then the editor, when its command is installed;
-/// then a terminal in the session's folder.
+/// then a terminal in the session's folder. A folder that is not an absolute path is nowhere to
+/// go.
 pub fn decide_jump(
     session: &Session,
-    editor: Option<Editor>,
+    facts: &ProcessFacts,
     on_path: impl Fn(&str) -> bool,
 ) -> Option<JumpPlan> {
-    if let Some(plan) = tmux_plan(session) {
-        return Some(plan);
+    if let Some(location) = session.tmux.as_deref().and_then(TmuxLocation::parse) {
+        return Some(JumpPlan::Tmux {
+            server: TmuxServer::from_socket(facts.tmux_socket.as_deref()),
+            location,
+        });
     }
     let dir = PathBuf::from(session.cwd.as_deref()?);
-    match editor {
+    if !dir.is_absolute() {
+        return None;
+    }
+    match facts.editor {
         Some(editor) if on_path(editor.program()) => Some(JumpPlan::Editor { editor, dir }),
         _ => Some(JumpPlan::Terminal { dir }),
     }
@@ -90,8 +161,8 @@ pub fn decide_jump(
 /// The jump for a session on this machine: looks at its process (Linux: `/proc`) and PATH.
 /// Blocking (a few small file reads): call it off the async workers.
 pub fn plan_jump(session: &Session) -> Option<JumpPlan> {
-    let editor = session.pid.and_then(process_editor);
-    decide_jump(session, editor, on_path)
+    let facts = session.pid.map(process_facts).unwrap_or_default();
+    decide_jump(session, &facts, on_path)
 }
 
 fn on_path(program: &str) -> bool {
@@ -109,18 +180,24 @@ fn on_path(program: &str) -> bool {
     })
 }
 
-/// The editor whose terminal runs `pid`, from `/proc/<pid>/environ` (readable for the user's
-/// own processes) and the names of up to a few ancestors. None where `/proc` is absent.
-fn process_editor(pid: u32) -> Option<Editor> {
+/// A process's environment from `/proc/<pid>/environ` (readable for the user's own processes;
+/// empty otherwise, or where `/proc` is absent).
+pub(crate) fn process_environ(pid: u32) -> Vec<(String, String)> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-    let env: Vec<(String, String)> = environ
+    environ
         .split(|b| *b == 0)
         .filter_map(|entry| {
             let entry = String::from_utf8_lossy(entry);
             let (k, v) = entry.split_once('=')?;
             Some((k.to_string(), v.to_string()))
         })
-        .collect();
+        .collect()
+}
+
+/// The editor whose terminal runs `pid` (from its environment and the names of up to a few
+/// ancestors) and its tmux server.
+fn process_facts(pid: u32) -> ProcessFacts {
+    let env = process_environ(pid);
     let mut ancestors = Vec::new();
     let mut current = pid;
     for _ in 0..8 {
@@ -133,7 +210,15 @@ fn process_editor(pid: u32) -> Option<Editor> {
         }
         current = parent;
     }
-    editor_of(&env, &ancestors)
+    ProcessFacts {
+        editor: editor_of(&env, &ancestors),
+        tmux_socket: socket_from_env(&env),
+    }
+}
+
+#[cfg(test)]
+fn process_editor(pid: u32) -> Option<Editor> {
+    process_facts(pid).editor
 }
 
 /// A process's name (`comm`) and parent pid, from `/proc/<pid>/stat` (the name is between the
@@ -152,127 +237,147 @@ fn proc_name_and_parent(pid: u32) -> Option<(String, u32)> {
     Some((name, parent))
 }
 
-fn tmux_plan(session: &Session) -> Option<JumpPlan> {
-    if let Some(location) = session.tmux.as_deref().filter(|t| !t.is_empty()) {
-        let (window, pane) = match location.rsplit_once('.') {
-            Some((window, pane)) if pane.starts_with('%') => {
-                (window.to_string(), Some(pane.to_string()))
-            }
-            _ => (location.to_string(), None),
-        };
-        return Some(JumpPlan::Tmux { window, pane });
-    }
-    None
-}
-
 fn launch_failed(what: &str, error: impl std::fmt::Display) -> CommandError {
     CommandError::new(ErrorCode::LaunchFailed, format!("cannot {what}: {error}"))
 }
 
-pub fn execute_jump(plan: &JumpPlan) -> Result<(), CommandError> {
+/// The programs a jump runs, in order. Pure.
+pub fn jump_launches(plan: &JumpPlan) -> Vec<Launch> {
     match plan {
-        JumpPlan::Tmux { window, pane } => {
-            run_checked(
-                Command::new("tmux").args(["select-window", "-t", window]),
-                "select the tmux window",
-            )?;
-            if let Some(pane) = pane {
-                run_checked(
-                    Command::new("tmux").args(["select-pane", "-t", pane]),
-                    "select the tmux pane",
-                )?;
+        JumpPlan::Tmux { server, location } => {
+            let tmux = |verb: &str, target: String| {
+                let mut launch = Launch::new("tmux", &[]);
+                launch.args = server.args();
+                launch
+                    .args
+                    .extend([verb.to_string(), "-t".to_string(), target]);
+                launch.capture = Capture::Output;
+                launch.timeout = TMUX_TIMEOUT;
+                launch
+            };
+            let mut launches = vec![tmux("select-window", location.window_target())];
+            if location.has_pane() {
+                launches.push(tmux("select-pane", location.pane_target()));
             }
-            Ok(())
+            launches
         }
-        JumpPlan::Editor { editor, dir } => {
-            if !dir.is_dir() {
-                return Err(CommandError::new(
-                    ErrorCode::NothingToOpen,
-                    format!("the folder {} no longer exists", dir.display()),
-                ));
-            }
-            Command::new(editor.program())
-                .arg(dir)
-                .spawn()
-                .map(drop)
-                .map_err(|e| launch_failed(&format!("run {}", editor.program()), e))
-        }
-        JumpPlan::Terminal { dir } => {
-            if !dir.is_dir() {
-                return Err(CommandError::new(
-                    ErrorCode::NothingToOpen,
-                    format!("the folder {} no longer exists", dir.display()),
-                ));
-            }
-            let mut command = terminal_command(dir);
-            command.current_dir(dir);
-            command
-                .spawn()
-                .map(drop)
-                .map_err(|e| launch_failed("open a terminal", e))
-        }
+        JumpPlan::Editor { editor, dir } => vec![Launch::new(editor.program(), &["--"]).path(dir)],
+        JumpPlan::Terminal { dir } => vec![terminal_launch(dir)],
     }
 }
 
 #[cfg(target_os = "macos")]
-fn terminal_command(dir: &Path) -> Command {
-    let mut c = Command::new("open");
-    c.args(["-a", "Terminal"]).arg(dir);
-    c
+fn terminal_launch(dir: &Path) -> Launch {
+    Launch::new("open", &["-a", "Terminal", "--"]).path(dir)
 }
 
+/// `setsid -f` forks the terminal off and returns at once: the terminal is not the app's child.
 #[cfg(not(target_os = "macos"))]
-fn terminal_command(_dir: &Path) -> Command {
-    Command::new("x-terminal-emulator")
+fn terminal_launch(dir: &Path) -> Launch {
+    let mut launch = Launch::new("setsid", &["-f", "x-terminal-emulator"]);
+    launch.cwd = Some(dir.to_path_buf());
+    launch
 }
 
-fn run_checked(command: &mut Command, what: &str) -> Result<(), CommandError> {
-    let output = command.output().map_err(|e| launch_failed(what, e))?;
-    if output.status.success() {
-        Ok(())
+/// Runs one launch: Ok when it exits successfully within its deadline.
+fn run(launch: &Launch, what: &str) -> Result<(), CommandError> {
+    let finished = run_within(&mut launch.command(), launch.timeout, launch.capture)
+        .map_err(|e: LaunchError| launch_failed(what, e))?;
+    if finished.status.success() {
+        return Ok(());
+    }
+    let detail = if finished.stderr.is_empty() {
+        format!("{} exited with {}", launch.program, finished.status)
     } else {
-        Err(launch_failed(
-            what,
-            String::from_utf8_lossy(&output.stderr).trim(),
-        ))
+        finished.stderr
+    };
+    Err(launch_failed(what, detail))
+}
+
+fn missing_folder(dir: &Path) -> CommandError {
+    CommandError::new(
+        ErrorCode::NothingToOpen,
+        format!("the folder {} no longer exists", dir.display()),
+    )
+}
+
+pub fn execute_jump(plan: &JumpPlan) -> Result<(), CommandError> {
+    let what = match plan {
+        JumpPlan::Tmux { .. } => "select the tmux pane",
+        JumpPlan::Editor { editor, dir } => {
+            if !dir.is_dir() {
+                return Err(missing_folder(dir));
+            }
+            editor.program()
+        }
+        JumpPlan::Terminal { dir } => {
+            if !dir.is_dir() {
+                return Err(missing_folder(dir));
+            }
+            #[cfg(not(target_os = "macos"))]
+            if !on_path("x-terminal-emulator") {
+                return Err(launch_failed(
+                    "open a terminal",
+                    "no x-terminal-emulator on PATH",
+                ));
+            }
+            "open a terminal"
+        }
+    };
+    for launch in jump_launches(plan) {
+        run(&launch, what)?;
+    }
+    Ok(())
+}
+
+/// How a file is shown in the file manager (macOS selects it; elsewhere its folder opens).
+/// None for a path that is not absolute.
+pub fn reveal_launch(path: &Path) -> Option<Launch> {
+    if !path.is_absolute() {
+        return None;
+    }
+    #[cfg(target_os = "macos")]
+    {
+        Some(Launch::new("open", &["-R", "--"]).path(path))
+    }
+    #[cfg(not(target_os = "macos"))]
+    {
+        let folder = if path.is_dir() {
+            path
+        } else {
+            path.parent().unwrap_or(path)
+        };
+        Some(Launch::new("xdg-open", &[]).path(folder))
     }
 }
 
-/// Shows a file in the platform's file manager (macOS selects it; elsewhere its folder opens).
+/// Shows a file in the platform's file manager. Blocking (waits for the launcher).
 pub fn reveal(path: &Path) -> Result<(), CommandError> {
+    let launch = reveal_launch(path).ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::NothingToOpen,
+            format!("{} is not an absolute path", path.display()),
+        )
+    })?;
     if !path.exists() {
         return Err(CommandError::new(
             ErrorCode::NothingToOpen,
             format!("{} does not exist", path.display()),
         ));
     }
-    #[cfg(target_os = "macos")]
-    let mut command = {
-        let mut c = Command::new("open");
-        c.arg("-R").arg(path);
-        c
-    };
-    #[cfg(not(target_os = "macos"))]
-    let mut command = {
-        let folder = if path.is_dir() {
-            path
-        } else {
-            path.parent().unwrap_or(path)
-        };
-        let mut c = Command::new("xdg-open");
-        c.arg(folder);
-        c
-    };
-    command
-        .spawn()
-        .map(drop)
-        .map_err(|e| launch_failed("open the file manager", e))
+    run(&launch, "open the file manager")
 }
 
-pub fn reveal_logs<R: tauri::Runtime>(app: &tauri::AppHandle<R>) -> Result<(), CommandError> {
+/// Shows the log folder; on a blocking thread, so the caller (the tray's menu handler, on the
+/// main thread) never waits for the file manager.
+pub fn reveal_logs<R: tauri::Runtime>(app: &tauri::AppHandle<R>) {
     use tauri::Manager;
     let dir = app.state::<crate::LogDir>().0.clone();
-    reveal(&dir)
+    tauri::async_runtime::spawn_blocking(move || {
+        if let Err(error) = reveal(&dir) {
+            tracing::warn!(%error, "cannot reveal the logs");
+        }
+    });
 }
 
 /// The `agent-tray` CLI: beside this program (how the bundles ship it), else on PATH.
@@ -284,22 +389,27 @@ pub fn cli_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("agent-tray"))
 }
 
-/// Runs `agent-tray install` and reports what it said.
+/// Runs `agent-tray install` and reports what it said. Blocking.
 pub fn install_hooks() -> InstallReport {
     let cli = cli_path();
-    match Command::new(&cli).arg("install").output() {
-        Ok(output) => {
-            let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
-            text.push_str(&String::from_utf8_lossy(&output.stderr));
-            tracing::info!(ok = output.status.success(), "installer_ran");
+    let mut command = Command::new(&cli);
+    command.arg("install");
+    match run_within(&mut command, INSTALL_TIMEOUT, Capture::Output) {
+        Ok(finished) => {
+            let mut text = finished.stdout;
+            if !text.is_empty() && !finished.stderr.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&finished.stderr);
+            tracing::info!(ok = finished.status.success(), "installer_ran");
             InstallReport {
-                ok: output.status.success(),
+                ok: finished.status.success(),
                 output: text.trim().to_string(),
             }
         }
         Err(error) => InstallReport {
             ok: false,
-            output: format!("cannot run {}: {error}", cli.display()),
+            output: error.to_string(),
         },
     }
 }
@@ -326,23 +436,86 @@ mod tests {
         list.iter().map(|s| s.to_string()).collect()
     }
 
+    fn editor(editor: Editor) -> ProcessFacts {
+        ProcessFacts {
+            editor: Some(editor),
+            tmux_socket: None,
+        }
+    }
+
+    fn tmux_plan(plan: Option<JumpPlan>) -> (TmuxServer, String, String) {
+        match plan {
+            Some(JumpPlan::Tmux { server, location }) => {
+                (server, location.window_target(), location.pane_target())
+            }
+            other => panic!("not a tmux jump: {other:?}"),
+        }
+    }
+
     #[test]
-    fn a_session_in_tmux_jumps_to_its_window_and_pane() {
+    fn a_session_in_tmux_jumps_to_its_pane_on_its_own_server() {
         let mut s = session();
         s.tmux = Some("work:@3.%7".into());
-        assert_eq!(
-            decide_jump(&s, Some(Editor::VsCode), |_| true),
-            Some(JumpPlan::Tmux {
-                window: "work:@3".into(),
-                pane: Some("%7".into())
+        let facts = ProcessFacts {
+            editor: Some(Editor::VsCode),
+            tmux_socket: Some("/tmp/tmux-1000/other".into()),
+        };
+        let plan = decide_jump(&s, &facts, |_| true);
+        let (server, window, pane) = tmux_plan(plan.clone());
+        assert_eq!(server, TmuxServer::Socket("/tmp/tmux-1000/other".into()));
+        assert_eq!((window.as_str(), pane.as_str()), ("work:@3", "work:@3.%7"));
+        // What runs: the server's socket first, then targets that name the session; never a
+        // bare `%7`, which exists on every tmux server.
+        let args: Vec<Vec<String>> = jump_launches(&plan.unwrap_or_else(|| panic!("a plan")))
+            .into_iter()
+            .map(|l| {
+                assert_eq!(l.program, "tmux");
+                l.args
             })
+            .collect();
+        assert_eq!(
+            args,
+            [
+                [
+                    "-S",
+                    "/tmp/tmux-1000/other",
+                    "select-window",
+                    "-t",
+                    "work:@3"
+                ],
+                [
+                    "-S",
+                    "/tmp/tmux-1000/other",
+                    "select-pane",
+                    "-t",
+                    "work:@3.%7"
+                ],
+            ]
         );
+        // The agent's environment could not be read: the default server, still fully qualified.
+        let (server, _, pane) = tmux_plan(decide_jump(&s, &ProcessFacts::default(), |_| true));
+        assert_eq!((server, pane.as_str()), (TmuxServer::Default, "work:@3.%7"));
+    }
+
+    #[test]
+    fn a_bare_or_malformed_tmux_location_is_not_jumped_to() {
+        for location in ["%7", "work:%7", "work:@3.%7; rm -rf ~", "-t:@1"] {
+            let mut s = session();
+            s.tmux = Some(location.into());
+            assert_eq!(
+                decide_jump(&s, &ProcessFacts::default(), |_| true),
+                Some(JumpPlan::Terminal {
+                    dir: PathBuf::from("/home/dev/api")
+                }),
+                "{location:?}: the folder instead"
+            );
+        }
     }
 
     #[test]
     fn a_session_outside_tmux_opens_a_terminal_in_its_folder() {
         assert_eq!(
-            decide_jump(&session(), None, |_| true),
+            decide_jump(&session(), &ProcessFacts::default(), |_| true),
             Some(JumpPlan::Terminal {
                 dir: PathBuf::from("/home/dev/api")
             })
@@ -350,16 +523,71 @@ mod tests {
         let mut nowhere = session();
         nowhere.cwd = None;
         assert_eq!(
-            decide_jump(&nowhere, Some(Editor::Cursor), |_| true),
+            decide_jump(&nowhere, &editor(Editor::Cursor), |_| true),
             None,
             "nothing to jump to"
         );
     }
 
     #[test]
+    fn a_relative_folder_is_nowhere_to_go() {
+        for cwd in ["-rf", "api", "./api", "--help", ""] {
+            let mut s = session();
+            s.cwd = Some(cwd.into());
+            assert_eq!(
+                decide_jump(&s, &editor(Editor::VsCode), |_| true),
+                None,
+                "{cwd:?}"
+            );
+        }
+        assert_eq!(reveal_launch(Path::new("-x/transcript.jsonl")), None);
+        assert_eq!(reveal_launch(Path::new("transcript.jsonl")), None);
+    }
+
+    #[test]
+    fn every_path_handed_to_a_program_is_absolute_and_after_the_options() {
+        let dir = PathBuf::from("/home/dev/-rf");
+        let [editor] = jump_launches(&JumpPlan::Editor {
+            editor: Editor::Cursor,
+            dir: dir.clone(),
+        })
+        .try_into()
+        .unwrap_or_else(|l| panic!("one launch: {l:?}"));
+        assert_eq!(editor.program, "cursor");
+        assert_eq!(editor.args, ["--", "/home/dev/-rf"]);
+        let [terminal] = jump_launches(&JumpPlan::Terminal { dir: dir.clone() })
+            .try_into()
+            .unwrap_or_else(|l| panic!("one launch: {l:?}"));
+        #[cfg(not(target_os = "macos"))]
+        {
+            // The folder is where it starts, not an argument; setsid returns at once.
+            assert_eq!(
+                (terminal.program.as_str(), terminal.args.as_slice()),
+                (
+                    "setsid",
+                    ["-f".to_string(), "x-terminal-emulator".to_string()].as_slice()
+                )
+            );
+            assert_eq!(terminal.cwd.as_deref(), Some(dir.as_path()));
+            // xdg-open refuses `--`; its one argument is an absolute folder.
+            let reveal = reveal_launch(Path::new("/home/dev/-rf/t.jsonl"))
+                .unwrap_or_else(|| panic!("absolute"));
+            assert_eq!(reveal.program, "xdg-open");
+            assert_eq!(reveal.args, ["/home/dev/-rf"]);
+        }
+        #[cfg(target_os = "macos")]
+        {
+            assert_eq!(terminal.args, ["-a", "Terminal", "--", "/home/dev/-rf"]);
+            let reveal = reveal_launch(Path::new("/home/dev/-rf/t.jsonl"))
+                .unwrap_or_else(|| panic!("absolute"));
+            assert_eq!(reveal.args, ["-R", "--", "/home/dev/-rf/t.jsonl"]);
+        }
+    }
+
+    #[test]
     fn a_session_in_an_editors_terminal_opens_its_folder_in_that_editor() {
         assert_eq!(
-            decide_jump(&session(), Some(Editor::Cursor), |p| p == "cursor"),
+            decide_jump(&session(), &editor(Editor::Cursor), |p| p == "cursor"),
             Some(JumpPlan::Editor {
                 editor: Editor::Cursor,
                 dir: PathBuf::from("/home/dev/api")
@@ -368,7 +596,7 @@ mod tests {
         // VS Code's terminal, but `code` was never put on PATH: a terminal in the folder
         // is still somewhere to go.
         assert_eq!(
-            decide_jump(&session(), Some(Editor::VsCode), |_| false),
+            decide_jump(&session(), &editor(Editor::VsCode), |_| false),
             Some(JumpPlan::Terminal {
                 dir: PathBuf::from("/home/dev/api")
             })
@@ -425,6 +653,7 @@ mod tests {
             .arg("30")
             .env("TERM_PROGRAM", "vscode")
             .env("CURSOR_TRACE_ID", "abc")
+            .env("TMUX", "/tmp/agent-tray-test/sock,4242,0")
             .spawn()
             .unwrap_or_else(|e| panic!("{e}"));
         // Until it has exec'd, the child shows the test's own environment in /proc, and for a
@@ -441,6 +670,7 @@ mod tests {
         };
         execd(child.id());
         let seen = process_editor(child.id());
+        let socket = process_facts(child.id()).tmux_socket;
         let mut plain = std::process::Command::new("sleep")
             .arg("30")
             .env_remove("TERM_PROGRAM")
@@ -453,6 +683,7 @@ mod tests {
             let _ = c.wait();
         }
         assert_eq!(seen, Some(Editor::Cursor));
+        assert_eq!(socket, Some(PathBuf::from("/tmp/agent-tray-test/sock")));
         if std::env::var("TERM_PROGRAM").is_err() {
             assert_eq!(plain_seen, None, "a plain terminal's process");
         }

@@ -80,7 +80,10 @@ pub async fn reveal_transcript(
             "no transcript is known for this session",
         )
     })?;
-    actions::reveal(std::path::Path::new(&path))
+    // Waits for the file manager's launcher (bounded): off the async workers.
+    tauri::async_runtime::spawn_blocking(move || actions::reveal(std::path::Path::new(&path)))
+        .await
+        .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))?
 }
 
 /// Hides an ended session from the window (the event bridge sends the row's removal).

@@ -19,10 +19,12 @@ pub mod autostart;
 pub mod commands;
 pub mod events;
 pub mod ipc;
+pub mod launch;
 pub mod notifier;
 pub mod sessions;
 pub mod settings;
 pub mod terminal_focus;
+pub mod tmux;
 pub mod tray;
 pub mod window;
 
@@ -211,8 +213,8 @@ pub fn run() {
                 // No tray (no tray host or no libayatana): the window and alerts still work.
                 tracing::warn!(%error, "cannot create the tray icon");
             }
+            // Starts the tray's render task too, which renders at once.
             start_background(&handle, &setup_token);
-            let _ = tray::render(&handle);
             if !start_hidden || engine_down {
                 window::show(&handle);
             }

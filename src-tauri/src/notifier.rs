@@ -14,6 +14,13 @@
 //! an alert is still shown, only its click is not followed. Where the platform reports no clicks
 //! (macOS here: a click only brings the app forward; or a server without actions), nothing
 //! waits and nothing breaks.
+//!
+//! Bodies are text, never markup: a server that lists the `body-markup` capability (dunst,
+//! GNOME, KDE) parses `<b>`, `<img>`, `<a href>` and entities in the body, so a folder named
+//! `<img src=x onerror=alert(1)>` would be shown as an image. [`body_for_server`] escapes `&`,
+//! `<` and `>` for such a server (asked per alert: the server may be replaced at run time) and
+//! leaves the body alone for one that shows it as plain text. The summary is plain text by the
+//! specification, on every server.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -41,6 +48,42 @@ pub const ACTION_DEFAULT: &str = "default";
 /// reports (the alert closed, expired, or an action we did not offer).
 pub fn click_target<'a>(action: &str, alert: &'a Alert) -> Option<&'a str> {
     (action == ACTION_DEFAULT).then_some(alert.session_id.as_str())
+}
+
+/// The server capability that says it parses markup in bodies.
+pub const BODY_MARKUP: &str = "body-markup";
+
+/// The alert's body as the server must receive it for it to be shown as the text it is:
+/// `&`, `<` and `>` escaped when the server reads markup, untouched otherwise.
+pub fn body_for_server(body: &str, server_reads_markup: bool) -> std::borrow::Cow<'_, str> {
+    if !server_reads_markup || !body.contains(['&', '<', '>']) {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut escaped = String::with_capacity(body.len() + 16);
+    for c in body.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            c => escaped.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
+}
+
+/// Whether the notification server parses markup in bodies. When it cannot be asked, the body
+/// is escaped anyway: a stray `&amp;` is better than markup taken from session text.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn server_reads_markup() -> bool {
+    notify_rust::get_capabilities()
+        .map(|caps| caps.iter().any(|c| c == BODY_MARKUP))
+        .unwrap_or(true)
+}
+
+/// macOS shows bodies as plain text.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+fn server_reads_markup() -> bool {
+    false
 }
 
 /// What the app does when an alert is clicked: show the window on that session.
@@ -158,7 +201,7 @@ fn show(
     notification
         .appname(app_name)
         .summary(&alert.summary)
-        .body(&alert.body);
+        .body(&body_for_server(&alert.body, server_reads_markup()));
     #[cfg(all(unix, not(target_os = "macos")))]
     notification.action(ACTION_DEFAULT, "Open");
     match notification.show() {
@@ -235,6 +278,23 @@ mod tests {
             summary: "web: Claude's process 42 died".into(),
             body: String::new(),
         }
+    }
+
+    #[test]
+    fn session_text_in_a_body_is_text_on_a_server_that_reads_markup() {
+        let body = "/home/dev/<img src=x onerror=alert(1)> & <b>co</b>";
+        assert_eq!(
+            body_for_server(body, true),
+            "/home/dev/&lt;img src=x onerror=alert(1)&gt; &amp; &lt;b&gt;co&lt;/b&gt;"
+        );
+        // A server that shows bodies as plain text gets them as they are.
+        assert_eq!(body_for_server(body, false), body);
+        // An entity in the text stays the text it is ("&amp;" once escaped reads "&amp;").
+        assert_eq!(body_for_server("a &amp; b", true), "a &amp;amp; b");
+        assert_eq!(
+            body_for_server("/home/dev/api (main)", true),
+            "/home/dev/api (main)"
+        );
     }
 
     #[test]

@@ -18,13 +18,18 @@ use std::time::{Duration, Instant};
 
 use agent_tray::model::Session;
 
+use crate::tmux::{socket_from_env, TmuxLocation, TmuxServer};
+
 /// Longest wait for tmux's answer. It answers in milliseconds; a wedged server must not hold an
 /// alert back for long.
 pub const TMUX_TIMEOUT: Duration = Duration::from_millis(500);
 
-/// The tmux format asked for: clients attached to the pane's session, whether its window is
-/// the session's current one, whether it is its window's active pane.
-pub const TMUX_FORMAT: &str = "#{session_attached} #{window_active} #{pane_active}";
+/// The tmux format asked for: the window and pane tmux resolved the target to, clients attached
+/// to the session, whether the window is the session's current one, whether the pane is its
+/// window's active pane. The ids are checked because `display-message` does not fail on a target
+/// that no longer exists: it answers for the session's current pane instead.
+pub const TMUX_FORMAT: &str =
+    "#{window_id} #{pane_id} #{session_attached} #{window_active} #{pane_active}";
 
 /// Answers "is the user looking at this session's terminal?".
 pub trait TerminalFocus: Send + Sync + 'static {
@@ -44,55 +49,56 @@ impl TerminalFocus for NeverLooking {
 /// Asks the tmux server the session's pane lives on.
 #[derive(Debug, Clone, Default)]
 pub struct TmuxFocus {
-    /// `tmux -L <name>`: a server other than the default (tests use a private one).
+    /// `tmux -L <name>`: a server other than the agent's (tests use a private one). When None,
+    /// the server is the one in the agent process's `TMUX` variable, else the default one.
     pub socket_name: Option<String>,
 }
 
-/// The `-t` target for a tmux location: the pane (`%N`, unique on its server) when the location
-/// names one, else the location itself (a window). None for an empty location.
-pub fn tmux_target(location: &str) -> Option<&str> {
-    let location = location.trim();
-    if location.is_empty() {
-        return None;
-    }
-    match location.rsplit_once('.') {
-        Some((_, pane)) if pane.starts_with('%') && pane.len() > 1 => Some(pane),
-        _ => Some(location),
-    }
+/// The `-t` target for a tmux location: `session:@window.%pane` in full (a bare `%N` names a
+/// pane on whatever server is asked). None for a location that does not parse.
+pub fn tmux_target(location: &str) -> Option<String> {
+    TmuxLocation::parse(location).map(|l| l.pane_target())
 }
 
-/// Reads tmux's answer to [`TMUX_FORMAT`]: looking when at least one client is attached to the
-/// session and the window and pane are the active ones.
-pub fn parse_tmux_answer(answer: &str) -> bool {
-    let mut fields = answer.split_whitespace();
-    let attached: u32 = match fields.next().and_then(|f| f.parse().ok()) {
-        Some(n) => n,
-        None => return false,
+/// Reads tmux's answer to [`TMUX_FORMAT`] about `location`: looking when tmux answered for
+/// that very window and pane, at least one client is attached to the session, and the window
+/// and pane are the active ones.
+pub fn parse_tmux_answer(answer: &str, location: &TmuxLocation) -> bool {
+    let fields: Vec<&str> = answer.split_whitespace().collect();
+    let [window, pane, attached, window_active, pane_active] = fields[..] else {
+        return false;
     };
-    let window_active = fields.next() == Some("1");
-    let pane_active = fields.next() == Some("1");
-    attached > 0 && window_active && pane_active
+    let same_place = window == location.window() && location.pane().is_none_or(|p| p == pane);
+    let attached = attached.parse::<u32>().is_ok_and(|n| n > 0);
+    same_place && attached && window_active == "1" && pane_active == "1"
 }
 
 impl TerminalFocus for TmuxFocus {
     fn user_is_looking(&self, session: &Session) -> bool {
-        let Some(target) = session.tmux.as_deref().and_then(tmux_target) else {
+        let Some(location) = session.tmux.as_deref().and_then(TmuxLocation::parse) else {
             return false;
         };
-        let mut command = Command::new("tmux");
-        if let Some(name) = &self.socket_name {
-            command.args(["-L", name]);
-        }
-        command.args(["display-message", "-p", "-t", target, TMUX_FORMAT]);
+        let target = location.pane_target();
+        let server = match &self.socket_name {
+            Some(name) => TmuxServer::Named(name.clone()),
+            None => TmuxServer::from_socket(session.pid.and_then(agent_socket).as_deref()),
+        };
+        let mut command = server.command();
+        command.args(["display-message", "-p", "-t", &target, TMUX_FORMAT]);
         match output_within(command, TMUX_TIMEOUT) {
             Some(answer) => {
-                let looking = parse_tmux_answer(&answer);
-                tracing::debug!(session_id = %session.session_id, target, looking, "tmux_focus");
+                let looking = parse_tmux_answer(&answer, &location);
+                tracing::debug!(session_id = %session.session_id, %target, looking, "tmux_focus");
                 looking
             }
             None => false,
         }
     }
+}
+
+/// The tmux server socket in the agent process's environment, when it can be read.
+fn agent_socket(pid: u32) -> Option<std::path::PathBuf> {
+    socket_from_env(&crate::actions::process_environ(pid))
 }
 
 /// The program's stdout when it succeeds within `timeout`; None otherwise (it is killed).
@@ -126,24 +132,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_target_is_the_pane_when_the_location_names_one() {
-        assert_eq!(tmux_target("work:@3.%7"), Some("%7"));
-        assert_eq!(tmux_target("work:@3"), Some("work:@3"));
-        assert_eq!(tmux_target("my.session:@1"), Some("my.session:@1"));
+    fn the_target_names_the_session_window_and_pane() {
+        assert_eq!(tmux_target("work:@3.%7").as_deref(), Some("work:@3.%7"));
+        assert_eq!(tmux_target("work:@3").as_deref(), Some("work:@3"));
+        assert_eq!(
+            tmux_target("%7"),
+            None,
+            "a bare pane id names no server's pane"
+        );
         assert_eq!(tmux_target("  "), None);
     }
 
     #[test]
     fn only_an_attached_session_with_the_active_window_and_pane_is_looked_at() {
-        assert!(parse_tmux_answer("1 1 1\n"));
-        assert!(parse_tmux_answer("2 1 1"), "two clients attached");
-        assert!(!parse_tmux_answer("0 1 1"), "detached: nobody sees it");
-        assert!(!parse_tmux_answer("1 0 1"), "another window is shown");
+        let here = TmuxLocation::parse("work:@3.%7").unwrap_or_else(|| panic!("parses"));
+        assert!(parse_tmux_answer("@3 %7 1 1 1\n", &here));
         assert!(
-            !parse_tmux_answer("1 1 0"),
+            parse_tmux_answer("@3 %7 2 1 1", &here),
+            "two clients attached"
+        );
+        assert!(
+            !parse_tmux_answer("@3 %7 0 1 1", &here),
+            "detached: nobody sees it"
+        );
+        assert!(
+            !parse_tmux_answer("@3 %7 1 0 1", &here),
+            "another window is shown"
+        );
+        assert!(
+            !parse_tmux_answer("@3 %7 1 1 0", &here),
             "another pane of the window is active"
         );
-        assert!(!parse_tmux_answer(""), "no answer");
-        assert!(!parse_tmux_answer("garbage"));
+        assert!(
+            !parse_tmux_answer("@0 %0 1 1 1", &here),
+            "tmux answered for another pane (ours is gone)"
+        );
+        assert!(!parse_tmux_answer("", &here), "no answer");
+        assert!(!parse_tmux_answer("garbage", &here));
     }
 }

@@ -9,6 +9,13 @@
 //!
 //! On Linux a click on the icon only ever opens the menu, so everything the app offers is in the
 //! menu: open the window, install hooks, settings, logs, quit.
+//!
+//! No lock is held across a Tauri call. Every tray and menu call runs on the main thread and the
+//! caller waits for it, and the menu's click handler runs on the main thread: a render that held
+//! a lock the click handler wants, while waiting for the main thread, would freeze the app for
+//! good. So the renderer's state ([`TrayMenu`]) belongs to the one task that renders and is not
+//! shared at all, and the click handler reads a copy of the rows ([`MenuRows`]) published after
+//! each render, under a lock held only to swap or read a list.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,7 +37,8 @@ const REFRESH: Duration = Duration::from_secs(20);
 /// Changes arriving together (a hook burst) are rendered once.
 const SETTLE: Duration = Duration::from_millis(100);
 
-/// The tray's current menu: row items by position and which session each shows.
+/// What the renderer keeps between renders: the rows by position, their items, what the icon
+/// and title show. Owned by the task that renders, never shared.
 pub struct TrayMenu<R: Runtime> {
     rows: Vec<MenuRow>,
     items: Vec<MenuItem<R>>,
@@ -38,7 +46,43 @@ pub struct TrayMenu<R: Runtime> {
     title: Option<String>,
 }
 
-pub type TrayMenuState<R> = Mutex<TrayMenu<R>>;
+impl<R: Runtime> TrayMenu<R> {
+    /// The state of the menu [`create`] builds: no rows, the "none" icon.
+    pub fn new() -> Self {
+        TrayMenu {
+            rows: Vec::new(),
+            items: Vec::new(),
+            status: Some(TrayStatus::None),
+            title: None,
+        }
+    }
+}
+
+impl<R: Runtime> Default for TrayMenu<R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The session behind each row position, as the menu on screen shows it: what a click on
+/// `session:<n>` opens. Replaced after every render; the lock is held only to swap or read.
+#[derive(Default)]
+pub struct MenuRows(Mutex<Vec<String>>);
+
+impl MenuRows {
+    fn publish(&self, rows: &[MenuRow]) {
+        let ids = rows.iter().map(|r| r.session_id.clone()).collect();
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = ids;
+    }
+
+    fn session_at(&self, index: usize) -> Option<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(index)
+            .cloned()
+    }
+}
 
 fn icon_bytes(status: TrayStatus) -> &'static [u8] {
     #[cfg(target_os = "macos")]
@@ -81,12 +125,7 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         .show_menu_on_left_click(false)
         .on_tray_icon_event(crate::window::on_macos_tray_event);
     builder.build(app)?;
-    app.manage::<TrayMenuState<R>>(Mutex::new(TrayMenu {
-        rows: Vec::new(),
-        items: Vec::new(),
-        status: Some(TrayStatus::None),
-        title: None,
-    }));
+    manage_menu(app);
     Ok(())
 }
 
@@ -125,31 +164,72 @@ fn build_menu<R: Runtime>(
     Ok((menu, items))
 }
 
-/// Brings the tray up to date with the registry.
-pub fn render<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+/// What the renderer changes on the tray icon itself. The app's is the [`TrayIcon`]; each call
+/// round-trips to the main thread (Tauri runs tray calls there and waits for them).
+pub trait TraySurface<R: Runtime> {
+    fn set_status(&self, status: TrayStatus) -> tauri::Result<()>;
+    fn set_title(&self, title: &str) -> tauri::Result<()>;
+    fn set_menu(&self, menu: Menu<R>) -> tauri::Result<()>;
+}
+
+impl<R: Runtime> TraySurface<R> for TrayIcon<R> {
+    fn set_status(&self, status: TrayStatus) -> tauri::Result<()> {
+        self.set_icon(Some(Image::from_bytes(icon_bytes(status))?))?;
+        #[cfg(target_os = "macos")]
+        self.set_icon_as_template(true)?;
+        self.set_tooltip(Some(status.describe()))
+    }
+
+    fn set_title(&self, title: &str) -> tauri::Result<()> {
+        // Only macOS shows a title beside the icon; elsewhere this is a no-op.
+        TrayIcon::set_title(self, Some(title))
+    }
+
+    fn set_menu(&self, menu: Menu<R>) -> tauri::Result<()> {
+        TrayIcon::set_menu(self, Some(menu))
+    }
+}
+
+/// Brings the tray up to date with the registry. `menu` is the caller's own (see the module
+/// comment): only the render task calls this.
+pub fn render<R: Runtime>(app: &AppHandle<R>, menu: &mut TrayMenu<R>) -> tauri::Result<()> {
     let Some(tray) = app.tray_by_id(TRAY_ID) else {
         return Ok(());
     };
+    render_on(app, &tray, menu)
+}
+
+/// Brings `surface` and the menu up to date with the registry, then publishes the rows the
+/// menu now shows for the click handler. Holds no lock while it calls Tauri.
+pub fn render_on<R: Runtime>(
+    app: &AppHandle<R>,
+    surface: &impl TraySurface<R>,
+    menu: &mut TrayMenu<R>,
+) -> tauri::Result<()> {
     let settings = app.state::<SettingsStore>().get();
     let sessions = app.state::<Arc<SessionsSource>>().live(&settings);
     let model = TrayModel::build(&sessions, chrono::Utc::now());
-    let state = app.state::<TrayMenuState<R>>();
-    let mut menu = state.lock().unwrap_or_else(|p| p.into_inner());
-    apply(app, &tray, &mut menu, model, settings.menu_bar_counts)
+    let applied = apply(app, surface, menu, model, settings.menu_bar_counts);
+    if let Some(rows) = app.try_state::<MenuRows>() {
+        rows.publish(&menu.rows);
+    }
+    applied
+}
+
+/// The row map the click handler reads; empty until the first render.
+pub fn manage_menu<R: Runtime>(app: &AppHandle<R>) {
+    app.manage(MenuRows::default());
 }
 
 fn apply<R: Runtime>(
     app: &AppHandle<R>,
-    tray: &TrayIcon<R>,
+    tray: &impl TraySurface<R>,
     menu: &mut TrayMenu<R>,
     model: TrayModel,
     show_counts: bool,
 ) -> tauri::Result<()> {
     if menu.status != Some(model.status) {
-        tray.set_icon(Some(Image::from_bytes(icon_bytes(model.status))?))?;
-        #[cfg(target_os = "macos")]
-        tray.set_icon_as_template(true)?;
-        tray.set_tooltip(Some(model.status.describe()))?;
+        tray.set_status(model.status)?;
         tracing::info!(status = ?model.status, "tray_status");
         menu.status = Some(model.status);
     }
@@ -159,8 +239,7 @@ fn apply<R: Runtime>(
         String::new()
     };
     if menu.title.as_deref() != Some(title.as_str()) {
-        // Only macOS shows a title beside the icon; elsewhere this is a no-op.
-        tray.set_title(Some(title.as_str()))?;
+        tray.set_title(title.as_str())?;
         menu.title = Some(title);
     }
     match plan_menu_update(&menu.rows, &model.rows) {
@@ -173,7 +252,7 @@ fn apply<R: Runtime>(
         }
         MenuUpdate::Rebuild => {
             let (new_menu, items) = build_menu(app, &model.rows)?;
-            tray.set_menu(Some(new_menu))?;
+            tray.set_menu(new_menu)?;
             tracing::debug!(rows = model.rows.len(), "tray menu rebuilt");
             menu.items = items;
             menu.rows = model.rows;
@@ -188,7 +267,9 @@ pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
     let mut changes = app.state::<Arc<SessionsSource>>().registry().subscribe();
     let mut settings = app.state::<SettingsStore>().subscribe();
     tauri::async_runtime::spawn(async move {
+        // The first tick is immediate: the first render happens as soon as this task runs.
         let mut ticks = tokio::time::interval(REFRESH);
+        let mut menu = TrayMenu::new();
         loop {
             tokio::select! {
                 () = token.cancelled() => break,
@@ -203,7 +284,7 @@ pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
                     while changes.try_recv().is_ok() {}
                 }
             }
-            if let Err(error) = render(&app) {
+            if let Err(error) = render(&app, &mut menu) {
                 tracing::warn!(%error, "cannot update the tray");
             }
         }
@@ -211,7 +292,11 @@ pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
 }
 
 fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
-    let id = event.id().as_ref();
+    handle_menu_item(app, event.id().as_ref());
+}
+
+/// What a click on the menu item `id` does. Runs on the main thread.
+pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
     match id {
         "open" => crate::window::show(app),
         "settings" => {
@@ -226,11 +311,7 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
                 let _ = app.emit(EVENT_INSTALL_RESULT, report);
             });
         }
-        "logs" => {
-            if let Err(error) = crate::actions::reveal_logs(app) {
-                tracing::warn!(%error, "cannot reveal the logs");
-            }
-        }
+        "logs" => crate::actions::reveal_logs(app),
         "quit" => app.exit(0),
         other => {
             let Some(index) = other
@@ -239,11 +320,9 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
             else {
                 return;
             };
-            let state = app.state::<TrayMenuState<R>>();
-            let session_id = {
-                let menu = state.lock().unwrap_or_else(|p| p.into_inner());
-                menu.rows.get(index).map(|r| r.session_id.clone())
-            };
+            let session_id = app
+                .try_state::<MenuRows>()
+                .and_then(|rows| rows.session_at(index));
             if let Some(session_id) = session_id {
                 tracing::info!(%session_id, "session chosen from the tray");
                 crate::window::focus_session(app, session_id);

@@ -268,6 +268,19 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
     );
     observe(&registry, "asks2", EventKind::PermissionRequest, None);
     std::thread::sleep(Duration::from_millis(200));
+    let while_off = alerts.lock().unwrap_or_else(|p| p.into_inner()).len();
+    // Positive control: switched back on, the same loop alerts on the next wait, so the silence
+    // above was the setting's doing and not a dead loop. Had the loop stopped, this fails.
+    let _ = tx.send(AppSettings::default());
+    std::thread::sleep(Duration::from_millis(50));
+    observe(
+        &registry,
+        "asks3",
+        EventKind::SessionStart,
+        Some("/home/dev/web3"),
+    );
+    observe(&registry, "asks3", EventKind::PermissionRequest, None);
+    let back_on = eventually(|| alerts.lock().unwrap_or_else(|p| p.into_inner()).len() > 2);
     token.cancel();
     let _ = tauri::async_runtime::block_on(task);
     assert_eq!(
@@ -277,10 +290,18 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
             "web: Claude needs permission"
         ]
     );
+    assert_eq!(while_off, 2, "nothing while alerts were switched off");
+    assert!(back_on, "alerts switched back on: the next wait raises one");
+    let after: Vec<String> = alerts
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .map(|a| a.summary.clone())
+        .collect();
     assert_eq!(
-        alerts.lock().unwrap_or_else(|p| p.into_inner()).len(),
-        2,
-        "nothing after alerts were switched off"
+        after[2..],
+        ["web3: Claude needs permission"],
+        "the wait seen while off is not alerted late"
     );
 }
 

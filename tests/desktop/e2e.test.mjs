@@ -3,8 +3,14 @@
 // desktop alert read from a private session bus, and the tray menu opened through a real tray
 // host (trayer) with xdotool.
 //
-// Run by run.sh inside `dbus-run-session` with DISPLAY set to a private Xvfb, and with
-// NOTIFY_LOG naming the file where dbus-monitor writes Notify calls.
+// Run by run.sh with DISPLAY set to a private Xvfb, DBUS_SESSION_BUS_ADDRESS to a private bus
+// with dunst on it, and NOTIFY_LOG naming the file where dbus-monitor writes Notify calls.
+//
+// Everything started here is ended here, by pid: the processes this file spawns, and the app,
+// which WebKitWebDriver starts and which outlives the WebDriver session (closing its window
+// only hides it to the tray). The app is found by the private AGENT_TRAY_HOME in its
+// environment. No child gets a pipe to this process: their output goes to log files, so
+// nothing keeps node's event loop (or the runner's pipes) open after the last test.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
@@ -44,14 +50,74 @@ for (const dir of [env.HOME, env.XDG_RUNTIME_DIR, path.join(world, "proj/api-ser
 
 const children = [];
 let driver;
+let appPid;
+const logs = path.join(world, "logs");
+fs.mkdirSync(logs, { recursive: true });
 
+/// Starts a helper with its output in a log file (never a pipe to this process).
 function start(cmd, args, options = {}) {
-  const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"], ...options });
-  const log = fs.createWriteStream(path.join(world, `${path.basename(cmd)}-${children.length}.log`));
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  const log = fs.openSync(path.join(logs, `${path.basename(cmd)}-${children.length}.log`), "a");
+  const child = spawn(cmd, args, { env, stdio: ["ignore", log, log], ...options });
+  fs.closeSync(log);
   children.push(child);
   return child;
+}
+
+/// Pids of the processes that run in this test's world (its AGENT_TRAY_HOME is in their
+/// environment): the app, and anything else it or the CLI left running.
+function worldPids() {
+  const needle = `AGENT_TRAY_HOME=${env.AGENT_TRAY_HOME}`;
+  const pids = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/environ`, "latin1").split("\0").includes(needle)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return pids;
+}
+
+/// Whether `pid` runs the app's binary.
+function isApp(pid) {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/exe`) === fs.realpathSync(APP);
+  } catch {
+    return false;
+  }
+}
+
+function alive(pid) {
+  try {
+    // A zombie is gone for our purposes: only its parent's wait is missing.
+    return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, "latin1"));
+  } catch {
+    return false;
+  }
+}
+
+/// SIGTERM, then SIGKILL after `graceMs`, to each pid; resolves with the pids still alive.
+async function endAll(pids, graceMs = 3000) {
+  const signal = (pid, sig) => {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // already gone
+    }
+  };
+  pids.forEach((pid) => signal(pid, "SIGTERM"));
+  const deadline = Date.now() + graceMs;
+  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  pids.filter(alive).forEach((pid) => signal(pid, "SIGKILL"));
+  const killedBy = Date.now() + 2000;
+  while (pids.some(alive) && Date.now() < killedBy) await new Promise((r) => setTimeout(r, 100));
+  return pids.filter(alive);
+}
+
+/// A promise that gives up after `ms`.
+function within(ms, promise) {
+  return Promise.race([promise, new Promise((resolve) => setTimeout(resolve, ms).unref())]);
 }
 
 function cli(...args) {
@@ -120,22 +186,26 @@ before(async () => {
     .withCapabilities({ browserName: "wry", "webkitgtk:browserOptions": { binary: APP, args: [] } })
     .build();
   await driver.wait(until.elementLocated(By.css("body[data-ready='true']")), 20_000);
+  // WebKitWebDriver started the app; its pid is what `after` must end.
+  appPid = await waitFor("the app's pid", () => worldPids().find(isApp), 5000);
 });
 
 after(async () => {
   try {
-    await driver?.quit();
+    await within(15_000, driver?.quit());
   } catch {
-    // the app may already be gone
+    // the session may already be gone
   }
-  for (const child of children.reverse()) {
-    child.kill("SIGTERM");
-  }
-  await new Promise((r) => setTimeout(r, 1000));
-  for (const child of children) {
-    if (child.exitCode === null) child.kill("SIGKILL");
-  }
+  // The app first (it hides to the tray when its window closes, so it is still running), then
+  // what this file spawned, newest first; each by its pid.
+  const app = appPid ? [appPid] : [];
+  const running = worldPids().filter((p) => !app.includes(p));
+  const spawned = children.map((c) => c.pid).filter(Boolean).reverse();
+  const survivors = await endAll([...app, ...running, ...spawned]);
+  const strays = worldPids();
   if (!process.env.KEEP_E2E_WORLD) fs.rmSync(world, { recursive: true, force: true });
+  assert.ok(appPid, "the app's pid was known");
+  assert.deepEqual([...survivors, ...strays], [], "every process the suite started has ended");
 });
 
 test("the app hosts the engine: the CLI talks to its socket", async () => {
@@ -228,4 +298,27 @@ test("the tray menu lists the sessions and choosing one selects it in the window
   await waitFor("the chosen session selected", async () =>
     (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-tray", 5000);
   await driver.takeScreenshot().then((png) => fs.writeFileSync(path.join(artifacts, "e2e-window.png"), png, "base64"));
+});
+
+test("an alert shows session text as text: markup in a folder name is not rendered", async () => {
+  // A folder named like HTML: dunst (which reads markup in bodies) showed it as "[image]".
+  const hostile = "<img src=x onerror=alert(1)>";
+  const cwd = path.join(world, "proj", hostile);
+  cli("observe", "--session", "e2e-markup", "--event", "SessionStart", "--cwd", cwd);
+  cli("observe", "--session", "e2e-markup", "--event", "PermissionRequest", "--tool", "Bash");
+  // What went over the bus: the body with & < > escaped, since dunst lists "body-markup".
+  const sent = await waitFor("the Notify call", () => {
+    const log = fs.readFileSync(NOTIFY_LOG, "utf8");
+    return log.includes("onerror=alert(1)") && log;
+  }, 5000);
+  assert.ok(sent.includes("&lt;img src=x onerror=alert(1)&gt;"), "the body was escaped:\n" + sent.slice(-2000));
+  // What dunst made of it: closed alerts go to its history, with the text it displayed.
+  execFileSync("dunstctl", ["close-all"], { env });
+  const history = await waitFor("the alert in dunst's history", () => {
+    const entries = JSON.parse(execFileSync("dunstctl", ["history"], { env, encoding: "utf8" })).data.flat();
+    return entries.find((e) => (e.body?.data ?? "").includes("onerror=alert(1)"));
+  }, 5000);
+  const shown = history.message?.data ?? "";
+  assert.ok(!shown.includes("[image]"), `dunst rendered markup from the folder name: ${shown}`);
+  assert.match(shown, /img src=x onerror=alert\(1\)/, `the folder name is shown as text: ${shown}`);
 });

@@ -1,0 +1,204 @@
+//! The tray re-renders from a background task while the user clicks its menu. Tauri runs every
+//! tray and menu call on the main thread and waits for the answer, and the menu's click handler
+//! runs on the main thread too: if a render held a lock across such a call while a click waited
+//! for the same lock, neither would ever move again and the whole app would freeze.
+//!
+//! Here the mock runtime's event loop is the main thread: the renderer's real menu calls
+//! (`MenuItem::set_text`) and the tray surface's calls round-trip through it exactly like the
+//! real runtime's, and a click is kept queued on it the whole time, so every round trip of every
+//! render waits behind a click. A watchdog ends the test binary with a failure if the renders do
+//! not finish by the deadline (a deadlock cannot be unwound from inside).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_tray::model::{Agent, EventKind, Observation};
+use agent_tray::registry::SessionsRegistry;
+use agent_tray::tray_model::TrayStatus;
+use agent_tray_desktop::ipc::{EngineStatus, FocusSession, EVENT_FOCUS};
+use agent_tray_desktop::settings::SettingsStore;
+use agent_tray_desktop::tray;
+use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
+use tauri::{AppHandle, Listener, WebviewWindowBuilder};
+
+/// Renders while clicks are queued; each makes the icon and the row's label change.
+const RENDERS: usize = 3;
+/// The mock event loop handles one task a second: a render (two round trips, each behind a
+/// click) takes about four seconds; a deadlock takes forever.
+const DEADLINE: Duration = Duration::from_secs(90);
+
+/// Runs nothing on the main thread and waits for it: the round trip every Tauri tray call makes.
+fn round_trip(app: &AppHandle<MockRuntime>) -> tauri::Result<()> {
+    let (tx, rx) = mpsc::channel();
+    app.run_on_main_thread(move || {
+        let _ = tx.send(());
+    })?;
+    rx.recv().map_err(|_| tauri::Error::FailedToReceiveMessage)
+}
+
+/// A tray icon whose calls go through the main thread, like [`tauri::tray::TrayIcon`]'s.
+struct MainThreadTray {
+    app: AppHandle<MockRuntime>,
+    statuses: Mutex<Vec<TrayStatus>>,
+}
+
+impl tray::TraySurface<MockRuntime> for MainThreadTray {
+    fn set_status(&self, status: TrayStatus) -> tauri::Result<()> {
+        round_trip(&self.app)?;
+        self.statuses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(status);
+        Ok(())
+    }
+
+    fn set_title(&self, _title: &str) -> tauri::Result<()> {
+        round_trip(&self.app)
+    }
+
+    fn set_menu(&self, _menu: tauri::menu::Menu<MockRuntime>) -> tauri::Result<()> {
+        round_trip(&self.app)
+    }
+}
+
+fn observe(registry: &SessionsRegistry, event: EventKind) {
+    let obs = Observation::new("s1", Agent::Claude, event, chrono::Utc::now())
+        .with_cwd(Some("/home/dev/api-server".into()));
+    registry.observe(obs).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
+    let finished = Arc::new(AtomicBool::new(false));
+    let watched = finished.clone();
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        while started.elapsed() < DEADLINE {
+            if watched.load(Ordering::Acquire) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Straight to stderr: the harness's capture of eprintln! dies with the process.
+        let _ = writeln!(
+            std::io::stderr(),
+            "DEADLOCK: the tray's renders did not finish within {DEADLINE:?} while the menu \
+             was clicked (a render holds a lock across a main-thread call?)"
+        );
+        std::process::exit(1);
+    });
+
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registry = Arc::new(SessionsRegistry::new());
+    let app = mock_builder()
+        .build(mock_context(noop_assets()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    agent_tray_desktop::manage_state(
+        &app,
+        registry.clone(),
+        SettingsStore::load(dir.path().join("settings.json")),
+        EngineStatus::Running {
+            socket: "/tmp/test.sock".into(),
+        },
+        dir.path().join("logs"),
+    );
+    let window = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let focused: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = focused.clone();
+    app.listen_any(EVENT_FOCUS, move |event| {
+        if let Ok(parsed) = serde_json::from_str::<FocusSession>(event.payload()) {
+            sink.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(parsed.session_id);
+        }
+    });
+
+    let handle = app.handle().clone();
+    let surface = MainThreadTray {
+        app: handle.clone(),
+        statuses: Mutex::default(),
+    };
+    // The first render builds the menu's row before the loop runs (calls run inline then).
+    observe(&registry, EventKind::SessionStart);
+    observe(&registry, EventKind::UserPromptSubmit);
+    tray::manage_menu(&handle);
+    let mut menu = tray::TrayMenu::new();
+    tray::render_on(&handle, &surface, &mut menu).unwrap_or_else(|e| panic!("first render: {e}"));
+
+    // The user clicks the session's row, again and again: one click always waits in the queue.
+    let stop = Arc::new(AtomicBool::new(false));
+    let clicks = Arc::new(AtomicUsize::new(0));
+    let clicker = {
+        let (handle, stop, clicks) = (handle.clone(), stop.clone(), clicks.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Acquire) {
+                let (tx, rx) = mpsc::channel();
+                let (app, clicks) = (handle.clone(), clicks.clone());
+                let queued = handle.run_on_main_thread(move || {
+                    tray::handle_menu_item(&app, "session:0");
+                    clicks.fetch_add(1, Ordering::AcqRel);
+                    let _ = tx.send(());
+                });
+                if queued.is_err() || rx.recv().is_err() {
+                    return;
+                }
+            }
+        })
+    };
+    let renderer = {
+        let (handle, registry) = (handle.clone(), registry.clone());
+        std::thread::spawn(move || {
+            let mut done = 0;
+            for i in 0..RENDERS {
+                // Working and needing permission in turn: a new icon and a relabelled row.
+                let event = if i % 2 == 0 {
+                    EventKind::PermissionRequest
+                } else {
+                    EventKind::UserPromptSubmit
+                };
+                observe(&registry, event);
+                match tray::render_on(&handle, &surface, &mut menu) {
+                    Ok(()) => done += 1,
+                    Err(error) => eprintln!("render {i}: {error}"),
+                }
+            }
+            stop.store(true, Ordering::Release);
+            // Closing the last window ends the mock event loop.
+            let _ = window.destroy();
+            (done, surface.statuses.into_inner().unwrap_or_default())
+        })
+    };
+
+    app.run(|_, _| {});
+    finished.store(true, Ordering::Release);
+    let (rendered, statuses) = renderer.join().unwrap_or_else(|_| panic!("renderer"));
+    let _ = clicker.join();
+
+    assert_eq!(rendered, RENDERS, "every render completed");
+    assert_eq!(
+        statuses,
+        [
+            TrayStatus::Working,
+            TrayStatus::NeedsYou,
+            TrayStatus::Working,
+            TrayStatus::NeedsYou
+        ],
+        "each render changed the icon (a round trip to the main thread)"
+    );
+    // Positive control: the clicks really ran on the main thread between the renders' calls,
+    // and found the session behind the row.
+    assert!(
+        clicks.load(Ordering::Acquire) >= RENDERS,
+        "only {} clicks ran",
+        clicks.load(Ordering::Acquire)
+    );
+    let focused = focused.lock().unwrap_or_else(|p| p.into_inner());
+    assert!(
+        !focused.is_empty() && focused.iter().all(|id| id == "s1"),
+        "clicks showed the session: {focused:?}"
+    );
+}
