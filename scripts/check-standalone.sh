@@ -6,7 +6,8 @@
 #
 # What counts as "outside" (extended regular expressions, see `patterns` below):
 #   - the sibling folder the project grew up beside (two dots, a slash, "shared");
-#   - the development machine's workspace root ("/work/" as an absolute path, not "tmp/work/");
+#   - the development machine's workspace root (`/work` at the top of the file system, not a
+#     `tmp/work` folder);
 #   - an absolute home: root's, a macOS user's, or a Linux user's other than the made-up homes
 #     that examples in tests and docs use (/home/dev, /home/me, …, listed in `example_homes`);
 #   - the design notes' own paths (spec/…, seeds/…, design/… .md): the repository's docs/ replaces them.
@@ -16,8 +17,8 @@
 # legitimately hold that machine's absolute paths (a project folder named "work", a bundler's
 # "/$bunfs/root/…"). Their README files are prose and are checked like everything else.
 #
-# Each pattern is spelled so that it does not match its own text (e.g. "[.][.]"), so this file
-# needs no exception. The self-test below proves every pattern still catches what it is for,
+# Each pattern is spelled so that it does not match its own text (e.g. "[.][.]"), and the
+# self-test's samples carry an X that is taken out before use, so this file needs no exception. The self-test below proves every pattern still catches what it is for,
 # and lets through the legitimate text it must not catch.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,14 +39,14 @@ example_homes='(dev|me|a|user|alice|bob)'
 
 # ---- self-test: every pattern catches its case, none catches legitimate text --------------------
 must_catch=(
-  'see ../shared/spec for the rules'
-  'fixtures under /work/shared/fixtures'
-  'HOME=/root/.cache'
-  'open /Users/alice/code'
-  'the rules of spec/behaviour.md'
-  'seeds/pid_watcher.rs.txt'
+  'see ..X/shared/spec for the rules'
+  'fixtures under /Xwork/shared/fixtures'
+  'HOME=/Xroot/.cache'
+  'open /XUsers/alice/code'
+  'the rules of specX/behaviour.md'
+  'seedsX/pid_watcher.rs.txt'
 )
-home_catch=('cd /home/jsmith/project' 'ls /home/ci-runner/work')
+home_catch=('cd /Xhome/jsmith/project' 'ls /Xhome/ci-runner/work')
 must_pass=(
   'the shared folder and shared state'
   '/home/dev/proj'
@@ -57,11 +58,13 @@ must_pass=(
 joined="$(IFS='|'; printf '%s' "${patterns[*]}")"
 selftest_ok=1
 for text in "${must_catch[@]}"; do
+  text="${text//X/}"
   if ! printf '%s\n' "$text" | grep -Eq -- "$joined"; then
     echo "check-standalone self-test: no pattern catches: $text" >&2; selftest_ok=0
   fi
 done
 for text in "${home_catch[@]}"; do
+  text="${text//X/}"
   if ! printf '%s\n' "$text" | grep -Eo -- "$home_pattern" | grep -Evq "/home/${example_homes}/\$"; then
     echo "check-standalone self-test: the home pattern misses: $text" >&2; selftest_ok=0
   fi
