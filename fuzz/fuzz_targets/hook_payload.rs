@@ -1,0 +1,25 @@
+//! A hook's stdin, as `agent-tray hook` reads it (up to 1 MiB, possibly cut in the middle).
+//! Anyone who can run a program as the user can send anything here; it must never panic.
+#![no_main]
+
+use agent_tray::hook_payload::parse_hook;
+use agent_tray::model::Agent;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte picks the `--agent` flag the installers pass (or none), the rest is stdin.
+    let Some((flag, payload)) = data.split_first() else {
+        return;
+    };
+    let hint = match flag % 3 {
+        0 => None,
+        1 => Some(Agent::Claude),
+        _ => Some(Agent::Codex),
+    };
+    if let Ok(parsed) = parse_hook(payload, hint) {
+        let obs = parsed.into_observation(chrono::DateTime::UNIX_EPOCH, None);
+        // What the hook journals and sends must serialise.
+        let _ =
+            serde_json::to_vec(&obs).map_err(|e| panic!("an observation does not serialise: {e}"));
+    }
+});
