@@ -80,13 +80,24 @@ done
 # ---- the check ----------------------------------------------------------------------------------
 args=()
 for p in "${patterns[@]}"; do args+=(-e "$p"); done
-scope() { # the files checked: everything tracked but the fixtures' data
-  "$@" -- . ':(exclude)tests/fixtures'
-  "$@" -- 'tests/fixtures/**/README.md'
-}
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  scope() { # the files checked: everything tracked but the fixtures' data
+    git grep "$@" -- . ':(exclude)tests/fixtures'
+    git grep "$@" -- 'tests/fixtures/**/README.md'
+  }
+else
+  # An unpacked archive: every file but build output, installed packages and the fixtures' data.
+  echo "(not a git checkout: checking the files under $root)"
+  scope() {
+    grep -r "$@" --exclude-dir=.git --exclude-dir=target --exclude-dir=node_modules \
+      --exclude-dir=dist --exclude-dir=fixtures --exclude-dir=corpus --exclude-dir=artifacts \
+      --exclude-dir=logs . | sed 's#^\./##'
+    find tests/fixtures -name README.md -exec grep -H "$@" {} +
+  }
+fi
 hits="$(
-  scope git grep -n -I -E "${args[@]}"
-  scope git grep -n -I -o -E "$home_pattern" | grep -Ev "/home/${example_homes}/\$"
+  scope -n -I -E "${args[@]}"
+  scope -n -I -o -E "$home_pattern" | grep -Ev "/home/${example_homes}/\$"
 )"
 if [ -n "$hits" ]; then
   echo "These tracked files refer to paths outside the repository (a fresh clone has none of them):"
