@@ -19,7 +19,15 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(parsed) = parse_hook(payload, hint) {
         let obs = parsed.into_observation(chrono::DateTime::UNIX_EPOCH, None);
         // What the hook journals and sends must serialise.
-        let _ =
-            serde_json::to_vec(&obs).map_err(|e| panic!("an observation does not serialise: {e}"));
+        let json = serde_json::to_value(&obs).expect("an observation serialises");
+        // Every string is capped, so a hostile payload cannot make a record or a socket line
+        // large (the widest field, a path, is kept up to 4 KiB).
+        if let serde_json::Value::Object(fields) = json {
+            for (name, value) in fields {
+                if let serde_json::Value::String(text) = value {
+                    assert!(text.len() <= 4096, "{name} kept {} bytes", text.len());
+                }
+            }
+        }
     }
 });
