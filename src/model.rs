@@ -65,7 +65,7 @@ impl FromStr for Agent {
     }
 }
 
-/// The six states of `spec/behaviour.md`. The snake_case names are a public contract.
+/// The six states of `docs/behaviour.md`. The snake_case names are a public contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[derive(ts_rs::TS)]

@@ -5,7 +5,7 @@
 //! returns the alert to show, if any. The desktop shell executes the result (notify-rust) and
 //! nothing else; `agent-tray daemon` could do the same with another notifier.
 //!
-//! The rules (`spec/behaviour.md`, Notifications):
+//! The rules (`docs/behaviour.md`, Notifications):
 //! - a watched process died without a clean end (killed, crashed, or its pid recycled). Only the
 //!   pid watcher can tell that; an end by TTL or eviction is a guess and stays silent;
 //! - a session started waiting for permission or for input;

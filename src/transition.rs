@@ -1,4 +1,4 @@
-//! The transition rules of `spec/behaviour.md`, as one pure function.
+//! The transition rules of `docs/behaviour.md`, as one pure function.
 //!
 //! [`apply`] takes a session's record, one observation and the time, and changes the record; it
 //! does no I/O and reads no clock, so every rule is tested here case by case and the registry only
