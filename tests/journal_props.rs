@@ -25,7 +25,8 @@ fn event() -> impl Strategy<Value = EventKind> {
 /// Any record the hook could write: a plausible date (2000 to 2199), any text in the fields.
 fn record() -> impl Strategy<Value = JournalRecord> {
     (
-        "[A-Za-z0-9_-]{1,64}",
+        // The session-id rule (model::validate_session_id): a letter or digit first.
+        "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}",
         prop_oneof![Just(Agent::Claude), Just(Agent::Codex)],
         event(),
         946_684_800i64..7_258_118_399,
