@@ -442,18 +442,8 @@ fn compact(path: &Path) -> io::Result<()> {
         serde_json::to_writer(&mut out, record).map_err(io::Error::other)?;
         out.push(b'\n');
     }
-    let tmp = path.with_extension("jsonl.compact");
-    {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(&out)?;
-        file.sync_all()?;
-    }
-    fs::rename(&tmp, path)
+    crate::atomic_file::write(path, &out)?;
+    Ok(())
 }
 
 /// The default liveness probe: the pid exists, is an agent, and started before the record.

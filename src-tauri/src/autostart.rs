@@ -94,16 +94,13 @@ impl LoginItem {
         Some(plan(Platform::current(), &home, xdg.as_deref(), &program))
     }
 
-    /// Writes the entry when `enabled`, else removes it. Writes through a temp file renamed over
-    /// the entry, so a session manager never reads half a file.
+    /// Writes the entry when `enabled`, else removes it. Writes atomically (see
+    /// [`agent_tray::atomic_file`]), so a session manager never reads half a file.
     pub fn apply(&self, enabled: bool) -> std::io::Result<Applied> {
         if enabled {
-            if let Some(dir) = self.path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            let tmp = self.path.with_extension("tmp");
-            std::fs::write(&tmp, &self.contents)?;
-            std::fs::rename(&tmp, &self.path)?;
+            agent_tray::atomic_file::AtomicWrite::new(&self.path)
+                .new_file_mode(0o644)
+                .write(self.contents.as_bytes())?;
             Ok(Applied::Written)
         } else {
             match std::fs::remove_file(&self.path) {
