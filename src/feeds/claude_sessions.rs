@@ -483,8 +483,7 @@ mod tests {
     use std::cell::RefCell;
 
     fn fixture(name: &str) -> Vec<u8> {
-        let dir =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/real-2.1.328");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/real-2.1.328");
         std::fs::read(dir.join(name)).unwrap()
     }
 
