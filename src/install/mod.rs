@@ -20,6 +20,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod path_safety;
 
 use std::fs;
 use std::io::{self, Write};
@@ -48,6 +49,10 @@ pub struct InstallArgs {
     /// Print what would change as a diff; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Install even though this binary, or a folder above it, can be written by other users
+    /// (who could then replace it and run code as you on every agent event).
+    #[arg(long)]
+    pub allow_insecure_path: bool,
 }
 
 impl InstallArgs {
@@ -90,6 +95,8 @@ pub enum InstallError {
     NoConfigDir(&'static str),
     #[error("cannot tell where this agent-tray binary is: {0}")]
     NoBinary(io::Error),
+    #[error("refusing to point the agents at this binary: {0}. The hooks (and Codex's notify) run it on every agent event. Fix: {fix}; then run `agent-tray install` again from there. To install anyway, pass --allow-insecure-path.", fix = .0.fix())]
+    InsecurePath(path_safety::InsecurePath),
 }
 
 /// One file's planned change.
@@ -386,6 +393,9 @@ pub fn run(args: &InstallArgs, action: Action) -> ExitCode {
 
 fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
     let bin = current_binary()?;
+    if action == Action::Install && !args.allow_insecure_path {
+        path_safety::check(&bin).map_err(InstallError::InsecurePath)?;
+    }
     let plan = plan(args, action, &bin)?;
     let mut out = io::stdout().lock();
     let verb = match action {
