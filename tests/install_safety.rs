@@ -98,6 +98,26 @@ fn install_refuses_a_binary_that_other_users_could_replace() {
     );
     assert!(w.nothing_written(), "a refusal writes nothing");
 
+    // doctor run from there says so too.
+    let out = Command::new(&copy)
+        .arg("doctor")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", w.path("home"))
+        .env("CLAUDE_CONFIG_DIR", w.path("claude"))
+        .env("CODEX_HOME", w.path("codex"))
+        .env("AGENT_TRAY_HOME", w.path("tray"))
+        .env("XDG_RUNTIME_DIR", w.path("tray"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = text(&out);
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with('✗') && l.contains("another local user could replace")),
+        "{said}"
+    );
+
     // A dry run says the same: it shows what install would do, and install would refuse.
     let out = w.install(&copy, &["--dry-run"]);
     assert!(!out.status.success(), "{}", text(&out));
@@ -129,6 +149,20 @@ fn install_refuses_a_binary_that_other_users_could_replace() {
     chmod(&copy, 0o755);
     let out = w.install(&copy, &[]);
     assert!(out.status.success(), "{}", text(&out));
+    let out_doctor = Command::new(&copy)
+        .arg("doctor")
+        .env_clear()
+        .env("HOME", w.path("home"))
+        .env("AGENT_TRAY_HOME", w.path("tray"))
+        .env("XDG_RUNTIME_DIR", w.path("tray"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        !text(&out_doctor).contains("could replace"),
+        "{}",
+        text(&out_doctor)
+    );
     let settings = fs::read_to_string(w.path("claude/settings.json")).unwrap();
     assert!(
         settings.contains(&format!("{} hook --agent claude", copy.display())),

@@ -303,8 +303,7 @@ fn finish(
 fn last_prop(obj: &CstObject, name: &str) -> Option<CstObjectProp> {
     obj.properties()
         .into_iter()
-        .filter(|p| p.decoded_name().as_deref() == Some(name))
-        .next_back()
+        .rfind(|p| p.decoded_name().as_deref() == Some(name))
 }
 
 /// Our own entries, as the syntax tree takes them.

@@ -8,7 +8,11 @@
 //! 600 by default and 1 for SessionEnd and Interrupt; see the Codex fixture README). Trust
 //! follows position, so our groups are appended after the user's (nobody else's position moves
 //! on install), and on uninstall the trust entries of groups that moved up are re-keyed so the
-//! user's own hooks stay trusted. Trust entries are written only with `--trust`.
+//! user's own hooks stay trusted. Trust entries are written only with `--trust`, and only their
+//! `trusted_hash`: a user's `enabled = false` beside it stays.
+//!
+//! Codex waits for a hook up to its `timeout` (600 s by default), so ours carry a short one
+//! ([`TIMEOUT_SECS`]).
 
 use std::path::Path;
 

@@ -4,19 +4,26 @@
 //! These files belong to the user and to every other tool that hooks the same agents; peers have
 //! lost users' keys and third-party hooks by rewriting them. So, plan then apply:
 //! - **Plan** ([`claude::plan`], [`codex::plan`]) is pure: old text in, new text (or "no change")
-//!   and notes out. It edits the parsed document in place: JSON through `serde_json` with
-//!   `preserve_order` (every key, its order and every other hook stay; the indent is the file's
-//!   own), TOML through `toml_edit` (comments and formatting stay). A file that does not parse is
-//!   refused with a clear message and left untouched.
+//!   and notes out. JSON is edited in place through a concrete syntax tree (`jsonc-parser`):
+//!   only the nodes we add, change or remove are touched, so every number and string the user
+//!   wrote keeps its bytes (`1e3`, a 30-digit integer, `"\u00fc"`), and so do the layout, the
+//!   key order and every other hook; it is validated strictly with `serde_json` first. TOML goes
+//!   through `toml_edit` (comments and formatting stay). A file that does not parse is refused
+//!   with a clear message and left untouched.
 //! - **Ours** is recognised by the command, not by the path: the `agent-tray` basename followed
 //!   by exactly `hook --agent <agent>` (or bare `hook`). An entry of ours whose binary moved is
 //!   updated in place; one the user edited (other arguments) is left alone and reported. Install
 //!   twice changes nothing; uninstall removes exactly our entries and the groups that became
 //!   empty by it.
-//! - **Apply** ([`write_file`]) writes a temp file beside the target and renames it over (never a
-//!   half-written config), keeps the file's permissions and a timestamped backup of the previous
-//!   version, and follows a symlinked config to its target (dotfile managers) instead of
-//!   replacing the link. `--dry-run` prints the plan as a unified diff and writes nothing.
+//! - **Apply** ([`write_file`]) goes through the [atomic writer](crate::atomic_file) (never a
+//!   half-written config; the file's permissions kept; a symlinked config written at its target,
+//!   for dotfile managers), keeps a timestamped backup of the previous version, and re-reads the
+//!   file right before the rename: if the agent saved it since the plan was made, nothing is
+//!   written and the user is asked to run the command again. `--dry-run` prints the plan as a
+//!   unified diff and writes nothing.
+//! - **Trust in the binary**: the hooks run this binary as the user on every agent event, so
+//!   `install` refuses one that other users could replace ([`path_safety`]) unless
+//!   `--allow-insecure-path`.
 
 pub mod claude;
 pub mod codex;

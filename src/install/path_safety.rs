@@ -201,7 +201,10 @@ mod tests {
         )
     }
 
-    fn home(bin_dir: PathFacts, bin: PathFacts) -> Vec<(&'static str, PathFacts)> {
+    /// A made-up file system: (path, facts).
+    type FakeFs = Vec<(&'static str, PathFacts)>;
+
+    fn home(bin_dir: PathFacts, bin: PathFacts) -> FakeFs {
         vec![
             ("/", dir(0o755, 0)),
             ("/home", dir(0o755, 0)),
@@ -229,7 +232,7 @@ mod tests {
 
     #[test]
     fn a_writable_folder_or_file_or_a_stranger_owner_anywhere_on_the_path_is_refused() {
-        let cases: Vec<(Vec<(&str, PathFacts)>, &str, Weakness)> = vec![
+        let cases: Vec<(FakeFs, &str, Weakness)> = vec![
             (
                 home(dir(0o777, ME), file(0o755, ME)),
                 "/home/me/bin",
