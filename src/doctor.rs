@@ -53,6 +53,12 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
             });
         }
     }
+    if let Err(insecure) = install::path_safety::check(bin) {
+        out.push(Finding::Problem(format!(
+            "{insecure}; hooks installed from here would run it on every agent event. Fix: {}",
+            insecure.fix()
+        )));
+    }
     match tray {
         Some(paths) => out.extend(check_app(paths)),
         None => out.push(Finding::Problem(

@@ -348,6 +348,8 @@ fn rewrite_keeping(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // Not `atomic_file`: this rewrite streams lines, must learn the new file's inode for the
+    // cursor, and keeps the old file's flock until after the rename (see above).
     let tmp = path.with_file_name(format!(".{name}.rewrite"));
     let mut len = 0u64;
     let ino = {
@@ -1009,18 +1011,7 @@ impl JournalReplay {
         };
         let body = serde_json::to_vec_pretty(&status).map_err(io::Error::other)?;
         create_private_dir(&self.dir).map_err(io::Error::other)?;
-        let tmp = self.dir.join(format!(".{STATUS_FILE}.tmp"));
-        {
-            let mut file = OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .mode(0o600)
-                .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
-                .open(&tmp)?;
-            file.write_all(&body)?;
-        }
-        fs::rename(&tmp, self.dir.join(STATUS_FILE))?;
+        crate::atomic_file::write(&self.dir.join(STATUS_FILE), &body).map_err(io::Error::other)?;
         self.last_status = Some(now);
         Ok(())
     }

@@ -43,6 +43,8 @@ impl Platform {
 pub struct LoginItem {
     pub path: PathBuf,
     pub contents: String,
+    /// The program the entry starts.
+    pub program: PathBuf,
 }
 
 /// What [`LoginItem::apply`] did.
@@ -71,6 +73,7 @@ pub fn plan(
             LoginItem {
                 path: config.join("autostart").join(DESKTOP_FILE),
                 contents: desktop_entry(program),
+                program: program.to_path_buf(),
             }
         }
         Platform::MacOs => LoginItem {
@@ -78,6 +81,7 @@ pub fn plan(
                 .join("Library/LaunchAgents")
                 .join(format!("{LAUNCH_AGENT_LABEL}.plist")),
             contents: launch_agent(program),
+            program: program.to_path_buf(),
         },
     }
 }
@@ -94,16 +98,26 @@ impl LoginItem {
         Some(plan(Platform::current(), &home, xdg.as_deref(), &program))
     }
 
-    /// Writes the entry when `enabled`, else removes it. Writes through a temp file renamed over
-    /// the entry, so a session manager never reads half a file.
+    /// Writes the entry when `enabled`, else removes it. Writes atomically (see
+    /// [`agent_tray::atomic_file`]), so a session manager never reads half a file.
+    ///
+    /// A program that other users could replace (it, or a folder above it, is writable by them;
+    /// see [`agent_tray::install::path_safety`]) is refused: the session would start their code
+    /// as this user at every login.
     pub fn apply(&self, enabled: bool) -> std::io::Result<Applied> {
         if enabled {
-            if let Some(dir) = self.path.parent() {
-                std::fs::create_dir_all(dir)?;
+            if let Err(insecure) = agent_tray::install::path_safety::check(&self.program) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!(
+                        "not starting this app at login: {insecure}. Fix: {}",
+                        insecure.fix()
+                    ),
+                ));
             }
-            let tmp = self.path.with_extension("tmp");
-            std::fs::write(&tmp, &self.contents)?;
-            std::fs::rename(&tmp, &self.path)?;
+            agent_tray::atomic_file::AtomicWrite::new(&self.path)
+                .new_file_mode(0o644)
+                .write(self.contents.as_bytes())?;
             Ok(Applied::Written)
         } else {
             match std::fs::remove_file(&self.path) {
@@ -236,6 +250,39 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"))
             .collect();
         assert!(leftovers.is_empty(), "no temp file left: {leftovers:?}");
+    }
+
+    #[test]
+    fn a_program_other_users_could_replace_is_never_started_at_login() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = temp_home();
+        let shared = home.path().join("shared");
+        std::fs::create_dir(&shared).unwrap_or_else(|e| panic!("{e}"));
+        let program = shared.join("agent-tray-desktop");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap_or_else(|e| panic!("{e}"));
+        let chmod = |p: &Path, mode| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        chmod(&program, 0o755);
+        chmod(&shared, 0o777);
+        let item = plan(Platform::Xdg, home.path(), None, &program);
+        let Err(err) = item.apply(true) else {
+            panic!("a world-writable folder was accepted")
+        };
+        assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+        let text = err.to_string();
+        assert!(
+            text.contains("mode 0777") && text.contains(&shared.display().to_string()),
+            "{text}"
+        );
+        assert!(!item.path.exists(), "no login entry written");
+        // Positive control: the same program once the folder is private.
+        chmod(&shared, 0o755);
+        assert_eq!(
+            item.apply(true).unwrap_or_else(|e| panic!("{e}")),
+            Applied::Written
+        );
     }
 
     #[test]

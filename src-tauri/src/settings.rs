@@ -41,17 +41,10 @@ impl SettingsStore {
         self.current.subscribe()
     }
 
-    /// Writes the file (atomically: a temp file renamed over it), then publishes.
+    /// Writes the file (atomically, see [`agent_tray::atomic_file`]), then publishes.
     pub fn save(&self, settings: AppSettings) -> anyhow::Result<()> {
-        use anyhow::Context;
         let text = serde_json::to_string_pretty(&settings)?;
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, &self.path)
-            .with_context(|| format!("replacing {}", self.path.display()))?;
+        agent_tray::atomic_file::write(&self.path, text.as_bytes())?;
         tracing::info!(path = %self.path.display(), "settings_saved");
         self.current.send_replace(settings);
         Ok(())

@@ -3,11 +3,12 @@
 
 use std::path::Path;
 
+use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp, CstRootNode};
+use jsonc_parser::ParseOptions;
 use serde_json::{json, Map, Value};
 
 use super::{
-    hook_command, ownership, read_optional, to_json_text, Action, FileChange, InstallError,
-    Ownership, Plan,
+    hook_command, ownership, read_optional, Action, FileChange, InstallError, Ownership, Plan,
 };
 use crate::model::Agent;
 
@@ -83,116 +84,198 @@ pub struct HooksEdit {
     pub notes: Vec<String>,
 }
 
-/// Installs or removes our entries in a `{"hooks": {...}}` document.
+/// The result of [`edit_hooks`]: the new text, its parsed value, and what moved.
+#[derive(Debug, Clone)]
+pub struct EditedHooks {
+    /// The whole file's new text; equal to the input when nothing changed.
+    pub text: String,
+    /// `text`, parsed (for Codex's trust hashes, which are computed over the groups).
+    pub doc: Value,
+    pub edit: HooksEdit,
+}
+
+/// Installs or removes our entries in the text of a `{"hooks": {...}}` document.
+///
+/// The text is edited through a concrete syntax tree (`jsonc-parser`), not re-serialised: every
+/// number and string of the user's stays the bytes they wrote (`1e3` stays `1e3`, a 30-digit
+/// integer keeps its digits, `"\u00fc"` keeps its escape), and so do the layout and the key
+/// order. Our groups are appended in the file's own indent; removing them takes back exactly
+/// what appending added. `text` must already be valid JSON (see [`parse_json`]); empty means
+/// `{}`.
 pub fn edit_hooks(
-    doc: &mut Value,
+    text: &str,
     spec: &HookSpec<'_>,
     action: Action,
     file: &Path,
-) -> Result<HooksEdit, String> {
-    let root = doc
-        .as_object_mut()
+) -> Result<EditedHooks, String> {
+    let source = if text.trim().is_empty() { "{}\n" } else { text };
+    let root = CstRootNode::parse(source, &ParseOptions::default()).map_err(|e| e.to_string())?;
+    let obj = root
+        .value()
+        .and_then(|v| v.as_object())
         .ok_or("the top level is not a JSON object")?;
     let mut edit = HooksEdit::default();
-    if action == Action::Uninstall && !root.contains_key("hooks") {
-        return Ok(edit);
-    }
-    let hooks_value = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks_value
-        .as_object_mut()
-        .ok_or("\"hooks\" is not a JSON object")?;
+    let hooks = match last_prop(&obj, "hooks") {
+        Some(prop) => Some(
+            prop.value()
+                .and_then(|v| v.as_object())
+                .ok_or("\"hooks\" is not a JSON object")?,
+        ),
+        None => None,
+    };
+    let hooks = match (hooks, action) {
+        (Some(h), _) => h,
+        (None, Action::Uninstall) => return finish(source, &root, edit, spec),
+        (None, Action::Install) => {
+            obj.append("hooks", CstInputValue::Object(Vec::new()));
+            edit.changed = true;
+            last_prop(&obj, "hooks")
+                .and_then(|p| p.value())
+                .and_then(|v| v.as_object())
+                .ok_or("cannot add \"hooks\"")?
+        }
+    };
     let command = hook_command(spec.bin, spec.agent);
     for (event, matcher) in &spec.events {
-        if action == Action::Uninstall && !hooks.contains_key(*event) {
-            continue;
-        }
-        let groups = hooks
-            .entry(event.to_string())
-            .or_insert_with(|| Value::Array(Vec::new()))
-            .as_array_mut()
-            .ok_or_else(|| format!("\"hooks\".\"{event}\" is not a list"))?;
+        let event_prop = last_prop(&hooks, event);
+        let groups = match &event_prop {
+            Some(prop) => Some(
+                prop.value()
+                    .and_then(|v| v.as_array())
+                    .ok_or_else(|| format!("\"hooks\".\"{event}\" is not a list"))?,
+            ),
+            None => None,
+        };
         let mut have_ours = false;
-        let mut removed_any = false;
-        let mut kept_groups = Vec::with_capacity(groups.len());
-        for (gi, mut group) in std::mem::take(groups).into_iter().enumerate() {
-            let Some(entries) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-                kept_groups.push((gi, group, Vec::new()));
-                continue;
-            };
-            let mut kept = Vec::with_capacity(entries.len());
-            let mut group_lost = false;
-            for (hi, mut entry) in std::mem::take(entries).into_iter().enumerate() {
-                let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
-                match (ownership(cmd, spec.bin, spec.agent), action) {
-                    (Ownership::NotOurs, _) => kept.push((hi, entry)),
-                    (Ownership::Edited, _) => {
-                        edit.notes.push(format!(
-                            "{}: the {event} hook {cmd:?} runs agent-tray with arguments Agent Tray never writes; left as you edited it",
-                            file.display()
-                        ));
-                        have_ours = true; // never add a second one beside the user's
-                        kept.push((hi, entry));
-                    }
-                    (Ownership::Current, Action::Install) => {
-                        have_ours = true;
-                        kept.push((hi, entry));
-                    }
-                    (Ownership::Moved(old), Action::Install) => {
-                        if let Some(slot) = entry.get_mut("command") {
-                            *slot = Value::String(command.clone());
+        if let Some(groups) = &groups {
+            let mut removed_any = false;
+            // (old group index, old hook indices kept) of the groups that stay.
+            let mut kept_groups: Vec<(usize, Vec<usize>)> = Vec::new();
+            for (gi, group) in groups.elements().into_iter().enumerate() {
+                let entries = group
+                    .as_object()
+                    .and_then(|g| last_prop(&g, "hooks"))
+                    .and_then(|p| p.value())
+                    .and_then(|v| v.as_array());
+                let Some(entries) = entries else {
+                    kept_groups.push((gi, Vec::new()));
+                    continue;
+                };
+                let mut kept = Vec::new();
+                let mut lost = Vec::new();
+                for (hi, entry) in entries.elements().into_iter().enumerate() {
+                    let command_prop = entry.as_object().and_then(|e| last_prop(&e, "command"));
+                    let cmd = command_prop
+                        .as_ref()
+                        .and_then(|p| p.value())
+                        .and_then(|v| v.as_string_lit())
+                        .and_then(|s| s.decoded_value().ok())
+                        .unwrap_or_default();
+                    match (ownership(&cmd, spec.bin, spec.agent), action) {
+                        (Ownership::NotOurs, _) => kept.push(hi),
+                        (Ownership::Edited, _) => {
+                            edit.notes.push(format!(
+                                "{}: the {event} hook {cmd:?} runs agent-tray with arguments Agent Tray never writes; left as you edited it",
+                                file.display()
+                            ));
+                            have_ours = true; // never add a second one beside the user's
+                            kept.push(hi);
                         }
-                        edit.notes.push(format!(
-                            "{}: {event} hook moved from {old} to this binary",
-                            file.display()
-                        ));
-                        edit.changed = true;
-                        have_ours = true;
-                        kept.push((hi, entry));
+                        (Ownership::Current, Action::Install) => {
+                            have_ours = true;
+                            kept.push(hi);
+                        }
+                        (Ownership::Moved(old), Action::Install) => {
+                            if let Some(prop) = &command_prop {
+                                prop.set_value(CstInputValue::String(command.clone()));
+                            }
+                            edit.notes.push(format!(
+                                "{}: {event} hook moved from {old} to this binary",
+                                file.display()
+                            ));
+                            edit.changed = true;
+                            have_ours = true;
+                            kept.push(hi);
+                        }
+                        (Ownership::Current | Ownership::Moved(_), Action::Uninstall) => {
+                            edit.removed.push((event.to_string(), gi, hi));
+                            edit.changed = true;
+                            removed_any = true;
+                            lost.push(entry);
+                        }
                     }
-                    (Ownership::Current | Ownership::Moved(_), Action::Uninstall) => {
-                        edit.removed.push((event.to_string(), gi, hi));
-                        edit.changed = true;
-                        removed_any = true;
-                        group_lost = true;
+                }
+                if !lost.is_empty() && kept.is_empty() {
+                    group.remove(); // a group that only held ours goes with it
+                    continue;
+                }
+                for entry in lost.into_iter().rev() {
+                    entry.remove();
+                }
+                kept_groups.push((gi, kept));
+            }
+            for (new_gi, (old_gi, positions)) in kept_groups.into_iter().enumerate() {
+                for (new_hi, old_hi) in positions.iter().enumerate() {
+                    if (old_gi, *old_hi) != (new_gi, new_hi) {
+                        edit.moved
+                            .push((event.to_string(), (old_gi, *old_hi), (new_gi, new_hi)));
                     }
                 }
             }
-            let positions: Vec<usize> = kept.iter().map(|(hi, _)| *hi).collect();
-            *entries = kept.into_iter().map(|(_, e)| e).collect();
-            if group_lost && entries.is_empty() {
-                continue; // a group that only held ours goes with it
-            }
-            kept_groups.push((gi, group, positions));
-        }
-        for (new_gi, (old_gi, group, positions)) in kept_groups.into_iter().enumerate() {
-            for (new_hi, old_hi) in positions.iter().enumerate() {
-                if (old_gi, *old_hi) != (new_gi, new_hi) {
-                    edit.moved
-                        .push((event.to_string(), (old_gi, *old_hi), (new_gi, new_hi)));
+            if removed_any && groups.elements().is_empty() {
+                if let Some(prop) = event_prop {
+                    prop.remove();
                 }
+                continue;
             }
-            groups.push(group);
         }
         if action == Action::Install && !have_ours {
-            let mut group = Map::new();
+            let mut group = Vec::new();
             if let Some(m) = matcher {
-                group.insert("matcher".into(), Value::String(m.to_string()));
+                group.push(("matcher".to_string(), CstInputValue::String(m.to_string())));
             }
-            group.insert(
-                "hooks".into(),
-                Value::Array(vec![(spec.entry)(event, command.clone())]),
-            );
-            groups.push(Value::Object(group));
+            group.push((
+                "hooks".to_string(),
+                CstInputValue::Array(vec![input_value(&(spec.entry)(event, command.clone()))]),
+            ));
+            match &groups {
+                Some(groups) => {
+                    groups.append(CstInputValue::Object(group));
+                }
+                None => {
+                    hooks.append(
+                        event,
+                        CstInputValue::Array(vec![CstInputValue::Object(group)]),
+                    );
+                }
+            }
             edit.changed = true;
         }
-        if groups.is_empty() && removed_any {
-            hooks.remove(*event);
+    }
+    if action == Action::Uninstall && edit.changed && hooks.properties().is_empty() {
+        if let Some(prop) = last_prop(&obj, "hooks") {
+            prop.remove();
         }
     }
-    // Record where ours are now.
-    if let Some(hooks) = root.get("hooks").and_then(Value::as_object) {
+    finish(source, &root, edit, spec)
+}
+
+/// The new text and value, and where ours are now.
+fn finish(
+    source: &str,
+    root: &CstRootNode,
+    mut edit: HooksEdit,
+    spec: &HookSpec<'_>,
+) -> Result<EditedHooks, String> {
+    let text = if edit.changed {
+        root.to_string()
+    } else {
+        source.to_string()
+    };
+    // A safety net, not a code path: whatever the tree did, never write what is not JSON.
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("editing produced invalid JSON ({e}); please report this"))?;
+    if let Some(hooks) = doc.get("hooks").and_then(Value::as_object) {
         for (event, _) in &spec.events {
             let Some(groups) = hooks.get(*event).and_then(Value::as_array) else {
                 continue;
@@ -212,14 +295,31 @@ pub fn edit_hooks(
             }
         }
     }
-    let hooks_now_empty = root
-        .get("hooks")
-        .and_then(Value::as_object)
-        .is_some_and(Map::is_empty);
-    if hooks_now_empty && action == Action::Uninstall && edit.changed {
-        root.remove("hooks");
+    Ok(EditedHooks { text, doc, edit })
+}
+
+/// An object's property by name; the last one when the name repeats, as JSON parsers (and so
+/// the agents) take it.
+fn last_prop(obj: &CstObject, name: &str) -> Option<CstObjectProp> {
+    obj.properties()
+        .into_iter()
+        .rfind(|p| p.decoded_name().as_deref() == Some(name))
+}
+
+/// Our own entries, as the syntax tree takes them.
+fn input_value(value: &Value) -> CstInputValue {
+    match value {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(items) => CstInputValue::Array(items.iter().map(input_value).collect()),
+        Value::Object(map) => CstInputValue::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), input_value(v)))
+                .collect(),
+        ),
     }
-    Ok(edit)
 }
 
 /// Parses a JSON config (empty or missing: `{}`), refusing anything else clearly.
@@ -241,23 +341,20 @@ pub fn plan_text(
     bin: &Path,
     action: Action,
 ) -> Result<Plan, InstallError> {
-    let mut doc = parse_json(path, old)?;
-    let edit = edit_hooks(&mut doc, &spec(bin), action, path).map_err(|detail| {
+    parse_json(path, old)?;
+    let edited = edit_hooks(old.unwrap_or(""), &spec(bin), action, path).map_err(|detail| {
         InstallError::Unexpected {
             path: path.to_path_buf(),
             detail,
         }
     })?;
-    let new = edit
-        .changed
-        .then(|| to_json_text(&doc, old.filter(|t| !t.trim().is_empty())));
     Ok(Plan {
         changes: vec![FileChange {
             path: path.to_path_buf(),
             old: old.map(str::to_string),
-            new,
+            new: edited.edit.changed.then_some(edited.text),
         }],
-        notes: edit.notes,
+        notes: edited.edit.notes,
     })
 }
 
@@ -386,6 +483,42 @@ mod tests {
             "SessionEnd runs synchronously"
         );
         assert_eq!(doc["hooks"]["Stop"][1]["hooks"][0]["async"], true);
+    }
+
+    #[test]
+    fn numbers_and_strings_the_user_wrote_come_back_byte_identical() {
+        // serde_json would print 1e3 as 1000.0, lose digits of a big integer and decode the
+        // escapes: none of that may reach the user's file.
+        let tokens = [
+            "1e3",
+            "123456789012345678901234567890",
+            "-0.0",
+            "1E+2",
+            "0.1000000000000000055511151231257827",
+            "\"\\u00fc\\/\\ud83d\\ude00\"",
+            "\"tab\\there\"",
+        ];
+        let pretty = format!(
+            "{{\n  \"a\": {},\n  \"b\": [\n    {},\n    {}\n  ],\n  \"c\": {{\n    \"d\": {},\n    \"e\": {}\n  }},\n  \"f\": {},\n  \"g\": {}\n}}\n",
+            tokens[0], tokens[1], tokens[2], tokens[3], tokens[4], tokens[5], tokens[6]
+        );
+        let compact = pretty.replace(['\n', ' '], "");
+        for original in [&pretty, &compact] {
+            let once = install(Some(original)).unwrap();
+            for t in tokens {
+                assert!(once.contains(t), "{t} kept as written in:\n{once}");
+            }
+            let back = uninstall(&once).unwrap();
+            for t in tokens {
+                assert!(back.contains(t), "{t} kept as written in:\n{back}");
+            }
+            if original == &pretty {
+                assert_eq!(
+                    &back, original,
+                    "uninstall gives back the file byte for byte"
+                );
+            }
+        }
     }
 
     #[test]

@@ -8,7 +8,11 @@
 //! 600 by default and 1 for SessionEnd and Interrupt; see the Codex fixture README). Trust
 //! follows position, so our groups are appended after the user's (nobody else's position moves
 //! on install), and on uninstall the trust entries of groups that moved up are re-keyed so the
-//! user's own hooks stay trusted. Trust entries are written only with `--trust`.
+//! user's own hooks stay trusted. Trust entries are written only with `--trust`, and only their
+//! `trusted_hash`: a user's `enabled = false` beside it stays.
+//!
+//! Codex waits for a hook up to its `timeout` (600 s by default), so ours carry a short one
+//! ([`TIMEOUT_SECS`]).
 
 use std::path::Path;
 
@@ -17,7 +21,7 @@ use sha2::{Digest, Sha256};
 use toml_edit::{Array, DocumentMut, Item, Table};
 
 use super::claude::{edit_hooks, parse_json, HookSpec, HooksEdit};
-use super::{read_optional, to_json_text, Action, FileChange, InstallError, Plan};
+use super::{read_optional, Action, FileChange, InstallError, Plan};
 use crate::model::Agent;
 
 /// Codex's hook events that matter to the state, with their snake_case names.
@@ -32,8 +36,24 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("SessionEnd", "session_end"),
 ];
 
-fn codex_entry(_event: &str, command: String) -> Value {
-    json!({"type": "command", "command": command})
+/// Our hooks' timeout in seconds. Codex waits for a hook before it goes on, up to the entry's
+/// `timeout` (600 s when the entry has none): a hook wedged on a full disk would stall the
+/// agent for ten minutes. Ours gives up on the app after about 100 ms and only appends a line
+/// to its journal first, so a few seconds is plenty.
+pub const TIMEOUT_SECS: u64 = 5;
+
+/// The timeout we write for an event: ours, or Codex's own default when that is shorter
+/// (SessionEnd and Interrupt run as Codex stops, with 1 s).
+pub fn timeout_secs(event: &str) -> u64 {
+    let codex_default = match event {
+        "SessionEnd" | "Interrupt" => 1,
+        _ => 600,
+    };
+    TIMEOUT_SECS.min(codex_default)
+}
+
+fn codex_entry(event: &str, command: String) -> Value {
+    json!({"type": "command", "command": command, "timeout": timeout_secs(event)})
 }
 
 pub fn spec(bin: &Path) -> HookSpec<'_> {
@@ -164,7 +184,7 @@ pub fn plan_texts(
     trust: bool,
 ) -> Result<Plan, InstallError> {
     // Parse both before changing either: a broken config.toml must not leave hooks.json edited.
-    let mut hooks_doc = parse_json(hooks_path, hooks_old)?;
+    parse_json(hooks_path, hooks_old)?;
     let mut config: DocumentMut =
         config_old
             .unwrap_or("")
@@ -174,12 +194,14 @@ pub fn plan_texts(
                 format: "TOML",
                 detail: e.to_string().trim().replace('\n', " "),
             })?;
-    let edit = edit_hooks(&mut hooks_doc, &spec(bin), action, hooks_path).map_err(|detail| {
-        InstallError::Unexpected {
-            path: hooks_path.to_path_buf(),
-            detail,
-        }
-    })?;
+    let edited =
+        edit_hooks(hooks_old.unwrap_or(""), &spec(bin), action, hooks_path).map_err(|detail| {
+            InstallError::Unexpected {
+                path: hooks_path.to_path_buf(),
+                detail,
+            }
+        })?;
+    let (hooks_doc, edit) = (edited.doc, edited.edit);
     let mut notes = edit.notes.clone();
     let config_changed = edit_config(
         &mut config,
@@ -192,9 +214,7 @@ pub fn plan_texts(
         trust,
         &mut notes,
     )?;
-    let hooks_new = edit
-        .changed
-        .then(|| to_json_text(&hooks_doc, hooks_old.filter(|t| !t.trim().is_empty())));
+    let hooks_new = edit.changed.then_some(edited.text);
     let config_new = config_changed.then(|| config.to_string());
     Ok(Plan {
         changes: vec![
@@ -307,10 +327,30 @@ fn edit_config(
                     .and_then(|i| i.get("trusted_hash"))
                     .and_then(Item::as_str)
                     .map(str::to_string);
+                if state
+                    .get(&key)
+                    .and_then(|i| i.get("enabled"))
+                    .and_then(Item::as_bool)
+                    == Some(false)
+                {
+                    notes.push(format!(
+                        "{}: you turned Agent Tray's Codex {event} hook off (enabled = false); it stays off. Remove that line to let Codex run it.",
+                        config_path.display()
+                    ));
+                }
                 if current.as_deref() != Some(hash.as_str()) {
-                    let mut entry = Table::new();
-                    entry.insert("trusted_hash", toml_edit::value(hash));
-                    state.insert(&key, Item::Table(entry));
+                    // Only the hash is ours to set: the entry's other keys (the user's
+                    // `enabled = false`) stay as they are.
+                    match state.get_mut(&key).and_then(Item::as_table_like_mut) {
+                        Some(entry) => {
+                            entry.insert("trusted_hash", toml_edit::value(hash));
+                        }
+                        None => {
+                            let mut entry = Table::new();
+                            entry.insert("trusted_hash", toml_edit::value(hash));
+                            state.insert(&key, Item::Table(entry));
+                        }
+                    }
                     changed = true;
                 }
             }
@@ -488,6 +528,54 @@ trust_level = "trusted"
         assert!(p.notes.iter().any(|n| n.contains("--trust")));
         // The notify key lands among the top-level keys, before the first table.
         assert!(config.find("notify").unwrap() < config.find("[model_providers.mock]").unwrap());
+    }
+
+    #[test]
+    fn our_codex_hooks_carry_a_short_timeout_and_the_trust_hash_covers_it() {
+        // Without one, Codex waits up to 600 s for a hook that hangs.
+        let p = plan(None, None, Action::Install, true);
+        let hooks: Value = serde_json::from_str(p.changes[0].new.as_deref().unwrap()).unwrap();
+        for (event, snake) in EVENTS {
+            let entry = &hooks["hooks"][event][0]["hooks"][0];
+            let timeout = entry["timeout"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{event}: {entry}"));
+            assert!(timeout <= TIMEOUT_SECS, "{event}: {timeout}");
+            let expected = if *snake == "session_end" || *snake == "interrupt" {
+                1
+            } else {
+                TIMEOUT_SECS
+            };
+            assert_eq!(timeout, expected, "{event}");
+        }
+        let doc: DocumentMut = p.changes[1].new.as_deref().unwrap().parse().unwrap();
+        let status = trust_status(Path::new(HOOKS), &hooks, &doc, Path::new(BIN));
+        assert!(status.iter().all(|(_, ok)| *ok), "{status:?}");
+    }
+
+    #[test]
+    fn trusting_never_turns_back_on_a_hook_the_user_turned_off() {
+        let hooks = format!(
+            r#"{{"hooks":{{"Stop":[{{"hooks":[{{"type":"command","command":"{BIN} hook --agent codex","timeout":5}}]}}]}}}}"#
+        );
+        let config = format!(
+            "[hooks.state.\"{HOOKS}:stop:0:0\"]\nenabled = false # too chatty\ntrusted_hash = \"sha256:stale\"\n"
+        );
+        let p = plan(Some(&hooks), Some(&config), Action::Install, true);
+        let new = p.changes[1].new.as_deref().unwrap();
+        assert!(new.contains("enabled = false # too chatty"), "{new}");
+        let doc: DocumentMut = new.parse().unwrap();
+        let hooks_doc: Value = serde_json::from_str(&hooks).unwrap();
+        let stop = trust_hash("stop", &hooks_doc["hooks"]["Stop"][0]);
+        assert_eq!(
+            trust_entry(&doc, &format!("{HOOKS}:stop:0:0")),
+            Some(stop.as_str())
+        );
+        assert!(
+            p.notes.iter().any(|n| n.contains("enabled = false")),
+            "{:?}",
+            p.notes
+        );
     }
 
     #[test]

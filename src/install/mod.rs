@@ -4,29 +4,37 @@
 //! These files belong to the user and to every other tool that hooks the same agents; peers have
 //! lost users' keys and third-party hooks by rewriting them. So, plan then apply:
 //! - **Plan** ([`claude::plan`], [`codex::plan`]) is pure: old text in, new text (or "no change")
-//!   and notes out. It edits the parsed document in place: JSON through `serde_json` with
-//!   `preserve_order` (every key, its order and every other hook stay; the indent is the file's
-//!   own), TOML through `toml_edit` (comments and formatting stay). A file that does not parse is
-//!   refused with a clear message and left untouched.
+//!   and notes out. JSON is edited in place through a concrete syntax tree (`jsonc-parser`):
+//!   only the nodes we add, change or remove are touched, so every number and string the user
+//!   wrote keeps its bytes (`1e3`, a 30-digit integer, `"\u00fc"`), and so do the layout, the
+//!   key order and every other hook; it is validated strictly with `serde_json` first. TOML goes
+//!   through `toml_edit` (comments and formatting stay). A file that does not parse is refused
+//!   with a clear message and left untouched.
 //! - **Ours** is recognised by the command, not by the path: the `agent-tray` basename followed
 //!   by exactly `hook --agent <agent>` (or bare `hook`). An entry of ours whose binary moved is
 //!   updated in place; one the user edited (other arguments) is left alone and reported. Install
 //!   twice changes nothing; uninstall removes exactly our entries and the groups that became
 //!   empty by it.
-//! - **Apply** ([`write_file`]) writes a temp file beside the target and renames it over (never a
-//!   half-written config), keeps the file's permissions and a timestamped backup of the previous
-//!   version, and follows a symlinked config to its target (dotfile managers) instead of
-//!   replacing the link. `--dry-run` prints the plan as a unified diff and writes nothing.
+//! - **Apply** ([`write_file`]) goes through the [atomic writer](crate::atomic_file) (never a
+//!   half-written config; the file's permissions kept; a symlinked config written at its target,
+//!   for dotfile managers), keeps a timestamped backup of the previous version, and re-reads the
+//!   file right before the rename: if the agent saved it since the plan was made, nothing is
+//!   written and the user is asked to run the command again. `--dry-run` prints the plan as a
+//!   unified diff and writes nothing.
+//! - **Trust in the binary**: the hooks run this binary as the user on every agent event, so
+//!   `install` refuses one that other users could replace ([`path_safety`]) unless
+//!   `--allow-insecure-path`.
 
 pub mod claude;
 pub mod codex;
+pub mod path_safety;
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::atomic_file::{AtomicWrite, AtomicWriteError, Current};
 use crate::model::Agent;
 
 /// Backups kept per file; older ones are removed.
@@ -48,6 +56,10 @@ pub struct InstallArgs {
     /// Print what would change as a diff; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Install even though this binary, or a folder above it, can be written by other users
+    /// (who could then replace it and run code as you on every agent event).
+    #[arg(long)]
+    pub allow_insecure_path: bool,
 }
 
 impl InstallArgs {
@@ -82,12 +94,16 @@ pub enum InstallError {
     Read { path: PathBuf, source: io::Error },
     #[error("cannot write {path}: {source}")]
     Write { path: PathBuf, source: io::Error },
+    #[error("{path} was changed by another program (the agent saving its settings?) while agent-tray was updating it; that file was left as the other program wrote it. Run the same command again to apply the change on top of it.")]
+    ChangedMeanwhile { path: PathBuf },
     #[error(
         "cannot tell where {0} keeps its settings: set HOME (or CLAUDE_CONFIG_DIR / CODEX_HOME)"
     )]
     NoConfigDir(&'static str),
     #[error("cannot tell where this agent-tray binary is: {0}")]
     NoBinary(io::Error),
+    #[error("refusing to point the agents at this binary: {0}. The hooks (and Codex's notify) run it on every agent event. Fix: {fix}; then run `agent-tray install` again from there. To install anyway, pass --allow-insecure-path.", fix = .0.fix())]
+    InsecurePath(path_safety::InsecurePath),
 }
 
 /// One file's planned change.
@@ -267,60 +283,60 @@ pub fn read_optional(path: &Path) -> Result<Option<String>, InstallError> {
     }
 }
 
-/// Writes `text` to `path` safely: through a temp file and a rename, keeping the old file's
-/// permissions and a backup of it, following a symlink to its target.
-pub fn write_file(path: &Path, text: &str) -> Result<Option<PathBuf>, InstallError> {
+/// Writes `text` to `path` through the [atomic writer](crate::atomic_file) (temp file, fsync,
+/// rename; the file's mode and a symlink kept), after a timestamped backup of the previous
+/// version beside it. `old` is what the plan was made from: if the file no longer holds it when
+/// the new text is ready (the agent saved its settings meanwhile), nothing is written and the
+/// user is told to run the command again, rather than undoing the agent's change.
+pub fn write_file(
+    path: &Path,
+    old: Option<&str>,
+    text: &str,
+) -> Result<Option<PathBuf>, InstallError> {
+    write_file_with(path, old, text, &|_| {})
+}
+
+/// [`write_file`], with a hook run right before the final comparison and rename (tests play
+/// the agent there).
+pub fn write_file_with(
+    path: &Path,
+    old: Option<&str>,
+    text: &str,
+    before_rename: &dyn Fn(&Path),
+) -> Result<Option<PathBuf>, InstallError> {
     let werr = |source| InstallError::Write {
         path: path.to_path_buf(),
         source,
     };
-    let target = match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path).map_err(werr)?,
-        _ => path.to_path_buf(),
-    };
-    let dir = target
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    fs::create_dir_all(&dir).map_err(werr)?;
-    let old_meta = fs::metadata(&target).ok();
     let mut backup = None;
-    if old_meta.is_some() {
+    if old.is_some() {
+        let target = fs::canonicalize(path).map_err(werr)?;
+        let dir = target
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
         let stamp = chrono::Local::now().format("%Y%m%dT%H%M%S%.3f");
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let path = dir.join(format!("{name}.agent-tray-backup-{stamp}"));
-        fs::copy(&target, &path).map_err(werr)?;
+        let copy = dir.join(format!("{name}.agent-tray-backup-{stamp}"));
+        fs::copy(&target, &copy).map_err(werr)?;
         prune_backups(&dir, &name);
-        backup = Some(path);
+        backup = Some(copy);
     }
-    let mode = old_meta.map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    let tmp = dir.join(format!(
-        ".{}.agent-tray-tmp-{}",
-        target
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(text.as_bytes())?;
-        file.set_permissions(fs::Permissions::from_mode(mode))?;
-        file.sync_all()?;
-        fs::rename(&tmp, &target)
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(werr(e));
-    }
+    let current = match old {
+        Some(old) => Current::Bytes(old.as_bytes()),
+        None => Current::Absent,
+    };
+    AtomicWrite::new(path)
+        .expect_current(current)
+        .before_rename(before_rename)
+        .write(text.as_bytes())
+        .map_err(|e| match e {
+            AtomicWriteError::ChangedMeanwhile { path } => InstallError::ChangedMeanwhile { path },
+            AtomicWriteError::Io { source, .. } => werr(source),
+        })?;
     Ok(backup)
 }
 
@@ -339,30 +355,6 @@ fn prune_backups(dir: &Path, name: &str) {
     for old in backups.into_iter().take(excess) {
         let _ = fs::remove_file(old);
     }
-}
-
-/// Serialises JSON with the file's own indent (two spaces when it has none) and keeps its
-/// trailing newline.
-pub fn to_json_text(value: &serde_json::Value, like: Option<&str>) -> String {
-    use serde::Serialize;
-    let indent = like.and_then(detect_indent).unwrap_or_else(|| "  ".into());
-    let mut out = Vec::new();
-    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
-    // Serialising a Value into a Vec cannot fail.
-    let _ = value.serialize(&mut ser);
-    let mut text = String::from_utf8_lossy(&out).into_owned();
-    if like.is_none_or(|l| l.ends_with('\n')) {
-        text.push('\n');
-    }
-    text
-}
-
-fn detect_indent(text: &str) -> Option<String> {
-    text.lines().skip(1).find_map(|l| {
-        let ws: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
-        (!ws.is_empty()).then_some(ws)
-    })
 }
 
 /// Plans the change for the agents asked for.
@@ -408,6 +400,9 @@ pub fn run(args: &InstallArgs, action: Action) -> ExitCode {
 
 fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
     let bin = current_binary()?;
+    if action == Action::Install && !args.allow_insecure_path {
+        path_safety::check(&bin).map_err(InstallError::InsecurePath)?;
+    }
     let plan = plan(args, action, &bin)?;
     let mut out = io::stdout().lock();
     let verb = match action {
@@ -427,7 +422,7 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
     } else {
         for change in &pending {
             if let Some(new) = change.new.as_deref() {
-                let backup = write_file(&change.path, new)?;
+                let backup = write_file(&change.path, change.old.as_deref(), new)?;
                 let _ = match backup {
                     Some(b) => writeln!(
                         out,
@@ -453,6 +448,7 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn our_hook_is_recognised_wherever_the_binary_lives_and_edits_are_not_ours() {
@@ -506,16 +502,43 @@ mod tests {
     }
 
     #[test]
-    fn json_keeps_the_files_own_indent_and_final_newline() {
-        let v: serde_json::Value = serde_json::from_str(r#"{"b":1,"a":[1]}"#).unwrap();
-        assert_eq!(
-            to_json_text(&v, Some("{\n    \"x\": 1\n}\n")),
-            "{\n    \"b\": 1,\n    \"a\": [\n        1\n    ]\n}\n"
+    fn a_settings_file_the_agent_saves_while_we_write_is_left_as_the_agent_wrote_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("settings.json");
+        fs::write(&path, "{\n  \"model\": \"opus\"\n}\n").unwrap();
+        let old = read_optional(&path).unwrap();
+        let plan = claude::plan_text(
+            &path,
+            old.as_deref(),
+            Path::new("/opt/agent-tray"),
+            Action::Install,
+        )
+        .unwrap();
+        let new = plan.changes[0].new.as_deref().unwrap();
+        let agent = "{\n  \"model\": \"sonnet\"\n}\n";
+        let err = write_file_with(&path, old.as_deref(), new, &|p| {
+            fs::write(p, agent).unwrap()
+        })
+        .unwrap_err();
+        assert!(
+            matches!(err, InstallError::ChangedMeanwhile { .. }),
+            "{err}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("settings.json")
+                && text.contains("changed by another program")
+                && text.contains("again"),
+            "{text}"
         );
         assert_eq!(
-            to_json_text(&v, Some("{\n\t\"x\": 1\n}")),
-            "{\n\t\"b\": 1,\n\t\"a\": [\n\t\t1\n\t]\n}"
+            fs::read_to_string(&path).unwrap(),
+            agent,
+            "the agent's change stays"
         );
+        // Positive control: nobody in between, the same write lands.
+        write_file_with(&path, Some(agent), new, &|_| {}).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), new);
     }
 
     #[test]
@@ -527,7 +550,9 @@ mod tests {
         fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
         let link = tmp.path().join("settings.json");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        let backup = write_file(&link, "{\"a\":1}\n").unwrap().unwrap();
+        let backup = write_file(&link, Some("{}\n"), "{\"a\":1}\n")
+            .unwrap()
+            .unwrap();
         assert!(
             fs::symlink_metadata(&link)
                 .unwrap()
