@@ -48,6 +48,8 @@ pub struct EngineConfig {
     pub pid_watch_interval: Duration,
     /// Watch the agents' own files (sessions, transcripts, rollouts).
     pub discover_files: bool,
+    /// Keep history in the store ([`crate::store`]) for this many days; `None`: keep none.
+    pub history_days: Option<u32>,
 }
 
 impl EngineConfig {
@@ -60,8 +62,18 @@ impl EngineConfig {
             pid_watch_interval: duration_from_env_ms("AGENT_TRAY_PID_WATCH_INTERVAL_MS")
                 .unwrap_or(pid_watcher::WATCH_INTERVAL),
             discover_files: std::env::var("AGENT_TRAY_NO_FILE_DISCOVERY").is_err(),
+            history_days: Some(history_days_from_env()),
         })
     }
+}
+
+/// `AGENT_TRAY_HISTORY_DAYS`, or the default with the reason logged when it is not valid.
+fn history_days_from_env() -> u32 {
+    let value = std::env::var("AGENT_TRAY_HISTORY_DAYS").ok();
+    crate::store::retention_days(value.as_deref()).unwrap_or_else(|e| {
+        tracing::error!("{e}");
+        crate::store::DEFAULT_RETENTION_DAYS
+    })
 }
 
 /// A positive number of milliseconds from the environment (test knobs).
@@ -102,7 +114,19 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         let server = ControlServer::bind(&config.paths, config.host.as_str())?;
         let token = CancellationToken::new();
-        let mut tasks = vec![
+        // The history writer subscribes first, so it sees every change the others cause.
+        let mut tasks: Vec<JoinHandle<()>> = config
+            .history_days
+            .map(|retention_days| {
+                let writer = crate::store::writer::WriterConfig {
+                    path: crate::store::store_path(&config.paths.data_dir),
+                    retention_days,
+                };
+                crate::store::writer::spawn(registry.clone(), writer, token.child_token())
+            })
+            .into_iter()
+            .collect();
+        tasks.extend([
             server.spawn(registry.clone(), token.child_token()),
             pid_watcher::spawn(
                 registry.clone(),
@@ -110,7 +134,7 @@ impl Engine {
                 token.child_token(),
             ),
             spawn_reaper(registry.clone(), token.child_token()),
-        ];
+        ]);
         tasks.extend(Self::spawn_feeds(&config, &registry, &token));
         tracing::info!(
             host = config.host.as_str(),

@@ -115,6 +115,15 @@ impl SessionChange {
     }
 }
 
+/// A change and when it happened, for the history store ([`crate::store`]): the stamp of the
+/// observation that caused it (never later than the registry's clock), or the registry's clock
+/// for the ends it decides itself. The live stream carries no stamp, because the UI needs none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StampedChange {
+    pub at: DateTime<Utc>,
+    pub change: SessionChange,
+}
+
 /// What the registry did with one observation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObserveOutcome {
@@ -155,6 +164,8 @@ pub struct SessionsRegistry {
     /// [`SessionsRegistry::set_session_ttl`] last set.
     session_ttl_ms: AtomicU64,
     changes: broadcast::Sender<SessionChange>,
+    /// The same changes with their stamps; sent only while someone (the store) subscribes.
+    stamped: broadcast::Sender<StampedChange>,
 }
 
 impl std::fmt::Debug for SessionsRegistry {
@@ -179,12 +190,14 @@ impl SessionsRegistry {
 
     pub fn with_config(config: RegistryConfig, clock: Arc<dyn Clock>) -> Self {
         let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+        let (stamped, _) = broadcast::channel(CHANGE_BUFFER);
         SessionsRegistry {
             inner: Mutex::new(Inner::default()),
             clock,
             config,
             session_ttl_ms: AtomicU64::new(duration_ms(config.session_ttl)),
             changes,
+            stamped,
         }
     }
 
@@ -228,14 +241,26 @@ impl SessionsRegistry {
         self.changes.subscribe()
     }
 
+    /// Subscribes to changes with their stamps (what the history store records). Bounded like
+    /// [`subscribe`](Self::subscribe): a receiver that falls behind is told it lagged.
+    pub fn subscribe_stamped(&self) -> broadcast::Receiver<StampedChange> {
+        self.stamped.subscribe()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding this lock can only come from a bug in pure code; the data is
         // still a valid map of records, so keep serving rather than poisoning every later call.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn publish(&self, changes: Vec<SessionChange>) {
+    fn publish(&self, changes: Vec<SessionChange>, at: DateTime<Utc>) {
         for change in changes {
+            if self.stamped.receiver_count() > 0 {
+                let _ = self.stamped.send(StampedChange {
+                    at,
+                    change: change.clone(),
+                });
+            }
             // No receivers is fine: nobody is looking. Receivers that lag learn it on recv.
             let _ = self.changes.send(change);
         }
@@ -267,7 +292,7 @@ impl SessionsRegistry {
             ?outcome,
             "observed"
         );
-        self.publish(changes);
+        self.publish(changes, obs.at.min(now.wall));
         Ok(outcome)
     }
 
@@ -380,7 +405,7 @@ impl SessionsRegistry {
                 session: record.session.clone(),
             }
         };
-        self.publish(vec![change]);
+        self.publish(vec![change], now.wall);
         true
     }
 
@@ -464,7 +489,7 @@ impl SessionsRegistry {
                 }
             }
         }
-        self.publish(changes);
+        self.publish(changes, now.wall);
     }
 
     /// The live sessions (ended ones during their linger included), oldest first.

@@ -1,0 +1,197 @@
+//! The one writer of the history store: registry changes in, SQLite transactions out.
+//!
+//! Two halves joined by one bounded channel:
+//! - a **forwarder** task on the runtime reads the registry's stamped change stream
+//!   ([`SessionsRegistry::subscribe_stamped`]) and sends each change on;
+//! - a **blocking thread** owns the SQLite connection, takes everything waiting in the channel
+//!   as one batch and commits it in one transaction. Under load batches grow and commits stay
+//!   few; at rest every change is committed as it comes, so a `kill -9` loses at most what was
+//!   in flight (well under a second).
+//!
+//! **When the channel is full** (the disk is slow, the thread is behind): the forwarder waits for
+//! room — it never drops a change itself — and while it waits the registry goes on publishing
+//! into its own bounded stream. If that stream overflows too, the registry drops the oldest
+//! changes for this subscriber and says how many (`Lagged`); the forwarder then sends the
+//! registry's whole live list (`Resync`) so every session's row and current interval are right
+//! again. What is lost is only the intervals that began and ended inside the gap; the count is
+//! logged. The registry, the hooks and the socket never wait on the store.
+//!
+//! **When the store cannot be used** (a read-only folder, a full disk, a damaged file) it is
+//! reported once, at error level, and the engine runs on without history: the forwarder keeps
+//! draining the stream so nothing backs up, and the thread retries on the next batch, logging
+//! again only after a success ("history_resumed").
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::{HistoryStore, Record};
+use crate::registry::SessionsRegistry;
+
+/// Batches of records waiting for the thread. Full: the forwarder waits (see the module text).
+const QUEUE: usize = 256;
+/// How often the forwarder marks the engine alive (what a crash's open intervals close at).
+const ALIVE_EVERY: Duration = Duration::from_secs(1);
+/// How often old history is pruned while running (also once at start).
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
+/// What the writer needs to know.
+#[derive(Debug, Clone)]
+pub struct WriterConfig {
+    pub path: PathBuf,
+    pub retention_days: u32,
+}
+
+enum Command {
+    Records(Vec<Record>),
+    Prune(DateTime<Utc>),
+}
+
+/// Starts the writer. The returned task ends when `token` is cancelled, after the thread has
+/// closed every open interval and committed.
+pub fn spawn(
+    registry: Arc<SessionsRegistry>,
+    config: WriterConfig,
+    token: CancellationToken,
+) -> JoinHandle<()> {
+    // Subscribe before anything else so no change between now and the first snapshot is missed.
+    let changes = registry.subscribe_stamped();
+    let (tx, rx) = mpsc::channel::<Command>(QUEUE);
+    let thread = tokio::task::spawn_blocking(move || run_thread(config, rx));
+    tokio::spawn(async move {
+        forward(registry, changes, tx, token).await;
+        // The sender is gone: the thread drains what is queued, writes, and ends.
+        if let Err(e) = thread.await {
+            tracing::error!(error = %e, "history writer thread failed");
+        }
+    })
+}
+
+async fn forward(
+    registry: Arc<SessionsRegistry>,
+    mut changes: broadcast::Receiver<crate::registry::StampedChange>,
+    tx: mpsc::Sender<Command>,
+    token: CancellationToken,
+) {
+    let clock = registry.clock().clone();
+    let snapshot = Record::Resync {
+        at: clock.wall(),
+        sessions: registry.list(),
+    };
+    if tx.send(Command::Records(vec![snapshot])).await.is_err() {
+        return;
+    }
+    let mut alive = tokio::time::interval(ALIVE_EVERY);
+    alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut prune = tokio::time::interval(PRUNE_EVERY);
+    prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let command = tokio::select! {
+            () = token.cancelled() => break,
+            received = changes.recv() => match received {
+                Ok(stamped) => Command::Records(vec![Record::Change {
+                    at: stamped.at,
+                    change: stamped.change,
+                }]),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "history writer fell behind; resyncing from the live list");
+                    Command::Records(vec![Record::Resync {
+                        at: clock.wall(),
+                        sessions: registry.list(),
+                    }])
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            _ = alive.tick() => Command::Records(vec![Record::Alive { at: clock.wall() }]),
+            _ = prune.tick() => Command::Prune(clock.wall()),
+        };
+        let sent = tokio::select! {
+            () = token.cancelled() => break,
+            sent = tx.send(command) => sent,
+        };
+        if sent.is_err() {
+            // The thread is gone (it cannot happen while the sender lives, but never spin).
+            return;
+        }
+    }
+    // Stopping: every open interval ends now. Waits at most for the queue to have room.
+    let _ = tx
+        .send(Command::Records(vec![Record::Stopping {
+            at: clock.wall(),
+        }]))
+        .await;
+}
+
+fn run_thread(config: WriterConfig, mut rx: mpsc::Receiver<Command>) {
+    let mut store: Option<HistoryStore> = None;
+    let mut failing = false;
+    while let Some(first) = rx.blocking_recv() {
+        let mut records = Vec::new();
+        let mut prune_at = None;
+        let mut take = |command: Command| match command {
+            Command::Records(r) => records.extend(r),
+            Command::Prune(now) => prune_at = Some(now),
+        };
+        take(first);
+        while let Ok(more) = rx.try_recv() {
+            take(more);
+        }
+        let result = write(&config, &mut store, &records, prune_at);
+        match result {
+            Ok(()) if failing => {
+                failing = false;
+                tracing::info!(path = %config.path.display(), "history_resumed");
+            }
+            Ok(()) => {}
+            Err(message) => {
+                // A broken connection is reopened on the next batch.
+                store = None;
+                if !failing {
+                    failing = true;
+                    tracing::error!(
+                        path = %config.path.display(),
+                        error = %message,
+                        "history_unavailable: the engine runs on without history"
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn write(
+    config: &WriterConfig,
+    store: &mut Option<HistoryStore>,
+    records: &[Record],
+    prune_at: Option<DateTime<Utc>>,
+) -> Result<(), String> {
+    if store.is_none() {
+        let mut opened = HistoryStore::open(&config.path).map_err(|e| e.to_string())?;
+        prune(&mut opened, config, Utc::now());
+        *store = Some(opened);
+    }
+    let Some(open) = store.as_mut() else {
+        return Ok(());
+    };
+    if !records.is_empty() {
+        open.apply(records).map_err(|e| e.to_string())?;
+    }
+    if let Some(now) = prune_at {
+        prune(open, config, now);
+    }
+    Ok(())
+}
+
+fn prune(store: &mut HistoryStore, config: &WriterConfig, now: DateTime<Utc>) {
+    let cutoff = now - chrono::TimeDelta::days(i64::from(config.retention_days));
+    match store.prune(cutoff) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(sessions = n, days = config.retention_days, "history_pruned"),
+        Err(e) => tracing::warn!(error = %e, "history prune failed"),
+    }
+}
