@@ -48,6 +48,9 @@ const MAX_ENDED_REMEMBERED: usize = 2048;
 const MAX_SEQS_REMEMBERED: usize = 16_384;
 /// Changes buffered per subscriber before it is told it lagged.
 const CHANGE_BUFFER: usize = 1024;
+/// Stamped changes buffered for the history store: deeper, because the store must not lose a
+/// burst that the UI (which only needs the latest picture) can afford to skip.
+const STAMPED_BUFFER: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegistryConfig {
@@ -190,7 +193,7 @@ impl SessionsRegistry {
 
     pub fn with_config(config: RegistryConfig, clock: Arc<dyn Clock>) -> Self {
         let (changes, _) = broadcast::channel(CHANGE_BUFFER);
-        let (stamped, _) = broadcast::channel(CHANGE_BUFFER);
+        let (stamped, _) = broadcast::channel(STAMPED_BUFFER);
         SessionsRegistry {
             inner: Mutex::new(Inner::default()),
             clock,

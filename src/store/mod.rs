@@ -101,8 +101,10 @@ pub(crate) fn from_ms(ms: i64) -> DateTime<Utc> {
         .unwrap_or(DateTime::<Utc>::UNIX_EPOCH)
 }
 
-/// What the writer hands the store, in batches.
+/// What the writer hands the store, in batches. (Most records are changes, so the size
+/// difference with the small variants costs nothing worth a box.)
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 pub enum Record {
     /// One change from the registry, stamped.
     Change {
@@ -242,11 +244,11 @@ impl HistoryStore {
 }
 
 fn set_alive(tx: &Transaction<'_>, at: DateTime<Utc>) -> rusqlite::Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO meta (key, value) VALUES ('alive_at', ?1)
          ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
-        params![to_ms(at)],
-    )?;
+    )?
+    .execute(params![to_ms(at)])?;
     Ok(())
 }
 
@@ -284,11 +286,11 @@ fn apply_change(
                 return Ok(());
             };
             if close_open(tx, id, at)? {
-                tx.execute(
+                tx.prepare_cached(
                     "UPDATE sessions SET ended_at = coalesce(ended_at, ?2),
                      end_reason = coalesce(end_reason, 'evicted') WHERE id = ?1",
-                    params![id, to_ms(at)],
-                )?;
+                )?
+                .execute(params![id, to_ms(at)])?;
             }
             Ok(())
         }
@@ -296,20 +298,18 @@ fn apply_change(
 }
 
 fn session_row(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<Option<i64>> {
-    tx.query_row(
-        "SELECT id FROM sessions WHERE session_id = ?1",
-        params![session_id],
-        |r| r.get(0),
-    )
-    .optional()
+    tx.prepare_cached("SELECT id FROM sessions WHERE session_id = ?1")?
+        .query_row(params![session_id], |r| r.get(0))
+        .optional()
 }
 
 /// Closes the session's open interval at `at` (never before it began). True when one was open.
 fn close_open(tx: &Transaction<'_>, id: i64, at: DateTime<Utc>) -> rusqlite::Result<bool> {
-    let n = tx.execute(
-        "UPDATE intervals SET to_ms = max(from_ms, ?2) WHERE session = ?1 AND to_ms IS NULL",
-        params![id, to_ms(at)],
-    )?;
+    let n = tx
+        .prepare_cached(
+            "UPDATE intervals SET to_ms = max(from_ms, ?2) WHERE session = ?1 AND to_ms IS NULL",
+        )?
+        .execute(params![id, to_ms(at)])?;
     Ok(n > 0)
 }
 
@@ -335,7 +335,7 @@ fn close_all_but(tx: &Transaction<'_>, at: DateTime<Utc>, live: &[&str]) -> rusq
 fn upsert(tx: &Transaction<'_>, at: DateTime<Utc>, session: &Session) -> rusqlite::Result<()> {
     let at_ms = to_ms(at);
     let ended = session.state == SessionState::Ended;
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO sessions (session_id, agent, cwd, repo, branch, model, title,
              transcript_path, pid, started_at, last_seen, ended_at, end_reason)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12)
@@ -352,31 +352,32 @@ fn upsert(tx: &Transaction<'_>, at: DateTime<Utc>, session: &Session) -> rusqlit
                              ELSE coalesce(ended_at, excluded.ended_at) END,
              end_reason = CASE WHEN excluded.ended_at IS NULL THEN NULL
                              ELSE coalesce(end_reason, excluded.end_reason) END",
-        params![
-            session.session_id,
-            session.agent.as_str(),
-            session.cwd,
-            session.repo,
-            session.branch,
-            session.model,
-            session.title,
-            session.transcript_path,
-            session.pid,
-            at_ms,
-            ended.then_some(at_ms),
-            session.end_reason.map(end_reason_name),
-        ],
-    )?;
+    )?
+    .execute(params![
+        session.session_id,
+        session.agent.as_str(),
+        session.cwd,
+        session.repo,
+        session.branch,
+        session.model,
+        session.title,
+        session.transcript_path,
+        session.pid,
+        at_ms,
+        ended.then_some(at_ms),
+        session.end_reason.map(end_reason_name),
+    ])?;
     let Some(id) = session_row(tx, &session.session_id)? else {
         return Ok(());
     };
     let open: Option<(i64, String, i64, Option<String>)> = tx
-        .query_row(
+        .prepare_cached(
             "SELECT id, state, from_ms, waiting_for FROM intervals
              WHERE session = ?1 AND to_ms IS NULL ORDER BY from_ms DESC LIMIT 1",
-            params![id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
+        )?
+        .query_row(params![id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
         .optional()?;
     let waiting_for = session
         .state
@@ -387,24 +388,20 @@ fn upsert(tx: &Transaction<'_>, at: DateTime<Utc>, session: &Session) -> rusqlit
     if let Some((interval, state, from, old_waiting_for)) = open {
         if state == session.state.as_str() {
             if waiting_for.is_some() && old_waiting_for != waiting_for {
-                tx.execute(
-                    "UPDATE intervals SET waiting_for = ?2 WHERE id = ?1",
-                    params![interval, waiting_for],
-                )?;
+                tx.prepare_cached("UPDATE intervals SET waiting_for = ?2 WHERE id = ?1")?
+                    .execute(params![interval, waiting_for])?;
             }
             return Ok(());
         }
         start = at_ms.max(from);
-        tx.execute(
-            "UPDATE intervals SET to_ms = ?2 WHERE id = ?1",
-            params![interval, start],
-        )?;
+        tx.prepare_cached("UPDATE intervals SET to_ms = ?2 WHERE id = ?1")?
+            .execute(params![interval, start])?;
     }
     if !ended {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO intervals (session, state, from_ms, waiting_for) VALUES (?1, ?2, ?3, ?4)",
-            params![id, session.state.as_str(), start, waiting_for],
-        )?;
+        )?
+        .execute(params![id, session.state.as_str(), start, waiting_for])?;
     }
     Ok(())
 }

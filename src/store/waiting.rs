@@ -146,11 +146,11 @@ enum Counts {
     Nothing,
 }
 
+/// A span as it counts: what, from, to, and what a wait was for.
+type Counted = (Counts, DateTime<Utc>, DateTime<Utc>, Option<String>);
+
 /// The spans of one session as they count: sorted, overlaps cut, clipped to its end and `now`.
-fn effective(
-    timeline: &Timeline,
-    now: DateTime<Utc>,
-) -> Vec<(Counts, DateTime<Utc>, DateTime<Utc>, Option<String>)> {
+fn effective(timeline: &Timeline, now: DateTime<Utc>) -> Vec<Counted> {
     let mut spans: Vec<&Span> = timeline.spans.iter().collect();
     spans.sort_by_key(|s| s.from);
     let limit = timeline.ended_at.map_or(now, |end| end.min(now));

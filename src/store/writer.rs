@@ -35,6 +35,8 @@ use crate::registry::SessionsRegistry;
 
 /// Batches of records waiting for the thread. Full: the forwarder waits (see the module text).
 const QUEUE: usize = 256;
+/// At most this many changes are taken off the stream into one queue slot.
+const MAX_BATCH: usize = 512;
 /// How often the forwarder marks the engine alive (what a crash's open intervals close at).
 const ALIVE_EVERY: Duration = Duration::from_secs(1);
 /// How often old history is pruned while running (also once at start).
@@ -94,10 +96,15 @@ async fn forward(
         let command = tokio::select! {
             () = token.cancelled() => break,
             received = changes.recv() => match received {
-                Ok(stamped) => Command::Records(vec![Record::Change {
-                    at: stamped.at,
-                    change: stamped.change,
-                }]),
+                Ok(stamped) => {
+                    // Take whatever else is waiting too: one queue slot, one transaction.
+                    let mut batch = vec![Record::Change { at: stamped.at, change: stamped.change }];
+                    while batch.len() < MAX_BATCH {
+                        let Ok(more) = changes.try_recv() else { break };
+                        batch.push(Record::Change { at: more.at, change: more.change });
+                    }
+                    Command::Records(batch)
+                }
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "history writer fell behind; resyncing from the live list");
                     Command::Records(vec![Record::Resync {
@@ -119,12 +126,17 @@ async fn forward(
             return;
         }
     }
-    // Stopping: every open interval ends now. Waits at most for the queue to have room.
-    let _ = tx
-        .send(Command::Records(vec![Record::Stopping {
-            at: clock.wall(),
-        }]))
-        .await;
+    // Stopping: what was published before the stop is still written, then every open interval
+    // ends now. Waits at most for the queue to have room.
+    let mut last = Vec::new();
+    while let Ok(stamped) = changes.try_recv() {
+        last.push(Record::Change {
+            at: stamped.at,
+            change: stamped.change,
+        });
+    }
+    last.push(Record::Stopping { at: clock.wall() });
+    let _ = tx.send(Command::Records(last)).await;
 }
 
 fn run_thread(config: WriterConfig, mut rx: mpsc::Receiver<Command>) {
