@@ -61,12 +61,17 @@ pub fn spawn(
     config: WriterConfig,
     token: CancellationToken,
 ) -> JoinHandle<()> {
-    // Subscribe before anything else so no change between now and the first snapshot is missed.
+    // Subscribe, then take the snapshot at once: no change is missed between the two, and a
+    // change in both only repeats a state the snapshot already has (a no-op for the store).
     let changes = registry.subscribe_stamped();
+    let snapshot = Record::Resync {
+        at: registry.clock().wall(),
+        sessions: registry.list(),
+    };
     let (tx, rx) = mpsc::channel::<Command>(QUEUE);
     let thread = tokio::task::spawn_blocking(move || run_thread(config, rx));
     tokio::spawn(async move {
-        forward(registry, changes, tx, token).await;
+        forward(registry, snapshot, changes, tx, token).await;
         // The sender is gone: the thread drains what is queued, writes, and ends.
         if let Err(e) = thread.await {
             tracing::error!(error = %e, "history writer thread failed");
@@ -76,15 +81,12 @@ pub fn spawn(
 
 async fn forward(
     registry: Arc<SessionsRegistry>,
+    snapshot: Record,
     mut changes: broadcast::Receiver<crate::registry::StampedChange>,
     tx: mpsc::Sender<Command>,
     token: CancellationToken,
 ) {
     let clock = registry.clock().clone();
-    let snapshot = Record::Resync {
-        at: clock.wall(),
-        sessions: registry.list(),
-    };
     if tx.send(Command::Records(vec![snapshot])).await.is_err() {
         return;
     }
@@ -205,5 +207,92 @@ fn prune(store: &mut HistoryStore, config: &WriterConfig, now: DateTime<Utc>) {
         Ok(0) => {}
         Ok(n) => tracing::info!(sessions = n, days = config.retention_days, "history_pruned"),
         Err(e) => tracing::warn!(error = %e, "history prune failed"),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::model::{Agent, EventKind, Observation};
+    use crate::registry::RegistryConfig;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    // One thread: the forwarder runs only once the test awaits it, after the stop, so what it
+    // writes is what it drained from the stream on its way out.
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_writer_records_stamped_intervals_and_writes_what_was_published_before_a_stop() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        let clock = Arc::new(ManualClock::new(t("2026-03-02T12:00:00Z")));
+        let registry = Arc::new(SessionsRegistry::with_config(
+            RegistryConfig::default(),
+            clock.clone(),
+        ));
+        let token = CancellationToken::new();
+        let task = spawn(
+            registry.clone(),
+            WriterConfig {
+                path: path.clone(),
+                retention_days: 36_500,
+            },
+            token.clone(),
+        );
+        for (event, at) in [
+            (EventKind::UserPromptSubmit, "2026-03-02T09:00:00Z"),
+            (EventKind::PermissionRequest, "2026-03-02T09:01:00Z"),
+            (EventKind::Stop, "2026-03-02T09:03:00Z"),
+            // Stamped later than the registry's clock: recorded at the clock, not in the future.
+            (EventKind::UserPromptSubmit, "2026-03-02T13:00:00Z"),
+        ] {
+            registry
+                .observe(Observation::new("w1", Agent::Claude, event, t(at)))
+                .unwrap();
+        }
+        // Stop at once: the changes still on the stream are written before the thread ends.
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let rows: Vec<(String, i64, Option<i64>)> = conn
+            .prepare("SELECT state, from_ms, to_ms FROM intervals ORDER BY from_ms")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let ms = |s: &str| t(s).timestamp_millis();
+        assert_eq!(
+            rows,
+            [
+                (
+                    "working".into(),
+                    ms("2026-03-02T09:00:00Z"),
+                    Some(ms("2026-03-02T09:01:00Z"))
+                ),
+                (
+                    "waiting_for_permission".into(),
+                    ms("2026-03-02T09:01:00Z"),
+                    Some(ms("2026-03-02T09:03:00Z"))
+                ),
+                (
+                    "idle".into(),
+                    ms("2026-03-02T09:03:00Z"),
+                    Some(ms("2026-03-02T12:00:00Z"))
+                ),
+                // Open at the stop, closed by it (the clock still reads 12:00).
+                (
+                    "working".into(),
+                    ms("2026-03-02T12:00:00Z"),
+                    Some(ms("2026-03-02T12:00:00Z"))
+                ),
+            ]
+        );
     }
 }
