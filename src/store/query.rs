@@ -81,15 +81,15 @@ fn project_of(repo: Option<&str>, cwd: Option<&str>) -> String {
     }
 }
 
-fn like_pattern(text: &str) -> String {
-    let mut out = String::from("%");
+/// `text` for a LIKE pattern: its `%`, `_` and `\\` match themselves (ESCAPE '\\').
+fn escape_like(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
     for c in text.chars() {
         if matches!(c, '%' | '_' | '\\') {
             out.push('\\');
         }
         out.push(c);
     }
-    out.push('%');
     out
 }
 
@@ -133,7 +133,6 @@ fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Session)> {
             session.state_since = ended_at.or(last_time).map_or(started, from_ms);
         }
     }
-    session.prompted = last_from.is_some();
     Ok((r.get(0)?, session))
 }
 
@@ -149,10 +148,13 @@ fn history_rows(
     conn: &Connection,
     filter: &HistoryFilter,
 ) -> Result<Vec<(i64, Session)>, StoreError> {
-    let search = filter.search.as_deref().map(like_pattern);
+    let search = filter
+        .search
+        .as_deref()
+        .map(|text| format!("%{}%", escape_like(text)));
     let agent = filter.agent.map(Agent::as_str);
     let project = filter.project.as_deref();
-    let project_suffix = project.map(|p| format!("%/{}", like_pattern(p).trim_matches('%')));
+    let project_suffix = project.map(|p| format!("%/{}", escape_like(p)));
     let sql = format!(
         "SELECT {SESSION_COLUMNS} FROM sessions s
          WHERE (?1 IS NULL OR s.cwd LIKE ?1 ESCAPE '\\' OR s.repo LIKE ?1 ESCAPE '\\'

@@ -94,6 +94,7 @@ async fn forward(
     alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut prune = tokio::time::interval(PRUNE_EVERY);
     prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut pending = None;
     loop {
         let command = tokio::select! {
             () = token.cancelled() => break,
@@ -119,18 +120,27 @@ async fn forward(
             _ = alive.tick() => Command::Records(vec![Record::Alive { at: clock.wall() }]),
             _ = prune.tick() => Command::Prune(clock.wall()),
         };
-        let sent = tokio::select! {
-            () = token.cancelled() => break,
-            sent = tx.send(command) => sent,
+        // Wait for room, unless the engine stops meanwhile: then what is in hand goes into the
+        // last batch below rather than being lost.
+        let permit = tokio::select! {
+            () = token.cancelled() => {
+                pending = Some(command);
+                break;
+            }
+            permit = tx.reserve() => permit,
         };
-        if sent.is_err() {
+        match permit {
+            Ok(permit) => permit.send(command),
             // The thread is gone (it cannot happen while the sender lives, but never spin).
-            return;
+            Err(_) => return,
         }
     }
     // Stopping: what was published before the stop is still written, then every open interval
     // ends now. Waits at most for the queue to have room.
-    let mut last = Vec::new();
+    let mut last = match pending {
+        Some(Command::Records(records)) => records,
+        _ => Vec::new(),
+    };
     while let Ok(stamped) = changes.try_recv() {
         last.push(Record::Change {
             at: stamped.at,
