@@ -268,7 +268,17 @@ pub(crate) fn parse_end_reason(name: &str) -> Option<EndReason> {
 }
 
 pub(crate) fn parse_state(name: &str) -> Option<SessionState> {
-    serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
+    // A match, not serde: `stats` parses one per interval read.
+    [
+        SessionState::Starting,
+        SessionState::Working,
+        SessionState::WaitingForPermission,
+        SessionState::WaitingForInput,
+        SessionState::Idle,
+        SessionState::Ended,
+    ]
+    .into_iter()
+    .find(|s| s.as_str() == name)
 }
 
 fn apply_change(

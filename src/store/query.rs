@@ -294,31 +294,35 @@ pub fn timelines(
 ) -> Result<Vec<Timeline>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT s.session_id, s.agent, s.cwd, s.repo, s.ended_at,
-                i.state, i.from_ms, i.to_ms, i.waiting_for
-         FROM intervals i JOIN sessions s ON s.id = i.session
-         WHERE i.session IN (SELECT session FROM intervals
-                             WHERE (to_ms > ?1 OR to_ms IS NULL) AND from_ms < ?2)
-           AND i.from_ms < ?2
+                i.state, i.from_ms, i.to_ms, i.waiting_for, i.session
+         FROM (SELECT session FROM intervals WHERE to_ms > ?1
+               UNION SELECT session FROM intervals WHERE to_ms IS NULL) touched
+         CROSS JOIN intervals i ON i.session = touched.session
+         JOIN sessions s ON s.id = i.session
+         WHERE i.from_ms < ?2
          ORDER BY i.session, i.from_ms",
     )?;
     let mut rows = stmt.query(params![to_ms(from), to_ms(to)])?;
     let mut out: Vec<Timeline> = Vec::new();
+    let mut current = None;
     while let Some(r) = rows.next()? {
-        let session_id: String = r.get(0)?;
-        if out.last().map(|t| &t.session_id) != Some(&session_id) {
+        let row_session: i64 = r.get(9)?;
+        if current != Some(row_session) {
+            current = Some(row_session);
+            let session_id: String = r.get(0)?;
             let agent: String = r.get(1)?;
             let cwd: Option<String> = r.get(2)?;
             let repo: Option<String> = r.get(3)?;
             out.push(Timeline {
-                session_id: session_id.clone(),
+                session_id,
                 agent: agent.parse().unwrap_or(Agent::Claude),
                 project: project_of(repo.as_deref(), cwd.as_deref()),
                 ended_at: r.get::<_, Option<i64>>(4)?.map(from_ms),
                 spans: Vec::new(),
             });
         }
-        let state: String = r.get(5)?;
-        if let (Some(timeline), Some(state)) = (out.last_mut(), parse_state(&state)) {
+        let state = r.get_ref(5)?.as_str().unwrap_or("");
+        if let (Some(timeline), Some(state)) = (out.last_mut(), parse_state(state)) {
             timeline.spans.push(Span {
                 state,
                 from: from_ms(r.get(6)?),

@@ -205,8 +205,46 @@ pub fn local_day_start(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
     Utc.from_utc_datetime(&day.and_hms_opt(0, 0, 0).unwrap_or_default())
 }
 
+/// The local days of a window and where each ends, computed once: the time-zone rules are
+/// the costly part of splitting, and a window has few days but many intervals.
+struct LocalDays {
+    /// (day, when it ends in UTC), in order.
+    ends: Vec<(NaiveDate, DateTime<Utc>)>,
+}
+
+impl LocalDays {
+    fn covering(from: DateTime<Utc>, to: DateTime<Utc>, tz: Tz) -> Self {
+        let mut ends = Vec::new();
+        let mut day = from.with_timezone(&tz).date_naive();
+        let mut end = next_local_midnight(from, tz);
+        // A window of years is cut at 40 years of days; anything past falls back to the rules.
+        while ends.len() < 15_000 {
+            ends.push((day, end));
+            if end > to {
+                break;
+            }
+            day = end.with_timezone(&tz).date_naive();
+            end = next_local_midnight(end, tz);
+        }
+        LocalDays { ends }
+    }
+
+    /// The local day `t` falls in and when that day ends.
+    fn of(&self, t: DateTime<Utc>, tz: Tz) -> (NaiveDate, DateTime<Utc>) {
+        let i = self.ends.partition_point(|(_, end)| *end <= t);
+        match self.ends.get(i) {
+            Some(&(day, end)) if i > 0 || t >= local_day_start(day, tz) => (day, end),
+            _ => (
+                t.with_timezone(&tz).date_naive(),
+                next_local_midnight(t, tz),
+            ),
+        }
+    }
+}
+
 /// Tallies `timelines` for `question`.
 pub fn tally(timelines: &[Timeline], question: Question) -> Tally {
+    let days = LocalDays::covering(question.from, question.to, question.tz);
     let mut totals = Millis::default();
     let mut groups: BTreeMap<String, Millis> = BTreeMap::new();
     let mut waits = Vec::new();
@@ -232,15 +270,13 @@ pub fn tally(timelines: &[Timeline], question: Question) -> Tally {
             // Split at local midnights so each piece belongs to one day.
             let mut piece_start = start;
             while piece_start < end {
-                let piece_end = next_local_midnight(piece_start, question.tz).min(end);
+                let (day, day_end) = days.of(piece_start, question.tz);
+                let piece_end = day_end.min(end);
                 let ms = (piece_end - piece_start).num_milliseconds();
                 let key = match question.by {
                     GroupBy::Agent => timeline.agent.as_str().to_string(),
                     GroupBy::Project => timeline.project.clone(),
-                    GroupBy::Day => piece_start
-                        .with_timezone(&question.tz)
-                        .date_naive()
-                        .to_string(),
+                    GroupBy::Day => day.to_string(),
                 };
                 for m in [&mut totals, groups.entry(key).or_default()] {
                     match counts {
