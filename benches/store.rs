@@ -227,9 +227,54 @@ fn heavy_year(sessions: usize) {
     );
 }
 
+/// What the SQLite thread alone sustains: changes applied in batches like the writer's.
+fn apply_throughput(changes: usize) {
+    use agent_tray::model::{Session, SessionState};
+    use agent_tray::registry::SessionChange;
+    use agent_tray::store::Record;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = HistoryStore::open(&store_path(tmp.path())).unwrap();
+    let states = [
+        SessionState::Working,
+        SessionState::WaitingForPermission,
+        SessionState::Working,
+        SessionState::Idle,
+    ];
+    let base = Utc::now();
+    let records: Vec<Record> = (0..changes)
+        .map(|i| {
+            let mut session = Session::new(
+                format!("apply-{}", i % 400),
+                Agent::Claude,
+                states[(i / 400) % 4],
+                base,
+            );
+            session.cwd = Some(format!("/home/dev/src/project-{}", i % 40));
+            Record::Change {
+                at: base + TimeDelta::milliseconds(i64::try_from(i).unwrap()),
+                change: SessionChange::Changed {
+                    old_state: SessionState::Idle,
+                    session,
+                },
+            }
+        })
+        .collect();
+    let start = Instant::now();
+    for batch in records.chunks(512) {
+        store.apply(batch).unwrap();
+    }
+    let took = start.elapsed();
+    println!(
+        "apply: {changes} changes in batches of 512 in {:.2} s: {:.0} intervals/s (the SQLite thread alone)",
+        took.as_secs_f64(),
+        changes as f64 / took.as_secs_f64()
+    );
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     if !std::env::args().any(|a| a == "--queries") {
+        apply_throughput(if quick { 4_000 } else { 40_000 });
         write_throughput(if quick { 200 } else { 2_000 });
         size_per_10k();
     }
