@@ -48,6 +48,8 @@ pub struct EngineConfig {
     pub pid_watch_interval: Duration,
     /// Watch the agents' own files (sessions, transcripts, rollouts).
     pub discover_files: bool,
+    /// Keep history in the store ([`crate::store`]) for this many days; `None`: keep none.
+    pub history_days: Option<u32>,
 }
 
 impl EngineConfig {
@@ -69,8 +71,34 @@ impl EngineConfig {
             )?
             .unwrap_or(pid_watcher::WATCH_INTERVAL),
             discover_files: !read_flag(NO_FILE_DISCOVERY)?,
+            history_days: Some(history_days_from_env()?),
         })
     }
+}
+
+/// `AGENT_TRAY_HISTORY_DAYS`: like every knob, a value it cannot mean is an error naming it.
+fn history_days_from_env() -> Result<u32, crate::env_knobs::KnobError> {
+    const NAME: &str = "AGENT_TRAY_HISTORY_DAYS";
+    let value = match std::env::var(NAME) {
+        Ok(v) => Some(v),
+        Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(_)) => {
+            return Err(crate::env_knobs::KnobError::NotUnicode {
+                name: NAME,
+                expected: "a number of days".into(),
+            })
+        }
+    };
+    crate::store::retention_days(value.as_deref()).map_err(|e| {
+        crate::env_knobs::KnobError::Invalid {
+            name: NAME,
+            value: e.value,
+            expected: format!(
+                "expected a whole number of days from 1 to {}",
+                crate::store::MAX_RETENTION_DAYS
+            ),
+        }
+    })
 }
 
 /// Why the environment does not make an engine configuration.
@@ -114,7 +142,19 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         let server = ControlServer::bind(&config.paths, config.host.as_str())?;
         let token = CancellationToken::new();
-        let mut tasks = vec![
+        // The history writer subscribes first, so it sees every change the others cause.
+        let mut tasks: Vec<JoinHandle<()>> = config
+            .history_days
+            .map(|retention_days| {
+                let writer = crate::store::writer::WriterConfig {
+                    path: crate::store::store_path(&config.paths.data_dir),
+                    retention_days,
+                };
+                crate::store::writer::spawn(registry.clone(), writer, token.child_token())
+            })
+            .into_iter()
+            .collect();
+        tasks.extend([
             server.spawn(registry.clone(), token.child_token()),
             pid_watcher::spawn(
                 registry.clone(),
@@ -122,7 +162,7 @@ impl Engine {
                 token.child_token(),
             ),
             spawn_reaper(registry.clone(), token.child_token()),
-        ];
+        ]);
         tasks.extend(Self::spawn_feeds(&config, &registry, &token));
         tracing::info!(
             host = config.host.as_str(),

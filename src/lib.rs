@@ -21,6 +21,7 @@ pub mod model;
 pub mod notify_policy;
 pub mod paths;
 pub mod registry;
+pub mod store;
 pub mod transition;
 pub mod tray_model;
 pub mod window_rows;

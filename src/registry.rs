@@ -58,6 +58,9 @@ const MAX_SEQS_REMEMBERED: usize = 131_072;
 const MAX_SEQS_PENDING: usize = 65_536;
 /// Changes buffered per subscriber before it is told it lagged.
 const CHANGE_BUFFER: usize = 1024;
+/// Stamped changes buffered for the history store: deeper, because the store must not lose a
+/// burst that the UI (which only needs the latest picture) can afford to skip.
+const STAMPED_BUFFER: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegistryConfig {
@@ -127,6 +130,15 @@ impl SessionChange {
             SessionChange::Removed { session_id } => session_id,
         }
     }
+}
+
+/// A change and when it happened, for the history store ([`crate::store`]): the stamp of the
+/// observation that caused it (never later than the registry's clock), or the registry's clock
+/// for the ends it decides itself. The live stream carries no stamp, because the UI needs none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StampedChange {
+    pub at: DateTime<Utc>,
+    pub change: SessionChange,
 }
 
 /// What the registry did with one observation.
@@ -214,6 +226,8 @@ pub struct SessionsRegistry {
     /// The sequence number of the last published change. A watch, not a queue: a slow reader
     /// skips to the latest number and never lags.
     change_seq: watch::Sender<u64>,
+    /// The same changes with their stamps; sent only while someone (the store) subscribes.
+    stamped: broadcast::Sender<StampedChange>,
 }
 
 impl std::fmt::Debug for SessionsRegistry {
@@ -238,6 +252,7 @@ impl SessionsRegistry {
 
     pub fn with_config(config: RegistryConfig, clock: Arc<dyn Clock>) -> Self {
         let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+        let (stamped, _) = broadcast::channel(STAMPED_BUFFER);
         SessionsRegistry {
             inner: Mutex::new(Inner::default()),
             clock,
@@ -245,6 +260,7 @@ impl SessionsRegistry {
             session_ttl_ms: AtomicU64::new(duration_ms(config.session_ttl)),
             changes,
             change_seq: watch::channel(0).0,
+            stamped,
         }
     }
 
@@ -317,18 +333,31 @@ impl SessionsRegistry {
         RegistrySnapshot { seq, live, ended }
     }
 
+    /// Subscribes to changes with their stamps (what the history store records). Bounded like
+    /// [`subscribe`](Self::subscribe): a receiver that falls behind is told it lagged.
+    pub fn subscribe_stamped(&self) -> broadcast::Receiver<StampedChange> {
+        self.stamped.subscribe()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding this lock can only come from a bug in pure code; the data is
         // still a valid map of records, so keep serving rather than poisoning every later call.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Publishes changes numbered under the lock by [`stamp`] (`seq` is the last one's number).
-    fn publish(&self, changes: Vec<SessionChange>, seq: u64) {
+    /// Publishes changes numbered under the lock by [`stamp`] (`seq` is the last one's number),
+    /// stamped `at` for the history store.
+    fn publish(&self, changes: Vec<SessionChange>, seq: u64, at: DateTime<Utc>) {
         if changes.is_empty() {
             return;
         }
         for change in changes {
+            if self.stamped.receiver_count() > 0 {
+                let _ = self.stamped.send(StampedChange {
+                    at,
+                    change: change.clone(),
+                });
+            }
             // No receivers is fine: nobody is looking. Receivers that lag learn it on recv.
             let _ = self.changes.send(change);
         }
@@ -401,7 +430,7 @@ impl SessionsRegistry {
             ?outcome,
             "observed"
         );
-        self.publish(changes, change_seq);
+        self.publish(changes, change_seq, obs.at.min(now.wall));
         Ok(outcome)
     }
 
@@ -516,7 +545,7 @@ impl SessionsRegistry {
             let seq = stamp(&mut inner, &change);
             (change, seq)
         };
-        self.publish(change, seq);
+        self.publish(change, seq, now.wall);
         true
     }
 
@@ -601,7 +630,7 @@ impl SessionsRegistry {
             }
             stamp(&mut inner, &changes)
         };
-        self.publish(changes, seq);
+        self.publish(changes, seq, now.wall);
     }
 
     /// The live sessions (ended ones during their linger included), oldest first.
