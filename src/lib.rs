@@ -17,6 +17,7 @@ pub mod liveness;
 pub mod model;
 pub mod notify_policy;
 pub mod paths;
+pub mod process;
 pub mod registry;
 pub mod transition;
 pub mod tray_model;
