@@ -14,6 +14,7 @@
 //! ([`SHUTDOWN_GRACE`] again, `Runtime::shutdown_timeout`), so a stuck blocking thread never
 //! keeps the process alive after SIGTERM.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -218,6 +219,22 @@ impl Engine {
     }
 }
 
+/// Runs a host's main future on `runtime`, then drops the runtime with a deadline: a blocking
+/// thread stuck in a system call (which no cancellation reaches) is left behind after
+/// [`SHUTDOWN_GRACE`] instead of keeping the process alive, as a plain drop of the runtime would.
+pub fn block_on_bounded<T>(runtime: tokio::runtime::Runtime, main: impl Future<Output = T>) -> T {
+    let result = runtime.block_on(main);
+    let started = std::time::Instant::now();
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    if started.elapsed() >= SHUTDOWN_GRACE {
+        tracing::warn!(
+            grace_secs = SHUTDOWN_GRACE.as_secs_f64(),
+            "runtime_threads_still_busy_at_exit"
+        );
+    }
+    result
+}
+
 fn spawn_reaper(registry: Arc<SessionsRegistry>, token: CancellationToken) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(REAP_INTERVAL);
@@ -236,4 +253,37 @@ fn spawn_reaper(registry: Arc<SessionsRegistry>, token: CancellationToken) -> Jo
             }
         }
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blocking_thread_stuck_past_shutdown_does_not_keep_the_host_alive() {
+        // What a read of a FIFO did to the daemon: a blocking thread no cancellation reaches.
+        // Dropping the runtime would wait for it (here 60 s); the bounded shutdown does not.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (stuck_tx, stuck_rx) = std::sync::mpsc::channel::<()>();
+        let started = std::time::Instant::now();
+        let answer = block_on_bounded(runtime, async move {
+            tokio::task::spawn_blocking(move || {
+                // Held until the test ends, or 60 s: never within the grace.
+                let _ = stuck_rx.recv_timeout(Duration::from_secs(60));
+            });
+            42
+        });
+        assert_eq!(answer, 42);
+        let took = started.elapsed();
+        assert!(
+            took < SHUTDOWN_GRACE + Duration::from_secs(2),
+            "the host waited {took:?} for a stuck thread"
+        );
+        drop(stuck_tx);
+    }
 }
