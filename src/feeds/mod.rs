@@ -250,3 +250,46 @@ pub(crate) fn parse_time(text: &str) -> Option<DateTime<Utc>> {
         .ok()
         .map(|t| t.with_timezone(&Utc))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{Agent, EventKind};
+
+    fn prompt(registry: &SessionsRegistry, pid: u32, secs: i64) {
+        let at = Utc::now() + chrono::Duration::seconds(secs);
+        let obs = Observation::new("s1", Agent::Claude, EventKind::UserPromptSubmit, at)
+            .with_pid(Some(pid));
+        registry.observe(obs).unwrap();
+    }
+
+    fn end_owned_by(pid: u32, pid_start: Option<&str>) -> FeedOutput {
+        FeedOutput::EndOwnedBy {
+            session_id: "s1".into(),
+            pid,
+            pid_start: pid_start.map(String::from),
+            reason: EndReason::ProcessGone,
+        }
+    }
+
+    #[test]
+    fn a_death_the_files_report_ends_only_the_process_it_was_about() {
+        let registry = SessionsRegistry::new();
+        prompt(&registry, 100, 0);
+        assert!(registry.confirm_pid_liveness("s1", "t100"));
+        // The file's process had another start token: another process under the same pid.
+        apply_outputs(&registry, vec![end_owned_by(100, Some("older"))]);
+        // The session was resumed in process 200 after the feed decided.
+        prompt(&registry, 200, 1);
+        apply_outputs(&registry, vec![end_owned_by(100, Some("t100"))]);
+        let s = registry.get("s1").unwrap();
+        assert_eq!((s.pid, s.end_reason), (Some(200), None));
+        // Positive control: about the process that owns it, it applies.
+        apply_outputs(&registry, vec![end_owned_by(200, None)]);
+        assert_eq!(
+            registry.get("s1").unwrap().end_reason,
+            Some(EndReason::ProcessGone)
+        );
+    }
+}
