@@ -110,46 +110,16 @@ fn on_path(program: &str) -> bool {
 }
 
 /// The editor whose terminal runs `pid`, from `/proc/<pid>/environ` (readable for the user's
-/// own processes) and the names of up to a few ancestors. None where `/proc` is absent.
+/// own processes) and the names of up to a few ancestors. None where `/proc` is absent. The
+/// probes are the core's ([`agent_tray::process`]), shared with the feeds and the pid walk.
 fn process_editor(pid: u32) -> Option<Editor> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-    let env: Vec<(String, String)> = environ
-        .split(|b| *b == 0)
-        .filter_map(|entry| {
-            let entry = String::from_utf8_lossy(entry);
-            let (k, v) = entry.split_once('=')?;
-            Some((k.to_string(), v.to_string()))
-        })
+    use agent_tray::process::{ancestry, environ, SystemProcesses};
+    let env = environ(pid).unwrap_or_default();
+    let ancestors: Vec<String> = ancestry(&SystemProcesses, pid, 8)
+        .into_iter()
+        .map(|(_, info)| info.comm)
         .collect();
-    let mut ancestors = Vec::new();
-    let mut current = pid;
-    for _ in 0..8 {
-        let Some((name, parent)) = proc_name_and_parent(current) else {
-            break;
-        };
-        ancestors.push(name);
-        if parent <= 1 {
-            break;
-        }
-        current = parent;
-    }
     editor_of(&env, &ancestors)
-}
-
-/// A process's name (`comm`) and parent pid, from `/proc/<pid>/stat` (the name is between the
-/// first `(` and the last `)`, and may itself hold spaces or parentheses).
-fn proc_name_and_parent(pid: u32) -> Option<(String, u32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let name = stat.get(open + 1..close)?.to_string();
-    let parent = stat
-        .get(close + 1..)?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some((name, parent))
 }
 
 fn tmux_plan(session: &Session) -> Option<JumpPlan> {
@@ -432,7 +402,7 @@ mod tests {
         let execd = |pid: u32| {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
             let environ = || std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            while proc_name_and_parent(pid).map(|(name, _)| name) != Some("sleep".into())
+            while agent_tray::process::read_stat(pid).map(|s| s.comm) != Some("sleep".into())
                 || environ().is_empty()
             {
                 assert!(std::time::Instant::now() < deadline, "sleep never started");
