@@ -192,7 +192,9 @@ fn daemon() -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    runtime.block_on(async move {
+    // Bounded: a blocking thread stuck in a system call must not keep the daemon alive after
+    // SIGTERM (dropping a runtime waits for its blocking threads without end).
+    crate::engine::block_on_bounded(runtime, async move {
         let engine = Engine::start(config).map_err(|e| e.to_string())?;
         wait_for_stop_signal().await?;
         tracing::info!("stop signal received; shutting down");

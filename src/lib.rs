@@ -20,6 +20,7 @@ pub mod liveness;
 pub mod model;
 pub mod notify_policy;
 pub mod paths;
+pub mod process;
 pub mod registry;
 pub mod store;
 pub mod transition;
