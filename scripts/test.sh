@@ -12,11 +12,14 @@ export AGENT_TRAY_TEST_RUN="test-$$-$(date +%s%N)"
 
 failed=()
 passed=()
+# Every step has a deadline: a hang fails that step (SIGTERM, then SIGKILL 10 s later) instead of
+# the whole run; stdin is never the runner's.
+step_timeout="${STEP_TIMEOUT:-2400}"
 step() {
   local name="$1"; shift
   printf '\n==== %s\n' "$name"
   local start=$SECONDS
-  if "$@"; then
+  if timeout -k 10 "$step_timeout" "$@" </dev/null; then
     passed+=("$name ($((SECONDS - start))s)")
   else
     failed+=("$name ($((SECONDS - start))s)")
