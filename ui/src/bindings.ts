@@ -120,6 +120,24 @@ export type SessionEvent = { "kind": "upsert", seq: number, view: SessionView, }
 
 export type FocusSession = { session_id: string, };
 
+export type WindowMemory = { 
+/**
+ * The text filter, as typed.
+ */
+filter_text: string, 
+/**
+ * The agent filter; `None` shows every agent.
+ */
+filter_agent: Agent | null, 
+/**
+ * The selected session, if any.
+ */
+selected: string | null, 
+/**
+ * How far the session list was scrolled, in CSS pixels.
+ */
+scroll_top: number, };
+
 export type InstallReport = { ok: boolean, output: string, };
 
 export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed";
