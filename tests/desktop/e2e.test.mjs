@@ -8,7 +8,10 @@
 //
 // Everything started here is ended here, by pid: the processes this file spawns, and the app,
 // which WebKitWebDriver starts and which outlives the WebDriver session (closing its window
-// only hides it to the tray). The app is found by the private AGENT_TRAY_HOME in its
+// leaves it in the tray).
+//
+// The app destroys its window when it is closed and creates a new one when it is opened, so
+// after every reopening the WebDriver session is pointed at the new window (attachToWindow). The app is found by the private AGENT_TRAY_HOME in its
 // environment. No child gets a pipe to this process: their output goes to log files, so
 // nothing keeps node's event loop (or the runner's pipes) open after the last test.
 import { test, before, after } from "node:test";
@@ -167,6 +170,62 @@ function appWindowVisible() {
   }
 }
 
+/// The app's WebKitWebProcess children: there while a window exists, gone once it is closed.
+function webProcessesOf(pid) {
+  const found = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // fields[0] is the state, fields[1] the parent pid; a zombie is gone for our purposes.
+      if (Number(fields[1]) === pid && fields[0] !== "Z" && comm.startsWith("WebKitWebProces")) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/// Whether any window of the app exists on the display, shown or not.
+function appWindowExists() {
+  try {
+    return execFileSync("xdotool", ["search", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim() !== "";
+  } catch {
+    return false;
+  }
+}
+
+/// Closes the window as Esc does, through the UI's own `hide_window` command. (The key itself is
+/// tested in the UI suite: a window just created under Xvfb, with no window manager, does not
+/// reliably have the keyboard focus that WebDriver's synthesized keys need.) The page that
+/// asks is destroyed with its window, so WebDriver may report the window gone before the call
+/// returns.
+async function closeWindow() {
+  try {
+    await driver.executeScript(() => void window.__TAURI_INTERNALS__.invoke("hide_window"));
+  } catch (error) {
+    if (error?.name !== "NoSuchWindowError") throw error;
+  }
+}
+
+/// Points the WebDriver session at the app's current window (a new one after each reopening)
+/// once its page is ready.
+async function attachToWindow() {
+  await waitFor("a window to drive", async () => {
+    for (const handle of await driver.getAllWindowHandles()) {
+      try {
+        await driver.switchTo().window(handle);
+        if ((await driver.executeScript(() => document.body.dataset.ready)) === "true") return true;
+      } catch {
+        // a window being destroyed
+      }
+    }
+    return false;
+  }, 10_000);
+}
+
 before(async () => {
   assert.ok(fs.existsSync(APP), `build the app first: ${APP}`);
   assert.ok(fs.existsSync(CLI), `build the CLI first: ${CLI}`);
@@ -256,11 +315,12 @@ test("clicking the desktop alert opens the window on its session", async () => {
   await driver.executeScript(() => document.querySelector('.row[data-session-id="e2e-1"]').click());
   await waitFor("e2e-1 selected", async () =>
     (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-1", 2000);
-  await driver.actions().sendKeys("\uE00C").perform();
+  await closeWindow();
   await waitFor("the window hidden", () => !appWindowVisible(), 3000);
   await waitFor("the alert on screen", () => execFileSync("dunstctl", ["count", "displayed"], { env, encoding: "utf8" }).trim() === "1", 3000);
   execFileSync("dunstctl", ["action", "0"], { env });
   await waitFor("the window shown again", () => appWindowVisible(), 5000);
+  await attachToWindow();
   await waitFor("the alert's session selected", async () =>
     (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-kill", 5000);
 });
@@ -276,7 +336,7 @@ test("the tray menu lists the sessions and choosing one selects it in the window
   await waitFor("no popup over the tray", () => execFileSync("dunstctl", ["count", "displayed"], { env, encoding: "utf8" }).trim() === "0", 3000);
   // Hide the window first: with it focused, the keys below would move its own selection and
   // the test would pass without the menu ever opening.
-  await driver.actions().sendKeys("\uE00C").perform();
+  await closeWindow();
   await waitFor("the window hidden", () => !appWindowVisible(), 3000);
   // trayer's panel is the window of class "trayer" that spans the tray (its 10x10 child and
   // leader are not).
@@ -295,6 +355,7 @@ test("the tray menu lists the sessions and choosing one selects it in the window
   // Sessions that need the user come first: e2e-1 is idle, e2e-kill ended, e2e-tray waits.
   execFileSync("xdotool", ["key", "Down", "Return"], { env });
   await waitFor("the window shown by the menu", () => appWindowVisible(), 5000);
+  await attachToWindow();
   await waitFor("the chosen session selected", async () =>
     (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-tray", 5000);
   await driver.takeScreenshot().then((png) => fs.writeFileSync(path.join(artifacts, "e2e-window.png"), png, "base64"));
@@ -321,4 +382,33 @@ test("an alert shows session text as text: markup in a folder name is not render
   const shown = history.message?.data ?? "";
   assert.ok(!shown.includes("[image]"), `dunst rendered markup from the folder name: ${shown}`);
   assert.match(shown, /img src=x onerror=alert\(1\)/, `the folder name is shown as text: ${shown}`);
+});
+
+test("a closed window is gone, WebKit processes and all, and comes back as the user left it", async () => {
+  await attachToWindow();
+  // The user filters, picks a row and closes the window (Esc).
+  const filter = await driver.findElement(By.css("#filter"));
+  await filter.clear();
+  await filter.sendKeys("api-server");
+  await waitFor("the filter applied", async () => (await driver.executeScript(() => document.querySelectorAll(".row").length)) === 2, 3000);
+  await driver.executeScript(() => document.querySelector('.row[data-session-id="e2e-tray"]').click());
+  await waitFor("e2e-tray selected", async () =>
+    (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-tray", 2000);
+  assert.ok(webProcessesOf(appPid).length > 0, "an open window has its WebKitWebProcess");
+  await closeWindow();
+  // Gone, not hidden: no window on the display and no web process under the app.
+  await waitFor("no window at all", () => !appWindowExists(), 5000);
+  await waitFor("no WebKitWebProcess left", () => webProcessesOf(appPid).length === 0, 10_000);
+  // The engine and the tray carry on without it.
+  assert.ok(alive(appPid), "the app still runs");
+  cli("observe", "--session", "e2e-closed", "--event", "SessionStart", "--cwd", path.join(world, "proj/web"));
+  assert.match(cli("list"), /e2e-closed/);
+  // A second launch opens it again, as it was.
+  const second = start(APP, []);
+  await waitFor("the second launch to hand over and exit", () => second.exitCode !== null, 10_000);
+  await waitFor("the window shown again", () => appWindowVisible(), 10_000);
+  await attachToWindow();
+  assert.equal(await driver.executeScript(() => document.querySelector("#filter").value), "api-server");
+  assert.equal(await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId), "e2e-tray");
+  assert.ok(webProcessesOf(appPid).length > 0, "the new window has its WebKitWebProcess");
 });
