@@ -138,7 +138,7 @@ pub async fn hide_window<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandErr
 pub async fn get_window_memory(
     memory: State<'_, WindowMemoryStore>,
 ) -> Result<WindowMemory, CommandError> {
-    Ok(memory.get())
+    Ok(memory.take())
 }
 
 /// The window saves its filters, selection and scroll here as they change.

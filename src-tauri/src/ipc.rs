@@ -57,6 +57,14 @@ pub struct WindowMemory {
     pub selected: Option<String>,
     /// How far the session list was scrolled, in CSS pixels.
     pub scroll_top: f64,
+    /// Set by the shell only, read once: open the settings panel at start (the tray's
+    /// "Settings" was chosen while the window was closed).
+    #[serde(default)]
+    pub open_settings: bool,
+    /// Set by the shell only, read once: the installer's report to show at start (it ran from
+    /// the tray while the window was closed).
+    #[serde(default)]
+    pub install_report: Option<InstallReport>,
 }
 
 /// Whether this app hosts the engine, and if not, why.

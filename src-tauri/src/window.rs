@@ -15,7 +15,10 @@ use std::sync::Mutex;
 
 use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewWindow, WebviewWindowBuilder};
 
-use crate::ipc::{FocusSession, WindowMemory, EVENT_FOCUS};
+use crate::ipc::{
+    FocusSession, InstallReport, WindowMemory, EVENT_FOCUS, EVENT_INSTALL_RESULT,
+    EVENT_OPEN_SETTINGS,
+};
 
 pub const MAIN: &str = "main";
 
@@ -24,12 +27,23 @@ pub const MAIN: &str = "main";
 pub struct WindowMemoryStore(Mutex<WindowMemory>);
 
 impl WindowMemoryStore {
-    pub fn get(&self) -> WindowMemory {
-        self.lock().clone()
+    /// What a window starting now restores; the one-shot requests are handed over once.
+    pub fn take(&self) -> WindowMemory {
+        let mut memory = self.lock();
+        let taken = memory.clone();
+        memory.open_settings = false;
+        memory.install_report = None;
+        taken
     }
 
-    pub fn set(&self, memory: WindowMemory) {
-        *self.lock() = memory;
+    /// What the UI saves: its filters, selection and scroll (the one-shots stay the shell's).
+    pub fn set(&self, saved: WindowMemory) {
+        let mut memory = self.lock();
+        *memory = WindowMemory {
+            open_settings: memory.open_settings,
+            install_report: memory.install_report.take(),
+            ..saved
+        };
     }
 
     /// The window opens on `session_id` with no filter that could hide it.
@@ -88,6 +102,40 @@ pub fn close<R: Runtime>(app: &AppHandle<R>) {
         } else {
             tracing::info!("window_destroyed");
         }
+    }
+}
+
+fn exists<R: Runtime>(app: &AppHandle<R>) -> bool {
+    app.get_webview_window(MAIN).is_some()
+}
+
+fn update_memory<R: Runtime>(app: &AppHandle<R>, f: impl FnOnce(&mut WindowMemory)) {
+    if let Some(store) = app.try_state::<WindowMemoryStore>() {
+        f(&mut store.lock());
+    }
+}
+
+/// The tray's "Settings": the window with its settings panel open. An open window hears
+/// [`EVENT_OPEN_SETTINGS`]; a window created now (too late to hear it) reads the request from
+/// the memory when it starts.
+pub fn open_settings<R: Runtime>(app: &AppHandle<R>) {
+    if exists(app) {
+        show(app);
+        let _ = app.emit(EVENT_OPEN_SETTINGS, ());
+    } else {
+        update_memory(app, |m| m.open_settings = true);
+        show(app);
+    }
+}
+
+/// The installer ran from the tray: the window shows its report (as [`open_settings`] does).
+pub fn show_install_report<R: Runtime>(app: &AppHandle<R>, report: InstallReport) {
+    if exists(app) {
+        show(app);
+        let _ = app.emit(EVENT_INSTALL_RESULT, report);
+    } else {
+        update_memory(app, |m| m.install_report = Some(report));
+        show(app);
     }
 }
 
@@ -238,12 +286,30 @@ mod tests {
             filter_agent: Some(agent_tray::model::Agent::Codex),
             selected: Some("a".into()),
             scroll_top: 120.0,
+            ..WindowMemory::default()
         });
         store.focus("b".into());
-        let memory = store.get();
+        let memory = store.take();
         assert_eq!(memory.selected.as_deref(), Some("b"));
         assert_eq!(memory.filter_text, "");
         assert_eq!(memory.filter_agent, None);
         assert_eq!(memory.scroll_top, 120.0);
+    }
+
+    #[test]
+    fn requests_for_a_window_not_yet_created_are_handed_over_once_and_survive_its_saves() {
+        let store = WindowMemoryStore::default();
+        store.lock().open_settings = true;
+        store.set(WindowMemory {
+            filter_text: "x".into(),
+            ..WindowMemory::default()
+        });
+        let first = store.take();
+        assert!(
+            first.open_settings,
+            "a save from the UI does not drop the request"
+        );
+        assert_eq!(first.filter_text, "x");
+        assert!(!store.take().open_settings, "handed over once");
     }
 }

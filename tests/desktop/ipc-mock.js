@@ -17,7 +17,7 @@
       mock.releaseSnapshot = release;
     },
     // What the shell keeps of the window between a close and the next open.
-    memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0 },
+    memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null },
     installReport: { ok: true, output: "hooks installed for claude and codex" },
     emit(event, payload) {
       for (const id of listeners.get(event) ?? []) {

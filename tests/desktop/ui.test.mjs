@@ -528,3 +528,18 @@ test("the window's filters, selection and scroll are saved to the shell and rest
   assert.equal(await page.evaluate(() => Math.round(window.scrollY)), memory.scroll_top);
   await context.close();
 });
+
+test("what the tray asked for while the window was closed is shown when it opens", async () => {
+  const context = await browser.newContext({ viewport: { width: 760, height: 560 } });
+  const page = await context.newPage();
+  await page.addInitScript(mockScript);
+  await page.addInitScript((settings) => {
+    window.__mock.snapshot.settings = settings;
+    window.__mock.memory = { ...window.__mock.memory, open_settings: true, install_report: { ok: true, output: "hooks installed for claude" } };
+  }, defaultSettings);
+  await page.goto(baseUrl);
+  await page.waitForSelector("body[data-ready='true']");
+  assert.equal(await page.$eval("#settings", (d) => d.open), true, "the settings panel is open");
+  assert.match(await page.locator("#banner").innerText(), /hooks installed for claude/);
+  await context.close();
+});

@@ -136,7 +136,17 @@ selected: string | null,
 /**
  * How far the session list was scrolled, in CSS pixels.
  */
-scroll_top: number, };
+scroll_top: number, 
+/**
+ * Set by the shell only, read once: open the settings panel at start (the tray's
+ * "Settings" was chosen while the window was closed).
+ */
+open_settings: boolean, 
+/**
+ * Set by the shell only, read once: the installer's report to show at start (it ran from
+ * the tray while the window was closed).
+ */
+install_report: InstallReport | null, };
 
 export type InstallReport = { ok: boolean, output: string, };
 

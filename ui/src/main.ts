@@ -333,6 +333,8 @@ function remember(): void {
     filter_agent: state.filterAgent === "all" ? null : state.filterAgent,
     selected: state.selected,
     scroll_top: Math.round(window.scrollY),
+    open_settings: false,
+    install_report: null,
   };
   const text = JSON.stringify(memory);
   if (text === lastSaved) return;
@@ -361,6 +363,9 @@ async function restoreMemory(): Promise<void> {
   window.scrollTo(0, memory.scroll_top);
   memoryRestored = true;
   remember();
+  // What the tray asked for while the window was closed.
+  if (memory.install_report) showInstall(memory.install_report);
+  if (memory.open_settings) openSettings();
 }
 
 // ---- data ---------------------------------------------------------------------------------------
