@@ -68,8 +68,8 @@ function start(cmd, args, options = {}) {
 
 /// Pids of the processes that run in this test's world (its AGENT_TRAY_HOME is in their
 /// environment): the app, and anything else it or the CLI left running.
-function worldPids() {
-  const needle = `AGENT_TRAY_HOME=${env.AGENT_TRAY_HOME}`;
+function worldPids(home = env.AGENT_TRAY_HOME) {
+  const needle = `AGENT_TRAY_HOME=${home}`;
   const pids = [];
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
@@ -204,7 +204,8 @@ function appWindowExists() {
 /// returns.
 async function closeWindow() {
   try {
-    await driver.executeScript(() => void window.__TAURI_INTERNALS__.invoke("hide_window"));
+    // Asked a moment after the script returns, so that its result is not lost with the page.
+    await driver.executeScript(() => void setTimeout(() => window.__TAURI_INTERNALS__.invoke("hide_window"), 50));
   } catch (error) {
     if (error?.name !== "NoSuchWindowError") throw error;
   }
@@ -411,4 +412,78 @@ test("a closed window is gone, WebKit processes and all, and comes back as the u
   assert.equal(await driver.executeScript(() => document.querySelector("#filter").value), "api-server");
   assert.equal(await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId), "e2e-tray");
   assert.ok(webProcessesOf(appPid).length > 0, "the new window has its WebKitWebProcess");
+});
+
+/// A world of its own for an app started by this file (not by WebDriver): its own folders and
+/// socket, and (through dbus-run-session) its own session bus, so the single-instance check
+/// does not hand the launch over to the suite's app.
+function ownWorld(name, { hooks }) {
+  const dir = path.join(world, name);
+  const own = {
+    ...env,
+    HOME: path.join(dir, "home"),
+    AGENT_TRAY_HOME: path.join(dir, "at"),
+    XDG_RUNTIME_DIR: path.join(dir, "run"),
+    XDG_CONFIG_HOME: path.join(dir, "home/.config"),
+    XDG_DATA_HOME: path.join(dir, "home/.local/share"),
+    CLAUDE_CONFIG_DIR: path.join(dir, "home/.claude"),
+    CODEX_HOME: path.join(dir, "home/.codex"),
+  };
+  delete own.TAURI_WEBVIEW_AUTOMATION;
+  delete own.DBUS_SESSION_BUS_ADDRESS;
+  for (const d of [own.HOME, own.XDG_RUNTIME_DIR, own.CLAUDE_CONFIG_DIR]) fs.mkdirSync(d, { recursive: true, mode: 0o700 });
+  if (hooks) {
+    fs.writeFileSync(path.join(own.CLAUDE_CONFIG_DIR, "settings.json"),
+      JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: `${CLI} hook --agent claude` }] }] } }));
+  }
+  return own;
+}
+
+/// Starts the app with `args` in `own`, waits for its engine to answer, and returns its pid.
+async function startOwnApp(own, args) {
+  start("dbus-run-session", ["--", APP, ...args], { env: own });
+  const pid = await waitFor("the app", () => worldPids(own.AGENT_TRAY_HOME).find(isApp), 10_000);
+  await waitFor("its engine", () => /No sessions/.test(execFileSync(CLI, ["list"], { env: own, encoding: "utf8", timeout: 5000 })), 10_000);
+  return pid;
+}
+
+/// The app's windows shown on the display (by name: its tray icon, embedded in trayer through
+/// the X tray protocol, is a shown window of the app too).
+function shownWindowsOf(pid) {
+  let ids = [];
+  try {
+    ids = execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim().split("\n").filter(Boolean);
+  } catch {
+    return []; // no window matches
+  }
+  return ids.filter((id) => {
+    try {
+      return Number(execFileSync("xdotool", ["getwindowpid", id], { env, encoding: "utf8" }).trim()) === pid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+test("--background starts with no window, except once on a first run with no hooks (the installer)", async () => {
+  // A first run, no sessions, no hooks: the window opens, once (the positive control for the
+  // checks below).
+  const fresh = ownWorld("fresh", { hooks: false });
+  let pid = await startOwnApp(fresh, ["--background"]);
+  await waitFor("the installer's window", () => shownWindowsOf(pid).length > 0, 10_000);
+  assert.ok(webProcessesOf(pid).length > 0);
+  assert.deepEqual(await endAll([pid]), []);
+  // The next login in the same world: no window.
+  pid = await startOwnApp(fresh, ["--background"]);
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.deepEqual(shownWindowsOf(pid), [], "the installer is shown once");
+  assert.deepEqual(webProcessesOf(pid), [], "no webview at all");
+  assert.deepEqual(await endAll([pid]), []);
+  // Hooks in place from the start: no window either.
+  const ready = ownWorld("ready", { hooks: true });
+  pid = await startOwnApp(ready, ["--background"]);
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.deepEqual(shownWindowsOf(pid), []);
+  assert.deepEqual(webProcessesOf(pid), []);
+  assert.deepEqual(await endAll([pid]), []);
 });
