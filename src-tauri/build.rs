@@ -13,6 +13,8 @@ const COMMANDS: &[&str] = &[
     "save_settings",
     "install_hooks",
     "hide_window",
+    "get_window_memory",
+    "save_window_memory",
 ];
 
 fn main() {

@@ -16,7 +16,7 @@ use ts_rs::TS;
 
 use crate::ipc::{
     AppSettings, CommandError, EngineStatus, ErrorCode, FocusSession, InstallReport, SessionEvent,
-    Snapshot, EVENT_FOCUS, EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS, EVENT_SESSIONS,
+    Snapshot, WindowMemory, EVENT_FOCUS, EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS, EVENT_SESSIONS,
     EVENT_SETTINGS,
 };
 
@@ -36,6 +36,7 @@ fn render() -> String {
         Snapshot::decl(),
         SessionEvent::decl(),
         FocusSession::decl(),
+        WindowMemory::decl(),
         InstallReport::decl(),
         ErrorCode::decl(),
         CommandError::decl(),

@@ -10,10 +10,12 @@ use tauri::{AppHandle, Emitter, Runtime, State};
 
 use crate::actions;
 use crate::ipc::{
-    AppSettings, CommandError, EngineStatus, ErrorCode, InstallReport, Snapshot, EVENT_SETTINGS,
+    AppSettings, CommandError, EngineStatus, ErrorCode, InstallReport, Snapshot, WindowMemory,
+    EVENT_SETTINGS,
 };
 use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
+use crate::window::WindowMemoryStore;
 
 fn unknown(session_id: &str) -> CommandError {
     CommandError::new(
@@ -123,10 +125,28 @@ pub async fn install_hooks() -> Result<InstallReport, CommandError> {
         .map_err(|e| CommandError::new(ErrorCode::InstallerFailed, e.to_string()))
 }
 
-/// Esc in the window: hide it (the app lives on in the tray).
+/// Esc in the window: close it (the app lives on in the tray). Closed means destroyed, webview
+/// and all (see `window`): this call never answers, the page that made it is gone.
 #[tauri::command]
-pub async fn hide_window<R: Runtime>(window: tauri::WebviewWindow<R>) -> Result<(), CommandError> {
-    window
-        .hide()
-        .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))
+pub async fn hide_window<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandError> {
+    crate::window::close(&app);
+    Ok(())
+}
+
+/// What the user had in the window, for a window just created.
+#[tauri::command]
+pub async fn get_window_memory(
+    memory: State<'_, WindowMemoryStore>,
+) -> Result<WindowMemory, CommandError> {
+    Ok(memory.take())
+}
+
+/// The window saves its filters, selection and scroll here as they change.
+#[tauri::command]
+pub async fn save_window_memory(
+    memory: State<'_, WindowMemoryStore>,
+    state: WindowMemory,
+) -> Result<(), CommandError> {
+    memory.set(state);
+    Ok(())
 }

@@ -45,6 +45,28 @@ pub struct FocusSession {
     pub session_id: String,
 }
 
+/// What the user had in the window: kept by the shell, because the window (and its webview) is
+/// destroyed when closed and created again when opened, and must come back as it was.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct WindowMemory {
+    /// The text filter, as typed.
+    pub filter_text: String,
+    /// The agent filter; `None` shows every agent.
+    pub filter_agent: Option<Agent>,
+    /// The selected session, if any.
+    pub selected: Option<String>,
+    /// How far the session list was scrolled, in CSS pixels.
+    pub scroll_top: f64,
+    /// Set by the shell only, read once: open the settings panel at start (the tray's
+    /// "Settings" was chosen while the window was closed).
+    #[serde(default)]
+    pub open_settings: bool,
+    /// Set by the shell only, read once: the installer's report to show at start (it ran from
+    /// the tray while the window was closed).
+    #[serde(default)]
+    pub install_report: Option<InstallReport>,
+}
+
 /// Whether this app hosts the engine, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use agent_tray::engine::{Engine, EngineConfig, HostKind};
 use agent_tray::paths::TrayPaths;
 use agent_tray::registry::{RegistryConfig, SessionsRegistry};
-use tauri::{AppHandle, Manager, RunEvent, Runtime, WindowEvent};
+use tauri::{AppHandle, Manager, RunEvent, Runtime};
 use tokio_util::sync::CancellationToken;
 
 use crate::ipc::EngineStatus;
@@ -63,6 +63,7 @@ pub fn manage_state<R: Runtime, M: Manager<R>>(
     manager.manage(settings);
     manager.manage(engine);
     manager.manage(LogDir(log_dir));
+    manager.manage(window::WindowMemoryStore::default());
 }
 
 /// Registers every command the UI may call.
@@ -75,6 +76,8 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
         commands::save_settings,
         commands::install_hooks,
         commands::hide_window,
+        commands::get_window_memory,
+        commands::save_window_memory,
     ])
 }
 
@@ -215,17 +218,37 @@ pub fn run() {
             }
             // Starts the tray's render task too, which renders at once.
             start_background(&handle, &setup_token);
-            if !start_hidden || engine_down {
+            let has_sessions = {
+                let registry = handle.state::<Arc<SessionsSource>>().registry().clone();
+                !registry.list().is_empty() || !registry.history(1).is_empty()
+            };
+            // Shown once: a login without sessions later does not open the window again.
+            let installer_marker = setup_paths
+                .settings_file()
+                .with_file_name("installer-shown");
+            let hooks = window::hooks_found(
+                agent_tray::paths::claude_config_dir().as_deref(),
+                agent_tray::paths::codex_home().as_deref(),
+            );
+            if window::opens_at_start(
+                start_hidden,
+                engine_down,
+                has_sessions,
+                hooks,
+                installer_marker.exists(),
+            ) {
                 window::show(&handle);
+                if !has_sessions && !hooks {
+                    let written = installer_marker
+                        .parent()
+                        .map_or(Ok(()), std::fs::create_dir_all)
+                        .and_then(|()| std::fs::write(&installer_marker, b""));
+                    if let Err(error) = written {
+                        tracing::warn!(%error, "cannot note that the installer was shown");
+                    }
+                }
             }
             Ok(())
-        })
-        .on_window_event(|window, event| {
-            // Closing the window keeps the app in the tray; "Quit" is in the tray menu.
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                api.prevent_close();
-                let _ = window.hide();
-            }
         })
         .build(tauri::generate_context!("../tauri.conf.json"));
     let app = match app {
@@ -236,6 +259,14 @@ pub fn run() {
         }
     };
     app.run(move |handle, event| {
+        // Closing the window destroys it (see `window`); the app lives on in the tray until
+        // "Quit", which exits with a code.
+        if let RunEvent::ExitRequested {
+            code: None, api, ..
+        } = &event
+        {
+            api.prevent_exit();
+        }
         if let RunEvent::Exit = event {
             token.cancel();
             let engine = handle

@@ -24,10 +24,9 @@ use agent_tray::tray_model::{plan_menu_update, MenuRow, MenuUpdate, TrayModel, T
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
-use tauri::{AppHandle, Emitter, Manager, Runtime};
+use tauri::{AppHandle, Manager, Runtime};
 use tokio_util::sync::CancellationToken;
 
-use crate::ipc::{EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS};
 use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
 
@@ -299,16 +298,12 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
 pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
     match id {
         "open" => crate::window::show(app),
-        "settings" => {
-            crate::window::show(app);
-            let _ = app.emit(EVENT_OPEN_SETTINGS, ());
-        }
+        "settings" => crate::window::open_settings(app),
         "install" => {
             let app = app.clone();
             tauri::async_runtime::spawn_blocking(move || {
                 let report = crate::actions::install_hooks();
-                crate::window::show(&app);
-                let _ = app.emit(EVENT_INSTALL_RESULT, report);
+                crate::window::show_install_report(&app, report);
             });
         }
         "logs" => crate::actions::reveal_logs(app),

@@ -1,27 +1,186 @@
-//! The main window: showing it, and (macOS) toggling it next to the menu-bar icon.
+//! The main window: created when it is opened, destroyed when it is closed.
+//!
+//! A tray app spends its day with the window closed. A hidden webview still costs its WebKit
+//! processes (over 200 MB) and wakes for the page's timers, so the window is not hidden but
+//! destroyed on close, and created again, from the configuration's `main` entry, whenever the
+//! tray menu, an alert or a second launch opens it. Nothing else depends on it existing: the
+//! engine, the tray and the alerts run without it, and an event emitted while it is gone reaches
+//! nobody.
+//!
+//! What the user had in it (filters, selection, scroll) would die with the webview, so the UI
+//! saves it here as it changes ([`WindowMemoryStore`]) and reads it back when it starts.
 
-use tauri::{AppHandle, Emitter, Manager, Runtime};
+use std::path::Path;
+use std::sync::Mutex;
 
-use crate::ipc::{FocusSession, EVENT_FOCUS};
+use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewWindow, WebviewWindowBuilder};
+
+use crate::ipc::{
+    FocusSession, InstallReport, WindowMemory, EVENT_FOCUS, EVENT_INSTALL_RESULT,
+    EVENT_OPEN_SETTINGS,
+};
 
 pub const MAIN: &str = "main";
 
-/// Shows, unminimises and focuses the main window.
+/// The window's state while it is closed (and while it is open: the UI saves every change).
+#[derive(Debug, Default)]
+pub struct WindowMemoryStore(Mutex<WindowMemory>);
+
+impl WindowMemoryStore {
+    /// What a window starting now restores; the one-shot requests are handed over once.
+    pub fn take(&self) -> WindowMemory {
+        let mut memory = self.lock();
+        let taken = memory.clone();
+        memory.open_settings = false;
+        memory.install_report = None;
+        taken
+    }
+
+    /// What the UI saves: its filters, selection and scroll (the one-shots stay the shell's).
+    pub fn set(&self, saved: WindowMemory) {
+        let mut memory = self.lock();
+        *memory = WindowMemory {
+            open_settings: memory.open_settings,
+            install_report: memory.install_report.take(),
+            ..saved
+        };
+    }
+
+    /// The window opens on `session_id` with no filter that could hide it.
+    pub fn focus(&self, session_id: String) {
+        let mut memory = self.lock();
+        memory.filter_text.clear();
+        memory.filter_agent = None;
+        memory.selected = Some(session_id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, WindowMemory> {
+        // Plain data: still valid after a panic elsewhere.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Creates the main window from the configuration's `main` entry (created hidden; [`show`]
+/// shows it).
+fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
+    let config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|w| w.label == MAIN)
+        .cloned()
+        .ok_or_else(|| tauri::Error::WindowNotFound)?;
+    WebviewWindowBuilder::from_config(app, &config)?.build()
+}
+
+/// Shows, unminimises and focuses the main window, creating it first if it is closed.
 pub fn show<R: Runtime>(app: &AppHandle<R>) {
+    let window = match app.get_webview_window(MAIN) {
+        Some(window) => window,
+        None => match create(app) {
+            Ok(window) => {
+                tracing::info!("window_created");
+                window
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot create the window");
+                return;
+            }
+        },
+    };
+    let _ = window.unminimize();
+    let _ = window.show();
+    let _ = window.set_focus();
+}
+
+/// Closes the main window for good: its webview and WebKit processes go with it.
+pub fn close<R: Runtime>(app: &AppHandle<R>) {
     if let Some(window) = app.get_webview_window(MAIN) {
-        let _ = window.unminimize();
-        let _ = window.show();
-        let _ = window.set_focus();
+        if let Err(error) = window.destroy() {
+            tracing::warn!(%error, "cannot close the window");
+        } else {
+            tracing::info!("window_destroyed");
+        }
+    }
+}
+
+fn exists<R: Runtime>(app: &AppHandle<R>) -> bool {
+    app.get_webview_window(MAIN).is_some()
+}
+
+fn update_memory<R: Runtime>(app: &AppHandle<R>, f: impl FnOnce(&mut WindowMemory)) {
+    if let Some(store) = app.try_state::<WindowMemoryStore>() {
+        f(&mut store.lock());
+    }
+}
+
+/// The tray's "Settings": the window with its settings panel open. An open window hears
+/// [`EVENT_OPEN_SETTINGS`]; a window created now (too late to hear it) reads the request from
+/// the memory when it starts.
+pub fn open_settings<R: Runtime>(app: &AppHandle<R>) {
+    if exists(app) {
+        show(app);
+        let _ = app.emit(EVENT_OPEN_SETTINGS, ());
+    } else {
+        update_memory(app, |m| m.open_settings = true);
+        show(app);
+    }
+}
+
+/// The installer ran from the tray: the window shows its report (as [`open_settings`] does).
+pub fn show_install_report<R: Runtime>(app: &AppHandle<R>, report: InstallReport) {
+    if exists(app) {
+        show(app);
+        let _ = app.emit(EVENT_INSTALL_RESULT, report);
+    } else {
+        update_memory(app, |m| m.install_report = Some(report));
+        show(app);
     }
 }
 
 /// Shows the window on one session: the tray menu's rows and a click on an alert both end here.
-/// The UI selects the row (clearing its filters) when it hears [`EVENT_FOCUS`].
+/// A window created now reads the session from the memory when it starts; one already open
+/// selects the row (clearing its filters) when it hears [`EVENT_FOCUS`].
 pub fn focus_session<R: Runtime>(app: &AppHandle<R>, session_id: String) {
+    if let Some(memory) = app.try_state::<WindowMemoryStore>() {
+        memory.focus(session_id.clone());
+    }
     show(app);
     if let Err(error) = app.emit(EVENT_FOCUS, FocusSession { session_id }) {
         tracing::warn!(%error, "cannot tell the window which session to show");
     }
+}
+
+/// Whether the app opens its window at start. Without `--background` it does; with it (launch
+/// at login) only when the window has something to say: the engine is down, or this is a first
+/// run (no sessions, no hooks, the installer never shown) that needs the installer.
+pub fn opens_at_start(
+    background: bool,
+    engine_down: bool,
+    has_sessions: bool,
+    hooks_found: bool,
+    installer_shown_before: bool,
+) -> bool {
+    !background || engine_down || (!has_sessions && !hooks_found && !installer_shown_before)
+}
+
+/// Whether an agent's settings mention Agent Tray's hook (Claude's `settings.json`, Codex's
+/// `hooks.json` and `config.toml`). A text search, not `doctor`'s full check: it only decides
+/// whether a first run should show the installer.
+pub fn hooks_found(claude_dir: Option<&Path>, codex_home: Option<&Path>) -> bool {
+    let files = claude_dir
+        .map(|d| vec![d.join("settings.json")])
+        .unwrap_or_default()
+        .into_iter()
+        .chain(
+            codex_home
+                .map(|d| vec![d.join("hooks.json"), d.join("config.toml")])
+                .unwrap_or_default(),
+        );
+    files
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .any(|text| text.contains("agent-tray"))
 }
 
 /// macOS: a left click toggles the window just below the icon, placed from the rectangle the
@@ -43,13 +202,17 @@ pub fn on_macos_tray_event<R: Runtime>(
         return;
     };
     let app = tray.app_handle();
+    if app
+        .get_webview_window(MAIN)
+        .is_some_and(|w| w.is_visible().unwrap_or(false))
+    {
+        close(app);
+        return;
+    }
+    show(app);
     let Some(window) = app.get_webview_window(MAIN) else {
         return;
     };
-    if window.is_visible().unwrap_or(false) {
-        let _ = window.hide();
-        return;
-    }
     let scale = window.scale_factor().unwrap_or(1.0);
     let position = rect.position.to_physical::<f64>(scale);
     let size = rect.size.to_physical::<f64>(scale);
@@ -60,5 +223,93 @@ pub fn on_macos_tray_event<R: Runtime>(
     let x = position.x + size.width / 2.0 - width / 2.0;
     let y = position.y + size.height;
     let _ = window.set_position(tauri::PhysicalPosition::new(x, y));
-    show(app);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn background_opens_the_window_only_when_it_has_something_to_say() {
+        // (background, engine down, sessions, hooks, installer shown before)
+        assert!(
+            opens_at_start(false, false, true, true, true),
+            "a plain launch"
+        );
+        assert!(
+            !opens_at_start(true, false, true, true, false),
+            "login with work"
+        );
+        assert!(
+            !opens_at_start(true, false, false, true, false),
+            "hooks in place"
+        );
+        assert!(
+            opens_at_start(true, false, false, false, false),
+            "first run: the installer"
+        );
+        assert!(
+            !opens_at_start(true, false, false, false, true),
+            "only once"
+        );
+        assert!(
+            opens_at_start(true, true, true, true, true),
+            "the engine is down"
+        );
+    }
+
+    #[test]
+    fn hooks_are_found_in_either_agents_settings() {
+        let home = tempfile::tempdir().unwrap();
+        let claude = home.path().join("claude");
+        let codex = home.path().join("codex");
+        std::fs::create_dir_all(&claude).unwrap();
+        std::fs::create_dir_all(&codex).unwrap();
+        assert!(!hooks_found(Some(&claude), Some(&codex)));
+        std::fs::write(claude.join("settings.json"), "{}").unwrap();
+        assert!(!hooks_found(Some(&claude), Some(&codex)));
+        std::fs::write(
+            codex.join("hooks.json"),
+            r#"{"command":"/usr/bin/agent-tray hook"}"#,
+        )
+        .unwrap();
+        assert!(hooks_found(Some(&claude), Some(&codex)));
+        assert!(!hooks_found(Some(&claude), None));
+    }
+
+    #[test]
+    fn focusing_a_session_clears_the_filters_that_could_hide_it() {
+        let store = WindowMemoryStore::default();
+        store.set(WindowMemory {
+            filter_text: "api".into(),
+            filter_agent: Some(agent_tray::model::Agent::Codex),
+            selected: Some("a".into()),
+            scroll_top: 120.0,
+            ..WindowMemory::default()
+        });
+        store.focus("b".into());
+        let memory = store.take();
+        assert_eq!(memory.selected.as_deref(), Some("b"));
+        assert_eq!(memory.filter_text, "");
+        assert_eq!(memory.filter_agent, None);
+        assert_eq!(memory.scroll_top, 120.0);
+    }
+
+    #[test]
+    fn requests_for_a_window_not_yet_created_are_handed_over_once_and_survive_its_saves() {
+        let store = WindowMemoryStore::default();
+        store.lock().open_settings = true;
+        store.set(WindowMemory {
+            filter_text: "x".into(),
+            ..WindowMemory::default()
+        });
+        let first = store.take();
+        assert!(
+            first.open_settings,
+            "a save from the UI does not drop the request"
+        );
+        assert_eq!(first.filter_text, "x");
+        assert!(!store.take().open_settings, "handed over once");
+    }
 }

@@ -8,7 +8,10 @@
 //
 // Everything started here is ended here, by pid: the processes this file spawns, and the app,
 // which WebKitWebDriver starts and which outlives the WebDriver session (closing its window
-// only hides it to the tray). The app is found by the private AGENT_TRAY_HOME in its
+// leaves it in the tray).
+//
+// The app destroys its window when it is closed and creates a new one when it is opened, so
+// after every reopening the WebDriver session is pointed at the new window (attachToWindow). The app is found by the private AGENT_TRAY_HOME in its
 // environment. No child gets a pipe to this process: their output goes to log files, so
 // nothing keeps node's event loop (or the runner's pipes) open after the last test.
 import { test, before, after } from "node:test";
@@ -65,8 +68,8 @@ function start(cmd, args, options = {}) {
 
 /// Pids of the processes that run in this test's world (its AGENT_TRAY_HOME is in their
 /// environment): the app, and anything else it or the CLI left running.
-function worldPids() {
-  const needle = `AGENT_TRAY_HOME=${env.AGENT_TRAY_HOME}`;
+function worldPids(home = env.AGENT_TRAY_HOME) {
+  const needle = `AGENT_TRAY_HOME=${home}`;
   const pids = [];
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
@@ -167,6 +170,63 @@ function appWindowVisible() {
   }
 }
 
+/// The app's WebKitWebProcess children: there while a window exists, gone once it is closed.
+function webProcessesOf(pid) {
+  const found = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // fields[0] is the state, fields[1] the parent pid; a zombie is gone for our purposes.
+      if (Number(fields[1]) === pid && fields[0] !== "Z" && comm.startsWith("WebKitWebProces")) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/// Whether any window of the app exists on the display, shown or not.
+function appWindowExists() {
+  try {
+    return execFileSync("xdotool", ["search", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim() !== "";
+  } catch {
+    return false;
+  }
+}
+
+/// Closes the window as Esc does, through the UI's own `hide_window` command. (The key itself is
+/// tested in the UI suite: a window just created under Xvfb, with no window manager, does not
+/// reliably have the keyboard focus that WebDriver's synthesized keys need.) The page that
+/// asks is destroyed with its window, so WebDriver may report the window gone before the call
+/// returns.
+async function closeWindow() {
+  try {
+    // Asked a moment after the script returns, so that its result is not lost with the page.
+    await driver.executeScript(() => void setTimeout(() => window.__TAURI_INTERNALS__.invoke("hide_window"), 50));
+  } catch (error) {
+    if (error?.name !== "NoSuchWindowError") throw error;
+  }
+}
+
+/// Points the WebDriver session at the app's current window (a new one after each reopening)
+/// once its page is ready.
+async function attachToWindow() {
+  await waitFor("a window to drive", async () => {
+    for (const handle of await driver.getAllWindowHandles()) {
+      try {
+        await driver.switchTo().window(handle);
+        if ((await driver.executeScript(() => document.body.dataset.ready)) === "true") return true;
+      } catch {
+        // a window being destroyed
+      }
+    }
+    return false;
+  }, 10_000);
+}
+
 before(async () => {
   assert.ok(fs.existsSync(APP), `build the app first: ${APP}`);
   assert.ok(fs.existsSync(CLI), `build the CLI first: ${CLI}`);
@@ -256,11 +316,12 @@ test("clicking the desktop alert opens the window on its session", async () => {
   await driver.executeScript(() => document.querySelector('.row[data-session-id="e2e-1"]').click());
   await waitFor("e2e-1 selected", async () =>
     (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-1", 2000);
-  await driver.actions().sendKeys("\uE00C").perform();
+  await closeWindow();
   await waitFor("the window hidden", () => !appWindowVisible(), 3000);
   await waitFor("the alert on screen", () => execFileSync("dunstctl", ["count", "displayed"], { env, encoding: "utf8" }).trim() === "1", 3000);
   execFileSync("dunstctl", ["action", "0"], { env });
   await waitFor("the window shown again", () => appWindowVisible(), 5000);
+  await attachToWindow();
   await waitFor("the alert's session selected", async () =>
     (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-kill", 5000);
 });
@@ -276,7 +337,7 @@ test("the tray menu lists the sessions and choosing one selects it in the window
   await waitFor("no popup over the tray", () => execFileSync("dunstctl", ["count", "displayed"], { env, encoding: "utf8" }).trim() === "0", 3000);
   // Hide the window first: with it focused, the keys below would move its own selection and
   // the test would pass without the menu ever opening.
-  await driver.actions().sendKeys("\uE00C").perform();
+  await closeWindow();
   await waitFor("the window hidden", () => !appWindowVisible(), 3000);
   // trayer's panel is the window of class "trayer" that spans the tray (its 10x10 child and
   // leader are not).
@@ -295,6 +356,7 @@ test("the tray menu lists the sessions and choosing one selects it in the window
   // Sessions that need the user come first: e2e-1 is idle, e2e-kill ended, e2e-tray waits.
   execFileSync("xdotool", ["key", "Down", "Return"], { env });
   await waitFor("the window shown by the menu", () => appWindowVisible(), 5000);
+  await attachToWindow();
   await waitFor("the chosen session selected", async () =>
     (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-tray", 5000);
   await driver.takeScreenshot().then((png) => fs.writeFileSync(path.join(artifacts, "e2e-window.png"), png, "base64"));
@@ -321,4 +383,107 @@ test("an alert shows session text as text: markup in a folder name is not render
   const shown = history.message?.data ?? "";
   assert.ok(!shown.includes("[image]"), `dunst rendered markup from the folder name: ${shown}`);
   assert.match(shown, /img src=x onerror=alert\(1\)/, `the folder name is shown as text: ${shown}`);
+});
+
+test("a closed window is gone, WebKit processes and all, and comes back as the user left it", async () => {
+  await attachToWindow();
+  // The user filters, picks a row and closes the window (Esc).
+  const filter = await driver.findElement(By.css("#filter"));
+  await filter.clear();
+  await filter.sendKeys("api-server");
+  await waitFor("the filter applied", async () => (await driver.executeScript(() => document.querySelectorAll(".row").length)) === 2, 3000);
+  await driver.executeScript(() => document.querySelector('.row[data-session-id="e2e-tray"]').click());
+  await waitFor("e2e-tray selected", async () =>
+    (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-tray", 2000);
+  assert.ok(webProcessesOf(appPid).length > 0, "an open window has its WebKitWebProcess");
+  await closeWindow();
+  // Gone, not hidden: no window on the display and no web process under the app.
+  await waitFor("no window at all", () => !appWindowExists(), 5000);
+  await waitFor("no WebKitWebProcess left", () => webProcessesOf(appPid).length === 0, 10_000);
+  // The engine and the tray carry on without it.
+  assert.ok(alive(appPid), "the app still runs");
+  cli("observe", "--session", "e2e-closed", "--event", "SessionStart", "--cwd", path.join(world, "proj/web"));
+  assert.match(cli("list"), /e2e-closed/);
+  // A second launch opens it again, as it was.
+  const second = start(APP, []);
+  await waitFor("the second launch to hand over and exit", () => second.exitCode !== null, 10_000);
+  await waitFor("the window shown again", () => appWindowVisible(), 10_000);
+  await attachToWindow();
+  assert.equal(await driver.executeScript(() => document.querySelector("#filter").value), "api-server");
+  assert.equal(await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId), "e2e-tray");
+  assert.ok(webProcessesOf(appPid).length > 0, "the new window has its WebKitWebProcess");
+});
+
+/// A world of its own for an app started by this file (not by WebDriver): its own folders and
+/// socket, and (through dbus-run-session) its own session bus, so the single-instance check
+/// does not hand the launch over to the suite's app.
+function ownWorld(name, { hooks }) {
+  const dir = path.join(world, name);
+  const own = {
+    ...env,
+    HOME: path.join(dir, "home"),
+    AGENT_TRAY_HOME: path.join(dir, "at"),
+    XDG_RUNTIME_DIR: path.join(dir, "run"),
+    XDG_CONFIG_HOME: path.join(dir, "home/.config"),
+    XDG_DATA_HOME: path.join(dir, "home/.local/share"),
+    CLAUDE_CONFIG_DIR: path.join(dir, "home/.claude"),
+    CODEX_HOME: path.join(dir, "home/.codex"),
+  };
+  delete own.TAURI_WEBVIEW_AUTOMATION;
+  delete own.DBUS_SESSION_BUS_ADDRESS;
+  for (const d of [own.HOME, own.XDG_RUNTIME_DIR, own.CLAUDE_CONFIG_DIR]) fs.mkdirSync(d, { recursive: true, mode: 0o700 });
+  if (hooks) {
+    fs.writeFileSync(path.join(own.CLAUDE_CONFIG_DIR, "settings.json"),
+      JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: `${CLI} hook --agent claude` }] }] } }));
+  }
+  return own;
+}
+
+/// Starts the app with `args` in `own`, waits for its engine to answer, and returns its pid.
+async function startOwnApp(own, args) {
+  start("dbus-run-session", ["--", APP, ...args], { env: own });
+  const pid = await waitFor("the app", () => worldPids(own.AGENT_TRAY_HOME).find(isApp), 10_000);
+  await waitFor("its engine", () => /No sessions/.test(execFileSync(CLI, ["list"], { env: own, encoding: "utf8", timeout: 5000 })), 10_000);
+  return pid;
+}
+
+/// The app's windows shown on the display (by name: its tray icon, embedded in trayer through
+/// the X tray protocol, is a shown window of the app too).
+function shownWindowsOf(pid) {
+  let ids = [];
+  try {
+    ids = execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim().split("\n").filter(Boolean);
+  } catch {
+    return []; // no window matches
+  }
+  return ids.filter((id) => {
+    try {
+      return Number(execFileSync("xdotool", ["getwindowpid", id], { env, encoding: "utf8" }).trim()) === pid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+test("--background starts with no window, except once on a first run with no hooks (the installer)", async () => {
+  // A first run, no sessions, no hooks: the window opens, once (the positive control for the
+  // checks below).
+  const fresh = ownWorld("fresh", { hooks: false });
+  let pid = await startOwnApp(fresh, ["--background"]);
+  await waitFor("the installer's window", () => shownWindowsOf(pid).length > 0, 10_000);
+  assert.ok(webProcessesOf(pid).length > 0);
+  assert.deepEqual(await endAll([pid]), []);
+  // The next login in the same world: no window.
+  pid = await startOwnApp(fresh, ["--background"]);
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.deepEqual(shownWindowsOf(pid), [], "the installer is shown once");
+  assert.deepEqual(webProcessesOf(pid), [], "no webview at all");
+  assert.deepEqual(await endAll([pid]), []);
+  // Hooks in place from the start: no window either.
+  const ready = ownWorld("ready", { hooks: true });
+  pid = await startOwnApp(ready, ["--background"]);
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.deepEqual(shownWindowsOf(pid), []);
+  assert.deepEqual(webProcessesOf(pid), []);
+  assert.deepEqual(await endAll([pid]), []);
 });

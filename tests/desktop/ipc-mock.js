@@ -16,6 +16,8 @@
       mock.held = new Promise((resolve) => (release = resolve));
       mock.releaseSnapshot = release;
     },
+    // What the shell keeps of the window between a close and the next open.
+    memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null },
     installReport: { ok: true, output: "hooks installed for claude and codex" },
     emit(event, payload) {
       for (const id of listeners.get(event) ?? []) {
@@ -57,6 +59,11 @@
           if (gate) await gate;
           return copy;
         }
+        case "get_window_memory":
+          return JSON.parse(JSON.stringify(mock.memory));
+        case "save_window_memory":
+          mock.memory = args.state;
+          return null;
         case "install_hooks":
           return mock.installReport;
         case "save_settings":

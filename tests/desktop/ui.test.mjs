@@ -442,3 +442,104 @@ test("time in state reads as the core's duration formatter says (shared vectors)
   });
   await context.close();
 });
+
+/// Makes the page hidden or visible as a minimised (or occluded) window is, and says so.
+async function setHidden(page, hidden) {
+  await page.evaluate((hidden) => {
+    Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden });
+    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (hidden ? "hidden" : "visible") });
+    document.dispatchEvent(new Event("visibilitychange"));
+  }, hidden);
+}
+const ticks = (page) => page.evaluate(() => window.__agentTrayTimerTicks);
+
+test("no clock wakes while the window is hidden, and it ticks again once shown", async () => {
+  const now = Date.parse("2026-11-30T12:00:00.000Z");
+  const since = new Date(now - 5_000).toISOString();
+  const { page, context } = await open([view({ id: "a", state: "working", state_since: since })], { clockAt: now });
+  const time = () => page.locator(".row .time").innerText();
+  assert.equal(await time(), "5s");
+  // Shown: a row under a minute ticks each second (the positive control).
+  const t0 = await ticks(page);
+  assert.equal(typeof t0, "number", "the UI counts its timer wake-ups");
+  await page.clock.runFor(3_000);
+  assert.equal((await ticks(page)) - t0, 3);
+  assert.equal(await time(), "8s");
+  // Hidden: a minute passes and nothing wakes.
+  await setHidden(page, true);
+  const t1 = await ticks(page);
+  await page.clock.runFor(60_000);
+  assert.equal(await ticks(page), t1, "no timer ran while hidden");
+  assert.equal(await time(), "8s", "nothing was rendered while hidden");
+  // Shown again: the row catches up at once and ticks again.
+  await setHidden(page, false);
+  assert.equal(await time(), "1m 08s");
+  await page.clock.runFor(2_000);
+  assert.equal((await ticks(page)) - t1, 2);
+  assert.equal(await time(), "1m 10s");
+  await context.close();
+});
+
+test("a row shown in minutes wakes the clock once a minute, not every second", async () => {
+  const now = Date.parse("2026-11-30T12:00:00.000Z");
+  const since = new Date(now - (2 * 3600 + 30) * 1000).toISOString(); // 2h 00m 30s ago
+  const { page, context } = await open([view({ id: "old", state: "idle", state_since: since })], { clockAt: now });
+  const time = () => page.locator(".row .time").innerText();
+  assert.equal(await time(), "2h 00m");
+  const t0 = await ticks(page);
+  await page.clock.runFor(10 * 60_000);
+  assert.equal((await ticks(page)) - t0, 10, "ten minutes, ten wake-ups");
+  assert.equal(await time(), "2h 10m");
+  // A row under an hour joins: the clock ticks by the second again.
+  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", seq: 2, view: v }),
+    view({ id: "new", state: "working", state_since: new Date(now + 10 * 60_000).toISOString() }));
+  const t1 = await ticks(page);
+  await page.clock.runFor(5_000);
+  assert.equal((await ticks(page)) - t1, 5);
+  await context.close();
+});
+
+test("the window's filters, selection and scroll are saved to the shell and restored from it", async () => {
+  const many = Array.from({ length: 40 }, (_, n) => view({ id: `m${String(n).padStart(2, "0")}`, project: `proj-${n}`, state: "idle" }));
+  const first = await open(many);
+  await first.page.fill("#filter", "proj-3");
+  await first.page.click(".row[data-session-id='m31']");
+  await first.page.fill("#filter", "proj");
+  await first.page.mouse.wheel(0, 600);
+  await first.page.waitForFunction(() => window.__mock.memory.scroll_top > 0, null, { timeout: 3000 });
+  const memory = await first.page.evaluate(() => window.__mock.memory);
+  assert.equal(memory.filter_text, "proj");
+  assert.equal(memory.selected, "m31");
+  assert.ok(memory.scroll_top > 0);
+  await first.context.close();
+  // A new window (the old one was destroyed) starts from what the shell kept.
+  const context = await browser.newContext({ viewport: { width: 760, height: 560 } });
+  const page = await context.newPage();
+  await page.addInitScript(mockScript);
+  await page.addInitScript(({ sessions, settings, memory }) => {
+    window.__mock.snapshot.sessions = sessions;
+    window.__mock.snapshot.settings = settings;
+    window.__mock.memory = memory;
+  }, { sessions: many, settings: defaultSettings, memory });
+  await page.goto(baseUrl);
+  await page.waitForSelector("body[data-ready='true']");
+  assert.equal(await page.inputValue("#filter"), "proj");
+  assert.equal(await page.$eval(".row[aria-selected='true']", (r) => r.dataset.sessionId), "m31");
+  assert.equal(await page.evaluate(() => Math.round(window.scrollY)), memory.scroll_top);
+  await context.close();
+});
+
+test("what the tray asked for while the window was closed is shown when it opens", async () => {
+  const context = await browser.newContext({ viewport: { width: 760, height: 560 } });
+  const page = await context.newPage();
+  await page.addInitScript(mockScript);
+  await page.addInitScript((settings) => {
+    window.__mock.snapshot.settings = settings;
+    window.__mock.memory = { ...window.__mock.memory, open_settings: true, install_report: { ok: true, output: "hooks installed for claude" } };
+  }, defaultSettings);
+  await page.goto(baseUrl);
+  await page.waitForSelector("body[data-ready='true']");
+  assert.equal(await page.$eval("#settings", (d) => d.open), true, "the settings panel is open");
+  assert.match(await page.locator("#banner").innerText(), /hooks installed for claude/);
+  await context.close();
+});

@@ -120,6 +120,34 @@ export type SessionEvent = { "kind": "upsert", seq: number, view: SessionView, }
 
 export type FocusSession = { session_id: string, };
 
+export type WindowMemory = { 
+/**
+ * The text filter, as typed.
+ */
+filter_text: string, 
+/**
+ * The agent filter; `None` shows every agent.
+ */
+filter_agent: Agent | null, 
+/**
+ * The selected session, if any.
+ */
+selected: string | null, 
+/**
+ * How far the session list was scrolled, in CSS pixels.
+ */
+scroll_top: number, 
+/**
+ * Set by the shell only, read once: open the settings panel at start (the tray's
+ * "Settings" was chosen while the window was closed).
+ */
+open_settings: boolean, 
+/**
+ * Set by the shell only, read once: the installer's report to show at start (it ran from
+ * the tray while the window was closed).
+ */
+install_report: InstallReport | null, };
+
 export type InstallReport = { ok: boolean, output: string, };
 
 export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed";

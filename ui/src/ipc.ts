@@ -10,6 +10,7 @@ import type {
   InstallReport,
   SessionEvent,
   Snapshot,
+  WindowMemory,
 } from "./bindings";
 
 export const commands = {
@@ -20,6 +21,8 @@ export const commands = {
   saveSettings: (settings: AppSettings) => invoke<null>("save_settings", { settings }),
   installHooks: () => invoke<InstallReport>("install_hooks"),
   hideWindow: () => invoke<null>("hide_window"),
+  getWindowMemory: () => invoke<WindowMemory>("get_window_memory"),
+  saveWindowMemory: (state: WindowMemory) => invoke<null>("save_window_memory", { state }),
 };
 
 export const on = {

@@ -13,6 +13,14 @@
 // leave the focus where it was (in the filter, say). Keys act on what has the focus: the list
 // handles arrows, Home/End, Enter (jump), C (copy resume), T (transcript) and Delete (dismiss);
 // every other control keeps its own keys.
+//
+// The window is destroyed when closed and created again when opened (a closed window costs no
+// webview), so what the user had (filters, selection, scroll) is kept by the shell: saved
+// there as it changes, read back at start.
+//
+// Clocks: a row's time in state changes every second only while it shows seconds (under an
+// hour), then every minute, then every hour. One timer waits for the next change of any row,
+// and none runs while the page is hidden (minimised or occluded, where the platform says so).
 import "./style.css";
 import { AGENTS, SECTIONS } from "./bindings";
 import type { Agent, AppSettings, EngineStatus, SessionEvent, SessionView, Snapshot } from "./bindings";
@@ -234,6 +242,8 @@ function render(): void {
     message.replaceChildren();
   }
   markActive(false);
+  scheduleClock();
+  remember();
   renderBanner();
   const engine = state.engine?.kind === "running" ? `engine on ${state.engine.socket}` : "engine not running";
   footerText.textContent = `Agent Tray ${state.version} · ${engine}`;
@@ -263,6 +273,99 @@ function tick(): void {
   for (const node of listbox.querySelectorAll<HTMLElement>(".time[data-since]")) {
     node.textContent = formatElapsed(secondsSince(node.dataset.since ?? "", Date.now()));
   }
+}
+
+// ---- the clock --------------------------------------------------------------------------------
+declare global {
+  interface Window {
+    /// How many times the row clock woke up: tests check it stands still while hidden.
+    __agentTrayTimerTicks: number;
+  }
+}
+window.__agentTrayTimerTicks = 0;
+let clockTimer: ReturnType<typeof setTimeout> | null = null;
+
+/// Milliseconds until the text of a row `elapsedMs` into its state next changes (the rules of
+/// format.ts: seconds under an hour, minutes under a day, hours after).
+function untilNextChange(elapsedMs: number): number {
+  if (elapsedMs < 0) return 1000 - elapsedMs; // "0s" until the clock catches up
+  const unit = elapsedMs < 3_600_000 ? 1000 : elapsedMs < 86_400_000 ? 60_000 : 3_600_000;
+  return unit - (elapsedMs % unit);
+}
+
+/// Sets the one timer for the next change of any row's text; none while hidden or empty.
+function scheduleClock(): void {
+  if (clockTimer !== null) {
+    clearTimeout(clockTimer);
+    clockTimer = null;
+  }
+  if (document.hidden) return;
+  const now = Date.now();
+  let next = Infinity;
+  for (const node of listbox.querySelectorAll<HTMLElement>(".time[data-since]")) {
+    const since = Date.parse(node.dataset.since ?? "");
+    if (!Number.isNaN(since)) next = Math.min(next, untilNextChange(now - since));
+  }
+  if (next === Infinity) return;
+  clockTimer = setTimeout(() => {
+    clockTimer = null;
+    window.__agentTrayTimerTicks += 1;
+    tick();
+    scheduleClock();
+  }, next);
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (!document.hidden) tick(); // the rows caught up at once, then the timer again
+  scheduleClock();
+});
+
+// ---- what the user had, kept by the shell --------------------------------------------------------
+/// Nothing is saved before the saved state is read back at start.
+let memoryRestored = false;
+let lastSaved = "";
+let scrollSave: ReturnType<typeof setTimeout> | null = null;
+
+function remember(): void {
+  if (!memoryRestored) return;
+  const memory = {
+    filter_text: state.filterText,
+    filter_agent: state.filterAgent === "all" ? null : state.filterAgent,
+    selected: state.selected,
+    scroll_top: Math.round(window.scrollY),
+    open_settings: false,
+    install_report: null,
+  };
+  const text = JSON.stringify(memory);
+  if (text === lastSaved) return;
+  lastSaved = text;
+  void commands.saveWindowMemory(memory).catch(() => undefined);
+}
+
+window.addEventListener("scroll", () => {
+  // Saved once the scrolling settles, not for every frame of it.
+  if (scrollSave !== null) clearTimeout(scrollSave);
+  scrollSave = setTimeout(() => {
+    scrollSave = null;
+    remember();
+  }, 200);
+});
+
+async function restoreMemory(): Promise<void> {
+  const memory = await commands.getWindowMemory();
+  state.filterText = memory.filter_text;
+  filterInput.value = memory.filter_text;
+  state.filterAgent = memory.filter_agent ?? "all";
+  agentSelect.value = state.filterAgent;
+  state.selected = memory.selected;
+  render();
+  markActive(false);
+  window.scrollTo(0, memory.scroll_top);
+  memoryRestored = true;
+  remember();
+  // What the tray asked for while the window was closed.
+  if (memory.install_report) showInstall(memory.install_report);
+  if (memory.open_settings) openSettings();
 }
 
 // ---- data ---------------------------------------------------------------------------------------
@@ -330,6 +433,7 @@ function markActive(scroll: boolean): void {
 function select(id: string | null, scroll = true): void {
   state.selected = id;
   markActive(scroll);
+  remember();
 }
 
 function move(to: number | "first" | "last"): void {
@@ -572,7 +676,7 @@ async function start(): Promise<void> {
   await on.openSettings(openSettings);
   await on.installResult(showInstall);
   await loadSnapshot();
-  setInterval(tick, 1000);
+  await restoreMemory();
   document.body.dataset.ready = "true";
 }
 
