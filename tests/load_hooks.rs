@@ -13,7 +13,7 @@
 mod common;
 
 use std::fs;
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -56,17 +56,20 @@ fn payload(session: &str, i: usize, total: usize) -> Vec<u8> {
 }
 
 fn run_hook(world: &World, input: &[u8]) {
+    // The payload is on stdin before the hook starts, as when an agent has written it: the hook
+    // reads stdin for at most its budget (1 s), and on this 2-core machine under the whole
+    // load a writer thread can wait longer than that to be scheduled, which would lose events
+    // to the test's own pacing rather than to anything this test is about.
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(input).unwrap();
+    file.seek(std::io::SeekFrom::Start(0)).unwrap();
     let mut child = world
         .command(&["hook", "--agent", "claude"])
-        .stdin(Stdio::piped())
+        .stdin(Stdio::from(file))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    {
-        let mut stdin = child.stdin.take().unwrap();
-        let _ = stdin.write_all(input);
-    }
     let status = wait_with_deadline(&mut child, Duration::from_secs(30));
     assert!(
         status.is_some_and(|s| s.success()),
