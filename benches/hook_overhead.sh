@@ -28,7 +28,7 @@ trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do "$bin" list --json >/dev/null 2>&1 && break; sleep 0.05; done
 
 python3 -c 'import json,sys; print(json.dumps(json.loads(open(sys.argv[1]).readlines()[2])["payload"]))' \
-  "$here/../tests/fixtures/claude/real-2.1.328/hooks.jsonl" >"$work/payload.json"
+  "$here/tests/fixtures/claude/real-2.1.328/hooks.jsonl" >"$work/payload.json"
 
 cat >"$work/hook.py" <<'PY'
 import os, socket, sys
