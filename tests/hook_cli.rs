@@ -508,7 +508,7 @@ fn hook_waiting_for_stdin(w: &World) -> (Child, StartedHook) {
     } else {
         &["7", "271"]
     };
-    let mut child = w
+    let child = w
         .cmd(&["hook", "--agent", "claude"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -564,11 +564,7 @@ fn the_hook_starts_without_std_runtime_set_up_and_without_shared_libraries() {
     // Positive control: what it must keep of std's start-up, SIGPIPE ignored.
     assert!(in_mask(&started.status, "SigIgn", libc::SIGPIPE));
     // Linked statically: no loader, no libc.so, libm.so or libgcc_s.so mapped.
-    let shared: Vec<&str> = started
-        .maps
-        .lines()
-        .filter(|l| l.contains(".so"))
-        .collect();
+    let shared: Vec<&str> = started.maps.lines().filter(|l| l.contains(".so")).collect();
     assert!(shared.is_empty(), "shared objects mapped: {shared:#?}");
     assert!(
         started.maps.contains("agent-tray"),
