@@ -13,14 +13,18 @@
 //! What is given up: a stack overflow ends the process with a plain SIGSEGV instead of std's
 //! "has overflowed its stack" message first, and the main thread has no name in panic messages.
 //! Arguments still come from std (`std::env::args_os` gets them from the loader on Linux).
-#![no_main]
+// (Built as a test, the harness provides the entry: there is no C `main` then.)
+#![cfg_attr(not(test), no_main)]
 
+#[cfg(not(test))]
 use std::process::ExitCode;
 
+#[cfg(not(test))]
 use agent_tray::cli;
 
 /// The process's entry, called by the C runtime. Returns through [`std::process::exit`], which
 /// flushes stdout as std's own runtime would.
+#[cfg(not(test))]
 #[no_mangle]
 pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     start();
@@ -44,6 +48,7 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
     std::process::exit(exit_status(code))
 }
 
+#[cfg(not(test))]
 /// What std's runtime does before `main` that matters here: fds 0, 1 and 2 open (to /dev/null if
 /// they were closed, so a file opened later never becomes "stdout"), SIGPIPE ignored.
 fn start() {
@@ -68,6 +73,7 @@ fn start() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
+#[cfg(not(test))]
 /// The number an [`ExitCode`] stands for (std keeps it private; a command returns one of a few).
 fn exit_status(code: ExitCode) -> i32 {
     (0..=u8::MAX)
