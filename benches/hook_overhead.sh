@@ -10,6 +10,11 @@
 # RUNS=N sets the runs per command (default 300). Needs python3. Everything runs in a temp
 # AGENT_TRAY_HOME; nothing of the user's is touched.
 #
+# With hyperfine installed (scripts/setup.sh --test installs it) a second, independent figure
+# follows: `hyperfine -N` runs `true` and `agent-tray hook --agent claude` without a shell, stdin
+# empty (so the hook takes its other path: parse error, one line to its log); ROUNDS rounds
+# (default 5) of RUNS/5 runs each command, taking turns, and the median over all runs.
+#
 # A small harness rather than hyperfine: Debian 12's hyperfine cannot feed stdin without a shell.
 # It posix_spawns each command with the payload file as stdin, waits, and times it; the three
 # commands take turns so that machine noise falls on all of them alike.
@@ -28,7 +33,7 @@ trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 100); do "$bin" list --json >/dev/null 2>&1 && break; sleep 0.05; done
 
 python3 -c 'import json,sys; print(json.dumps(json.loads(open(sys.argv[1]).readlines()[2])["payload"]))' \
-  "$here/../tests/fixtures/claude/real-2.1.328/hooks.jsonl" >"$work/payload.json"
+  "$here/tests/fixtures/claude/real-2.1.328/hooks.jsonl" >"$work/payload.json"
 
 cat >"$work/hook.py" <<'PY'
 import os, socket, sys
@@ -78,5 +83,25 @@ print(f"agent-tray / python3: {med['agent-tray']/med['python3']:.3f}")
 PY
 
 python3 "$work/harness.py" "$work/payload.json" "$runs" "$bin" "$work/hook.py"
+if command -v hyperfine >/dev/null 2>&1; then
+  rounds="${ROUNDS:-5}"
+  per=$(( runs / 5 > 10 ? runs / 5 : 10 ))
+  for r in $(seq "$rounds"); do
+    hyperfine -N --style none --warmup 20 --runs "$per" --export-json "$work/hf$r.json" \
+      true "$bin hook --agent claude" >/dev/null 2>&1
+  done
+  python3 - "$work" "$rounds" <<'PY'
+import json, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+times = [[], []]
+for r in range(1, rounds + 1):
+    for i, res in enumerate(json.load(open(f"{work}/hf{r}.json"))["results"]):
+        times[i] += res["times"]
+m = [statistics.median(t) for t in times]
+print(f"hyperfine -N, stdin empty, {rounds} rounds of {len(times[0]) // rounds} runs each, taking turns:")
+print(f"{'true':<12} {m[0]*1e3:>7.3f}ms {1:>7.2f}")
+print(f"{'agent-tray':<12} {m[1]*1e3:>7.3f}ms {m[1]/m[0]:>7.2f}")
+PY
+fi
 echo "journal records written by the hook: $(cat "$AGENT_TRAY_HOME"/journal/*.jsonl | wc -l)"
 echo "sessions the daemon holds: $("$bin" list --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')"

@@ -490,3 +490,109 @@ fn doctor_reports_what_is_missing_and_then_nothing_wrong() {
     assert!(text.contains("last Claude event: SessionStart"), "{text}");
     assert!(text.contains("Codex hooks are trusted"), "{text}");
 }
+
+/// The hook process as it waits for its stdin: what its start-up set up. Read from `/proc` once
+/// the process sits in its stdin `poll` (so the exec and start-up are done, and it is the hook's
+/// own state, not the forked test process's).
+#[cfg(target_os = "linux")]
+struct StartedHook {
+    status: String,
+    maps: String,
+}
+
+#[cfg(target_os = "linux")]
+fn hook_waiting_for_stdin(w: &World) -> (Child, StartedHook) {
+    // The `poll` system call on stdin: poll (7) or ppoll (271) on x86_64, ppoll (73) on aarch64.
+    let polls: &[&str] = if cfg!(target_arch = "aarch64") {
+        &["73"]
+    } else {
+        &["7", "271"]
+    };
+    let child = w
+        .cmd(&["hook", "--agent", "claude"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let proc = PathBuf::from(format!("/proc/{}", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let exe = fs::read_link(proc.join("exe")).unwrap_or_default();
+        let syscall = fs::read_to_string(proc.join("syscall")).unwrap_or_default();
+        let number = syscall.split_whitespace().next().unwrap_or("");
+        if exe == Path::new(BIN).canonicalize().unwrap() && polls.contains(&number) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the hook never reached its stdin poll (syscall: {syscall:?})"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let started = StartedHook {
+        status: fs::read_to_string(proc.join("status")).unwrap(),
+        maps: fs::read_to_string(proc.join("maps")).unwrap(),
+    };
+    (child, started)
+}
+
+/// Whether `signal` is in one of `/proc/PID/status`'s signal masks (`SigCgt`, `SigIgn`).
+#[cfg(target_os = "linux")]
+fn in_mask(status: &str, mask: &str, signal: libc::c_int) -> bool {
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{mask}:")))
+        .unwrap();
+    let bits = u64::from_str_radix(line.trim(), 16).unwrap();
+    bits & (1 << (signal - 1)) != 0
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_hook_starts_without_std_runtime_set_up_and_without_shared_libraries() {
+    let w = World::new();
+    let (mut child, started) = hook_waiting_for_stdin(&w);
+    // std's start-up (which reads /proc/self/maps for the stack guard) installs SIGSEGV and SIGBUS
+    // handlers; the hook's own entry does not run it.
+    assert!(
+        !in_mask(&started.status, "SigCgt", libc::SIGSEGV)
+            && !in_mask(&started.status, "SigCgt", libc::SIGBUS),
+        "std's stack-overflow handlers are installed:\n{}",
+        started.status
+    );
+    // Positive control: what it must keep of std's start-up, SIGPIPE ignored.
+    assert!(in_mask(&started.status, "SigIgn", libc::SIGPIPE));
+    // Linked statically: no loader, no libc.so, libm.so or libgcc_s.so mapped.
+    let shared: Vec<&str> = started.maps.lines().filter(|l| l.contains(".so")).collect();
+    assert!(shared.is_empty(), "shared objects mapped: {shared:#?}");
+    assert!(
+        started.maps.contains("agent-tray"),
+        "positive control: the binary itself is in the maps"
+    );
+
+    // And it is still the hook: the payload sent now is journaled, silently, exit 0.
+    let payload = claude_payloads().remove(0);
+    {
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(&payload).unwrap();
+    }
+    let out = wait_output_within(child, Duration::from_secs(10));
+    assert_silent_success(&out, "hook after a late stdin");
+    assert_eq!(w.journal().len(), 1);
+}
+
+/// `wait_with_output` with a deadline: the child is killed by its pid past it.
+#[cfg(target_os = "linux")]
+fn wait_output_within(mut child: Child, within: Duration) -> Output {
+    let deadline = Instant::now() + within;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the hook did not exit within {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait_with_output().unwrap()
+}
