@@ -214,6 +214,8 @@ pub struct SessionsRegistry {
     /// The sequence number of the last published change. A watch, not a queue: a slow reader
     /// skips to the latest number and never lags.
     change_seq: watch::Sender<u64>,
+    /// Probes and unknown hook events: what `doctor` asks about, never sessions.
+    delivery: crate::delivery::DeliveryLedger,
 }
 
 impl std::fmt::Debug for SessionsRegistry {
@@ -245,7 +247,13 @@ impl SessionsRegistry {
             session_ttl_ms: AtomicU64::new(duration_ms(config.session_ttl)),
             changes,
             change_seq: watch::channel(0).0,
+            delivery: crate::delivery::DeliveryLedger::new(),
         }
+    }
+
+    /// The delivery ledger (`doctor`'s probes, unknown hook events).
+    pub fn delivery(&self) -> &crate::delivery::DeliveryLedger {
+        &self.delivery
     }
 
     /// The configuration in force now (the session TTL as last set).
