@@ -462,10 +462,7 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             if !crate::delivery::is_probe_id(&body.probe_id) {
                 return Err(Reply::error(
                     ErrorCode::BadRequest,
-                    format!(
-                        "a probe id starts with {:?}",
-                        crate::delivery::PROBE_PREFIX
-                    ),
+                    format!("a probe id starts with {:?}", crate::delivery::PROBE_PREFIX),
                 ));
             }
             Ok(Request::Probe {

@@ -465,11 +465,11 @@ pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -
                 );
             }
             match registry.observe(observation) {
-            Ok(outcome) => Answer::Observed(outcome.into()),
-            Err(e) => Answer::Error(ErrorBody {
-                code: ErrorCode::InvalidObservation,
-                message: e.to_string(),
-            }),
+                Ok(outcome) => Answer::Observed(outcome.into()),
+                Err(e) => Answer::Error(ErrorBody {
+                    code: ErrorCode::InvalidObservation,
+                    message: e.to_string(),
+                }),
             }
         }
         Request::List => Answer::Sessions(SessionList {
