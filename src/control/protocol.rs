@@ -506,6 +506,30 @@ mod tests {
     }
 
     #[test]
+    fn probes_and_unknown_events_decode_and_a_probe_needs_its_prefix() {
+        let probe = Request::Probe {
+            probe_id: format!("{}x", crate::delivery::PROBE_PREFIX),
+            agent: Some(Agent::Codex),
+        };
+        let line = encode_request(&probe).unwrap();
+        assert_eq!(decode_request(&line), Ok(probe));
+        let unknown = Request::UnknownEvent {
+            event: "FutureEvent".into(),
+            agent: None,
+        };
+        assert_eq!(
+            decode_request(&encode_request(&unknown).unwrap()),
+            Ok(unknown)
+        );
+        assert_eq!(
+            decode_request(br#"{"v":1,"op":"delivery"}"#),
+            Ok(Request::Delivery)
+        );
+        let refused = decode_request(br#"{"v":1,"op":"probe","probe_id":"s-1"}"#).unwrap_err();
+        assert_eq!(refused.error.unwrap().code, ErrorCode::BadRequest);
+    }
+
+    #[test]
     fn the_documented_requests_still_decode() {
         for (line, want) in [
             (r#"{"v":1,"op":"list"}"#, Request::List),

@@ -301,6 +301,29 @@ mod tests {
     }
 
     #[test]
+    fn a_hook_that_exits_0_without_delivering_is_a_problem() {
+        // `true` is what a hook that silently drops everything looks like from outside.
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = TrayPaths::under(tmp.path());
+        let finding = run(Agent::Claude, "cat >/dev/null; true", &paths);
+        match finding {
+            Finding::Problem(text) => {
+                assert!(text.contains("never received its probe"), "{text}");
+                assert!(text.contains("hook.log"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A command that fails says so, with the fix.
+        match run(Agent::Codex, "exit 7", &paths) {
+            Finding::Problem(text) => {
+                assert!(text.contains("code 7"), "{text}");
+                assert!(text.contains("agent-tray install --codex"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn a_hung_command_is_killed_at_the_deadline() {
         let t = Instant::now();
         let outcome = run_command("sleep 30", b"{}", Duration::from_millis(200));
