@@ -316,7 +316,7 @@ fn check_app(paths: &TrayPaths) -> (Vec<Finding>, bool) {
         }
         Ok(_) => out.push(Finding::Problem("Agent Tray answered the ping with an error".into())),
         Err(e) => out.push(Finding::Problem(format!(
-            "Agent Tray's engine cannot be reached at {} ({e}): nothing shows what the hooks send; start the app or run `agent-tray daemon` (hooks are journaled meanwhile)",
+            "Agent Tray's engine cannot be reached at {} ({e}), so nothing shows what the hooks send; if it is not running, start the app or run `agent-tray daemon` (hooks are journaled meanwhile)",
             paths.socket.display()
         ))),
     }
