@@ -187,6 +187,14 @@ fn check_codex(bin: &Path) -> HookCheck {
         Some(argv) if argv == codex::notify_argv(bin) => {
             out.push(Finding::Ok("Codex notify runs this agent-tray".into()))
         }
+        Some(argv) if codex::notify_is_ours(&argv) && !Path::new(&argv[0]).exists() => {
+            out.push(Finding::Problem(format!(
+                "Codex notify binary moved: {} (named in {}) no longer exists; run `agent-tray install --codex` to point it at {}",
+                argv[0],
+                config_path.display(),
+                bin.display()
+            )))
+        }
         Some(argv) if codex::notify_is_ours(&argv) => out.push(Finding::Problem(format!(
             "Codex notify runs {} (moved?); run `agent-tray install --codex`",
             argv[0]

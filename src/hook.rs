@@ -76,6 +76,14 @@ pub fn run_notify(args: &[String]) {
                 obs.seq = Some(sequence_id(at));
                 deliver(&paths, obs, false, started);
             }
+            // A notification type this version does not know: counted like an unknown hook.
+            Err(PayloadError::UnknownEvent(event)) => {
+                let request = Request::UnknownEvent {
+                    event,
+                    agent: Some(Agent::Codex),
+                };
+                send_only(&paths, &request, started);
+            }
             Err(e) => log_error(&paths, &format!("notify: {e}")),
         }
     });

@@ -205,6 +205,10 @@ fn doctor_fails_with_the_moved_line_when_the_hook_binary_is_gone() {
         text.contains("✗ Codex hook binary moved"),
         "no Codex moved line:\n{text}"
     );
+    assert!(
+        text.contains("✗ Codex notify binary moved"),
+        "no Codex notify moved line:\n{text}"
+    );
 
     // Positive control: installing from here again makes doctor pass.
     install(&w, &bin(), &path);
@@ -249,9 +253,22 @@ fn unknown_hook_events_through_the_real_hook_are_counted_and_shown_by_doctor() {
             r#"{"session_id":"future-1","hook_event_name":"FutureEvent","cwd":"/tmp"}"#,
         );
     }
+    // Codex's notify program with a notification type this version does not know.
+    let out = run_with_path(
+        &w,
+        &bin(),
+        &path,
+        &[
+            "notify",
+            "--agent",
+            "codex",
+            r#"{"type":"future-type","thread-id":"t-1"}"#,
+        ],
+    );
+    assert!(out.status.success() && out.stdout.is_empty());
     let text = common::wait_until(Duration::from_secs(5), || {
         let (_, text) = doctor(&w, &path);
-        text.contains("FutureEvent ×2").then_some(text)
+        (text.contains("FutureEvent ×2") && text.contains("future-type ×1")).then_some(text)
     })
     .unwrap_or_else(|| {
         panic!(
@@ -261,6 +278,8 @@ fn unknown_hook_events_through_the_real_hook_are_counted_and_shown_by_doctor() {
     });
     let line = text.lines().find(|l| l.contains("FutureEvent")).unwrap();
     assert!(line.starts_with("· Claude Code sent hook events"), "{line}");
+    let line = text.lines().find(|l| l.contains("future-type")).unwrap();
+    assert!(line.starts_with("· Codex sent hook events"), "{line}");
     // Ignored: no session for it, and nothing journaled.
     assert!(w.session("future-1").is_none());
     assert!(!journal_text(&w).contains("FutureEvent"));
