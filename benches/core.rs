@@ -20,9 +20,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_tray::liveness::pid_watcher::{plan, probe_process, ConfirmedPids};
-use agent_tray::liveness::process_start_token;
+use agent_tray::liveness::pid_watcher::{plan, ConfirmedPids};
 use agent_tray::model::{Agent, EventKind, Observation};
+use agent_tray::process::{probe_pid as probe_process, start_token as process_start_token};
 use agent_tray::registry::{PidCandidate, RegistryConfig, SessionsRegistry};
 use chrono::Utc;
 

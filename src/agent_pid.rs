@@ -15,8 +15,9 @@
 //! - **A hook for one agent never reports the other's pid** (Claude running `codex exec` as a
 //!   tool, or the other way round): the first agent found must be the one asked for.
 //!
-//! The walk is a pure function over a [`ProcessTable`], so the tests script every tree; the
-//! Linux table reads `/proc` (one small read per step). Other platforms report no pid for now.
+//! The walk is a pure function over a [`ProcessTable`] (see [`crate::process`], shared with the
+//! feeds and the pid watcher), so the tests script every tree; the Linux table reads `/proc` (one
+//! small read per step). Other platforms report no pid for now.
 
 use crate::model::Agent;
 
@@ -32,20 +33,7 @@ const SHELLS: &[&str] = &[
 /// Interpreters that may host an agent; their command line tells which.
 const LAUNCHERS: &[&str] = &["node", "nodejs", "bun", "deno", "MainThread"];
 
-/// What the walk needs to know of one process.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcInfo {
-    pub ppid: u32,
-    /// The kernel's command name (`comm`, at most 15 bytes on Linux).
-    pub comm: String,
-}
-
-/// The seam the tests fake: a view of the process table.
-pub trait ProcessTable {
-    fn info(&self, pid: u32) -> Option<ProcInfo>;
-    /// The command line, only asked for launchers.
-    fn cmdline(&self, pid: u32) -> Option<Vec<String>>;
-}
+pub use crate::process::{ProcInfo, ProcessTable, SystemProcesses};
 
 /// What one process is, for the walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,60 +154,6 @@ pub fn agent_pid_of_this_hook(want: Option<Agent>) -> Option<(u32, Agent)> {
     find_agent_pid(&SystemProcesses, parent, want)
 }
 
-/// The real process table.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemProcesses;
-
-#[cfg(target_os = "linux")]
-impl ProcessTable for SystemProcesses {
-    fn info(&self, pid: u32) -> Option<ProcInfo> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let (ppid, comm) = parent_and_comm(&stat)?;
-        Some(ProcInfo {
-            ppid,
-            comm: comm.to_string(),
-        })
-    }
-
-    fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
-        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        Some(
-            raw.split(|b| *b == 0)
-                .filter(|a| !a.is_empty())
-                .take(8)
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect(),
-        )
-    }
-}
-
-/// Elsewhere the tree is not read yet: the hook sends no pid, and the TTL and the file feeds
-/// carry liveness.
-#[cfg(not(target_os = "linux"))]
-impl ProcessTable for SystemProcesses {
-    fn info(&self, _pid: u32) -> Option<ProcInfo> {
-        None
-    }
-    fn cmdline(&self, _pid: u32) -> Option<Vec<String>> {
-        None
-    }
-}
-
-/// The parent pid and command name of a `/proc/<pid>/stat` line. The name sits in parentheses
-/// and may itself hold spaces and parentheses, so the fields after it start after the LAST `)`.
-pub fn parent_and_comm(stat: &str) -> Option<(u32, &str)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let comm = stat.get(open + 1..close)?;
-    let ppid = stat
-        .get(close + 1..)?
-        .split_ascii_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some((ppid, comm))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -248,6 +182,15 @@ mod tests {
             self.0
                 .get(&pid)
                 .map(|(_, _, argv)| argv.iter().map(|a| a.to_string()).collect())
+        }
+        fn exists(&self, pid: u32) -> bool {
+            self.0.contains_key(&pid)
+        }
+        fn start_token(&self, _pid: u32) -> Option<String> {
+            None
+        }
+        fn children(&self, _pid: u32) -> Vec<u32> {
+            Vec::new()
         }
     }
 
@@ -356,13 +299,6 @@ mod tests {
             .with(5, 6, "sh", &["sh"])
             .with(6, 5, "sh", &["sh"]);
         assert_eq!(find_agent_pid(&t, 5, None), None);
-    }
-
-    #[test]
-    fn stat_lines_with_odd_names_parse_after_the_last_paren() {
-        let stat = "1234 (a (weird) name) S 77 1234 1234 0 -1";
-        assert_eq!(parent_and_comm(stat), Some((77, "a (weird) name")));
-        assert_eq!(parent_and_comm("garbage"), None);
     }
 
     #[cfg(target_os = "linux")]

@@ -58,13 +58,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Ended sessions that have left the live list, newest first.
-    History {
-        #[arg(long, default_value_t = 50)]
-        limit: usize,
-        #[arg(long)]
-        json: bool,
-    },
+    /// Sessions recorded in the history store, most recently active first (survives restarts).
+    History(crate::store::cli::HistoryArgs),
+    /// Time your agents spent waiting on you, and working.
+    Stats(crate::store::cli::StatsArgs),
     /// Add Agent Tray's hooks to Claude Code and Codex (both unless one is named).
     Install(crate::install::InstallArgs),
     /// Remove exactly what `install` added.
@@ -138,7 +135,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Observe(args) => observe(args),
         Command::List { json } => list(json),
         Command::Watch { json } => watch(json),
-        Command::History { limit, json } => history(limit, json),
+        Command::History(args) => history(args),
+        Command::Stats(args) => crate::store::cli::stats(&paths()?, &args),
         Command::Install(args) => Ok(crate::install::run(&args, crate::install::Action::Install)),
         Command::Uninstall(args) => Ok(crate::install::run(
             &args,
@@ -194,7 +192,9 @@ fn daemon() -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    runtime.block_on(async move {
+    // Bounded: a blocking thread stuck in a system call must not keep the daemon alive after
+    // SIGTERM (dropping a runtime waits for its blocking threads without end).
+    crate::engine::block_on_bounded(runtime, async move {
         let engine = Engine::start(config).map_err(|e| e.to_string())?;
         wait_for_stop_signal().await?;
         tracing::info!("stop signal received; shutting down");
@@ -248,12 +248,18 @@ fn list(json: bool) -> Result<ExitCode, String> {
     print_sessions(&list.sessions, json)
 }
 
-fn history(limit: usize, json: bool) -> Result<ExitCode, String> {
-    let list: SessionList = ask(&Request::History { limit })?;
-    print_sessions(&list.sessions, json)
+/// From the store when there is one; else (no store yet, or it cannot be read) the running
+/// engine's in-memory list of ended sessions.
+fn history(args: crate::store::cli::HistoryArgs) -> Result<ExitCode, String> {
+    let paths = paths()?;
+    if let Some(code) = crate::store::cli::history(&paths, &args)? {
+        return Ok(code);
+    }
+    let list: SessionList = ask(&Request::History { limit: args.limit })?;
+    print_sessions(&list.sessions, args.json)
 }
 
-fn print_sessions(sessions: &[Session], json: bool) -> Result<ExitCode, String> {
+pub(crate) fn print_sessions(sessions: &[Session], json: bool) -> Result<ExitCode, String> {
     let mut out = std::io::stdout().lock();
     let text = if json {
         serde_json::to_string_pretty(sessions).map_err(|e| e.to_string())? + "\n"

@@ -6,7 +6,15 @@
 //!
 //! Every background task takes a child of one [`CancellationToken`]; [`Engine::shutdown`] cancels
 //! it and waits (bounded) for the tasks, so a host exits cleanly and the socket file is removed.
+//!
+//! **Shutdown is bounded, whatever a task is stuck in.** A task blocked in a system call (a read
+//! of a file some other program made into a FIFO, a hung network file system) cannot be
+//! cancelled. [`Engine::shutdown`] waits [`SHUTDOWN_GRACE`] at most, then logs by name every
+//! task that did not stop and returns; the host then drops its runtime with a deadline too
+//! ([`SHUTDOWN_GRACE`] again, `Runtime::shutdown_timeout`), so a stuck blocking thread never
+//! keeps the process alive after SIGTERM.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,8 +29,9 @@ use crate::registry::{RegistryConfig, SessionsRegistry};
 
 /// How often the reaper looks for silent sessions and finished lingers.
 const REAP_INTERVAL: Duration = Duration::from_secs(1);
-/// How long shutdown waits for tasks before leaving them to the runtime's end.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+/// How long shutdown waits for tasks before leaving them to the runtime's end; hosts give the
+/// runtime's own shutdown the same deadline.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
 /// Which program hosts the engine; `ping` tells clients.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +57,8 @@ pub struct EngineConfig {
     pub pid_watch_interval: Duration,
     /// Watch the agents' own files (sessions, transcripts, rollouts).
     pub discover_files: bool,
+    /// Keep history in the store ([`crate::store`]) for this many days; `None`: keep none.
+    pub history_days: Option<u32>,
 }
 
 impl EngineConfig {
@@ -69,8 +80,34 @@ impl EngineConfig {
             )?
             .unwrap_or(pid_watcher::WATCH_INTERVAL),
             discover_files: !read_flag(NO_FILE_DISCOVERY)?,
+            history_days: Some(history_days_from_env()?),
         })
     }
+}
+
+/// `AGENT_TRAY_HISTORY_DAYS`: like every knob, a value it cannot mean is an error naming it.
+fn history_days_from_env() -> Result<u32, crate::env_knobs::KnobError> {
+    const NAME: &str = "AGENT_TRAY_HISTORY_DAYS";
+    let value = match std::env::var(NAME) {
+        Ok(v) => Some(v),
+        Err(std::env::VarError::NotPresent) => None,
+        Err(std::env::VarError::NotUnicode(_)) => {
+            return Err(crate::env_knobs::KnobError::NotUnicode {
+                name: NAME,
+                expected: "a number of days".into(),
+            })
+        }
+    };
+    crate::store::retention_days(value.as_deref()).map_err(|e| {
+        crate::env_knobs::KnobError::Invalid {
+            name: NAME,
+            value: e.value,
+            expected: format!(
+                "expected a whole number of days from 1 to {}",
+                crate::store::MAX_RETENTION_DAYS
+            ),
+        }
+    })
 }
 
 /// Why the environment does not make an engine configuration.
@@ -93,7 +130,8 @@ pub enum EngineError {
 pub struct Engine {
     registry: Arc<SessionsRegistry>,
     token: CancellationToken,
-    tasks: Vec<JoinHandle<()>>,
+    /// Every background task, by the name shutdown logs if it does not stop.
+    tasks: Vec<(&'static str, JoinHandle<()>)>,
     config: EngineConfig,
 }
 
@@ -114,15 +152,39 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         let server = ControlServer::bind(&config.paths, config.host.as_str())?;
         let token = CancellationToken::new();
-        let mut tasks = vec![
-            server.spawn(registry.clone(), token.child_token()),
-            pid_watcher::spawn(
-                registry.clone(),
-                config.pid_watch_interval,
-                token.child_token(),
+        // The history writer subscribes first, so it sees every change the others cause.
+        let mut tasks: Vec<(&'static str, JoinHandle<()>)> = config
+            .history_days
+            .map(|retention_days| {
+                let writer = crate::store::writer::WriterConfig {
+                    path: crate::store::store_path(&config.paths.data_dir),
+                    retention_days,
+                };
+                (
+                    "history_writer",
+                    crate::store::writer::spawn(registry.clone(), writer, token.child_token()),
+                )
+            })
+            .into_iter()
+            .collect();
+        tasks.extend([
+            (
+                "control_server",
+                server.spawn(registry.clone(), token.child_token()),
             ),
-            spawn_reaper(registry.clone(), token.child_token()),
-        ];
+            (
+                "pid_watcher",
+                pid_watcher::spawn(
+                    registry.clone(),
+                    config.pid_watch_interval,
+                    token.child_token(),
+                ),
+            ),
+            (
+                "reaper",
+                spawn_reaper(registry.clone(), token.child_token()),
+            ),
+        ]);
         tasks.extend(Self::spawn_feeds(&config, &registry, &token));
         tracing::info!(
             host = config.host.as_str(),
@@ -143,23 +205,27 @@ impl Engine {
         config: &EngineConfig,
         registry: &Arc<SessionsRegistry>,
         token: &CancellationToken,
-    ) -> Vec<JoinHandle<()>> {
-        let _ = (config, registry, token);
-        let mut tasks = vec![crate::journal::spawn_replay(
-            registry.clone(),
-            config.paths.clone(),
-            token.child_token(),
+    ) -> Vec<(&'static str, JoinHandle<()>)> {
+        let mut tasks = vec![(
+            "journal_replay",
+            crate::journal::spawn_replay(
+                registry.clone(),
+                config.paths.clone(),
+                token.child_token(),
+            ),
         )];
         if config.discover_files {
             let feeds = crate::feeds::FeedConfig::new(
                 crate::feeds::FeedDirs::from_env(),
                 config.registry.session_ttl,
             );
-            tasks.extend(crate::feeds::spawn_all(
-                registry.clone(),
-                feeds,
-                token.child_token(),
-            ));
+            let names = [
+                "feed_claude_sessions",
+                "feed_claude_transcripts",
+                "feed_codex_rollouts",
+            ];
+            let feeds = crate::feeds::spawn_all(registry.clone(), feeds, token.child_token());
+            tasks.extend(names.into_iter().zip(feeds));
         }
         tasks
     }
@@ -177,25 +243,51 @@ impl Engine {
         self.token.clone()
     }
 
-    /// Cancels every task and waits for them, at most a few seconds.
+    /// Cancels every task and waits for them, at most [`SHUTDOWN_GRACE`]; a task still running
+    /// then is named in the log and left to the host's runtime shutdown.
     pub async fn shutdown(self) {
         self.token.cancel();
-        let all = futures_join(self.tasks);
-        if tokio::time::timeout(SHUTDOWN_GRACE, all).await.is_err() {
-            tracing::warn!("engine tasks did not stop in time");
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+        let mut stuck = Vec::new();
+        for (name, mut task) in self.tasks {
+            match tokio::time::timeout_at(deadline, &mut task).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) if e.is_panic() => {
+                    tracing::error!(task = name, error = %e, "an engine task panicked")
+                }
+                Ok(Err(_)) => {}
+                Err(_) => {
+                    task.abort();
+                    stuck.push(name);
+                }
+            }
         }
-        tracing::info!("engine_stopped");
+        if stuck.is_empty() {
+            tracing::info!("engine_stopped");
+        } else {
+            tracing::warn!(
+                tasks = ?stuck,
+                grace_secs = SHUTDOWN_GRACE.as_secs_f64(),
+                "engine_stopped_with_tasks_still_running"
+            );
+        }
     }
 }
 
-async fn futures_join(tasks: Vec<JoinHandle<()>>) {
-    for task in tasks {
-        if let Err(e) = task.await {
-            if e.is_panic() {
-                tracing::error!(error = %e, "an engine task panicked");
-            }
-        }
+/// Runs a host's main future on `runtime`, then drops the runtime with a deadline: a blocking
+/// thread stuck in a system call (which no cancellation reaches) is left behind after
+/// [`SHUTDOWN_GRACE`] instead of keeping the process alive, as a plain drop of the runtime would.
+pub fn block_on_bounded<T>(runtime: tokio::runtime::Runtime, main: impl Future<Output = T>) -> T {
+    let result = runtime.block_on(main);
+    let started = std::time::Instant::now();
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    if started.elapsed() >= SHUTDOWN_GRACE {
+        tracing::warn!(
+            grace_secs = SHUTDOWN_GRACE.as_secs_f64(),
+            "runtime_threads_still_busy_at_exit"
+        );
     }
+    result
 }
 
 fn spawn_reaper(registry: Arc<SessionsRegistry>, token: CancellationToken) -> JoinHandle<()> {
@@ -205,8 +297,48 @@ fn spawn_reaper(registry: Arc<SessionsRegistry>, token: CancellationToken) -> Jo
         loop {
             tokio::select! {
                 () = token.cancelled() => break,
-                _ = ticks.tick() => registry.reap(),
+                _ = ticks.tick() => {
+                    // The reaper may probe processes (a `kill(0)` and a `/proc` read each): off
+                    // the async workers.
+                    let registry = registry.clone();
+                    if let Err(e) = tokio::task::spawn_blocking(move || registry.reap()).await {
+                        tracing::error!(error = %e, "reaper pass failed");
+                    }
+                }
             }
         }
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blocking_thread_stuck_past_shutdown_does_not_keep_the_host_alive() {
+        // What a read of a FIFO did to the daemon: a blocking thread no cancellation reaches.
+        // Dropping the runtime would wait for it (here 60 s); the bounded shutdown does not.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (stuck_tx, stuck_rx) = std::sync::mpsc::channel::<()>();
+        let started = std::time::Instant::now();
+        let answer = block_on_bounded(runtime, async move {
+            tokio::task::spawn_blocking(move || {
+                // Held until the test ends, or 60 s: never within the grace.
+                let _ = stuck_rx.recv_timeout(Duration::from_secs(60));
+            });
+            42
+        });
+        assert_eq!(answer, 42);
+        let took = started.elapsed();
+        assert!(
+            took < SHUTDOWN_GRACE + Duration::from_secs(2),
+            "the host waited {took:?} for a stuck thread"
+        );
+        drop(stuck_tx);
+    }
 }

@@ -1052,29 +1052,9 @@ pub fn started_before(started: DateTime<Utc>, record_at: DateTime<Utc>) -> bool 
         .is_none_or(|limit| started <= limit)
 }
 
-/// When a process started (Linux: boot time plus `starttime` ticks).
-#[cfg(target_os = "linux")]
+/// When a process started (see [`crate::process::started_at`]).
 pub fn process_started_at(pid: u32) -> Option<DateTime<Utc>> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    let ticks: u64 = after.split_ascii_whitespace().nth(19)?.parse().ok()?;
-    let btime: i64 = fs::read_to_string("/proc/stat")
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("btime "))?
-        .trim()
-        .parse()
-        .ok()?;
-    // SAFETY: sysconf only reads a configuration value.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let hz = u64::try_from(hz).ok().filter(|h| *h > 0)?;
-    let millis = i64::try_from(ticks.checked_mul(1000)? / hz).ok()?;
-    DateTime::from_timestamp(btime, 0)?.checked_add_signed(chrono::TimeDelta::milliseconds(millis))
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn process_started_at(_pid: u32) -> Option<DateTime<Utc>> {
-    None
+    crate::process::started_at(pid)
 }
 
 /// Starts the engine's journal replay: once at start, then every [`REPLAY_INTERVAL`], each pass

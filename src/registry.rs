@@ -20,6 +20,14 @@
 //!   [`SessionsRegistry::snapshot`] returns the number its contents are current to. A reader that
 //!   gets both snapshots and changes (the desktop window) can then tell which of two is newer;
 //!   [`SessionsRegistry::watch_change_seq`] tells it the latest number as changes happen.
+//! - **The TTL never ends a session its live process vouches for.** A silent session that has a pid
+//!   is not ended on the TTL alone: the reaper first asks the pid watcher's rule
+//!   ([`crate::liveness::pid_watcher::plan`]) off the lock, with an injected probe, and spares the
+//!   ones a live process with the same start token vouches for — whatever the TTL and the
+//!   watcher's tick, even a TTL shorter than the tick.
+//! - **The pid watcher and the feeds apply what they decided off the lock only to the process they
+//!   saw** ([`SessionsRegistry::end_if_owned`], [`SessionsRegistry::vouch_if_owned`]): a resume
+//!   that moved the session to another process between the decision and its application keeps it.
 //! - **The TTL runs on a clock that stops while the machine sleeps** (see [`crate::clock`]). It
 //!   can be changed while the registry runs ([`SessionsRegistry::set_session_ttl`], the desktop's
 //!   Settings): it lives in an atomic beside the config, read by the reaper on each pass, so a
@@ -35,7 +43,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, watch};
 
 use crate::clock::{Clock, SystemClock};
+use crate::liveness::pid_watcher::{self, ConfirmedPids, Decision};
 use crate::model::{EndReason, InvalidObservation, Observation, Session, SessionState};
+use crate::process::PidProbe;
 use crate::transition::{self, Applied, Ignored, SessionRecord};
 
 /// A session with no signal for this long, and no pid confirmed alive, is ended.
@@ -58,6 +68,9 @@ const MAX_SEQS_REMEMBERED: usize = 131_072;
 const MAX_SEQS_PENDING: usize = 65_536;
 /// Changes buffered per subscriber before it is told it lagged.
 const CHANGE_BUFFER: usize = 1024;
+/// Stamped changes buffered for the history store: deeper, because the store must not lose a
+/// burst that the UI (which only needs the latest picture) can afford to skip.
+const STAMPED_BUFFER: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegistryConfig {
@@ -129,6 +142,15 @@ impl SessionChange {
     }
 }
 
+/// A change and when it happened, for the history store ([`crate::store`]): the stamp of the
+/// observation that caused it (never later than the registry's clock), or the registry's clock
+/// for the ends it decides itself. The live stream carries no stamp, because the UI needs none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StampedChange {
+    pub at: DateTime<Utc>,
+    pub change: SessionChange,
+}
+
 /// What the registry did with one observation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObserveOutcome {
@@ -150,6 +172,36 @@ pub struct PidCandidate {
     pub prompted: bool,
     pub streamed: bool,
     pub last_seen: DateTime<Utc>,
+}
+
+impl PidCandidate {
+    /// The process this candidate was seen with.
+    pub fn owner(&self) -> PidOwner {
+        PidOwner {
+            pid: self.pid,
+            pid_start: self.pid_start.clone(),
+        }
+    }
+}
+
+/// The process a decision taken off the lock was about: its pid, and its start token when one
+/// was known. Applied only while the session still belongs to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PidOwner {
+    pub pid: u32,
+    pub pid_start: Option<String>,
+}
+
+impl PidOwner {
+    /// True while `session` still belongs to this process: the same pid, and no start token that
+    /// tells another process apart (a token known on one side only cannot, on its own).
+    fn owns(&self, session: &Session) -> bool {
+        session.pid == Some(self.pid)
+            && match (session.pid_start.as_deref(), self.pid_start.as_deref()) {
+                (Some(now), Some(seen)) => now == seen,
+                _ => true,
+            }
+    }
 }
 
 #[derive(Default)]
@@ -216,6 +268,8 @@ pub struct SessionsRegistry {
     change_seq: watch::Sender<u64>,
     /// Probes and unknown hook events: what `doctor` asks about, never sessions.
     delivery: crate::delivery::DeliveryLedger,
+    /// The same changes with their stamps; sent only while someone (the store) subscribes.
+    stamped: broadcast::Sender<StampedChange>,
 }
 
 impl std::fmt::Debug for SessionsRegistry {
@@ -240,6 +294,7 @@ impl SessionsRegistry {
 
     pub fn with_config(config: RegistryConfig, clock: Arc<dyn Clock>) -> Self {
         let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+        let (stamped, _) = broadcast::channel(STAMPED_BUFFER);
         SessionsRegistry {
             inner: Mutex::new(Inner::default()),
             clock,
@@ -248,6 +303,7 @@ impl SessionsRegistry {
             changes,
             change_seq: watch::channel(0).0,
             delivery: crate::delivery::DeliveryLedger::new(),
+            stamped,
         }
     }
 
@@ -325,18 +381,31 @@ impl SessionsRegistry {
         RegistrySnapshot { seq, live, ended }
     }
 
+    /// Subscribes to changes with their stamps (what the history store records). Bounded like
+    /// [`subscribe`](Self::subscribe): a receiver that falls behind is told it lagged.
+    pub fn subscribe_stamped(&self) -> broadcast::Receiver<StampedChange> {
+        self.stamped.subscribe()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding this lock can only come from a bug in pure code; the data is
         // still a valid map of records, so keep serving rather than poisoning every later call.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Publishes changes numbered under the lock by [`stamp`] (`seq` is the last one's number).
-    fn publish(&self, changes: Vec<SessionChange>, seq: u64) {
+    /// Publishes changes numbered under the lock by [`stamp`] (`seq` is the last one's number),
+    /// stamped `at` for the history store.
+    fn publish(&self, changes: Vec<SessionChange>, seq: u64, at: DateTime<Utc>) {
         if changes.is_empty() {
             return;
         }
         for change in changes {
+            if self.stamped.receiver_count() > 0 {
+                let _ = self.stamped.send(StampedChange {
+                    at,
+                    change: change.clone(),
+                });
+            }
             // No receivers is fine: nobody is looking. Receivers that lag learn it on recv.
             let _ = self.changes.send(change);
         }
@@ -416,7 +485,7 @@ impl SessionsRegistry {
             ?outcome,
             "observed"
         );
-        self.publish(changes, change_seq);
+        self.publish(changes, change_seq, obs.at.min(now.wall));
         Ok(outcome)
     }
 
@@ -531,7 +600,7 @@ impl SessionsRegistry {
             let seq = stamp(&mut inner, &change);
             (change, seq)
         };
-        self.publish(change, seq);
+        self.publish(change, seq, now.wall);
         true
     }
 
@@ -543,45 +612,87 @@ impl SessionsRegistry {
         let Some(record) = inner.live.get_mut(session_id) else {
             return false;
         };
-        if record.own_state == SessionState::Ended {
+        vouch_locked(record, pid_start, now)
+    }
+
+    /// Ends a live session for a reason no observation carries, only while it still belongs to
+    /// `owner` (checked and applied under one lock). The pid watcher and the feeds decide off the
+    /// lock; a resume that moved the session to another process meanwhile keeps it.
+    pub fn end_if_owned(&self, session_id: &str, owner: &PidOwner, reason: EndReason) -> bool {
+        let now = self.clock.now();
+        let (change, seq) = {
+            let mut inner = self.lock();
+            let Some(record) = inner.live.get_mut(session_id) else {
+                return false;
+            };
+            if !owner.owns(&record.session) {
+                tracing::debug!(session_id, pid = owner.pid, reason = ?reason, "end_skipped_session_moved_on");
+                return false;
+            }
+            let old_state = record.session.state;
+            if !transition::end(record, reason, now) {
+                return false;
+            }
+            tracing::info!(
+                session_id,
+                agent = %record.session.agent,
+                from = %old_state,
+                reason = ?reason,
+                pid = owner.pid,
+                "session_ended"
+            );
+            let change = vec![SessionChange::Changed {
+                old_state,
+                session: record.session.clone(),
+            }];
+            let seq = stamp(&mut inner, &change);
+            (change, seq)
+        };
+        self.publish(change, seq, now.wall);
+        true
+    }
+
+    /// The pid watcher (or the reaper) vouches that `owner`, alive with identity `token`, is this
+    /// session's process: refresh `last_seen` so the TTL never ends a live idle session, and keep
+    /// the token. Nothing happens if the session has moved to another process since it was seen.
+    pub fn vouch_if_owned(&self, session_id: &str, owner: &PidOwner, token: &str) -> bool {
+        let now = self.clock.now();
+        let mut inner = self.lock();
+        let Some(record) = inner.live.get_mut(session_id) else {
+            return false;
+        };
+        if !owner.owns(&record.session) {
+            tracing::debug!(
+                session_id,
+                pid = owner.pid,
+                "vouch_skipped_session_moved_on"
+            );
             return false;
         }
-        match record.session.pid_start.as_deref() {
-            Some(stored) if stored != pid_start => return false,
-            Some(_) => {}
-            None => record.session.pid_start = Some(pid_start.to_string()),
-        }
-        record.session.last_seen = record.session.last_seen.max(now.wall);
-        record.last_signal = now.mono;
-        true
+        vouch_locked(record, token, now)
     }
 
     /// Every live, not-ended session with a pid: what the pid watcher probes.
     pub fn pid_liveness_candidates(&self) -> Vec<PidCandidate> {
-        let inner = self.lock();
-        inner
-            .live
-            .values()
-            .filter(|r| r.own_state != SessionState::Ended)
-            .filter_map(|r| {
-                Some(PidCandidate {
-                    session_id: r.session.session_id.clone(),
-                    pid: r.session.pid?,
-                    pid_start: r.session.pid_start.clone(),
-                    prompted: r.session.prompted,
-                    streamed: r.session.streamed,
-                    last_seen: r.session.last_seen,
-                })
-            })
-            .collect()
+        candidates_locked(&self.lock()).collect()
     }
 
-    /// Ends sessions silent for the TTL and drops ended ones whose linger is over. Cheap; the
-    /// engine calls it about once a second.
+    /// Ends sessions silent for the TTL and drops ended ones whose linger is over. A silent
+    /// session with a pid is first judged by the pid watcher's rule against the real process
+    /// table, off the lock (a `kill(0)` and a `/proc` read per distinct pid): the engine calls
+    /// this about once a second, on a blocking thread.
     pub fn reap(&self) {
+        self.reap_with(crate::process::probe_pid);
+    }
+
+    /// [`reap`](Self::reap) with the process probe injected (tests script it). `probe` is called
+    /// off the lock, once per distinct pid among the silent sessions.
+    pub fn reap_with(&self, probe: impl FnMut(u32) -> PidProbe) {
         let now = self.clock.now();
         let session_ttl = self.session_ttl();
         let mut changes = Vec::new();
+        let mut silent_with_pid: Vec<String> = Vec::new();
+        let mut candidates: Vec<PidCandidate> = Vec::new();
         let seq = {
             let mut inner = self.lock();
             let mut leaving = Vec::new();
@@ -592,20 +703,16 @@ impl SessionsRegistry {
                     }
                     continue;
                 }
-                if now.mono.saturating_sub(record.last_signal) >= session_ttl {
-                    let old_state = record.session.state;
-                    transition::end(record, EndReason::Ttl, now);
-                    tracing::info!(
-                        session_id = %record.session.session_id,
-                        agent = %record.session.agent,
-                        from = %old_state,
-                        reason = "ttl",
-                        "session_ended"
-                    );
-                    changes.push(SessionChange::Changed {
-                        old_state,
-                        session: record.session.clone(),
-                    });
+                if now.mono.saturating_sub(record.last_signal) < session_ttl {
+                    continue;
+                }
+                if record.session.pid.is_some() && record.own_state != SessionState::Ended {
+                    // Its process may vouch for it: judged below, off the lock.
+                    silent_with_pid.push(record.session.session_id.clone());
+                    continue;
+                }
+                if let Some(change) = end_by_ttl(record, now) {
+                    changes.push(change);
                 }
             }
             for id in leaving {
@@ -614,9 +721,71 @@ impl SessionsRegistry {
                     changes.push(SessionChange::Removed { session_id: id });
                 }
             }
+            if !silent_with_pid.is_empty() {
+                // The rule looks at every session sharing a pid (only the most recently active
+                // one is vouched for), so those come along.
+                let pids: HashSet<u32> = silent_with_pid
+                    .iter()
+                    .filter_map(|id| inner.live.get(id).and_then(|r| r.session.pid))
+                    .collect();
+                candidates = candidates_locked(&inner)
+                    .filter(|c| pids.contains(&c.pid))
+                    .collect();
+            }
             stamp(&mut inner, &changes)
         };
-        self.publish(changes, seq);
+        self.publish(changes, seq, now.wall);
+        if silent_with_pid.is_empty() {
+            return;
+        }
+
+        // A fresh memory of confirmed pids: a pid never seen alive ends nothing here, so a dead
+        // one falls back on the TTL (its death is the watcher's to report).
+        let verdicts = pid_watcher::plan(&candidates, &mut ConfirmedPids::default(), probe);
+        let now = self.clock.now();
+        let session_ttl = self.session_ttl();
+        let mut changes = Vec::new();
+        let seq = {
+            let mut inner = self.lock();
+            for id in &silent_with_pid {
+                let Some(seen) = candidates.iter().find(|c| &c.session_id == id) else {
+                    continue;
+                };
+                let owner = seen.owner();
+                let Some(record) = inner.live.get_mut(id) else {
+                    continue;
+                };
+                // Moved to another process, or heard from, since the first look: not ours to end.
+                if !owner.owns(&record.session)
+                    || now.mono.saturating_sub(record.last_signal) < session_ttl
+                {
+                    continue;
+                }
+                let verdict = verdicts.iter().find(|d| d.session_id() == id.as_str());
+                match verdict {
+                    Some(Decision::Vouch { token, .. }) => {
+                        vouch_locked(record, token, now);
+                    }
+                    Some(Decision::End { reason, .. }) => {
+                        let old_state = record.session.state;
+                        if transition::end(record, *reason, now) {
+                            tracing::info!(session_id = %id, from = %old_state, reason = ?reason, "session_ended");
+                            changes.push(SessionChange::Changed {
+                                old_state,
+                                session: record.session.clone(),
+                            });
+                        }
+                    }
+                    None => {
+                        if let Some(change) = end_by_ttl(record, now) {
+                            changes.push(change);
+                        }
+                    }
+                }
+            }
+            stamp(&mut inner, &changes)
+        };
+        self.publish(changes, seq, now.wall);
     }
 
     /// The live sessions (ended ones during their linger included), oldest first.
@@ -658,6 +827,58 @@ impl SessionsRegistry {
 fn stamp(inner: &mut Inner, changes: &[SessionChange]) -> u64 {
     inner.change_seq += changes.len() as u64;
     inner.change_seq
+}
+
+fn candidates_locked(inner: &Inner) -> impl Iterator<Item = PidCandidate> + '_ {
+    inner
+        .live
+        .values()
+        .filter(|r| r.own_state != SessionState::Ended)
+        .filter_map(|r| {
+            Some(PidCandidate {
+                session_id: r.session.session_id.clone(),
+                pid: r.session.pid?,
+                pid_start: r.session.pid_start.clone(),
+                prompted: r.session.prompted,
+                streamed: r.session.streamed,
+                last_seen: r.session.last_seen,
+            })
+        })
+}
+
+/// Refreshes a session its live process vouches for and keeps the process's token; refuses a
+/// token that differs from the one stored (another process).
+fn vouch_locked(record: &mut SessionRecord, token: &str, now: transition::Now) -> bool {
+    if record.own_state == SessionState::Ended {
+        return false;
+    }
+    match record.session.pid_start.as_deref() {
+        Some(stored) if stored != token => return false,
+        Some(_) => {}
+        None => record.session.pid_start = Some(token.to_string()),
+    }
+    record.session.last_seen = record.session.last_seen.max(now.wall);
+    record.last_signal = now.mono;
+    true
+}
+
+/// Ends a session silent for the TTL; the change to publish, if it ended.
+fn end_by_ttl(record: &mut SessionRecord, now: transition::Now) -> Option<SessionChange> {
+    let old_state = record.session.state;
+    if !transition::end(record, EndReason::Ttl, now) {
+        return None;
+    }
+    tracing::info!(
+        session_id = %record.session.session_id,
+        agent = %record.session.agent,
+        from = %old_state,
+        reason = "ttl",
+        "session_ended"
+    );
+    Some(SessionChange::Changed {
+        old_state,
+        session: record.session.clone(),
+    })
 }
 
 fn remember_ended(inner: &mut Inner, record: SessionRecord) {
@@ -1025,6 +1246,127 @@ mod tests {
         assert!(
             reg.pid_liveness_candidates().is_empty(),
             "ended sessions are not probed"
+        );
+    }
+
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true")
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn a_ttl_shorter_than_the_watchers_tick_never_ends_a_session_its_live_process_vouches_for() {
+        // TTL 1 s, and no pid-watcher tick at all: the reaper itself must ask the process. This
+        // test's own process stands for the agent; a reaped child for one that is gone.
+        let (clock, reg) = setup(RegistryConfig {
+            session_ttl: Duration::from_secs(1),
+            ..RegistryConfig::default()
+        });
+        let me = std::process::id();
+        reg.observe(obs(&clock, "alive", EventKind::Stop).with_pid(Some(me)))
+            .unwrap();
+        reg.observe(obs(&clock, "gone", EventKind::Stop).with_pid(Some(dead_pid())))
+            .unwrap();
+        reg.observe(obs(&clock, "nopid", EventKind::Stop)).unwrap();
+        for _ in 0..5 {
+            clock.advance(Duration::from_secs(2));
+            reg.reap();
+        }
+        let s = reg.get("alive").unwrap();
+        assert_eq!(
+            (s.state, s.end_reason),
+            (SessionState::Idle, None),
+            "a live process vouches for its session whatever the TTL"
+        );
+        assert_eq!(s.pid_start, crate::process::start_token(me));
+        // Positive controls: the reaper did run, and ends what nobody vouches for.
+        for id in ["gone", "nopid"] {
+            let s = reg
+                .get(id)
+                .or_else(|| reg.history(10).into_iter().find(|s| s.session_id == id));
+            assert_eq!(s.map(|s| s.end_reason), Some(Some(EndReason::Ttl)), "{id}");
+        }
+    }
+
+    #[test]
+    fn the_reaper_spares_only_what_the_watchers_rule_vouches_for() {
+        let (clock, reg) = setup(RegistryConfig {
+            session_ttl: Duration::from_secs(1),
+            ..RegistryConfig::default()
+        });
+        reg.observe(obs(&clock, "kept", EventKind::Stop).with_pid(Some(10)))
+            .unwrap();
+        reg.observe(obs(&clock, "recycled", EventKind::Stop).with_pid(Some(20)))
+            .unwrap();
+        assert!(reg.confirm_pid_liveness("recycled", "old"));
+        // Never prompted (a pre-warmed process): a live pid is no proof anyone uses it.
+        reg.observe(obs(&clock, "unprompted", EventKind::SessionStart).with_pid(Some(30)))
+            .unwrap();
+        clock.advance(Duration::from_secs(5));
+        let mut probed = Vec::new();
+        reg.reap_with(|pid| {
+            probed.push(pid);
+            PidProbe::Alive {
+                token: Some(if pid == 20 { "new" } else { "t" }.into()),
+            }
+        });
+        probed.sort_unstable();
+        assert_eq!(probed, [10, 20, 30], "each silent pid probed once");
+        let reason = |id: &str| reg.get(id).unwrap().end_reason;
+        assert_eq!(reason("kept"), None);
+        assert_eq!(reason("recycled"), Some(EndReason::PidRecycled));
+        assert_eq!(reason("unprompted"), Some(EndReason::Ttl));
+        assert_eq!(reg.get("kept").unwrap().pid_start.as_deref(), Some("t"));
+        // Vouched for now means silent again only after another TTL: no probe before that.
+        let mut calls = 0;
+        reg.reap_with(|_| {
+            calls += 1;
+            PidProbe::Gone
+        });
+        assert_eq!(calls, 0);
+        clock.advance(Duration::from_secs(1));
+        reg.reap_with(|_| PidProbe::Gone);
+        assert_eq!(
+            reason("kept"),
+            Some(EndReason::Ttl),
+            "gone: the TTL applies"
+        );
+    }
+
+    #[test]
+    fn owned_applies_refuse_a_session_that_moved_to_another_process() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "s1", EventKind::Stop).with_pid(Some(100)))
+            .unwrap();
+        let seen = |pid, tok: Option<&str>| PidOwner {
+            pid,
+            pid_start: tok.map(String::from),
+        };
+        assert!(
+            !reg.vouch_if_owned("s1", &seen(99, None), "t"),
+            "another pid"
+        );
+        assert!(reg.vouch_if_owned("s1", &seen(100, None), "t"));
+        assert!(
+            !reg.vouch_if_owned("s1", &seen(100, Some("t")), "u"),
+            "another token"
+        );
+        assert!(
+            !reg.end_if_owned("s1", &seen(100, Some("other")), EndReason::ProcessGone),
+            "the same pid, another process"
+        );
+        assert!(!reg.end_if_owned("s1", &seen(7, Some("t")), EndReason::ProcessGone));
+        assert_eq!(reg.get("s1").unwrap().end_reason, None);
+        assert!(reg.end_if_owned("s1", &seen(100, Some("t")), EndReason::ProcessGone));
+        assert!(!reg.end_if_owned("s1", &seen(100, Some("t")), EndReason::ProcessGone));
+        assert_eq!(
+            reg.get("s1").unwrap().end_reason,
+            Some(EndReason::ProcessGone)
         );
     }
 }

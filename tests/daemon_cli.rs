@@ -157,8 +157,18 @@ fn an_idle_session_with_a_live_process_outlives_the_ttl_and_one_without_does_not
         silent.is_none() || silent.as_deref() == Some("ended"),
         "a session nobody vouches for must be reaped, got {silent:?}"
     );
+    // Positive control: what kept "alive" was its process, not a watcher that does nothing.
     agent.kill().unwrap();
     agent.wait().unwrap();
+    let ended = wait_until(Duration::from_secs(10), || {
+        let s = world.state_of("alive");
+        s.is_none() || s.as_deref() == Some("ended")
+    });
+    assert!(
+        ended.is_some(),
+        "still {:?} after its process was killed",
+        world.state_of("alive")
+    );
 }
 
 #[test]
@@ -180,7 +190,40 @@ fn a_short_lived_shell_pid_never_ends_its_session() {
         "--pid",
         &pid,
     ]);
+    // Positive control in the same daemon: a live agent is confirmed, and its death is seen.
+    // Without it, "still working" below would also pass with a watcher that never runs.
+    let mut agent = sleeper();
+    let agent_pid = agent.id().to_string();
+    world.observe(&[
+        "--session",
+        "agent",
+        "--event",
+        "UserPromptSubmit",
+        "--pid",
+        &agent_pid,
+    ]);
+    let confirmed = wait_until(Duration::from_secs(10), || {
+        world
+            .session("agent")
+            .is_some_and(|s| !s["pid_start"].is_null())
+    });
+    assert!(
+        confirmed.is_some(),
+        "the watcher never confirmed the live agent"
+    );
     std::thread::sleep(Duration::from_secs(2));
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    let ended = wait_until(Duration::from_secs(10), || {
+        world
+            .session("agent")
+            .is_some_and(|s| s["end_reason"] == "process_gone")
+    });
+    assert!(
+        ended.is_some(),
+        "the watcher did not see the agent die: {:?}",
+        world.session("agent")
+    );
     assert_eq!(world.state_of("shelled").as_deref(), Some("working"));
 }
 

@@ -8,6 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use agent_tray::feeds::{spawn_all, FeedConfig, FeedDirs, FeedTiming};
 use agent_tray::model::{EndReason, Session, SessionState};
 use agent_tray::registry::SessionsRegistry;
@@ -139,7 +141,7 @@ async fn a_live_claude_sessions_file_shows_its_state_moves_with_it_and_ends_when
     let dir = tempfile::tempdir().unwrap();
     let claude = dir.path().join("claude");
     let agent = Sleeper::spawn();
-    let token = agent_tray::liveness::process_start_token(agent.pid()).unwrap();
+    let token = agent_tray::process::start_token(agent.pid()).unwrap();
     let file = claude.join(format!("sessions/{}.json", agent.pid()));
     write_atomically(&file, &sessions_file(agent.pid(), &token, "idle", None));
     let d = Discovery::start(&claude, &dir.path().join("codex"), Duration::from_secs(60));
@@ -181,7 +183,7 @@ async fn a_killed_claude_whose_file_stays_behind_ends_as_a_death() {
     let dir = tempfile::tempdir().unwrap();
     let claude = dir.path().join("claude");
     let mut agent = Sleeper::spawn();
-    let token = agent_tray::liveness::process_start_token(agent.pid()).unwrap();
+    let token = agent_tray::process::start_token(agent.pid()).unwrap();
     let file = claude.join(format!("sessions/{}.json", agent.pid()));
     write_atomically(&file, &sessions_file(agent.pid(), &token, "busy", None));
     let d = Discovery::start(&claude, &dir.path().join("codex"), Duration::from_secs(60));
@@ -218,13 +220,34 @@ async fn a_stale_sessions_file_whose_start_token_does_not_match_shows_nothing() 
         &claude.join("sessions/4194300.json"),
         &sessions_file(4_194_300, "1", "busy", None),
     );
+    // Positive control: a believed file beside them, written after the stale ones, shows. Had the
+    // feed not run, "nothing shown" below would prove nothing.
+    let live = Sleeper::spawn();
+    let live_token = agent_tray::process::start_token(live.pid()).unwrap();
+    write_atomically(
+        &claude.join(format!("sessions/{}.json", live.pid())),
+        &sessions_file(live.pid(), &live_token, "busy", None),
+    );
     let d = Discovery::start(
         &claude,
         &dir.path().join("codex"),
         Duration::from_millis(200),
     );
+    d.wait_for(
+        &format!("claude-{}", live.pid()),
+        "the believed file",
+        |s| s.state == SessionState::Working,
+    )
+    .await;
+    // Several rescans and ticks after that, the stale ones still show nothing.
     tokio::time::sleep(Duration::from_millis(800)).await;
-    assert!(d.registry.list().is_empty(), "{:?}", d.registry.list());
+    let ids: Vec<String> = d
+        .registry
+        .list()
+        .into_iter()
+        .map(|s| s.session_id)
+        .collect();
+    assert_eq!(ids, [format!("claude-{}", live.pid())]);
     d.stop().await;
 }
 
@@ -468,4 +491,124 @@ async fn a_finished_codex_thread_is_not_shown_and_an_archived_one_ends() {
     })
     .await;
     d.stop().await;
+}
+
+/// FIFOs made with `mkfifo`, each opened for writing (without blocking) when dropped: a reader
+/// stuck on one (the bug this guards against) is then released, so a failing test fails instead
+/// of hanging its runtime's shutdown.
+struct Fifos(Vec<std::path::PathBuf>);
+
+impl Fifos {
+    fn make(paths: &[std::path::PathBuf]) -> Self {
+        use std::os::unix::ffi::OsStrExt;
+        for path in paths {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "{path:?}");
+        }
+        Fifos(paths.to_vec())
+    }
+}
+
+impl Drop for Fifos {
+    fn drop(&mut self) {
+        use std::os::unix::fs::OpenOptionsExt;
+        for path in &self.0 {
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path);
+        }
+    }
+}
+
+/// A FIFO named like each kind of agent file: a sessions file, a transcript, a rollout, a lock.
+fn fifos_like_agent_files(claude: &Path, codex: &Path) -> Fifos {
+    const FIFO_THREAD: &str = "0f0f0f0f-48e5-7151-b535-fa0e4e9093ad";
+    Fifos::make(&[
+        claude.join("sessions/4194301.json"),
+        claude.join("projects/-fifo/0f0f0f0f-95b9-4336-8b7d-2d91c4d8b30c.jsonl"),
+        codex.join(format!(
+            "sessions/2026/11/29/rollout-2026-11-29T19-07-13-{FIFO_THREAD}.jsonl"
+        )),
+        codex.join(format!("thread-writer-locks/{FIFO_THREAD}.lock")),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifos_named_like_agent_files_are_skipped_and_every_feed_still_discovers() {
+    // Any program the user runs can write in ~/.claude and ~/.codex; a FIFO blocks a plain open
+    // for good. Each feed must skip it and go on finding the real files beside it.
+    let dir = tempfile::tempdir().unwrap();
+    let (claude, codex) = (dir.path().join("claude"), dir.path().join("codex"));
+    let _fifos = fifos_like_agent_files(&claude, &codex);
+    let d = Discovery::start(&claude, &codex, Duration::from_millis(200));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Written after the feeds met the FIFOs: only a feed that is still running can see them.
+    let agent = Sleeper::spawn();
+    let token = agent_tray::process::start_token(agent.pid()).unwrap();
+    let id = format!("claude-{}", agent.pid());
+    write_atomically(
+        &claude.join(format!("sessions/{}.json", agent.pid())),
+        &sessions_file(agent.pid(), &token, "busy", None),
+    );
+    append(
+        &claude.join(format!("projects/-w/{id}.jsonl")),
+        &prompt_line(),
+    );
+    let thread = "12345678-48e5-7151-b535-fa0e4e9093ad";
+    append(
+        &codex.join(format!(
+            "sessions/2026/11/29/rollout-2026-11-29T19-07-14-{thread}.jsonl"
+        )),
+        &rollout_line(
+            "session_meta",
+            serde_json::json!({"id": thread, "cwd": "/p", "source": "cli"}),
+        ),
+    );
+    d.wait_for(&id, "the sessions file beside a FIFO", |s| {
+        s.state == SessionState::Working
+    })
+    .await;
+    d.wait_for(&id, "the transcript beside a FIFO", |s| {
+        s.transcript_path.is_some()
+    })
+    .await;
+    d.wait_for(thread, "the rollout beside a FIFO", |_| true)
+        .await;
+    tokio::time::timeout(Duration::from_secs(5), d.stop())
+        .await
+        .expect("the feeds stop when cancelled");
+}
+
+#[test]
+fn the_daemon_discovers_beside_fifos_and_exits_on_sigterm_within_its_bound() {
+    let world = common::World::new().with_env("AGENT_TRAY_PID_WATCH_INTERVAL_MS", "300");
+    let (claude, codex) = (world.path().join("claude"), world.path().join("codex"));
+    let _fifos = fifos_like_agent_files(&claude, &codex);
+    let daemon = world.start_daemon();
+    std::thread::sleep(Duration::from_millis(500));
+    let agent = Sleeper::spawn();
+    let token = agent_tray::process::start_token(agent.pid()).unwrap();
+    let id = format!("claude-{}", agent.pid());
+    write_atomically(
+        &claude.join(format!("sessions/{}.json", agent.pid())),
+        &sessions_file(agent.pid(), &token, "idle", None),
+    );
+    assert!(
+        common::wait_until(Duration::from_secs(15), || world.state_of(&id).is_some()).is_some(),
+        "the sessions file beside the FIFOs was never discovered: {}",
+        daemon.log_text()
+    );
+    let log = daemon.log.clone();
+    let asked = Instant::now();
+    let status = daemon.terminate();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "no clean exit within 10 s of SIGTERM ({status:?}): {}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+    eprintln!("daemon exited {:?} after SIGTERM", asked.elapsed());
 }

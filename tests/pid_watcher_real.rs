@@ -1,6 +1,8 @@
 //! The pid watcher against real processes: children started and killed with real signals.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -104,12 +106,82 @@ async fn a_short_lived_shell_pid_never_ends_anything() {
     let pid = shell.id();
     shell.wait().unwrap();
     prompted(&registry, "s1", pid);
+    // Positive control in the same watcher: a live child is confirmed and its death is seen, so
+    // "s1 still working" below cannot pass on a watcher that never ticks.
+    let mut child = sleeper();
+    prompted(&registry, "control", child.id());
     let token = CancellationToken::new();
     let task = pid_watcher::spawn(registry.clone(), TICK, token.clone());
-    tokio::time::sleep(TICK * 5).await;
+    assert!(
+        wait_for(TICK * 10, || registry
+            .get("control")
+            .and_then(|s| s.pid_start)
+            .is_some())
+        .await,
+        "the live child was never confirmed"
+    );
+    tokio::time::sleep(TICK * 3).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        wait_for(TICK * 10, || state(&registry, "control")
+            == Some((SessionState::Ended, Some(EndReason::ProcessGone))))
+        .await,
+        "the watcher missed the control's death: {:?}",
+        state(&registry, "control")
+    );
     assert_eq!(state(&registry, "s1"), Some((SessionState::Working, None)));
     token.cancel();
     task.await.unwrap();
+}
+
+#[test]
+fn a_ttl_shorter_than_the_watchers_tick_keeps_a_live_idle_agent() {
+    // The real daemon with a 1 s TTL and the default 10 s watcher tick: the reaper must ask the
+    // process before ending its session, whatever the two settings.
+    let world = common::World::new().with_env("AGENT_TRAY_SESSION_TTL", "1");
+    let _daemon = world.start_daemon();
+    let mut agent = sleeper();
+    let pid = agent.id().to_string();
+    for (id, pid) in [("alive", Some(pid.as_str())), ("silent", None)] {
+        for event in ["UserPromptSubmit", "Stop"] {
+            let mut args = vec!["--session", id, "--event", event];
+            if let Some(pid) = pid {
+                args.extend(["--pid", pid]);
+            }
+            world.observe(&args);
+        }
+    }
+    // Positive control: the reaper runs, and ends the session nobody vouches for.
+    let reaped = common::wait_until(Duration::from_secs(10), || {
+        let s = world.state_of("silent");
+        s.is_none() || s.as_deref() == Some("ended")
+    });
+    assert!(
+        reaped.is_some(),
+        "the reaper never ended the silent session"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let s = world
+        .session("alive")
+        .expect("the live agent's session was dropped");
+    assert_eq!(
+        (s["state"].as_str(), &s["end_reason"]),
+        (Some("idle"), &serde_json::Value::Null),
+        "ended while its process lives: {s}"
+    );
+    // And once the process is gone, the TTL applies again.
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    let ended = common::wait_until(Duration::from_secs(10), || {
+        let s = world.state_of("alive");
+        s.is_none() || s.as_deref() == Some("ended")
+    });
+    assert!(
+        ended.is_some(),
+        "still {:?} with its process gone",
+        world.state_of("alive")
+    );
 }
 
 #[tokio::test]

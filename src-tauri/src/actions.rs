@@ -181,35 +181,21 @@ fn on_path(program: &str) -> bool {
 }
 
 /// A process's environment from `/proc/<pid>/environ` (readable for the user's own processes;
-/// empty otherwise, or where `/proc` is absent).
+/// empty otherwise, or where `/proc` is absent). The probes are the core's
+/// ([`agent_tray::process`]), shared with the feeds and the pid walk.
 pub(crate) fn process_environ(pid: u32) -> Vec<(String, String)> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-    environ
-        .split(|b| *b == 0)
-        .filter_map(|entry| {
-            let entry = String::from_utf8_lossy(entry);
-            let (k, v) = entry.split_once('=')?;
-            Some((k.to_string(), v.to_string()))
-        })
-        .collect()
+    agent_tray::process::environ(pid).unwrap_or_default()
 }
 
 /// The editor whose terminal runs `pid` (from its environment and the names of up to a few
 /// ancestors) and its tmux server.
 fn process_facts(pid: u32) -> ProcessFacts {
+    use agent_tray::process::{ancestry, SystemProcesses};
     let env = process_environ(pid);
-    let mut ancestors = Vec::new();
-    let mut current = pid;
-    for _ in 0..8 {
-        let Some((name, parent)) = proc_name_and_parent(current) else {
-            break;
-        };
-        ancestors.push(name);
-        if parent <= 1 {
-            break;
-        }
-        current = parent;
-    }
+    let ancestors: Vec<String> = ancestry(&SystemProcesses, pid, 8)
+        .into_iter()
+        .map(|(_, info)| info.comm)
+        .collect();
     ProcessFacts {
         editor: editor_of(&env, &ancestors),
         tmux_socket: socket_from_env(&env),
@@ -219,22 +205,6 @@ fn process_facts(pid: u32) -> ProcessFacts {
 #[cfg(test)]
 fn process_editor(pid: u32) -> Option<Editor> {
     process_facts(pid).editor
-}
-
-/// A process's name (`comm`) and parent pid, from `/proc/<pid>/stat` (the name is between the
-/// first `(` and the last `)`, and may itself hold spaces or parentheses).
-fn proc_name_and_parent(pid: u32) -> Option<(String, u32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let name = stat.get(open + 1..close)?.to_string();
-    let parent = stat
-        .get(close + 1..)?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some((name, parent))
 }
 
 fn launch_failed(what: &str, error: impl std::fmt::Display) -> CommandError {
@@ -661,7 +631,7 @@ mod tests {
         let execd = |pid: u32| {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
             let environ = || std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            while proc_name_and_parent(pid).map(|(name, _)| name) != Some("sleep".into())
+            while agent_tray::process::read_stat(pid).map(|s| s.comm) != Some("sleep".into())
                 || environ().is_empty()
             {
                 assert!(std::time::Instant::now() < deadline, "sleep never started");

@@ -27,10 +27,10 @@ use std::time::SystemTime;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::procfs::{ProcFs, ProcessTable};
 use super::watch::{Feed, WatchDepth, WatchRoot};
 use super::{mtime_of, FeedOutput, FeedStats};
 use crate::model::{Agent, EndReason, EventKind, Observation, ReportedStatus, Source};
+use crate::process::{ProcessTable, SystemProcesses};
 
 /// A live-session file is a few hundred bytes; anything bigger is not one.
 const MAX_FILE: u64 = 64 * 1024;
@@ -220,7 +220,7 @@ fn content_hash(bytes: &[u8]) -> u64 {
 }
 
 /// The feed. Generic over the process table so tests can script processes.
-pub struct ClaudeSessionsFeed<T: ProcessTable = ProcFs> {
+pub struct ClaudeSessionsFeed<T: ProcessTable = SystemProcesses> {
     claude_dirs: Vec<PathBuf>,
     table: T,
     files: HashMap<PathBuf, Tracked>,
@@ -228,9 +228,9 @@ pub struct ClaudeSessionsFeed<T: ProcessTable = ProcFs> {
     stats: Arc<FeedStats>,
 }
 
-impl ClaudeSessionsFeed<ProcFs> {
+impl ClaudeSessionsFeed<SystemProcesses> {
     pub fn new(claude_dirs: Vec<PathBuf>, live: LiveClaudeSessions, stats: Arc<FeedStats>) -> Self {
-        Self::with_table(claude_dirs, live, stats, ProcFs)
+        Self::with_table(claude_dirs, live, stats, SystemProcesses)
     }
 }
 
@@ -375,6 +375,7 @@ fn died(old: &Reported, verdict: Verdict) -> FeedOutput {
     FeedOutput::EndOwnedBy {
         session_id: old.session_id.clone(),
         pid: old.pid,
+        pid_start: old.proc_start.clone(),
         reason: match verdict {
             Verdict::PidReused => EndReason::PidRecycled,
             _ => EndReason::ProcessGone,
@@ -387,7 +388,7 @@ fn pid_from_name(path: &Path) -> Option<u32> {
 }
 
 fn read_small(path: &Path, stats: &FeedStats) -> Option<Vec<u8>> {
-    let file = std::fs::File::open(path).ok()?;
+    let (file, _) = super::open_regular_file(path).ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE).read_to_end(&mut bytes).ok()?;
     FeedStats::add(&stats.bytes_read, bytes.len() as u64);
@@ -491,16 +492,13 @@ mod tests {
     #[derive(Default)]
     struct Procs(RefCell<HashMap<u32, String>>);
 
-    impl crate::agent_pid::ProcessTable for Procs {
-        fn info(&self, _: u32) -> Option<crate::agent_pid::ProcInfo> {
+    impl ProcessTable for Procs {
+        fn info(&self, _: u32) -> Option<crate::process::ProcInfo> {
             None
         }
         fn cmdline(&self, _: u32) -> Option<Vec<String>> {
             None
         }
-    }
-
-    impl ProcessTable for Procs {
         fn exists(&self, pid: u32) -> bool {
             self.0.borrow().contains_key(&pid)
         }
@@ -668,6 +666,7 @@ mod tests {
             vec![FeedOutput::EndOwnedBy {
                 session_id: "33413ec6-95b9-4336-8b7d-2d91c4d8b30c".into(),
                 pid: 2861,
+                pid_start: Some("124349".into()),
                 reason: EndReason::ProcessGone
             }]
         );

@@ -320,11 +320,9 @@ impl ClaudeTranscriptsFeed {
         let Some(claude_dir) = self.claude_dir_of(path) else {
             return;
         };
-        let Ok(mut file) = std::fs::File::open(path) else {
+        let Ok((mut file, meta)) = super::open_regular_file(path) else {
+            // Gone, or not a regular file (a FIFO must never be opened for a blocking read).
             self.followed.remove(path);
-            return;
-        };
-        let Ok(meta) = file.metadata() else {
             return;
         };
         let mtime = meta.modified().ok();
@@ -480,6 +478,9 @@ impl ClaudeTranscriptsFeed {
             let Ok(meta) = entry.metadata() else {
                 continue;
             };
+            if !meta.file_type().is_file() {
+                continue;
+            }
             // An old file is left alone without opening it, unless a live session owns it.
             if age_of(&meta, now) > self.ttl && !self.live.contains(id) {
                 continue;

@@ -29,11 +29,12 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::procfs::{self, CodexOwner, HeldLock, LockProbe, ProcFs, ProcessTable};
+use super::procfs::{self, CodexOwner, HeldLock, LockProbe};
 use super::tail::{self, TailReader};
 use super::watch::{Feed, WatchDepth, WatchRoot};
 use super::{age_of, mtime_of, parse_time, FeedOutput, FeedStats};
 use crate::model::{Agent, EventKind, Observation, Source};
+use crate::process::{ProcessTable, SystemProcesses};
 
 /// What one rollout line means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,7 +207,7 @@ fn lock_path(codex_home: &Path, thread_id: &str) -> PathBuf {
 }
 
 /// The feed. Generic over the process table so tests can script process trees.
-pub struct CodexRolloutsFeed<T: ProcessTable = ProcFs> {
+pub struct CodexRolloutsFeed<T: ProcessTable = SystemProcesses> {
     codex_homes: Vec<PathBuf>,
     ttl: Duration,
     table: T,
@@ -219,9 +220,9 @@ pub struct CodexRolloutsFeed<T: ProcessTable = ProcFs> {
 
 type Locks = Option<HashMap<u64, Vec<HeldLock>>>;
 
-impl CodexRolloutsFeed<ProcFs> {
+impl CodexRolloutsFeed<SystemProcesses> {
     pub fn new(codex_homes: Vec<PathBuf>, ttl: Duration, stats: Arc<FeedStats>) -> Self {
-        Self::with_table(codex_homes, ttl, stats, ProcFs)
+        Self::with_table(codex_homes, ttl, stats, SystemProcesses)
     }
 }
 
@@ -277,7 +278,8 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
         let Some(home) = self.home_of(path) else {
             return;
         };
-        let Ok(mut file) = std::fs::File::open(path) else {
+        // Gone, or not a regular file (a FIFO must never be opened for a blocking read).
+        let Ok((mut file, meta)) = super::open_regular_file(path) else {
             self.dormant.remove(path);
             if let Some(thread) = self.threads.remove(path) {
                 // Moved away; archived means over, anything else is left to the lock and the TTL.
@@ -286,9 +288,6 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
                     out.push(gone(&thread, path));
                 }
             }
-            return;
-        };
-        let Ok(meta) = file.metadata() else {
             return;
         };
         let (mtime, len) = (meta.modified().ok(), meta.len());

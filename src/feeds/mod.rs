@@ -17,6 +17,11 @@
 //!
 //! How they watch (file-system events into a bounded channel, a debounce, a slow rescan as the
 //! safety net, folders that appear later) lives in [`watch`]. The engine calls [`spawn_all`].
+//!
+//! **Every agent file is opened with [`open_regular_file`]**, never `File::open`: the folders are
+//! writable by any program the user runs, and a FIFO named like a transcript blocks a plain open
+//! forever (the feed stops, and with it the daemon's shutdown). The open cannot block or follow a
+//! symlink, and anything that is not a regular file is skipped.
 
 pub mod claude_sessions;
 pub mod claude_transcripts;
@@ -25,7 +30,10 @@ pub mod procfs;
 pub mod tail;
 pub mod watch;
 
-use std::path::PathBuf;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -35,7 +43,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::{EndReason, Observation};
-use crate::registry::SessionsRegistry;
+use crate::registry::{PidOwner, SessionsRegistry};
 
 pub use watch::FeedTiming;
 
@@ -92,10 +100,12 @@ impl FeedStats {
 pub enum FeedOutput {
     Observe(Box<Observation>),
     /// The process a file named is gone (or its pid now belongs to another process): end the
-    /// session — but only if it is still owned by that pid (a resumed session may have moved on).
+    /// session — but only if it is still owned by that pid, and by that process when the file
+    /// recorded its start token (a resumed session may have moved on).
     EndOwnedBy {
         session_id: String,
         pid: u32,
+        pid_start: Option<String>,
         reason: EndReason,
     },
 }
@@ -118,12 +128,12 @@ pub(crate) fn apply_outputs(registry: &SessionsRegistry, outputs: Vec<FeedOutput
             FeedOutput::EndOwnedBy {
                 session_id,
                 pid,
+                pid_start,
                 reason,
             } => {
-                let owned = registry
-                    .get(&session_id)
-                    .is_some_and(|s| s.pid == Some(pid));
-                if owned && registry.end(&session_id, reason) {
+                // Checked and applied under one lock: a resume landing in between keeps it.
+                let owner = PidOwner { pid, pid_start };
+                if registry.end_if_owned(&session_id, &owner, reason) {
                     tracing::info!(%session_id, pid, reason = ?reason, "session_files_say_process_gone");
                 }
             }
@@ -192,6 +202,33 @@ pub fn spawn_all(
     ]
 }
 
+/// Opens one of the agents' files for reading without ever blocking: `O_NONBLOCK` so a FIFO (or a
+/// device) cannot hang the open, `O_NOFOLLOW` so a symlink planted in the agent's folder is not
+/// followed, then `fstat` on the open descriptor (no race with a rename) so anything but a
+/// regular file is refused. A regular file ignores `O_NONBLOCK`; reads behave as usual.
+pub fn open_regular_file(path: &Path) -> io::Result<(File, Metadata)> {
+    // A cheap look first, so a device or a FIFO is not even opened.
+    if !std::fs::symlink_metadata(path)?.file_type().is_file() {
+        return Err(not_regular(path));
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular(path));
+    }
+    Ok((file, meta))
+}
+
+fn not_regular(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{} is not a regular file", path.display()),
+    )
+}
+
 /// A file's modification time as a timestamp, for observations with nothing better.
 pub(crate) fn mtime_of(meta: &std::fs::Metadata) -> DateTime<Utc> {
     meta.modified()
@@ -212,4 +249,47 @@ pub(crate) fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text)
         .ok()
         .map(|t| t.with_timezone(&Utc))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{Agent, EventKind};
+
+    fn prompt(registry: &SessionsRegistry, pid: u32, secs: i64) {
+        let at = Utc::now() + chrono::Duration::seconds(secs);
+        let obs = Observation::new("s1", Agent::Claude, EventKind::UserPromptSubmit, at)
+            .with_pid(Some(pid));
+        registry.observe(obs).unwrap();
+    }
+
+    fn end_owned_by(pid: u32, pid_start: Option<&str>) -> FeedOutput {
+        FeedOutput::EndOwnedBy {
+            session_id: "s1".into(),
+            pid,
+            pid_start: pid_start.map(String::from),
+            reason: EndReason::ProcessGone,
+        }
+    }
+
+    #[test]
+    fn a_death_the_files_report_ends_only_the_process_it_was_about() {
+        let registry = SessionsRegistry::new();
+        prompt(&registry, 100, 0);
+        assert!(registry.confirm_pid_liveness("s1", "t100"));
+        // The file's process had another start token: another process under the same pid.
+        apply_outputs(&registry, vec![end_owned_by(100, Some("older"))]);
+        // The session was resumed in process 200 after the feed decided.
+        prompt(&registry, 200, 1);
+        apply_outputs(&registry, vec![end_owned_by(100, Some("t100"))]);
+        let s = registry.get("s1").unwrap();
+        assert_eq!((s.pid, s.end_reason), (Some(200), None));
+        // Positive control: about the process that owns it, it applies.
+        apply_outputs(&registry, vec![end_owned_by(200, None)]);
+        assert_eq!(
+            registry.get("s1").unwrap().end_reason,
+            Some(EndReason::ProcessGone)
+        );
+    }
 }

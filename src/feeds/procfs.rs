@@ -21,7 +21,7 @@
 //! `claude` process the live-session file names. The walk is [`agent_pid::outermost_codex`], the
 //! hook's own.
 //!
-//! Process identity comes from [`crate::liveness`], and the ancestry walk from
+//! Process identity and the process table come from [`crate::process`], and the ancestry walk from
 //! [`crate::agent_pid`], so every part of the engine answers "which process, and is it still the
 //! same one" the same way.
 
@@ -29,57 +29,8 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 
-use crate::agent_pid::{self, ProcInfo, SystemProcesses};
-
-/// A process table as the feeds' decisions see it: the hook's view ([`agent_pid::ProcessTable`]:
-/// parent, name, command line) plus liveness. Implemented over the real system by [`ProcFs`] and
-/// by scripted tables in tests.
-pub trait ProcessTable: agent_pid::ProcessTable {
-    /// `kill(pid, 0)`: only `ESRCH` means gone.
-    fn exists(&self, pid: u32) -> bool;
-    /// The opaque identity token (`/proc/<pid>/stat` field 22), when it can be read.
-    fn start_token(&self, pid: u32) -> Option<String>;
-    /// Direct children, where the kernel lists them.
-    fn children(&self, pid: u32) -> Vec<u32>;
-}
-
-/// The real process table.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ProcFs;
-
-impl agent_pid::ProcessTable for ProcFs {
-    fn info(&self, pid: u32) -> Option<ProcInfo> {
-        SystemProcesses.info(pid)
-    }
-
-    fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
-        SystemProcesses.cmdline(pid)
-    }
-}
-
-impl ProcessTable for ProcFs {
-    /// A zombie counts as gone: it has exited (its locks and files are released), only its
-    /// parent has not reaped it yet — a tmux pane keeps a killed agent as a zombie for a while.
-    fn exists(&self, pid: u32) -> bool {
-        crate::liveness::process_exists(pid)
-    }
-
-    fn start_token(&self, pid: u32) -> Option<String> {
-        crate::liveness::process_start_token(pid)
-    }
-
-    fn children(&self, pid: u32) -> Vec<u32> {
-        fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-            .map(|text| {
-                text.split_whitespace()
-                    .filter_map(|p| p.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-}
-
-pub use crate::liveness::is_zombie;
+use crate::agent_pid;
+use crate::process::ProcessTable;
 
 /// One `FLOCK` lock from `/proc/locks`: who holds it, on which file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -184,7 +135,8 @@ fn dev_minor(dev: u64) -> u32 {
 /// never waits behind Codex. Only a held exclusive lock makes it fail with `EWOULDBLOCK`.
 pub fn probe_lock_by_flock(path: &Path) -> LockProbe {
     use std::os::fd::AsRawFd;
-    let Ok(file) = fs::File::open(path) else {
+    // Never `File::open`: a FIFO named like a lock would block this feed for good.
+    let Ok((file, _)) = super::open_regular_file(path) else {
         return LockProbe::Missing;
     };
     let fd = file.as_raw_fd();
@@ -257,11 +209,13 @@ pub fn codex_owner<T: ProcessTable>(table: &T, holder: u32) -> CodexOwner {
 mod tests {
     use super::*;
 
+    use crate::process::ProcInfo;
+
     /// A scripted process table: pid → (ppid, comm, cmdline).
     #[derive(Default)]
     struct Table(HashMap<u32, (u32, &'static str, &'static str)>);
 
-    impl agent_pid::ProcessTable for Table {
+    impl ProcessTable for Table {
         fn info(&self, pid: u32) -> Option<ProcInfo> {
             self.0.get(&pid).map(|p| ProcInfo {
                 ppid: p.0,
@@ -273,9 +227,6 @@ mod tests {
                 .get(&pid)
                 .map(|p| p.2.split_whitespace().map(String::from).collect())
         }
-    }
-
-    impl ProcessTable for Table {
         fn exists(&self, pid: u32) -> bool {
             self.0.contains_key(&pid)
         }
@@ -289,45 +240,6 @@ mod tests {
                 .map(|(c, _)| *c)
                 .collect()
         }
-    }
-
-    #[test]
-    fn the_real_table_knows_this_process_and_its_start_token() {
-        let me = std::process::id();
-        assert!(ProcFs.exists(me));
-        assert!(ProcFs
-            .start_token(me)
-            .is_some_and(|t| t.parse::<u64>().is_ok()));
-        assert_eq!(
-            agent_pid::ProcessTable::info(&ProcFs, me).map(|i| i.ppid),
-            Some(std::os::unix::process::parent_id())
-        );
-    }
-
-    #[test]
-    fn a_killed_child_not_yet_reaped_is_a_zombie_and_counts_as_gone() {
-        // kill -9 of an agent whose parent has not called wait(): the pid still exists.
-        let mut child = std::process::Command::new("sleep")
-            .arg("60")
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        assert!(ProcFs.exists(pid));
-        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while !is_zombie(pid) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never became a zombie"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        assert!(
-            !crate::liveness::process_exists(pid),
-            "the pid watcher's probe treats it as gone too"
-        );
-        assert!(!ProcFs.exists(pid), "but it is dead");
-        child.wait().unwrap();
     }
 
     #[test]

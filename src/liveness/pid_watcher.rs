@@ -30,6 +30,17 @@
 //! may be pre-warmed by a desktop app: a live pid is no proof that anyone is using them. Their
 //! deaths are still caught.
 //!
+//! **Why every decision carries the process it was about.** The plan is made off the lock, from a
+//! snapshot; a `claude --resume` can move the session to a new process before it is applied.
+//! Ending it then would end the resumed session, and vouching would hand it the old process's
+//! start token (and a false "process died" on the next tick). So a decision is applied only while
+//! the session still has the pid and token the plan saw ([`SessionsRegistry::end_if_owned`],
+//! [`SessionsRegistry::vouch_if_owned`]).
+//!
+//! **The reaper asks the same rule.** A TTL shorter than this watcher's tick would otherwise end
+//! a live idle session between two vouches; the registry's reaper runs [`plan`] itself (with a
+//! fresh memory) on the silent sessions that have a pid before ending them.
+//!
 //! Cost: the candidates are copied under the registry lock with no I/O; every probe (a `kill(0)`
 //! and a `/proc` read, or a `ps` on macOS) runs off the lock on a blocking thread, once per
 //! distinct pid.
@@ -43,54 +54,55 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::EndReason;
-use crate::registry::{PidCandidate, SessionsRegistry};
+pub use crate::process::{probe_pid, PidProbe};
+use crate::registry::{PidCandidate, PidOwner, SessionsRegistry};
 
 /// How often the watcher looks.
 pub const WATCH_INTERVAL: Duration = Duration::from_secs(10);
 
-/// What probing one pid found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PidProbe {
-    Gone,
-    /// Alive, with its identity token when it could be read.
-    Alive {
-        token: Option<String>,
-    },
-}
-
-/// Probes a real pid.
-pub fn probe_process(pid: u32) -> PidProbe {
-    if super::process_exists(pid) {
-        PidProbe::Alive {
-            token: super::process_start_token(pid),
-        }
-    } else {
-        PidProbe::Gone
-    }
-}
-
-/// What one tick decides for one session.
+/// What one tick decides for one session, and about which process (as the plan saw it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     End {
         session_id: String,
+        owner: PidOwner,
         reason: EndReason,
     },
     /// The process is alive and is this session's: refresh it, keep its token.
-    Vouch { session_id: String, token: String },
+    Vouch {
+        session_id: String,
+        owner: PidOwner,
+        token: String,
+    },
 }
 
 impl Decision {
-    /// Carries the decision out on the registry.
-    pub fn apply(self, registry: &SessionsRegistry) {
+    pub fn session_id(&self) -> &str {
         match self {
-            Decision::End { session_id, reason } => {
-                tracing::info!(%session_id, reason = ?reason, source = "pid_watcher", "session_process_ended");
-                registry.end(&session_id, reason);
+            Decision::End { session_id, .. } | Decision::Vouch { session_id, .. } => session_id,
+        }
+    }
+
+    /// Carries the decision out on the registry, only while the session still belongs to the
+    /// process the plan saw. True when it was applied.
+    pub fn apply(self, registry: &SessionsRegistry) -> bool {
+        match self {
+            Decision::End {
+                session_id,
+                owner,
+                reason,
+            } => {
+                let ended = registry.end_if_owned(&session_id, &owner, reason);
+                if ended {
+                    tracing::info!(%session_id, pid = owner.pid, reason = ?reason, source = "pid_watcher", "session_process_ended");
+                }
+                ended
             }
-            Decision::Vouch { session_id, token } => {
-                registry.confirm_pid_liveness(&session_id, &token);
-            }
+            Decision::Vouch {
+                session_id,
+                owner,
+                token,
+            } => registry.vouch_if_owned(&session_id, &owner, &token),
         }
     }
 }
@@ -150,6 +162,7 @@ pub fn plan(
                 if was_confirmed.contains(&c.pid) {
                     decisions.push(Decision::End {
                         session_id: c.session_id.clone(),
+                        owner: c.owner(),
                         reason: EndReason::ProcessGone,
                     });
                 }
@@ -165,6 +178,7 @@ pub fn plan(
                     confirmed.0.remove(&c.pid);
                     decisions.push(Decision::End {
                         session_id: c.session_id.clone(),
+                        owner: c.owner(),
                         reason: EndReason::PidRecycled,
                     });
                     continue;
@@ -174,6 +188,7 @@ pub fn plan(
                 if let (true, false, true, Some(token)) = (c.prompted, c.streamed, newest, token) {
                     decisions.push(Decision::Vouch {
                         session_id: c.session_id.clone(),
+                        owner: c.owner(),
                         token: token.clone(),
                     });
                 }
@@ -197,7 +212,7 @@ pub fn spawn(
             let carried = std::mem::take(&mut confirmed);
             let tick = tokio::task::spawn_blocking(move || {
                 let mut carried = carried;
-                let decisions = plan(&candidates, &mut carried, probe_process);
+                let decisions = plan(&candidates, &mut carried, probe_pid);
                 (carried, decisions)
             });
             let decisions = match tick.await {
@@ -255,16 +270,25 @@ mod tests {
         ConfirmedPids(pids.iter().copied().collect())
     }
 
-    fn end(id: &str, reason: EndReason) -> Decision {
+    /// What the tests' candidates are: pid 100 unless said otherwise, with the token given.
+    fn end_of(id: &str, pid: u32, seen: Option<&str>, reason: EndReason) -> Decision {
         Decision::End {
             session_id: id.into(),
+            owner: PidOwner {
+                pid,
+                pid_start: seen.map(String::from),
+            },
             reason,
         }
     }
 
-    fn vouch(id: &str, token: &str) -> Decision {
+    fn vouch_of(id: &str, pid: u32, seen: Option<&str>, token: &str) -> Decision {
         Decision::Vouch {
             session_id: id.into(),
+            owner: PidOwner {
+                pid,
+                pid_start: seen.map(String::from),
+            },
             token: token.into(),
         }
     }
@@ -291,7 +315,10 @@ mod tests {
             &mut confirmed,
             scripted(vec![]),
         );
-        assert_eq!(d, vec![end("s1", EndReason::ProcessGone)]);
+        assert_eq!(
+            d,
+            vec![end_of("s1", 100, Some("t"), EndReason::ProcessGone)]
+        );
         assert!(!confirmed.contains(100));
     }
 
@@ -307,8 +334,8 @@ mod tests {
         assert_eq!(
             d,
             vec![
-                end("a", EndReason::ProcessGone),
-                end("b", EndReason::ProcessGone)
+                end_of("a", 100, None, EndReason::ProcessGone),
+                end_of("b", 100, None, EndReason::ProcessGone)
             ]
         );
     }
@@ -321,7 +348,7 @@ mod tests {
             &mut confirmed,
             scripted(vec![(100, alive("t"))]),
         );
-        assert_eq!(d, vec![vouch("s1", "t")]);
+        assert_eq!(d, vec![vouch_of("s1", 100, Some("t"), "t")]);
         assert!(confirmed.contains(100));
     }
 
@@ -353,7 +380,10 @@ mod tests {
         );
         assert!(d.is_empty());
         let d = plan(&[streamed], &mut confirmed, scripted(vec![]));
-        assert_eq!(d, vec![end("s1", EndReason::ProcessGone)]);
+        assert_eq!(
+            d,
+            vec![end_of("s1", 100, Some("t"), EndReason::ProcessGone)]
+        );
     }
 
     #[test]
@@ -367,7 +397,7 @@ mod tests {
             &mut ConfirmedPids::default(),
             scripted(vec![(100, alive("t"))]),
         );
-        assert_eq!(d, vec![vouch("new", "t")]);
+        assert_eq!(d, vec![vouch_of("new", 100, Some("t"), "t")]);
     }
 
     #[test]
@@ -381,7 +411,7 @@ mod tests {
             &mut ConfirmedPids::default(),
             scripted(vec![(100, alive("t"))]),
         );
-        assert_eq!(d, vec![vouch("old", "t")]);
+        assert_eq!(d, vec![vouch_of("old", 100, Some("t"), "t")]);
     }
 
     #[test]
@@ -392,7 +422,10 @@ mod tests {
             &mut confirmed,
             scripted(vec![(100, alive("new"))]),
         );
-        assert_eq!(d, vec![end("s1", EndReason::PidRecycled)]);
+        assert_eq!(
+            d,
+            vec![end_of("s1", 100, Some("old"), EndReason::PidRecycled)]
+        );
         assert!(!confirmed.contains(100));
     }
 
@@ -403,7 +436,7 @@ mod tests {
             &mut ConfirmedPids::default(),
             scripted(vec![(100, alive("first"))]),
         );
-        assert_eq!(d, vec![vouch("s1", "first")]);
+        assert_eq!(d, vec![vouch_of("s1", 100, None, "first")]);
     }
 
     #[test]
@@ -456,7 +489,7 @@ mod tests {
     fn an_end_decision_ends_the_session_as_process_gone() {
         let registry = SessionsRegistry::new();
         prompted_session(&registry, "s1", 100);
-        end("s1", EndReason::ProcessGone).apply(&registry);
+        end_of("s1", 100, None, EndReason::ProcessGone).apply(&registry);
         let s = &registry.list()[0];
         assert_eq!(s.state, SessionState::Ended);
         assert_eq!(s.end_reason, Some(EndReason::ProcessGone));
@@ -466,10 +499,104 @@ mod tests {
     fn a_vouch_decision_stores_the_identity_token() {
         let registry = SessionsRegistry::new();
         prompted_session(&registry, "s1", 100);
-        vouch("s1", "tok").apply(&registry);
+        vouch_of("s1", 100, None, "tok").apply(&registry);
         assert_eq!(
             registry.pid_liveness_candidates()[0].pid_start.as_deref(),
             Some("tok")
+        );
+    }
+
+    fn resume_in_another_process(registry: &SessionsRegistry, id: &str, pid: u32) {
+        // `claude --resume <id>`: a new process, its first hook carries its pid.
+        let obs = Observation::new(
+            id,
+            Agent::Claude,
+            EventKind::UserPromptSubmit,
+            Utc::now() + chrono::Duration::seconds(1),
+        )
+        .with_pid(Some(pid));
+        registry.observe(obs).unwrap();
+    }
+
+    #[test]
+    fn a_resume_landing_between_plan_and_apply_is_not_ended() {
+        let registry = SessionsRegistry::new();
+        prompted_session(&registry, "s1", 100);
+        let mut confirmed = confirmed_with(&[100]);
+        // The old process died: the plan, made off the lock, ends s1.
+        let decisions = plan(
+            &registry.pid_liveness_candidates(),
+            &mut confirmed,
+            scripted(vec![]),
+        );
+        assert_eq!(decisions.len(), 1, "{decisions:?}");
+        // The takeover lands before the decision is applied.
+        resume_in_another_process(&registry, "s1", 200);
+        for d in decisions {
+            let _ = d.apply(&registry);
+        }
+        let s = registry.get("s1").unwrap();
+        assert_eq!(
+            (s.state, s.pid, s.end_reason),
+            (SessionState::Working, Some(200), None),
+            "the resumed session was ended for its old process's death"
+        );
+    }
+
+    #[test]
+    fn a_resume_landing_between_plan_and_apply_does_not_get_the_old_token() {
+        let registry = SessionsRegistry::new();
+        prompted_session(&registry, "s1", 100);
+        let mut confirmed = ConfirmedPids::default();
+        let decisions = plan(
+            &registry.pid_liveness_candidates(),
+            &mut confirmed,
+            scripted(vec![(100, alive("old-process"))]),
+        );
+        assert_eq!(decisions.len(), 1, "{decisions:?}");
+        resume_in_another_process(&registry, "s1", 200);
+        for d in decisions {
+            let _ = d.apply(&registry);
+        }
+        assert_eq!(
+            registry.get("s1").unwrap().pid_start,
+            None,
+            "the new process was handed the old one's token"
+        );
+        // The next tick sees the new process as itself: no false "process died".
+        let decisions = plan(
+            &registry.pid_liveness_candidates(),
+            &mut confirmed,
+            scripted(vec![(200, alive("new-process"))]),
+        );
+        for d in decisions {
+            let _ = d.apply(&registry);
+        }
+        let s = registry.get("s1").unwrap();
+        assert_eq!((s.state, s.end_reason), (SessionState::Working, None));
+        assert_eq!(s.pid_start.as_deref(), Some("new-process"));
+    }
+
+    #[test]
+    fn decisions_still_apply_to_the_process_they_were_about() {
+        // Positive control for the two tests above: without a takeover both decisions land.
+        let registry = SessionsRegistry::new();
+        prompted_session(&registry, "s1", 100);
+        let d = plan(
+            &registry.pid_liveness_candidates(),
+            &mut ConfirmedPids::default(),
+            scripted(vec![(100, alive("t"))]),
+        );
+        assert!(d.into_iter().all(|d| d.apply(&registry)));
+        let d = plan(
+            &registry.pid_liveness_candidates(),
+            &mut confirmed_with(&[100]),
+            scripted(vec![]),
+        );
+        assert!(d.into_iter().all(|d| d.apply(&registry)));
+        assert_eq!(
+            registry.get("s1").unwrap().end_reason,
+            Some(EndReason::ProcessGone)
         );
     }
 }

@@ -162,9 +162,15 @@ class ScenarioTest(E2ETest):
             + self.tl.describe(self.agent.name, self.agent.cwd))
 
     def assert_pid_is_agent(self):
-        s = self.the_session()
-        if s is None:
-            return
+        # Called right after a state was seen, so exactly one session must match: none (or two)
+        # is a failure, never a silent pass.
+        t, sessions, err = self.tl.latest()
+        m = self.tl.matching(sessions, self.agent.name, self.agent.cwd)
+        self.assertEqual(len(m), 1,
+                         f"expected exactly one {self.agent.name} session in {self.agent.cwd} to check "
+                         f"its pid; list --json showed {sessions} (error: {err})\n"
+                         + self.tl.describe(self.agent.name, self.agent.cwd))
+        s = m[0]
         self.assertEqual(s.get("pid"), self.agent.pid,
                          f"expected the session's pid to be the {self.agent.name} process the user sees "
                          f"(pid {self.agent.pid}); list --json showed {s}")

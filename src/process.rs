@@ -1,0 +1,515 @@
+//! What the engine knows of other processes: one place for every probe the feeds, the hook's pid
+//! walk and the pid watcher share.
+//!
+//! Why one module: "which process is this, and is it still the same one" must get the same answer
+//! everywhere. The hook reports a pid found by walking up its ancestry, the file feeds believe a
+//! sessions file only while the pid it names has the start token it recorded, the pid watcher
+//! ends a session when that token changes. Three parsers of `/proc/<pid>/stat` that disagreed on
+//! a command name holding `)` would make those feeds take sessions from each other.
+//!
+//! - **`/proc/<pid>/stat`** is parsed once, by [`parse_stat`]: the command name sits between the
+//!   FIRST `(` and the LAST `)` (it may itself hold spaces, parentheses, even newlines), and the
+//!   numbered fields start after that last `)`.
+//! - **Alive** ([`exists`]) is `kill(pid, 0)` where only `ESRCH` means gone (`EPERM`: it exists
+//!   but is someone else's), and not a zombie: a zombie has exited and only waits to be reaped (a
+//!   tmux pane keeps a killed agent as one for a while).
+//! - **The start token** ([`start_token`]) is an opaque identity, compared only for equality, that
+//!   tells a pid recycled onto another process from the one we saw: on Linux field 22
+//!   (`starttime`) of the stat line; on macOS the kernel's start time (`proc_pidinfo`), with
+//!   `ps -o lstart=` under `LC_ALL=C TZ=UTC` as a fallback so the text never depends on a locale.
+//!   Only the engine reads tokens, in its own environment; no client ever sends one.
+//! - **[`ProcessTable`]** is the seam every decision is written against: the real table
+//!   ([`SystemProcesses`]) reads `/proc`; tests script trees, deaths and recycled pids.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+
+/// What one `/proc/<pid>/stat` line says that the engine uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    /// The kernel's command name (`comm`, at most 15 bytes on Linux).
+    pub comm: String,
+    /// Field 3: `R`, `S`, `Z`, …
+    pub state: char,
+    /// Field 4.
+    pub ppid: u32,
+    /// Field 22, clock ticks after boot; absent from a truncated line.
+    pub start_time: Option<u64>,
+}
+
+impl Stat {
+    /// Exited, waiting to be reaped: it will never run again.
+    pub fn is_zombie(&self) -> bool {
+        matches!(self.state, 'Z' | 'X')
+    }
+}
+
+/// Parses a `/proc/<pid>/stat` line. `None` for anything that is not one (no name in
+/// parentheses, no state or parent after it).
+pub fn parse_stat(line: &str) -> Option<Stat> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    let comm = line.get(open + 1..close)?;
+    let mut fields = line.get(close + 1..)?.split_ascii_whitespace();
+    let mut state_chars = fields.next()?.chars();
+    let state = state_chars.next()?;
+    if state_chars.next().is_some() {
+        return None;
+    }
+    let ppid = fields.next()?.parse().ok()?;
+    // Fields 5..=21 come before the start time: skip 17 of them.
+    let start_time = fields.nth(22 - 5).and_then(|f| {
+        f.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| f.parse().ok())
+            .flatten()
+    });
+    Some(Stat {
+        comm: comm.to_string(),
+        state,
+        ppid,
+        start_time,
+    })
+}
+
+/// A pid's stat line, read from `/proc`.
+#[cfg(target_os = "linux")]
+pub fn read_stat(pid: u32) -> Option<Stat> {
+    if pid == 0 {
+        return None;
+    }
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Elsewhere there is no `/proc`.
+#[cfg(not(target_os = "linux"))]
+pub fn read_stat(_pid: u32) -> Option<Stat> {
+    None
+}
+
+/// True when a process with this pid exists (whoever owns it) and has not exited.
+pub fn exists(pid: u32) -> bool {
+    signal_zero_succeeds(pid) && !is_zombie(pid)
+}
+
+/// True when the stat line says the process has exited and waits to be reaped (`Z`, `X`).
+/// Where zombies cannot be told (no `/proc`), `kill(0)` is the answer and this is false.
+pub fn is_zombie(pid: u32) -> bool {
+    read_stat(pid).is_some_and(|s| s.is_zombie())
+}
+
+fn signal_zero_succeeds(pid: u32) -> bool {
+    let Ok(raw) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if raw <= 0 {
+        // kill(0, ..) and kill(-n, ..) address process groups, not a process.
+        return false;
+    }
+    // SAFETY: signal 0 performs only the existence and permission checks; nothing is delivered.
+    let rc = unsafe { libc::kill(raw, 0) };
+    if rc == 0 {
+        return true;
+    }
+    std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// The process's identity token, or `None` when it cannot be read (gone, or not permitted).
+pub fn start_token(pid: u32) -> Option<String> {
+    if pid == 0 {
+        return None;
+    }
+    platform_start_token(pid)
+}
+
+#[cfg(target_os = "linux")]
+fn platform_start_token(pid: u32) -> Option<String> {
+    read_stat(pid)?.start_time.map(|t| t.to_string())
+}
+
+#[cfg(target_os = "macos")]
+fn platform_start_token(pid: u32) -> Option<String> {
+    kernel_start_time(pid).or_else(|| ps_start_time(pid))
+}
+
+#[cfg(target_os = "macos")]
+fn kernel_start_time(pid: u32) -> Option<String> {
+    let raw = libc::c_int::try_from(pid).ok()?;
+    // SAFETY: proc_bsdinfo is plain data; all zeroes is a valid value.
+    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
+    let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_bsdinfo>()).ok()?;
+    // SAFETY: `info` is a writable proc_bsdinfo of exactly `size` bytes.
+    let written = unsafe {
+        libc::proc_pidinfo(
+            raw,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            (&mut info as *mut libc::proc_bsdinfo).cast(),
+            size,
+        )
+    };
+    (written == size).then(|| format!("{}.{:06}", info.pbi_start_tvsec, info.pbi_start_tvusec))
+}
+
+#[cfg(target_os = "macos")]
+fn ps_start_time(pid: u32) -> Option<String> {
+    let out = std::process::Command::new("ps")
+        .args(["-o", "lstart=", "-p", &pid.to_string()])
+        .env("LC_ALL", "C")
+        .env("TZ", "UTC")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn platform_start_token(_pid: u32) -> Option<String> {
+    None
+}
+
+/// What probing one pid found: the pid watcher's and the reaper's view of a process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PidProbe {
+    Gone,
+    /// Alive, with its identity token when it could be read.
+    Alive {
+        token: Option<String>,
+    },
+}
+
+/// Probes a real pid: alive (not a zombie) and its token.
+pub fn probe_pid(pid: u32) -> PidProbe {
+    if exists(pid) {
+        PidProbe::Alive {
+            token: start_token(pid),
+        }
+    } else {
+        PidProbe::Gone
+    }
+}
+
+/// At most this many command-line arguments are kept: the walk needs the launcher's script.
+const MAX_CMDLINE_ARGS: usize = 8;
+
+/// Splits a NUL-separated `/proc/<pid>/cmdline`, keeping the first few non-empty arguments.
+pub fn parse_cmdline(raw: &[u8]) -> Vec<String> {
+    raw.split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .take(MAX_CMDLINE_ARGS)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+/// Splits a NUL-separated `/proc/<pid>/environ` into `KEY=value` pairs (entries without `=` are
+/// skipped; bytes that are not UTF-8 are replaced).
+pub fn parse_environ(raw: &[u8]) -> Vec<(String, String)> {
+    raw.split(|b| *b == 0)
+        .filter_map(|entry| {
+            let entry = String::from_utf8_lossy(entry);
+            let (k, v) = entry.split_once('=')?;
+            Some((k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+/// A process's environment, readable for the user's own processes (`None` elsewhere).
+#[cfg(target_os = "linux")]
+pub fn environ(pid: u32) -> Option<Vec<(String, String)>> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .ok()
+        .map(|raw| parse_environ(&raw))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn environ(_pid: u32) -> Option<Vec<(String, String)>> {
+    None
+}
+
+/// When a process started, as a wall-clock time (Linux: boot time plus `starttime` ticks).
+#[cfg(target_os = "linux")]
+pub fn started_at(pid: u32) -> Option<DateTime<Utc>> {
+    let ticks = read_stat(pid)?.start_time?;
+    let btime: i64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = u64::try_from(hz).ok().filter(|h| *h > 0)?;
+    let millis = i64::try_from(ticks.checked_mul(1000)? / hz).ok()?;
+    DateTime::from_timestamp(btime, 0)?.checked_add_signed(chrono::Duration::milliseconds(millis))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn started_at(_pid: u32) -> Option<DateTime<Utc>> {
+    None
+}
+
+/// What a walk up the process tree needs of one process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcInfo {
+    pub ppid: u32,
+    /// The kernel's command name (`comm`, at most 15 bytes on Linux).
+    pub comm: String,
+}
+
+/// A view of the process table: the seam every decision about processes is written against, so
+/// tests script trees, deaths and recycled pids. [`SystemProcesses`] is the real one.
+pub trait ProcessTable {
+    /// Parent and command name.
+    fn info(&self, pid: u32) -> Option<ProcInfo>;
+    /// The command line (asked only of launchers such as `node`).
+    fn cmdline(&self, pid: u32) -> Option<Vec<String>>;
+    /// Alive and not a zombie.
+    fn exists(&self, pid: u32) -> bool;
+    /// The opaque identity token, when it can be read.
+    fn start_token(&self, pid: u32) -> Option<String>;
+    /// Direct children, where the kernel lists them.
+    fn children(&self, pid: u32) -> Vec<u32>;
+}
+
+/// `pid` and its ancestors, nearest first, at most `max` of them; stops at init, at a process
+/// that cannot be read, and at a loop.
+pub fn ancestry(table: &dyn ProcessTable, pid: u32, max: usize) -> Vec<(u32, ProcInfo)> {
+    let mut chain = Vec::new();
+    let mut seen = HashSet::new();
+    let mut current = pid;
+    while chain.len() < max && current > 0 && seen.insert(current) {
+        let Some(info) = table.info(current) else {
+            break;
+        };
+        let parent = info.ppid;
+        chain.push((current, info));
+        if parent <= 1 {
+            break;
+        }
+        current = parent;
+    }
+    chain
+}
+
+/// The real process table (`/proc` on Linux; liveness only elsewhere).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemProcesses;
+
+impl ProcessTable for SystemProcesses {
+    fn info(&self, pid: u32) -> Option<ProcInfo> {
+        read_stat(pid).map(|s| ProcInfo {
+            ppid: s.ppid,
+            comm: s.comm,
+        })
+    }
+
+    #[cfg(target_os = "linux")]
+    fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .ok()
+            .map(|raw| parse_cmdline(&raw))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn cmdline(&self, _pid: u32) -> Option<Vec<String>> {
+        None
+    }
+
+    fn exists(&self, pid: u32) -> bool {
+        exists(pid)
+    }
+
+    fn start_token(&self, pid: u32) -> Option<String> {
+        start_token(pid)
+    }
+
+    fn children(&self, pid: u32) -> Vec<u32> {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .map(|text| {
+                text.split_whitespace()
+                    .filter_map(|p| p.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn this_process_exists_and_has_a_stable_token() {
+        let me = std::process::id();
+        assert!(exists(me));
+        let token = start_token(me);
+        assert!(token.is_some());
+        assert_eq!(token, start_token(me));
+        assert_eq!(probe_pid(me), PidProbe::Alive { token });
+    }
+
+    #[test]
+    fn pid_zero_and_absurd_pids_are_never_alive() {
+        assert!(!exists(0));
+        assert!(!exists(u32::MAX));
+        assert_eq!(start_token(0), None);
+        assert_eq!(probe_pid(u32::MAX), PidProbe::Gone);
+    }
+
+    #[test]
+    fn a_process_owned_by_another_user_counts_as_alive() {
+        // pid 1 exists on every Unix; as non-root kill() says EPERM, as root it succeeds.
+        assert!(exists(1));
+    }
+
+    #[test]
+    fn a_command_name_with_spaces_and_parentheses_cannot_shift_the_fields() {
+        let stat = "4242 (evil ) 1 2 3 (x) S) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 200";
+        let s = parse_stat(stat).unwrap();
+        assert_eq!(s.start_time, Some(987654));
+        assert_eq!((s.ppid, s.comm.as_str()), (1, "evil ) 1 2 3 (x) S"));
+        assert_eq!(s.state, 'S');
+    }
+
+    #[test]
+    fn a_truncated_stat_line_gives_parent_and_name_but_no_token() {
+        let s = parse_stat("1234 (a (weird) name) S 77 1234 1234 0 -1").unwrap();
+        assert_eq!(
+            (s.ppid, s.comm.as_str(), s.start_time),
+            (77, "a (weird) name", None)
+        );
+        assert_eq!(parse_stat("12 (sh) S"), None);
+        assert_eq!(parse_stat("no parens at all"), None);
+        assert_eq!(parse_stat(") backwards ( S 1"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_linux_token_is_field_22_of_proc_stat() {
+        let me = std::process::id();
+        let stat = std::fs::read_to_string(format!("/proc/{me}/stat")).unwrap();
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        assert_eq!(start_token(me).as_deref(), Some(fields[19]));
+        assert_eq!(
+            SystemProcesses.info(me).map(|i| i.ppid),
+            Some(std::os::unix::process::parent_id())
+        );
+        assert!(started_at(me).is_some_and(|t| t <= Utc::now()));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_killed_child_not_yet_reaped_is_a_zombie_and_counts_as_gone() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("600")
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(exists(pid));
+        child.kill().unwrap();
+        let start = std::time::Instant::now();
+        while !is_zombie(pid) {
+            assert!(start.elapsed().as_secs() < 5, "never became a zombie");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!exists(pid), "a zombie has exited");
+        assert!(!SystemProcesses.exists(pid));
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn environ_and_cmdline_split_on_nul() {
+        assert_eq!(
+            parse_environ(b"A=1\0TERM_PROGRAM=vscode\0junk\0B=x=y\0"),
+            vec![
+                ("A".to_string(), "1".to_string()),
+                ("TERM_PROGRAM".to_string(), "vscode".to_string()),
+                ("B".to_string(), "x=y".to_string()),
+            ]
+        );
+        assert_eq!(
+            parse_cmdline(b"node\0/x/cli.js\0\0--resume\0"),
+            ["node", "/x/cli.js", "--resume"]
+        );
+    }
+
+    struct Chain;
+    impl ProcessTable for Chain {
+        fn info(&self, pid: u32) -> Option<ProcInfo> {
+            // 5 → 4 → 3 → 5 (a loop), and 9 → 1.
+            let ppid = match pid {
+                5 => 4,
+                4 => 3,
+                3 => 5,
+                9 => 1,
+                _ => return None,
+            };
+            Some(ProcInfo {
+                ppid,
+                comm: format!("p{pid}"),
+            })
+        }
+        fn cmdline(&self, _: u32) -> Option<Vec<String>> {
+            None
+        }
+        fn exists(&self, pid: u32) -> bool {
+            self.info(pid).is_some()
+        }
+        fn start_token(&self, _: u32) -> Option<String> {
+            None
+        }
+        fn children(&self, _: u32) -> Vec<u32> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn ancestry_stops_at_init_at_a_loop_and_at_the_limit() {
+        let pids = |v: Vec<(u32, ProcInfo)>| v.into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+        assert_eq!(pids(ancestry(&Chain, 5, 16)), [5, 4, 3]);
+        assert_eq!(pids(ancestry(&Chain, 5, 2)), [5, 4]);
+        assert_eq!(pids(ancestry(&Chain, 9, 16)), [9]);
+        assert!(ancestry(&Chain, 77, 16).is_empty());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Outside input: any text at all, including what a hostile process names itself.
+        #[test]
+        fn any_text_parses_without_panicking(line in any::<String>()) {
+            let _ = parse_stat(&line);
+        }
+
+        #[test]
+        fn any_bytes_split_without_panicking_and_stay_bounded(raw in proptest::collection::vec(any::<u8>(), 0..4096)) {
+            prop_assert!(parse_cmdline(&raw).len() <= MAX_CMDLINE_ARGS);
+            let env = parse_environ(&raw);
+            prop_assert!(env.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() <= raw.len() * 3);
+        }
+
+        /// A line written the kernel's way reads back whatever the command name holds.
+        #[test]
+        fn a_stat_line_round_trips_whatever_the_command_name(
+            pid in 1u32..4_194_304,
+            comm in "\\PC{0,15}",
+            state in prop::sample::select(vec!['R', 'S', 'D', 'Z', 'T', 'X', 'I']),
+            ppid in 0u32..4_194_304,
+            start in any::<u64>(),
+        ) {
+            let line = format!(
+                "{pid} ({comm}) {state} {ppid} {pid} {pid} 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 {start} 1000 200\n"
+            );
+            let parsed = parse_stat(&line).unwrap();
+            prop_assert_eq!(parsed, Stat { comm, state, ppid, start_time: Some(start) });
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! `agent-tray history` and `agent-tray stats`: the store's answers on the command line.
+//!
+//! Kept beside the store rather than in `cli.rs` so the command line's shared file only routes
+//! to here. `history --json` prints the same `Session` objects as `list --json` (the fields are a
+//! public contract); `stats --json` prints a [`Tally`](super::waiting::Tally).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::query::{self, ExportFormat, HistoryFilter, Period};
+use super::waiting::{self, GroupBy, Tally};
+use crate::cli::{escape_controls, human_age};
+use crate::model::Agent;
+use crate::paths::TrayPaths;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct HistoryArgs {
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// One JSON array of sessions (the `list --json` fields).
+    #[arg(long)]
+    pub json: bool,
+    /// Only sessions whose folder, repo, branch, title or model contains TEXT (any case).
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+    /// Only this agent's sessions (claude, codex).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<Agent>,
+    /// Only this project's sessions (the repo's name, else the folder's).
+    #[arg(long, value_name = "PROJECT")]
+    pub project: Option<String>,
+    /// Write the matching sessions as CSV, or as JSON with each session's state intervals.
+    #[arg(long, value_name = "FORMAT")]
+    pub export: Option<ExportFormat>,
+}
+
+impl HistoryArgs {
+    fn filter(&self) -> HistoryFilter {
+        HistoryFilter {
+            search: self.search.clone().filter(|s| !s.is_empty()),
+            agent: self.agent,
+            project: self.project.clone(),
+            limit: self.limit,
+        }
+    }
+
+    fn filtered(&self) -> bool {
+        self.search.is_some() || self.agent.is_some() || self.project.is_some()
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct StatsArgs {
+    /// Since local midnight (the default).
+    #[arg(long, conflicts_with_all = ["week", "since"])]
+    pub today: bool,
+    /// The last seven days, today included.
+    #[arg(long, conflicts_with = "since")]
+    pub week: bool,
+    /// Since local midnight of DATE (YYYY-MM-DD).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<NaiveDate>,
+    /// How to group the figures.
+    #[arg(long, value_enum, default_value = "agent")]
+    pub by: GroupBy,
+    #[arg(long)]
+    pub json: bool,
+    /// Answer as if it were this time (RFC 3339); a scripting and test aid.
+    #[arg(long, value_name = "TIME")]
+    pub now: Option<DateTime<Utc>>,
+}
+
+/// `history` from the store. `Ok(None)`: there is no store yet, ask the engine instead.
+pub fn history(paths: &TrayPaths, args: &HistoryArgs) -> Result<Option<ExitCode>, String> {
+    let path = super::store_path(&paths.data_dir);
+    let conn = match query::open_reader(&path) {
+        Ok(Some(conn)) => conn,
+        Ok(None) if !args.filtered() && args.export.is_none() => return Ok(None),
+        Ok(None) => return Err(format!("no history yet (looked for {})", path.display())),
+        Err(e) => return Err(e.to_string()),
+    };
+    let mut out = std::io::stdout().lock();
+    if let Some(format) = args.export {
+        query::export(&conn, &args.filter(), format, &mut out)?;
+        return Ok(Some(ExitCode::SUCCESS));
+    }
+    let sessions = query::history(&conn, &args.filter()).map_err(|e| e.to_string())?;
+    crate::cli::print_sessions(&sessions, args.json).map(Some)
+}
+
+/// `stats`.
+pub fn stats(paths: &TrayPaths, args: &StatsArgs) -> Result<ExitCode, String> {
+    let path = super::store_path(&paths.data_dir);
+    let now = args.now.unwrap_or_else(Utc::now);
+    let tz = waiting::user_time_zone();
+    let period = match (args.week, args.since) {
+        (true, _) => Period::Week,
+        (_, Some(day)) => Period::Since(day),
+        _ => Period::Today,
+    };
+    let conn = query::open_reader(&path).map_err(|e| e.to_string())?;
+    let tally = query::stats(conn.as_ref(), period, args.by, now, tz).map_err(|e| e.to_string())?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&tally).map_err(|e| e.to_string())? + "\n"
+    } else {
+        format_tally(&tally)
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `stats` for people.
+pub fn format_tally(tally: &Tally) -> String {
+    let d = |secs: i64| human_age(secs);
+    let tz: chrono_tz::Tz = tally.time_zone.parse().unwrap_or(chrono_tz::Tz::UTC);
+    let local = |t: DateTime<Utc>| t.with_timezone(&tz).format("%Y-%m-%d %H:%M").to_string();
+    let mut out = format!(
+        "{} to {} ({})\nWaiting on you: {}  (permission {}, input {}, idle after a turn {})\nWorking: {}\n",
+        local(tally.from),
+        local(tally.to),
+        tally.time_zone,
+        d(tally.totals.waiting_on_you_secs),
+        d(tally.totals.waiting_for_permission_secs),
+        d(tally.totals.waiting_for_input_secs),
+        d(tally.totals.idle_after_turn_secs),
+        d(tally.totals.working_secs),
+    );
+    if !tally.groups.is_empty() {
+        let by = match tally.by {
+            GroupBy::Agent => "AGENT",
+            GroupBy::Project => "PROJECT",
+            GroupBy::Day => "DAY",
+        };
+        let width = tally
+            .groups
+            .iter()
+            .map(|g| g.key.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(by.len());
+        out.push_str(&format!("\n{by:<width$}  WAITING ON YOU  WORKING\n"));
+        for g in &tally.groups {
+            out.push_str(&format!(
+                "{:<width$}  {:<14}  {}\n",
+                escape_controls(&g.key),
+                d(g.figures.waiting_on_you_secs),
+                d(g.figures.working_secs)
+            ));
+        }
+    }
+    if !tally.longest_waits.is_empty() {
+        out.push_str("\nLongest waits:\n");
+        for w in &tally.longest_waits {
+            let kind = match w.kind {
+                waiting::WaitKind::Permission => "permission",
+                waiting::WaitKind::Input => "input",
+                waiting::WaitKind::IdleAfterTurn => "idle after a turn",
+            };
+            out.push_str(&format!(
+                "  {:>6}  {}  {}  {}  from {}\n",
+                d(w.secs),
+                kind,
+                w.agent,
+                escape_controls(&w.project),
+                local(w.from)
+            ));
+        }
+    }
+    out
+}

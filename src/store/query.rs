@@ -1,0 +1,581 @@
+//! Reading the store for `history`, `history --export` and `stats`.
+//!
+//! The CLI reads the file directly rather than asking the engine: history is there whether or
+//! not an engine runs, and a long query never holds the engine up. SQLite's WAL lets this read
+//! beside the engine's writer; a reader never changes what the writer keeps (it does not close
+//! open intervals, which only the writer may do).
+
+use std::path::Path;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use rusqlite::{params, Connection, OpenFlags};
+use serde::Serialize;
+
+use super::waiting::{self, GroupBy, Question, Span, Tally, Timeline};
+use super::{from_ms, parse_end_reason, parse_state, schema, to_ms, StoreError};
+use crate::model::{Agent, Session, SessionState};
+
+/// What `history` asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HistoryFilter {
+    /// Case-insensitive text in the folder, repo, branch, title or model.
+    pub search: Option<String>,
+    pub agent: Option<Agent>,
+    /// A project's name: the repo's, else the folder's last part.
+    pub project: Option<String>,
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Json,
+}
+
+/// Opens the store for reading, or `None` when no engine has written one yet.
+pub fn open_reader(path: &Path) -> Result<Option<Connection>, StoreError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let sqlite = |source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    };
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .or_else(|_| Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY))
+    .map_err(sqlite)?;
+    conn.busy_timeout(std::time::Duration::from_secs(2))
+        .map_err(sqlite)?;
+    let found: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(sqlite)?;
+    let found = usize::try_from(found).unwrap_or(0);
+    if found > schema::newest_version() {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known: schema::newest_version(),
+        });
+    }
+    if found < schema::newest_version() {
+        // Written by an older engine that has not run since the upgrade: nothing to read in
+        // the shape this build knows, so read as if empty rather than migrate under it.
+        return Ok(None);
+    }
+    Ok(Some(conn))
+}
+
+/// A project's name as `list` shows it: the repo, else the folder's last part.
+fn project_of(repo: Option<&str>, cwd: Option<&str>) -> String {
+    if let Some(repo) = repo.filter(|r| !r.is_empty()) {
+        return repo.to_string();
+    }
+    match cwd {
+        Some(cwd) => Path::new(cwd)
+            .file_name()
+            .map_or_else(|| cwd.to_string(), |n| n.to_string_lossy().into_owned()),
+        None => "-".to_string(),
+    }
+}
+
+/// `text` for a LIKE pattern: its `%`, `_` and `\\` match themselves (ESCAPE '\\').
+fn escape_like(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+const SESSION_COLUMNS: &str = "s.id, s.session_id, s.agent, s.cwd, s.repo, s.branch, s.model,
+    s.title, s.transcript_path, s.pid, s.started_at, s.last_seen, s.ended_at, s.end_reason,
+    (SELECT state FROM intervals i WHERE i.session = s.id AND i.to_ms IS NULL LIMIT 1),
+    (SELECT max(coalesce(to_ms, from_ms)) FROM intervals i WHERE i.session = s.id),
+    (SELECT from_ms FROM intervals i WHERE i.session = s.id ORDER BY from_ms DESC LIMIT 1),
+    (SELECT waiting_for FROM intervals i WHERE i.session = s.id AND i.to_ms IS NULL LIMIT 1)";
+
+/// A stored session as the `Session` object `list --json` prints. A session with an open
+/// interval is live and shows that state; any other is `ended` (its `end_reason` is null when
+/// Agent Tray stopped watching before it ended).
+fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Session)> {
+    let agent: String = r.get(2)?;
+    let agent = agent.parse::<Agent>().unwrap_or(Agent::Claude);
+    let started = from_ms(r.get(10)?);
+    let mut session = Session::new(r.get::<_, String>(1)?, agent, SessionState::Ended, started);
+    session.cwd = r.get(3)?;
+    session.repo = r.get(4)?;
+    session.branch = r.get(5)?;
+    session.model = r.get(6)?;
+    session.title = r.get(7)?;
+    session.transcript_path = r.get(8)?;
+    session.pid = r.get(9)?;
+    let ended_at: Option<i64> = r.get(12)?;
+    let end_reason: Option<String> = r.get(13)?;
+    session.end_reason = end_reason.as_deref().and_then(parse_end_reason);
+    let open_state: Option<String> = r.get(14)?;
+    let last_time: Option<i64> = r.get(15)?;
+    let last_from: Option<i64> = r.get(16)?;
+    session.last_seen = from_ms(r.get::<_, i64>(11)?.max(last_time.unwrap_or(0)));
+    match open_state.as_deref().and_then(parse_state) {
+        Some(state) => {
+            session.state = state;
+            session.state_since = last_from.map_or(started, from_ms);
+            session.waiting_for = r.get(17)?;
+        }
+        None => {
+            session.state = SessionState::Ended;
+            session.state_since = ended_at.or(last_time).map_or(started, from_ms);
+        }
+    }
+    Ok((r.get(0)?, session))
+}
+
+/// Sessions matching `filter`, most recently active first.
+pub fn history(conn: &Connection, filter: &HistoryFilter) -> Result<Vec<Session>, StoreError> {
+    Ok(history_rows(conn, filter)?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect())
+}
+
+fn history_rows(
+    conn: &Connection,
+    filter: &HistoryFilter,
+) -> Result<Vec<(i64, Session)>, StoreError> {
+    let search = filter
+        .search
+        .as_deref()
+        .map(|text| format!("%{}%", escape_like(text)));
+    let agent = filter.agent.map(Agent::as_str);
+    let project = filter.project.as_deref();
+    let project_suffix = project.map(|p| format!("%/{}", escape_like(p)));
+    let sql = format!(
+        "SELECT {SESSION_COLUMNS} FROM sessions s
+         WHERE (?1 IS NULL OR s.cwd LIKE ?1 ESCAPE '\\' OR s.repo LIKE ?1 ESCAPE '\\'
+                OR s.branch LIKE ?1 ESCAPE '\\' OR s.title LIKE ?1 ESCAPE '\\'
+                OR s.model LIKE ?1 ESCAPE '\\')
+           AND (?2 IS NULL OR s.agent = ?2)
+           AND (?3 IS NULL OR s.repo = ?3
+                OR ((s.repo IS NULL OR s.repo = '') AND (s.cwd = ?3 OR s.cwd LIKE ?4 ESCAPE '\\')))
+         ORDER BY s.last_seen DESC, s.id DESC
+         LIMIT ?5"
+    );
+    let limit = i64::try_from(filter.limit).unwrap_or(i64::MAX);
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt
+        .query_map(
+            params![search, agent, project, project_suffix, limit],
+            session_from_row,
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// One interval as `history --export json` writes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExportedInterval {
+    pub state: SessionState,
+    pub from: DateTime<Utc>,
+    pub to: Option<DateTime<Utc>>,
+    pub waiting_for: Option<String>,
+}
+
+/// One session with its timeline, for `history --export json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExportedSession {
+    #[serde(flatten)]
+    pub session: Session,
+    pub ended_at: Option<DateTime<Utc>>,
+    pub intervals: Vec<ExportedInterval>,
+}
+
+fn intervals_of(conn: &Connection, id: i64) -> Result<Vec<ExportedInterval>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT state, from_ms, to_ms, waiting_for FROM intervals WHERE session = ?1 ORDER BY from_ms",
+    )?;
+    let rows = stmt
+        .query_map(params![id], |r| {
+            let state: String = r.get(0)?;
+            Ok(ExportedInterval {
+                state: parse_state(&state).unwrap_or(SessionState::Idle),
+                from: from_ms(r.get(1)?),
+                to: r.get::<_, Option<i64>>(2)?.map(from_ms),
+                waiting_for: r.get(3)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// `history --export`: the matching sessions, as CSV (one row a session) or JSON (each with its
+/// intervals).
+pub fn export(
+    conn: &Connection,
+    filter: &HistoryFilter,
+    format: ExportFormat,
+    out: &mut dyn std::io::Write,
+) -> Result<(), String> {
+    let rows = history_rows(conn, filter).map_err(|e| e.to_string())?;
+    match format {
+        ExportFormat::Json => {
+            let mut all = Vec::with_capacity(rows.len());
+            for (id, session) in rows {
+                let ended_at =
+                    (session.state == SessionState::Ended).then_some(session.state_since);
+                all.push(ExportedSession {
+                    intervals: intervals_of(conn, id).map_err(|e| e.to_string())?,
+                    ended_at,
+                    session,
+                });
+            }
+            serde_json::to_writer_pretty(&mut *out, &all).map_err(|e| e.to_string())?;
+            writeln!(out).map_err(|e| e.to_string())
+        }
+        ExportFormat::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "session_id",
+                "agent",
+                "state",
+                "project",
+                "cwd",
+                "repo",
+                "branch",
+                "model",
+                "title",
+                "pid",
+                "started_at",
+                "ended_at",
+                "end_reason",
+            ])
+            .map_err(|e| e.to_string())?;
+            for (_, s) in rows {
+                let ended = s.state == SessionState::Ended;
+                w.write_record([
+                    s.session_id.clone(),
+                    s.agent.to_string(),
+                    s.state.to_string(),
+                    project_of(s.repo.as_deref(), s.cwd.as_deref()),
+                    s.cwd.clone().unwrap_or_default(),
+                    s.repo.clone().unwrap_or_default(),
+                    s.branch.clone().unwrap_or_default(),
+                    s.model.clone().unwrap_or_default(),
+                    s.title.clone().unwrap_or_default(),
+                    s.pid.map(|p| p.to_string()).unwrap_or_default(),
+                    s.started_at.to_rfc3339(),
+                    if ended {
+                        s.state_since.to_rfc3339()
+                    } else {
+                        String::new()
+                    },
+                    s.end_reason
+                        .map(|r| super::end_reason_name(r).to_string())
+                        .unwrap_or_default(),
+                ])
+                .map_err(|e| e.to_string())?;
+            }
+            w.flush().map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// The timelines of every session with an interval in `[from, to)`, each with its earlier
+/// intervals too (whether an `idle` follows a turn depends on what came before).
+pub fn timelines(
+    conn: &Connection,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<Timeline>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT s.session_id, s.agent, s.cwd, s.repo, s.ended_at,
+                i.state, i.from_ms, i.to_ms, i.waiting_for, i.session
+         FROM (SELECT session FROM intervals WHERE to_ms > ?1
+               UNION SELECT session FROM intervals WHERE to_ms IS NULL) touched
+         CROSS JOIN intervals i ON i.session = touched.session
+         JOIN sessions s ON s.id = i.session
+         WHERE i.from_ms < ?2
+         ORDER BY i.session, i.from_ms",
+    )?;
+    let mut rows = stmt.query(params![to_ms(from), to_ms(to)])?;
+    let mut out: Vec<Timeline> = Vec::new();
+    let mut current = None;
+    while let Some(r) = rows.next()? {
+        let row_session: i64 = r.get(9)?;
+        if current != Some(row_session) {
+            current = Some(row_session);
+            let session_id: String = r.get(0)?;
+            let agent: String = r.get(1)?;
+            let cwd: Option<String> = r.get(2)?;
+            let repo: Option<String> = r.get(3)?;
+            out.push(Timeline {
+                session_id,
+                agent: agent.parse().unwrap_or(Agent::Claude),
+                project: project_of(repo.as_deref(), cwd.as_deref()),
+                ended_at: r.get::<_, Option<i64>>(4)?.map(from_ms),
+                spans: Vec::new(),
+            });
+        }
+        let state = r.get_ref(5)?.as_str().unwrap_or("");
+        if let (Some(timeline), Some(state)) = (out.last_mut(), parse_state(state)) {
+            timeline.spans.push(Span {
+                state,
+                from: from_ms(r.get(6)?),
+                to: r.get::<_, Option<i64>>(7)?.map(from_ms),
+                waiting_for: r.get(8)?,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Which stretch of time `stats` covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Period {
+    Today,
+    Week,
+    Since(NaiveDate),
+}
+
+/// `stats` for `period` ending `now`, in `tz` (no store: all zero).
+pub fn stats(
+    conn: Option<&Connection>,
+    period: Period,
+    by: GroupBy,
+    now: DateTime<Utc>,
+    tz: chrono_tz::Tz,
+) -> Result<Tally, StoreError> {
+    let today = now.with_timezone(&tz).date_naive();
+    let first_day = match period {
+        Period::Today => today,
+        Period::Week => today - chrono::TimeDelta::days(6),
+        Period::Since(day) => day,
+    };
+    let from = waiting::local_day_start(first_day, tz);
+    let timelines = match conn {
+        Some(conn) => timelines(conn, from, now)?,
+        None => Vec::new(),
+    };
+    Ok(waiting::tally(
+        &timelines,
+        Question {
+            from,
+            to: now,
+            now,
+            tz,
+            by,
+        },
+    ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::EndReason;
+    use crate::registry::SessionChange;
+    use crate::store::{HistoryStore, Record};
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn session(id: &str, state: SessionState, repo: &str) -> Session {
+        let mut s = Session::new(id, Agent::Claude, state, t("2026-03-02T09:00:00Z"));
+        s.repo = Some(repo.into());
+        s.cwd = Some(format!("/home/dev/{repo}"));
+        s.branch = Some("main".into());
+        s.model = Some("claude-opus".into());
+        s
+    }
+
+    fn change(at: &str, session: Session) -> Record {
+        Record::Change {
+            at: t(at),
+            change: SessionChange::Changed {
+                old_state: SessionState::Idle,
+                session,
+            },
+        }
+    }
+
+    #[test]
+    fn history_searches_filters_and_survives_a_reopen() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        {
+            let mut store = HistoryStore::open(&path).unwrap();
+            let mut ended = session("a1", SessionState::Ended, "shop");
+            ended.end_reason = Some(EndReason::ProcessGone);
+            store
+                .apply(&[
+                    change(
+                        "2026-03-02T09:00:00Z",
+                        session("a1", SessionState::Working, "shop"),
+                    ),
+                    change("2026-03-02T09:05:00Z", ended),
+                    change(
+                        "2026-03-02T09:06:00Z",
+                        session("b2", SessionState::Idle, "payments-api"),
+                    ),
+                ])
+                .unwrap();
+        }
+        let conn = open_reader(&path).unwrap().unwrap();
+        let all = history(
+            &conn,
+            &HistoryFilter {
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let ids: Vec<&str> = all.iter().map(|s| s.session_id.as_str()).collect();
+        assert_eq!(ids, ["b2", "a1"], "most recently active first");
+        assert_eq!(all[1].state, SessionState::Ended);
+        assert_eq!(all[1].end_reason, Some(EndReason::ProcessGone));
+        assert_eq!(all[1].state_since, t("2026-03-02T09:05:00Z"));
+        assert_eq!(all[0].state, SessionState::Idle, "still open: live");
+        let search = |text: &str| {
+            history(
+                &conn,
+                &HistoryFilter {
+                    search: Some(text.into()),
+                    limit: 10,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .into_iter()
+            .map(|s| s.session_id)
+            .collect::<Vec<_>>()
+        };
+        assert_eq!(search("PAYMENTS"), ["b2"], "case-insensitive, over repo");
+        assert_eq!(search("opus").len(), 2, "over model");
+        assert_eq!(search("100%").len(), 0, "a % is text, not a wildcard");
+        let by_project = history(
+            &conn,
+            &HistoryFilter {
+                project: Some("shop".into()),
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(by_project.len(), 1);
+        let codex = history(
+            &conn,
+            &HistoryFilter {
+                agent: Some(Agent::Codex),
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(codex.is_empty());
+        let mut csv_out = Vec::new();
+        export(
+            &conn,
+            &HistoryFilter {
+                limit: 10,
+                ..Default::default()
+            },
+            ExportFormat::Csv,
+            &mut csv_out,
+        )
+        .unwrap();
+        let text = String::from_utf8(csv_out).unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(
+            text.contains("a1,claude,ended,shop,/home/dev/shop,shop,main"),
+            "{text}"
+        );
+        let mut json_out = Vec::new();
+        export(
+            &conn,
+            &HistoryFilter {
+                limit: 10,
+                ..Default::default()
+            },
+            ExportFormat::Json,
+            &mut json_out,
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&json_out).unwrap();
+        assert_eq!(v[1]["intervals"][0]["state"], "working");
+        assert_eq!(v[1]["intervals"][0]["to"], "2026-03-02T09:05:00Z");
+    }
+
+    #[test]
+    fn a_crash_leaves_open_intervals_closed_where_the_engine_was_last_alive() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        {
+            let mut store = HistoryStore::open(&path).unwrap();
+            store
+                .apply(&[
+                    change(
+                        "2026-03-02T09:00:00Z",
+                        session("a1", SessionState::WaitingForInput, "shop"),
+                    ),
+                    Record::Alive {
+                        at: t("2026-03-02T09:00:07Z"),
+                    },
+                ])
+                .unwrap();
+            // Dropped without `Stopping`: what a kill -9 leaves.
+        }
+        let store = HistoryStore::open(&path).unwrap();
+        let tl = timelines(
+            store.connection(),
+            t("2026-03-02T00:00:00Z"),
+            t("2026-03-03T00:00:00Z"),
+        )
+        .unwrap();
+        assert_eq!(tl[0].spans[0].to, Some(t("2026-03-02T09:00:07Z")));
+    }
+
+    #[test]
+    fn retention_prunes_old_sessions_but_never_a_live_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut store = HistoryStore::open(&crate::store::store_path(tmp.path())).unwrap();
+        let mut old = session("old", SessionState::Ended, "x");
+        old.end_reason = Some(EndReason::SessionEnd);
+        store
+            .apply(&[
+                change(
+                    "2025-01-01T09:00:00Z",
+                    session("old", SessionState::Working, "x"),
+                ),
+                change("2025-01-01T10:00:00Z", old),
+                change(
+                    "2025-01-01T09:00:00Z",
+                    session("live", SessionState::Working, "x"),
+                ),
+            ])
+            .unwrap();
+        assert_eq!(store.prune(t("2025-06-01T00:00:00Z")).unwrap(), 1);
+        let left: i64 = store
+            .connection()
+            .query_row("SELECT count(*) FROM intervals", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 1, "the pruned session's intervals went with it");
+    }
+
+    #[test]
+    fn retention_is_parsed_with_a_clear_error() {
+        use crate::store::retention_days;
+        assert_eq!(retention_days(None), Ok(90));
+        assert_eq!(retention_days(Some(" 30 ")), Ok(30));
+        for bad in ["0", "-3", "ninety", "36501", ""] {
+            let err = retention_days(Some(bad)).unwrap_err();
+            assert!(err.to_string().contains("AGENT_TRAY_HISTORY_DAYS"), "{err}");
+            assert!(err.to_string().contains("kept 90 days"), "{err}");
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! The store's schema, as a list of migrations applied in order.
+//!
+//! Why migrations and not "create if missing": a store lives for months on a user's disk, across
+//! upgrades of the app. Each schema change is a new entry at the end of [`MIGRATIONS`], never an
+//! edit of an old one, so a database of any earlier version is brought to the newest by running
+//! the entries it has not seen (`rusqlite_migration` keeps the count in `PRAGMA user_version`).
+//! The test `every_earlier_schema_upgrades_to_the_newest` builds a database at each earlier
+//! version, with rows, and upgrades it.
+//!
+//! Times are integers: milliseconds since the Unix epoch, UTC. Text is what the registry already
+//! bounds (paths ≤ 4 KiB, names ≤ 256 B, titles ≤ 1 KiB). No prompt, tool input or assistant
+//! text has a column.
+
+use rusqlite_migration::{Migrations, M};
+
+/// Every schema, oldest first. Append only.
+pub const MIGRATIONS_SQL: &[&str] = &[
+    // 1: sessions and their state intervals.
+    "CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL UNIQUE,
+        agent TEXT NOT NULL,
+        cwd TEXT,
+        repo TEXT,
+        branch TEXT,
+        model TEXT,
+        title TEXT,
+        transcript_path TEXT,
+        pid INTEGER,
+        started_at INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL,
+        ended_at INTEGER,
+        end_reason TEXT
+    );
+    CREATE INDEX sessions_by_last_seen ON sessions(last_seen);
+    CREATE TABLE intervals (
+        id INTEGER PRIMARY KEY,
+        session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        state TEXT NOT NULL,
+        from_ms INTEGER NOT NULL,
+        to_ms INTEGER,
+        waiting_for TEXT
+    );
+    CREATE INDEX intervals_by_session ON intervals(session, from_ms);
+    CREATE INDEX intervals_by_from ON intervals(from_ms);
+    CREATE INDEX intervals_by_to ON intervals(to_ms);
+    CREATE INDEX intervals_open ON intervals(session) WHERE to_ms IS NULL;
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
+];
+
+/// The migrations, ready to run.
+pub fn migrations() -> Migrations<'static> {
+    Migrations::new(MIGRATIONS_SQL.iter().map(|sql| M::up(sql)).collect())
+}
+
+/// The newest schema version (what `PRAGMA user_version` reads after migrating).
+pub fn newest_version() -> usize {
+    MIGRATIONS_SQL.len()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use rusqlite::Connection;
+
+    #[test]
+    fn the_migrations_are_valid() {
+        migrations().validate().unwrap();
+    }
+
+    /// Rows a database of schema `version` can hold, written with that version's columns.
+    fn seed(conn: &Connection, version: usize) {
+        if version >= 1 {
+            conn.execute_batch(
+                "INSERT INTO sessions (session_id, agent, cwd, started_at, last_seen)
+                 VALUES ('old-1', 'claude', '/w/app', 1000, 5000);
+                 INSERT INTO intervals (session, state, from_ms, to_ms)
+                 VALUES (1, 'working', 1000, 5000);",
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
+    fn every_earlier_schema_upgrades_to_the_newest() {
+        // An empty file (version 0) and every version since, each with rows, upgrade to the
+        // newest and keep their rows.
+        for version in 0..newest_version() {
+            let mut conn = Connection::open_in_memory().unwrap();
+            migrations().to_version(&mut conn, version).unwrap();
+            seed(&conn, version);
+            migrations().to_latest(&mut conn).unwrap();
+            let user_version: i64 = conn
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(
+                user_version as usize,
+                newest_version(),
+                "from version {version}"
+            );
+            let sessions: i64 = conn
+                .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(sessions, i64::from(version >= 1), "from version {version}");
+            let check: String = conn
+                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(check, "ok");
+        }
+    }
+}

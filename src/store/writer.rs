@@ -1,0 +1,308 @@
+//! The one writer of the history store: registry changes in, SQLite transactions out.
+//!
+//! Two halves joined by one bounded channel:
+//! - a **forwarder** task on the runtime reads the registry's stamped change stream
+//!   ([`SessionsRegistry::subscribe_stamped`]) and sends each change on;
+//! - a **blocking thread** owns the SQLite connection, takes everything waiting in the channel
+//!   as one batch and commits it in one transaction. Under load batches grow and commits stay
+//!   few; at rest every change is committed as it comes, so a `kill -9` loses at most what was
+//!   in flight (well under a second).
+//!
+//! **When the channel is full** (the disk is slow, the thread is behind): the forwarder waits for
+//! room — it never drops a change itself — and while it waits the registry goes on publishing
+//! into its own bounded stream. If that stream overflows too, the registry drops the oldest
+//! changes for this subscriber and says how many (`Lagged`); the forwarder then sends the
+//! registry's whole live list (`Resync`) so every session's row and current interval are right
+//! again. What is lost is only the intervals that began and ended inside the gap; the count is
+//! logged. The registry, the hooks and the socket never wait on the store.
+//!
+//! **When the store cannot be used** (a read-only folder, a full disk, a damaged file) it is
+//! reported once, at error level, and the engine runs on without history: the forwarder keeps
+//! draining the stream so nothing backs up, and the thread retries on the next batch, logging
+//! again only after a success ("history_resumed").
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::{HistoryStore, Record};
+use crate::registry::SessionsRegistry;
+
+/// Batches of records waiting for the thread. Full: the forwarder waits (see the module text).
+const QUEUE: usize = 256;
+/// At most this many changes are taken off the stream into one queue slot.
+const MAX_BATCH: usize = 512;
+/// How often the forwarder marks the engine alive (what a crash's open intervals close at).
+const ALIVE_EVERY: Duration = Duration::from_secs(1);
+/// How often old history is pruned while running (also once at start).
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
+/// What the writer needs to know.
+#[derive(Debug, Clone)]
+pub struct WriterConfig {
+    pub path: PathBuf,
+    pub retention_days: u32,
+}
+
+enum Command {
+    Records(Vec<Record>),
+    Prune(DateTime<Utc>),
+}
+
+/// Starts the writer. The returned task ends when `token` is cancelled, after the thread has
+/// closed every open interval and committed.
+pub fn spawn(
+    registry: Arc<SessionsRegistry>,
+    config: WriterConfig,
+    token: CancellationToken,
+) -> JoinHandle<()> {
+    // Subscribe, then take the snapshot at once: no change is missed between the two, and a
+    // change in both only repeats a state the snapshot already has (a no-op for the store).
+    let changes = registry.subscribe_stamped();
+    let snapshot = Record::Resync {
+        at: registry.clock().wall(),
+        sessions: registry.list(),
+    };
+    let (tx, rx) = mpsc::channel::<Command>(QUEUE);
+    let thread = tokio::task::spawn_blocking(move || run_thread(config, rx));
+    tokio::spawn(async move {
+        forward(registry, snapshot, changes, tx, token).await;
+        // The sender is gone: the thread drains what is queued, writes, and ends.
+        if let Err(e) = thread.await {
+            tracing::error!(error = %e, "history writer thread failed");
+        }
+    })
+}
+
+async fn forward(
+    registry: Arc<SessionsRegistry>,
+    snapshot: Record,
+    mut changes: broadcast::Receiver<crate::registry::StampedChange>,
+    tx: mpsc::Sender<Command>,
+    token: CancellationToken,
+) {
+    let clock = registry.clock().clone();
+    if tx.send(Command::Records(vec![snapshot])).await.is_err() {
+        return;
+    }
+    let mut alive = tokio::time::interval(ALIVE_EVERY);
+    alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut prune = tokio::time::interval(PRUNE_EVERY);
+    prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut pending = None;
+    loop {
+        let command = tokio::select! {
+            () = token.cancelled() => break,
+            received = changes.recv() => match received {
+                Ok(stamped) => {
+                    // Take whatever else is waiting too: one queue slot, one transaction.
+                    let mut batch = vec![Record::Change { at: stamped.at, change: stamped.change }];
+                    while batch.len() < MAX_BATCH {
+                        let Ok(more) = changes.try_recv() else { break };
+                        batch.push(Record::Change { at: more.at, change: more.change });
+                    }
+                    Command::Records(batch)
+                }
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "history writer fell behind; resyncing from the live list");
+                    Command::Records(vec![Record::Resync {
+                        at: clock.wall(),
+                        sessions: registry.list(),
+                    }])
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            _ = alive.tick() => Command::Records(vec![Record::Alive { at: clock.wall() }]),
+            _ = prune.tick() => Command::Prune(clock.wall()),
+        };
+        // Wait for room, unless the engine stops meanwhile: then what is in hand goes into the
+        // last batch below rather than being lost.
+        let permit = tokio::select! {
+            () = token.cancelled() => {
+                pending = Some(command);
+                break;
+            }
+            permit = tx.reserve() => permit,
+        };
+        match permit {
+            Ok(permit) => permit.send(command),
+            // The thread is gone (it cannot happen while the sender lives, but never spin).
+            Err(_) => return,
+        }
+    }
+    // Stopping: what was published before the stop is still written, then every open interval
+    // ends now. Waits at most for the queue to have room.
+    let mut last = match pending {
+        Some(Command::Records(records)) => records,
+        _ => Vec::new(),
+    };
+    while let Ok(stamped) = changes.try_recv() {
+        last.push(Record::Change {
+            at: stamped.at,
+            change: stamped.change,
+        });
+    }
+    last.push(Record::Stopping { at: clock.wall() });
+    let _ = tx.send(Command::Records(last)).await;
+}
+
+fn run_thread(config: WriterConfig, mut rx: mpsc::Receiver<Command>) {
+    let mut store: Option<HistoryStore> = None;
+    let mut failing = false;
+    while let Some(first) = rx.blocking_recv() {
+        let mut records = Vec::new();
+        let mut prune_at = None;
+        let mut take = |command: Command| match command {
+            Command::Records(r) => records.extend(r),
+            Command::Prune(now) => prune_at = Some(now),
+        };
+        take(first);
+        while let Ok(more) = rx.try_recv() {
+            take(more);
+        }
+        let result = write(&config, &mut store, &records, prune_at);
+        match result {
+            Ok(()) if failing => {
+                failing = false;
+                tracing::info!(path = %config.path.display(), "history_resumed");
+            }
+            Ok(()) => {}
+            Err(message) => {
+                // A broken connection is reopened on the next batch.
+                store = None;
+                if !failing {
+                    failing = true;
+                    tracing::error!(
+                        path = %config.path.display(),
+                        error = %message,
+                        "history_unavailable: the engine runs on without history"
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn write(
+    config: &WriterConfig,
+    store: &mut Option<HistoryStore>,
+    records: &[Record],
+    prune_at: Option<DateTime<Utc>>,
+) -> Result<(), String> {
+    if store.is_none() {
+        let mut opened = HistoryStore::open(&config.path).map_err(|e| e.to_string())?;
+        prune(&mut opened, config, Utc::now());
+        *store = Some(opened);
+    }
+    let Some(open) = store.as_mut() else {
+        return Ok(());
+    };
+    if !records.is_empty() {
+        open.apply(records).map_err(|e| e.to_string())?;
+    }
+    if let Some(now) = prune_at {
+        prune(open, config, now);
+    }
+    Ok(())
+}
+
+fn prune(store: &mut HistoryStore, config: &WriterConfig, now: DateTime<Utc>) {
+    let cutoff = now - chrono::TimeDelta::days(i64::from(config.retention_days));
+    match store.prune(cutoff) {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(sessions = n, days = config.retention_days, "history_pruned"),
+        Err(e) => tracing::warn!(error = %e, "history prune failed"),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::model::{Agent, EventKind, Observation};
+    use crate::registry::RegistryConfig;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    // One thread: the forwarder runs only once the test awaits it, after the stop, so what it
+    // writes is what it drained from the stream on its way out.
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_writer_records_stamped_intervals_and_writes_what_was_published_before_a_stop() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        let clock = Arc::new(ManualClock::new(t("2026-03-02T12:00:00Z")));
+        let registry = Arc::new(SessionsRegistry::with_config(
+            RegistryConfig::default(),
+            clock.clone(),
+        ));
+        let token = CancellationToken::new();
+        let task = spawn(
+            registry.clone(),
+            WriterConfig {
+                path: path.clone(),
+                retention_days: 36_500,
+            },
+            token.clone(),
+        );
+        for (event, at) in [
+            (EventKind::UserPromptSubmit, "2026-03-02T09:00:00Z"),
+            (EventKind::PermissionRequest, "2026-03-02T09:01:00Z"),
+            (EventKind::Stop, "2026-03-02T09:03:00Z"),
+            // Stamped later than the registry's clock: recorded at the clock, not in the future.
+            (EventKind::UserPromptSubmit, "2026-03-02T13:00:00Z"),
+        ] {
+            registry
+                .observe(Observation::new("w1", Agent::Claude, event, t(at)))
+                .unwrap();
+        }
+        // Stop at once: the changes still on the stream are written before the thread ends.
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let rows: Vec<(String, i64, Option<i64>)> = conn
+            .prepare("SELECT state, from_ms, to_ms FROM intervals ORDER BY from_ms")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let ms = |s: &str| t(s).timestamp_millis();
+        assert_eq!(
+            rows,
+            [
+                (
+                    "working".into(),
+                    ms("2026-03-02T09:00:00Z"),
+                    Some(ms("2026-03-02T09:01:00Z"))
+                ),
+                (
+                    "waiting_for_permission".into(),
+                    ms("2026-03-02T09:01:00Z"),
+                    Some(ms("2026-03-02T09:03:00Z"))
+                ),
+                (
+                    "idle".into(),
+                    ms("2026-03-02T09:03:00Z"),
+                    Some(ms("2026-03-02T12:00:00Z"))
+                ),
+                // Open at the stop, closed by it (the clock still reads 12:00).
+                (
+                    "working".into(),
+                    ms("2026-03-02T12:00:00Z"),
+                    Some(ms("2026-03-02T12:00:00Z"))
+                ),
+            ]
+        );
+    }
+}

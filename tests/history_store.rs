@@ -1,0 +1,457 @@
+//! The history store against a real `agent-tray daemon`: scripted figures that survive a
+//! restart, a `kill -9` in the middle of a write burst, and a folder the store cannot write.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use common::{signal, wait_until, World};
+use serde_json::{json, Value};
+
+fn store_file(world: &World) -> PathBuf {
+    world.tray_home().join("history/history.sqlite3")
+}
+
+fn json_of(world: &World, args: &[&str]) -> Value {
+    let out = world.run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?} printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// The README's worked example, and a short Codex session, driven through `observe --at`.
+const SCRIPT: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "s1",
+        "claude",
+        "2026-03-02T09:00:00Z",
+        &["--event", "SessionStart", "--cwd", "/w/shop"],
+    ),
+    (
+        "s1",
+        "claude",
+        "2026-03-02T09:05:00Z",
+        &["--event", "UserPromptSubmit"],
+    ),
+    (
+        "s1",
+        "claude",
+        "2026-03-02T09:15:00Z",
+        &["--event", "PermissionRequest", "--tool", "Bash"],
+    ),
+    (
+        "s1",
+        "claude",
+        "2026-03-02T09:18:00Z",
+        &["--event", "PostToolUse", "--tool", "Bash"],
+    ),
+    ("s1", "claude", "2026-03-02T09:30:00Z", &["--event", "Stop"]),
+    (
+        "s1",
+        "claude",
+        "2026-03-02T09:50:00Z",
+        &["--event", "UserPromptSubmit"],
+    ),
+    (
+        "s1",
+        "claude",
+        "2026-03-02T09:55:00Z",
+        &[
+            "--event",
+            "Notification",
+            "--notification-type",
+            "elicitation_dialog",
+        ],
+    ),
+    ("s1", "claude", "2026-03-02T10:00:00Z", &["--event", "Stop"]),
+    (
+        "s1",
+        "claude",
+        "2026-03-02T10:10:00Z",
+        &["--event", "SessionEnd"],
+    ),
+    (
+        "s2",
+        "codex",
+        "2026-03-02T11:00:00Z",
+        &[
+            "--event",
+            "SessionStart",
+            "--cwd",
+            "/w/api",
+            "--model",
+            "gpt-5",
+        ],
+    ),
+    (
+        "s2",
+        "codex",
+        "2026-03-02T11:01:00Z",
+        &["--event", "UserPromptSubmit"],
+    ),
+    ("s2", "codex", "2026-03-02T11:04:00Z", &["--event", "Stop"]),
+    (
+        "s2",
+        "codex",
+        "2026-03-02T11:07:00Z",
+        &["--event", "SessionEnd"],
+    ),
+];
+
+#[test]
+fn scripted_figures_survive_a_restart_to_the_second() {
+    // The script is dated March 2026: keep history long enough that a restart does not prune it.
+    let world = World::new()
+        .with_env("TZ", "Europe/Paris")
+        .with_env("AGENT_TRAY_HISTORY_DAYS", "36500");
+    let daemon = world.start_daemon();
+    for (session, agent, at, args) in SCRIPT {
+        let mut all = vec!["--session", session, "--agent", agent, "--at", at];
+        all.extend_from_slice(args);
+        world.observe(&all);
+    }
+    // Both sessions' ends reach the store before the stop (the writer drains on shutdown too).
+    wait_until(Duration::from_secs(10), || {
+        json_of(&world, &["history", "--json"])
+            .as_array()
+            .is_some_and(|a| a.len() == 2 && a.iter().all(|s| s["state"] == "ended"))
+    })
+    .expect("both sessions recorded as ended");
+    assert!(daemon.terminate().is_some_and(|s| s.success()));
+
+    let daemon = world.start_daemon();
+    let history = json_of(&world, &["history", "--json"]);
+    let sessions = history.as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{history:#}");
+    let (s2, s1) = (&sessions[0], &sessions[1]);
+    assert_eq!(s2["session_id"], "s2", "most recently active first");
+    assert_eq!(s1["started_at"], "2026-03-02T09:00:00Z");
+    assert_eq!(s1["state_since"], "2026-03-02T10:10:00Z", "when it ended");
+    assert_eq!(s1["end_reason"], "session_end");
+    assert_eq!(s1["cwd"], "/w/shop");
+    assert_eq!(s2["model"], "gpt-5");
+    assert_eq!(s2["agent"], "codex");
+    // Every field of the `list --json` Session object is there.
+    for field in [
+        "pid",
+        "prompted",
+        "streamed",
+        "last_seen",
+        "waiting_for",
+        "title",
+        "subagents",
+    ] {
+        assert!(s1.get(field).is_some(), "{field} missing: {s1:#}");
+    }
+    let found = json_of(&world, &["history", "--json", "--search", "SHOP"]);
+    assert_eq!(found.as_array().unwrap().len(), 1);
+    let found = json_of(&world, &["history", "--json", "--agent", "codex"]);
+    assert_eq!(found[0]["session_id"], "s2");
+
+    let stats = json_of(
+        &world,
+        &[
+            "stats",
+            "--since",
+            "2026-03-02",
+            "--by",
+            "agent",
+            "--json",
+            "--now",
+            "2026-03-02T18:00:00Z",
+        ],
+    );
+    assert_eq!(stats["time_zone"], "Europe/Paris");
+    assert_eq!(
+        stats["from"], "2026-03-01T23:00:00Z",
+        "local midnight in Paris"
+    );
+    let claude = stats["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["key"] == "claude")
+        .unwrap();
+    assert_eq!(claude["waiting_for_permission_secs"], 180);
+    assert_eq!(claude["waiting_for_input_secs"], 300);
+    assert_eq!(claude["idle_after_turn_secs"], 1200 + 600);
+    assert_eq!(claude["waiting_on_you_secs"], 180 + 300 + 1800);
+    assert_eq!(claude["working_secs"], 600 + 720 + 300);
+    let codex = stats["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["key"] == "codex")
+        .unwrap();
+    assert_eq!(codex["waiting_on_you_secs"], 180);
+    assert_eq!(codex["working_secs"], 180);
+    assert_eq!(stats["totals"]["waiting_on_you_secs"], 2280 + 180);
+    let longest = &stats["longest_waits"][0];
+    assert_eq!(longest["secs"], 1200);
+    assert_eq!(longest["kind"], "idle_after_turn");
+    assert_eq!(longest["from"], "2026-03-02T09:30:00Z");
+
+    let by_day = json_of(
+        &world,
+        &[
+            "stats",
+            "--today",
+            "--by",
+            "day",
+            "--json",
+            "--now",
+            "2026-03-02T18:00:00Z",
+        ],
+    );
+    assert_eq!(by_day["groups"][0]["key"], "2026-03-02");
+    assert_eq!(by_day["totals"], stats["totals"]);
+    let by_project = json_of(
+        &world,
+        &[
+            "stats",
+            "--week",
+            "--by",
+            "project",
+            "--json",
+            "--now",
+            "2026-03-03T18:00:00Z",
+        ],
+    );
+    let keys: Vec<&str> = by_project["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["api", "shop"]);
+
+    let out = world.run(&["history", "--export", "csv"]);
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert!(csv.starts_with("session_id,agent,state,project"), "{csv}");
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    let export = json_of(&world, &["history", "--export", "json"]);
+    let states: Vec<&str> = export[1]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "starting",
+            "working",
+            "waiting_for_permission",
+            "working",
+            "idle",
+            "working",
+            "waiting_for_input",
+            "idle"
+        ]
+    );
+    let human = world.run(&[
+        "stats",
+        "--since",
+        "2026-03-02",
+        "--now",
+        "2026-03-02T18:00:00Z",
+    ]);
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("Waiting on you: 41m"), "{text}");
+    drop(daemon);
+}
+
+fn observation(session: &str, event: &str, at: DateTime<Utc>) -> Vec<u8> {
+    let mut line = serde_json::to_vec(&json!({"v": 1, "op": "observe", "observation": {
+        "session_id": session, "agent": "claude", "event": event, "at": at.to_rfc3339(),
+        "cwd": format!("/home/dev/project-{session}"),
+    }}))
+    .unwrap();
+    line.push(b'\n');
+    line
+}
+
+#[test]
+fn kill_9_in_a_write_burst_leaves_a_sound_store_missing_at_most_the_last_second() {
+    let world = World::new();
+    let daemon = world.start_daemon();
+    let mut stream = UnixStream::connect(world.socket()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    // 20 sessions flip between working and idle, several hundred changes a second (more than
+    // eight busy agents' hooks make); every answered observation opens an interval
+    // stamped with its own time.
+    let mut acked: Vec<(String, DateTime<Utc>)> = Vec::new();
+    let start = Instant::now();
+    let mut i = 0u64;
+    while start.elapsed() < Duration::from_secs(3) {
+        let session = format!("burst-{}", i % 20);
+        let event = if (i / 20).is_multiple_of(2) {
+            "UserPromptSubmit"
+        } else {
+            "Stop"
+        };
+        let at = Utc::now();
+        stream.write_all(&observation(&session, event, at)).unwrap();
+        let mut reply = String::new();
+        reader.read_line(&mut reply).unwrap();
+        assert!(reply.contains("\"ok\":true"), "{reply}");
+        acked.push((session, at));
+        i += 1;
+        std::thread::sleep(Duration::from_micros(700));
+    }
+    let killed_at = Utc::now();
+    signal(daemon.pid(), libc::SIGKILL);
+    drop(daemon);
+    eprintln!("burst: {} observations in 3 s before kill -9", acked.len());
+
+    let conn = rusqlite::Connection::open(store_file(&world)).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let mut missing = Vec::new();
+    let mut stmt = conn
+        .prepare(
+            "SELECT count(*) FROM intervals i JOIN sessions s ON s.id = i.session
+             WHERE s.session_id = ?1 AND i.from_ms = ?2",
+        )
+        .unwrap();
+    let mut lost_last_second = 0;
+    for (session, at) in &acked {
+        let n: i64 = stmt
+            .query_row(rusqlite::params![session, at.timestamp_millis()], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        if n == 0 && *at < killed_at - chrono::TimeDelta::seconds(1) {
+            missing.push((session.clone(), *at));
+        } else if n == 0 {
+            lost_last_second += 1;
+        }
+    }
+    eprintln!("intervals lost in the last second before kill -9: {lost_last_second}");
+    assert!(
+        missing.is_empty(),
+        "{} intervals older than 1 s before the kill are missing: {:?}\n{}",
+        missing.len(),
+        &missing[..missing.len().min(5)],
+        std::fs::read_to_string(world.path().join("daemon.log")).unwrap_or_default()
+    );
+    drop(stmt);
+    drop(conn);
+
+    // A new engine opens it, closes what the dead one left open, and history reads it.
+    let daemon = world.start_daemon();
+    let history = json_of(&world, &["history", "--json", "--limit", "100"]);
+    assert_eq!(history.as_array().unwrap().len(), 20);
+    let conn = rusqlite::Connection::open(store_file(&world)).unwrap();
+    wait_until(Duration::from_secs(10), || {
+        conn.query_row(
+            "SELECT count(*) FROM intervals WHERE to_ms IS NULL",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+            == 0
+    })
+    .expect("the dead engine's open intervals are closed");
+    drop(daemon);
+}
+
+/// A read-only mount on the store's folder (root ignores file modes; others get a 0555 folder).
+struct ReadOnly(PathBuf, bool);
+
+impl ReadOnly {
+    fn make(dir: &Path) -> ReadOnly {
+        std::fs::create_dir_all(dir).unwrap();
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        if root {
+            let status = Command::new("mount")
+                .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
+                .arg(dir)
+                .status()
+                .unwrap();
+            assert!(
+                status.success(),
+                "mount a read-only tmpfs on {}",
+                dir.display()
+            );
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+        }
+        ReadOnly(dir.to_path_buf(), root)
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        if self.1 {
+            let _ = Command::new("umount").arg(&self.0).status();
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+}
+
+#[test]
+fn a_read_only_store_folder_is_reported_once_and_the_engine_runs_on() {
+    let world = World::new();
+    let readonly = ReadOnly::make(&world.tray_home().join("history"));
+    let daemon = world.start_daemon();
+    for (event, at) in [
+        ("SessionStart", "2026-03-02T09:00:00Z"),
+        ("UserPromptSubmit", "2026-03-02T09:01:00Z"),
+    ] {
+        world.observe(&["--session", "ro-1", "--event", event, "--at", at]);
+    }
+    assert_eq!(
+        world.state_of("ro-1").as_deref(),
+        Some("working"),
+        "the engine tracks sessions"
+    );
+    // The writer retries each second (the alive mark): let several attempts fail.
+    std::thread::sleep(Duration::from_secs(3));
+    world.observe(&[
+        "--session",
+        "ro-1",
+        "--event",
+        "Stop",
+        "--at",
+        "2026-03-02T09:02:00Z",
+    ]);
+    assert_eq!(world.state_of("ro-1").as_deref(), Some("idle"));
+    let log = daemon.log_text();
+    assert_eq!(
+        log.matches("history_unavailable").count(),
+        1,
+        "reported once: {log}"
+    );
+    assert!(log.contains("history"), "{log}");
+    // Without a store, `history` still answers from the engine; `stats` answers zero.
+    assert!(world.run(&["history", "--json"]).status.success());
+    let stats = json_of(&world, &["stats", "--json"]);
+    assert_eq!(stats["totals"]["waiting_on_you_secs"], 0);
+    assert!(!store_file(&world).exists());
+    drop(daemon);
+    drop(readonly);
+}
