@@ -17,6 +17,8 @@ use crate::journal;
 use crate::model::Agent;
 use crate::paths::{self, TrayPaths};
 
+mod probe;
+
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finding {
@@ -28,6 +30,7 @@ pub enum Finding {
 /// Runs every check.
 pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
     let mut out = Vec::new();
+    let mut probe_targets = Vec::new();
     for agent in Agent::ALL {
         let on_path = find_on_path(agent.as_str());
         match &on_path {
@@ -41,10 +44,13 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
                 agent.display_name()
             ))),
         }
-        let hooks = match agent {
+        let (hooks, command) = match agent {
             Agent::Claude => check_claude(bin),
             Agent::Codex => check_codex(bin),
         };
+        if let Some(command) = command {
+            probe_targets.push((agent, command));
+        }
         // Hooks for an agent that is not installed are only a note.
         for finding in hooks {
             out.push(match finding {
@@ -60,7 +66,20 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
         )));
     }
     match tray {
-        Some(paths) => out.extend(check_app(paths)),
+        Some(paths) => {
+            let (findings, reachable) = check_app(paths);
+            out.extend(findings);
+            if reachable {
+                for (agent, command) in &probe_targets {
+                    out.push(probe::run(*agent, command, paths));
+                }
+                out.extend(probe::delivery_findings(paths));
+            } else if !probe_targets.is_empty() {
+                out.push(Finding::Note(
+                    "hook delivery was not probed: the engine cannot be reached".into(),
+                ));
+            }
+        }
         None => out.push(Finding::Problem(
             "cannot tell where Agent Tray keeps its data: set HOME or AGENT_TRAY_HOME".into(),
         )),
@@ -68,17 +87,23 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
     out
 }
 
-fn check_claude(bin: &Path) -> Vec<Finding> {
+/// The findings, and the hook command line to probe (ours, as written in the config).
+type HookCheck = (Vec<Finding>, Option<String>);
+
+fn check_claude(bin: &Path) -> HookCheck {
     let Some(dir) = paths::claude_config_dir() else {
-        return vec![Finding::Problem(
-            "cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR".into(),
-        )];
+        return (
+            vec![Finding::Problem(
+                "cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR".into(),
+            )],
+            None,
+        );
     };
     let path = dir.join("settings.json");
     let doc =
         match install::read_optional(&path).and_then(|t| claude::parse_json(&path, t.as_deref())) {
             Ok(doc) => doc,
-            Err(e) => return vec![Finding::Problem(e.to_string())],
+            Err(e) => return (vec![Finding::Problem(e.to_string())], None),
         };
     let events: Vec<&str> = claude::EVENTS.iter().map(|(e, _)| *e).collect();
     hook_findings(
@@ -92,11 +117,14 @@ fn check_claude(bin: &Path) -> Vec<Finding> {
     )
 }
 
-fn check_codex(bin: &Path) -> Vec<Finding> {
+fn check_codex(bin: &Path) -> HookCheck {
     let Some(home) = paths::codex_home() else {
-        return vec![Finding::Problem(
-            "cannot find Codex's folder: set HOME or CODEX_HOME".into(),
-        )];
+        return (
+            vec![Finding::Problem(
+                "cannot find Codex's folder: set HOME or CODEX_HOME".into(),
+            )],
+            None,
+        );
     };
     let hooks_path = home.join("hooks.json");
     let config_path = home.join("config.toml");
@@ -104,10 +132,10 @@ fn check_codex(bin: &Path) -> Vec<Finding> {
         .and_then(|t| claude::parse_json(&hooks_path, t.as_deref()))
     {
         Ok(doc) => doc,
-        Err(e) => return vec![Finding::Problem(e.to_string())],
+        Err(e) => return (vec![Finding::Problem(e.to_string())], None),
     };
     let events: Vec<&str> = codex::EVENTS.iter().map(|(e, _)| *e).collect();
-    let mut out = hook_findings(
+    let (mut out, command) = hook_findings(
         "Codex",
         &hooks_path,
         &doc,
@@ -120,7 +148,7 @@ fn check_codex(bin: &Path) -> Vec<Finding> {
         Ok(t) => t.unwrap_or_default(),
         Err(e) => {
             out.push(Finding::Problem(e.to_string()));
-            return out;
+            return (out, command);
         }
     };
     let config: toml_edit::DocumentMut = match config_text.parse() {
@@ -131,7 +159,7 @@ fn check_codex(bin: &Path) -> Vec<Finding> {
                 config_path.display(),
                 e.to_string().trim()
             )));
-            return out;
+            return (out, command);
         }
     };
     let status = codex::trust_status(&hooks_path, &doc, &config, bin);
@@ -159,6 +187,14 @@ fn check_codex(bin: &Path) -> Vec<Finding> {
         Some(argv) if argv == codex::notify_argv(bin) => {
             out.push(Finding::Ok("Codex notify runs this agent-tray".into()))
         }
+        Some(argv) if codex::notify_is_ours(&argv) && !Path::new(&argv[0]).exists() => {
+            out.push(Finding::Problem(format!(
+                "Codex notify binary moved: {} (named in {}) no longer exists; run `agent-tray install --codex` to point it at {}",
+                argv[0],
+                config_path.display(),
+                bin.display()
+            )))
+        }
         Some(argv) if codex::notify_is_ours(&argv) => out.push(Finding::Problem(format!(
             "Codex notify runs {} (moved?); run `agent-tray install --codex`",
             argv[0]
@@ -171,7 +207,7 @@ fn check_codex(bin: &Path) -> Vec<Finding> {
             "Codex notify is not set; `agent-tray install --codex` sets it".into(),
         )),
     }
-    out
+    (out, command)
 }
 
 fn hook_findings(
@@ -182,7 +218,9 @@ fn hook_findings(
     bin: &Path,
     agent: Agent,
     fix: &str,
-) -> Vec<Finding> {
+) -> HookCheck {
+    let mut command = None;
+    let mut gone = Vec::new();
     let mut current = Vec::new();
     let mut moved = Vec::new();
     let mut edited = Vec::new();
@@ -202,12 +240,23 @@ fn hook_findings(
                 let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
                 match install::ownership(cmd, bin, agent) {
                     Ownership::NotOurs => {}
-                    o => found = Some(o),
+                    o => {
+                        // The first of ours is what gets probed: the agent runs exactly this.
+                        if command.is_none() && o != Ownership::Edited {
+                            command = Some(cmd.to_string());
+                        }
+                        found = Some(o);
+                    }
                 }
             }
         }
         match found {
             Some(Ownership::Current) => current.push(*event),
+            Some(Ownership::Moved(old)) if !Path::new(&old).exists() => {
+                if !gone.contains(&old) {
+                    gone.push(old);
+                }
+            }
             Some(Ownership::Moved(old)) => moved.push(format!("{event} ({old})")),
             Some(_) => edited.push(*event),
             None => missing.push(*event),
@@ -219,7 +268,17 @@ fn hook_findings(
             "{name} hooks are not installed in {}; run `{fix}`",
             path.display()
         )));
-        return out;
+        return (out, None);
+    }
+    if !gone.is_empty() {
+        out.push(Finding::Problem(format!(
+            "{name} hook binary moved: {} (named in {}) no longer exists, so every {name} hook fails; run `{fix}` to point them at {}",
+            gone.join(", "),
+            path.display(),
+            bin.display()
+        )));
+        // Nothing to probe: the command cannot run.
+        command = None;
     }
     if !missing.is_empty() {
         out.push(Finding::Problem(format!(
@@ -239,19 +298,22 @@ fn hook_findings(
             edited.join(", ")
         )));
     }
-    if missing.is_empty() && moved.is_empty() {
+    if missing.is_empty() && moved.is_empty() && gone.is_empty() {
         out.push(Finding::Ok(format!(
             "{name} hooks are installed and current ({})",
             path.display()
         )));
     }
-    out
+    (out, command)
 }
 
-fn check_app(paths: &TrayPaths) -> Vec<Finding> {
+/// The app's findings, and whether its engine answered.
+fn check_app(paths: &TrayPaths) -> (Vec<Finding>, bool) {
     let mut out = Vec::new();
+    let mut reachable = false;
     match ControlClient::connect(&paths.socket, Duration::from_secs(2)).and_then(|mut c| c.request(&Request::Ping)) {
         Ok(reply) if reply.ok => {
+            reachable = true;
             let info = reply.result.unwrap_or(Value::Null);
             out.push(Finding::Ok(format!(
                 "Agent Tray is running ({} pid {}, {} live sessions)",
@@ -262,7 +324,8 @@ fn check_app(paths: &TrayPaths) -> Vec<Finding> {
         }
         Ok(_) => out.push(Finding::Problem("Agent Tray answered the ping with an error".into())),
         Err(e) => out.push(Finding::Problem(format!(
-            "Agent Tray is not running ({e}); start the app or `agent-tray daemon` (hooks are journaled meanwhile)"
+            "Agent Tray's engine cannot be reached at {} ({e}), so nothing shows what the hooks send; if it is not running, start the app or run `agent-tray daemon` (hooks are journaled meanwhile)",
+            paths.socket.display()
         ))),
     }
     let last = journal::last_event_per_agent(&paths.journal_dir());
@@ -271,11 +334,12 @@ fn check_app(paths: &TrayPaths) -> Vec<Finding> {
             Some(record) => {
                 let ago = (Utc::now() - record.observation.at).num_seconds().max(0);
                 out.push(Finding::Ok(format!(
-                    "last {} event: {} {} ago (session {})",
+                    "last {} event: {} {} ago (session {}, {})",
                     agent.display_name(),
                     record.observation.event,
                     human_age(ago),
-                    record.observation.session_id
+                    record.observation.session_id,
+                    probe::version_text(agent, &record.observation)
                 )));
             }
             None => out.push(Finding::Note(format!(
@@ -298,7 +362,7 @@ fn check_app(paths: &TrayPaths) -> Vec<Finding> {
             )));
         }
     }
-    out
+    (out, reachable)
 }
 
 fn human_age(secs: i64) -> String {

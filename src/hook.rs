@@ -27,6 +27,7 @@ use chrono::{DateTime, Utc};
 use crate::agent_pid;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::Request;
+use crate::delivery;
 use crate::hook_payload::{self, PayloadError};
 use crate::journal::{self, JournalRecord};
 use crate::model::{Agent, Observation};
@@ -75,6 +76,14 @@ pub fn run_notify(args: &[String]) {
                 obs.seq = Some(sequence_id(at));
                 deliver(&paths, obs, false, started);
             }
+            // A notification type this version does not know: counted like an unknown hook.
+            Err(PayloadError::UnknownEvent(event)) => {
+                let request = Request::UnknownEvent {
+                    event,
+                    agent: Some(Agent::Codex),
+                };
+                send_only(&paths, &request, started);
+            }
             Err(e) => log_error(&paths, &format!("notify: {e}")),
         }
     });
@@ -85,9 +94,23 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
         return; // no HOME and no AGENT_TRAY_HOME: nowhere to write, not even a log
     };
     let parsed = match hook_payload::parse_hook(payload, agent) {
+        // A `doctor` probe: proof that this command line reaches the engine. Never journaled
+        // (the replay would make it a session), only sent.
+        Ok(parsed) if delivery::is_probe_id(&parsed.session_id) => {
+            let probe = Request::Probe {
+                probe_id: parsed.session_id,
+                agent: parsed.agent,
+            };
+            send_only(&paths, &probe, started);
+            return;
+        }
         Ok(parsed) => parsed,
-        // An event this version does not know is nothing to complain about.
-        Err(PayloadError::UnknownEvent(_)) => return,
+        // An event this version does not know is nothing to complain about, but it is counted
+        // (by the engine, shown by `doctor`): the first sign that an agent grew new hooks.
+        Err(PayloadError::UnknownEvent(event)) => {
+            send_only(&paths, &Request::UnknownEvent { event, agent }, started);
+            return;
+        }
         Err(e) => {
             let what = if cut { " (payload cut at 1 MiB)" } else { "" };
             log_error(&paths, &format!("hook: {e}{what}"));
@@ -128,6 +151,20 @@ fn deliver(paths: &TrayPaths, obs: Observation, cut: bool, started: Instant) {
             observation: record.observation,
         })
     });
+    match result {
+        Ok(()) | Err(ClientError::NotRunning(_)) => {}
+        Err(e) => log_error(paths, &format!("send: {e}")),
+    }
+}
+
+/// Sends a request that is not journaled (a probe, an unknown event's count) within what is left
+/// of the budget. An engine that is not running loses it, on purpose: neither is a session.
+fn send_only(paths: &TrayPaths, request: &Request, started: Instant) {
+    let left = SEND_BUDGET.saturating_sub(started.elapsed());
+    if left.is_zero() {
+        return;
+    }
+    let result = ControlClient::connect(&paths.socket, left).and_then(|mut c| c.send(request));
     match result {
         Ok(()) | Err(ClientError::NotRunning(_)) => {}
         Err(e) => log_error(paths, &format!("send: {e}")),

@@ -7,6 +7,7 @@ pub mod atomic_file;
 pub mod cli;
 pub mod clock;
 pub mod control;
+pub mod delivery;
 pub mod doctor;
 pub mod duration_text;
 pub mod engine;

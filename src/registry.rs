@@ -266,6 +266,8 @@ pub struct SessionsRegistry {
     /// The sequence number of the last published change. A watch, not a queue: a slow reader
     /// skips to the latest number and never lags.
     change_seq: watch::Sender<u64>,
+    /// Probes and unknown hook events: what `doctor` asks about, never sessions.
+    delivery: crate::delivery::DeliveryLedger,
     /// The same changes with their stamps; sent only while someone (the store) subscribes.
     stamped: broadcast::Sender<StampedChange>,
 }
@@ -300,8 +302,14 @@ impl SessionsRegistry {
             session_ttl_ms: AtomicU64::new(duration_ms(config.session_ttl)),
             changes,
             change_seq: watch::channel(0).0,
+            delivery: crate::delivery::DeliveryLedger::new(),
             stamped,
         }
+    }
+
+    /// The delivery ledger (`doctor`'s probes, unknown hook events).
+    pub fn delivery(&self) -> &crate::delivery::DeliveryLedger {
+        &self.delivery
     }
 
     /// The configuration in force now (the session TTL as last set).
@@ -436,6 +444,13 @@ impl SessionsRegistry {
         journaled: bool,
     ) -> Result<ObserveOutcome, InvalidObservation> {
         let obs = obs.admit()?;
+        // A `doctor` probe sent as an ordinary event (by an older hook binary, or replayed from
+        // its journal) is still a probe: recorded, never a session.
+        if crate::delivery::is_probe_id(&obs.session_id) {
+            self.delivery
+                .record_probe(&obs.session_id, Some(obs.agent), obs.at);
+            return Ok(ObserveOutcome::Quiet);
+        }
         let now = self.clock.now();
         let mut changes = Vec::new();
         let (outcome, change_seq) = {
@@ -959,6 +974,28 @@ mod tests {
             rx.try_recv().is_err(),
             "a quiet observation publishes nothing"
         );
+    }
+
+    #[test]
+    fn a_probe_sent_as_an_ordinary_event_is_recorded_and_never_a_session() {
+        let (clock, reg) = setup(RegistryConfig::default());
+        let probe = format!("{}claude-1", crate::delivery::PROBE_PREFIX);
+        for journaled in [false, true] {
+            let o = obs(&clock, &probe, EventKind::SessionStart);
+            let outcome = if journaled {
+                reg.observe_journaled(o)
+            } else {
+                reg.observe(o)
+            };
+            assert_eq!(outcome.unwrap(), ObserveOutcome::Quiet);
+        }
+        assert!(reg.list().is_empty());
+        assert!(reg.history(10).is_empty());
+        assert_eq!(reg.delivery().report().probes.len(), 2);
+        // Positive control: the same event with an ordinary id is a session.
+        reg.observe(obs(&clock, "s1", EventKind::SessionStart))
+            .unwrap();
+        assert_eq!(reg.list().len(), 1);
     }
 
     #[test]

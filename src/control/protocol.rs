@@ -21,7 +21,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::{Observation, Session};
+use crate::model::{Agent, Observation, Session};
 use crate::registry::{ObserveOutcome, SessionChange};
 use crate::transition::Ignored;
 
@@ -46,6 +46,20 @@ pub enum Request {
     },
     Ping,
     Watch,
+    /// A `doctor` probe that came through a real hook: recorded, never a session.
+    Probe {
+        probe_id: String,
+        #[serde(default)]
+        agent: Option<Agent>,
+    },
+    /// A hook event this version does not know: counted, never a session.
+    UnknownEvent {
+        event: String,
+        #[serde(default)]
+        agent: Option<Agent>,
+    },
+    /// What the engine knows about hook delivery ([`crate::delivery::DeliveryReport`]).
+    Delivery,
 }
 
 fn default_history_limit() -> usize {
@@ -324,6 +338,23 @@ enum Op {
     History,
     Ping,
     Watch,
+    Probe,
+    UnknownEvent,
+    Delivery,
+}
+
+#[derive(Deserialize)]
+struct ProbeBody {
+    probe_id: String,
+    #[serde(default)]
+    agent: Option<Agent>,
+}
+
+#[derive(Deserialize)]
+struct UnknownEventBody {
+    event: String,
+    #[serde(default)]
+    agent: Option<Agent>,
 }
 
 #[derive(Deserialize)]
@@ -383,7 +414,7 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             let shown: String = name.chars().take(40).collect();
             return Err(Reply::error(
                 ErrorCode::BadRequest,
-                format!("unknown op {shown:?} (expected observe, list, history, ping or watch)"),
+                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event or delivery)"),
             ));
         }
         Some(OpName::Other(_)) | None => {
@@ -423,6 +454,34 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
         Op::List => Ok(Request::List),
         Op::Ping => Ok(Request::Ping),
         Op::Watch => Ok(Request::Watch),
+        Op::Delivery => Ok(Request::Delivery),
+        Op::Probe => {
+            let body: ProbeBody = serde_json::from_slice(line).map_err(|e| {
+                Reply::error(ErrorCode::BadRequest, format!("bad \"probe\" request: {e}"))
+            })?;
+            if !crate::delivery::is_probe_id(&body.probe_id) {
+                return Err(Reply::error(
+                    ErrorCode::BadRequest,
+                    format!("a probe id starts with {:?}", crate::delivery::PROBE_PREFIX),
+                ));
+            }
+            Ok(Request::Probe {
+                probe_id: body.probe_id,
+                agent: body.agent,
+            })
+        }
+        Op::UnknownEvent => {
+            let body: UnknownEventBody = serde_json::from_slice(line).map_err(|e| {
+                Reply::error(
+                    ErrorCode::BadRequest,
+                    format!("bad \"unknown_event\" request: {e}"),
+                )
+            })?;
+            Ok(Request::UnknownEvent {
+                event: body.event,
+                agent: body.agent,
+            })
+        }
     }
 }
 
@@ -444,6 +503,30 @@ mod tests {
         let back = decode_request(&line).unwrap();
         assert_eq!(back, Request::Observe { observation: obs });
         assert!(String::from_utf8_lossy(&line).starts_with(r#"{"v":1,"op":"observe""#));
+    }
+
+    #[test]
+    fn probes_and_unknown_events_decode_and_a_probe_needs_its_prefix() {
+        let probe = Request::Probe {
+            probe_id: format!("{}x", crate::delivery::PROBE_PREFIX),
+            agent: Some(Agent::Codex),
+        };
+        let line = encode_request(&probe).unwrap();
+        assert_eq!(decode_request(&line), Ok(probe));
+        let unknown = Request::UnknownEvent {
+            event: "FutureEvent".into(),
+            agent: None,
+        };
+        assert_eq!(
+            decode_request(&encode_request(&unknown).unwrap()),
+            Ok(unknown)
+        );
+        assert_eq!(
+            decode_request(br#"{"v":1,"op":"delivery"}"#),
+            Ok(Request::Delivery)
+        );
+        let refused = decode_request(br#"{"v":1,"op":"probe","probe_id":"s-1"}"#).unwrap_err();
+        assert_eq!(refused.error.unwrap().code, ErrorCode::BadRequest);
     }
 
     #[test]

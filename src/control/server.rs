@@ -416,6 +416,7 @@ pub enum Answer {
     Observed(ObserveReply),
     Sessions(SessionList),
     Ping(PingInfo),
+    Delivery(crate::delivery::DeliveryReport),
     Error(ErrorBody),
 }
 
@@ -426,6 +427,7 @@ impl Answer {
             Answer::Observed(r) => serde_json::to_value(r),
             Answer::Sessions(r) => serde_json::to_value(r),
             Answer::Ping(r) => serde_json::to_value(r),
+            Answer::Delivery(r) => serde_json::to_value(r),
             Answer::Error(e) => return Reply::error(e.code, e.message.clone()),
         };
         match value {
@@ -440,6 +442,7 @@ impl Answer {
             Answer::Observed(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Sessions(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Ping(r) => write_line(writer, &TypedReply::ok(r)).await,
+            Answer::Delivery(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Error(e) => write_line(writer, &Reply::error(e.code, e.message.clone())).await,
         }
     }
@@ -453,13 +456,22 @@ pub fn handle(request: Request, registry: &SessionsRegistry, host: &str) -> Repl
 /// Answers one request, typed. Pure apart from the registry.
 pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -> Answer {
     match request {
-        Request::Observe { observation } => match registry.observe(observation) {
-            Ok(outcome) => Answer::Observed(outcome.into()),
-            Err(e) => Answer::Error(ErrorBody {
-                code: ErrorCode::InvalidObservation,
-                message: e.to_string(),
-            }),
-        },
+        Request::Observe { observation } => {
+            if observation.source == crate::model::Source::Hook {
+                registry.delivery().record_hook_event(
+                    observation.agent,
+                    observation.event.as_str(),
+                    chrono::Utc::now(),
+                );
+            }
+            match registry.observe(observation) {
+                Ok(outcome) => Answer::Observed(outcome.into()),
+                Err(e) => Answer::Error(ErrorBody {
+                    code: ErrorCode::InvalidObservation,
+                    message: e.to_string(),
+                }),
+            }
+        }
         Request::List => Answer::Sessions(SessionList {
             sessions: registry.list(),
         }),
@@ -476,6 +488,27 @@ pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -
             code: ErrorCode::BadRequest,
             message: "watch is a stream".into(),
         }),
+        Request::Probe { probe_id, agent } => {
+            tracing::info!(probe_id, agent = ?agent, "doctor_probe_received");
+            registry
+                .delivery()
+                .record_probe(&probe_id, agent, chrono::Utc::now());
+            Answer::Observed(ObserveReply {
+                outcome: super::protocol::OutcomeKind::Quiet,
+                reason: None,
+            })
+        }
+        Request::UnknownEvent { event, agent } => {
+            tracing::info!(event, agent = ?agent, "unknown_hook_event");
+            registry
+                .delivery()
+                .record_unknown_event(agent, &event, chrono::Utc::now());
+            Answer::Observed(ObserveReply {
+                outcome: super::protocol::OutcomeKind::Quiet,
+                reason: None,
+            })
+        }
+        Request::Delivery => Answer::Delivery(registry.delivery().report()),
     }
 }
 

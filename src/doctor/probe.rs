@@ -1,0 +1,338 @@
+//! `doctor`'s proof of delivery: run the exact hook command line an agent's config holds, the way
+//! the agent runs it (`sh -c`, payload on stdin), with a probe payload, and ask the engine whether
+//! the probe arrived.
+//!
+//! Reading the config only says what should happen; a hook whose binary cannot run, a shell that
+//! cannot parse the line, or a hook that writes to another data folder than the app reads all look
+//! fine on paper. The probe takes the same path as a real event. It carries a session id with
+//! [`PROBE_PREFIX`], which the hook sends as a `probe` request instead of journaling it, so it
+//! never becomes a session. Bounded: the command gets [`PROBE_DEADLINE`], is killed and reaped
+//! past it, and inherits none of doctor's stdio.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde_json::Value;
+
+use super::Finding;
+use crate::control::client::ControlClient;
+use crate::control::Request;
+use crate::delivery::{DeliveryReport, PROBE_PREFIX};
+use crate::model::{Agent, Observation};
+use crate::paths::{self, TrayPaths};
+
+/// How long the hook command may run (the hook itself gives up sending after 100 ms).
+pub const PROBE_DEADLINE: Duration = Duration::from_secs(2);
+/// How long the engine is asked, after the hook exited, whether the probe arrived.
+const CONFIRM_DEADLINE: Duration = Duration::from_millis(1000);
+/// The most of a Codex rollout's first line read for its version.
+const MAX_META_LINE: u64 = 64 * 1024;
+
+fn fix_for(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Claude => "agent-tray install --claude",
+        Agent::Codex => "agent-tray install --codex",
+    }
+}
+
+fn agent_name(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Claude => "Claude Code",
+        Agent::Codex => "Codex",
+    }
+}
+
+/// The payload the agent would send, reduced to what the hook needs, with a probe session id.
+pub fn probe_payload(probe_id: &str) -> Vec<u8> {
+    let cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    serde_json::json!({
+        "session_id": probe_id,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "cwd": cwd,
+        "probe": true,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// How running the command went.
+#[derive(Debug, PartialEq, Eq)]
+enum RunOutcome {
+    Exited(Option<i32>),
+    TimedOut,
+    CannotStart(String),
+}
+
+/// Runs `sh -c command` with `payload` on stdin, no inherited stdio, for at most `deadline`.
+fn run_command(command: &str, payload: &[u8], deadline: Duration) -> RunOutcome {
+    let started = Instant::now();
+    let mut child = match Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => return RunOutcome::CannotStart(e.to_string()),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // A hook that exits without reading makes this fail (EPIPE): its exit says the rest.
+        let _ = stdin.write_all(payload);
+    }
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return RunOutcome::Exited(status.code()),
+            Ok(None) if started.elapsed() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return RunOutcome::TimedOut;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return RunOutcome::CannotStart(e.to_string());
+            }
+        }
+    }
+}
+
+fn delivery_report(paths: &TrayPaths) -> Option<DeliveryReport> {
+    ControlClient::connect(&paths.socket, Duration::from_millis(500))
+        .and_then(|mut c| c.request_typed::<DeliveryReport>(&Request::Delivery))
+        .ok()
+        .and_then(|reply| reply.into_result().ok())
+}
+
+/// Runs one agent's hook command with a probe and says whether the engine received it.
+pub fn run(agent: Agent, command: &str, paths: &TrayPaths) -> Finding {
+    let name = agent_name(agent);
+    let fix = fix_for(agent);
+    let at = Utc::now();
+    let probe_id = format!(
+        "{PROBE_PREFIX}{}-{}-{}",
+        agent.as_str(),
+        std::process::id(),
+        at.timestamp_nanos_opt().unwrap_or_default()
+    );
+    let started = Instant::now();
+    match run_command(command, &probe_payload(&probe_id), PROBE_DEADLINE) {
+        RunOutcome::Exited(Some(0)) => {}
+        RunOutcome::Exited(code) => {
+            let code = code.map_or("a signal".to_string(), |c| format!("code {c}"));
+            return Finding::Problem(format!(
+                "{name}'s hook command failed with {code} (`{command}`), so {name} events are lost; run `{fix}`"
+            ));
+        }
+        RunOutcome::TimedOut => {
+            return Finding::Problem(format!(
+                "{name}'s hook command did not finish within {} s (`{command}`) and was killed; {name} waits for its hooks, so this slows every event: run `{fix}`",
+                PROBE_DEADLINE.as_secs()
+            ));
+        }
+        RunOutcome::CannotStart(e) => {
+            return Finding::Problem(format!(
+                "cannot run {name}'s hook command through sh ({e}); check that /bin/sh exists"
+            ));
+        }
+    }
+    let ran = started.elapsed();
+    let confirm_until = Instant::now() + CONFIRM_DEADLINE;
+    loop {
+        let received =
+            delivery_report(paths).is_some_and(|r| r.probes.iter().any(|p| p.probe_id == probe_id));
+        if received {
+            return Finding::Ok(format!(
+                "{name}'s hook delivered a probe to Agent Tray ({} ms; ran `{command}`)",
+                started.elapsed().as_millis().max(ran.as_millis())
+            ));
+        }
+        if Instant::now() >= confirm_until {
+            return Finding::Problem(format!(
+                "{name}'s hook ran (`{command}`) but Agent Tray never received its probe; look in {} for the hook's errors, and make sure the agent and the app see the same AGENT_TRAY_HOME ({})",
+                paths.log_dir().join("hook.log").display(),
+                paths.data_dir.display()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// What the engine counted: unknown hook events, and the last hook event it received per agent.
+pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
+    let Some(report) = delivery_report(paths) else {
+        return vec![Finding::Note(
+            "the engine does not report hook delivery (an older Agent Tray?)".into(),
+        )];
+    };
+    let mut out = Vec::new();
+    for agent in Agent::ALL {
+        let unknown: Vec<String> = report
+            .unknown_events
+            .iter()
+            .filter(|u| u.agent == Some(agent))
+            .map(|u| format!("{} ×{}", u.event, u.count))
+            .collect();
+        if !unknown.is_empty() {
+            out.push(Finding::Note(format!(
+                "{} sent hook events this Agent Tray does not know (ignored, counted since the engine started): {}; a newer Agent Tray may use them",
+                agent_name(agent),
+                unknown.join(", ")
+            )));
+        }
+        if let Some(last) = report.last_hook_events.iter().find(|l| l.agent == agent) {
+            let ago = (Utc::now() - last.at).num_seconds().max(0);
+            out.push(Finding::Ok(format!(
+                "the engine received {}'s last hook event ({}) {} ago",
+                agent_name(agent),
+                last.event,
+                super::human_age(ago)
+            )));
+        }
+    }
+    let untold: Vec<String> = report
+        .unknown_events
+        .iter()
+        .filter(|u| u.agent.is_none())
+        .map(|u| format!("{} ×{}", u.event, u.count))
+        .collect();
+    if !untold.is_empty() {
+        out.push(Finding::Note(format!(
+            "hook events this Agent Tray does not know, from a hook without --agent (ignored): {}",
+            untold.join(", ")
+        )));
+    }
+    out
+}
+
+/// The agent version behind an observation, where something on disk tells it; otherwise says
+/// plainly that it is not known. Claude Code's hook payloads carry no version, but its session
+/// file (`sessions/<pid>.json`) does while the session lives; a Codex rollout's first line
+/// (`session_meta`) carries `cli_version`.
+pub fn version_text(agent: Agent, obs: &Observation) -> String {
+    let found = match agent {
+        Agent::Claude => paths::claude_config_dir()
+            .and_then(|dir| claude_version(&dir.join("sessions"), &obs.session_id)),
+        Agent::Codex => obs
+            .transcript_path
+            .as_deref()
+            .and_then(|p| codex_version(Path::new(p))),
+    };
+    match (found, agent) {
+        (Some(v), _) => format!("{} {v}", agent_name(agent)),
+        (None, Agent::Claude) => {
+            "version unknown: Claude Code's hooks do not send one and its session file is gone"
+                .into()
+        }
+        (None, Agent::Codex) => {
+            "version unknown: Codex's hooks do not send one and its rollout names none".into()
+        }
+    }
+}
+
+/// The `version` of the Claude session file whose `sessionId` is `session_id`.
+fn claude_version(sessions_dir: &Path, session_id: &str) -> Option<String> {
+    let entries = std::fs::read_dir(sessions_dir).ok()?;
+    entries.take(500).flatten().find_map(|entry| {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            return None;
+        }
+        if entry.metadata().ok()?.len() > MAX_META_LINE {
+            return None;
+        }
+        let doc: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+        if doc.get("sessionId")?.as_str()? != session_id {
+            return None;
+        }
+        doc.get("version")?.as_str().map(str::to_string)
+    })
+}
+
+/// `cli_version` from a Codex rollout's first line.
+fn codex_version(rollout: &Path) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(rollout).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(file.take(MAX_META_LINE))
+        .read_line(&mut line)
+        .ok()?;
+    let doc: Value = serde_json::from_str(line.trim()).ok()?;
+    doc.pointer("/payload/cli_version")?
+        .as_str()
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+    #[test]
+    fn versions_come_from_the_recorded_session_file_and_rollout() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::copy(
+            format!("{FIXTURES}/claude/real-2.1.328/sessions-idle.json"),
+            tmp.path().join("2861.json"),
+        )
+        .unwrap();
+        assert_eq!(
+            claude_version(tmp.path(), "33413ec6-95b9-4336-8b7d-2d91c4d8b30c").as_deref(),
+            Some("2.1.328")
+        );
+        assert_eq!(claude_version(tmp.path(), "another"), None);
+        let rollout = std::fs::read_dir(format!("{FIXTURES}/codex/real-0.169.0"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().contains("rollout-"))
+            .unwrap();
+        assert_eq!(codex_version(&rollout).as_deref(), Some("0.169.0"));
+    }
+
+    #[test]
+    fn a_hook_that_exits_0_without_delivering_is_a_problem() {
+        // `true` is what a hook that silently drops everything looks like from outside.
+        let tmp = tempfile::tempdir().unwrap();
+        let paths = TrayPaths::under(tmp.path());
+        let finding = run(Agent::Claude, "cat >/dev/null; true", &paths);
+        match finding {
+            Finding::Problem(text) => {
+                assert!(text.contains("never received its probe"), "{text}");
+                assert!(text.contains("hook.log"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A command that fails says so, with the fix.
+        match run(Agent::Codex, "exit 7", &paths) {
+            Finding::Problem(text) => {
+                assert!(text.contains("code 7"), "{text}");
+                assert!(text.contains("agent-tray install --codex"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_hung_command_is_killed_at_the_deadline() {
+        let t = Instant::now();
+        let outcome = run_command("sleep 30", b"{}", Duration::from_millis(200));
+        assert_eq!(outcome, RunOutcome::TimedOut);
+        assert!(t.elapsed() < Duration::from_secs(5));
+        // Positive control: a command that exits is reported with its code.
+        assert_eq!(
+            run_command("cat >/dev/null; exit 3", b"{}", Duration::from_secs(5)),
+            RunOutcome::Exited(Some(3))
+        );
+    }
+}

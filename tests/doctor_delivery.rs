@@ -1,0 +1,287 @@
+//! `agent-tray doctor` proves delivery: with hooks installed by the real `install` into temp agent
+//! folders and a real daemon, doctor runs the exact command line in each config with a probe and
+//! the engine confirms it; probes never become sessions; a moved hook binary and an engine that
+//! cannot be reached each fail doctor with their own line; unknown hook events sent through the
+//! real hook are counted and shown.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, World};
+use serde_json::Value;
+
+/// A folder with stand-ins for `claude` and `codex`, so doctor treats both agents as installed
+/// (hook problems of an agent that is not installed are only notes).
+fn fake_agents(w: &World) -> String {
+    let dir = w.path().join("agents-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["claude", "codex"] {
+        let p = dir.join(name);
+        std::fs::write(&p, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    format!("{}:/usr/bin:/bin", dir.display())
+}
+
+fn run_with_path(w: &World, program: &Path, path: &str, args: &[&str]) -> Output {
+    let mut cmd = Command::new(program);
+    cmd.args(args).env_clear().env("PATH", path);
+    for (k, v) in &w.envs {
+        cmd.env(k, v);
+    }
+    // A binary copied a moment ago may still be open for writing in a child another test thread
+    // is forking (ETXTBSY): retry for a short while.
+    let start = Instant::now();
+    loop {
+        match cmd.stdin(Stdio::null()).output() {
+            Ok(out) => return out,
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && start.elapsed().as_secs() < 5 => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("cannot run {}: {e}", program.display()),
+        }
+    }
+}
+
+fn doctor(w: &World, path: &str) -> (bool, String) {
+    let out = run_with_path(w, &bin(), path, &["doctor"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn install(w: &World, program: &Path, path: &str) {
+    let out = run_with_path(w, program, path, &["install", "--trust"]);
+    assert!(
+        out.status.success(),
+        "install failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The hook command line `install` wrote for Claude's `event`.
+fn claude_command(w: &World, event: &str) -> String {
+    let text = std::fs::read_to_string(w.path().join("claude/settings.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    doc.pointer(&format!("/hooks/{event}/0/hooks/0/command"))
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_string()
+}
+
+/// Runs a hook command line the way Claude does: `sh -c`, payload on stdin.
+fn run_hook_line(w: &World, command: &str, payload: &str) {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin");
+    for (k, v) in &w.envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    let status = common::wait_until(Duration::from_secs(10), || child.try_wait().unwrap());
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the hook did not finish");
+    }
+}
+
+fn journal_text(w: &World) -> String {
+    let mut text = String::new();
+    if let Ok(entries) = std::fs::read_dir(w.tray_home().join("journal")) {
+        for e in entries.flatten() {
+            text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+        }
+    }
+    text
+}
+
+#[test]
+fn doctor_runs_the_installed_hooks_and_the_engine_confirms_the_probes() {
+    let w = World::new();
+    let path = fake_agents(&w);
+    install(&w, &bin(), &path);
+    let daemon = w.start_daemon();
+
+    let started = Instant::now();
+    let (ok, text) = doctor(&w, &path);
+    let took = started.elapsed();
+    assert!(ok, "doctor failed:\n{text}");
+    assert!(
+        text.contains("✓ Claude Code's hook delivered a probe to Agent Tray"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✓ Codex's hook delivered a probe to Agent Tray"),
+        "{text}"
+    );
+    assert!(took < Duration::from_secs(10), "doctor took {took:?}");
+
+    // Probes are never sessions: not listed, not in history, not journaled for the replay.
+    let list = w.list();
+    assert!(
+        list.iter().all(|s| !s["session_id"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("agent-tray-probe-")),
+        "{list:?}"
+    );
+    let history = w.run(&["history", "--json"]);
+    assert!(
+        !String::from_utf8_lossy(&history.stdout).contains("agent-tray-probe-"),
+        "a probe in history"
+    );
+    assert!(
+        !journal_text(&w).contains("agent-tray-probe-"),
+        "a probe was journaled"
+    );
+
+    // Positive control: a real event through the same command line is a session, and doctor
+    // names it as the last event the engine received.
+    run_hook_line(
+        &w,
+        &claude_command(&w, "SessionStart"),
+        r#"{"session_id":"real-1","hook_event_name":"SessionStart","source":"startup","cwd":"/tmp"}"#,
+    );
+    assert!(common::wait_until(Duration::from_secs(5), || w.session("real-1")).is_some());
+    let (ok, text) = doctor(&w, &path);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("the engine received Claude Code's last hook event (SessionStart)"),
+        "{text}"
+    );
+    assert!(text.contains("last Claude event: SessionStart"), "{text}");
+    assert!(text.contains("version unknown"), "{text}");
+    drop(daemon);
+}
+
+#[test]
+fn doctor_fails_with_the_moved_line_when_the_hook_binary_is_gone() {
+    let w = World::new();
+    let path = fake_agents(&w);
+    let old_dir = w.path().join("old-bin");
+    std::fs::create_dir_all(&old_dir).unwrap();
+    let copy: PathBuf = old_dir.join("agent-tray");
+    std::fs::copy(bin(), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    install(&w, &copy, &path);
+    std::fs::remove_file(&copy).unwrap();
+    let daemon = w.start_daemon();
+
+    let (ok, text) = doctor(&w, &path);
+    assert!(
+        !ok,
+        "doctor passed with a hook binary that is gone:\n{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("✗ Claude Code hook binary moved"))
+        .unwrap_or_else(|| panic!("no moved line:\n{text}"));
+    assert!(line.contains(&copy.display().to_string()), "{line}");
+    assert!(line.contains("run `agent-tray install --claude`"), "{line}");
+    assert!(
+        text.contains("✗ Codex hook binary moved"),
+        "no Codex moved line:\n{text}"
+    );
+    assert!(
+        text.contains("✗ Codex notify binary moved"),
+        "no Codex notify moved line:\n{text}"
+    );
+
+    // Positive control: installing from here again makes doctor pass.
+    install(&w, &bin(), &path);
+    let (ok, text) = doctor(&w, &path);
+    assert!(ok, "{text}");
+    drop(daemon);
+}
+
+#[test]
+fn doctor_fails_with_the_engine_line_when_no_engine_runs() {
+    let w = World::new();
+    let path = fake_agents(&w);
+    install(&w, &bin(), &path);
+
+    let (ok, text) = doctor(&w, &path);
+    assert!(!ok, "doctor passed with no engine:\n{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("✗ Agent Tray's engine cannot be reached"))
+        .unwrap_or_else(|| panic!("no engine line:\n{text}"));
+    assert!(line.contains("`agent-tray daemon`"), "{line}");
+    assert!(!text.contains("delivered a probe"), "{text}");
+
+    // Positive control: with the engine up, the same doctor passes.
+    let daemon = w.start_daemon();
+    let (ok, text) = doctor(&w, &path);
+    assert!(ok, "{text}");
+    drop(daemon);
+}
+
+#[test]
+fn unknown_hook_events_through_the_real_hook_are_counted_and_shown_by_doctor() {
+    let w = World::new();
+    let path = fake_agents(&w);
+    install(&w, &bin(), &path);
+    let daemon = w.start_daemon();
+    let command = claude_command(&w, "Stop");
+    for _ in 0..2 {
+        run_hook_line(
+            &w,
+            &command,
+            r#"{"session_id":"future-1","hook_event_name":"FutureEvent","cwd":"/tmp"}"#,
+        );
+    }
+    // Codex's notify program with a notification type this version does not know.
+    let out = run_with_path(
+        &w,
+        &bin(),
+        &path,
+        &[
+            "notify",
+            "--agent",
+            "codex",
+            r#"{"type":"future-type","thread-id":"t-1"}"#,
+        ],
+    );
+    assert!(out.status.success() && out.stdout.is_empty());
+    let text = common::wait_until(Duration::from_secs(5), || {
+        let (_, text) = doctor(&w, &path);
+        (text.contains("FutureEvent ×2") && text.contains("future-type ×1")).then_some(text)
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the unknown event was not counted:\n{}",
+            doctor(&w, &path).1
+        )
+    });
+    let line = text.lines().find(|l| l.contains("FutureEvent")).unwrap();
+    assert!(line.starts_with("· Claude Code sent hook events"), "{line}");
+    let line = text.lines().find(|l| l.contains("future-type")).unwrap();
+    assert!(line.starts_with("· Codex sent hook events"), "{line}");
+    // Ignored: no session for it, and nothing journaled.
+    assert!(w.session("future-1").is_none());
+    assert!(!journal_text(&w).contains("FutureEvent"));
+    drop(daemon);
+}
