@@ -11,6 +11,7 @@ use chrono::Utc;
 use serde_json::Value;
 
 use crate::control::client::ControlClient;
+use crate::control::protocol::{PingInfo, TypedReply};
 use crate::control::Request;
 use crate::install::{self, claude, codex, Ownership};
 use crate::journal;
@@ -311,15 +312,18 @@ fn hook_findings(
 fn check_app(paths: &TrayPaths) -> (Vec<Finding>, bool) {
     let mut out = Vec::new();
     let mut reachable = false;
-    match ControlClient::connect(&paths.socket, Duration::from_secs(2)).and_then(|mut c| c.request(&Request::Ping)) {
-        Ok(reply) if reply.ok => {
+    match ControlClient::connect(&paths.socket, Duration::from_secs(2))
+        .and_then(|mut c| c.request_typed::<PingInfo>(&Request::Ping))
+    {
+        Ok(TypedReply {
+            ok: true,
+            result: Some(info),
+            ..
+        }) => {
             reachable = true;
-            let info = reply.result.unwrap_or(Value::Null);
             out.push(Finding::Ok(format!(
                 "Agent Tray is running ({} pid {}, {} live sessions)",
-                info.get("host").and_then(Value::as_str).unwrap_or("?"),
-                info.get("pid").and_then(Value::as_u64).unwrap_or(0),
-                info.get("sessions").and_then(Value::as_u64).unwrap_or(0)
+                info.host, info.pid, info.sessions
             )));
         }
         Ok(_) => out.push(Finding::Problem("Agent Tray answered the ping with an error".into())),
