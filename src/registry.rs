@@ -576,32 +576,7 @@ impl SessionsRegistry {
 
     /// Ends a live session for a reason no observation carries (the pid watcher).
     pub fn end(&self, session_id: &str, reason: EndReason) -> bool {
-        let now = self.clock.now();
-        let (change, seq) = {
-            let mut inner = self.lock();
-            let Some(record) = inner.live.get_mut(session_id) else {
-                return false;
-            };
-            let old_state = record.session.state;
-            if !transition::end(record, reason, now) {
-                return false;
-            }
-            tracing::info!(
-                session_id,
-                agent = %record.session.agent,
-                from = %old_state,
-                reason = ?reason,
-                "session_ended"
-            );
-            let change = vec![SessionChange::Changed {
-                old_state,
-                session: record.session.clone(),
-            }];
-            let seq = stamp(&mut inner, &change);
-            (change, seq)
-        };
-        self.publish(change, seq, now.wall);
-        true
+        self.end_where(session_id, reason, None)
     }
 
     /// The pid watcher vouches that this session's process is alive: refresh `last_seen` so the
@@ -619,32 +594,26 @@ impl SessionsRegistry {
     /// `owner` (checked and applied under one lock). The pid watcher and the feeds decide off the
     /// lock; a resume that moved the session to another process meanwhile keeps it.
     pub fn end_if_owned(&self, session_id: &str, owner: &PidOwner, reason: EndReason) -> bool {
+        self.end_where(session_id, reason, Some(owner))
+    }
+
+    /// Ends a live session (if `owner` is given, only while it still belongs to that process)
+    /// and publishes the change.
+    fn end_where(&self, session_id: &str, reason: EndReason, owner: Option<&PidOwner>) -> bool {
         let now = self.clock.now();
         let (change, seq) = {
             let mut inner = self.lock();
             let Some(record) = inner.live.get_mut(session_id) else {
                 return false;
             };
-            if !owner.owns(&record.session) {
+            if let Some(owner) = owner.filter(|o| !o.owns(&record.session)) {
                 tracing::debug!(session_id, pid = owner.pid, reason = ?reason, "end_skipped_session_moved_on");
                 return false;
             }
-            let old_state = record.session.state;
-            if !transition::end(record, reason, now) {
+            let Some(change) = end_locked(record, reason, now) else {
                 return false;
-            }
-            tracing::info!(
-                session_id,
-                agent = %record.session.agent,
-                from = %old_state,
-                reason = ?reason,
-                pid = owner.pid,
-                "session_ended"
-            );
-            let change = vec![SessionChange::Changed {
-                old_state,
-                session: record.session.clone(),
-            }];
+            };
+            let change = vec![change];
             let seq = stamp(&mut inner, &change);
             (change, seq)
         };
@@ -711,7 +680,7 @@ impl SessionsRegistry {
                     silent_with_pid.push(record.session.session_id.clone());
                     continue;
                 }
-                if let Some(change) = end_by_ttl(record, now) {
+                if let Some(change) = end_locked(record, EndReason::Ttl, now) {
                     changes.push(change);
                 }
             }
@@ -767,17 +736,12 @@ impl SessionsRegistry {
                         vouch_locked(record, token, now);
                     }
                     Some(Decision::End { reason, .. }) => {
-                        let old_state = record.session.state;
-                        if transition::end(record, *reason, now) {
-                            tracing::info!(session_id = %id, from = %old_state, reason = ?reason, "session_ended");
-                            changes.push(SessionChange::Changed {
-                                old_state,
-                                session: record.session.clone(),
-                            });
+                        if let Some(change) = end_locked(record, *reason, now) {
+                            changes.push(change);
                         }
                     }
                     None => {
-                        if let Some(change) = end_by_ttl(record, now) {
+                        if let Some(change) = end_locked(record, EndReason::Ttl, now) {
                             changes.push(change);
                         }
                     }
@@ -862,17 +826,22 @@ fn vouch_locked(record: &mut SessionRecord, token: &str, now: transition::Now) -
     true
 }
 
-/// Ends a session silent for the TTL; the change to publish, if it ended.
-fn end_by_ttl(record: &mut SessionRecord, now: transition::Now) -> Option<SessionChange> {
+/// Ends a session (under the lock) and says so in the log; the change to publish, if it ended.
+fn end_locked(
+    record: &mut SessionRecord,
+    reason: EndReason,
+    now: transition::Now,
+) -> Option<SessionChange> {
     let old_state = record.session.state;
-    if !transition::end(record, EndReason::Ttl, now) {
+    if !transition::end(record, reason, now) {
         return None;
     }
     tracing::info!(
         session_id = %record.session.session_id,
         agent = %record.session.agent,
         from = %old_state,
-        reason = "ttl",
+        reason = ?reason,
+        pid = record.session.pid,
         "session_ended"
     );
     Some(SessionChange::Changed {
