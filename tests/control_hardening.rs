@@ -218,14 +218,14 @@ fn history_of_1500_realistic_ended_sessions_is_printed_whole() {
     let mut lines = Vec::new();
     for i in 0..1500 {
         let id = format!("{:08x}-95b9-4336-8b7d-2d91c4d8{:04x}", i * 7919, i);
-        let cwd = format!("/home/developer/projects/customer-portal-service-{i}");
+        let cwd = format!("/home/dev/projects/customer-portal-service-{i}");
         let extra = json!({
             "cwd": cwd,
             "repo": format!("customer-portal-service-{i}"),
             "branch": "feature/retry-payment-webhooks",
             "model": "claude-sonnet-4-5-20250929",
             "transcript_path": format!(
-                "/home/developer/.claude/projects/-home-developer-projects-customer-portal-service-{i}/{id}.jsonl"
+                "/home/dev/.claude/projects/-home-dev-projects-customer-portal-service-{i}/{id}.jsonl"
             ),
             "title": "Refactor the payment retry logic and add tests for the webhook handler",
             "tmux": "work:@3.%17",
