@@ -39,8 +39,8 @@ example_homes='(dev|me|a|user|alice|bob)'
 
 # ---- self-test: every pattern catches its case, none catches legitimate text --------------------
 must_catch=(
-  'see ..X/shared/spec for the rules'
-  'fixtures under /Xwork/shared/fixtures'
+  'see ..X/sharXed/spec for the rules'
+  'fixtures under /Xwork/sharXed/fixtures'
   'HOME=/Xroot/.cache'
   'open /XUsers/alice/code'
   'the rules of specX/behaviour.md'
