@@ -154,17 +154,7 @@ impl HistoryStore {
         }
         conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
             .map_err(sqlite)?;
-        let found: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(sqlite)?;
-        let found = usize::try_from(found).unwrap_or(0);
-        if found > schema::newest_version() {
-            return Err(StoreError::TooNew {
-                path: path.to_path_buf(),
-                found,
-                known: schema::newest_version(),
-            });
-        }
+        schema_version_known(&conn, path)?;
         schema::migrations()
             .to_latest(&mut conn)
             .map_err(|source| StoreError::Migrate {
@@ -414,4 +404,25 @@ fn upsert(tx: &Transaction<'_>, at: DateTime<Utc>, session: &Session) -> rusqlit
         .execute(params![id, session.state.as_str(), start, waiting_for])?;
     }
     Ok(())
+}
+
+/// The schema version a store file was written with; a version newer than this build knows is
+/// refused (a newer Agent Tray wrote it), so neither the writer nor a reader misreads it.
+pub(crate) fn schema_version_known(conn: &Connection, path: &Path) -> Result<usize, StoreError> {
+    let sqlite = |source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    };
+    let found: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(sqlite)?;
+    let found = usize::try_from(found).unwrap_or(0);
+    if found > schema::newest_version() {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known: schema::newest_version(),
+        });
+    }
+    Ok(found)
 }

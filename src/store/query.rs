@@ -49,17 +49,7 @@ pub fn open_reader(path: &Path) -> Result<Option<Connection>, StoreError> {
     .map_err(sqlite)?;
     conn.busy_timeout(std::time::Duration::from_secs(2))
         .map_err(sqlite)?;
-    let found: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(sqlite)?;
-    let found = usize::try_from(found).unwrap_or(0);
-    if found > schema::newest_version() {
-        return Err(StoreError::TooNew {
-            path: path.to_path_buf(),
-            found,
-            known: schema::newest_version(),
-        });
-    }
+    let found = super::schema_version_known(&conn, path)?;
     if found < schema::newest_version() {
         // Written by an older engine that has not run since the upgrade: nothing to read in
         // the shape this build knows, so read as if empty rather than migrate under it.
