@@ -2,7 +2,7 @@
 # Installs what Agent Tray needs on a Debian or Ubuntu machine, skipping whatever is already there.
 #
 #   scripts/setup.sh          what building and running the app needs
-#   scripts/setup.sh --test   and what every test needs (Xvfb, WebKitWebDriver, Chromium, tmux,
+#   scripts/setup.sh --test   and what every test needs (Xvfb, WebKitWebDriver, Chromium, tmux, kitty,
 #                             a notification server, a tray host, the real claude and codex CLIs)
 #
 # Needs root or sudo for apt-get. Rust (cargo) must already be installed: see https://rustup.rs.
@@ -20,7 +20,7 @@ die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
   librsvg2-dev libdbus-1-dev python3 git ca-certificates)
 test_packages=(xvfb xauth webkit2gtk-driver chromium dbus dbus-x11 dunst xdotool trayer imagemagick
-  tmux procps util-linux psmisc hyperfine)
+  tmux kitty procps util-linux psmisc hyperfine)
 
 packages=("${build_packages[@]}")
 [ "$want_tests" = 1 ] && packages+=("${test_packages[@]}")
@@ -68,6 +68,24 @@ npm_ci() {
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
   echo "$sum" > "$stamp"
 }
+
+# The macOS standard libraries, so scripts/check-macos.sh can type-check the macOS code here.
+if [ "$want_tests" = 1 ]; then
+  mac_targets=(aarch64-apple-darwin x86_64-apple-darwin)
+  if ! command -v rustup >/dev/null 2>&1; then
+    say "warning: rustup not found: cannot add ${mac_targets[*]}; scripts/check-macos.sh will say macOS was not checked"
+  else
+    want_targets=()
+    for t in "${mac_targets[@]}"; do
+      rustup target list --installed | grep -qx "$t" || want_targets+=("$t")
+    done
+    if [ "${#want_targets[@]}" -gt 0 ]; then
+      say "rustup target add ${want_targets[*]}"
+      rustup target add "${want_targets[@]}" ||
+        say "warning: rustup could not download ${want_targets[*]} (offline?); scripts/check-macos.sh will say macOS was not checked"
+    fi
+  fi
+fi
 
 npm_ci "$root/ui"
 if [ "$want_tests" = 1 ]; then

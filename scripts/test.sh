@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing and runs every test of Agent Tray: formatting and lints, the core's
 # unit and integration tests, the desktop crate and UI tests (mock runtime, Chromium, the real
-# app under Xvfb through WebKitWebDriver), and the end-to-end tests with the real claude and
+# app under Xvfb through WebKitWebDriver), a type-check and lint of the macOS code for both Mac
+# targets (scripts/check-macos.sh), and the end-to-end tests with the real claude and
 # codex CLIs. Every step runs even when an earlier one fails; the exit status says if any did.
 # Last, it lists every process the run started that is still running and FAILS if there is one
 # (each process inherits AGENT_TRAY_TEST_RUN; see scripts/leftover-processes.sh).
@@ -34,6 +35,8 @@ step "core: clippy -D warnings" cargo clippy -p agent-tray --all-targets -- -D w
 step "core: no tauri/wry/tao/webkit" bash -c '! cargo tree -p agent-tray -e normal --prefix none | grep -E "^(tauri|wry|tao|webkit2gtk)[ -]"'
 step "core: unit and integration tests" cargo test -p agent-tray
 step "desktop and UI (tests/desktop/run.sh)" tests/desktop/run.sh
+# After the desktop step: the host's build scripts and proc-macros it built are reused.
+step "macOS: clippy -D warnings for aarch64 and x86_64 (scripts/check-macos.sh)" scripts/check-macos.sh
 step "build agent-tray for the end-to-end tests" cargo build -p agent-tray
 step "real claude and codex (tests/e2e/agents/run.sh)" env AGENT_TRAY_BIN="$root/target/debug/agent-tray" tests/e2e/agents/run.sh
 step "no process left behind" scripts/leftover-processes.sh --kill "AGENT_TRAY_TEST_RUN=$AGENT_TRAY_TEST_RUN"
