@@ -16,7 +16,11 @@
 //! - **The start token** ([`start_token`]) is an opaque identity, compared only for equality, that
 //!   tells a pid recycled onto another process from the one we saw: on Linux field 22
 //!   (`starttime`) of the stat line; on macOS the kernel's start time (`proc_pidinfo`), with
-//!   `ps -o lstart=` under `LC_ALL=C TZ=UTC` as a fallback so the text never depends on a locale.
+//!   `ps -o lstart=` under `LC_ALL=C TZ=UTC` as a fallback so the text never depends on a locale;
+//!   both read as whole seconds since the epoch, so either source gives the same token.
+//! - **macOS** has no `/proc`: [`read_stat`] reads `proc_pidinfo` ([`bsd_stat`]), the arguments and
+//!   environment come from `sysctl(KERN_PROCARGS2)` ([`parse_procargs2`]); every parse is a pure
+//!   function tested on Linux, so only the few system calls are left to the Mac.
 //!   Only the engine reads tokens, in its own environment; no client ever sends one.
 //! - **[`ProcessTable`]** is the seam every decision is written against: the real table
 //!   ([`SystemProcesses`]) reads `/proc`; tests script trees, deaths and recycled pids.
@@ -82,10 +86,139 @@ pub fn read_stat(pid: u32) -> Option<Stat> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
-/// Elsewhere there is no `/proc`.
-#[cfg(not(target_os = "linux"))]
+/// macOS has no `/proc`: the same facts come from the kernel's `proc_pidinfo(PROC_PIDTBSDINFO)`.
+#[cfg(target_os = "macos")]
+pub fn read_stat(pid: u32) -> Option<Stat> {
+    let raw = libc::c_int::try_from(pid).ok().filter(|p| *p > 0)?;
+    // SAFETY: proc_bsdinfo is plain data; all zeroes is a valid value.
+    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
+    let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_bsdinfo>()).ok()?;
+    // SAFETY: `info` is a writable proc_bsdinfo of exactly `size` bytes.
+    let written = unsafe {
+        libc::proc_pidinfo(
+            raw,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            (&mut info as *mut libc::proc_bsdinfo).cast(),
+            size,
+        )
+    };
+    if written != size {
+        return None;
+    }
+    let bytes = |chars: &[libc::c_char]| chars.iter().map(|c| *c as u8).collect::<Vec<u8>>();
+    Some(bsd_stat(&BsdInfo {
+        comm: bytes(&info.pbi_comm),
+        name: bytes(&info.pbi_name),
+        zombie: info.pbi_status == libc::SZOMB,
+        ppid: info.pbi_ppid,
+        start_secs: info.pbi_start_tvsec,
+    }))
+}
+
+/// Elsewhere there is neither `/proc` nor `proc_pidinfo`.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 pub fn read_stat(_pid: u32) -> Option<Stat> {
     None
+}
+
+/// What macOS's `proc_bsdinfo` says of a process, as plain bytes and numbers (so the reading of
+/// it is a pure function, tested on any platform).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BsdInfo {
+    /// `pbi_comm`: the executable's name, cut at 16 bytes, NUL-padded.
+    pub comm: Vec<u8>,
+    /// `pbi_name`: the longer name (32 bytes), empty for some processes.
+    pub name: Vec<u8>,
+    /// `pbi_status == SZOMB`.
+    pub zombie: bool,
+    pub ppid: u32,
+    /// `pbi_start_tvsec`: when it started, in seconds since the epoch.
+    pub start_secs: u64,
+}
+
+/// Reads a `proc_bsdinfo` as a [`Stat`]: the longer name when there is one, the state `Z` for a
+/// zombie, and the start token in seconds (see [`kernel_start_token`]).
+pub fn bsd_stat(info: &BsdInfo) -> Stat {
+    let c_text = |raw: &[u8]| {
+        let end = raw.iter().position(|b| *b == 0).unwrap_or(raw.len());
+        String::from_utf8_lossy(&raw[..end]).into_owned()
+    };
+    let name = c_text(&info.name);
+    Stat {
+        comm: if name.is_empty() {
+            c_text(&info.comm)
+        } else {
+            name
+        },
+        state: if info.zombie { 'Z' } else { 'S' },
+        ppid: info.ppid,
+        start_time: Some(info.start_secs),
+    }
+}
+
+/// The macOS start token: the kernel's start time in whole seconds since the epoch. Whole
+/// seconds because the `ps -o lstart=` fallback ([`parse_ps_lstart`]) has no finer clock, and
+/// both sources must give the same token for the same process, or a session would be ended
+/// the day one probe fails and the other answers. (macOS hands out pids in order up to 99998:
+/// a pid is not reused within the second it was started.)
+pub fn kernel_start_token(start_secs: u64) -> String {
+    start_secs.to_string()
+}
+
+/// Reads `ps -o lstart= -p <pid>` run under `LC_ALL=C TZ=UTC` (`Tue Dec  1 03:06:27 2026`) as
+/// the same token as [`kernel_start_token`]. `None` for anything else (an empty answer: gone).
+pub fn parse_ps_lstart(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let [_weekday, month, day, time, year] = words[..] else {
+        return None;
+    };
+    let parsed = chrono::NaiveDateTime::parse_from_str(
+        &format!("{month} {day} {time} {year}"),
+        "%b %d %H:%M:%S %Y",
+    )
+    .ok()?;
+    u64::try_from(parsed.and_utc().timestamp())
+        .ok()
+        .map(kernel_start_token)
+}
+
+/// Reads `ps -o tty= -p <pid>` (`ttys003`, or `??` for none) as the terminal's device path,
+/// which Terminal.app and iTerm2 report for each tab (`/dev/ttys003`).
+pub fn parse_ps_tty(text: &str) -> Option<String> {
+    let tty = text.trim();
+    let usable = !tty.is_empty()
+        && tty != "??"
+        && tty != "?"
+        && tty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'/');
+    usable.then(|| {
+        if tty.starts_with("/dev/") {
+            tty.to_string()
+        } else {
+            format!("/dev/{tty}")
+        }
+    })
+}
+
+/// The terminal device a process runs on (`/dev/ttys003`, `/dev/pts/4`), when it has one.
+#[cfg(target_os = "macos")]
+pub fn tty(pid: u32) -> Option<String> {
+    let out = std::process::Command::new("ps")
+        .args(["-o", "tty=", "-p", &pid.to_string()])
+        .env("LC_ALL", "C")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    parse_ps_tty(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The terminal device a process runs on: where its standard input points, when that is one.
+#[cfg(not(target_os = "macos"))]
+pub fn tty(pid: u32) -> Option<String> {
+    let link = std::fs::read_link(format!("/proc/{pid}/fd/0")).ok()?;
+    let link = link.to_str()?;
+    (link.starts_with("/dev/pts/") || link.starts_with("/dev/tty")).then(|| link.to_string())
 }
 
 /// True when a process with this pid exists (whoever owns it) and has not exited.
@@ -130,26 +263,10 @@ fn platform_start_token(pid: u32) -> Option<String> {
 
 #[cfg(target_os = "macos")]
 fn platform_start_token(pid: u32) -> Option<String> {
-    kernel_start_time(pid).or_else(|| ps_start_time(pid))
-}
-
-#[cfg(target_os = "macos")]
-fn kernel_start_time(pid: u32) -> Option<String> {
-    let raw = libc::c_int::try_from(pid).ok()?;
-    // SAFETY: proc_bsdinfo is plain data; all zeroes is a valid value.
-    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
-    let size = libc::c_int::try_from(std::mem::size_of::<libc::proc_bsdinfo>()).ok()?;
-    // SAFETY: `info` is a writable proc_bsdinfo of exactly `size` bytes.
-    let written = unsafe {
-        libc::proc_pidinfo(
-            raw,
-            libc::PROC_PIDTBSDINFO,
-            0,
-            (&mut info as *mut libc::proc_bsdinfo).cast(),
-            size,
-        )
-    };
-    (written == size).then(|| format!("{}.{:06}", info.pbi_start_tvsec, info.pbi_start_tvusec))
+    read_stat(pid)
+        .and_then(|s| s.start_time)
+        .map(kernel_start_token)
+        .or_else(|| ps_start_time(pid))
 }
 
 #[cfg(target_os = "macos")]
@@ -162,9 +279,7 @@ fn ps_start_time(pid: u32) -> Option<String> {
         .stderr(std::process::Stdio::null())
         .output()
         .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_string())
+    parse_ps_lstart(&String::from_utf8_lossy(&out.stdout))
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
@@ -225,9 +340,92 @@ pub fn environ(pid: u32) -> Option<Vec<(String, String)>> {
         .map(|raw| parse_environ(&raw))
 }
 
-#[cfg(not(target_os = "linux"))]
+/// macOS: the environment from `sysctl(KERN_PROCARGS2)` (the user's own processes only).
+#[cfg(target_os = "macos")]
+pub fn environ(pid: u32) -> Option<Vec<(String, String)>> {
+    procargs2(pid).map(|p| p.env)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 pub fn environ(_pid: u32) -> Option<Vec<(String, String)>> {
     None
+}
+
+/// What macOS's `KERN_PROCARGS2` buffer holds: the arguments and the environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcArgs {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// Parses a `KERN_PROCARGS2` buffer: `argc` (a native-endian 32-bit int), the executable's path,
+/// NUL padding, then `argc` NUL-ended arguments and the `KEY=value` environment up to an empty
+/// string. Arguments are capped like [`parse_cmdline`]'s. `None` for a buffer too short to hold
+/// `argc` or one that claims a negative count.
+pub fn parse_procargs2(raw: &[u8]) -> Option<ProcArgs> {
+    let argc = i32::from_ne_bytes(raw.get(..4)?.try_into().ok()?);
+    let argc = usize::try_from(argc).ok()?;
+    let rest = raw.get(4..)?;
+    // Skip the executable path, then the NULs that pad it.
+    let path_end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
+    let mut strings = rest[path_end..]
+        .split(|b| *b == 0)
+        .skip_while(|s| s.is_empty());
+    let mut args = Vec::new();
+    for arg in strings.by_ref().take(argc) {
+        if args.len() < MAX_CMDLINE_ARGS {
+            args.push(String::from_utf8_lossy(arg).into_owned());
+        }
+    }
+    let env = strings
+        .take_while(|s| !s.is_empty())
+        .filter_map(|entry| {
+            let entry = String::from_utf8_lossy(entry);
+            let (k, v) = entry.split_once('=')?;
+            Some((k.to_string(), v.to_string()))
+        })
+        .collect();
+    Some(ProcArgs { args, env })
+}
+
+/// The `KERN_PROCARGS2` buffer of a process (macOS), parsed.
+#[cfg(target_os = "macos")]
+pub fn procargs2(pid: u32) -> Option<ProcArgs> {
+    let raw = libc::c_int::try_from(pid).ok().filter(|p| *p > 0)?;
+    let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, raw];
+    let mut size: libc::size_t = 0;
+    // SAFETY: a null buffer asks only for the size, written to `size`.
+    let rc = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            3,
+            std::ptr::null_mut(),
+            &mut size,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 || size == 0 {
+        return None;
+    }
+    let mut buffer = vec![0u8; size];
+    // SAFETY: `buffer` is writable for `size` bytes; the kernel writes at most that and updates
+    // `size` to what it wrote.
+    let rc = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            3,
+            buffer.as_mut_ptr().cast(),
+            &mut size,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    buffer.truncate(size);
+    parse_procargs2(&buffer)
 }
 
 /// When a process started, as a wall-clock time (Linux: boot time plus `starttime` ticks).
@@ -296,7 +494,8 @@ pub fn ancestry(table: &dyn ProcessTable, pid: u32, max: usize) -> Vec<(u32, Pro
     chain
 }
 
-/// The real process table (`/proc` on Linux; liveness only elsewhere).
+/// The real process table (`/proc` on Linux; `proc_pidinfo` and `KERN_PROCARGS2` on macOS;
+/// liveness only elsewhere).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemProcesses;
 
@@ -315,7 +514,12 @@ impl ProcessTable for SystemProcesses {
             .map(|raw| parse_cmdline(&raw))
     }
 
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(target_os = "macos")]
+    fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
+        procargs2(pid).map(|p| p.args)
+    }
+
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     fn cmdline(&self, _pid: u32) -> Option<Vec<String>> {
         None
     }
@@ -441,6 +645,86 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_macos_bsd_info_reads_as_a_stat_line_would() {
+        let mut comm = b"claude".to_vec();
+        comm.resize(16, 0);
+        let mut info = BsdInfo {
+            comm,
+            name: b"claude code\0\0\0".to_vec(),
+            zombie: false,
+            ppid: 77,
+            start_secs: 1_796_094_387,
+        };
+        assert_eq!(
+            bsd_stat(&info),
+            Stat {
+                comm: "claude code".into(),
+                state: 'S',
+                ppid: 77,
+                start_time: Some(1_796_094_387)
+            }
+        );
+        info.name = vec![0; 32];
+        info.zombie = true;
+        let s = bsd_stat(&info);
+        assert_eq!((s.comm.as_str(), s.is_zombie()), ("claude", true));
+    }
+
+    #[test]
+    fn the_ps_fallback_gives_the_kernels_token_for_the_same_start() {
+        // `ps -o lstart=` under LC_ALL=C TZ=UTC pads a one-digit day with a space.
+        let start = chrono::DateTime::parse_from_rfc3339("2026-12-01T03:06:27Z")
+            .unwrap()
+            .timestamp();
+        let kernel = kernel_start_token(u64::try_from(start).unwrap());
+        assert_eq!(
+            parse_ps_lstart("Tue Dec  1 03:06:27 2026\n").as_deref(),
+            Some(kernel.as_str())
+        );
+        assert_eq!(kernel, "1796094387");
+        assert_eq!(
+            parse_ps_lstart("Mon Nov 30 23:59:59 2026"),
+            Some("1796083199".into())
+        );
+        for gone in ["", "\n", "Tue Dec 1 2026", "mar. 1 déc. 03:06:27 2026 x"] {
+            assert_eq!(parse_ps_lstart(gone), None, "{gone:?}");
+        }
+    }
+
+    #[test]
+    fn a_ps_tty_column_reads_as_a_device_path() {
+        assert_eq!(parse_ps_tty("ttys003\n").as_deref(), Some("/dev/ttys003"));
+        assert_eq!(parse_ps_tty(" pts/4 ").as_deref(), Some("/dev/pts/4"));
+        assert_eq!(parse_ps_tty("??\n"), None, "no terminal");
+        assert_eq!(parse_ps_tty(""), None, "gone");
+        assert_eq!(parse_ps_tty("tty; rm -rf ~"), None);
+    }
+
+    #[test]
+    fn a_procargs2_buffer_splits_into_arguments_and_environment() {
+        let mut raw = 2i32.to_ne_bytes().to_vec();
+        raw.extend_from_slice(b"/usr/local/bin/node\0\0\0\0node\0/x/cli.js\0");
+        raw.extend_from_slice(b"TERM_PROGRAM=iTerm.app\0ITERM_SESSION_ID=w0t1p0:AB\0junk\0\0");
+        raw.extend_from_slice(b"ptr_munge=\0executable_path=/usr/local/bin/node\0");
+        let parsed = parse_procargs2(&raw).unwrap();
+        assert_eq!(parsed.args, ["node", "/x/cli.js"]);
+        assert_eq!(
+            parsed.env,
+            vec![
+                ("TERM_PROGRAM".to_string(), "iTerm.app".to_string()),
+                ("ITERM_SESSION_ID".to_string(), "w0t1p0:AB".to_string()),
+            ],
+            "the environment ends at the empty string; the apple strings after it are not in it"
+        );
+        assert_eq!(parse_procargs2(b"\x01\x00"), None, "too short for argc");
+        assert_eq!(parse_procargs2(&(-1i32).to_ne_bytes()), None);
+        assert_eq!(
+            parse_procargs2(&0i32.to_ne_bytes()),
+            Some(ProcArgs::default())
+        );
+    }
+
     struct Chain;
     impl ProcessTable for Chain {
         fn info(&self, pid: u32) -> Option<ProcInfo> {
@@ -487,6 +771,15 @@ mod tests {
         #[test]
         fn any_text_parses_without_panicking(line in any::<String>()) {
             let _ = parse_stat(&line);
+            let _ = parse_ps_lstart(&line);
+            let _ = parse_ps_tty(&line);
+        }
+
+        #[test]
+        fn any_procargs2_buffer_parses_without_panicking(raw in proptest::collection::vec(any::<u8>(), 0..4096)) {
+            if let Some(p) = parse_procargs2(&raw) {
+                prop_assert!(p.args.len() <= MAX_CMDLINE_ARGS);
+            }
         }
 
         #[test]
