@@ -167,17 +167,15 @@ pub struct TrayCounts {
 }
 
 impl TrayCounts {
-    /// The menu-bar title: `2 ⚙ 1 !` (working, then needs you); empty when nothing is busy, so
-    /// an idle machine shows just the icon.
+    /// The menu-bar title: how many sessions need you (`2`, beside the attention icon); empty
+    /// when none does, so a calm machine shows just the icon. Working sessions are not counted:
+    /// the icon already says something is running, and the menu bar is for what wants the user.
     pub fn title(&self) -> String {
-        let mut parts = Vec::new();
-        if self.working > 0 {
-            parts.push(format!("{} ⚙", self.working));
-        }
         if self.needs_you > 0 {
-            parts.push(format!("{} !", self.needs_you));
+            self.needs_you.to_string()
+        } else {
+            String::new()
         }
-        parts.join(" ")
     }
 }
 
@@ -453,22 +451,22 @@ mod tests {
     }
 
     #[test]
-    fn the_menu_bar_title_counts_working_and_waiting_sessions() {
+    fn the_menu_bar_title_counts_only_what_needs_you() {
         let counts = TrayCounts {
             needs_you: 1,
             working: 2,
             idle: 4,
         };
-        assert_eq!(counts.title(), "2 ⚙ 1 !");
-        assert_eq!(
-            TrayCounts {
-                needs_you: 0,
-                working: 0,
-                idle: 3
-            }
-            .title(),
-            ""
-        );
+        assert_eq!(counts.title(), "1", "what needs you, and only that");
+        for calm in [(0, 0, 3), (0, 5, 0)] {
+            let (needs_you, working, idle) = calm;
+            let counts = TrayCounts {
+                needs_you,
+                working,
+                idle,
+            };
+            assert_eq!(counts.title(), "", "{counts:?}: nothing needs you");
+        }
     }
 
     #[test]

@@ -22,6 +22,10 @@ use agent_tray::model::Session;
 
 use crate::ipc::{CommandError, ErrorCode, InstallReport};
 use crate::launch::{run_within, Capture, LaunchError, LAUNCH_TIMEOUT};
+use crate::terminals::{
+    focus_launches, most_recent_tmux_client, terminal_of, zellij_launch, zellij_of, FocusCommand,
+    Terminal, ZellijPane,
+};
 use crate::tmux::{socket_from_env, TmuxLocation, TmuxServer};
 
 /// How long `tmux select-window`/`select-pane` may take (it answers in milliseconds).
@@ -32,10 +36,23 @@ pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// How to bring the user to a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JumpPlan {
-    /// Select the window, then the pane, on the agent's tmux server.
+    /// Select the window, then the pane, on the agent's tmux server (after bringing the
+    /// terminal of its most recent client to the front, when that is known).
     Tmux {
         server: TmuxServer,
         location: TmuxLocation,
+        front: Option<FrontTerminal>,
+    },
+    /// Select the zellij pane (after bringing its terminal to the front, when known).
+    Zellij {
+        pane: ZellijPane,
+        front: Option<FrontTerminal>,
+    },
+    /// Bring the terminal's tab that runs the session to the front (kitty, WezTerm,
+    /// Terminal.app, iTerm2, Ghostty, GNOME Terminal, Konsole: see [`crate::terminals`]).
+    Tab {
+        front: FrontTerminal,
+        dir: Option<PathBuf>,
     },
     /// Open the session's folder in the editor whose terminal runs it (`code -- <dir>`).
     Editor { editor: Editor, dir: PathBuf },
@@ -66,6 +83,21 @@ impl Editor {
 pub struct ProcessFacts {
     pub editor: Option<Editor>,
     pub tmux_socket: Option<PathBuf>,
+    /// The terminal emulator, from its environment and ancestry.
+    pub terminal: Option<Terminal>,
+    /// Its terminal device (`/dev/ttys003`): how Terminal.app and iTerm2 find its tab.
+    pub tty: Option<String>,
+    pub zellij: Option<ZellijPane>,
+    /// For a session in tmux: the terminal of the tmux client used last (the agent's own
+    /// environment names the terminal the tmux server was started from, maybe long closed).
+    pub tmux_client: Option<FrontTerminal>,
+}
+
+/// A terminal to bring to the front, and the device of the tab to select in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontTerminal {
+    pub terminal: Terminal,
+    pub tty: Option<String>,
 }
 
 /// A program and its arguments, as a jump or a reveal will run it.
@@ -146,23 +178,99 @@ pub fn decide_jump(
         return Some(JumpPlan::Tmux {
             server: TmuxServer::from_socket(facts.tmux_socket.as_deref()),
             location,
+            front: facts.tmux_client.clone(),
         });
     }
-    let dir = PathBuf::from(session.cwd.as_deref()?);
-    if !dir.is_absolute() {
-        return None;
+    let own_terminal = facts.terminal.clone().map(|terminal| FrontTerminal {
+        terminal,
+        tty: facts.tty.clone(),
+    });
+    if let Some(pane) = facts.zellij.clone() {
+        return Some(JumpPlan::Zellij {
+            pane,
+            front: own_terminal,
+        });
     }
+    let dir = session
+        .cwd
+        .as_deref()
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute());
+    if let Some(front) = own_terminal.filter(|f| !front_launches(f, None).is_empty()) {
+        return Some(JumpPlan::Tab { front, dir });
+    }
+    let dir = dir?;
     match facts.editor {
         Some(editor) if on_path(editor.program()) => Some(JumpPlan::Editor { editor, dir }),
         _ => Some(JumpPlan::Terminal { dir }),
     }
 }
 
-/// The jump for a session on this machine: looks at its process (Linux: `/proc`) and PATH.
-/// Blocking (a few small file reads): call it off the async workers.
+/// What brings `front` forward on this platform (empty: it cannot be addressed here).
+fn front_launches(front: &FrontTerminal, dir: Option<&Path>) -> Vec<Launch> {
+    let folder = dir.map(|d| d.display().to_string());
+    focus_launches(
+        &front.terminal,
+        front.tty.as_deref(),
+        folder.as_deref(),
+        cfg!(target_os = "macos"),
+    )
+    .into_iter()
+    .map(Launch::from)
+    .collect()
+}
+
+impl From<FocusCommand> for Launch {
+    fn from(command: FocusCommand) -> Self {
+        let mut launch = Launch::new(&command.program, &[]);
+        launch.args = command.args;
+        launch.capture = Capture::Output;
+        launch
+    }
+}
+
+/// The jump for a session on this machine: looks at its process (Linux: `/proc`; macOS:
+/// `proc_pidinfo`, `KERN_PROCARGS2`, `ps`), its tmux clients, and PATH. Blocking (a few small
+/// file reads, at most one `tmux list-clients`): call it off the async workers.
 pub fn plan_jump(session: &Session) -> Option<JumpPlan> {
-    let facts = session.pid.map(process_facts).unwrap_or_default();
+    let mut facts = session.pid.map(process_facts).unwrap_or_default();
+    if let Some(location) = session.tmux.as_deref().and_then(TmuxLocation::parse) {
+        let server = TmuxServer::from_socket(facts.tmux_socket.as_deref());
+        facts.tmux_client = tmux_client_terminal(&server, &location);
+    }
     decide_jump(session, &facts, on_path)
+}
+
+/// The terminal of the tmux client that used `location`'s session last, from that client's
+/// process and the tty tmux reports for it.
+fn tmux_client_terminal(server: &TmuxServer, location: &TmuxLocation) -> Option<FrontTerminal> {
+    let mut command = server.command();
+    command.args([
+        "list-clients",
+        "-t",
+        &location.session_target(),
+        "-F",
+        "#{client_activity} #{client_pid} #{client_tty}",
+    ]);
+    let finished = run_within(&mut command, TMUX_TIMEOUT, Capture::Output).ok()?;
+    if !finished.status.success() {
+        return None;
+    }
+    let (pid, tty) = most_recent_tmux_client(&finished.stdout)?;
+    let env = process_environ(pid);
+    let ancestors = ancestor_names(pid);
+    Some(FrontTerminal {
+        terminal: terminal_of(&env, &ancestors)?,
+        tty,
+    })
+}
+
+fn ancestor_names(pid: u32) -> Vec<String> {
+    use agent_tray::process::{ancestry, SystemProcesses};
+    ancestry(&SystemProcesses, pid, 8)
+        .into_iter()
+        .map(|(_, info)| info.comm)
+        .collect()
 }
 
 fn on_path(program: &str) -> bool {
@@ -190,19 +298,19 @@ pub(crate) fn process_environ(pid: u32) -> Vec<(String, String)> {
 /// The editor whose terminal runs `pid` (from its environment and the names of up to a few
 /// ancestors) and its tmux server.
 fn process_facts(pid: u32) -> ProcessFacts {
-    use agent_tray::process::{ancestry, SystemProcesses};
     let env = process_environ(pid);
-    let ancestors: Vec<String> = ancestry(&SystemProcesses, pid, 8)
-        .into_iter()
-        .map(|(_, info)| info.comm)
-        .collect();
+    let ancestors = ancestor_names(pid);
     ProcessFacts {
         editor: editor_of(&env, &ancestors),
         tmux_socket: socket_from_env(&env),
+        terminal: terminal_of(&env, &ancestors),
+        tty: agent_tray::process::tty(pid),
+        zellij: zellij_of(&env),
+        tmux_client: None,
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 fn process_editor(pid: u32) -> Option<Editor> {
     process_facts(pid).editor
 }
@@ -214,7 +322,11 @@ fn launch_failed(what: &str, error: impl std::fmt::Display) -> CommandError {
 /// The programs a jump runs, in order. Pure.
 pub fn jump_launches(plan: &JumpPlan) -> Vec<Launch> {
     match plan {
-        JumpPlan::Tmux { server, location } => {
+        JumpPlan::Tmux {
+            server,
+            location,
+            front,
+        } => {
             let tmux = |verb: &str, target: String| {
                 let mut launch = Launch::new("tmux", &[]);
                 launch.args = server.args();
@@ -225,12 +337,25 @@ pub fn jump_launches(plan: &JumpPlan) -> Vec<Launch> {
                 launch.timeout = TMUX_TIMEOUT;
                 launch
             };
-            let mut launches = vec![tmux("select-window", location.window_target())];
+            let mut launches = front
+                .as_ref()
+                .map(|f| front_launches(f, None))
+                .unwrap_or_default();
+            launches.push(tmux("select-window", location.window_target()));
             if location.has_pane() {
                 launches.push(tmux("select-pane", location.pane_target()));
             }
             launches
         }
+        JumpPlan::Zellij { pane, front } => {
+            let mut launches = front
+                .as_ref()
+                .map(|f| front_launches(f, None))
+                .unwrap_or_default();
+            launches.push(Launch::from(zellij_launch(pane)));
+            launches
+        }
+        JumpPlan::Tab { front, dir } => front_launches(front, dir.as_deref()),
         JumpPlan::Editor { editor, dir } => vec![Launch::new(editor.program(), &["--"]).path(dir)],
         JumpPlan::Terminal { dir } => vec![terminal_launch(dir)],
     }
@@ -271,9 +396,41 @@ fn missing_folder(dir: &Path) -> CommandError {
     )
 }
 
+/// Runs a jump. The terminal brought forward before a tmux or zellij pane is best effort (the
+/// pane is still selected when it fails); a tab that cannot be reached falls back to a new
+/// terminal in the session's folder.
 pub fn execute_jump(plan: &JumpPlan) -> Result<(), CommandError> {
     let what = match plan {
-        JumpPlan::Tmux { .. } => "select the tmux pane",
+        JumpPlan::Tmux { front, .. } | JumpPlan::Zellij { front, .. } => {
+            let front_count = front
+                .as_ref()
+                .map(|f| front_launches(f, None).len())
+                .unwrap_or(0);
+            let launches = jump_launches(plan);
+            let (front_launches, select) = launches.split_at(front_count.min(launches.len()));
+            for launch in front_launches {
+                if let Err(error) = run(launch, "bring the terminal forward") {
+                    tracing::info!(%error, "jump_front_failed");
+                }
+            }
+            for launch in select {
+                run(launch, "select the pane")?;
+            }
+            return Ok(());
+        }
+        JumpPlan::Tab { dir, .. } => {
+            let tab = jump_launches(plan)
+                .iter()
+                .try_for_each(|launch| run(launch, "bring the terminal's tab forward"));
+            return match (tab, dir) {
+                (Ok(()), _) => Ok(()),
+                (Err(error), Some(dir)) if dir.is_dir() => {
+                    tracing::info!(%error, "jump_tab_failed");
+                    execute_jump(&JumpPlan::Terminal { dir: dir.clone() })
+                }
+                (Err(error), _) => Err(error),
+            };
+        }
         JumpPlan::Editor { editor, dir } => {
             if !dir.is_dir() {
                 return Err(missing_folder(dir));
@@ -387,6 +544,7 @@ pub fn install_hooks() -> InstallReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::terminals::{Terminal, ZellijPane};
     use agent_tray::model::{Agent, SessionState};
 
     fn session() -> Session {
@@ -409,15 +567,15 @@ mod tests {
     fn editor(editor: Editor) -> ProcessFacts {
         ProcessFacts {
             editor: Some(editor),
-            tmux_socket: None,
+            ..ProcessFacts::default()
         }
     }
 
     fn tmux_plan(plan: Option<JumpPlan>) -> (TmuxServer, String, String) {
         match plan {
-            Some(JumpPlan::Tmux { server, location }) => {
-                (server, location.window_target(), location.pane_target())
-            }
+            Some(JumpPlan::Tmux {
+                server, location, ..
+            }) => (server, location.window_target(), location.pane_target()),
             other => panic!("not a tmux jump: {other:?}"),
         }
     }
@@ -429,6 +587,7 @@ mod tests {
         let facts = ProcessFacts {
             editor: Some(Editor::VsCode),
             tmux_socket: Some("/tmp/tmux-1000/other".into()),
+            ..ProcessFacts::default()
         };
         let plan = decide_jump(&s, &facts, |_| true);
         let (server, window, pane) = tmux_plan(plan.clone());
@@ -465,6 +624,94 @@ mod tests {
         // The agent's environment could not be read: the default server, still fully qualified.
         let (server, _, pane) = tmux_plan(decide_jump(&s, &ProcessFacts::default(), |_| true));
         assert_eq!((server, pane.as_str()), (TmuxServer::Default, "work:@3.%7"));
+    }
+
+    fn kitty(window: &str) -> Terminal {
+        Terminal::Kitty {
+            window_id: window.into(),
+            listen_on: Some("unix:/tmp/kitty-1".into()),
+        }
+    }
+
+    fn programs(plan: &JumpPlan) -> Vec<(String, Vec<String>)> {
+        jump_launches(plan)
+            .into_iter()
+            .map(|l| (l.program, l.args))
+            .collect()
+    }
+
+    #[test]
+    fn tmux_inside_a_terminal_brings_the_clients_terminal_first_then_the_pane() {
+        let mut s = session();
+        s.tmux = Some("work:@3.%7".into());
+        let facts = ProcessFacts {
+            // The agent's own environment names the terminal tmux was started from: ignored.
+            terminal: Some(kitty("99")),
+            tmux_client: Some(FrontTerminal {
+                terminal: kitty("2"),
+                tty: Some("/dev/pts/5".into()),
+            }),
+            ..ProcessFacts::default()
+        };
+        let plan = decide_jump(&s, &facts, |_| true).unwrap_or_else(|| panic!("a plan"));
+        let run = programs(&plan);
+        let order: Vec<&str> = run.iter().map(|(p, _)| p.as_str()).collect();
+        #[cfg(not(target_os = "macos"))]
+        assert_eq!(order, ["kitty", "tmux", "tmux"]);
+        #[cfg(target_os = "macos")]
+        assert_eq!(order, ["open", "kitty", "tmux", "tmux"]);
+        assert!(run.iter().any(|(_, a)| a.contains(&"id:2".to_string())));
+        assert!(!run.iter().any(|(_, a)| a.contains(&"id:99".to_string())));
+    }
+
+    #[test]
+    fn a_session_in_a_terminal_tab_brings_that_tab_forward_before_any_editor_or_new_terminal() {
+        let facts = ProcessFacts {
+            terminal: Some(kitty("4")),
+            editor: Some(Editor::VsCode),
+            ..ProcessFacts::default()
+        };
+        let plan = decide_jump(&session(), &facts, |_| true);
+        assert!(
+            matches!(&plan, Some(JumpPlan::Tab { front, dir: Some(_) }) if front.terminal == kitty("4")),
+            "{plan:?}"
+        );
+        // A terminal that cannot be addressed here (kitty without a socket on Linux, Ghostty
+        // on Linux): a terminal in the folder, as before.
+        #[cfg(not(target_os = "macos"))]
+        for terminal in [
+            Terminal::Kitty {
+                window_id: "4".into(),
+                listen_on: None,
+            },
+            Terminal::Ghostty,
+        ] {
+            let facts = ProcessFacts {
+                terminal: Some(terminal),
+                ..ProcessFacts::default()
+            };
+            assert_eq!(
+                decide_jump(&session(), &facts, |_| true),
+                Some(JumpPlan::Terminal {
+                    dir: PathBuf::from("/home/dev/api")
+                })
+            );
+        }
+        // A session in zellij inside WezTerm: WezTerm's pane, then zellij's.
+        let facts = ProcessFacts {
+            terminal: Some(Terminal::WezTerm {
+                pane_id: Some("8".into()),
+            }),
+            zellij: Some(ZellijPane {
+                session: "work".into(),
+                pane_id: "2".into(),
+            }),
+            ..ProcessFacts::default()
+        };
+        let plan = decide_jump(&session(), &facts, |_| true).unwrap_or_else(|| panic!("a plan"));
+        let run = programs(&plan);
+        assert_eq!(run.last().map(|(p, _)| p.as_str()), Some("zellij"));
+        assert!(run.iter().any(|(p, _)| p == "wezterm"));
     }
 
     #[test]

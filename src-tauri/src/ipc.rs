@@ -97,7 +97,7 @@ pub struct Snapshot {
 #[serde(default)]
 pub struct AppSettings {
     pub notifications: NotifySettings,
-    /// macOS: show the counts (`2 ⚙ 1 !`) beside the menu-bar icon.
+    /// macOS: show how many sessions need you (`2`) beside the menu-bar icon.
     pub menu_bar_counts: bool,
     /// Which agents' sessions to show and alert about.
     pub agents: Vec<Agent>,

@@ -134,7 +134,8 @@ pub fn run_within(
     })
 }
 
-#[cfg(test)]
+// Both tests read /proc to see that nothing is left behind: Linux only.
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

@@ -24,6 +24,7 @@ pub mod notifier;
 pub mod sessions;
 pub mod settings;
 pub mod terminal_focus;
+pub mod terminals;
 pub mod tmux;
 pub mod tray;
 pub mod window;
@@ -200,7 +201,11 @@ pub fn run() {
     let setup_paths = paths.clone();
     let setup_token = token.clone();
     let app = with_commands(builder)
+        .on_window_event(window::on_window_event)
         .setup(move |app| {
+            // A menu-bar app: no Dock icon, no app-switcher entry (Regular while Settings is open).
+            #[cfg(target_os = "macos")]
+            app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             let (registry, engine, status) = start_engine(&setup_paths);
             let engine_down = matches!(status, EngineStatus::NotRunning { .. });
             manage_state(

@@ -53,6 +53,11 @@ impl TmuxLocation {
         })
     }
 
+    /// `=session`: the session, matched by its exact name.
+    pub fn session_target(&self) -> String {
+        format!("={}", self.session)
+    }
+
     /// `session:@window`: the window, in its session.
     pub fn window_target(&self) -> String {
         format!("{}:{}", self.session, self.window)

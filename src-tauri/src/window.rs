@@ -94,8 +94,35 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
     let _ = window.set_focus();
 }
 
+/// macOS: a menu-bar app (`Accessory`: no Dock icon, not in the app switcher), except while
+/// Settings is open (`Regular`, so the window can be found again with Cmd-Tab). Elsewhere there
+/// is no such notion and this does nothing.
+pub fn menu_bar_app<R: Runtime>(app: &AppHandle<R>, accessory: bool) {
+    #[cfg(target_os = "macos")]
+    {
+        let policy = if accessory {
+            tauri::ActivationPolicy::Accessory
+        } else {
+            tauri::ActivationPolicy::Regular
+        };
+        if let Err(error) = app.set_activation_policy(policy) {
+            tracing::warn!(%error, "cannot set the activation policy");
+        }
+    }
+    #[cfg(not(target_os = "macos"))]
+    let _ = (app, accessory);
+}
+
+/// The main window gone however it was closed (its close button too): back to a menu-bar app.
+pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &tauri::WindowEvent) {
+    if matches!(event, tauri::WindowEvent::Destroyed) && window.label() == MAIN {
+        menu_bar_app(window.app_handle(), true);
+    }
+}
+
 /// Closes the main window for good: its webview and WebKit processes go with it.
 pub fn close<R: Runtime>(app: &AppHandle<R>) {
+    menu_bar_app(app, true);
     if let Some(window) = app.get_webview_window(MAIN) {
         if let Err(error) = window.destroy() {
             tracing::warn!(%error, "cannot close the window");
@@ -119,6 +146,7 @@ fn update_memory<R: Runtime>(app: &AppHandle<R>, f: impl FnOnce(&mut WindowMemor
 /// [`EVENT_OPEN_SETTINGS`]; a window created now (too late to hear it) reads the request from
 /// the memory when it starts.
 pub fn open_settings<R: Runtime>(app: &AppHandle<R>) {
+    menu_bar_app(app, false);
     if exists(app) {
         show(app);
         let _ = app.emit(EVENT_OPEN_SETTINGS, ());

@@ -85,7 +85,7 @@ include_subagents: boolean, };
 
 export type AppSettings = { notifications: NotifySettings, 
 /**
- * macOS: show the counts (`2 ⚙ 1 !`) beside the menu-bar icon.
+ * macOS: show how many sessions need you (`2`) beside the menu-bar icon.
  */
 menu_bar_counts: boolean, 
 /**
