@@ -8,6 +8,8 @@
 //! `AGENT_TRAY_LOAD_AGENTS` and `AGENT_TRAY_LOAD_EVENTS` shrink the run for a quick local try;
 //! CI runs the figures above.
 
+// Linux only: the deadline waits on a pidfd and the memory is read from /proc.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
