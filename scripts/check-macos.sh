@@ -9,7 +9,8 @@
 # (rustup) and a way past the build scripts that compile C or Objective-C with cc-rs
 # (objc2-exception-helper, mac-notification-sys, SQLite). They get a "compiler" that only creates
 # the file after `-o` and an "archiver" that writes an empty `!<arch>` archive: empty objects are
-# enough when nothing links. Both are written to a temp folder at run time and removed at exit.
+# enough when nothing links. Both are written at run time (to the target folder, at a fixed path:
+# see below) and removed at exit.
 #
 # Cost: one cargo invocation with both `--target` flags, in the default target folder, so the
 # host's build scripts and proc-macros are built once and shared with the other CI steps.
@@ -39,7 +40,15 @@ if [ ! -f ui/dist/index.html ]; then
   npm --prefix ui run build --silent >/dev/null || fail "could not build the UI (npm --prefix ui run build), so macOS was NOT checked"
 fi
 
-tools="$(mktemp -d "${TMPDIR:-/tmp}/agent-tray-macos-tools.XXXXXX")"
+# The same path on every run: cc-rs makes each build script rerun when CC_<target> changes, and
+# a fresh random folder each time rebuilt SQLite's and the Objective-C crates' build scripts and
+# re-checked everything above them (9 minutes instead of seconds). Inside the target folder, not
+# /tmp, and removed at exit.
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
+tools="$target_dir/check-macos-tools"
+rm -rf "$tools"
+mkdir -p "$tools"
 trap 'rm -rf "$tools"' EXIT
 
 cat >"$tools/cc" <<'EOF'
