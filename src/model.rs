@@ -161,6 +161,8 @@ pub enum Source {
     Transcript,
     /// A Codex rollout (and its writer lock).
     Rollout,
+    /// Codex's background app-server (its control socket).
+    AppServer,
 }
 
 impl Source {
@@ -169,7 +171,7 @@ impl Source {
     pub fn is_passive(self) -> bool {
         matches!(
             self,
-            Source::Transcript | Source::Rollout | Source::SessionsFile
+            Source::Transcript | Source::Rollout | Source::SessionsFile | Source::AppServer
         )
     }
 }

@@ -1,0 +1,57 @@
+"""Issue 10, item 1: Codex through its managed app-server (the default since 0.171), with no
+hooks installed: what no file says (an approval wait) comes from the server's control socket,
+and the TUI's death ends its session at once although the server keeps the thread's lock."""
+import os
+import time
+
+from e2e_base import ScenarioTest, POLL
+from test_harness import flock_holder
+
+
+class CodexAppServer(ScenarioTest):
+    def _ready_with_one_turn(self):
+        """Starts the TUI (default mode: it starts the app-server) and runs one plain turn, so
+        the thread has its rollout and the session is listed with the TUI's pid."""
+        a = self.setup_codex(hooks=False, app_server=True)
+        a.start()
+        a.wait_ready()
+        t = self.since()
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        self.wait_state("idle", 10, since=t, what="idle after a first plain turn")
+        self.assertTrue(a.daemon_pids(), "default mode: expected Codex to record its app-server's pid")
+        return a
+
+    def test_codex_approval_wait_seen_with_no_hooks_through_the_app_server(self):
+        """The rollout never records an approval wait; the app-server says waitingOnApproval:
+        waiting_for_permission within 1 s of the prompt on screen, on the TUI's pid."""
+        a = self._ready_with_one_turn()
+        t_prompt = self.since()
+        a.prompt("SLEEP 1 TOOL touch x_file")
+        t_dialog = a.wait_permission()
+        t_wfp, s = self.wait_state("waiting_for_permission", 5, since=t_prompt,
+                                   what="waiting_for_permission with no hooks (app-server thread/status/changed)")
+        self.assert_within(t_wfp, t_dialog, 1.0, "waiting_for_permission", "approval prompt")
+        self.assert_pid_is_agent()
+        servers = set(a.daemon_pids())
+        self.assertNotIn(self.the_session().get("pid"), servers, "the session was bound to the app-server's pid")
+        t_esc = self.since()
+        a.escape()
+        a.wait_interrupted()
+        self.wait_state("idle", 5, since=t_esc, what="idle after Esc at the approval prompt")
+
+    def test_codex_tui_kill_ends_its_session_within_a_second_while_the_server_keeps_the_lock(self):
+        a = self._ready_with_one_turn()
+        s = self.the_session()
+        self.assertIsNotNone(s, "no single codex session listed after the first turn")
+        self.assertEqual(s.get("pid"), a.pid, f"expected the session on the TUI's pid {a.pid}: {s}")
+        lock = os.path.join(self.world.codex_home, "thread-writer-locks", s["session_id"] + ".lock")
+        t_kill = self.since()
+        a.kill9()
+        t_end, _ = self.wait_state("ended", 5, since=t_kill, what=f"ended after kill -9 of the TUI (pid {a.pid})")
+        self.assertLessEqual(t_end - t_kill, 1.0 + POLL,
+                             f"ended {t_end - t_kill:.2f}s after the kill; expected within 1 s\n"
+                             + self.tl.describe(self.agent.name, self.agent.cwd))
+        holder = flock_holder(lock)
+        self.assertIn(holder, set(a.daemon_pids()) | {p for p, _ in a.app_servers()},
+                      f"expected the app-server to still hold the thread's lock when the session ended; holder {holder}")
