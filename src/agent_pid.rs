@@ -231,9 +231,12 @@ mod tests {
             "unix://",
             "--managed-daemon",
         ];
-        let t = Tree::default()
-            .with(900, 1, "codex", &server)
-            .with(950, 900, "agent-tray", &["agent-tray", "hook"]);
+        let t = Tree::default().with(900, 1, "codex", &server).with(
+            950,
+            900,
+            "agent-tray",
+            &["agent-tray", "hook"],
+        );
         assert_eq!(find_agent_pid(&t, 900, Some(Agent::Codex)), None);
         // Positive control: with its TUI above it, the TUI is the session's process.
         let t = Tree::default()

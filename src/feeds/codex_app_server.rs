@@ -637,6 +637,69 @@ pub fn tui_deaths(
         .collect()
 }
 
+/// Who holds one of the server's threads' writer lock, as far as a TUI is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadHolder {
+    /// The server with a TUI above it (or a TUI itself).
+    Tui,
+    /// The server alone: no terminal drives the thread.
+    ServerAlone,
+    /// Not held, or not visible.
+    Unknown,
+}
+
+/// A live session of one of the server's threads, as the headless check sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveThread {
+    pub session_id: String,
+    pub has_pid: bool,
+    pub headless: bool,
+}
+
+/// Which sessions now run headless (`true`) or have a terminal again (`false`): a session with
+/// no process of its own whose thread only the server holds runs headless; a TUI's pid or lock
+/// ends that.
+pub fn headless_marks(
+    threads: &[LiveThread],
+    holder_of: impl Fn(&str) -> ThreadHolder,
+) -> Vec<(String, bool)> {
+    threads
+        .iter()
+        .filter_map(|t| {
+            let holder = holder_of(&t.session_id);
+            let headless = match holder {
+                ThreadHolder::ServerAlone => !t.has_pid,
+                ThreadHolder::Tui => false,
+                ThreadHolder::Unknown => t.headless && !t.has_pid,
+            };
+            (headless != t.headless).then(|| (t.session_id.clone(), headless))
+        })
+        .collect()
+}
+
+/// Reads who holds each thread's lock under `codex_home` (`/proc/locks` and the process table).
+fn holders(codex_home: &Path, threads: &[LiveThread]) -> HashMap<String, ThreadHolder> {
+    use super::procfs::{self, CodexOwner, LockProbe};
+    let locks = procfs::read_proc_locks();
+    let table = crate::process::SystemProcesses;
+    threads
+        .iter()
+        .map(|t| {
+            let path = codex_home
+                .join("thread-writer-locks")
+                .join(format!("{}.lock", t.session_id));
+            let holder = match procfs::probe_lock(&path, locks.as_ref()) {
+                LockProbe::Held(Some(pid)) => match procfs::codex_owner(&table, pid) {
+                    CodexOwner::Pid(_) => ThreadHolder::Tui,
+                    CodexOwner::DetachedServer => ThreadHolder::ServerAlone,
+                },
+                _ => ThreadHolder::Unknown,
+            };
+            (t.session_id.clone(), holder)
+        })
+        .collect()
+}
+
 /// Capped exponential backoff between connection attempts.
 #[derive(Debug, Clone)]
 pub struct Backoff {
@@ -758,6 +821,7 @@ async fn connection(
     let mut ticks = tokio::time::interval(TUI_CHECK_INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut initialized = false;
+    let mut tick_count: u64 = 0;
     loop {
         let mut requests = Vec::new();
         tokio::select! {
@@ -791,23 +855,49 @@ async fn connection(
                 );
             }
             _ = ticks.tick() => {
+                tick_count += 1;
                 let threads = book.session_threads();
-                let sessions: Vec<ThreadSession> = registry
+                let live: Vec<crate::model::Session> = registry
                     .list()
                     .into_iter()
                     .filter(|s| s.agent == Agent::Codex && s.state != SessionState::Ended)
                     .filter(|s| threads.contains(&s.session_id))
+                    .collect();
+                let sessions: Vec<ThreadSession> = live
+                    .iter()
                     .filter_map(|s| Some(ThreadSession {
                         pid: s.pid?,
-                        session_id: s.session_id,
-                        pid_start: s.pid_start,
+                        session_id: s.session_id.clone(),
+                        pid_start: s.pid_start.clone(),
                     }))
                     .collect();
-                if sessions.is_empty() {
+                // Headless threads change slowly: every 8th tick (2 s) is enough.
+                let live_threads: Vec<LiveThread> = if tick_count.is_multiple_of(8) {
+                    live.iter()
+                        .map(|s| LiveThread {
+                            session_id: s.session_id.clone(),
+                            has_pid: s.pid.is_some(),
+                            headless: s.headless,
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                if sessions.is_empty() && live_threads.is_empty() {
                     continue;
                 }
-                let outputs = tokio::task::spawn_blocking(move || {
-                    tui_deaths(&sessions, Some(server_pid), crate::process::probe_pid)
+                let home = home.to_path_buf();
+                let (outputs, marks) = tokio::task::spawn_blocking(move || {
+                    let deaths = tui_deaths(&sessions, Some(server_pid), crate::process::probe_pid);
+                    let marks = if live_threads.is_empty() {
+                        Vec::new()
+                    } else {
+                        let held = holders(&home, &live_threads);
+                        headless_marks(&live_threads, |id| {
+                            held.get(id).copied().unwrap_or(ThreadHolder::Unknown)
+                        })
+                    };
+                    (deaths, marks)
                 })
                 .await
                 .unwrap_or_default();
@@ -818,6 +908,17 @@ async fn connection(
                     }
                 }
                 apply_outputs(registry, outputs);
+                let now = Utc::now();
+                let marks: Vec<FeedOutput> = marks
+                    .into_iter()
+                    .map(|(id, headless)| {
+                        tracing::info!(session_id = %id, headless, "codex_thread_terminal_changed");
+                        let mut obs = book.observation(&id, EventKind::Sighting, now);
+                        obs.headless = Some(headless);
+                        FeedOutput::observe(obs)
+                    })
+                    .collect();
+                apply_outputs(registry, marks);
             }
         }
         for request in requests {
@@ -1117,6 +1218,59 @@ mod tests {
             })
             .collect();
         assert_eq!(ended, vec!["dead", "recycled"]);
+    }
+
+    #[test]
+    fn a_thread_only_the_server_holds_runs_headless_until_a_tui_takes_it() {
+        let t = |id: &str, has_pid, headless| LiveThread {
+            session_id: id.into(),
+            has_pid,
+            headless,
+        };
+        let threads = vec![
+            t("queued", false, false),
+            t("tui", true, false),
+            t("back-in-a-tui", false, true),
+            t("still-headless", false, true),
+            t("not-visible", false, false),
+        ];
+        let marks = headless_marks(&threads, |id| match id {
+            "queued" | "still-headless" => ThreadHolder::ServerAlone,
+            "tui" | "back-in-a-tui" => ThreadHolder::Tui,
+            _ => ThreadHolder::Unknown,
+        });
+        assert_eq!(
+            marks,
+            vec![
+                ("queued".to_string(), true),
+                ("back-in-a-tui".to_string(), false)
+            ]
+        );
+        // Through the registry: the session says so, and stays live.
+        let registry = SessionsRegistry::new();
+        let mut book = ThreadBook::new();
+        let h = book.handle(
+            parse_server_message(&status(
+                "queued",
+                json!({"type": "active", "activeFlags": []}),
+                t0().timestamp_millis(),
+            ))
+            .unwrap(),
+            t0(),
+        );
+        apply_outputs(
+            &registry,
+            h.observations
+                .into_iter()
+                .map(FeedOutput::observe)
+                .collect(),
+        );
+        let mut obs = book.observation("queued", EventKind::Sighting, t0());
+        obs.headless = Some(true);
+        apply_outputs(&registry, vec![FeedOutput::observe(obs)]);
+        let s = registry.get("queued").unwrap();
+        assert!(s.headless);
+        assert_eq!((s.state, s.pid), (SessionState::Working, None));
     }
 
     #[test]
