@@ -1024,6 +1024,33 @@ mod tests {
         assert_eq!(registry.get(&id).unwrap().state, SessionState::Idle);
     }
 
+    #[test]
+    fn recorded_turns_token_usage_and_hook_runs_of_a_subscribed_thread_are_read() {
+        let lines = fixture();
+        let mut book = ThreadBook::new();
+        let all = replay(&mut book, &lines);
+        let events: Vec<EventKind> = all.observations.iter().map(|o| o.event).collect();
+        assert!(events.contains(&EventKind::TaskStarted), "{events:?}");
+        assert!(events.contains(&EventKind::TaskComplete), "{events:?}");
+        // The turn refused at the approval prompt (Esc) ends as interrupted.
+        assert!(events.contains(&EventKind::TurnAborted), "{events:?}");
+        let thread = all.observations[0].session_id.clone();
+        let usage = book.token_usage(&thread).unwrap();
+        assert!(usage.total_tokens > 0 && usage.total_tokens >= usage.input_tokens);
+        let hooks = lines
+            .iter()
+            .filter_map(|l| match parse_server_message(l).unwrap() {
+                ServerMessage::Hook { event_name, .. } => event_name,
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        assert!(hooks.iter().any(|h| h == "permissionRequest"), "{hooks:?}");
+        // The first thing heard of the thread (it started before we connected) asks to subscribe.
+        assert!(all
+            .requests
+            .contains(&ClientRequest::Resume(thread.clone())));
+    }
+
     fn status(thread: &str, status: Value, ms: i64) -> String {
         json!({"method": "thread/status/changed",
                "params": {"threadId": thread, "status": status}, "emittedAtMs": ms})

@@ -267,11 +267,27 @@ class CodexAgent(Agent):
                 continue
         raise ScreenTimeout(f"codex hook-review screen stayed open after 5 Esc; screen:\n{self.screen()}")
 
-    def prompt(self, text):
-        # The review can also come up a moment after the prompt showed.
+    def prompt(self, text, tries=3):
+        """Types `text` and Enter. The review can also come up a moment after the prompt showed
+        (then it takes the Enter, and the text stays in the composer): skip it and press Enter
+        again while the composer, the last `› ` line, still holds the text."""
         if re.search(self.HOOK_REVIEW, self.screen()):
             self.skip_hook_review()
         super().prompt(text)
+
+        def still_typed(screen):
+            lines = [ln.rstrip() for ln in screen.splitlines() if ln.startswith("› ")]
+            return bool(lines) and lines[-1] == "› " + text
+
+        for attempt in range(tries):
+            try:
+                self.wait_for(lambda s: not still_typed(s), 2, interval=0.1, what="codex composer sent")
+                return
+            except ScreenTimeout:
+                sys.stderr.write(f"[codex prompt] {text!r} still in the composer after Enter #{attempt + 1}\n")
+                if re.search(self.HOOK_REVIEW, self.screen()):
+                    self.skip_hook_review()
+                self.tmux.send_keys("Enter")
 
     def wait_permission(self, timeout=30):
         self.wait_for(self.APPROVAL, timeout, interval=0.05, what="codex approval prompt")
