@@ -55,3 +55,54 @@ class CodexAppServer(ScenarioTest):
         holder = flock_holder(lock)
         self.assertIn(holder, set(a.daemon_pids()) | {p for p, _ in a.app_servers()},
                       f"expected the app-server to still hold the thread's lock when the session ended; holder {holder}")
+
+
+class DoctorWithRealAgents(ScenarioTest):
+    """`doctor` against the configs `install` wrote for the real agents, after a real Codex turn
+    delivered hooks: it fails with the right line when the hook binary moved, and when the
+    engine cannot be reached (tests/doctor_delivery.rs has the synthetic versions)."""
+
+    def test_doctor_names_a_moved_hook_binary_and_an_unreachable_engine(self):
+        import shutil
+        from harness.agents import claude_bin, codex_bin
+        for name, b in (("claude", claude_bin()), ("codex", codex_bin())):
+            os.symlink(b, os.path.join(self.world.bin, name))
+        old = self.world.path("old-bin")
+        os.makedirs(old)
+        copy = os.path.join(old, "agent-tray")
+        shutil.copy2(self.tray.bin, copy)
+        real = self.tray.bin
+        self.tray.bin = copy
+        self.tray.install("--claude")
+        self.tray.install("--codex", "--trust")
+        self.tray.bin = real
+        a = self.codex(daemon=True)
+        self.agent = a
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        a.start()
+        a.wait_ready()
+        t = self.since()
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        self.wait_state("idle", 10, since=t, what="idle after a turn whose hooks ran the copied agent-tray")
+        # Positive control: the agent-tray the hooks run finds nothing wrong.
+        self.tray.bin = copy
+        r = self.tray.run("doctor", check=False)
+        self.tray.bin = real
+        self.assertEqual(r.returncode, 0, f"doctor failed with every hook in place:\n{r.stdout}{r.stderr}")
+        os.remove(copy)
+        r = self.tray.run("doctor", check=False)
+        text = r.stdout + r.stderr
+        self.assertNotEqual(r.returncode, 0, f"doctor passed with the hook binary gone:\n{text}")
+        for line in ("✗ Claude Code hook binary moved", "✗ Codex hook binary moved"):
+            self.assertTrue(any(l.startswith(line) and copy in l for l in text.splitlines()),
+                            f"no line starting {line!r} naming {copy}:\n{text}")
+        self.tray.install("--claude")
+        self.tray.install("--codex", "--trust")
+        self.tray.stop_daemon()
+        r = self.tray.run("doctor", check=False)
+        text = r.stdout + r.stderr
+        self.assertNotEqual(r.returncode, 0, f"doctor passed with no engine:\n{text}")
+        self.assertTrue(any(l.startswith("✗ Agent Tray's engine cannot be reached") for l in text.splitlines()),
+                        f"no engine line:\n{text}")
