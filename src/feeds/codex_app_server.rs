@@ -766,12 +766,14 @@ async fn follow_home(registry: Arc<SessionsRegistry>, home: PathBuf, token: Canc
                 .flatten()
         };
         if let Some(server_pid) = server {
-            match connection(&registry, &home, server_pid, &token).await {
-                Ok(true) => backoff.reset(),
-                Ok(false) => {}
-                Err(error) => {
-                    tracing::debug!(home = %home.display(), %error, "codex_app_server_connection_failed")
-                }
+            let mut handshake_done = false;
+            let ended = connection(&registry, &home, server_pid, &token, &mut handshake_done).await;
+            if handshake_done {
+                // It worked: retry soon (a TUI's death can reset the connection; see below).
+                backoff.reset();
+            }
+            if let Err(error) = ended {
+                tracing::debug!(home = %home.display(), %error, "codex_app_server_connection_ended");
             }
         }
         let wait = backoff.failed();
@@ -793,14 +795,19 @@ enum ConnectionError {
     Timeout,
 }
 
-/// One connection, until the server goes or `token` is cancelled. `Ok(true)`: the handshake
-/// worked (the backoff starts over).
+/// One connection, until the server goes or `token` is cancelled. `handshake_done` says whether
+/// the server answered `initialize` (then the backoff starts over, however it ended).
+///
+/// The server resets every connection when a TUI it serves is killed (seen with 0.171): so when
+/// the connection ends, the TUIs of the threads it held are checked once more before returning,
+/// and a killed TUI's session still ends at once.
 async fn connection(
     registry: &Arc<SessionsRegistry>,
     home: &Path,
     server_pid: u32,
     token: &CancellationToken,
-) -> Result<bool, ConnectionError> {
+    handshake_done: &mut bool,
+) -> Result<(), ConnectionError> {
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
 
@@ -820,21 +827,25 @@ async fn connection(
     ws.send(Message::text(first.to_string())).await?;
     let mut ticks = tokio::time::interval(TUI_CHECK_INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut initialized = false;
     let mut tick_count: u64 = 0;
     loop {
-        let mut requests = Vec::new();
+        let requests;
         tokio::select! {
             () = token.cancelled() => {
                 let _ = ws.close(None).await;
-                return Ok(initialized);
+                return Ok(());
             }
             frame = ws.next() => {
                 let text = match frame {
-                    None => return Ok(initialized),
-                    Some(Err(e)) => return Err(e.into()),
                     Some(Ok(Message::Text(text))) => text,
-                    Some(Ok(Message::Close(_))) => return Ok(initialized),
+                    Some(Ok(Message::Close(_))) | None => {
+                        check_threads(registry, home, server_pid, &mut book, false).await;
+                        return Ok(());
+                    }
+                    Some(Err(e)) => {
+                        check_threads(registry, home, server_pid, &mut book, false).await;
+                        return Err(e.into());
+                    }
                     Some(Ok(_)) => continue,
                 };
                 let msg = match parse_server_message(text.as_str()) {
@@ -845,7 +856,7 @@ async fn connection(
                     }
                 };
                 if matches!(msg, ServerMessage::Response { id: ID_INITIALIZE, .. }) {
-                    initialized = true;
+                    *handshake_done = true;
                 }
                 let handled = book.handle(msg, Utc::now());
                 requests = handled.requests;
@@ -856,69 +867,9 @@ async fn connection(
             }
             _ = ticks.tick() => {
                 tick_count += 1;
-                let threads = book.session_threads();
-                let live: Vec<crate::model::Session> = registry
-                    .list()
-                    .into_iter()
-                    .filter(|s| s.agent == Agent::Codex && s.state != SessionState::Ended)
-                    .filter(|s| threads.contains(&s.session_id))
-                    .collect();
-                let sessions: Vec<ThreadSession> = live
-                    .iter()
-                    .filter_map(|s| Some(ThreadSession {
-                        pid: s.pid?,
-                        session_id: s.session_id.clone(),
-                        pid_start: s.pid_start.clone(),
-                    }))
-                    .collect();
                 // Headless threads change slowly: every 8th tick (2 s) is enough.
-                let live_threads: Vec<LiveThread> = if tick_count.is_multiple_of(8) {
-                    live.iter()
-                        .map(|s| LiveThread {
-                            session_id: s.session_id.clone(),
-                            has_pid: s.pid.is_some(),
-                            headless: s.headless,
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                if sessions.is_empty() && live_threads.is_empty() {
-                    continue;
-                }
-                let home = home.to_path_buf();
-                let (outputs, marks) = tokio::task::spawn_blocking(move || {
-                    let deaths = tui_deaths(&sessions, Some(server_pid), crate::process::probe_pid);
-                    let marks = if live_threads.is_empty() {
-                        Vec::new()
-                    } else {
-                        let held = holders(&home, &live_threads);
-                        headless_marks(&live_threads, |id| {
-                            held.get(id).copied().unwrap_or(ThreadHolder::Unknown)
-                        })
-                    };
-                    (deaths, marks)
-                })
-                .await
-                .unwrap_or_default();
-                for output in &outputs {
-                    if let FeedOutput::EndOwnedBy { session_id, .. } = output {
-                        tracing::info!(%session_id, "codex_tui_gone_while_server_holds_thread");
-                        requests.extend(book.tui_gone(session_id));
-                    }
-                }
-                apply_outputs(registry, outputs);
-                let now = Utc::now();
-                let marks: Vec<FeedOutput> = marks
-                    .into_iter()
-                    .map(|(id, headless)| {
-                        tracing::info!(session_id = %id, headless, "codex_thread_terminal_changed");
-                        let mut obs = book.observation(&id, EventKind::Sighting, now);
-                        obs.headless = Some(headless);
-                        FeedOutput::observe(obs)
-                    })
-                    .collect();
-                apply_outputs(registry, marks);
+                let headless_too = tick_count.is_multiple_of(8);
+                requests = check_threads(registry, home, server_pid, &mut book, headless_too).await;
             }
         }
         for request in requests {
@@ -927,6 +878,83 @@ async fn connection(
                 .await?;
         }
     }
+}
+
+/// Ends the sessions of the server's threads whose TUI is gone and, with `headless_too`, marks
+/// which run with no terminal; returns the requests that follow (unsubscribing).
+async fn check_threads(
+    registry: &Arc<SessionsRegistry>,
+    home: &Path,
+    server_pid: u32,
+    book: &mut ThreadBook,
+    headless_too: bool,
+) -> Vec<ClientRequest> {
+    let threads = book.session_threads();
+    let live: Vec<crate::model::Session> = registry
+        .list()
+        .into_iter()
+        .filter(|s| s.agent == Agent::Codex && s.state != SessionState::Ended)
+        .filter(|s| threads.contains(&s.session_id))
+        .collect();
+    let sessions: Vec<ThreadSession> = live
+        .iter()
+        .filter_map(|s| {
+            Some(ThreadSession {
+                pid: s.pid?,
+                session_id: s.session_id.clone(),
+                pid_start: s.pid_start.clone(),
+            })
+        })
+        .collect();
+    let live_threads: Vec<LiveThread> = if headless_too {
+        live.iter()
+            .map(|s| LiveThread {
+                session_id: s.session_id.clone(),
+                has_pid: s.pid.is_some(),
+                headless: s.headless,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if sessions.is_empty() && live_threads.is_empty() {
+        return Vec::new();
+    }
+    let home = home.to_path_buf();
+    let (outputs, marks) = tokio::task::spawn_blocking(move || {
+        let deaths = tui_deaths(&sessions, Some(server_pid), crate::process::probe_pid);
+        let marks = if live_threads.is_empty() {
+            Vec::new()
+        } else {
+            let held = holders(&home, &live_threads);
+            headless_marks(&live_threads, |id| {
+                held.get(id).copied().unwrap_or(ThreadHolder::Unknown)
+            })
+        };
+        (deaths, marks)
+    })
+    .await
+    .unwrap_or_default();
+    let mut requests = Vec::new();
+    for output in &outputs {
+        if let FeedOutput::EndOwnedBy { session_id, .. } = output {
+            tracing::info!(%session_id, "codex_tui_gone_while_server_holds_thread");
+            requests.extend(book.tui_gone(session_id));
+        }
+    }
+    apply_outputs(registry, outputs);
+    let now = Utc::now();
+    let marks: Vec<FeedOutput> = marks
+        .into_iter()
+        .map(|(id, headless)| {
+            tracing::info!(session_id = %id, headless, "codex_thread_terminal_changed");
+            let mut obs = book.observation(&id, EventKind::Sighting, now);
+            obs.headless = Some(headless);
+            FeedOutput::observe(obs)
+        })
+        .collect();
+    apply_outputs(registry, marks);
+    requests
 }
 
 #[cfg(test)]
