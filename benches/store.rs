@@ -191,12 +191,20 @@ fn heavy_year(sessions: usize) {
     );
     let conn = query::open_reader(&path).unwrap().unwrap();
     let tz = chrono_tz::Europe::Paris;
+    let prices = agent_tray::usage::PriceTable::shipped();
     let mut week = Vec::new();
     let mut search = Vec::new();
     for _ in 0..7 {
         let t = Instant::now();
-        let tally =
-            query::stats(Some(&conn), Period::Week, GroupBy::Project, Utc::now(), tz).unwrap();
+        let tally = query::stats(
+            Some(&conn),
+            Period::Week,
+            GroupBy::Project,
+            Utc::now(),
+            tz,
+            &prices,
+        )
+        .unwrap();
         week.push(t.elapsed());
         assert!(tally.totals.working_secs > 0);
         let t = Instant::now();

@@ -11,9 +11,11 @@ use chrono::{DateTime, NaiveDate, Utc};
 use rusqlite::{params, Connection, OpenFlags};
 use serde::Serialize;
 
+use super::cost::{Cost, SessionUsage};
 use super::waiting::{self, GroupBy, Question, Span, Tally, Timeline};
 use super::{from_ms, parse_end_reason, parse_state, schema, to_ms, StoreError};
 use crate::model::{Agent, Session, SessionState};
+use crate::usage::PriceTable;
 
 /// What `history` asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,7 +61,7 @@ pub fn open_reader(path: &Path) -> Result<Option<Connection>, StoreError> {
 }
 
 /// A project's name as `list` shows it: the repo, else the folder's last part.
-fn project_of(repo: Option<&str>, cwd: Option<&str>) -> String {
+pub(crate) fn project_of(repo: Option<&str>, cwd: Option<&str>) -> String {
     if let Some(repo) = repo.filter(|r| !r.is_empty()) {
         return repo.to_string();
     }
@@ -126,6 +128,33 @@ fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Session)> {
     Ok((r.get(0)?, session))
 }
 
+/// One session as `history --json` prints it: the `list --json` fields, plus its tokens and
+/// their estimated cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryEntry {
+    #[serde(flatten)]
+    pub session: Session,
+    #[serde(flatten)]
+    pub usage: Cost,
+}
+
+/// Sessions matching `filter` with their usage, most recently active first.
+pub fn history_with_usage(
+    conn: &Connection,
+    filter: &HistoryFilter,
+    prices: &PriceTable,
+) -> Result<Vec<HistoryEntry>, StoreError> {
+    let mut out = Vec::new();
+    for (id, session) in history_rows(conn, filter)? {
+        let usage = super::cost::session_usage(conn, id, prices)?;
+        out.push(HistoryEntry {
+            session,
+            usage: usage.total,
+        });
+    }
+    Ok(out)
+}
+
 /// Sessions matching `filter`, most recently active first.
 pub fn history(conn: &Connection, filter: &HistoryFilter) -> Result<Vec<Session>, StoreError> {
     Ok(history_rows(conn, filter)?
@@ -183,6 +212,8 @@ pub struct ExportedSession {
     pub session: Session,
     pub ended_at: Option<DateTime<Utc>>,
     pub intervals: Vec<ExportedInterval>,
+    /// Tokens and estimated cost, in all (`tokens`, `cost_estimate_usd`) and per turn.
+    pub usage: SessionUsage,
 }
 
 fn intervals_of(conn: &Connection, id: i64) -> Result<Vec<ExportedInterval>, StoreError> {
@@ -209,6 +240,7 @@ pub fn export(
     conn: &Connection,
     filter: &HistoryFilter,
     format: ExportFormat,
+    prices: &PriceTable,
     out: &mut dyn std::io::Write,
 ) -> Result<(), String> {
     let rows = history_rows(conn, filter).map_err(|e| e.to_string())?;
@@ -220,6 +252,8 @@ pub fn export(
                     (session.state == SessionState::Ended).then_some(session.state_since);
                 all.push(ExportedSession {
                     intervals: intervals_of(conn, id).map_err(|e| e.to_string())?,
+                    usage: super::cost::session_usage(conn, id, prices)
+                        .map_err(|e| e.to_string())?,
                     ended_at,
                     session,
                 });
@@ -243,9 +277,17 @@ pub fn export(
                 "started_at",
                 "ended_at",
                 "end_reason",
+                "input_tokens",
+                "output_tokens",
+                "cache_read_tokens",
+                "cache_write_tokens",
+                "cost_estimate_usd",
             ])
             .map_err(|e| e.to_string())?;
-            for (_, s) in rows {
+            for (id, s) in rows {
+                let usage = super::cost::session_usage(conn, id, prices)
+                    .map_err(|e| e.to_string())?
+                    .total;
                 let ended = s.state == SessionState::Ended;
                 w.write_record([
                     s.session_id.clone(),
@@ -266,6 +308,14 @@ pub fn export(
                     },
                     s.end_reason
                         .map(|r| super::end_reason_name(r).to_string())
+                        .unwrap_or_default(),
+                    usage.tokens.input.to_string(),
+                    usage.tokens.output.to_string(),
+                    usage.tokens.cache_read.to_string(),
+                    usage.tokens.cache_write.to_string(),
+                    usage
+                        .cost_estimate_usd
+                        .map(|c| c.to_string())
                         .unwrap_or_default(),
                 ])
                 .map_err(|e| e.to_string())?;
@@ -339,6 +389,7 @@ pub fn stats(
     by: GroupBy,
     now: DateTime<Utc>,
     tz: chrono_tz::Tz,
+    prices: &PriceTable,
 ) -> Result<Tally, StoreError> {
     let today = now.with_timezone(&tz).date_naive();
     let first_day = match period {
@@ -351,16 +402,21 @@ pub fn stats(
         Some(conn) => timelines(conn, from, now)?,
         None => Vec::new(),
     };
-    Ok(waiting::tally(
-        &timelines,
-        Question {
-            from,
-            to: now,
-            now,
-            tz,
-            by,
-        },
-    ))
+    let question = Question {
+        from,
+        to: now,
+        now,
+        tz,
+        by,
+    };
+    let mut tally = waiting::tally(&timelines, question);
+    let rows = match conn {
+        Some(conn) => super::cost::usage_rows(conn, from, now)?,
+        None => Vec::new(),
+    };
+    let (total, groups) = super::cost::tally_usage(&rows, &question, prices);
+    waiting::add_usage(&mut tally, total, groups, &prices.as_of);
+    Ok(tally)
 }
 
 #[cfg(test)]
@@ -476,6 +532,7 @@ mod tests {
                 ..Default::default()
             },
             ExportFormat::Csv,
+            &PriceTable::shipped(),
             &mut csv_out,
         )
         .unwrap();
@@ -493,6 +550,7 @@ mod tests {
                 ..Default::default()
             },
             ExportFormat::Json,
+            &PriceTable::shipped(),
             &mut json_out,
         )
         .unwrap();

@@ -22,6 +22,7 @@ use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
+use super::cost::Cost;
 use crate::model::{Agent, SessionState};
 
 /// One state interval of a session; `to` is `None` while it is still open.
@@ -93,11 +94,14 @@ impl Millis {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Group {
     pub key: String,
     #[serde(flatten)]
     pub figures: Figures,
+    /// Tokens recorded in the window for this group, and their estimated cost.
+    #[serde(flatten)]
+    pub usage: Cost,
 }
 
 /// One wait, cut to the window.
@@ -121,6 +125,10 @@ pub struct Tally {
     pub time_zone: String,
     pub by: GroupBy,
     pub totals: Figures,
+    /// Tokens recorded in the window and their estimated cost (`tokens`, `cost_estimate_usd`).
+    pub usage: Cost,
+    /// The date of the price table the cost estimates use.
+    pub prices_as_of: String,
     pub groups: Vec<Group>,
     pub longest_waits: Vec<Wait>,
 }
@@ -299,15 +307,41 @@ pub fn tally(timelines: &[Timeline], question: Question) -> Tally {
         time_zone: question.tz.name().to_string(),
         by: question.by,
         totals: totals.figures(),
+        usage: Cost::default(),
+        prices_as_of: String::new(),
         groups: groups
             .into_iter()
             .map(|(key, m)| Group {
                 key,
                 figures: m.figures(),
+                usage: Cost::default(),
             })
             .collect(),
         longest_waits: waits,
     }
+}
+
+/// Adds the window's usage (from [`super::cost::tally_usage`]) to a tally: a group with tokens
+/// but no time still shows.
+pub fn add_usage(
+    tally: &mut Tally,
+    total: Cost,
+    groups: BTreeMap<String, Cost>,
+    prices_as_of: &str,
+) {
+    tally.usage = total;
+    tally.prices_as_of = prices_as_of.to_string();
+    for (key, usage) in groups {
+        match tally.groups.iter_mut().find(|g| g.key == key) {
+            Some(group) => group.usage = usage,
+            None => tally.groups.push(Group {
+                key,
+                figures: Figures::default(),
+                usage,
+            }),
+        }
+    }
+    tally.groups.sort_by(|a, b| a.key.cmp(&b.key));
 }
 
 /// The user's time zone: `TZ` when it names one (`Europe/Paris`, `:Europe/Paris`), else the

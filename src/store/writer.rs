@@ -64,6 +64,7 @@ pub fn spawn(
     // Subscribe, then take the snapshot at once: no change is missed between the two, and a
     // change in both only repeats a state the snapshot already has (a no-op for the store).
     let changes = registry.subscribe_stamped();
+    let usage = registry.subscribe_usage();
     let snapshot = Record::Resync {
         at: registry.clock().wall(),
         sessions: registry.list(),
@@ -71,7 +72,7 @@ pub fn spawn(
     let (tx, rx) = mpsc::channel::<Command>(QUEUE);
     let thread = tokio::task::spawn_blocking(move || run_thread(config, rx));
     tokio::spawn(async move {
-        forward(registry, snapshot, changes, tx, token).await;
+        forward(registry, snapshot, changes, usage, tx, token).await;
         // The sender is gone: the thread drains what is queued, writes, and ends.
         if let Err(e) = thread.await {
             tracing::error!(error = %e, "history writer thread failed");
@@ -83,6 +84,7 @@ async fn forward(
     registry: Arc<SessionsRegistry>,
     snapshot: Record,
     mut changes: broadcast::Receiver<crate::registry::StampedChange>,
+    mut usage: broadcast::Receiver<crate::usage::UsageReport>,
     tx: mpsc::Sender<Command>,
     token: CancellationToken,
 ) {
@@ -117,6 +119,23 @@ async fn forward(
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
+            received = usage.recv() => match received {
+                Ok(report) => {
+                    let mut batch = vec![Record::Usage(report)];
+                    while batch.len() < MAX_BATCH {
+                        let Ok(more) = usage.try_recv() else { break };
+                        batch.push(Record::Usage(more));
+                    }
+                    Command::Records(batch)
+                }
+                // Lost reports are lost cost (a later thread total repairs a Codex session).
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "history writer fell behind; token usage reports lost");
+                    continue;
+                }
+                // The registry lives as long as `changes` does: its close ends the loop.
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
             _ = alive.tick() => Command::Records(vec![Record::Alive { at: clock.wall() }]),
             _ = prune.tick() => Command::Prune(clock.wall()),
         };
@@ -146,6 +165,9 @@ async fn forward(
             at: stamped.at,
             change: stamped.change,
         });
+    }
+    while let Ok(report) = usage.try_recv() {
+        last.push(Record::Usage(report));
     }
     last.push(Record::Stopping { at: clock.wall() });
     let _ = tx.send(Command::Records(last)).await;
