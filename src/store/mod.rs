@@ -465,10 +465,22 @@ fn upsert(tx: &Transaction<'_>, at: DateTime<Utc>, session: &Session) -> rusqlit
             .execute(params![interval, start])?;
     }
     if !ended {
+        // Who started a working stretch (a person, a loop, a schedule): what decides whether
+        // the idle before it was waiting on you.
+        let prompt_source = (session.state == SessionState::Working)
+            .then_some(session.prompt_source.as_deref())
+            .flatten();
         tx.prepare_cached(
-            "INSERT INTO intervals (session, state, from_ms, waiting_for) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO intervals (session, state, from_ms, waiting_for, prompt_source)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
-        .execute(params![id, session.state.as_str(), start, waiting_for])?;
+        .execute(params![
+            id,
+            session.state.as_str(),
+            start,
+            waiting_for,
+            prompt_source
+        ])?;
     }
     Ok(())
 }

@@ -334,7 +334,7 @@ pub fn timelines(
 ) -> Result<Vec<Timeline>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT s.session_id, s.agent, s.cwd, s.repo, s.ended_at,
-                i.state, i.from_ms, i.to_ms, i.waiting_for, i.session
+                i.state, i.from_ms, i.to_ms, i.waiting_for, i.session, i.prompt_source
          FROM (SELECT session FROM intervals WHERE to_ms > ?1
                UNION SELECT session FROM intervals WHERE to_ms IS NULL) touched
          CROSS JOIN intervals i ON i.session = touched.session
@@ -368,6 +368,7 @@ pub fn timelines(
                 from: from_ms(r.get(6)?),
                 to: r.get::<_, Option<i64>>(7)?.map(from_ms),
                 waiting_for: r.get(8)?,
+                prompt_source: r.get(10)?,
             });
         }
     }
@@ -557,6 +558,71 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&json_out).unwrap();
         assert_eq!(v[1]["intervals"][0]["state"], "working");
         assert_eq!(v[1]["intervals"][0]["to"], "2026-03-02T09:05:00Z");
+    }
+
+    #[test]
+    fn a_loop_wake_up_from_the_hooks_reaches_the_store_and_is_not_waiting_on_you() {
+        use crate::clock::ManualClock;
+        use crate::model::{EventKind, Observation};
+        use crate::registry::{RegistryConfig, SessionsRegistry};
+        let clock = std::sync::Arc::new(ManualClock::new(t("2026-03-02T12:00:00Z")));
+        let registry = SessionsRegistry::with_config(RegistryConfig::default(), clock);
+        let mut stream = registry.subscribe_stamped();
+        let prompt = |at: &str, source: Option<&str>| {
+            let mut obs = Observation::new("w", Agent::Claude, EventKind::UserPromptSubmit, t(at));
+            obs.prompt_source = source.map(String::from);
+            obs
+        };
+        for obs in [
+            prompt("2026-03-02T09:00:00Z", Some("user")),
+            Observation::new(
+                "w",
+                Agent::Claude,
+                EventKind::Stop,
+                t("2026-03-02T09:10:00Z"),
+            ),
+            prompt("2026-03-02T09:40:00Z", Some("loop_wakeup")),
+            Observation::new(
+                "w",
+                Agent::Claude,
+                EventKind::Stop,
+                t("2026-03-02T09:41:00Z"),
+            ),
+            // An older Claude sends no source: a person.
+            prompt("2026-03-02T09:51:00Z", None),
+            Observation::new(
+                "w",
+                Agent::Claude,
+                EventKind::Stop,
+                t("2026-03-02T09:52:00Z"),
+            ),
+        ] {
+            registry.observe(obs).unwrap();
+        }
+        let mut records = Vec::new();
+        while let Ok(stamped) = stream.try_recv() {
+            records.push(Record::Change {
+                at: stamped.at,
+                change: stamped.change,
+            });
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        HistoryStore::open(&path).unwrap().apply(&records).unwrap();
+        let conn = open_reader(&path).unwrap().unwrap();
+        let tally = stats(
+            Some(&conn),
+            Period::Today,
+            GroupBy::Agent,
+            t("2026-03-02T10:00:00Z"),
+            chrono_tz::Tz::UTC,
+            &PriceTable::shipped(),
+        )
+        .unwrap();
+        // Idle 09:10–09:40 ended by the loop: not you. 09:41–09:51 (a person typed) and
+        // 09:52–10:00 (open) are.
+        assert_eq!(tally.totals.idle_after_turn_secs, (10 + 8) * 60);
+        assert_eq!(tally.totals.working_secs, (10 + 1 + 1) * 60);
     }
 
     #[test]

@@ -32,6 +32,20 @@ pub struct Span {
     pub from: DateTime<Utc>,
     pub to: Option<DateTime<Utc>>,
     pub waiting_for: Option<String>,
+    /// For a `working` span: who submitted the prompt that started it (see
+    /// [`woken_without_a_person`]).
+    pub prompt_source: Option<String>,
+}
+
+/// Whether a prompt `source` (Claude's `UserPromptSubmit.source`) is a wake-up no person typed:
+/// a `/loop` tick, a scheduled task, a poll, or a prompt the agent's own system injected. `user`,
+/// `sdk` (a program a person drives, such as an editor) and an unknown or absent source count as
+/// a person.
+pub fn woken_without_a_person(source: Option<&str>) -> bool {
+    matches!(
+        source,
+        Some("loop_wakeup" | "schedule_wakeup" | "poll_event" | "system")
+    )
 }
 
 /// A session and its intervals, in any order.
@@ -167,15 +181,20 @@ fn effective(timeline: &Timeline, now: DateTime<Utc>) -> Vec<Counted> {
     let mut prev_end: Option<DateTime<Utc>> = None;
     for (i, span) in spans.iter().enumerate() {
         let mut end = span.to.unwrap_or(now).min(limit);
-        if let Some(next) = spans.get(i + 1) {
+        let next = spans.get(i + 1);
+        if let Some(next) = next {
             end = end.min(next.from);
         }
+        // Idle that a loop or a schedule ended was nobody waiting on a person.
+        let woken = next.is_some_and(|n| {
+            n.state == SessionState::Working && woken_without_a_person(n.prompt_source.as_deref())
+        });
         let start = prev_end.map_or(span.from, |p| span.from.max(p));
         let counts = match span.state {
             SessionState::Working => Counts::Working,
             SessionState::WaitingForPermission => Counts::Wait(WaitKind::Permission),
             SessionState::WaitingForInput => Counts::Wait(WaitKind::Input),
-            SessionState::Idle if after_turn => Counts::Wait(WaitKind::IdleAfterTurn),
+            SessionState::Idle if after_turn && !woken => Counts::Wait(WaitKind::IdleAfterTurn),
             SessionState::Idle | SessionState::Starting | SessionState::Ended => Counts::Nothing,
         };
         after_turn = match span.state {
@@ -371,6 +390,14 @@ mod tests {
             from: t(from),
             to: to.map(t),
             waiting_for: None,
+            prompt_source: None,
+        }
+    }
+
+    fn woken(source: &str, from: &str, to: Option<&str>) -> Span {
+        Span {
+            prompt_source: Some(source.into()),
+            ..span(Working, from, to)
         }
     }
 
@@ -476,6 +503,66 @@ mod tests {
             (WaitKind::IdleAfterTurn, 20 * 60)
         );
         assert_eq!(tally.longest_waits.len(), 4);
+    }
+
+    #[test]
+    fn idle_before_a_loop_or_scheduled_wake_up_is_not_waiting_on_you() {
+        // A /loop session: a person's turn, idle 20 min, a loop tick's turn, idle 30 min, a
+        // scheduled turn, idle 15 min, then the person types again (5 min), and is waited on
+        // again after that (10 min, open).
+        let s = timeline(
+            "loop",
+            Agent::Claude,
+            "shop",
+            vec![
+                woken("user", "2026-03-02T09:00:00Z", Some("2026-03-02T09:10:00Z")),
+                span(Idle, "2026-03-02T09:10:00Z", Some("2026-03-02T09:30:00Z")),
+                woken(
+                    "loop_wakeup",
+                    "2026-03-02T09:30:00Z",
+                    Some("2026-03-02T09:32:00Z"),
+                ),
+                span(Idle, "2026-03-02T09:32:00Z", Some("2026-03-02T10:02:00Z")),
+                woken(
+                    "schedule_wakeup",
+                    "2026-03-02T10:02:00Z",
+                    Some("2026-03-02T10:03:00Z"),
+                ),
+                span(Idle, "2026-03-02T10:03:00Z", Some("2026-03-02T10:18:00Z")),
+                woken("user", "2026-03-02T10:18:00Z", Some("2026-03-02T10:23:00Z")),
+                span(Idle, "2026-03-02T10:23:00Z", None),
+            ],
+        );
+        let q = question(
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T10:33:00Z",
+            Tz::UTC,
+            GroupBy::Agent,
+        );
+        let tally = tally(&[s], q);
+        // Only the 15 min before the person's prompt and the open 10 min after the last turn.
+        assert_eq!(tally.totals.idle_after_turn_secs, (15 + 10) * 60);
+        assert_eq!(tally.totals.waiting_on_you_secs, (15 + 10) * 60);
+        assert_eq!(tally.totals.working_secs, (10 + 2 + 1 + 5) * 60);
+        let waits: Vec<_> = tally
+            .longest_waits
+            .iter()
+            .map(|w| (w.from, w.secs))
+            .collect();
+        assert_eq!(
+            waits,
+            [
+                (t("2026-03-02T10:03:00Z"), 15 * 60),
+                (t("2026-03-02T10:23:00Z"), 10 * 60)
+            ]
+        );
+        // `user`, `sdk` and no source at all are a person.
+        for person in [None, Some("user"), Some("sdk")] {
+            assert!(!woken_without_a_person(person), "{person:?}");
+        }
+        for machine in ["loop_wakeup", "schedule_wakeup", "poll_event", "system"] {
+            assert!(woken_without_a_person(Some(machine)), "{machine}");
+        }
     }
 
     #[test]
@@ -681,6 +768,7 @@ mod tests {
                 from: spring - chrono::TimeDelta::hours(1),
                 to: Some(after + chrono::TimeDelta::hours(1)),
                 waiting_for: None,
+                prompt_source: None,
             }],
         );
         let q = Question {
