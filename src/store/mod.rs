@@ -20,6 +20,7 @@ pub mod cli;
 pub mod cost;
 pub mod query;
 pub mod schema;
+pub mod today;
 pub mod waiting;
 pub mod writer;
 

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde::Serialize;
 
 use super::cost::{Cost, SessionUsage};
@@ -155,6 +155,16 @@ pub fn history_with_usage(
     Ok(out)
 }
 
+/// The stored session with row id `row`.
+pub(crate) fn session_by_row(conn: &Connection, row: i64) -> Result<Option<Session>, StoreError> {
+    let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id = ?1");
+    let found = conn
+        .prepare_cached(&sql)?
+        .query_row(params![row], session_from_row)
+        .optional()?;
+    Ok(found.map(|(_, s)| s))
+}
+
 /// Sessions matching `filter`, most recently active first.
 pub fn history(conn: &Connection, filter: &HistoryFilter) -> Result<Vec<Session>, StoreError> {
     Ok(history_rows(conn, filter)?
@@ -167,10 +177,14 @@ fn history_rows(
     conn: &Connection,
     filter: &HistoryFilter,
 ) -> Result<Vec<(i64, Session)>, StoreError> {
-    let search = filter
-        .search
-        .as_deref()
+    // Three characters or more: the full-text index (trigrams: any part of a word, any case).
+    // Fewer: a scan with LIKE (a trigram index cannot look up one or two characters).
+    let text = filter.search.as_deref();
+    let indexed = text.filter(|t| t.chars().count() >= 3);
+    let search = text
+        .filter(|_| indexed.is_none())
         .map(|text| format!("%{}%", escape_like(text)));
+    let phrase = indexed.map(|t| format!("\"{}\"", t.replace('"', "\"\"")));
     let agent = filter.agent.map(Agent::as_str);
     let project = filter.project.as_deref();
     let project_suffix = project.map(|p| format!("%/{}", escape_like(p)));
@@ -179,6 +193,7 @@ fn history_rows(
          WHERE (?1 IS NULL OR s.cwd LIKE ?1 ESCAPE '\\' OR s.repo LIKE ?1 ESCAPE '\\'
                 OR s.branch LIKE ?1 ESCAPE '\\' OR s.title LIKE ?1 ESCAPE '\\'
                 OR s.model LIKE ?1 ESCAPE '\\')
+           AND (?6 IS NULL OR s.id IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?6))
            AND (?2 IS NULL OR s.agent = ?2)
            AND (?3 IS NULL OR s.repo = ?3
                 OR ((s.repo IS NULL OR s.repo = '') AND (s.cwd = ?3 OR s.cwd LIKE ?4 ESCAPE '\\')))
@@ -189,7 +204,7 @@ fn history_rows(
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt
         .query_map(
-            params![search, agent, project, project_suffix, limit],
+            params![search, agent, project, project_suffix, limit, phrase],
             session_from_row,
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -216,7 +231,10 @@ pub struct ExportedSession {
     pub usage: SessionUsage,
 }
 
-fn intervals_of(conn: &Connection, id: i64) -> Result<Vec<ExportedInterval>, StoreError> {
+pub(crate) fn intervals_of(
+    conn: &Connection,
+    id: i64,
+) -> Result<Vec<ExportedInterval>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT state, from_ms, to_ms, waiting_for FROM intervals WHERE session = ?1 ORDER BY from_ms",
     )?;
@@ -505,6 +523,21 @@ mod tests {
         assert_eq!(search("PAYMENTS"), ["b2"], "case-insensitive, over repo");
         assert_eq!(search("opus").len(), 2, "over model");
         assert_eq!(search("100%").len(), 0, "a % is text, not a wildcard");
+        assert_eq!(
+            search("ments-a"),
+            ["b2"],
+            "any part of a word, through the index"
+        );
+        assert_eq!(search("ym"), ["b2"], "two characters: a scan");
+        assert_eq!(search("a\"b").len(), 0, "a quote is text");
+        let plan: String = conn
+            .query_row(
+                "EXPLAIN QUERY PLAN SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH '\"shop\"'",
+                [],
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("VIRTUAL TABLE INDEX"), "{plan}");
         let by_project = history(
             &conn,
             &HistoryFilter {

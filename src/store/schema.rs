@@ -63,6 +63,31 @@ pub const MIGRATIONS_SQL: &[&str] = &[
     );
     CREATE INDEX usage_by_at ON usage(at_ms);
     ALTER TABLE intervals ADD COLUMN prompt_source TEXT;",
+    // 3: a full-text index over what `history --search` looks in, with the trigram tokenizer so
+    // a search still finds any part of a word ("pay" in "payments-api"), any case, as LIKE did.
+    // Kept in step by triggers; an update that changes none of the columns touches nothing.
+    "CREATE VIRTUAL TABLE sessions_fts USING fts5(
+        cwd, repo, branch, title, model,
+        content = 'sessions', content_rowid = 'id', tokenize = 'trigram'
+    );
+    INSERT INTO sessions_fts(sessions_fts) VALUES ('rebuild');
+    CREATE TRIGGER sessions_fts_insert AFTER INSERT ON sessions BEGIN
+        INSERT INTO sessions_fts (rowid, cwd, repo, branch, title, model)
+        VALUES (new.id, new.cwd, new.repo, new.branch, new.title, new.model);
+    END;
+    CREATE TRIGGER sessions_fts_delete AFTER DELETE ON sessions BEGIN
+        INSERT INTO sessions_fts (sessions_fts, rowid, cwd, repo, branch, title, model)
+        VALUES ('delete', old.id, old.cwd, old.repo, old.branch, old.title, old.model);
+    END;
+    CREATE TRIGGER sessions_fts_update AFTER UPDATE OF cwd, repo, branch, title, model ON sessions
+    WHEN old.cwd IS NOT new.cwd OR old.repo IS NOT new.repo OR old.branch IS NOT new.branch
+        OR old.title IS NOT new.title OR old.model IS NOT new.model
+    BEGIN
+        INSERT INTO sessions_fts (sessions_fts, rowid, cwd, repo, branch, title, model)
+        VALUES ('delete', old.id, old.cwd, old.repo, old.branch, old.title, old.model);
+        INSERT INTO sessions_fts (rowid, cwd, repo, branch, title, model)
+        VALUES (new.id, new.cwd, new.repo, new.branch, new.title, new.model);
+    END;",
 ];
 
 /// The migrations, ready to run.
@@ -138,6 +163,15 @@ mod tests {
                 )
                 .unwrap();
             assert_eq!(usage, 0, "from version {version}");
+            // Rows written before the index existed are found through it.
+            let found: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sessions_fts WHERE sessions_fts MATCH '\"w/app\"'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(found, i64::from(version >= 1), "from version {version}");
             let check: String = conn
                 .query_row("PRAGMA integrity_check", [], |r| r.get(0))
                 .unwrap();

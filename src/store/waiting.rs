@@ -162,7 +162,7 @@ pub struct Question {
 
 /// What a span counts as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Counts {
+pub enum Counts {
     Working,
     Wait(WaitKind),
     Nothing,
@@ -210,6 +210,23 @@ fn effective(timeline: &Timeline, now: DateTime<Utc>) -> Vec<Counted> {
         }
     }
     out
+}
+
+/// One span of a session as it counts (see [`counted`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountedSpan {
+    pub counts: Counts,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+}
+
+/// A session's spans as they count: sorted, overlaps cut, clipped to its end and `now`, each
+/// classed as working, a wait on you, or neither (the rules in the module text).
+pub fn counted(timeline: &Timeline, now: DateTime<Utc>) -> Vec<CountedSpan> {
+    effective(timeline, now)
+        .into_iter()
+        .map(|(counts, from, to, _)| CountedSpan { counts, from, to })
+        .collect()
 }
 
 /// The first local midnight strictly after `t`, in UTC.
