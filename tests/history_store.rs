@@ -541,3 +541,129 @@ fn a_read_only_store_folder_is_reported_once_and_the_engine_runs_on() {
     drop(daemon);
     drop(readonly);
 }
+
+/// The most any file the daemon writes may grow to: a disk that is full at 1 MiB, for real
+/// (writes past it fail with EFBIG), without root.
+const FULL_AT: u64 = 1024 * 1024;
+
+/// Starts a daemon whose files cannot grow past [`FULL_AT`] bytes. SIGXFSZ is ignored (its
+/// default would kill the process at the first write past the limit) so writes fail instead,
+/// as on a full disk.
+fn start_daemon_on_a_full_disk(world: &World) -> common::Daemon {
+    use std::os::unix::process::CommandExt;
+    let log = world.path().join("daemon.log");
+    let mut cmd = world.command(&["daemon"]);
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    // SAFETY: between fork and exec only async-signal-safe calls (signal, setrlimit).
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: FULL_AT,
+                rlim_max: FULL_AT,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let daemon = common::Daemon {
+        child: cmd.spawn().unwrap(),
+        log,
+    };
+    wait_until(Duration::from_secs(10), || {
+        world.run(&["list", "--json"]).status.success()
+    })
+    .unwrap_or_else(|| panic!("daemon did not come up: {}", daemon.log_text()));
+    daemon
+}
+
+#[test]
+fn a_full_disk_is_reported_once_and_the_engine_runs_on_without_history() {
+    let world = World::new();
+    let daemon = start_daemon_on_a_full_disk(&world);
+    let mut stream = UnixStream::connect(world.socket()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut send = |session: &str, event: &str| {
+        // A long folder name: each new session costs the store a few KiB.
+        let mut line = serde_json::to_vec(&json!({"v": 1, "op": "observe", "observation": {
+            "session_id": session, "agent": "claude", "event": event, "at": Utc::now().to_rfc3339(),
+            "cwd": format!("/home/dev/{session}/{}", "deep/".repeat(700)),
+        }}))
+        .unwrap();
+        line.push(b'\n');
+        stream.write_all(&line).unwrap();
+        let mut reply = String::new();
+        reader.read_line(&mut reply).unwrap();
+        assert!(reply.contains("\"ok\":true"), "{reply}");
+    };
+    let reports =
+        |daemon: &common::Daemon| daemon.log_text().matches("history_unavailable").count();
+    // Positive control first: history is written while there is room.
+    send("first", "UserPromptSubmit");
+    wait_until(Duration::from_secs(10), || {
+        json_of(&world, &["history", "--json"])
+            .as_array()
+            .is_some_and(|a| a.len() == 1)
+    })
+    .expect("history written while the disk has room");
+    // Fill the disk: sessions until the store says it cannot write.
+    let mut n = 0;
+    let filled = wait_until(Duration::from_secs(60), || {
+        for _ in 0..20 {
+            send(&format!("fill-{n}"), "UserPromptSubmit");
+            n += 1;
+        }
+        reports(&daemon) > 0
+    });
+    assert!(
+        filled.is_some(),
+        "the store never filled: {}",
+        daemon.log_text()
+    );
+    // Keep working well past it: changes, new sessions, the writer's retries.
+    for i in 0..300 {
+        send(
+            &format!("fill-{}", i % 50),
+            if i % 2 == 0 {
+                "Stop"
+            } else {
+                "UserPromptSubmit"
+            },
+        );
+        send(&format!("after-{i}"), "UserPromptSubmit");
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let log = daemon.log_text();
+    assert_eq!(reports(&daemon), 1, "reported once: {log}");
+    assert!(log.contains("the engine runs on without history"), "{log}");
+    // The engine runs on: every session is live and a new observation moves one.
+    assert!(world.session("after-299").is_some());
+    world.observe(&[
+        "--session",
+        "after-299",
+        "--agent",
+        "claude",
+        "--event",
+        "Stop",
+    ]);
+    assert_eq!(world.state_of("after-299").as_deref(), Some("idle"));
+    // No file grew past the disk, and what was written is sound.
+    for name in ["history.sqlite3", "history.sqlite3-wal"] {
+        let path = world.tray_home().join("history").join(name);
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        assert!(len <= FULL_AT, "{name}: {len} bytes");
+    }
+    assert!(daemon.terminate().is_some());
+    let conn = rusqlite::Connection::open(store_file(&world)).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+}
