@@ -5,7 +5,9 @@
 //!   second is how many intervals reach the file divided by the time until the last one does.
 //! - **Size:** the file for 10,000 sessions of 10 intervals each, after a WAL checkpoint.
 //! - **Queries on a heavy year:** a store of 1,000,000 intervals (20,000 sessions of 50 intervals
-//!   spread over 365 days), then `stats --week` and `history --search` as the CLI runs them.
+//!   spread over 365 days) and 500,000 usage rows (one per working interval), then
+//!   `stats --week`, `history --search` (full-text, and a two-character scan) and the window's
+//!   Today view as the CLI and the window run them.
 //!
 //! ```text
 //! cargo bench --bench store --profile dev          # what the figures in the README used
@@ -129,6 +131,12 @@ fn fill(path: &std::path::Path, sessions: usize, per: usize, days: i64) {
         let mut interval = tx
             .prepare("INSERT INTO intervals (session, state, from_ms, to_ms, waiting_for) VALUES (?1, ?2, ?3, ?4, ?5)")
             .unwrap();
+        let mut usage = tx
+            .prepare(
+                "INSERT INTO usage (session, key, turn_id, at_ms, input, output, cache_read, cache_write)
+                 VALUES (?1, ?2, ?3, ?4, 1200, 800, 40000, 3000)",
+            )
+            .unwrap();
         for s in 0..sessions {
             let offset =
                 days * 86_400_000 * i64::try_from(s).unwrap() / i64::try_from(sessions).unwrap();
@@ -154,6 +162,17 @@ fn fill(path: &std::path::Path, sessions: usize, per: usize, days: i64) {
                 interval
                     .execute(params![id, state, from, from + 30_000, waiting_for])
                     .unwrap();
+                // A message's usage in each working interval: half the intervals.
+                if state == "working" {
+                    usage
+                        .execute(params![
+                            id,
+                            format!("msg_{k}"),
+                            format!("turn-{}", k / 4),
+                            from
+                        ])
+                        .unwrap();
+                }
             }
         }
     }
@@ -194,6 +213,8 @@ fn heavy_year(sessions: usize) {
     let prices = agent_tray::usage::PriceTable::shipped();
     let mut week = Vec::new();
     let mut search = Vec::new();
+    let mut short = Vec::new();
+    let mut today = Vec::new();
     for _ in 0..7 {
         let t = Instant::now();
         let tally = query::stats(
@@ -219,6 +240,22 @@ fn heavy_year(sessions: usize) {
         .unwrap();
         search.push(t.elapsed());
         assert!(!found.is_empty());
+        let t = Instant::now();
+        let found = query::history(
+            &conn,
+            &HistoryFilter {
+                search: Some("17".into()),
+                limit: 50,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        short.push(t.elapsed());
+        assert!(!found.is_empty());
+        let t = Instant::now();
+        let view = agent_tray::store::today::today(Some(&conn), Utc::now(), tz, &prices).unwrap();
+        today.push(t.elapsed());
+        assert!(view.usage.tokens.output > 0);
     }
     let t = Instant::now();
     let tl = query::timelines(&conn, Utc::now() - TimeDelta::days(7), Utc::now()).unwrap();
@@ -229,9 +266,11 @@ fn heavy_year(sessions: usize) {
         t.elapsed().as_secs_f64() * 1000.0
     );
     println!(
-        "stats --week: {:.1} ms; history --search: {:.1} ms (medians of 7)",
+        "stats --week: {:.1} ms; history --search (full-text): {:.1} ms; history --search of 2 characters (a scan): {:.1} ms; the Today view: {:.1} ms (medians of 7)",
         median(week).as_secs_f64() * 1000.0,
-        median(search).as_secs_f64() * 1000.0
+        median(search).as_secs_f64() * 1000.0,
+        median(short).as_secs_f64() * 1000.0,
+        median(today).as_secs_f64() * 1000.0
     );
 }
 

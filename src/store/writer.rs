@@ -294,6 +294,69 @@ mod tests {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
     }
 
+    #[tokio::test(flavor = "current_thread")]
+    async fn usage_reported_to_the_registry_reaches_the_store_only_for_a_known_session() {
+        use crate::usage::{TokenUsage, UsageKind, UsageReport};
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        let clock = Arc::new(ManualClock::new(t("2026-03-02T12:00:00Z")));
+        let registry = Arc::new(SessionsRegistry::with_config(
+            RegistryConfig::default(),
+            clock.clone(),
+        ));
+        let token = CancellationToken::new();
+        let task = spawn(
+            registry.clone(),
+            WriterConfig {
+                path: path.clone(),
+                retention_days: 36_500,
+            },
+            token.clone(),
+        );
+        let report = |session: &str| UsageReport {
+            session_id: session.into(),
+            agent: Agent::Codex,
+            at: t("2026-03-02T09:00:30Z"),
+            turn_id: Some("turn-1".into()),
+            model: Some("gpt-5".into()),
+            kind: UsageKind::ThreadTotal,
+            usage: TokenUsage {
+                input: 100,
+                output: 10,
+                ..Default::default()
+            },
+        };
+        assert!(
+            !registry.report_usage(report("ghost")),
+            "an unknown session"
+        );
+        registry
+            .observe(Observation::new(
+                "known",
+                Agent::Codex,
+                EventKind::UserPromptSubmit,
+                t("2026-03-02T09:00:00Z"),
+            ))
+            .unwrap();
+        assert!(registry.report_usage(report("known")));
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let rows: Vec<(String, i64)> = conn
+            .prepare(
+                "SELECT s.session_id, u.output FROM usage u JOIN sessions s ON s.id = u.session",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, [("known".to_string(), 10)]);
+    }
+
     #[test]
     fn a_flapping_store_is_reported_once_and_back_only_after_a_quiet_minute() {
         let t0 = std::time::Instant::now();
