@@ -523,6 +523,23 @@ mod tests {
     }
 
     #[test]
+    fn the_worked_example_with_a_loop_wake_up_at_0950_waits_18_minutes() {
+        let mut s1 = worked_example();
+        s1.ended_at = Some(t("2026-03-02T10:10:00Z"));
+        s1.spans[6].prompt_source = Some("loop_wakeup".into());
+        assert_eq!(s1.spans[6].from, t("2026-03-02T09:50:00Z"));
+        let q = question(
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T12:00:00Z",
+            Tz::UTC,
+            GroupBy::Agent,
+        );
+        let tally = tally(&[s1], q);
+        assert_eq!(tally.totals.waiting_on_you_secs, 18 * 60);
+        assert_eq!(tally.totals.working_secs, 27 * 60);
+    }
+
+    #[test]
     fn idle_before_a_loop_or_scheduled_wake_up_is_not_waiting_on_you() {
         // A /loop session: a person's turn, idle 20 min, a loop tick's turn, idle 30 min, a
         // scheduled turn, idle 15 min, then the person types again (5 min), and is waited on
