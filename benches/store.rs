@@ -209,6 +209,26 @@ fn heavy_year(sessions: usize) {
         std::fs::metadata(&path).unwrap().len() as f64 / (1024.0 * 1024.0)
     );
     let conn = query::open_reader(&path).unwrap().unwrap();
+    // The yardstick, timed in the same run: a full scan of the million intervals (what the
+    // machine's speed and load make of plain SQLite work).
+    let mut scan = Vec::new();
+    for _ in 0..7 {
+        let t = Instant::now();
+        let n: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM intervals WHERE waiting_for IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        scan.push(t.elapsed());
+        assert!(n > 0);
+    }
+    let scan = median(scan);
+    println!(
+        "  yardstick: a full scan of the intervals: {:.1} ms",
+        scan.as_secs_f64() * 1000.0
+    );
     let tz = chrono_tz::Europe::Paris;
     let prices = agent_tray::usage::PriceTable::shipped();
     let mut week = Vec::new();
@@ -267,10 +287,15 @@ fn heavy_year(sessions: usize) {
     );
     println!(
         "stats --week: {:.1} ms; history --search (full-text): {:.1} ms; history --search of 2 characters (a scan): {:.1} ms; the Today view: {:.1} ms (medians of 7)",
-        median(week).as_secs_f64() * 1000.0,
-        median(search).as_secs_f64() * 1000.0,
+        median(week.clone()).as_secs_f64() * 1000.0,
+        median(search.clone()).as_secs_f64() * 1000.0,
         median(short).as_secs_f64() * 1000.0,
         median(today).as_secs_f64() * 1000.0
+    );
+    println!(
+        "  as multiples of the yardstick: stats --week {:.2}, history --search {:.2}",
+        median(week).as_secs_f64() / scan.as_secs_f64(),
+        median(search).as_secs_f64() / scan.as_secs_f64()
     );
 }
 

@@ -16,7 +16,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::cost::{Cost, SessionUsage};
-use super::query::{self, ExportedInterval, Period};
+use super::query::{self, ExportedInterval};
 use super::waiting::{self, Counts, Figures, Group, GroupBy, Question, Timeline, Wait, WaitKind};
 use super::StoreError;
 use crate::model::Session;
@@ -120,41 +120,30 @@ pub fn today(
     tz: Tz,
     prices: &PriceTable,
 ) -> Result<TodayView, StoreError> {
-    let by_agent = query::stats(conn, Period::Today, GroupBy::Agent, now, tz, prices)?;
-    let from = by_agent.from;
-    let timelines = match conn {
-        Some(conn) => query::timelines(conn, from, now)?,
-        None => Vec::new(),
+    // One read of the day's intervals and usage, tallied twice (per agent, per project).
+    let from = waiting::local_day_start(now.with_timezone(&tz).date_naive(), tz);
+    let (timelines, rows) = match conn {
+        Some(conn) => (
+            query::timelines(conn, from, now)?,
+            super::cost::usage_rows(conn, from, now)?,
+        ),
+        None => (Vec::new(), Vec::new()),
     };
-    let by_project = waiting::tally(
-        &timelines,
-        Question {
+    let tallied = |by| {
+        let question = Question {
             from,
             to: now,
             now,
             tz,
-            by: GroupBy::Project,
-        },
-    );
-    let rows = match conn {
-        Some(conn) => super::cost::usage_rows(conn, from, now)?,
-        None => Vec::new(),
+            by,
+        };
+        let mut tally = waiting::tally(&timelines, question);
+        let (total, groups) = super::cost::tally_usage(&rows, &question, prices);
+        waiting::add_usage(&mut tally, total, groups, &prices.as_of);
+        tally
     };
-    let question = Question {
-        from,
-        to: now,
-        now,
-        tz,
-        by: GroupBy::Project,
-    };
-    let (_, project_usage) = super::cost::tally_usage(&rows, &question, prices);
-    let mut by_project = by_project;
-    waiting::add_usage(
-        &mut by_project,
-        Cost::default(),
-        project_usage,
-        &prices.as_of,
-    );
+    let by_agent = tallied(GroupBy::Agent);
+    let by_project = tallied(GroupBy::Project);
     // The current hour is shown whole (its end is in the future); the figures stop at now.
     let end_of_hour = from + chrono::TimeDelta::hours((now - from).num_hours() + 1);
     Ok(TodayView {
