@@ -13,6 +13,9 @@
 //! - **What is kept is what the registry shows**, never more: agent, ids, folder, repo, branch,
 //!   model, title, pid, start and end, and each state interval with what a wait was for. No
 //!   prompt, tool input or assistant text exists in the registry, so none can reach the store.
+//! - **Token usage** ([`crate::usage`]) arrives on its own stream from the feeds, one row per
+//!   thing counted (`usage` table); its cost is never stored but priced when read ([`cost`]),
+//!   so a corrected price table re-prices history.
 //! - **Stamps are the observations' own** ([`crate::registry::StampedChange`]), so a replayed
 //!   journal, or a script driving `observe --at`, lands in history at the time things happened.
 
