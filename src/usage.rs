@@ -28,15 +28,19 @@ use serde::{Deserialize, Serialize};
 use crate::model::Agent;
 
 /// Tokens, each kind counted once (cache reads and writes are not part of `input`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct TokenUsage {
     /// Input tokens read fresh (neither from nor into the prompt cache).
+    #[ts(type = "number")]
     pub input: u64,
     /// Output tokens, reasoning included.
+    #[ts(type = "number")]
     pub output: u64,
     /// Input tokens read from the prompt cache.
+    #[ts(type = "number")]
     pub cache_read: u64,
     /// Input tokens written to the prompt cache.
+    #[ts(type = "number")]
     pub cache_write: u64,
 }
 

@@ -18,7 +18,7 @@ use crate::model::Agent;
 use crate::usage::{add_cost, round_usd, PriceTable, TokenUsage};
 
 /// Usage and its estimated cost.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ts_rs::TS)]
 pub struct Cost {
     pub tokens: TokenUsage,
     /// US dollars at the price table's rates; `null` when no model used was in the table.
@@ -39,7 +39,7 @@ impl Cost {
 }
 
 /// One turn's usage.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct TurnUsage {
     /// The agent's turn id (Claude's prompt id, Codex's turn id); `null` when the agent did not
     /// say (usage before the first prompt seen, or an agent that names no turns).
@@ -47,13 +47,15 @@ pub struct TurnUsage {
     /// When the turn's first usage was recorded.
     pub from: DateTime<Utc>,
     #[serde(flatten)]
+    #[ts(flatten)]
     pub cost: Cost,
 }
 
 /// A session's usage: in all, and turn by turn (in order).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, ts_rs::TS)]
 pub struct SessionUsage {
     #[serde(flatten)]
+    #[ts(flatten)]
     pub total: Cost,
     pub turns: Vec<TurnUsage>,
 }

@@ -130,11 +130,13 @@ fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Session)> {
 
 /// One session as `history --json` prints it: the `list --json` fields, plus its tokens and
 /// their estimated cost.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct HistoryEntry {
     #[serde(flatten)]
+    #[ts(flatten)]
     pub session: Session,
     #[serde(flatten)]
+    #[ts(flatten)]
     pub usage: Cost,
 }
 
@@ -212,7 +214,7 @@ fn history_rows(
 }
 
 /// One interval as `history --export json` writes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ExportedInterval {
     pub state: SessionState,
     pub from: DateTime<Utc>,

@@ -23,7 +23,7 @@ use crate::model::Session;
 use crate::usage::PriceTable;
 
 /// One local hour of the day.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct HourBucket {
     /// When the hour begins (UTC).
     pub from: DateTime<Utc>,
@@ -37,7 +37,7 @@ pub struct HourBucket {
 }
 
 /// The "Today" view.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct TodayView {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
@@ -54,9 +54,10 @@ pub struct TodayView {
 }
 
 /// One session's detail: the `list --json` fields, its intervals, its usage.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct SessionDetail {
     #[serde(flatten)]
+    #[ts(flatten)]
     pub session: Session,
     pub intervals: Vec<ExportedInterval>,
     pub usage: SessionUsage,
@@ -217,6 +218,28 @@ mod tests {
             waiting_for: None,
             prompt_source: None,
         }
+    }
+
+    #[test]
+    fn the_window_types_have_typescript_declarations_with_plain_numbers() {
+        use ts_rs::TS;
+        let usage = crate::usage::TokenUsage::decl();
+        assert!(usage.contains("cache_write: number"), "{usage}");
+        assert!(!usage.contains("bigint"), "{usage}");
+        let view = TodayView::decl();
+        for field in [
+            "hours",
+            "by_agent",
+            "by_project",
+            "longest_waits",
+            "usage",
+            "prices_as_of",
+        ] {
+            assert!(view.contains(field), "{field}: {view}");
+        }
+        let group = Group::decl();
+        assert!(group.contains("cost_estimate_usd"), "flattened: {group}");
+        assert!(SessionDetail::decl().contains("intervals"));
     }
 
     #[test]

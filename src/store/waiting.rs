@@ -59,7 +59,7 @@ pub struct Timeline {
     pub spans: Vec<Span>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum GroupBy {
     Agent,
@@ -68,7 +68,7 @@ pub enum GroupBy {
 }
 
 /// Which kind of wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum WaitKind {
     Permission,
@@ -77,7 +77,7 @@ pub enum WaitKind {
 }
 
 /// The figures of one group (or of everything), in whole seconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct Figures {
     /// The sum of the three below.
     pub waiting_on_you_secs: i64,
@@ -108,18 +108,20 @@ impl Millis {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct Group {
     pub key: String,
     #[serde(flatten)]
+    #[ts(flatten)]
     pub figures: Figures,
     /// Tokens recorded in the window for this group, and their estimated cost.
     #[serde(flatten)]
+    #[ts(flatten)]
     pub usage: Cost,
 }
 
 /// One wait, cut to the window.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct Wait {
     pub session_id: String,
     pub agent: Agent,
@@ -132,7 +134,7 @@ pub struct Wait {
 }
 
 /// What `stats` prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct Tally {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
