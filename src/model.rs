@@ -161,6 +161,8 @@ pub enum Source {
     Transcript,
     /// A Codex rollout (and its writer lock).
     Rollout,
+    /// Codex's background app-server (its control socket).
+    AppServer,
 }
 
 impl Source {
@@ -169,7 +171,7 @@ impl Source {
     pub fn is_passive(self) -> bool {
         matches!(
             self,
-            Source::Transcript | Source::Rollout | Source::SessionsFile
+            Source::Transcript | Source::Rollout | Source::SessionsFile | Source::AppServer
         )
     }
 }
@@ -357,6 +359,13 @@ pub struct Observation {
         deserialize_with = "bounded::name"
     )]
     pub start_source: Option<String>,
+    /// UserPromptSubmit's `source` (user, sdk, system, loop_wakeup, schedule_wakeup, poll_event).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
+    pub prompt_source: Option<String>,
     /// Notification's `notification_type`.
     #[serde(
         default,
@@ -414,6 +423,10 @@ pub struct Observation {
         deserialize_with = "bounded::name"
     )]
     pub seq: Option<String>,
+    /// Whether the session runs in Codex's background app-server with no terminal attached
+    /// (`codex queue`, remote control), where the feed could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headless: Option<bool>,
 }
 
 impl Observation {
@@ -438,6 +451,7 @@ impl Observation {
             model: None,
             transcript_path: None,
             start_source: None,
+            prompt_source: None,
             notification_type: None,
             tool_name: None,
             error: None,
@@ -447,6 +461,7 @@ impl Observation {
             tmux: None,
             tty: None,
             seq: None,
+            headless: None,
         }
     }
 
@@ -496,6 +511,7 @@ impl Observation {
             FieldLimit::Path,
         );
         bound("start_source", &mut self.start_source, FieldLimit::Name);
+        bound("prompt_source", &mut self.prompt_source, FieldLimit::Name);
         bound(
             "notification_type",
             &mut self.notification_type,
@@ -723,6 +739,16 @@ pub struct Session {
     pub subagents: u32,
     /// When the current turn began (the last transition into `working` from a non-working state).
     pub turn_started_at: Option<DateTime<Utc>>,
+    /// Run by Codex's background app-server with no terminal attached (`codex queue`, remote
+    /// control): live, but with no process of its own to watch or focus.
+    #[serde(default)]
+    pub headless: bool,
+    /// Who submitted the latest prompt, where the agent says (Claude's `UserPromptSubmit.source`:
+    /// `user`, `sdk`, `system`, `loop_wakeup`, `schedule_wakeup`, `poll_event`); absent when it
+    /// did not. A wake-up no person typed ends no "waiting on you" (see `store::waiting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(skip)]
+    pub prompt_source: Option<String>,
 }
 
 impl Session {
@@ -759,6 +785,8 @@ impl Session {
             tty: None,
             subagents: 0,
             turn_started_at: None,
+            headless: false,
+            prompt_source: None,
         }
     }
 

@@ -205,6 +205,10 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
         {
             record.session.prompted = true;
         }
+        if obs.event == EventKind::UserPromptSubmit {
+            // Who submitted it: a person, or a loop or a schedule (unknown counts as a person).
+            record.session.prompt_source.clone_from(&obs.prompt_source);
+        }
         if obs.event == EventKind::StopFailure {
             record.session.error = obs.error.clone().or_else(|| Some("unknown error".into()));
         }
@@ -417,6 +421,9 @@ fn fill_fields(session: &mut Session, obs: &Observation, stale: bool) {
     fill(&mut session.title, &obs.title, stale);
     fill(&mut session.tmux, &obs.tmux, stale);
     fill(&mut session.tty, &obs.tty, stale);
+    if let (Some(headless), false) = (obs.headless, stale) {
+        session.headless = headless;
+    }
     if obs.subagent_id.is_none() {
         fill(&mut session.last_tool, &obs.tool_name, stale);
     }
