@@ -64,6 +64,8 @@ pub fn manage_state<R: Runtime, M: Manager<R>>(
     manager.manage(engine);
     manager.manage(LogDir(log_dir));
     manager.manage(window::WindowMemoryStore::default());
+    manager.manage(window::WindowPresence::default());
+    manager.manage(Arc::new(tray::MenuOpening::default()));
 }
 
 /// Registers every command the UI may call.
