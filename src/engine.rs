@@ -186,6 +186,15 @@ impl Engine {
             ),
         ]);
         tasks.extend(Self::spawn_feeds(&config, &registry, &token));
+        tasks.push((
+            "remote_links",
+            crate::remote::link::spawn(
+                registry.clone(),
+                crate::remote::config::remotes_path(&config.paths.data_dir),
+                crate::remote::link::SshCommand::from_env(),
+                token.child_token(),
+            ),
+        ));
         tracing::info!(
             host = config.host.as_str(),
             socket = %config.paths.socket.display(),

@@ -23,6 +23,7 @@ pub mod notify_policy;
 pub mod paths;
 pub mod process;
 pub mod registry;
+pub mod remote;
 pub mod store;
 pub mod transition;
 pub mod tray_model;

@@ -591,7 +591,7 @@ pub fn cut_to(text: &mut String, limit: usize) -> bool {
 
 /// Field limits applied while an observation is parsed: a 1 MiB `cwd` in a request or a journal
 /// line is never copied whole into a `String`, only its first [`FieldLimit`] bytes are.
-mod bounded {
+pub(crate) mod bounded {
     use std::fmt;
 
     use serde::de::{Deserializer, Visitor};
@@ -723,6 +723,14 @@ pub struct Session {
     pub subagents: u32,
     /// When the current turn began (the last transition into `working` from a non-working state).
     pub turn_started_at: Option<DateTime<Utc>>,
+    /// The remote this session runs on (its name from `agent-tray remote add`); `null` for a
+    /// session of this machine. Text from configuration: shown as text, never markup.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// Set while the remote's link is down: since when nothing could be heard from it. The state
+    /// is the last one the remote reported; the session is neither ended nor alerted about.
+    #[serde(default)]
+    pub unreachable_since: Option<DateTime<Utc>>,
 }
 
 impl Session {
@@ -759,6 +767,8 @@ impl Session {
             tty: None,
             subagents: 0,
             turn_started_at: None,
+            host: None,
+            unreachable_since: None,
         }
     }
 

@@ -295,7 +295,10 @@ fn summary(kind: AlertKind, session: &Session) -> String {
         },
         AlertKind::TurnFailed => format!("{agent}'s turn failed"),
     };
-    format!("{project}: {what}")
+    match session.host.as_deref() {
+        Some(host) => format!("{project} on {host}: {what}"),
+        None => format!("{project}: {what}"),
+    }
 }
 
 fn body(kind: AlertKind, session: &Session) -> String {

@@ -281,7 +281,7 @@ fn apply_change(
             upsert(tx, at, session)
         }
         // Eviction ends a session without a `Changed`; a normal linger's end finds nothing open.
-        SessionChange::Removed { session_id } => {
+        SessionChange::Removed { session_id, .. } => {
             let Some(id) = session_row(tx, session_id)? else {
                 return Ok(());
             };
