@@ -645,4 +645,26 @@ mod tests {
         assert_eq!(parsed.long_turn_secs, DEFAULT_LONG_TURN_SECS);
         assert!(parsed.enabled);
     }
+    #[test]
+    fn an_alert_about_a_remote_session_names_its_host_and_unreachable_raises_none() {
+        let mut p = policy();
+        let mut s = session(SessionState::WaitingForInput);
+        s.host = Some("devbox".into());
+        let alert = p.decide(Some(SessionState::Working), &s, at(100)).unwrap();
+        assert!(alert.summary.contains(" on devbox: "), "{}", alert.summary);
+        // The link is cut: same state, marked unreachable: nothing to say.
+        let mut cut = session(SessionState::Working);
+        cut.host = Some("devbox".into());
+        cut.unreachable_since = Some(at(200));
+        assert_eq!(p.decide(Some(SessionState::Working), &cut, at(200)), None);
+        // Positive control: a local alert has no host in it.
+        let local = p
+            .decide(
+                Some(SessionState::Working),
+                &session(SessionState::WaitingForPermission),
+                at(300),
+            )
+            .unwrap();
+        assert!(!local.summary.contains(" on "), "{}", local.summary);
+    }
 }

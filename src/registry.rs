@@ -851,8 +851,19 @@ impl SessionsRegistry {
             .collect()
     }
 
+    /// A live session by id: this machine's, else a remote's with that id.
     pub fn get(&self, session_id: &str) -> Option<Session> {
-        self.lock().live.get(session_id).map(|r| r.session.clone())
+        let inner = self.lock();
+        inner
+            .live
+            .get(session_id)
+            .map(|r| r.session.clone())
+            .or_else(|| {
+                inner
+                    .remote
+                    .values()
+                    .find_map(|m| m.get(session_id).cloned())
+            })
     }
 
     pub fn live_count(&self) -> usize {
@@ -1411,5 +1422,74 @@ mod tests {
             reg.get("s1").unwrap().end_reason,
             Some(EndReason::ProcessGone)
         );
+    }
+    #[test]
+    fn a_remote_picture_is_mirrored_beside_local_sessions_and_never_reaped_here() {
+        // A dev box's sessions arrive through its link; the TTL and the pid rule here are not
+        // theirs to apply (the remote runs its own).
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "same", EventKind::SessionStart))
+            .unwrap();
+        let mut rx = reg.subscribe();
+        let remote = |id: &str, state: SessionState| {
+            let mut s = Session::new(id, Agent::Claude, state, clock.wall());
+            s.host = Some("devbox".into());
+            s.pid = Some(1);
+            s
+        };
+        reg.set_remote_sessions(
+            "devbox",
+            vec![
+                remote("same", SessionState::Working),
+                remote("r2", SessionState::Idle),
+            ],
+        );
+        assert_eq!(reg.list().len(), 3, "same id on two hosts: two sessions");
+        assert!(matches!(
+            rx.try_recv().unwrap(),
+            SessionChange::Added { .. }
+        ));
+        assert!(matches!(
+            rx.try_recv().unwrap(),
+            SessionChange::Added { .. }
+        ));
+        // Unchanged picture: nothing published.
+        reg.set_remote_sessions(
+            "devbox",
+            vec![
+                remote("same", SessionState::Working),
+                remote("r2", SessionState::Idle),
+            ],
+        );
+        assert!(rx.try_recv().is_err());
+        clock.advance(DEFAULT_SESSION_TTL * 3);
+        reg.reap_with(|_| PidProbe::Gone);
+        let remote_states: Vec<SessionState> = reg
+            .list()
+            .into_iter()
+            .filter(|s| s.host.is_some())
+            .map(|s| s.state)
+            .collect();
+        assert_eq!(remote_states.len(), 2);
+        assert!(
+            !remote_states.contains(&SessionState::Ended),
+            "not reaped here"
+        );
+        // Positive control: the local one, silent as long, is ended by the TTL.
+        let local = reg.list().into_iter().find(|s| s.host.is_none()).unwrap();
+        assert_eq!(local.state, SessionState::Ended);
+        while rx.try_recv().is_ok() {}
+        reg.set_remote_sessions("devbox", vec![remote("same", SessionState::Idle)]);
+        let mut seen = Vec::new();
+        while let Ok(change) = rx.try_recv() {
+            seen.push(change);
+        }
+        assert!(seen.iter().any(|c| matches!(c, SessionChange::Changed { old_state: SessionState::Working, session } if session.host.as_deref() == Some("devbox"))));
+        assert!(seen.contains(&SessionChange::Removed {
+            session_id: "r2".into(),
+            host: Some("devbox".into())
+        }));
+        reg.set_remote_sessions("devbox", Vec::new());
+        assert!(reg.list().iter().all(|s| s.host.is_none()), "forgotten");
     }
 }

@@ -339,3 +339,73 @@ fn two_remotes_and_this_machine_with_50_sessions_each_do_not_cross_talk() {
     let list = wait_for(&local, "beta's sessions gone", |l| l.len() == 103);
     assert!(list.iter().all(|s| s["host"] != "beta"));
 }
+
+#[test]
+fn watch_json_says_its_protocol_and_refuses_one_it_does_not_speak() {
+    // What a remote link reads first: the snapshot line, now with the protocol and version.
+    let world = World::new();
+    let _daemon = world.start_daemon();
+    world.observe(&["--session", "s-1", "--event", "SessionStart"]);
+    let mut watch = world
+        .command(&["watch", "--json", "--protocol", "1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = watch.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+        let _ = tx.send(line);
+    });
+    let first = rx.recv_timeout(CROSS).expect("a snapshot line");
+    let first: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(first["kind"], "snapshot");
+    assert_eq!(first["protocol"], 1);
+    assert!(first["version"].is_string());
+    assert!(
+        first["ended"].is_array(),
+        "a link's snapshot carries the ended ones"
+    );
+    assert_eq!(first["sessions"][0]["session_id"], "s-1");
+    assert!(first["sessions"][0]["host"].is_null());
+    // The reader went away (the thread dropped the pipe): the watch ends by itself, although
+    // nothing changed that it would have written.
+    let gone = wait_until(Duration::from_secs(10), || watch.try_wait().unwrap());
+    if gone.is_none() {
+        let _ = watch.kill();
+        let _ = watch.wait();
+    }
+    assert!(
+        gone.is_some(),
+        "a remote watch whose reader went away must end"
+    );
+
+    let refused = world.run(&["watch", "--json", "--protocol", "2"]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("remote protocol 2 is not spoken here"),
+        "{err}"
+    );
+}
+
+#[test]
+fn remote_names_and_destinations_are_checked_before_they_are_kept() {
+    let world = World::new();
+    let bad = world.run(&["remote", "add", "box", "--", "-oProxyCommand=touch /tmp/x"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not an ssh destination"));
+    let bad = world.run(&["remote", "add", "<b>box</b>", "box"]);
+    assert!(!bad.status.success());
+    // Positive control: a good one is kept, listed, and removed.
+    run_ok(&world, &["remote", "add", "box", "dev@box.example"]);
+    let listed = run_ok(&world, &["remote", "list", "--json"]);
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(listed[0]["destination"], "dev@box.example");
+    assert!(listed[0]["link"].is_null(), "no engine runs");
+    run_ok(&world, &["remote", "remove", "box"]);
+    assert!(run_ok(&world, &["remote", "list"]).starts_with("No remotes"));
+}
