@@ -650,7 +650,9 @@ mod tests {
         let mut p = policy();
         let mut s = session(SessionState::WaitingForInput);
         s.host = Some("devbox".into());
-        let alert = p.decide(Some(SessionState::Working), &s, at(100)).unwrap();
+        let Some(alert) = p.decide(Some(SessionState::Working), &s, at(100)) else {
+            panic!("a wait alerts")
+        };
         assert!(alert.summary.contains(" on devbox: "), "{}", alert.summary);
         // The link is cut: same state, marked unreachable: nothing to say.
         let mut cut = session(SessionState::Working);
@@ -658,13 +660,13 @@ mod tests {
         cut.unreachable_since = Some(at(200));
         assert_eq!(p.decide(Some(SessionState::Working), &cut, at(200)), None);
         // Positive control: a local alert has no host in it.
-        let local = p
-            .decide(
-                Some(SessionState::Working),
-                &session(SessionState::WaitingForPermission),
-                at(300),
-            )
-            .unwrap();
+        let Some(local) = p.decide(
+            Some(SessionState::Working),
+            &session(SessionState::WaitingForPermission),
+            at(300),
+        ) else {
+            panic!("a local wait alerts")
+        };
         assert!(!local.summary.contains(" on "), "{}", local.summary);
     }
 }
