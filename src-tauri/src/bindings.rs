@@ -42,6 +42,8 @@ fn render() -> String {
         CommandError::decl(),
         AgentInfo::decl(),
         SectionInfo::decl(),
+        agent_tray::remote::LinkState::decl(),
+        agent_tray::remote::RemoteLinkStatus::decl(),
     ];
     let json = |value: serde_json::Value| value.to_string();
     let constants = [

@@ -40,6 +40,7 @@ pub async fn get_snapshot<R: Runtime>(
         engine: engine.inner().clone(),
         settings,
         version: app.package_info().version.to_string(),
+        remotes: source.registry().remote_links().all(),
     })
 }
 
@@ -53,6 +54,24 @@ pub async fn jump_to_session(
     let session = source
         .find(&session_id)
         .ok_or_else(|| unknown(&session_id))?;
+    // A remote session: a terminal running `ssh -t DESTINATION tmux attach …` (the core builds
+    // it from the configured destination, every word quoted).
+    if let Some(host) = session.host.clone() {
+        let argv = source
+            .registry()
+            .remote_links()
+            .destination_of(&host)
+            .and_then(|destination| agent_tray::remote::command::jump_argv(&destination, &session))
+            .ok_or_else(|| {
+                CommandError::new(
+                    ErrorCode::NothingToOpen,
+                    "this remote session has no tmux pane or folder to go to",
+                )
+            })?;
+        return tauri::async_runtime::spawn_blocking(move || actions::execute_remote_jump(&argv))
+            .await
+            .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))?;
+    }
     // Planning reads the process's /proc entries: off the async workers, like the launch.
     tauri::async_runtime::spawn_blocking(move || {
         let plan = actions::plan_jump(&session).ok_or_else(|| {

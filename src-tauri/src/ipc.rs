@@ -90,6 +90,9 @@ pub struct Snapshot {
     pub engine: EngineStatus,
     pub settings: AppSettings,
     pub version: String,
+    /// Each remote's link (`agent-tray remote add`), by name.
+    #[serde(default)]
+    pub remotes: Vec<agent_tray::remote::RemoteLinkStatus>,
 }
 
 /// The app's settings, persisted as JSON in the data folder and applied live.

@@ -115,6 +115,24 @@ pub fn wrap_resume(destination: &str, resume_command: &str) -> String {
     ])
 }
 
+/// The window's rows with every remote session's resume command wrapped to run on its remote
+/// (its destination from `links`; a row whose remote is gone keeps the bare command).
+pub fn wrap_remote_rows(
+    rows: &mut [crate::tray_model::SessionView],
+    links: &super::link::RemoteLinks,
+) {
+    for row in rows {
+        if let Some(destination) = row
+            .session
+            .host
+            .as_deref()
+            .and_then(|host| links.destination_of(host))
+        {
+            row.resume_command = wrap_resume(&destination, &row.resume_command);
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -173,5 +191,31 @@ mod tests {
         assert_eq!(line, "ssh -t -- dev@devbox 'claude --resume abc-1'");
         let words = shlex::split(&line).unwrap();
         assert_eq!(words[4], "claude --resume abc-1");
+    }
+    #[test]
+    fn remote_rows_resume_through_ssh_and_local_rows_stay_as_they_are() {
+        use crate::remote::link::{LinkState, RemoteLinkStatus, RemoteLinks};
+        use crate::tray_model::SessionView;
+        let links = RemoteLinks::default();
+        links.set(RemoteLinkStatus {
+            name: "devbox".into(),
+            destination: "dev@devbox".into(),
+            state: LinkState::Connected,
+            since: chrono::Utc::now(),
+            message: None,
+            sessions: 1,
+            remote_version: None,
+        });
+        let local = Session::new("l-1", Agent::Codex, SessionState::Idle, chrono::Utc::now());
+        let mut rows = vec![
+            SessionView::of(&remote_session(None, None)),
+            SessionView::of(&local),
+        ];
+        wrap_remote_rows(&mut rows, &links);
+        assert_eq!(
+            rows[0].resume_command,
+            "ssh -t -- dev@devbox 'claude --resume abc-1'"
+        );
+        assert_eq!(rows[1].resume_command, "codex resume l-1");
     }
 }

@@ -114,7 +114,7 @@ impl RemoteLinks {
         self.statuses().get(name).map(|s| s.destination.clone())
     }
 
-    fn set(&self, status: RemoteLinkStatus) {
+    pub(crate) fn set(&self, status: RemoteLinkStatus) {
         self.statuses().insert(status.name.clone(), status);
     }
 

@@ -49,7 +49,7 @@ after(async () => {
 
 /// Opens the window with `sessions` as the snapshot. Fails the test on any page error or dialog:
 /// hostile text must never run, and the UI must never throw.
-async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1 } = {}) {
+async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1, remotes = [] } = {}) {
   const context = await browser.newContext({ viewport: { width: 760, height: 560 }, colorScheme });
   const page = await context.newPage();
   const problems = [];
@@ -65,12 +65,13 @@ async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1 }
   if (clockAt !== null) await page.clock.install({ time: clockAt });
   await page.addInitScript(mockScript);
   await page.addInitScript(
-    ({ sessions, settings, seq }) => {
+    ({ sessions, settings, seq, remotes }) => {
       window.__mock.snapshot.sessions = sessions;
       window.__mock.snapshot.settings = settings;
       window.__mock.snapshot.seq = seq;
+      window.__mock.snapshot.remotes = remotes;
     },
-    { sessions, settings: defaultSettings, seq },
+    { sessions, settings: defaultSettings, seq, remotes },
   );
   await page.goto(baseUrl);
   await page.waitForSelector("body[data-ready='true']");
@@ -541,5 +542,26 @@ test("what the tray asked for while the window was closed is shown when it opens
   await page.waitForSelector("body[data-ready='true']");
   assert.equal(await page.$eval("#settings", (d) => d.open), true, "the settings panel is open");
   assert.match(await page.locator("#banner").innerText(), /hooks installed for claude/);
+  await context.close();
+});
+
+test("a remote session shows its host as text, and a cut link as unreachable, never as ended", async () => {
+  // Host names come from the user's configuration and are checked there; the window still treats
+  // them as text, like everything else that reaches it.
+  const host = '<img src=x onerror="window.__pwned=5">';
+  const remote = view({ id: "r-1", project: "api", state: "working", host, unreachable_since: new Date(Date.now() - 60_000).toISOString() });
+  const local = view({ id: "l-1", project: "web", state: "idle", host: null, unreachable_since: null });
+  const remotes = [{ name: "bare", destination: "dev@bare", state: "unusable", since: new Date().toISOString(), message: "agent-tray is not installed on dev@bare", sessions: 0, remote_version: null }];
+  const { page, context, problems } = await open([remote, local], { remotes });
+  const row = page.locator(".row[data-session-id='r-1']");
+  assert.equal(await row.locator(".host").innerText(), host, "the host, as text");
+  assert.equal(await row.locator("img").count(), 0);
+  assert.match(await row.innerText(), /unreachable since/);
+  assert.equal(await row.getAttribute("data-state"), "working", "its last state, not ended");
+  assert.equal(await page.locator(".row[data-session-id='l-1'] .host").count(), 0, "a local row has no host label");
+  assert.match(await page.locator("#footer").innerText(), /bare: agent-tray is not installed on dev@bare/);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  await row.screenshot({ path: path.join(artifacts, "remote-row.png") });
+  assert.deepEqual(problems, []);
   await context.close();
 });

@@ -43,7 +43,17 @@ subagents: number,
 /**
  * When the current turn began (the last transition into `working` from a non-working state).
  */
-turn_started_at: string | null, };
+turn_started_at: string | null, 
+/**
+ * The remote this session runs on (its name from `agent-tray remote add`); `null` for a
+ * session of this machine. Text from configuration: shown as text, never markup.
+ */
+host: string | null, 
+/**
+ * Set while the remote's link is down: since when nothing could be heard from it. The state
+ * is the last one the remote reported; the session is neither ended nor alerted about.
+ */
+unreachable_since: string | null, };
 
 export type Section = "needs_you" | "working" | "idle" | "ended";
 
@@ -114,7 +124,11 @@ seq: number,
  * The window's rows, by the core's `window_rows` rules: every live session, and the 20
  * most recent endings of the last day that were not dismissed.
  */
-sessions: Array<SessionView>, engine: EngineStatus, settings: AppSettings, version: string, };
+sessions: Array<SessionView>, engine: EngineStatus, settings: AppSettings, version: string, 
+/**
+ * Each remote's link (`agent-tray remote add`), by name.
+ */
+remotes: Array<RemoteLinkStatus>, };
 
 export type SessionEvent = { "kind": "upsert", seq: number, view: SessionView, } | { "kind": "removed", seq: number, session_id: string, };
 
@@ -157,6 +171,26 @@ export type CommandError = { code: ErrorCode, message: string, };
 export type AgentInfo = { agent: Agent, name: string, };
 
 export type SectionInfo = { section: Section, title: string, };
+
+export type LinkState = "connecting" | "connected" | "unreachable" | "not_running" | "unusable";
+
+export type RemoteLinkStatus = { name: string, destination: string, state: LinkState, 
+/**
+ * Since when the link has been in this state.
+ */
+since: string, 
+/**
+ * One line for people: why it is not connected.
+ */
+message: string | null, 
+/**
+ * How many of its sessions the tray holds.
+ */
+sessions: number, 
+/**
+ * The remote's `agent-tray` version, once it answered.
+ */
+remote_version: string | null, };
 
 export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude"},{"agent":"codex","name":"Codex"}];
 
