@@ -69,6 +69,8 @@ struct WireSession {
     turn_started_at: Option<DateTime<Utc>>,
     #[serde(default, deserialize_with = "bounded::name")]
     host: Option<String>,
+    #[serde(default)]
+    headless: bool,
 }
 
 impl WireSession {
@@ -99,6 +101,7 @@ impl WireSession {
         session.tty = self.tty;
         session.subagents = self.subagents;
         session.turn_started_at = self.turn_started_at;
+        session.headless = self.headless;
         session.host = Some(remote.to_string());
         Some(session)
     }

@@ -54,6 +54,10 @@ host: string | null,
  * is the last one the remote reported; the session is neither ended nor alerted about.
  */
 unreachable_since: string | null, };
+ * Run by Codex's background app-server with no terminal attached (`codex queue`, remote
+ * control): live, but with no process of its own to watch or focus.
+ */
+headless: boolean, };
 
 export type Section = "needs_you" | "working" | "idle" | "ended";
 
