@@ -53,7 +53,8 @@ host: string | null,
  * Set while the remote's link is down: since when nothing could be heard from it. The state
  * is the last one the remote reported; the session is neither ended nor alerted about.
  */
-unreachable_since: string | null, };
+unreachable_since: string | null, 
+/**
  * Run by Codex's background app-server with no terminal attached (`codex queue`, remote
  * control): live, but with no process of its own to watch or focus.
  */
