@@ -19,6 +19,7 @@
 pub mod cli;
 pub mod query;
 pub mod schema;
+pub mod views;
 pub mod waiting;
 pub mod writer;
 
