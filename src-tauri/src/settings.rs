@@ -203,6 +203,36 @@ mod tests {
     }
 
     #[test]
+    fn keep_history_is_applied_to_the_engines_history_writer() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let registry = Arc::new(SessionsRegistry::new());
+        let token = CancellationToken::new();
+        let (task, retention) = tauri::async_runtime::block_on(async {
+            agent_tray::store::writer::spawn_with_retention(
+                registry.clone(),
+                agent_tray::store::writer::WriterConfig {
+                    path: agent_tray::store::store_path(dir.path()),
+                    retention_days: 90,
+                },
+                token.clone(),
+            )
+        });
+        let mut applier =
+            SettingsApplier::new(registry, None).with_history_retention(Some(retention.clone()));
+        let mut settings = AppSettings::default();
+        applier.apply(&settings);
+        assert_eq!(retention.days(), 90, "unset: the engine's own");
+        settings.history_days = Some(30);
+        applier.apply(&settings);
+        assert_eq!(retention.days(), 30);
+        settings.history_days = None;
+        applier.apply(&settings);
+        assert_eq!(retention.days(), 90, "back to the default");
+        token.cancel();
+        let _ = tauri::async_runtime::block_on(task);
+    }
+
+    #[test]
     fn a_corrupt_settings_file_gives_the_defaults_instead_of_a_failed_start() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("settings.json");
