@@ -26,4 +26,5 @@ pub mod registry;
 pub mod store;
 pub mod transition;
 pub mod tray_model;
+pub mod usage;
 pub mod window_rows;

@@ -21,10 +21,12 @@ use chrono_tz::Tz;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
+use super::cost::{self, Cost};
 use super::query::{self, HistoryFilter};
 use super::waiting::{self, Figures, GroupBy, Question, Tally, Timeline, WaitKind};
 use super::{from_ms, parse_state, StoreError};
 use crate::model::{Agent, Session, SessionState};
+use crate::usage::PriceTable;
 
 /// Time in each of the chart's three kinds, whole seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -262,11 +264,38 @@ pub fn day_report(timelines: &[Timeline], now: DateTime<Utc>, tz: Tz) -> DayRepo
 /// The "Today" view from the store at `path` (no store yet: an empty day).
 pub fn today(path: &Path, now: DateTime<Utc>, tz: Tz) -> Result<DayReport, StoreError> {
     let from = waiting::local_day_start(now.with_timezone(&tz).date_naive(), tz);
-    let timelines = match query::open_reader(path)? {
-        Some(conn) => query::timelines(&conn, from, now.max(from))?,
-        None => Vec::new(),
+    let Some(conn) = query::open_reader(path)? else {
+        return Ok(day_report(&[], now, tz));
     };
-    Ok(day_report(&timelines, now, tz))
+    let timelines = query::timelines(&conn, from, now.max(from))?;
+    let mut report = day_report(&timelines, now, tz);
+    // Cost so far: today's usage rows priced with the shipped table (or the user's override
+    // beside the store). No rows: "not recorded", not zero.
+    let prices = prices_beside(path);
+    let rows = cost::usage_rows(&conn, from, now.max(from))?;
+    if !rows.is_empty() {
+        let mut total = Cost::default();
+        for row in &rows {
+            total.add(
+                row.tokens,
+                prices.cost_estimate_usd(row.model.as_deref(), &row.tokens),
+            );
+        }
+        let total = total.rounded();
+        report.cost_estimate_usd = total.cost_estimate_usd;
+        report.tokens = Some(total.tokens.total());
+    }
+    Ok(report)
+}
+
+/// The price table for the store at `path`: the shipped one, with the user's override from the
+/// data folder applied, as `stats` reads it. A bad override is logged and ignored.
+fn prices_beside(path: &Path) -> PriceTable {
+    let (prices, error) = PriceTable::load(super::data_dir_of(path));
+    if let Some(error) = error {
+        tracing::warn!(%error, "price table override ignored");
+    }
+    prices
 }
 
 /// Today's "waiting on you" total from the store at `path`, in seconds (the tray's line).
@@ -326,7 +355,7 @@ pub fn session_detail(
     let Some(conn) = query::open_reader(path)? else {
         return Ok(None);
     };
-    detail_from(&conn, session_id, now, tz)
+    detail_from(&conn, session_id, now, tz, &prices_beside(path))
 }
 
 fn detail_from(
@@ -334,6 +363,7 @@ fn detail_from(
     session_id: &str,
     now: DateTime<Utc>,
     tz: Tz,
+    prices: &PriceTable,
 ) -> Result<Option<SessionDetail>, StoreError> {
     let row: Option<(i64, Option<i64>)> = conn
         .query_row(
@@ -346,30 +376,25 @@ fn detail_from(
         return Ok(None);
     };
     let mut stmt = conn.prepare(
-        "SELECT state, from_ms, to_ms, waiting_for FROM intervals WHERE session = ?1 ORDER BY from_ms",
+        "SELECT state, from_ms, to_ms, waiting_for, prompt_source FROM intervals
+         WHERE session = ?1 ORDER BY from_ms",
     )?;
-    let intervals = stmt
+    let rows = stmt
         .query_map(params![id], |r| {
             let state: String = r.get(0)?;
-            Ok(TimelineInterval {
+            let interval = TimelineInterval {
                 state: parse_state(&state).unwrap_or(SessionState::Idle),
                 from: from_ms(r.get(1)?),
                 to: r.get::<_, Option<i64>>(2)?.map(from_ms),
                 waiting_for: r.get(3)?,
-            })
+            };
+            Ok((interval, r.get::<_, Option<String>>(4)?))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let (intervals, prompt_sources): (Vec<TimelineInterval>, Vec<Option<String>>) =
+        rows.into_iter().unzip();
     // The session as `history` shows it (its live state, or ended).
-    let filter = HistoryFilter {
-        search: None,
-        agent: None,
-        project: None,
-        limit: usize::MAX,
-    };
-    let Some(session) = query::history(conn, &filter)?
-        .into_iter()
-        .find(|s| s.session_id == session_id)
-    else {
+    let Some(session) = query::session_by_row(conn, id)? else {
         return Ok(None);
     };
     let project = project_name(&session);
@@ -380,11 +405,13 @@ fn detail_from(
         ended_at: ended_at.map(from_ms),
         spans: intervals
             .iter()
-            .map(|i| waiting::Span {
+            .zip(prompt_sources)
+            .map(|(i, prompt_source)| waiting::Span {
                 state: i.state,
                 from: i.from,
                 to: i.to,
                 waiting_for: i.waiting_for.clone(),
+                prompt_source,
             })
             .collect(),
     };
@@ -400,13 +427,15 @@ fn detail_from(
         tz,
         GroupBy::Agent,
     );
+    let usage = cost::session_usage(conn, id, prices)?;
+    let recorded = !usage.turns.is_empty();
     Ok(Some(SessionDetail {
         totals: TimeSplit::new(real.totals, life.totals.working_secs),
         session,
         project,
         intervals,
-        cost_estimate_usd: None,
-        tokens: None,
+        cost_estimate_usd: usage.total.cost_estimate_usd.filter(|_| recorded),
+        tokens: recorded.then(|| usage.total.tokens.total()),
     }))
 }
 
@@ -442,6 +471,7 @@ mod tests {
             from: t(from),
             to: to.map(t),
             waiting_for: None,
+            prompt_source: None,
         }
     }
 
