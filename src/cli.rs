@@ -103,6 +103,9 @@ struct ObserveArgs {
     /// SessionStart's source (startup, resume, clear, compact).
     #[arg(long)]
     start_source: Option<String>,
+    /// UserPromptSubmit's source (user, sdk, system, loop_wakeup, schedule_wakeup, poll_event).
+    #[arg(long)]
+    prompt_source: Option<String>,
     /// Set when the event happened inside a subagent.
     #[arg(long)]
     subagent: Option<String>,
@@ -240,6 +243,7 @@ fn observe(args: ObserveArgs) -> Result<ExitCode, String> {
     obs.tool_name = args.tool;
     obs.notification_type = args.notification_type;
     obs.start_source = args.start_source;
+    obs.prompt_source = args.prompt_source;
     obs.subagent_id = args.subagent;
     obs.error = args.error;
     obs.validate().map_err(|e| e.to_string())?;

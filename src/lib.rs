@@ -27,4 +27,5 @@ pub mod remote;
 pub mod store;
 pub mod transition;
 pub mod tray_model;
+pub mod usage;
 pub mod window_rows;

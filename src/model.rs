@@ -359,6 +359,13 @@ pub struct Observation {
         deserialize_with = "bounded::name"
     )]
     pub start_source: Option<String>,
+    /// UserPromptSubmit's `source` (user, sdk, system, loop_wakeup, schedule_wakeup, poll_event).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
+    pub prompt_source: Option<String>,
     /// Notification's `notification_type`.
     #[serde(
         default,
@@ -444,6 +451,7 @@ impl Observation {
             model: None,
             transcript_path: None,
             start_source: None,
+            prompt_source: None,
             notification_type: None,
             tool_name: None,
             error: None,
@@ -503,6 +511,7 @@ impl Observation {
             FieldLimit::Path,
         );
         bound("start_source", &mut self.start_source, FieldLimit::Name);
+        bound("prompt_source", &mut self.prompt_source, FieldLimit::Name);
         bound(
             "notification_type",
             &mut self.notification_type,
@@ -742,6 +751,12 @@ pub struct Session {
     /// control): live, but with no process of its own to watch or focus.
     #[serde(default)]
     pub headless: bool,
+    /// Who submitted the latest prompt, where the agent says (Claude's `UserPromptSubmit.source`:
+    /// `user`, `sdk`, `system`, `loop_wakeup`, `schedule_wakeup`, `poll_event`); absent when it
+    /// did not. A wake-up no person typed ends no "waiting on you" (see `store::waiting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(skip)]
+    pub prompt_source: Option<String>,
 }
 
 impl Session {
@@ -781,6 +796,7 @@ impl Session {
             host: None,
             unreachable_since: None,
             headless: false,
+            prompt_source: None,
         }
     }
 

@@ -71,6 +71,10 @@ const CHANGE_BUFFER: usize = 1024;
 /// Stamped changes buffered for the history store: deeper, because the store must not lose a
 /// burst that the UI (which only needs the latest picture) can afford to skip.
 const STAMPED_BUFFER: usize = 4096;
+/// Token usage reports buffered for the history store. When full, the oldest reports are
+/// dropped for a slow store (it logs how many): a lost delta is lost cost, a lost thread total is
+/// repaired by the next one, and the agents and the registry never wait on the store.
+const USAGE_BUFFER: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegistryConfig {
@@ -279,6 +283,8 @@ pub struct SessionsRegistry {
     stamped: broadcast::Sender<StampedChange>,
     /// How each remote's link is doing (what `doctor`, `remote list` and the window show).
     remote_links: crate::remote::RemoteLinks,
+    /// Token usage the feeds report ([`crate::usage`]); sent only while the store subscribes.
+    usage: broadcast::Sender<crate::usage::UsageReport>,
 }
 
 impl std::fmt::Debug for SessionsRegistry {
@@ -304,6 +310,7 @@ impl SessionsRegistry {
     pub fn with_config(config: RegistryConfig, clock: Arc<dyn Clock>) -> Self {
         let (changes, _) = broadcast::channel(CHANGE_BUFFER);
         let (stamped, _) = broadcast::channel(STAMPED_BUFFER);
+        let (usage, _) = broadcast::channel(USAGE_BUFFER);
         SessionsRegistry {
             inner: Mutex::new(Inner::default()),
             clock,
@@ -314,6 +321,7 @@ impl SessionsRegistry {
             delivery: crate::delivery::DeliveryLedger::new(),
             stamped,
             remote_links: crate::remote::RemoteLinks::default(),
+            usage,
         }
     }
 
@@ -451,6 +459,28 @@ impl SessionsRegistry {
     /// [`subscribe`](Self::subscribe): a receiver that falls behind is told it lagged.
     pub fn subscribe_stamped(&self) -> broadcast::Receiver<StampedChange> {
         self.stamped.subscribe()
+    }
+
+    /// Token usage reports for the history store.
+    pub fn subscribe_usage(&self) -> broadcast::Receiver<crate::usage::UsageReport> {
+        self.usage.subscribe()
+    }
+
+    /// Reports token usage (a feed read it from an agent's file or server). Kept only for a
+    /// session the registry knows (live or recently ended) and only when valid; true when it was
+    /// passed on. Never blocks: see [`USAGE_BUFFER`] for what a slow store loses.
+    pub fn report_usage(&self, report: crate::usage::UsageReport) -> bool {
+        if !report.is_valid()
+            || report.usage.is_zero() && report.kind != crate::usage::UsageKind::ThreadTotal
+        {
+            return false;
+        }
+        let known = {
+            let inner = self.lock();
+            inner.live.contains_key(&report.session_id)
+                || inner.ended.contains_key(&report.session_id)
+        };
+        known && self.usage.receiver_count() > 0 && self.usage.send(report).is_ok()
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

@@ -27,6 +27,7 @@ import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, 
 import { el } from "./dom";
 import { formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
+import { createMemoryViews } from "./memory";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
@@ -80,10 +81,14 @@ const footerText = el("span", { class: "footer-text" });
 const footer = el("footer", { class: "footer", attrs: { id: "footer" } }, footerText, keysHelp);
 const settingsPanel = el("dialog", { class: "settings", attrs: { id: "settings" } });
 
+// "Today" and "History" (ui/src/memory.ts) beside the sessions; the filters are the sessions'.
+const views = createMemoryViews([list, filterInput, agentSelect]);
 root.append(
-  el("header", { class: "toolbar" }, filterInput, agentSelect, settingsButton),
+  el("header", { class: "toolbar" }, views.tabs, filterInput, agentSelect, settingsButton),
   banner,
   list,
+  views.today,
+  views.history,
   footer,
   settingsPanel,
 );
@@ -603,6 +608,18 @@ function ttlInput(draft: AppSettings): HTMLInputElement {
   return input;
 }
 
+/// How long history is kept: whole days from 1 to 36500, or empty for the engine's default.
+function historyDaysInput(draft: AppSettings): HTMLInputElement {
+  const input = el("input", { attrs: { type: "number", min: "1", max: "36500", step: "1", id: "set-history-days", placeholder: "90" } });
+  input.value = draft.history_days === null ? "" : String(draft.history_days);
+  input.addEventListener("change", () => {
+    const days = Math.floor(Number(input.value));
+    draft.history_days = input.value.trim() === "" || !(days >= 1) ? null : Math.min(days, 36500);
+    input.value = draft.history_days === null ? "" : String(draft.history_days);
+  });
+  return input;
+}
+
 function openSettings(): void {
   const current = state.settings;
   if (!current) return;
@@ -652,6 +669,7 @@ function openSettings(): void {
       line(checkbox(draft.menu_bar_counts, (v) => (draft.menu_bar_counts = v), "set-counts"), "Counts beside the menu-bar icon (macOS)"),
       line(checkbox(draft.launch_at_login, (v) => (draft.launch_at_login = v), "set-login"), "Launch at login"),
       line(ttlInput(draft), "seconds of silence end a session with no live process (empty: default, 300)"),
+      line(historyDaysInput(draft), "days of history to keep (empty: default, 90)"),
     ),
     el("fieldset", { attrs: { id: "set-remotes" } }, el("legend", {}, "Remotes"),
       ...(state.remotes.length === 0
@@ -674,6 +692,7 @@ async function start(): Promise<void> {
   });
   await on.focus(({ session_id }) => {
     // The user chose this session in the tray or an alert: show it, and give the list the focus.
+    views.show("sessions");
     state.filterText = "";
     filterInput.value = "";
     state.filterAgent = "all";
