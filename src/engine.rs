@@ -133,6 +133,8 @@ pub struct Engine {
     /// Every background task, by the name shutdown logs if it does not stop.
     tasks: Vec<(&'static str, JoinHandle<()>)>,
     config: EngineConfig,
+    /// Changes the history's retention while running (None: no history kept).
+    history_retention: Option<crate::store::writer::HistoryRetention>,
 }
 
 impl Engine {
@@ -153,6 +155,7 @@ impl Engine {
         let server = ControlServer::bind(&config.paths, config.host.as_str())?;
         let token = CancellationToken::new();
         // The history writer subscribes first, so it sees every change the others cause.
+        let mut history_retention = None;
         let mut tasks: Vec<(&'static str, JoinHandle<()>)> = config
             .history_days
             .map(|retention_days| {
@@ -160,10 +163,13 @@ impl Engine {
                     path: crate::store::store_path(&config.paths.data_dir),
                     retention_days,
                 };
-                (
-                    "history_writer",
-                    crate::store::writer::spawn(registry.clone(), writer, token.child_token()),
-                )
+                let (task, retention) = crate::store::writer::spawn_with_retention(
+                    registry.clone(),
+                    writer,
+                    token.child_token(),
+                );
+                history_retention = Some(retention);
+                ("history_writer", task)
             })
             .into_iter()
             .collect();
@@ -186,6 +192,15 @@ impl Engine {
             ),
         ]);
         tasks.extend(Self::spawn_feeds(&config, &registry, &token));
+        tasks.push((
+            "remote_links",
+            crate::remote::link::spawn(
+                registry.clone(),
+                crate::remote::config::remotes_path(&config.paths.data_dir),
+                crate::remote::link::SshCommand::from_env(),
+                token.child_token(),
+            ),
+        ));
         tracing::info!(
             host = config.host.as_str(),
             socket = %config.paths.socket.display(),
@@ -197,6 +212,7 @@ impl Engine {
             token,
             tasks,
             config,
+            history_retention,
         })
     }
 
@@ -237,6 +253,11 @@ impl Engine {
 
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// The handle that changes how long history is kept (the desktop app's setting).
+    pub fn history_retention(&self) -> Option<crate::store::writer::HistoryRetention> {
+        self.history_retention.clone()
     }
 
     /// A token cancelled when the engine shuts down (hosts hang their own tasks on it).

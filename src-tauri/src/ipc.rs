@@ -90,6 +90,9 @@ pub struct Snapshot {
     pub engine: EngineStatus,
     pub settings: AppSettings,
     pub version: String,
+    /// Each remote's link (`agent-tray remote add`), by name.
+    #[serde(default)]
+    pub remotes: Vec<agent_tray::remote::RemoteLinkStatus>,
 }
 
 /// The app's settings, persisted as JSON in the data folder and applied live.
@@ -106,6 +109,9 @@ pub struct AppSettings {
     /// End a session silent this long with no live process (seconds); None keeps the engine's
     /// default (300 s, or `AGENT_TRAY_SESSION_TTL`).
     pub session_ttl_secs: Option<u32>,
+    /// Keep history this many days (1 to 36500); None keeps the engine's default (90 days, or
+    /// `AGENT_TRAY_HISTORY_DAYS`).
+    pub history_days: Option<u32>,
 }
 
 impl Default for AppSettings {
@@ -116,6 +122,7 @@ impl Default for AppSettings {
             agents: Agent::ALL.to_vec(),
             launch_at_login: false,
             session_ttl_secs: None,
+            history_days: None,
         }
     }
 }
@@ -142,6 +149,7 @@ pub enum ErrorCode {
     LaunchFailed,
     SettingsNotSaved,
     InstallerFailed,
+    HistoryUnavailable,
 }
 
 impl CommandError {
@@ -158,4 +166,17 @@ impl CommandError {
 pub struct InstallReport {
     pub ok: bool,
     pub output: String,
+}
+
+/// What the History view asks for (the filters of `agent-tray history`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct HistoryQuery {
+    /// Text in the folder, repo, branch, title or model (any case); empty: everything.
+    pub search: String,
+    pub agent: Option<Agent>,
+    /// A project's name (the repo's, else the folder's); None: every project.
+    pub project: Option<String>,
+    /// At most this many sessions, most recent first (0: the default, 200).
+    pub limit: u32,
 }

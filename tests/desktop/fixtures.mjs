@@ -73,6 +73,7 @@ export const defaultSettings = {
   agents: ["claude", "codex"],
   launch_at_login: false,
   session_ttl_secs: null,
+  history_days: null,
 };
 
 export function sampleSessions() {
