@@ -148,6 +148,28 @@ pub fn outermost_codex(table: &dyn ProcessTable, pid: u32) -> u32 {
     current
 }
 
+/// The name of the first process above `start` that is not a shell: who ran the hook when it is
+/// not an agent we know (GitHub Copilot CLI's `copilot`, say).
+pub fn caller_name(table: &dyn ProcessTable, start: u32) -> Option<String> {
+    let mut pid = start;
+    for _ in 0..MAX_DEPTH {
+        if pid <= 1 {
+            return None;
+        }
+        let info = table.info(pid)?;
+        if !SHELLS.contains(&info.comm.as_str()) {
+            return Some(info.comm);
+        }
+        pid = info.ppid;
+    }
+    None
+}
+
+/// [`caller_name`] for this hook process.
+pub fn caller_name_of_this_hook() -> Option<String> {
+    caller_name(&SystemProcesses, std::os::unix::process::parent_id())
+}
+
 /// The agent process that ran this hook, from the real process table.
 pub fn agent_pid_of_this_hook(want: Option<Agent>) -> Option<(u32, Agent)> {
     let parent = std::os::unix::process::parent_id();

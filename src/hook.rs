@@ -28,7 +28,7 @@ use crate::agent_pid;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::Request;
 use crate::delivery;
-use crate::hook_payload::{self, PayloadError};
+use crate::hook_payload::{self, ForeignCaller, PayloadError};
 use crate::journal::{self, JournalRecord};
 use crate::model::{Agent, EventKind, Observation};
 use crate::paths::TrayPaths;
@@ -113,6 +113,12 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
         }
         // Known, and nothing to do with a session's state (Claude's Setup, FileChanged, …).
         Err(PayloadError::KnownIgnored(_)) => return,
+        // Another agent ran our hook (it loads `.claude/settings.json` too): counted, never a
+        // session.
+        Err(PayloadError::Foreign { caller, event }) => {
+            send_foreign(&paths, caller, event, agent, started);
+            return;
+        }
         Err(e) => {
             let what = if cut { " (payload cut at 1 MiB)" } else { "" };
             log_error(&paths, &format!("hook: {e}{what}"));
@@ -120,6 +126,18 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
         }
     };
     let walked = agent_pid::agent_pid_of_this_hook(parsed.agent);
+    if walked.is_none() {
+        // No agent of ours above the hook: the process that ran it, or the environment it gave,
+        // may name another agent whose payloads look like Claude's.
+        let caller = agent_pid::caller_name_of_this_hook()
+            .and_then(|comm| ForeignCaller::by_process_name(&comm))
+            .or_else(|| ForeignCaller::by_env(|k| std::env::var(k).ok()));
+        if let Some(caller) = caller {
+            let event = parsed.event.as_str().to_string();
+            send_foreign(&paths, caller, event, parsed.agent, started);
+            return;
+        }
+    }
     let mut obs = parsed.into_observation(at, walked);
     if obs.event == EventKind::CwdChanged {
         // The session moved: its repository and branch are the new folder's (a few small reads).
@@ -205,6 +223,22 @@ fn send_only(paths: &TrayPaths, request: &Request, started: Instant) {
         Ok(()) | Err(ClientError::NotRunning(_)) => {}
         Err(e) => log_error(paths, &format!("send: {e}")),
     }
+}
+
+/// Counts a foreign caller's call on the engine (`doctor` names it). Never journaled.
+fn send_foreign(
+    paths: &TrayPaths,
+    caller: ForeignCaller,
+    event: String,
+    agent: Option<Agent>,
+    started: Instant,
+) {
+    let request = Request::ForeignCall {
+        caller: caller.as_str().to_string(),
+        event: hook_payload::cap(event, 64),
+        agent,
+    };
+    send_only(paths, &request, started);
 }
 
 /// A sequence id no other hook call shares: this process's pid, its start in nanoseconds, and

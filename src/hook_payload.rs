@@ -52,6 +52,78 @@ pub struct HookFields {
     pub to_model: Option<String>,
     /// Elicitation's MCP server (a configuration name, not the user's text).
     pub mcp_server_name: Option<String>,
+    /// Another agent's payload, told by a field only that agent sends.
+    pub foreign: Option<ForeignCaller>,
+}
+
+/// Another agent running our Claude hook: GitHub Copilot CLI and Cursor load hooks from a
+/// project's `.claude/settings.json`. Their calls must not become Claude sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ForeignCaller {
+    Copilot,
+    Cursor,
+}
+
+impl ForeignCaller {
+    /// The name `doctor` shows.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            ForeignCaller::Copilot => "GitHub Copilot CLI",
+            ForeignCaller::Cursor => "Cursor",
+        }
+    }
+
+    /// The stable name on the control socket.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ForeignCaller::Copilot => "copilot",
+            ForeignCaller::Cursor => "cursor",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "copilot" => Some(ForeignCaller::Copilot),
+            "cursor" => Some(ForeignCaller::Cursor),
+            _ => None,
+        }
+    }
+
+    /// By a payload key neither Claude Code nor Codex sends: Copilot's camelCase fields (and the
+    /// `timestamp` of its VS Code-compatible shape), Cursor's `conversation_id` family.
+    fn by_key(key: &str) -> Option<Self> {
+        match key {
+            "sessionId" | "toolName" | "toolArgs" | "toolInput" | "toolResult" | "hookName"
+            | "initialPrompt" | "transcriptPath" | "stopReason" | "timestamp" => {
+                Some(ForeignCaller::Copilot)
+            }
+            "conversation_id" | "generation_id" | "cursor_version" | "workspace_roots" => {
+                Some(ForeignCaller::Cursor)
+            }
+            _ => None,
+        }
+    }
+
+    /// By the process that ran the hook (its first ancestor that is not a shell).
+    pub fn by_process_name(comm: &str) -> Option<Self> {
+        match comm {
+            "copilot" => Some(ForeignCaller::Copilot),
+            "cursor-agent" | "cursor" | "Cursor" => Some(ForeignCaller::Cursor),
+            _ => None,
+        }
+    }
+
+    /// By the environment the caller gives its hooks. Only believed when no Claude process is
+    /// above the hook: a Claude run in Cursor's terminal inherits Cursor's variables.
+    pub fn by_env(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        if get("CURSOR_VERSION").is_some() {
+            return Some(ForeignCaller::Cursor);
+        }
+        if get("COPILOT_CLI").is_some() || get("COPILOT_HOOK_EVENT").is_some() {
+            return Some(ForeignCaller::Copilot);
+        }
+        None
+    }
 }
 
 /// Why a payload gave no observation.
@@ -70,6 +142,12 @@ pub enum PayloadError {
     /// `Setup`, `FileChanged`, …): known, so neither counted as unknown nor logged.
     #[error("hook event {0:?} says nothing about a session's state")]
     KnownIgnored(String),
+    /// Another agent's payload (see [`ForeignCaller`]): not a Claude or Codex session.
+    #[error("a {} payload ({event:?}) reached the hook", caller.display_name())]
+    Foreign {
+        caller: ForeignCaller,
+        event: String,
+    },
 }
 
 /// Reads the fields from a payload, keeping whatever came before a parse error (a cut payload).
@@ -96,6 +174,12 @@ pub struct ParsedHook {
 /// Parses one hook payload. `agent_hint` is `--agent` when given.
 pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHook, PayloadError> {
     let (fields, parse_error) = read_fields(payload);
+    if let Some(caller) = fields.foreign {
+        return Err(PayloadError::Foreign {
+            caller,
+            event: fields.hook_event_name.unwrap_or_default(),
+        });
+    }
     let Some(session_id) = fields.session_id.clone().filter(|s| !s.trim().is_empty()) else {
         return Err(match parse_error {
             Some(e) => PayloadError::NotAHookPayload(e),
@@ -322,7 +406,10 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
                 "from_model" => (&mut fields.from_model, MAX_SHORT),
                 "to_model" => (&mut fields.to_model, MAX_SHORT),
                 "mcp_server_name" => (&mut fields.mcp_server_name, MAX_SHORT),
-                _ => {
+                other => {
+                    if let Some(caller) = ForeignCaller::by_key(other) {
+                        fields.foreign.get_or_insert(caller);
+                    }
                     map.next_value::<IgnoredAny>()?;
                     continue;
                 }

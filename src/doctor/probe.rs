@@ -198,6 +198,15 @@ pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
             )));
         }
     }
+    for call in &report.foreign_calls {
+        let name = crate::hook_payload::ForeignCaller::from_name(&call.caller)
+            .map_or(call.caller.as_str(), |c| c.display_name());
+        out.push(Finding::Note(format!(
+            "{name} ran Agent Tray's Claude Code hook ×{} (last: {}); it loads hooks from a project's .claude/settings.json. These calls were ignored: they are not Claude sessions",
+            call.count,
+            if call.last_event.is_empty() { "?" } else { call.last_event.as_str() }
+        )));
+    }
     let untold: Vec<String> = report
         .unknown_events
         .iter()
