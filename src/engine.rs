@@ -133,6 +133,8 @@ pub struct Engine {
     /// Every background task, by the name shutdown logs if it does not stop.
     tasks: Vec<(&'static str, JoinHandle<()>)>,
     config: EngineConfig,
+    /// Every agent's hooks, kept current by the drift watcher ([`crate::hook_drift`]).
+    hook_health: tokio::sync::watch::Receiver<Vec<crate::hook_drift::HookHealth>>,
 }
 
 impl Engine {
@@ -186,6 +188,16 @@ impl Engine {
             ),
         ]);
         tasks.extend(Self::spawn_feeds(&config, &registry, &token));
+        let (health_tx, hook_health) = tokio::sync::watch::channel(Vec::new());
+        tasks.push((
+            "hook_drift",
+            crate::hook_drift::spawn_watch(
+                config.paths.data_dir.clone(),
+                crate::hook_drift::Unrecorded::from_env(),
+                health_tx,
+                token.child_token(),
+            ),
+        ));
         tracing::info!(
             host = config.host.as_str(),
             socket = %config.paths.socket.display(),
@@ -197,6 +209,7 @@ impl Engine {
             token,
             tasks,
             config,
+            hook_health,
         })
     }
 
@@ -236,6 +249,11 @@ impl Engine {
 
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// Every agent's hooks, updated when a recorded hook file changes (hosts alert on drift).
+    pub fn hook_health(&self) -> tokio::sync::watch::Receiver<Vec<crate::hook_drift::HookHealth>> {
+        self.hook_health.clone()
     }
 
     /// A token cancelled when the engine shuts down (hosts hang their own tasks on it).

@@ -227,14 +227,7 @@ pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
 /// file (`sessions/<pid>.json`) does while the session lives; a Codex rollout's first line
 /// (`session_meta`) carries `cli_version`.
 pub fn version_text(agent: Agent, obs: &Observation) -> String {
-    let found = match agent {
-        Agent::Claude => paths::claude_config_dir()
-            .and_then(|dir| claude_version(&dir.join("sessions"), &obs.session_id)),
-        Agent::Codex => obs
-            .transcript_path
-            .as_deref()
-            .and_then(|p| codex_version(Path::new(p))),
-    };
+    let found = agent_version(agent, obs);
     match (found, agent) {
         (Some(v), _) => format!("{} {v}", agent_name(agent)),
         (None, Agent::Claude) => {
@@ -244,6 +237,18 @@ pub fn version_text(agent: Agent, obs: &Observation) -> String {
         (None, Agent::Codex) => {
             "version unknown: Codex's hooks do not send one and its rollout names none".into()
         }
+    }
+}
+
+/// The agent version behind an observation, where something on disk tells it.
+pub fn agent_version(agent: Agent, obs: &Observation) -> Option<String> {
+    match agent {
+        Agent::Claude => paths::claude_config_dir()
+            .and_then(|dir| claude_version(&dir.join("sessions"), &obs.session_id)),
+        Agent::Codex => obs
+            .transcript_path
+            .as_deref()
+            .and_then(|p| codex_version(Path::new(p))),
     }
 }
 
