@@ -239,6 +239,17 @@ impl Engine {
             ];
             let feeds = crate::feeds::spawn_all(registry.clone(), feeds, token.child_token());
             tasks.extend(names.into_iter().zip(feeds));
+            // Claude Code's own list of live sessions, asked once (see the module comment).
+            if let Some(claude) = crate::doctor::find_on_path("claude") {
+                tasks.push((
+                    "claude_agents_probe",
+                    crate::feeds::claude_agents::spawn_probe(
+                        registry.clone(),
+                        claude,
+                        token.child_token(),
+                    ),
+                ));
+            }
         }
         tasks
     }
