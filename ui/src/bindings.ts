@@ -100,7 +100,12 @@ launch_at_login: boolean,
  * End a session silent this long with no live process (seconds); None keeps the engine's
  * default (300 s, or `AGENT_TRAY_SESSION_TTL`).
  */
-session_ttl_secs: number | null, };
+session_ttl_secs: number | null, 
+/**
+ * Put back the hooks `install` wrote as soon as they are found removed or changed (off:
+ * the alert offers a "Repair" button instead).
+ */
+repair_hooks_automatically: boolean, };
 
 export type EngineStatus = { "kind": "running", socket: string, } | { "kind": "not_running", message: string, };
 
