@@ -129,11 +129,23 @@ pub fn find_agent_pid(
                     Agent::Codex => outermost_codex(table, pid),
                     Agent::Claude => pid,
                 };
+                // Codex's managed app-server with no TUI above it (the TUI died, or the thread
+                // runs from `codex queue`): the server is nobody's session process.
+                if agent == Agent::Codex && is_codex_app_server(table, pid) {
+                    return None;
+                }
                 return Some((pid, agent));
             }
         }
     }
     None
+}
+
+/// A `codex app-server …` process (the shared background server since Codex 0.171).
+pub fn is_codex_app_server(table: &dyn ProcessTable, pid: u32) -> bool {
+    table
+        .cmdline(pid)
+        .is_some_and(|argv| argv.get(1).is_some_and(|a| a == "app-server"))
 }
 
 /// From a codex process, climbs while the parent is also a native `codex` (the app-server the
@@ -257,6 +269,35 @@ mod tests {
             Some((500, Agent::Claude))
         );
         assert_eq!(find_agent_pid(&t, 2873, None), Some((500, Agent::Claude)));
+    }
+
+    #[test]
+    fn a_codex_hook_run_by_an_app_server_with_no_tui_reports_no_pid() {
+        // The TUI was killed (the server was re-parented to init), or `codex queue` runs a turn:
+        // the server's pid would make the session live as long as the server, a ghost.
+        let server = [
+            "/home/dev/.codex/packages/app-server-daemon/releases/0.171.0/bin/codex",
+            "app-server",
+            "--listen",
+            "unix://",
+            "--managed-daemon",
+        ];
+        let t = Tree::default().with(900, 1, "codex", &server).with(
+            950,
+            900,
+            "agent-tray",
+            &["agent-tray", "hook"],
+        );
+        assert_eq!(find_agent_pid(&t, 900, Some(Agent::Codex)), None);
+        // Positive control: with its TUI above it, the TUI is the session's process.
+        let t = Tree::default()
+            .with(800, 700, "codex", &["codex"])
+            .with(900, 800, "codex", &server)
+            .with(700, 1, "bash", &["bash"]);
+        assert_eq!(
+            find_agent_pid(&t, 900, Some(Agent::Codex)),
+            Some((800, Agent::Codex))
+        );
     }
 
     #[test]

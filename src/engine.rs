@@ -236,6 +236,7 @@ impl Engine {
                 "feed_claude_sessions",
                 "feed_claude_transcripts",
                 "feed_codex_rollouts",
+                "feed_codex_app_server",
             ];
             let feeds = crate::feeds::spawn_all(registry.clone(), feeds, token.child_token());
             tasks.extend(names.into_iter().zip(feeds));

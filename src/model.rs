@@ -161,6 +161,8 @@ pub enum Source {
     Transcript,
     /// A Codex rollout (and its writer lock).
     Rollout,
+    /// Codex's background app-server (its control socket).
+    AppServer,
 }
 
 impl Source {
@@ -169,7 +171,7 @@ impl Source {
     pub fn is_passive(self) -> bool {
         matches!(
             self,
-            Source::Transcript | Source::Rollout | Source::SessionsFile
+            Source::Transcript | Source::Rollout | Source::SessionsFile | Source::AppServer
         )
     }
 }
@@ -473,6 +475,10 @@ pub struct Observation {
         deserialize_with = "bounded::name"
     )]
     pub seq: Option<String>,
+    /// Whether the session runs in Codex's background app-server with no terminal attached
+    /// (`codex queue`, remote control), where the feed could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headless: Option<bool>,
 }
 
 impl Observation {
@@ -506,6 +512,7 @@ impl Observation {
             tmux: None,
             tty: None,
             seq: None,
+            headless: None,
         }
     }
 
@@ -782,6 +789,10 @@ pub struct Session {
     pub subagents: u32,
     /// When the current turn began (the last transition into `working` from a non-working state).
     pub turn_started_at: Option<DateTime<Utc>>,
+    /// Run by Codex's background app-server with no terminal attached (`codex queue`, remote
+    /// control): live, but with no process of its own to watch or focus.
+    #[serde(default)]
+    pub headless: bool,
 }
 
 impl Session {
@@ -818,6 +829,7 @@ impl Session {
             tty: None,
             subagents: 0,
             turn_started_at: None,
+            headless: false,
         }
     }
 

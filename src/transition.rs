@@ -447,6 +447,9 @@ fn fill_fields(session: &mut Session, obs: &Observation, stale: bool) {
     fill(&mut session.title, &obs.title, stale);
     fill(&mut session.tmux, &obs.tmux, stale);
     fill(&mut session.tty, &obs.tty, stale);
+    if let (Some(headless), false) = (obs.headless, stale) {
+        session.headless = headless;
+    }
     if obs.subagent_id.is_none() {
         fill(&mut session.last_tool, &obs.tool_name, stale);
     }

@@ -8,6 +8,8 @@
 //! - [`claude_transcripts`]: `<claude>/projects/*/*.jsonl`; growth means a turn runs,
 //!   `system/turn_duration` or an interrupt marker means it ended (Esc fires no Stop hook).
 //! - [`codex_rollouts`]: `<codex>/sessions/**/rollout-*.jsonl` and the thread's writer lock.
+//! - [`codex_app_server`]: Codex's shared background server, through its control socket (thread
+//!   status and approval waits that no file records).
 //!
 //! Each feed turns file changes into [`Observation`]s and keeps no session state of its own beyond
 //! what it needs to notice a change (offsets, mtimes, lock states seen): the registry decides what
@@ -26,6 +28,7 @@
 pub mod claude_agents;
 pub mod claude_sessions;
 pub mod claude_transcripts;
+pub mod codex_app_server;
 pub mod codex_rollouts;
 pub mod procfs;
 pub mod tail;
@@ -196,10 +199,12 @@ pub fn spawn_all(
         config.ttl,
         config.stats.codex_rollouts.clone(),
     );
+    let app_server_homes = config.dirs.codex.clone();
     vec![
         watch::spawn_feed(sessions, registry.clone(), config.timing, token.clone()),
         watch::spawn_feed(transcripts, registry.clone(), config.timing, token.clone()),
-        watch::spawn_feed(rollouts, registry, config.timing, token),
+        watch::spawn_feed(rollouts, registry.clone(), config.timing, token.clone()),
+        codex_app_server::spawn(registry, app_server_homes, token),
     ]
 }
 

@@ -45,6 +45,7 @@ export function view({ id, agent = "claude", state = "idle", project, secondsInS
     tty: null,
     subagents: 0,
     turn_started_at: null,
+    headless: false,
     ...fields,
   };
   return {

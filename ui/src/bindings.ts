@@ -43,7 +43,12 @@ subagents: number,
 /**
  * When the current turn began (the last transition into `working` from a non-working state).
  */
-turn_started_at: string | null, };
+turn_started_at: string | null, 
+/**
+ * Run by Codex's background app-server with no terminal attached (`codex queue`, remote
+ * control): live, but with no process of its own to watch or focus.
+ */
+headless: boolean, };
 
 export type Section = "needs_you" | "working" | "idle" | "ended";
 

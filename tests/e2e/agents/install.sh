@@ -1,38 +1,70 @@
 #!/usr/bin/env bash
-# Installs the pinned real agents (see package.json / package-lock.json) into
-# tests/e2e/agents/node_modules, once. A second run finds the pinned versions
-# already there and fetches nothing. `npm ci` itself reuses npm's own cache
-# (~/.npm/_cacache, or $npm_config_cache): cache that directory in CI.
-#
-# Prints where the native binaries are, as shell assignments:
+# Installs the real agents for the end-to-end tests, once, and prints where their native
+# binaries are, as shell assignments:
 #   CLAUDE_BIN=/abs/path/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 #   CODEX_BIN=/abs/path/node_modules/@openai/codex-linux-x64/vendor/<triple>/bin/codex
+#
+# Which versions (the first that is set wins):
+#   install.sh [CLAUDE_VERSION [CODEX_VERSION]]          e.g. install.sh 2.1.332 0.171.0
+#   AGENT_E2E_CLAUDE_VERSION / AGENT_E2E_CODEX_VERSION   (environment)
+#   the pins in package.json / package-lock.json          (what CI runs)
+# A version may be any npm spec (`latest`, `2.1.x`); it is resolved with `npm view` first.
+#
+# Where: the pinned versions go to tests/e2e/agents/node_modules through `npm ci` (the lock
+# file). Any other versions go to a prefix of their own, $AGENT_E2E_PREFIX (default
+# tests/e2e/agents/.versions/claude-<v>-codex-<v>), so the pinned install is never disturbed.
+# A second run finds the wanted versions already there and fetches nothing; npm itself reuses
+# its cache (~/.npm/_cacache, or $npm_config_cache): cache that directory in CI.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
-want() { python3 -c 'import json,sys; print(json.load(open("package.json"))["dependencies"][sys.argv[1]])' "$1"; }
+pinned() { python3 -c 'import json,sys; print(json.load(open("package.json"))["dependencies"][sys.argv[1]])' "$1"; }
 have() { python3 -c 'import json,sys
 try: print(json.load(open(sys.argv[1]))["version"])
-except Exception: print("")' "node_modules/$1/package.json"; }
+except Exception: print("")' "$1/node_modules/$2/package.json"; }
+# An exact version stays as it is; anything else (latest, a range) is asked of the registry.
+resolve() {
+  case "$2" in
+    [0-9]*.[0-9]*.[0-9]*) case "$2" in *[!0-9.]*) ;; *) echo "$2"; return ;; esac ;;
+  esac
+  local v
+  v="$(npm view "$1@$2" version --json 2>/dev/null | python3 -c 'import json,sys
+try: v = json.load(sys.stdin)
+except Exception: v = None
+v = v[-1] if isinstance(v, list) and v else v
+print(v if isinstance(v, str) else "")')"
+  [ -n "$v" ] || { echo "install.sh: npm knows no $1@$2" >&2; exit 1; }
+  echo "$v"
+}
 
-want_claude="$(want @anthropic-ai/claude-code)"
-want_codex="$(want @openai/codex)"
+pin_claude="$(pinned @anthropic-ai/claude-code)"
+pin_codex="$(pinned @openai/codex)"
+want_claude="$(resolve @anthropic-ai/claude-code "${1:-${AGENT_E2E_CLAUDE_VERSION:-$pin_claude}}")"
+want_codex="$(resolve @openai/codex "${2:-${AGENT_E2E_CODEX_VERSION:-$pin_codex}}")"
+
+if [ "$want_claude" = "$pin_claude" ] && [ "$want_codex" = "$pin_codex" ] && [ -z "${AGENT_E2E_PREFIX:-}" ]; then
+  prefix="$here"
+  pinned_install=1
+else
+  prefix="${AGENT_E2E_PREFIX:-$here/.versions/claude-$want_claude-codex-$want_codex}"
+  pinned_install=0
+fi
 
 find_bins() {
   CLAUDE_BIN=""; CODEX_BIN=""
   local c
-  for c in node_modules/@anthropic-ai/claude-code-linux-*/claude; do
-    [ -x "$c" ] && CLAUDE_BIN="$here/$c" && break
+  for c in "$prefix"/node_modules/@anthropic-ai/claude-code-linux-*/claude; do
+    [ -x "$c" ] && CLAUDE_BIN="$c" && break
   done
-  for c in node_modules/@openai/codex-linux-*/vendor/*/bin/codex; do
-    [ -x "$c" ] && CODEX_BIN="$here/$c" && break
+  for c in "$prefix"/node_modules/@openai/codex-linux-*/vendor/*/bin/codex; do
+    [ -x "$c" ] && CODEX_BIN="$c" && break
   done
 }
 
 installed_ok() {
-  [ "$(have @anthropic-ai/claude-code)" = "$want_claude" ] || return 1
-  [ "$(have @openai/codex)" = "$want_codex" ] || return 1
+  [ "$(have "$prefix" @anthropic-ai/claude-code)" = "$want_claude" ] || return 1
+  [ "$(have "$prefix" @openai/codex)" = "$want_codex" ] || return 1
   find_bins
   [ -n "$CLAUDE_BIN" ] && [ -n "$CODEX_BIN" ] || return 1
   # The platform packages must be the same versions as the wrappers.
@@ -41,11 +73,26 @@ installed_ok() {
 }
 
 if installed_ok; then
-  echo "install.sh: cached: claude-code $want_claude, codex $want_codex already in node_modules" >&2
-else
+  echo "install.sh: cached: claude-code $want_claude, codex $want_codex in $prefix/node_modules" >&2
+elif [ "$pinned_install" = 1 ]; then
   echo "install.sh: npm ci (claude-code $want_claude, codex $want_codex)" >&2
   npm ci --no-audit --no-fund >&2
   installed_ok || { echo "install.sh: after npm ci the pinned native binaries are still missing" >&2; exit 1; }
+else
+  echo "install.sh: npm install claude-code $want_claude, codex $want_codex into $prefix" >&2
+  mkdir -p "$prefix"
+  cat > "$prefix/package.json" <<EOF
+{
+  "name": "agent-tray-e2e-agents-matrix",
+  "private": true,
+  "dependencies": {
+    "@anthropic-ai/claude-code": "$want_claude",
+    "@openai/codex": "$want_codex"
+  }
+}
+EOF
+  (cd "$prefix" && npm install --no-audit --no-fund >&2)
+  installed_ok || { echo "install.sh: after npm install the native binaries of claude-code $want_claude / codex $want_codex are missing" >&2; exit 1; }
 fi
 echo "CLAUDE_BIN=$CLAUDE_BIN"
 echo "CODEX_BIN=$CODEX_BIN"

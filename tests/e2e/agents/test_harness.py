@@ -177,3 +177,28 @@ class HarnessCodex(E2ETest):
         self.assertTrue(servers, "the app-server died with the TUI")
         self.assertIn(flock_holder(lock), servers, "after kill -9 of the TUI the app-server should still hold the lock")
         self.assertNotIn("SessionEnd", rec.events())
+
+    def test_codex_hook_review_screen_is_skipped_and_the_app_server_killed_by_pid(self):
+        """Codex 0.171 stops at "Hooks need review" when hooks.json holds untrusted hooks, and
+        its managed app-server outlives the TUI: the harness gets past the one and ends the
+        other by the pids in app-server-daemon/*.pid, leaving nothing of this world running."""
+        a = self.codex(daemon=True)
+        with open(os.path.join(self.world.codex_home, "hooks.json"), "w") as f:
+            json.dump({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/bin/true"}]}]}}, f)
+        a.start()
+        a.wait_ready()
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        self.assertGreaterEqual(a.hook_reviews_skipped, 1, "the hook-review screen never showed (untrusted hook)")
+        pids = a.daemon_pids()
+        self.assertTrue(pids and all(pid_alive(p) for p in pids),
+                        f"expected the managed app-server's recorded pids to be alive, got {pids}")
+        a.exit()
+        self.assertTrue(any(pid_alive(p) for p in pids), "the app-server did not outlive the TUI")
+        killed = a.kill_app_server()
+        self.assertEqual(set(killed) & set(pids), set(pids))
+        self.assertFalse([p for p in pids if pid_alive(p)], "app-server still alive after kill_app_server")
+        a.tmux.kill_server()
+        time.sleep(0.3)
+        left = [p for p in self.world.processes() if pid_alive(p)]
+        self.assertFalse(left, f"processes of this world still running: {[(p, ancestry(p)) for p in left]}")

@@ -14,6 +14,7 @@ Every wait raises tmux.ScreenTimeout with the last screen on failure.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -216,10 +217,17 @@ class CodexAgent(Agent):
 
     READY = r"mock-model .*· "
     APPROVAL = r"Would you like to run the following command\?"
+    # Codex 0.171 shows this at start when hooks.json holds hooks not trusted yet
+    # ("enter confirm · esc skip"); Esc continues without trusting them.
+    HOOK_REVIEW = r"Hooks need review"
 
     def __init__(self, world, mock, cwd=None, daemon=False):
         super().__init__(world, mock, cwd)
         self.daemon = daemon
+        self.hook_reviews_skipped = 0
+        # Runs before the world's sweep by env marker: the managed app-server (and its
+        # pid-update loop) outlive the TUI, so they are ended by the pids Codex recorded.
+        world.on_cleanup(self.kill_app_server)
 
     def env(self):
         e = dict(self.world.env)
@@ -252,7 +260,48 @@ class CodexAgent(Agent):
         return self._start(argv + list(extra))
 
     def wait_ready(self, timeout=40):
-        return self.wait_for(self.READY, timeout, what="codex prompt ready (model line)")
+        """The prompt with its model line; a hook-review screen on the way is skipped (Esc)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.wait_for(f"{self.READY}|{self.HOOK_REVIEW}", max(1, deadline - time.monotonic()),
+                                   what="codex prompt ready (model line) or its hook-review screen")
+            if not re.search(self.HOOK_REVIEW, screen):
+                return screen
+            self.skip_hook_review()
+
+    def skip_hook_review(self):
+        """Esc on the hook-review screen, until it has closed."""
+        for _ in range(5):
+            self.tmux.send_keys("Escape")
+            try:
+                self.wait_for(self.HOOK_REVIEW, 2, absent=True, what="codex hook review closed")
+                self.hook_reviews_skipped += 1
+                return
+            except ScreenTimeout:
+                continue
+        raise ScreenTimeout(f"codex hook-review screen stayed open after 5 Esc; screen:\n{self.screen()}")
+
+    def prompt(self, text, tries=3):
+        """Types `text` and Enter. The review can also come up a moment after the prompt showed
+        (then it takes the Enter, and the text stays in the composer): skip it and press Enter
+        again while the composer, the last `› ` line, still holds the text."""
+        if re.search(self.HOOK_REVIEW, self.screen()):
+            self.skip_hook_review()
+        super().prompt(text)
+
+        def still_typed(screen):
+            lines = [ln.rstrip() for ln in screen.splitlines() if ln.startswith("› ")]
+            return bool(lines) and lines[-1] == "› " + text
+
+        for attempt in range(tries):
+            try:
+                self.wait_for(lambda s: not still_typed(s), 2, interval=0.1, what="codex composer sent")
+                return
+            except ScreenTimeout:
+                sys.stderr.write(f"[codex prompt] {text!r} still in the composer after Enter #{attempt + 1}\n")
+                if re.search(self.HOOK_REVIEW, self.screen()):
+                    self.skip_hook_review()
+                self.tmux.send_keys("Enter")
 
     def wait_permission(self, timeout=30):
         self.wait_for(self.APPROVAL, timeout, interval=0.05, what="codex approval prompt")
@@ -274,6 +323,33 @@ class CodexAgent(Agent):
         self.prompt("/quit")
         if not self.wait_gone(timeout):
             raise ScreenTimeout(f"codex still running {timeout}s after /quit; screen:\n{self.screen()}")
+
+    def daemon_pids(self):
+        """The pids Codex wrote for its managed app-server and its updater (JSON `{"pid": N}`)."""
+        out = []
+        for name in ("daemon.pid", "daemon-updater.pid"):
+            try:
+                pid = json.load(open(os.path.join(self.world.codex_home, "app-server-daemon", name)))["pid"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if isinstance(pid, int) and pid > 1:
+                out.append(pid)
+        return out
+
+    def kill_app_server(self, grace=1.0):
+        """Ends the app-server daemon this world's Codex started, by the pids it recorded and the
+        `app-server` processes of this world; returns the pids that were alive."""
+        pids = [p for p in set(self.daemon_pids()) | {p for p, _ in self.app_servers()} if pid_alive(p)]
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for p in pids:
+                try:
+                    os.kill(p, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+                time.sleep(0.05)
+        return pids
 
     def app_servers(self):
         """pids of this world's `codex app-server` processes (default mode)."""
