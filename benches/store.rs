@@ -5,7 +5,9 @@
 //!   second is how many intervals reach the file divided by the time until the last one does.
 //! - **Size:** the file for 10,000 sessions of 10 intervals each, after a WAL checkpoint.
 //! - **Queries on a heavy year:** a store of 1,000,000 intervals (20,000 sessions of 50 intervals
-//!   spread over 365 days), then `stats --week` and `history --search` as the CLI runs them.
+//!   spread over 365 days) and 500,000 usage rows (one per working interval), then
+//!   `stats --week`, `history --search` (full-text, and a two-character scan) and the window's
+//!   Today view as the CLI and the window run them.
 //!
 //! ```text
 //! cargo bench --bench store --profile dev          # what the figures in the README used
@@ -129,6 +131,12 @@ fn fill(path: &std::path::Path, sessions: usize, per: usize, days: i64) {
         let mut interval = tx
             .prepare("INSERT INTO intervals (session, state, from_ms, to_ms, waiting_for) VALUES (?1, ?2, ?3, ?4, ?5)")
             .unwrap();
+        let mut usage = tx
+            .prepare(
+                "INSERT INTO usage (session, key, turn_id, at_ms, input, output, cache_read, cache_write)
+                 VALUES (?1, ?2, ?3, ?4, 1200, 800, 40000, 3000)",
+            )
+            .unwrap();
         for s in 0..sessions {
             let offset =
                 days * 86_400_000 * i64::try_from(s).unwrap() / i64::try_from(sessions).unwrap();
@@ -154,6 +162,17 @@ fn fill(path: &std::path::Path, sessions: usize, per: usize, days: i64) {
                 interval
                     .execute(params![id, state, from, from + 30_000, waiting_for])
                     .unwrap();
+                // A message's usage in each working interval: half the intervals.
+                if state == "working" {
+                    usage
+                        .execute(params![
+                            id,
+                            format!("msg_{k}"),
+                            format!("turn-{}", k / 4),
+                            from
+                        ])
+                        .unwrap();
+                }
             }
         }
     }
@@ -190,13 +209,43 @@ fn heavy_year(sessions: usize) {
         std::fs::metadata(&path).unwrap().len() as f64 / (1024.0 * 1024.0)
     );
     let conn = query::open_reader(&path).unwrap().unwrap();
-    let tz = chrono_tz::Europe::Paris;
-    let mut week = Vec::new();
-    let mut search = Vec::new();
+    // The yardstick, timed in the same run: a full scan of the million intervals (what the
+    // machine's speed and load make of plain SQLite work).
+    let mut scan = Vec::new();
     for _ in 0..7 {
         let t = Instant::now();
-        let tally =
-            query::stats(Some(&conn), Period::Week, GroupBy::Project, Utc::now(), tz).unwrap();
+        let n: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM intervals WHERE waiting_for IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        scan.push(t.elapsed());
+        assert!(n > 0);
+    }
+    let scan = median(scan);
+    println!(
+        "  yardstick: a full scan of the intervals: {:.1} ms",
+        scan.as_secs_f64() * 1000.0
+    );
+    let tz = chrono_tz::Europe::Paris;
+    let prices = agent_tray::usage::PriceTable::shipped();
+    let mut week = Vec::new();
+    let mut search = Vec::new();
+    let mut short = Vec::new();
+    let mut today = Vec::new();
+    for _ in 0..7 {
+        let t = Instant::now();
+        let tally = query::stats(
+            Some(&conn),
+            Period::Week,
+            GroupBy::Project,
+            Utc::now(),
+            tz,
+            &prices,
+        )
+        .unwrap();
         week.push(t.elapsed());
         assert!(tally.totals.working_secs > 0);
         let t = Instant::now();
@@ -211,6 +260,22 @@ fn heavy_year(sessions: usize) {
         .unwrap();
         search.push(t.elapsed());
         assert!(!found.is_empty());
+        let t = Instant::now();
+        let found = query::history(
+            &conn,
+            &HistoryFilter {
+                search: Some("17".into()),
+                limit: 50,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        short.push(t.elapsed());
+        assert!(!found.is_empty());
+        let t = Instant::now();
+        let view = agent_tray::store::views::today(&path, Utc::now(), tz).unwrap();
+        today.push(t.elapsed());
+        assert!(view.tokens.unwrap_or(0) > 0);
     }
     let t = Instant::now();
     let tl = query::timelines(&conn, Utc::now() - TimeDelta::days(7), Utc::now()).unwrap();
@@ -221,9 +286,16 @@ fn heavy_year(sessions: usize) {
         t.elapsed().as_secs_f64() * 1000.0
     );
     println!(
-        "stats --week: {:.1} ms; history --search: {:.1} ms (medians of 7)",
-        median(week).as_secs_f64() * 1000.0,
-        median(search).as_secs_f64() * 1000.0
+        "stats --week: {:.1} ms; history --search (full-text): {:.1} ms; history --search of 2 characters (a scan): {:.1} ms; the Today view: {:.1} ms (medians of 7)",
+        median(week.clone()).as_secs_f64() * 1000.0,
+        median(search.clone()).as_secs_f64() * 1000.0,
+        median(short).as_secs_f64() * 1000.0,
+        median(today).as_secs_f64() * 1000.0
+    );
+    println!(
+        "  as multiples of the yardstick: stats --week {:.2}, history --search {:.2}",
+        median(week).as_secs_f64() / scan.as_secs_f64(),
+        median(search).as_secs_f64() / scan.as_secs_f64()
     );
 }
 

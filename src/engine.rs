@@ -135,6 +135,8 @@ pub struct Engine {
     config: EngineConfig,
     /// Every agent's hooks, kept current by the drift watcher ([`crate::hook_drift`]).
     hook_health: tokio::sync::watch::Receiver<Vec<crate::hook_drift::HookHealth>>,
+    /// Changes the history's retention while running (None: no history kept).
+    history_retention: Option<crate::store::writer::HistoryRetention>,
 }
 
 impl Engine {
@@ -155,6 +157,7 @@ impl Engine {
         let server = ControlServer::bind(&config.paths, config.host.as_str())?;
         let token = CancellationToken::new();
         // The history writer subscribes first, so it sees every change the others cause.
+        let mut history_retention = None;
         let mut tasks: Vec<(&'static str, JoinHandle<()>)> = config
             .history_days
             .map(|retention_days| {
@@ -162,10 +165,13 @@ impl Engine {
                     path: crate::store::store_path(&config.paths.data_dir),
                     retention_days,
                 };
-                (
-                    "history_writer",
-                    crate::store::writer::spawn(registry.clone(), writer, token.child_token()),
-                )
+                let (task, retention) = crate::store::writer::spawn_with_retention(
+                    registry.clone(),
+                    writer,
+                    token.child_token(),
+                );
+                history_retention = Some(retention);
+                ("history_writer", task)
             })
             .into_iter()
             .collect();
@@ -198,6 +204,15 @@ impl Engine {
                 token.child_token(),
             ),
         ));
+        tasks.push((
+            "remote_links",
+            crate::remote::link::spawn(
+                registry.clone(),
+                crate::remote::config::remotes_path(&config.paths.data_dir),
+                crate::remote::link::SshCommand::from_env(),
+                token.child_token(),
+            ),
+        ));
         tracing::info!(
             host = config.host.as_str(),
             socket = %config.paths.socket.display(),
@@ -210,6 +225,7 @@ impl Engine {
             tasks,
             config,
             hook_health,
+            history_retention,
         })
     }
 
@@ -266,6 +282,11 @@ impl Engine {
     /// Every agent's hooks, updated when a recorded hook file changes (hosts alert on drift).
     pub fn hook_health(&self) -> tokio::sync::watch::Receiver<Vec<crate::hook_drift::HookHealth>> {
         self.hook_health.clone()
+    }
+
+    /// The handle that changes how long history is kept (the desktop app's setting).
+    pub fn history_retention(&self) -> Option<crate::store::writer::HistoryRetention> {
+        self.history_retention.clone()
     }
 
     /// A token cancelled when the engine shuts down (hosts hang their own tasks on it).

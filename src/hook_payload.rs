@@ -225,6 +225,8 @@ impl ParsedHook {
         obs.tool_name = fields.tool_name;
         if event == EventKind::SessionStart {
             obs.start_source = fields.source;
+        } else if event == EventKind::UserPromptSubmit {
+            obs.prompt_source = fields.source;
         }
         if event == EventKind::Notification {
             obs.notification_type = fields.notification_type;
@@ -719,6 +721,19 @@ mod tests {
                 _ => {}
             }
         }
+    }
+
+    #[test]
+    fn a_prompts_source_says_whether_a_person_or_a_loop_submitted_it() {
+        let payload = br#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"tick","source":"loop_wakeup"}"#;
+        let obs = observation_from_payload(payload, Some(Agent::Claude), None, at()).unwrap();
+        assert_eq!(obs.prompt_source.as_deref(), Some("loop_wakeup"));
+        assert_eq!(obs.start_source, None);
+        // SessionStart's `source` is the start's, never a prompt's.
+        let payload = br#"{"session_id":"s","hook_event_name":"SessionStart","source":"resume"}"#;
+        let obs = observation_from_payload(payload, Some(Agent::Claude), None, at()).unwrap();
+        assert_eq!(obs.prompt_source, None);
+        assert_eq!(obs.start_source.as_deref(), Some("resume"));
     }
 
     #[test]

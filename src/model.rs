@@ -418,6 +418,13 @@ pub struct Observation {
         deserialize_with = "bounded::name"
     )]
     pub start_source: Option<String>,
+    /// UserPromptSubmit's `source` (user, sdk, system, loop_wakeup, schedule_wakeup, poll_event).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
+    pub prompt_source: Option<String>,
     /// Notification's `notification_type`.
     #[serde(
         default,
@@ -503,6 +510,7 @@ impl Observation {
             model: None,
             transcript_path: None,
             start_source: None,
+            prompt_source: None,
             notification_type: None,
             tool_name: None,
             error: None,
@@ -562,6 +570,7 @@ impl Observation {
             FieldLimit::Path,
         );
         bound("start_source", &mut self.start_source, FieldLimit::Name);
+        bound("prompt_source", &mut self.prompt_source, FieldLimit::Name);
         bound(
             "notification_type",
             &mut self.notification_type,
@@ -657,7 +666,7 @@ pub fn cut_to(text: &mut String, limit: usize) -> bool {
 
 /// Field limits applied while an observation is parsed: a 1 MiB `cwd` in a request or a journal
 /// line is never copied whole into a `String`, only its first [`FieldLimit`] bytes are.
-mod bounded {
+pub(crate) mod bounded {
     use std::fmt;
 
     use serde::de::{Deserializer, Visitor};
@@ -789,10 +798,24 @@ pub struct Session {
     pub subagents: u32,
     /// When the current turn began (the last transition into `working` from a non-working state).
     pub turn_started_at: Option<DateTime<Utc>>,
+    /// The remote this session runs on (its name from `agent-tray remote add`); `null` for a
+    /// session of this machine. Text from configuration: shown as text, never markup.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// Set while the remote's link is down: since when nothing could be heard from it. The state
+    /// is the last one the remote reported; the session is neither ended nor alerted about.
+    #[serde(default)]
+    pub unreachable_since: Option<DateTime<Utc>>,
     /// Run by Codex's background app-server with no terminal attached (`codex queue`, remote
     /// control): live, but with no process of its own to watch or focus.
     #[serde(default)]
     pub headless: bool,
+    /// Who submitted the latest prompt, where the agent says (Claude's `UserPromptSubmit.source`:
+    /// `user`, `sdk`, `system`, `loop_wakeup`, `schedule_wakeup`, `poll_event`); absent when it
+    /// did not. A wake-up no person typed ends no "waiting on you" (see `store::waiting`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(skip)]
+    pub prompt_source: Option<String>,
 }
 
 impl Session {
@@ -829,7 +852,10 @@ impl Session {
             tty: None,
             subagents: 0,
             turn_started_at: None,
+            host: None,
+            unreachable_since: None,
             headless: false,
+            prompt_source: None,
         }
     }
 

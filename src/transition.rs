@@ -205,6 +205,10 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
         {
             record.session.prompted = true;
         }
+        if obs.event == EventKind::UserPromptSubmit {
+            // Who submitted it: a person, or a loop or a schedule (unknown counts as a person).
+            record.session.prompt_source.clone_from(&obs.prompt_source);
+        }
         if obs.event == EventKind::StopFailure {
             record.session.error = obs.error.clone().or_else(|| Some("unknown error".into()));
         }

@@ -33,6 +33,41 @@ fn json_of(world: &World, args: &[&str]) -> Value {
     })
 }
 
+/// The Codex session's thread id (its rollout's file name ends with it).
+const S2: &str = "01a228b4-48e5-7151-b535-fa0e4e9093ad";
+
+/// s1's transcript as Claude writes it during its first turn: a prompt, then two messages (the
+/// first written twice, partial then final), with cache reads and writes.
+const S1_TRANSCRIPT: &str = r#"{"type":"user","timestamp":"2026-03-02T09:05:00Z","promptId":"p1","cwd":"/w/shop","sessionId":"s1","message":{"role":"user","content":"fix the build"}}
+{"type":"assistant","timestamp":"2026-03-02T09:06:00Z","cwd":"/w/shop","sessionId":"s1","message":{"id":"msg_a","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"…"}],"usage":{"input_tokens":1000,"cache_creation_input_tokens":2000,"cache_read_input_tokens":10000,"output_tokens":1}}}
+{"type":"assistant","timestamp":"2026-03-02T09:06:01Z","cwd":"/w/shop","sessionId":"s1","message":{"id":"msg_a","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","name":"Bash"}],"usage":{"input_tokens":1000,"cache_creation_input_tokens":2000,"cache_read_input_tokens":10000,"output_tokens":500}}}
+{"type":"assistant","timestamp":"2026-03-02T09:08:00Z","cwd":"/w/shop","sessionId":"s1","message":{"id":"msg_b","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"…"}],"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":12000,"output_tokens":300}}}
+"#;
+
+/// S2's rollout during its turn: a usage record naming the turn, then the thread's total.
+const S2_ROLLOUT: &str = r#"{"timestamp":"2026-03-02T11:00:00Z","type":"session_meta","payload":{"id":"01a228b4-48e5-7151-b535-fa0e4e9093ad","cwd":"/w/api","source":"cli"}}
+{"timestamp":"2026-03-02T11:01:00Z","type":"turn_context","payload":{"model":"gpt-5","cwd":"/w/api"}}
+{"timestamp":"2026-03-02T11:02:00Z","type":"token_usage_record","payload":{"turn_id":"turn-1","thread_token_usage":{"input_tokens":5000,"cached_input_tokens":4000,"output_tokens":200}}}
+{"timestamp":"2026-03-02T11:02:01Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5000,"cached_input_tokens":4000,"output_tokens":200}}}}
+"#;
+
+/// Writes an agent's file the way the agent does: all at once, then the feed sees it.
+fn write_agent_file(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Waits until `history --json` shows `session` with `output` output tokens.
+fn wait_for_tokens(world: &World, session: &str, output: u64) {
+    wait_until(Duration::from_secs(20), || {
+        json_of(world, &["history", "--json"])
+            .as_array()
+            .and_then(|a| a.iter().find(|s| s["session_id"] == session).cloned())
+            .is_some_and(|s| s["tokens"]["output"] == output)
+    })
+    .unwrap_or_else(|| panic!("{session}'s tokens recorded"));
+}
+
 /// The README's worked example, and a short Codex session, driven through `observe --at`.
 const SCRIPT: &[(&str, &str, &str, &[&str])] = &[
     (
@@ -85,7 +120,7 @@ const SCRIPT: &[(&str, &str, &str, &[&str])] = &[
         &["--event", "SessionEnd"],
     ),
     (
-        "s2",
+        S2,
         "codex",
         "2026-03-02T11:00:00Z",
         &[
@@ -98,14 +133,14 @@ const SCRIPT: &[(&str, &str, &str, &[&str])] = &[
         ],
     ),
     (
-        "s2",
+        S2,
         "codex",
         "2026-03-02T11:01:00Z",
         &["--event", "UserPromptSubmit"],
     ),
-    ("s2", "codex", "2026-03-02T11:04:00Z", &["--event", "Stop"]),
+    (S2, "codex", "2026-03-02T11:04:00Z", &["--event", "Stop"]),
     (
-        "s2",
+        S2,
         "codex",
         "2026-03-02T11:07:00Z",
         &["--event", "SessionEnd"],
@@ -123,6 +158,23 @@ fn scripted_figures_survive_a_restart_to_the_second() {
         let mut all = vec!["--session", session, "--agent", agent, "--at", at];
         all.extend_from_slice(args);
         world.observe(&all);
+        // Each agent writes its file during its first turn; the feeds read the usage from it.
+        if *session == "s1" && *at == "2026-03-02T09:05:00Z" {
+            write_agent_file(
+                &world.path().join("claude/projects/-w-shop/s1.jsonl"),
+                S1_TRANSCRIPT,
+            );
+            wait_for_tokens(&world, "s1", 800);
+        }
+        if *session == S2 && *at == "2026-03-02T11:01:00Z" {
+            write_agent_file(
+                &world.path().join(format!(
+                    "codex/sessions/2026/03/02/rollout-2026-03-02T11-00-00-{S2}.jsonl"
+                )),
+                S2_ROLLOUT,
+            );
+            wait_for_tokens(&world, S2, 200);
+        }
     }
     // Both sessions' ends reach the store before the stop (the writer drains on shutdown too).
     wait_until(Duration::from_secs(10), || {
@@ -132,15 +184,37 @@ fn scripted_figures_survive_a_restart_to_the_second() {
     })
     .expect("both sessions recorded as ended");
     assert!(daemon.terminate().is_some_and(|s| s.success()));
+    // The agents' files go (cleaned up, archived): what was read from them stays in history.
+    // (Left in place, a fresh engine would take the recent files for live sessions again.)
+    std::fs::remove_dir_all(world.path().join("claude/projects")).unwrap();
+    std::fs::remove_dir_all(world.path().join("codex/sessions")).unwrap();
 
     let daemon = world.start_daemon();
     let history = json_of(&world, &["history", "--json"]);
     let sessions = history.as_array().unwrap();
     assert_eq!(sessions.len(), 2, "{history:#}");
     let (s2, s1) = (&sessions[0], &sessions[1]);
-    assert_eq!(s2["session_id"], "s2", "most recently active first");
+    assert_eq!(s2["session_id"], S2, "most recently active first");
+    // Tokens per session, cache apart, and their estimated cost at the shipped prices:
+    // sonnet 3 / 15 / 0.30 / 3.75 $ per million (in, out, cache read, cache write), so
+    // 1010 × 3 + 800 × 15 + 22000 × 0.3 + 2000 × 3.75 = 29130 µ$.
+    assert_eq!(
+        s1["tokens"],
+        json!({"input": 1010, "output": 800, "cache_read": 22000, "cache_write": 2000})
+    );
+    assert_eq!(s1["cost_estimate_usd"], 0.02913);
+    // gpt-5 1.25 / 10 / 0.125: OpenAI's input includes the cached 4000, so 1000 fresh:
+    // 1000 × 1.25 + 200 × 10 + 4000 × 0.125 = 3750 µ$.
+    assert_eq!(
+        s2["tokens"],
+        json!({"input": 1000, "output": 200, "cache_read": 4000, "cache_write": 0})
+    );
+    assert_eq!(s2["cost_estimate_usd"], 0.00375);
     assert_eq!(s1["started_at"], "2026-03-02T09:00:00Z");
-    assert_eq!(s1["state_since"], "2026-03-02T10:10:00Z", "when it ended");
+    assert_eq!(
+        s1["state_since"], "2026-03-02T10:10:00Z",
+        "when it ended: {s1:#}"
+    );
     assert_eq!(s1["end_reason"], "session_end");
     assert_eq!(s1["cwd"], "/w/shop");
     assert_eq!(s2["model"], "gpt-5");
@@ -160,7 +234,7 @@ fn scripted_figures_survive_a_restart_to_the_second() {
     let found = json_of(&world, &["history", "--json", "--search", "SHOP"]);
     assert_eq!(found.as_array().unwrap().len(), 1);
     let found = json_of(&world, &["history", "--json", "--agent", "codex"]);
-    assert_eq!(found[0]["session_id"], "s2");
+    assert_eq!(found[0]["session_id"], S2);
 
     let stats = json_of(
         &world,
@@ -199,6 +273,13 @@ fn scripted_figures_survive_a_restart_to_the_second() {
         .unwrap();
     assert_eq!(codex["waiting_on_you_secs"], 180);
     assert_eq!(codex["working_secs"], 180);
+    assert_eq!(claude["tokens"]["cache_read"], 22000);
+    assert_eq!(claude["cost_estimate_usd"], 0.02913);
+    assert_eq!(codex["tokens"]["output"], 200);
+    assert_eq!(codex["cost_estimate_usd"], 0.00375);
+    assert_eq!(stats["usage"]["cost_estimate_usd"], 0.03288);
+    assert_eq!(stats["usage"]["tokens"]["output"], 1000);
+    assert_eq!(stats["prices_as_of"].as_str().map(str::len), Some(10));
     assert_eq!(stats["totals"]["waiting_on_you_secs"], 2280 + 180);
     let longest = &stats["longest_waits"][0];
     assert_eq!(longest["secs"], 1200);
@@ -244,6 +325,11 @@ fn scripted_figures_survive_a_restart_to_the_second() {
     assert!(csv.starts_with("session_id,agent,state,project"), "{csv}");
     assert_eq!(csv.lines().count(), 3, "{csv}");
     let export = json_of(&world, &["history", "--export", "json"]);
+    let turns = export[1]["usage"]["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 1, "{turns:?}");
+    assert_eq!(turns[0]["turn_id"], "p1");
+    assert_eq!(turns[0]["tokens"]["output"], 800);
+    assert_eq!(export[0]["usage"]["turns"][0]["turn_id"], "turn-1");
     let states: Vec<&str> = export[1]["intervals"]
         .as_array()
         .unwrap()
@@ -454,4 +540,130 @@ fn a_read_only_store_folder_is_reported_once_and_the_engine_runs_on() {
     assert!(!store_file(&world).exists());
     drop(daemon);
     drop(readonly);
+}
+
+/// The most any file the daemon writes may grow to: a disk that is full at 1 MiB, for real
+/// (writes past it fail with EFBIG), without root.
+const FULL_AT: u64 = 1024 * 1024;
+
+/// Starts a daemon whose files cannot grow past [`FULL_AT`] bytes. SIGXFSZ is ignored (its
+/// default would kill the process at the first write past the limit) so writes fail instead,
+/// as on a full disk.
+fn start_daemon_on_a_full_disk(world: &World) -> common::Daemon {
+    use std::os::unix::process::CommandExt;
+    let log = world.path().join("daemon.log");
+    let mut cmd = world.command(&["daemon"]);
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    // SAFETY: between fork and exec only async-signal-safe calls (signal, setrlimit).
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: FULL_AT,
+                rlim_max: FULL_AT,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let daemon = common::Daemon {
+        child: cmd.spawn().unwrap(),
+        log,
+    };
+    wait_until(Duration::from_secs(10), || {
+        world.run(&["list", "--json"]).status.success()
+    })
+    .unwrap_or_else(|| panic!("daemon did not come up: {}", daemon.log_text()));
+    daemon
+}
+
+#[test]
+fn a_full_disk_is_reported_once_and_the_engine_runs_on_without_history() {
+    let world = World::new();
+    let daemon = start_daemon_on_a_full_disk(&world);
+    let mut stream = UnixStream::connect(world.socket()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut send = |session: &str, event: &str| {
+        // A long folder name: each new session costs the store a few KiB.
+        let mut line = serde_json::to_vec(&json!({"v": 1, "op": "observe", "observation": {
+            "session_id": session, "agent": "claude", "event": event, "at": Utc::now().to_rfc3339(),
+            "cwd": format!("/home/dev/{session}/{}", "deep/".repeat(700)),
+        }}))
+        .unwrap();
+        line.push(b'\n');
+        stream.write_all(&line).unwrap();
+        let mut reply = String::new();
+        reader.read_line(&mut reply).unwrap();
+        assert!(reply.contains("\"ok\":true"), "{reply}");
+    };
+    let reports =
+        |daemon: &common::Daemon| daemon.log_text().matches("history_unavailable").count();
+    // Positive control first: history is written while there is room.
+    send("first", "UserPromptSubmit");
+    wait_until(Duration::from_secs(10), || {
+        json_of(&world, &["history", "--json"])
+            .as_array()
+            .is_some_and(|a| a.len() == 1)
+    })
+    .expect("history written while the disk has room");
+    // Fill the disk: sessions until the store says it cannot write.
+    let mut n = 0;
+    let filled = wait_until(Duration::from_secs(60), || {
+        for _ in 0..20 {
+            send(&format!("fill-{n}"), "UserPromptSubmit");
+            n += 1;
+        }
+        reports(&daemon) > 0
+    });
+    assert!(
+        filled.is_some(),
+        "the store never filled: {}",
+        daemon.log_text()
+    );
+    // Keep working well past it: changes, new sessions, the writer's retries.
+    for i in 0..300 {
+        send(
+            &format!("fill-{}", i % 50),
+            if i % 2 == 0 {
+                "Stop"
+            } else {
+                "UserPromptSubmit"
+            },
+        );
+        send(&format!("after-{i}"), "UserPromptSubmit");
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let log = daemon.log_text();
+    assert_eq!(reports(&daemon), 1, "reported once: {log}");
+    assert!(log.contains("the engine runs on without history"), "{log}");
+    // The engine runs on: every session is live and a new observation moves one.
+    assert!(world.session("after-299").is_some());
+    world.observe(&[
+        "--session",
+        "after-299",
+        "--agent",
+        "claude",
+        "--event",
+        "Stop",
+    ]);
+    assert_eq!(world.state_of("after-299").as_deref(), Some("idle"));
+    // No file grew past the disk, and what was written is sound.
+    for name in ["history.sqlite3", "history.sqlite3-wal"] {
+        let path = world.tray_home().join("history").join(name);
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        assert!(len <= FULL_AT, "{name}: {len} bytes");
+    }
+    assert!(daemon.terminate().is_some());
+    let conn = rusqlite::Connection::open(store_file(&world)).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
 }

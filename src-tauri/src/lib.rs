@@ -18,6 +18,7 @@ pub mod actions;
 pub mod autostart;
 pub mod commands;
 pub mod events;
+pub mod history;
 pub mod hook_drift;
 pub mod ipc;
 pub mod launch;
@@ -79,6 +80,9 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
         commands::hide_window,
         commands::get_window_memory,
         commands::save_window_memory,
+        commands::get_today,
+        commands::get_history,
+        commands::get_session_detail,
     ])
 }
 
@@ -103,7 +107,11 @@ pub fn spawn_settings_applier<R: Runtime>(
 ) {
     let registry = app.state::<Arc<SessionsSource>>().registry().clone();
     let settings = app.state::<SettingsStore>().subscribe();
-    let applier = settings::SettingsApplier::new(registry, login_item);
+    let retention = app
+        .try_state::<agent_tray::store::writer::HistoryRetention>()
+        .map(|r| r.inner().clone());
+    let applier =
+        settings::SettingsApplier::new(registry, login_item).with_history_retention(retention);
     tauri::async_runtime::spawn(settings::apply_loop(settings, applier, token));
 }
 
@@ -212,6 +220,12 @@ pub fn run() {
                 status,
                 setup_paths.log_dir(),
             );
+            app.manage(history::HistoryStorePath(agent_tray::store::store_path(
+                &setup_paths.data_dir,
+            )));
+            if let Some(retention) = engine.as_ref().and_then(Engine::history_retention) {
+                app.manage(retention);
+            }
             app.manage(HostedEngine(Mutex::new(engine)));
             let handle = app.handle().clone();
             if let Err(error) = tray::create(&handle) {

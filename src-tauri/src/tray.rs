@@ -128,7 +128,11 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     Ok(())
 }
 
-fn build_menu<R: Runtime>(
+/// The id of the menu's "Waiting on you today" line (read from the store as the menu is built).
+pub const WAITING_TODAY_ID: &str = "waiting-today";
+
+/// Builds the whole menu: the session rows, today's "waiting on you" line, then the app's items.
+pub fn build_menu<R: Runtime>(
     app: &AppHandle<R>,
     rows: &[MenuRow],
 ) -> tauri::Result<(Menu<R>, Vec<MenuItem<R>>)> {
@@ -150,6 +154,14 @@ fn build_menu<R: Runtime>(
         items.push(item);
     }
     menu.append(&PredefinedMenuItem::separator(app)?)?;
+    let waiting = crate::history::waiting_today_line(app);
+    menu.append(&MenuItem::with_id(
+        app,
+        WAITING_TODAY_ID,
+        menu_text(&waiting),
+        false,
+        None::<&str>,
+    )?)?;
     for (id, text) in [
         ("open", "Open Agent Tray"),
         ("install", "Install hooks…"),

@@ -41,6 +41,7 @@ use super::tail::{self, TailReader};
 use super::watch::{Feed, WatchDepth, WatchRoot};
 use super::{age_of, mtime_of, parse_time, FeedOutput, FeedStats};
 use crate::model::{Agent, EventKind, Observation, Source};
+use crate::usage::{TokenUsage, UsageKind, UsageReport};
 
 /// What a transcript line means for the session's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +60,11 @@ pub struct TranscriptLine {
     pub cwd: Option<String>,
     pub branch: Option<String>,
     pub model: Option<String>,
+    /// An `assistant` line's message id and `usage` block (any thread: a subagent's tokens are
+    /// paid for too).
+    pub usage: Option<(String, TokenUsage)>,
+    /// A `user` line's `promptId`: the turn that the usage after it belongs to.
+    pub prompt_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -75,12 +81,29 @@ struct RawLine {
     #[serde(rename = "isMeta")]
     is_meta: Option<bool>,
     message: Option<RawMessage>,
+    #[serde(rename = "promptId")]
+    prompt_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]
 struct RawMessage {
     model: Option<String>,
     content: Option<RawContent>,
+    id: Option<String>,
+    usage: Option<RawUsage>,
+}
+
+/// Claude's `usage` block: cache reads and writes are counted apart from `input_tokens`.
+#[derive(Debug, Deserialize, Default)]
+struct RawUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -142,6 +165,22 @@ fn classify(raw: RawLine) -> TranscriptLine {
         },
         _ => LineKind::Nothing,
     };
+    let usage = match (raw.kind.as_deref(), &message.id, &message.usage) {
+        (Some("assistant"), Some(id), Some(u)) if !id.is_empty() => Some((
+            id.clone(),
+            TokenUsage {
+                input: u.input_tokens,
+                output: u.output_tokens,
+                cache_read: u.cache_read_input_tokens,
+                cache_write: u.cache_creation_input_tokens,
+            },
+        )),
+        _ => None,
+    };
+    let prompt_id = match raw.kind.as_deref() {
+        Some("user") if main_thread => raw.prompt_id.filter(|p| !p.is_empty()),
+        _ => None,
+    };
     let kind = if at.is_none() && kind != LineKind::Nothing {
         // Without a time it cannot be ordered against hooks; it must not move the state.
         LineKind::Nothing
@@ -156,7 +195,41 @@ fn classify(raw: RawLine) -> TranscriptLine {
         model: message
             .model
             .filter(|m| !m.is_empty() && !m.starts_with('<')),
+        usage,
+        prompt_id,
     }
+}
+
+/// The usage reports of `lines` (in file order): one delta per assistant message, keyed by its
+/// id (Claude writes a message's usage on each of its content lines; the last one wins), in the
+/// turn of the latest prompt before it. Pure.
+pub fn usage_of(
+    session_id: &str,
+    lines: &[TranscriptLine],
+    turn: &mut Option<String>,
+) -> Vec<UsageReport> {
+    let mut out: Vec<UsageReport> = Vec::new();
+    for line in lines {
+        if line.prompt_id.is_some() {
+            turn.clone_from(&line.prompt_id);
+        }
+        let (Some((key, usage)), Some(at)) = (&line.usage, line.at) else {
+            continue;
+        };
+        let report = UsageReport {
+            session_id: session_id.to_string(),
+            agent: Agent::Claude,
+            at,
+            turn_id: turn.clone(),
+            model: line.model.clone(),
+            kind: UsageKind::Delta { key: key.clone() },
+            usage: *usage,
+        };
+        // A message repeated in one batch: keep its last figures, reported once.
+        out.retain(|r| r.kind != report.kind);
+        out.push(report);
+    }
+    out
 }
 
 /// The newest fields known for a transcript.
@@ -254,6 +327,10 @@ struct Followed {
     /// First sight's newest state line, shown when the session is adopted.
     last_state: Option<TranscriptLine>,
     sighted_at: DateTime<Utc>,
+    /// The turn (prompt id) the next usage belongs to.
+    turn: Option<String>,
+    /// First sight's usage, reported when the session is adopted.
+    pending_usage: Vec<UsageReport>,
 }
 
 /// The feed.
@@ -372,8 +449,11 @@ impl ClaudeTranscriptsFeed {
             f.adopted = true;
             tracing::debug!(session_id = %f.session_id, "transcript_adopted_on_growth");
         }
+        let usage = usage_of(&f.session_id, &lines, &mut f.turn);
         if f.adopted {
             out.extend(obs.into_iter().map(FeedOutput::observe));
+            // After the observations: the registry takes usage only for a session it knows.
+            out.extend(usage.into_iter().map(|u| FeedOutput::Usage(Box::new(u))));
         }
     }
 
@@ -421,7 +501,11 @@ impl ClaudeTranscriptsFeed {
             }
         }
         let writes_live_files = self.live.writes_sessions_files(&claude_dir);
+        let mut turn = None;
+        let pending_usage = usage_of(&session_id, &lines, &mut turn);
         let followed = Followed {
+            turn,
+            pending_usage,
             session_id,
             reader: TailReader::at(resume_at, Some(identity)),
             mtime: meta.modified().ok(),
@@ -461,6 +545,11 @@ impl ClaudeTranscriptsFeed {
             obs.push(sighting);
         }
         out.extend(obs.into_iter().map(FeedOutput::observe));
+        out.extend(
+            std::mem::take(&mut f.pending_usage)
+                .into_iter()
+                .map(|u| FeedOutput::Usage(Box::new(u))),
+        );
     }
 
     /// Looks at one project folder. Allocates nothing per old file beyond its name: a rescan of
@@ -599,6 +688,54 @@ mod tests {
             .iter()
             .map(|l| parse_line(l).unwrap().kind.unwrap())
             .collect()
+    }
+
+    #[test]
+    fn the_recorded_turn_reports_each_messages_usage_once_in_its_prompts_turn() {
+        let lines: Vec<TranscriptLine> = fixture_lines()
+            .iter()
+            .map(|l| parse_line(l).unwrap())
+            .collect();
+        let mut turn = None;
+        let usage = usage_of("s1", &lines, &mut turn);
+        let keys: Vec<_> = usage.iter().map(|u| u.kind.clone()).collect();
+        assert_eq!(
+            keys,
+            [
+                UsageKind::Delta {
+                    key: "msg_0".into()
+                },
+                UsageKind::Delta {
+                    key: "msg_1".into()
+                }
+            ]
+        );
+        assert_eq!(usage[0].usage.input, 5);
+        assert_eq!(usage[0].usage.output, 5);
+        assert_eq!(usage[1].usage.output, 1);
+        assert_eq!(usage[0].model.as_deref(), Some("claude-opus-5-5"));
+        assert!(usage[0].turn_id.is_some(), "the prompt's promptId");
+        // Cache reads and writes are taken apart, and a message's later line replaces its figures.
+        let line = |out: u64| {
+            format!(
+                r#"{{"type":"assistant","timestamp":"2026-11-29T19:01:22.981Z","message":{{"id":"m9","model":"claude-sonnet-4-5","usage":{{"input_tokens":3,"cache_creation_input_tokens":2000,"cache_read_input_tokens":9000,"output_tokens":{out}}}}}}}"#
+            )
+        };
+        let two = [
+            parse_line(line(1).as_bytes()).unwrap(),
+            parse_line(line(70).as_bytes()).unwrap(),
+        ];
+        let usage = usage_of("s1", &two, &mut turn);
+        assert_eq!(usage.len(), 1);
+        assert_eq!(
+            usage[0].usage,
+            TokenUsage {
+                input: 3,
+                output: 70,
+                cache_read: 9000,
+                cache_write: 2000
+            }
+        );
     }
 
     #[test]

@@ -44,6 +44,7 @@ use crate::model::{
 };
 use crate::process::PidProbe;
 use crate::registry::SessionsRegistry;
+use crate::usage::{TokenUsage, UsageKind, UsageReport};
 
 /// The control socket under a `CODEX_HOME`.
 pub const CONTROL_SOCKET: &str = "app-server-control/app-server-control.sock";
@@ -345,6 +346,9 @@ struct ThreadEntry {
 pub struct Handled {
     pub observations: Vec<Observation>,
     pub requests: Vec<ClientRequest>,
+    /// Token usage of a session's thread (its running total, which the store reduces to what is
+    /// new, so the rollout feed reporting the same thread counts nothing twice).
+    pub usage: Vec<UsageReport>,
 }
 
 /// The threads one connection knows, and what each message means for their sessions. Pure: the
@@ -566,12 +570,30 @@ impl ThreadBook {
                 }
             }
             ServerMessage::TokenUsage {
-                thread_id, usage, ..
+                thread_id,
+                usage,
+                at,
             } => {
                 if let Some(entry) = self.threads.get_mut(&thread_id) {
                     entry.usage = Some(usage);
                 }
                 tracing::debug!(%thread_id, total = usage.total_tokens, "codex_token_usage");
+                if self.is_session(&thread_id) {
+                    out.usage.push(UsageReport {
+                        session_id: thread_id,
+                        agent: Agent::Codex,
+                        at: at.unwrap_or(now),
+                        turn_id: None,
+                        model: None,
+                        kind: UsageKind::ThreadTotal,
+                        usage: TokenUsage::from_openai(
+                            usage.input_tokens,
+                            usage.cached_input_tokens,
+                            0,
+                            usage.output_tokens,
+                        ),
+                    });
+                }
             }
             ServerMessage::Hook { thread_id, at, .. } => {
                 // A hook run is a sign of life; what the hook says comes through the hook itself.
@@ -860,9 +882,13 @@ async fn connection(
                 }
                 let handled = book.handle(msg, Utc::now());
                 requests = handled.requests;
+                let usage = handled
+                    .usage
+                    .into_iter()
+                    .map(|report| FeedOutput::Usage(Box::new(report)));
                 apply_outputs(
                     registry,
-                    handled.observations.into_iter().map(FeedOutput::observe).collect(),
+                    handled.observations.into_iter().map(FeedOutput::observe).chain(usage).collect(),
                 );
             }
             _ = ticks.tick() => {
@@ -1168,7 +1194,15 @@ mod tests {
             parse_server_message(&status("t1", json!({"type": "idle"}), 1)).unwrap(),
             t0(),
         );
-        book.handle(msg, t0());
+        let handled = book.handle(msg, t0());
+        // The running total goes to the store as the thread's total, cached input apart.
+        assert_eq!(handled.usage.len(), 1, "{handled:?}");
+        assert_eq!(handled.usage[0].session_id, "t1");
+        assert_eq!(handled.usage[0].kind, UsageKind::ThreadTotal);
+        assert_eq!(
+            handled.usage[0].usage,
+            TokenUsage::from_openai(120, 20, 0, 30)
+        );
         assert_eq!(
             book.token_usage("t1"),
             Some(AppServerTokenUsage {
@@ -1269,7 +1303,7 @@ mod tests {
             .iter()
             .map(|o| match o {
                 FeedOutput::EndOwnedBy { session_id, .. } => session_id.as_str(),
-                FeedOutput::Observe(_) => "",
+                FeedOutput::Observe(_) | FeedOutput::Usage(_) => "",
             })
             .collect();
         assert_eq!(ended, vec!["dead", "recycled"]);

@@ -35,6 +35,7 @@ use super::watch::{Feed, WatchDepth, WatchRoot};
 use super::{age_of, mtime_of, parse_time, FeedOutput, FeedStats};
 use crate::model::{Agent, EventKind, Observation, Source};
 use crate::process::{ProcessTable, SystemProcesses};
+use crate::usage::{TokenUsage, UsageKind, UsageReport};
 
 /// What one rollout line means.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +54,14 @@ pub enum RolloutLine {
     TaskStarted(Option<DateTime<Utc>>),
     TaskComplete(Option<DateTime<Utc>>),
     TurnAborted(Option<DateTime<Utc>>),
-    /// History, usage, anything else: a sign of life at its time.
+    /// The thread's token usage so far (`token_usage_record`'s `thread_token_usage`, or an
+    /// `event_msg`/`token_count`'s `info.total_token_usage`): also a sign of life.
+    Usage {
+        at: Option<DateTime<Utc>>,
+        turn_id: Option<String>,
+        total: TokenUsage,
+    },
+    /// History, anything else: a sign of life at its time.
     Other(Option<DateTime<Utc>>),
 }
 
@@ -74,6 +82,22 @@ struct RawPayload {
     cwd: Option<Value>,
     source: Option<Value>,
     model: Option<Value>,
+    turn_id: Option<Value>,
+    thread_token_usage: Option<Value>,
+    info: Option<Value>,
+}
+
+/// An OpenAI-shaped usage object (`input_tokens` include `cached_input_tokens`).
+fn openai_usage(v: &Value) -> Option<TokenUsage> {
+    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    v.is_object().then(|| {
+        TokenUsage::from_openai(
+            n("input_tokens"),
+            n("cached_input_tokens"),
+            n("cache_write_input_tokens"),
+            n("output_tokens"),
+        )
+    })
 }
 
 fn text(v: Option<Value>) -> Option<String> {
@@ -103,7 +127,28 @@ pub fn parse_rollout_line(bytes: &[u8]) -> Result<RolloutLine, serde_json::Error
             Some("task_started") => RolloutLine::TaskStarted(at),
             Some("task_complete") => RolloutLine::TaskComplete(at),
             Some("turn_aborted") => RolloutLine::TurnAborted(at),
+            Some("token_count") => match p
+                .info
+                .as_ref()
+                .and_then(|i| i.get("total_token_usage"))
+                .and_then(openai_usage)
+            {
+                Some(total) => RolloutLine::Usage {
+                    at,
+                    turn_id: None,
+                    total,
+                },
+                None => RolloutLine::Other(at),
+            },
             _ => RolloutLine::Other(at),
+        },
+        Some("token_usage_record") => match p.thread_token_usage.as_ref().and_then(openai_usage) {
+            Some(total) => RolloutLine::Usage {
+                at,
+                turn_id: text(p.turn_id),
+                total,
+            },
+            None => RolloutLine::Other(at),
         },
         _ => RolloutLine::Other(at),
     })
@@ -140,6 +185,8 @@ struct Thread {
     model: Option<String>,
     pid: Option<u32>,
     lock_seen_held: bool,
+    /// The turn the latest usage line named.
+    turn: Option<String>,
 }
 
 impl Thread {
@@ -159,6 +206,32 @@ impl Thread {
 
     /// Turns lines into observations, updating the fields they carry. Task events are kept in
     /// order; other lines only become one trailing sign of life when nothing else was said.
+    /// The thread totals in `lines`, as usage reports (each total also names the turn it was
+    /// read in, when a line said). Only the newest total matters, but each is passed on so the
+    /// store can tell which turn added what.
+    fn usage_of(&mut self, lines: &[RolloutLine]) -> Vec<UsageReport> {
+        let mut out = Vec::new();
+        for line in lines {
+            let RolloutLine::Usage { at, turn_id, total } = line else {
+                continue;
+            };
+            if turn_id.is_some() {
+                self.turn.clone_from(turn_id);
+            }
+            let Some(at) = at else { continue };
+            out.push(UsageReport {
+                session_id: self.thread_id.clone(),
+                agent: Agent::Codex,
+                at: *at,
+                turn_id: self.turn.clone(),
+                model: self.model.clone(),
+                kind: UsageKind::ThreadTotal,
+                usage: *total,
+            });
+        }
+        out
+    }
+
     fn observations_of(&mut self, path: &Path, lines: &[RolloutLine]) -> Vec<Observation> {
         let mut out = Vec::new();
         let mut last_other = None;
@@ -182,7 +255,7 @@ impl Thread {
                 RolloutLine::TaskStarted(at) => (EventKind::TaskStarted, at),
                 RolloutLine::TaskComplete(at) => (EventKind::TaskComplete, at),
                 RolloutLine::TurnAborted(at) => (EventKind::TurnAborted, at),
-                RolloutLine::Other(at) => {
+                RolloutLine::Other(at) | RolloutLine::Usage { at, .. } => {
                     last_other = at.or(last_other);
                     continue;
                 }
@@ -329,6 +402,9 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
         if let Some(thread) = self.threads.get_mut(path) {
             let obs = thread.observations_of(path, &lines);
             out.extend(obs.into_iter().map(FeedOutput::observe));
+            // After the observations: the registry takes usage only for a session it knows.
+            let usage = thread.usage_of(&lines);
+            out.extend(usage.into_iter().map(|u| FeedOutput::Usage(Box::new(u))));
         }
     }
 
@@ -407,6 +483,7 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
             model: None,
             pid,
             lock_seen_held: matches!(lock, LockProbe::Held(_)),
+            turn: None,
         };
         // Only the newest task event matters at first sight; the fields from every line.
         let newest_task = lines.iter().rev().find(|l| {
@@ -433,6 +510,21 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
             let obs = thread.observations_of(path, std::slice::from_ref(task));
             out.extend(obs.into_iter().map(FeedOutput::observe));
         }
+        // The newest total is everything the thread used until now; the newest turn named
+        // before it is the turn it is counted in.
+        thread.turn = lines.iter().rev().find_map(|l| match l {
+            RolloutLine::Usage { turn_id, .. } => turn_id.clone(),
+            _ => None,
+        });
+        let newest_total: Vec<RolloutLine> = lines
+            .iter()
+            .rev()
+            .find(|l| matches!(l, RolloutLine::Usage { .. }))
+            .cloned()
+            .into_iter()
+            .collect();
+        let usage = thread.usage_of(&newest_total);
+        out.extend(usage.into_iter().map(|u| FeedOutput::Usage(Box::new(u))));
         tracing::debug!(session_id = %thread.thread_id, pid = ?thread.pid, "codex_thread_followed");
         self.threads.insert(path.to_path_buf(), thread);
     }
@@ -729,6 +821,52 @@ mod tests {
     }
 
     #[test]
+    fn the_recorded_rollout_reports_its_thread_totals_with_the_turn_and_model() {
+        let mut thread = Thread {
+            codex_home: PathBuf::from("/c"),
+            thread_id: "t".into(),
+            reader: TailReader::at(0, None),
+            mtime: None,
+            len: 0,
+            cwd: None,
+            model: None,
+            pid: None,
+            lock_seen_held: true,
+            turn: None,
+        };
+        let lines = fixture_lines();
+        thread.observations_of(Path::new("/c/r.jsonl"), &lines);
+        let usage = thread.usage_of(&lines);
+        // token_usage_record (with the turn) then token_count (without: the same turn).
+        assert_eq!(usage.len(), 2, "{usage:?}");
+        let total = TokenUsage {
+            input: 100,
+            output: 10,
+            cache_read: 0,
+            cache_write: 0,
+        };
+        for u in &usage {
+            assert_eq!(u.usage, total);
+            assert_eq!(u.kind, UsageKind::ThreadTotal);
+            assert_eq!(
+                u.turn_id.as_deref(),
+                Some("01a228b4-a007-7fe1-a7a4-7dafa3d59e8e")
+            );
+            assert_eq!(u.model.as_deref(), Some("mock-model"));
+        }
+        assert_eq!(usage[0].at.to_rfc3339(), "2026-11-29T19:07:36.508+00:00");
+        // OpenAI counts cached tokens inside input_tokens; ours apart.
+        let line = br#"{"timestamp":"2026-11-29T19:07:39.818Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"cached_input_tokens":800,"output_tokens":7}}}}"#;
+        match parse_rollout_line(line).unwrap() {
+            RolloutLine::Usage { total, turn_id, .. } => {
+                assert_eq!(turn_id, None);
+                assert_eq!((total.input, total.cache_read, total.output), (200, 800, 7));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn the_recorded_rollout_becomes_working_then_idle_stamped_by_its_lines() {
         let mut thread = Thread {
             codex_home: PathBuf::from("/c"),
@@ -740,6 +878,7 @@ mod tests {
             model: None,
             pid: Some(30),
             lock_seen_held: true,
+            turn: None,
         };
         let obs = thread.observations_of(Path::new("/c/r.jsonl"), &fixture_lines());
         let events: Vec<EventKind> = obs.iter().map(|o| o.event).collect();

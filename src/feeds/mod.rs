@@ -112,6 +112,8 @@ pub enum FeedOutput {
         pid_start: Option<String>,
         reason: EndReason,
     },
+    /// Token usage read from the session's files ([`crate::usage`]).
+    Usage(Box<crate::usage::UsageReport>),
 }
 
 impl FeedOutput {
@@ -140,6 +142,9 @@ pub(crate) fn apply_outputs(registry: &SessionsRegistry, outputs: Vec<FeedOutput
                 if registry.end_if_owned(&session_id, &owner, reason) {
                     tracing::info!(%session_id, pid, reason = ?reason, "session_files_say_process_gone");
                 }
+            }
+            FeedOutput::Usage(report) => {
+                registry.report_usage(*report);
             }
         }
     }

@@ -14,6 +14,7 @@ use super::waiting::{self, GroupBy, Tally};
 use crate::cli::{escape_controls, human_age};
 use crate::model::Agent;
 use crate::paths::TrayPaths;
+use crate::usage::PriceTable;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct HistoryArgs {
@@ -81,13 +82,32 @@ pub fn history(paths: &TrayPaths, args: &HistoryArgs) -> Result<Option<ExitCode>
         Ok(None) => return Err(format!("no history yet (looked for {})", path.display())),
         Err(e) => return Err(e.to_string()),
     };
+    let prices = prices(paths);
     let mut out = std::io::stdout().lock();
     if let Some(format) = args.export {
-        query::export(&conn, &args.filter(), format, &mut out)?;
+        query::export(&conn, &args.filter(), format, &prices, &mut out)?;
         return Ok(Some(ExitCode::SUCCESS));
     }
+    if args.json {
+        let entries =
+            query::history_with_usage(&conn, &args.filter(), &prices).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())? + "\n";
+        let _ = out.write_all(text.as_bytes());
+        return Ok(Some(ExitCode::SUCCESS));
+    }
+    drop(out);
     let sessions = query::history(&conn, &args.filter()).map_err(|e| e.to_string())?;
-    crate::cli::print_sessions(&sessions, args.json).map(Some)
+    crate::cli::print_sessions(&sessions, false).map(Some)
+}
+
+/// The price table: shipped, with the user's `<data>/prices.json` over it (a broken one is said
+/// on stderr, and the shipped table is used).
+fn prices(paths: &TrayPaths) -> PriceTable {
+    let (table, error) = PriceTable::load(&paths.data_dir);
+    if let Some(error) = error {
+        eprintln!("agent-tray: {error}; using the shipped prices");
+    }
+    table
 }
 
 /// `stats`.
@@ -101,7 +121,8 @@ pub fn stats(paths: &TrayPaths, args: &StatsArgs) -> Result<ExitCode, String> {
         _ => Period::Today,
     };
     let conn = query::open_reader(&path).map_err(|e| e.to_string())?;
-    let tally = query::stats(conn.as_ref(), period, args.by, now, tz).map_err(|e| e.to_string())?;
+    let tally = query::stats(conn.as_ref(), period, args.by, now, tz, &prices(paths))
+        .map_err(|e| e.to_string())?;
     let text = if args.json {
         serde_json::to_string_pretty(&tally).map_err(|e| e.to_string())? + "\n"
     } else {
@@ -127,6 +148,21 @@ pub fn format_tally(tally: &Tally) -> String {
         d(tally.totals.idle_after_turn_secs),
         d(tally.totals.working_secs),
     );
+    let t = &tally.usage.tokens;
+    if !t.is_zero() {
+        out.push_str(&format!(
+            "Tokens: {} in, {} out, {} cache read, {} cache write; cost (estimate, prices of {}): {}\n",
+            t.input,
+            t.output,
+            t.cache_read,
+            t.cache_write,
+            tally.prices_as_of,
+            tally
+                .usage
+                .cost_estimate_usd
+                .map_or_else(|| "unknown model".to_string(), |c| format!("~${c:.2}")),
+        ));
+    }
     if !tally.groups.is_empty() {
         let by = match tally.by {
             GroupBy::Agent => "AGENT",

@@ -13,12 +13,17 @@
 //! - **What is kept is what the registry shows**, never more: agent, ids, folder, repo, branch,
 //!   model, title, pid, start and end, and each state interval with what a wait was for. No
 //!   prompt, tool input or assistant text exists in the registry, so none can reach the store.
+//! - **Token usage** ([`crate::usage`]) arrives on its own stream from the feeds, one row per
+//!   thing counted (`usage` table); its cost is never stored but priced when read ([`cost`]),
+//!   so a corrected price table re-prices history.
 //! - **Stamps are the observations' own** ([`crate::registry::StampedChange`]), so a replayed
 //!   journal, or a script driving `observe --at`, lands in history at the time things happened.
 
 pub mod cli;
+pub mod cost;
 pub mod query;
 pub mod schema;
+pub mod views;
 pub mod waiting;
 pub mod writer;
 
@@ -91,6 +96,14 @@ pub fn store_path(data_dir: &Path) -> PathBuf {
     data_dir.join("history").join("history.sqlite3")
 }
 
+/// The data folder of a store file named by [`store_path`] (where the user's price table is).
+pub fn data_dir_of(store_file: &Path) -> &Path {
+    store_file
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."))
+}
+
 pub(crate) fn to_ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
@@ -121,6 +134,8 @@ pub enum Record {
     Alive { at: DateTime<Utc> },
     /// The engine stops: close every open interval at `at`.
     Stopping { at: DateTime<Utc> },
+    /// Token usage a feed reported ([`crate::usage`]).
+    Usage(crate::usage::UsageReport),
 }
 
 /// An open SQLite connection on the store.
@@ -207,6 +222,7 @@ impl HistoryStore {
                     }
                 }
                 Record::Alive { at } => set_alive(&tx, *at)?,
+                Record::Usage(report) => apply_usage(&tx, report)?,
                 Record::Stopping { at } => {
                     close_all_but(&tx, *at, &[])?;
                     set_alive(&tx, *at)?;
@@ -281,7 +297,7 @@ fn apply_change(
             upsert(tx, at, session)
         }
         // Eviction ends a session without a `Changed`; a normal linger's end finds nothing open.
-        SessionChange::Removed { session_id } => {
+        SessionChange::Removed { session_id, .. } => {
             let Some(id) = session_row(tx, session_id)? else {
                 return Ok(());
             };
@@ -295,6 +311,69 @@ fn apply_change(
             Ok(())
         }
     }
+}
+
+/// Records one usage report. A delta replaces the earlier figure with the same key; a thread
+/// total records only what it adds to the session's known usage (keyed by the total, so the same
+/// total read twice, or from two sources, adds nothing). A session the store has not seen yet
+/// (its first change may be in the next batch) gets a bare row the change then fills in.
+fn apply_usage(tx: &Transaction<'_>, report: &crate::usage::UsageReport) -> rusqlite::Result<()> {
+    use crate::usage::{TokenUsage, UsageKind};
+    let at_ms = to_ms(report.at);
+    tx.prepare_cached(
+        "INSERT INTO sessions (session_id, agent, started_at, last_seen) VALUES (?1, ?2, ?3, ?3)
+         ON CONFLICT(session_id) DO NOTHING",
+    )?
+    .execute(params![report.session_id, report.agent.as_str(), at_ms])?;
+    let Some(id) = session_row(tx, &report.session_id)? else {
+        return Ok(());
+    };
+    let (key, usage) = match &report.kind {
+        UsageKind::Delta { key } => (key.clone(), report.usage),
+        UsageKind::ThreadTotal => {
+            let known: TokenUsage = tx
+                .prepare_cached(
+                    "SELECT coalesce(sum(input), 0), coalesce(sum(output), 0),
+                            coalesce(sum(cache_read), 0), coalesce(sum(cache_write), 0)
+                     FROM usage WHERE session = ?1",
+                )?
+                .query_row(params![id], |r| {
+                    Ok(TokenUsage {
+                        input: r.get::<_, i64>(0)?.max(0).unsigned_abs(),
+                        output: r.get::<_, i64>(1)?.max(0).unsigned_abs(),
+                        cache_read: r.get::<_, i64>(2)?.max(0).unsigned_abs(),
+                        cache_write: r.get::<_, i64>(3)?.max(0).unsigned_abs(),
+                    })
+                })?;
+            let added = report.usage.beyond(&known);
+            if added.is_zero() {
+                return Ok(());
+            }
+            (format!("total:{}", report.usage.total()), added)
+        }
+    };
+    let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    tx.prepare_cached(
+        "INSERT INTO usage (session, key, turn_id, model, at_ms, input, output, cache_read, cache_write)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT(session, key) DO UPDATE SET
+             turn_id = coalesce(excluded.turn_id, turn_id),
+             model = coalesce(excluded.model, model),
+             input = excluded.input, output = excluded.output,
+             cache_read = excluded.cache_read, cache_write = excluded.cache_write",
+    )?
+    .execute(params![
+        id,
+        key,
+        report.turn_id,
+        report.model,
+        at_ms,
+        n(usage.input),
+        n(usage.output),
+        n(usage.cache_read),
+        n(usage.cache_write),
+    ])?;
+    Ok(())
 }
 
 fn session_row(tx: &Transaction<'_>, session_id: &str) -> rusqlite::Result<Option<i64>> {
@@ -398,10 +477,22 @@ fn upsert(tx: &Transaction<'_>, at: DateTime<Utc>, session: &Session) -> rusqlit
             .execute(params![interval, start])?;
     }
     if !ended {
+        // Who started a working stretch (a person, a loop, a schedule): what decides whether
+        // the idle before it was waiting on you.
+        let prompt_source = (session.state == SessionState::Working)
+            .then_some(session.prompt_source.as_deref())
+            .flatten();
         tx.prepare_cached(
-            "INSERT INTO intervals (session, state, from_ms, waiting_for) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO intervals (session, state, from_ms, waiting_for, prompt_source)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
-        .execute(params![id, session.state.as_str(), start, waiting_for])?;
+        .execute(params![
+            id,
+            session.state.as_str(),
+            start,
+            waiting_for,
+            prompt_source
+        ])?;
     }
     Ok(())
 }

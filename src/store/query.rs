@@ -8,12 +8,14 @@
 use std::path::Path;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde::Serialize;
 
+use super::cost::{Cost, SessionUsage};
 use super::waiting::{self, GroupBy, Question, Span, Tally, Timeline};
 use super::{from_ms, parse_end_reason, parse_state, schema, to_ms, StoreError};
 use crate::model::{Agent, Session, SessionState};
+use crate::usage::PriceTable;
 
 /// What `history` asks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,7 +61,7 @@ pub fn open_reader(path: &Path) -> Result<Option<Connection>, StoreError> {
 }
 
 /// A project's name as `list` shows it: the repo, else the folder's last part.
-fn project_of(repo: Option<&str>, cwd: Option<&str>) -> String {
+pub(crate) fn project_of(repo: Option<&str>, cwd: Option<&str>) -> String {
     if let Some(repo) = repo.filter(|r| !r.is_empty()) {
         return repo.to_string();
     }
@@ -126,6 +128,45 @@ fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Session)> {
     Ok((r.get(0)?, session))
 }
 
+/// One session as `history --json` prints it: the `list --json` fields, plus its tokens and
+/// their estimated cost.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct HistoryEntry {
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub session: Session,
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub usage: Cost,
+}
+
+/// Sessions matching `filter` with their usage, most recently active first.
+pub fn history_with_usage(
+    conn: &Connection,
+    filter: &HistoryFilter,
+    prices: &PriceTable,
+) -> Result<Vec<HistoryEntry>, StoreError> {
+    let mut out = Vec::new();
+    for (id, session) in history_rows(conn, filter)? {
+        let usage = super::cost::session_usage(conn, id, prices)?;
+        out.push(HistoryEntry {
+            session,
+            usage: usage.total,
+        });
+    }
+    Ok(out)
+}
+
+/// The stored session with row id `row`.
+pub(crate) fn session_by_row(conn: &Connection, row: i64) -> Result<Option<Session>, StoreError> {
+    let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id = ?1");
+    let found = conn
+        .prepare_cached(&sql)?
+        .query_row(params![row], session_from_row)
+        .optional()?;
+    Ok(found.map(|(_, s)| s))
+}
+
 /// Sessions matching `filter`, most recently active first.
 pub fn history(conn: &Connection, filter: &HistoryFilter) -> Result<Vec<Session>, StoreError> {
     Ok(history_rows(conn, filter)?
@@ -138,10 +179,14 @@ fn history_rows(
     conn: &Connection,
     filter: &HistoryFilter,
 ) -> Result<Vec<(i64, Session)>, StoreError> {
-    let search = filter
-        .search
-        .as_deref()
+    // Three characters or more: the full-text index (trigrams: any part of a word, any case).
+    // Fewer: a scan with LIKE (a trigram index cannot look up one or two characters).
+    let text = filter.search.as_deref();
+    let indexed = text.filter(|t| t.chars().count() >= 3);
+    let search = text
+        .filter(|_| indexed.is_none())
         .map(|text| format!("%{}%", escape_like(text)));
+    let phrase = indexed.map(|t| format!("\"{}\"", t.replace('"', "\"\"")));
     let agent = filter.agent.map(Agent::as_str);
     let project = filter.project.as_deref();
     let project_suffix = project.map(|p| format!("%/{}", escape_like(p)));
@@ -150,6 +195,7 @@ fn history_rows(
          WHERE (?1 IS NULL OR s.cwd LIKE ?1 ESCAPE '\\' OR s.repo LIKE ?1 ESCAPE '\\'
                 OR s.branch LIKE ?1 ESCAPE '\\' OR s.title LIKE ?1 ESCAPE '\\'
                 OR s.model LIKE ?1 ESCAPE '\\')
+           AND (?6 IS NULL OR s.id IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?6))
            AND (?2 IS NULL OR s.agent = ?2)
            AND (?3 IS NULL OR s.repo = ?3
                 OR ((s.repo IS NULL OR s.repo = '') AND (s.cwd = ?3 OR s.cwd LIKE ?4 ESCAPE '\\')))
@@ -160,7 +206,7 @@ fn history_rows(
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt
         .query_map(
-            params![search, agent, project, project_suffix, limit],
+            params![search, agent, project, project_suffix, limit, phrase],
             session_from_row,
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -168,7 +214,7 @@ fn history_rows(
 }
 
 /// One interval as `history --export json` writes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ExportedInterval {
     pub state: SessionState,
     pub from: DateTime<Utc>,
@@ -183,9 +229,14 @@ pub struct ExportedSession {
     pub session: Session,
     pub ended_at: Option<DateTime<Utc>>,
     pub intervals: Vec<ExportedInterval>,
+    /// Tokens and estimated cost, in all (`tokens`, `cost_estimate_usd`) and per turn.
+    pub usage: SessionUsage,
 }
 
-fn intervals_of(conn: &Connection, id: i64) -> Result<Vec<ExportedInterval>, StoreError> {
+pub(crate) fn intervals_of(
+    conn: &Connection,
+    id: i64,
+) -> Result<Vec<ExportedInterval>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT state, from_ms, to_ms, waiting_for FROM intervals WHERE session = ?1 ORDER BY from_ms",
     )?;
@@ -209,6 +260,7 @@ pub fn export(
     conn: &Connection,
     filter: &HistoryFilter,
     format: ExportFormat,
+    prices: &PriceTable,
     out: &mut dyn std::io::Write,
 ) -> Result<(), String> {
     let rows = history_rows(conn, filter).map_err(|e| e.to_string())?;
@@ -220,6 +272,8 @@ pub fn export(
                     (session.state == SessionState::Ended).then_some(session.state_since);
                 all.push(ExportedSession {
                     intervals: intervals_of(conn, id).map_err(|e| e.to_string())?,
+                    usage: super::cost::session_usage(conn, id, prices)
+                        .map_err(|e| e.to_string())?,
                     ended_at,
                     session,
                 });
@@ -243,9 +297,17 @@ pub fn export(
                 "started_at",
                 "ended_at",
                 "end_reason",
+                "input_tokens",
+                "output_tokens",
+                "cache_read_tokens",
+                "cache_write_tokens",
+                "cost_estimate_usd",
             ])
             .map_err(|e| e.to_string())?;
-            for (_, s) in rows {
+            for (id, s) in rows {
+                let usage = super::cost::session_usage(conn, id, prices)
+                    .map_err(|e| e.to_string())?
+                    .total;
                 let ended = s.state == SessionState::Ended;
                 w.write_record([
                     s.session_id.clone(),
@@ -267,6 +329,14 @@ pub fn export(
                     s.end_reason
                         .map(|r| super::end_reason_name(r).to_string())
                         .unwrap_or_default(),
+                    usage.tokens.input.to_string(),
+                    usage.tokens.output.to_string(),
+                    usage.tokens.cache_read.to_string(),
+                    usage.tokens.cache_write.to_string(),
+                    usage
+                        .cost_estimate_usd
+                        .map(|c| c.to_string())
+                        .unwrap_or_default(),
                 ])
                 .map_err(|e| e.to_string())?;
             }
@@ -284,7 +354,7 @@ pub fn timelines(
 ) -> Result<Vec<Timeline>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT s.session_id, s.agent, s.cwd, s.repo, s.ended_at,
-                i.state, i.from_ms, i.to_ms, i.waiting_for, i.session
+                i.state, i.from_ms, i.to_ms, i.waiting_for, i.session, i.prompt_source
          FROM (SELECT session FROM intervals WHERE to_ms > ?1
                UNION SELECT session FROM intervals WHERE to_ms IS NULL) touched
          CROSS JOIN intervals i ON i.session = touched.session
@@ -318,6 +388,7 @@ pub fn timelines(
                 from: from_ms(r.get(6)?),
                 to: r.get::<_, Option<i64>>(7)?.map(from_ms),
                 waiting_for: r.get(8)?,
+                prompt_source: r.get(10)?,
             });
         }
     }
@@ -339,6 +410,7 @@ pub fn stats(
     by: GroupBy,
     now: DateTime<Utc>,
     tz: chrono_tz::Tz,
+    prices: &PriceTable,
 ) -> Result<Tally, StoreError> {
     let today = now.with_timezone(&tz).date_naive();
     let first_day = match period {
@@ -351,16 +423,21 @@ pub fn stats(
         Some(conn) => timelines(conn, from, now)?,
         None => Vec::new(),
     };
-    Ok(waiting::tally(
-        &timelines,
-        Question {
-            from,
-            to: now,
-            now,
-            tz,
-            by,
-        },
-    ))
+    let question = Question {
+        from,
+        to: now,
+        now,
+        tz,
+        by,
+    };
+    let mut tally = waiting::tally(&timelines, question);
+    let rows = match conn {
+        Some(conn) => super::cost::usage_rows(conn, from, now)?,
+        None => Vec::new(),
+    };
+    let (total, groups) = super::cost::tally_usage(&rows, &question, prices);
+    waiting::add_usage(&mut tally, total, groups, &prices.as_of);
+    Ok(tally)
 }
 
 #[cfg(test)]
@@ -448,6 +525,21 @@ mod tests {
         assert_eq!(search("PAYMENTS"), ["b2"], "case-insensitive, over repo");
         assert_eq!(search("opus").len(), 2, "over model");
         assert_eq!(search("100%").len(), 0, "a % is text, not a wildcard");
+        assert_eq!(
+            search("ments-a"),
+            ["b2"],
+            "any part of a word, through the index"
+        );
+        assert_eq!(search("ym"), ["b2"], "two characters: a scan");
+        assert_eq!(search("a\"b").len(), 0, "a quote is text");
+        let plan: String = conn
+            .query_row(
+                "EXPLAIN QUERY PLAN SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH '\"shop\"'",
+                [],
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("VIRTUAL TABLE INDEX"), "{plan}");
         let by_project = history(
             &conn,
             &HistoryFilter {
@@ -476,6 +568,7 @@ mod tests {
                 ..Default::default()
             },
             ExportFormat::Csv,
+            &PriceTable::shipped(),
             &mut csv_out,
         )
         .unwrap();
@@ -493,12 +586,78 @@ mod tests {
                 ..Default::default()
             },
             ExportFormat::Json,
+            &PriceTable::shipped(),
             &mut json_out,
         )
         .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&json_out).unwrap();
         assert_eq!(v[1]["intervals"][0]["state"], "working");
         assert_eq!(v[1]["intervals"][0]["to"], "2026-03-02T09:05:00Z");
+    }
+
+    #[test]
+    fn a_loop_wake_up_from_the_hooks_reaches_the_store_and_is_not_waiting_on_you() {
+        use crate::clock::ManualClock;
+        use crate::model::{EventKind, Observation};
+        use crate::registry::{RegistryConfig, SessionsRegistry};
+        let clock = std::sync::Arc::new(ManualClock::new(t("2026-03-02T12:00:00Z")));
+        let registry = SessionsRegistry::with_config(RegistryConfig::default(), clock);
+        let mut stream = registry.subscribe_stamped();
+        let prompt = |at: &str, source: Option<&str>| {
+            let mut obs = Observation::new("w", Agent::Claude, EventKind::UserPromptSubmit, t(at));
+            obs.prompt_source = source.map(String::from);
+            obs
+        };
+        for obs in [
+            prompt("2026-03-02T09:00:00Z", Some("user")),
+            Observation::new(
+                "w",
+                Agent::Claude,
+                EventKind::Stop,
+                t("2026-03-02T09:10:00Z"),
+            ),
+            prompt("2026-03-02T09:40:00Z", Some("loop_wakeup")),
+            Observation::new(
+                "w",
+                Agent::Claude,
+                EventKind::Stop,
+                t("2026-03-02T09:41:00Z"),
+            ),
+            // An older Claude sends no source: a person.
+            prompt("2026-03-02T09:51:00Z", None),
+            Observation::new(
+                "w",
+                Agent::Claude,
+                EventKind::Stop,
+                t("2026-03-02T09:52:00Z"),
+            ),
+        ] {
+            registry.observe(obs).unwrap();
+        }
+        let mut records = Vec::new();
+        while let Ok(stamped) = stream.try_recv() {
+            records.push(Record::Change {
+                at: stamped.at,
+                change: stamped.change,
+            });
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        HistoryStore::open(&path).unwrap().apply(&records).unwrap();
+        let conn = open_reader(&path).unwrap().unwrap();
+        let tally = stats(
+            Some(&conn),
+            Period::Today,
+            GroupBy::Agent,
+            t("2026-03-02T10:00:00Z"),
+            chrono_tz::Tz::UTC,
+            &PriceTable::shipped(),
+        )
+        .unwrap();
+        // Idle 09:10–09:40 ended by the loop: not you. 09:41–09:51 (a person typed) and
+        // 09:52–10:00 (open) are.
+        assert_eq!(tally.totals.idle_after_turn_secs, (10 + 8) * 60);
+        assert_eq!(tally.totals.working_secs, (10 + 1 + 1) * 60);
     }
 
     #[test]

@@ -46,6 +46,48 @@ pub const MIGRATIONS_SQL: &[&str] = &[
     CREATE INDEX intervals_by_to ON intervals(to_ms);
     CREATE INDEX intervals_open ON intervals(session) WHERE to_ms IS NULL;
     CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
+    // 2: token usage (one row per thing counted: a message, a response, a step of a thread's
+    // total), and who started each working stretch (a person, or a loop or schedule).
+    "CREATE TABLE usage (
+        id INTEGER PRIMARY KEY,
+        session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        turn_id TEXT,
+        model TEXT,
+        at_ms INTEGER NOT NULL,
+        input INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        cache_read INTEGER NOT NULL,
+        cache_write INTEGER NOT NULL,
+        UNIQUE (session, key)
+    );
+    CREATE INDEX usage_by_at ON usage(at_ms);
+    ALTER TABLE intervals ADD COLUMN prompt_source TEXT;",
+    // 3: a full-text index over what `history --search` looks in, with the trigram tokenizer so
+    // a search still finds any part of a word ("pay" in "payments-api"), any case, as LIKE did.
+    // Kept in step by triggers; an update that changes none of the columns touches nothing.
+    "CREATE VIRTUAL TABLE sessions_fts USING fts5(
+        cwd, repo, branch, title, model,
+        content = 'sessions', content_rowid = 'id', tokenize = 'trigram'
+    );
+    INSERT INTO sessions_fts(sessions_fts) VALUES ('rebuild');
+    CREATE TRIGGER sessions_fts_insert AFTER INSERT ON sessions BEGIN
+        INSERT INTO sessions_fts (rowid, cwd, repo, branch, title, model)
+        VALUES (new.id, new.cwd, new.repo, new.branch, new.title, new.model);
+    END;
+    CREATE TRIGGER sessions_fts_delete AFTER DELETE ON sessions BEGIN
+        INSERT INTO sessions_fts (sessions_fts, rowid, cwd, repo, branch, title, model)
+        VALUES ('delete', old.id, old.cwd, old.repo, old.branch, old.title, old.model);
+    END;
+    CREATE TRIGGER sessions_fts_update AFTER UPDATE OF cwd, repo, branch, title, model ON sessions
+    WHEN old.cwd IS NOT new.cwd OR old.repo IS NOT new.repo OR old.branch IS NOT new.branch
+        OR old.title IS NOT new.title OR old.model IS NOT new.model
+    BEGIN
+        INSERT INTO sessions_fts (sessions_fts, rowid, cwd, repo, branch, title, model)
+        VALUES ('delete', old.id, old.cwd, old.repo, old.branch, old.title, old.model);
+        INSERT INTO sessions_fts (rowid, cwd, repo, branch, title, model)
+        VALUES (new.id, new.cwd, new.repo, new.branch, new.title, new.model);
+    END;",
 ];
 
 /// The migrations, ready to run.
@@ -80,6 +122,14 @@ mod tests {
             )
             .unwrap();
         }
+        if version >= 2 {
+            conn.execute_batch(
+                "INSERT INTO usage (session, key, model, at_ms, input, output, cache_read, cache_write)
+                 VALUES (1, 'msg_1', 'claude-sonnet-4', 2000, 5, 6, 7, 8);
+                 UPDATE intervals SET prompt_source = 'loop_wakeup' WHERE id = 1;",
+            )
+            .unwrap();
+        }
     }
 
     #[test]
@@ -103,6 +153,25 @@ mod tests {
                 .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
                 .unwrap();
             assert_eq!(sessions, i64::from(version >= 1), "from version {version}");
+            // The newest schema's tables and columns answer, whatever the file began as.
+            let usage: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM usage u JOIN intervals i ON i.session = u.session
+                     WHERE i.prompt_source IS NULL",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(usage, 0, "from version {version}");
+            // Rows written before the index existed are found through it.
+            let found: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sessions_fts WHERE sessions_fts MATCH '\"w/app\"'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(found, i64::from(version >= 1), "from version {version}");
             let check: String = conn
                 .query_row("PRAGMA integrity_check", [], |r| r.get(0))
                 .unwrap();

@@ -22,6 +22,7 @@ use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 
+use super::cost::Cost;
 use crate::model::{Agent, SessionState};
 
 /// One state interval of a session; `to` is `None` while it is still open.
@@ -31,6 +32,20 @@ pub struct Span {
     pub from: DateTime<Utc>,
     pub to: Option<DateTime<Utc>>,
     pub waiting_for: Option<String>,
+    /// For a `working` span: who submitted the prompt that started it (see
+    /// [`woken_without_a_person`]).
+    pub prompt_source: Option<String>,
+}
+
+/// Whether a prompt `source` (Claude's `UserPromptSubmit.source`) is a wake-up no person typed:
+/// a `/loop` tick, a scheduled task, a poll, or a prompt the agent's own system injected. `user`,
+/// `sdk` (a program a person drives, such as an editor) and an unknown or absent source count as
+/// a person.
+pub fn woken_without_a_person(source: Option<&str>) -> bool {
+    matches!(
+        source,
+        Some("loop_wakeup" | "schedule_wakeup" | "poll_event" | "system")
+    )
 }
 
 /// A session and its intervals, in any order.
@@ -44,7 +59,7 @@ pub struct Timeline {
     pub spans: Vec<Span>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum GroupBy {
     Agent,
@@ -53,7 +68,7 @@ pub enum GroupBy {
 }
 
 /// Which kind of wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum WaitKind {
     Permission,
@@ -62,7 +77,7 @@ pub enum WaitKind {
 }
 
 /// The figures of one group (or of everything), in whole seconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct Figures {
     /// The sum of the three below.
     pub waiting_on_you_secs: i64,
@@ -93,15 +108,20 @@ impl Millis {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct Group {
     pub key: String,
     #[serde(flatten)]
+    #[ts(flatten)]
     pub figures: Figures,
+    /// Tokens recorded in the window for this group, and their estimated cost.
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub usage: Cost,
 }
 
 /// One wait, cut to the window.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct Wait {
     pub session_id: String,
     pub agent: Agent,
@@ -114,13 +134,17 @@ pub struct Wait {
 }
 
 /// What `stats` prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct Tally {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
     pub time_zone: String,
     pub by: GroupBy,
     pub totals: Figures,
+    /// Tokens recorded in the window and their estimated cost (`tokens`, `cost_estimate_usd`).
+    pub usage: Cost,
+    /// The date of the price table the cost estimates use.
+    pub prices_as_of: String,
     pub groups: Vec<Group>,
     pub longest_waits: Vec<Wait>,
 }
@@ -140,7 +164,7 @@ pub struct Question {
 
 /// What a span counts as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Counts {
+pub enum Counts {
     Working,
     Wait(WaitKind),
     Nothing,
@@ -159,15 +183,20 @@ fn effective(timeline: &Timeline, now: DateTime<Utc>) -> Vec<Counted> {
     let mut prev_end: Option<DateTime<Utc>> = None;
     for (i, span) in spans.iter().enumerate() {
         let mut end = span.to.unwrap_or(now).min(limit);
-        if let Some(next) = spans.get(i + 1) {
+        let next = spans.get(i + 1);
+        if let Some(next) = next {
             end = end.min(next.from);
         }
+        // Idle that a loop or a schedule ended was nobody waiting on a person.
+        let woken = next.is_some_and(|n| {
+            n.state == SessionState::Working && woken_without_a_person(n.prompt_source.as_deref())
+        });
         let start = prev_end.map_or(span.from, |p| span.from.max(p));
         let counts = match span.state {
             SessionState::Working => Counts::Working,
             SessionState::WaitingForPermission => Counts::Wait(WaitKind::Permission),
             SessionState::WaitingForInput => Counts::Wait(WaitKind::Input),
-            SessionState::Idle if after_turn => Counts::Wait(WaitKind::IdleAfterTurn),
+            SessionState::Idle if after_turn && !woken => Counts::Wait(WaitKind::IdleAfterTurn),
             SessionState::Idle | SessionState::Starting | SessionState::Ended => Counts::Nothing,
         };
         after_turn = match span.state {
@@ -183,6 +212,23 @@ fn effective(timeline: &Timeline, now: DateTime<Utc>) -> Vec<Counted> {
         }
     }
     out
+}
+
+/// One span of a session as it counts (see [`counted`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountedSpan {
+    pub counts: Counts,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+}
+
+/// A session's spans as they count: sorted, overlaps cut, clipped to its end and `now`, each
+/// classed as working, a wait on you, or neither (the rules in the module text).
+pub fn counted(timeline: &Timeline, now: DateTime<Utc>) -> Vec<CountedSpan> {
+    effective(timeline, now)
+        .into_iter()
+        .map(|(counts, from, to, _)| CountedSpan { counts, from, to })
+        .collect()
 }
 
 /// The first local midnight strictly after `t`, in UTC.
@@ -299,15 +345,41 @@ pub fn tally(timelines: &[Timeline], question: Question) -> Tally {
         time_zone: question.tz.name().to_string(),
         by: question.by,
         totals: totals.figures(),
+        usage: Cost::default(),
+        prices_as_of: String::new(),
         groups: groups
             .into_iter()
             .map(|(key, m)| Group {
                 key,
                 figures: m.figures(),
+                usage: Cost::default(),
             })
             .collect(),
         longest_waits: waits,
     }
+}
+
+/// Adds the window's usage (from [`super::cost::tally_usage`]) to a tally: a group with tokens
+/// but no time still shows.
+pub fn add_usage(
+    tally: &mut Tally,
+    total: Cost,
+    groups: BTreeMap<String, Cost>,
+    prices_as_of: &str,
+) {
+    tally.usage = total;
+    tally.prices_as_of = prices_as_of.to_string();
+    for (key, usage) in groups {
+        match tally.groups.iter_mut().find(|g| g.key == key) {
+            Some(group) => group.usage = usage,
+            None => tally.groups.push(Group {
+                key,
+                figures: Figures::default(),
+                usage,
+            }),
+        }
+    }
+    tally.groups.sort_by(|a, b| a.key.cmp(&b.key));
 }
 
 /// The user's time zone: `TZ` when it names one (`Europe/Paris`, `:Europe/Paris`), else the
@@ -337,6 +409,14 @@ mod tests {
             from: t(from),
             to: to.map(t),
             waiting_for: None,
+            prompt_source: None,
+        }
+    }
+
+    fn woken(source: &str, from: &str, to: Option<&str>) -> Span {
+        Span {
+            prompt_source: Some(source.into()),
+            ..span(Working, from, to)
         }
     }
 
@@ -442,6 +522,83 @@ mod tests {
             (WaitKind::IdleAfterTurn, 20 * 60)
         );
         assert_eq!(tally.longest_waits.len(), 4);
+    }
+
+    #[test]
+    fn the_worked_example_with_a_loop_wake_up_at_0950_waits_18_minutes() {
+        let mut s1 = worked_example();
+        s1.ended_at = Some(t("2026-03-02T10:10:00Z"));
+        s1.spans[6].prompt_source = Some("loop_wakeup".into());
+        assert_eq!(s1.spans[6].from, t("2026-03-02T09:50:00Z"));
+        let q = question(
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T12:00:00Z",
+            Tz::UTC,
+            GroupBy::Agent,
+        );
+        let tally = tally(&[s1], q);
+        assert_eq!(tally.totals.waiting_on_you_secs, 18 * 60);
+        assert_eq!(tally.totals.working_secs, 27 * 60);
+    }
+
+    #[test]
+    fn idle_before_a_loop_or_scheduled_wake_up_is_not_waiting_on_you() {
+        // A /loop session: a person's turn, idle 20 min, a loop tick's turn, idle 30 min, a
+        // scheduled turn, idle 15 min, then the person types again (5 min), and is waited on
+        // again after that (10 min, open).
+        let s = timeline(
+            "loop",
+            Agent::Claude,
+            "shop",
+            vec![
+                woken("user", "2026-03-02T09:00:00Z", Some("2026-03-02T09:10:00Z")),
+                span(Idle, "2026-03-02T09:10:00Z", Some("2026-03-02T09:30:00Z")),
+                woken(
+                    "loop_wakeup",
+                    "2026-03-02T09:30:00Z",
+                    Some("2026-03-02T09:32:00Z"),
+                ),
+                span(Idle, "2026-03-02T09:32:00Z", Some("2026-03-02T10:02:00Z")),
+                woken(
+                    "schedule_wakeup",
+                    "2026-03-02T10:02:00Z",
+                    Some("2026-03-02T10:03:00Z"),
+                ),
+                span(Idle, "2026-03-02T10:03:00Z", Some("2026-03-02T10:18:00Z")),
+                woken("user", "2026-03-02T10:18:00Z", Some("2026-03-02T10:23:00Z")),
+                span(Idle, "2026-03-02T10:23:00Z", None),
+            ],
+        );
+        let q = question(
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T10:33:00Z",
+            Tz::UTC,
+            GroupBy::Agent,
+        );
+        let tally = tally(&[s], q);
+        // Only the 15 min before the person's prompt and the open 10 min after the last turn.
+        assert_eq!(tally.totals.idle_after_turn_secs, (15 + 10) * 60);
+        assert_eq!(tally.totals.waiting_on_you_secs, (15 + 10) * 60);
+        assert_eq!(tally.totals.working_secs, (10 + 2 + 1 + 5) * 60);
+        let waits: Vec<_> = tally
+            .longest_waits
+            .iter()
+            .map(|w| (w.from, w.secs))
+            .collect();
+        assert_eq!(
+            waits,
+            [
+                (t("2026-03-02T10:03:00Z"), 15 * 60),
+                (t("2026-03-02T10:23:00Z"), 10 * 60)
+            ]
+        );
+        // `user`, `sdk` and no source at all are a person.
+        for person in [None, Some("user"), Some("sdk")] {
+            assert!(!woken_without_a_person(person), "{person:?}");
+        }
+        for machine in ["loop_wakeup", "schedule_wakeup", "poll_event", "system"] {
+            assert!(woken_without_a_person(Some(machine)), "{machine}");
+        }
     }
 
     #[test]
@@ -647,6 +804,7 @@ mod tests {
                 from: spring - chrono::TimeDelta::hours(1),
                 to: Some(after + chrono::TimeDelta::hours(1)),
                 waiting_for: None,
+                prompt_source: None,
             }],
         );
         let q = Question {

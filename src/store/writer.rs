@@ -18,8 +18,13 @@
 //!
 //! **When the store cannot be used** (a read-only folder, a full disk, a damaged file) it is
 //! reported once, at error level, and the engine runs on without history: the forwarder keeps
-//! draining the stream so nothing backs up, and the thread retries on the next batch, logging
-//! again only after a success ("history_resumed").
+//! draining the stream so nothing backs up, and the thread retries on the next batch. A full disk
+//! flaps (a small batch fits in a page freed a moment ago, the next one does not), so it counts as
+//! back only after [`RESUME_AFTER`] without a failure ("history_resumed"); only a failure after
+//! that is reported again ([`StoreHealth`]).
+//!
+//! **Retention can change while it runs** (the desktop app's setting): [`HistoryRetention`] is a
+//! `watch` sender, so only the newest value matters and nothing queues; a change prunes at once.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -39,6 +44,8 @@ const QUEUE: usize = 256;
 const MAX_BATCH: usize = 512;
 /// How often the forwarder marks the engine alive (what a crash's open intervals close at).
 const ALIVE_EVERY: Duration = Duration::from_secs(1);
+/// How long the store must write without a failure before it counts as back.
+const RESUME_AFTER: Duration = Duration::from_secs(60);
 /// How often old history is pruned while running (also once at start).
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
@@ -52,6 +59,35 @@ pub struct WriterConfig {
 enum Command {
     Records(Vec<Record>),
     Prune(DateTime<Utc>),
+    /// Keep this many days from now on, and prune to it at once.
+    Retention(u32, DateTime<Utc>),
+}
+
+/// Changes how many days of history the running writer keeps (1 to
+/// [`MAX_RETENTION_DAYS`](super::MAX_RETENTION_DAYS)); cheap to clone.
+#[derive(Debug, Clone)]
+pub struct HistoryRetention {
+    days: Arc<tokio::sync::watch::Sender<u32>>,
+    started_with: u32,
+}
+
+impl HistoryRetention {
+    /// Keep `days` from now on (clamped to the accepted range); `None`: what the engine started
+    /// with (`AGENT_TRAY_HISTORY_DAYS`, else 90).
+    pub fn set(&self, days: Option<u32>) {
+        let days = days
+            .unwrap_or(self.started_with)
+            .clamp(1, super::MAX_RETENTION_DAYS);
+        self.days.send_if_modified(|current| {
+            let changed = *current != days;
+            *current = days;
+            changed
+        });
+    }
+
+    pub fn days(&self) -> u32 {
+        *self.days.borrow()
+    }
 }
 
 /// Starts the writer. The returned task ends when `token` is cancelled, after the thread has
@@ -61,28 +97,55 @@ pub fn spawn(
     config: WriterConfig,
     token: CancellationToken,
 ) -> JoinHandle<()> {
+    spawn_with_retention(registry, config, token).0
+}
+
+/// As [`spawn`], with a handle that changes the retention while the writer runs.
+pub fn spawn_with_retention(
+    registry: Arc<SessionsRegistry>,
+    config: WriterConfig,
+    token: CancellationToken,
+) -> (JoinHandle<()>, HistoryRetention) {
+    let (days, retention_changes) = tokio::sync::watch::channel(config.retention_days);
+    let retention = HistoryRetention {
+        days: Arc::new(days),
+        started_with: config.retention_days,
+    };
     // Subscribe, then take the snapshot at once: no change is missed between the two, and a
     // change in both only repeats a state the snapshot already has (a no-op for the store).
     let changes = registry.subscribe_stamped();
+    let usage = registry.subscribe_usage();
     let snapshot = Record::Resync {
         at: registry.clock().wall(),
         sessions: registry.list(),
     };
     let (tx, rx) = mpsc::channel::<Command>(QUEUE);
     let thread = tokio::task::spawn_blocking(move || run_thread(config, rx));
-    tokio::spawn(async move {
-        forward(registry, snapshot, changes, tx, token).await;
+    let task = tokio::spawn(async move {
+        forward(
+            registry,
+            snapshot,
+            changes,
+            usage,
+            retention_changes,
+            tx,
+            token,
+        )
+        .await;
         // The sender is gone: the thread drains what is queued, writes, and ends.
         if let Err(e) = thread.await {
             tracing::error!(error = %e, "history writer thread failed");
         }
-    })
+    });
+    (task, retention)
 }
 
 async fn forward(
     registry: Arc<SessionsRegistry>,
     snapshot: Record,
     mut changes: broadcast::Receiver<crate::registry::StampedChange>,
+    mut usage: broadcast::Receiver<crate::usage::UsageReport>,
+    mut retention: tokio::sync::watch::Receiver<u32>,
     tx: mpsc::Sender<Command>,
     token: CancellationToken,
 ) {
@@ -117,8 +180,28 @@ async fn forward(
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
+            received = usage.recv() => match received {
+                Ok(report) => {
+                    let mut batch = vec![Record::Usage(report)];
+                    while batch.len() < MAX_BATCH {
+                        let Ok(more) = usage.try_recv() else { break };
+                        batch.push(Record::Usage(more));
+                    }
+                    Command::Records(batch)
+                }
+                // Lost reports are lost cost (a later thread total repairs a Codex session).
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "history writer fell behind; token usage reports lost");
+                    continue;
+                }
+                // The registry lives as long as `changes` does: its close ends the loop.
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
             _ = alive.tick() => Command::Records(vec![Record::Alive { at: clock.wall() }]),
             _ = prune.tick() => Command::Prune(clock.wall()),
+            Ok(()) = retention.changed() => {
+                Command::Retention(*retention.borrow_and_update(), clock.wall())
+            }
         };
         // Wait for room, unless the engine stops meanwhile: then what is in hand goes into the
         // last batch below rather than being lost.
@@ -147,43 +230,89 @@ async fn forward(
             change: stamped.change,
         });
     }
+    while let Ok(report) = usage.try_recv() {
+        last.push(Record::Usage(report));
+    }
     last.push(Record::Stopping { at: clock.wall() });
     let _ = tx.send(Command::Records(last)).await;
 }
 
-fn run_thread(config: WriterConfig, mut rx: mpsc::Receiver<Command>) {
+/// What the writer says about the store's health, decided from each write's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HealthReport {
+    /// The store cannot be written: say so (once).
+    Unavailable,
+    /// It has written without a failure for [`RESUME_AFTER`].
+    Resumed,
+}
+
+/// Whether the store is failing, and since when it last failed. Pure: the time is given.
+#[derive(Debug, Default)]
+pub struct StoreHealth {
+    last_failure: Option<std::time::Instant>,
+}
+
+impl StoreHealth {
+    /// The outcome of one write at `now`; `Some` when it is worth a log line.
+    pub fn on_write(&mut self, ok: bool, now: std::time::Instant) -> Option<HealthReport> {
+        match (ok, self.last_failure) {
+            (false, None) => {
+                self.last_failure = Some(now);
+                Some(HealthReport::Unavailable)
+            }
+            (false, Some(_)) => {
+                self.last_failure = Some(now);
+                None
+            }
+            (true, Some(at)) if now.duration_since(at) >= RESUME_AFTER => {
+                self.last_failure = None;
+                Some(HealthReport::Resumed)
+            }
+            (true, _) => None,
+        }
+    }
+}
+
+fn run_thread(mut config: WriterConfig, mut rx: mpsc::Receiver<Command>) {
     let mut store: Option<HistoryStore> = None;
-    let mut failing = false;
+    let mut health = StoreHealth::default();
     while let Some(first) = rx.blocking_recv() {
         let mut records = Vec::new();
         let mut prune_at = None;
+        let mut retention_days = config.retention_days;
         let mut take = |command: Command| match command {
             Command::Records(r) => records.extend(r),
             Command::Prune(now) => prune_at = Some(now),
+            Command::Retention(days, now) => {
+                tracing::info!(days, "history_retention");
+                retention_days = days;
+                prune_at = Some(now);
+            }
         };
         take(first);
         while let Ok(more) = rx.try_recv() {
             take(more);
         }
+        config.retention_days = retention_days;
         let result = write(&config, &mut store, &records, prune_at);
-        match result {
-            Ok(()) if failing => {
-                failing = false;
+        if result.is_err() {
+            // A broken connection is reopened on the next batch.
+            store = None;
+        }
+        match (
+            health.on_write(result.is_ok(), std::time::Instant::now()),
+            result,
+        ) {
+            (Some(HealthReport::Unavailable), Err(message)) => tracing::error!(
+                path = %config.path.display(),
+                error = %message,
+                "history_unavailable: the engine runs on without history"
+            ),
+            (Some(HealthReport::Resumed), _) => {
                 tracing::info!(path = %config.path.display(), "history_resumed");
             }
-            Ok(()) => {}
-            Err(message) => {
-                // A broken connection is reopened on the next batch.
-                store = None;
-                if !failing {
-                    failing = true;
-                    tracing::error!(
-                        path = %config.path.display(),
-                        error = %message,
-                        "history_unavailable: the engine runs on without history"
-                    );
-                }
-            }
+            (_, Err(message)) => tracing::debug!(error = %message, "history write failed again"),
+            _ => {}
         }
     }
 }
@@ -230,6 +359,97 @@ mod tests {
 
     fn t(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn usage_reported_to_the_registry_reaches_the_store_only_for_a_known_session() {
+        use crate::usage::{TokenUsage, UsageKind, UsageReport};
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        let clock = Arc::new(ManualClock::new(t("2026-03-02T12:00:00Z")));
+        let registry = Arc::new(SessionsRegistry::with_config(
+            RegistryConfig::default(),
+            clock.clone(),
+        ));
+        let token = CancellationToken::new();
+        let task = spawn(
+            registry.clone(),
+            WriterConfig {
+                path: path.clone(),
+                retention_days: 36_500,
+            },
+            token.clone(),
+        );
+        let report = |session: &str| UsageReport {
+            session_id: session.into(),
+            agent: Agent::Codex,
+            at: t("2026-03-02T09:00:30Z"),
+            turn_id: Some("turn-1".into()),
+            model: Some("gpt-5".into()),
+            kind: UsageKind::ThreadTotal,
+            usage: TokenUsage {
+                input: 100,
+                output: 10,
+                ..Default::default()
+            },
+        };
+        assert!(
+            !registry.report_usage(report("ghost")),
+            "an unknown session"
+        );
+        registry
+            .observe(Observation::new(
+                "known",
+                Agent::Codex,
+                EventKind::UserPromptSubmit,
+                t("2026-03-02T09:00:00Z"),
+            ))
+            .unwrap();
+        assert!(registry.report_usage(report("known")));
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let rows: Vec<(String, i64)> = conn
+            .prepare(
+                "SELECT s.session_id, u.output FROM usage u JOIN sessions s ON s.id = u.session",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, [("known".to_string(), 10)]);
+    }
+
+    #[test]
+    fn a_flapping_store_is_reported_once_and_back_only_after_a_quiet_minute() {
+        let t0 = std::time::Instant::now();
+        let at = |secs: u64| t0 + Duration::from_secs(secs);
+        let mut health = StoreHealth::default();
+        assert_eq!(
+            health.on_write(true, at(0)),
+            None,
+            "healthy: nothing to say"
+        );
+        assert_eq!(
+            health.on_write(false, at(1)),
+            Some(HealthReport::Unavailable)
+        );
+        // A full disk: some small batches fit, most do not. Nothing more is said.
+        for s in 2..50 {
+            assert_eq!(health.on_write(s % 3 == 0, at(s)), None, "at {s} s");
+        }
+        // A minute after the last failure (at 49 s), a success counts as back...
+        assert_eq!(health.on_write(true, at(108)), None);
+        assert_eq!(health.on_write(true, at(109)), Some(HealthReport::Resumed));
+        // ...and a failure after that is news again.
+        assert_eq!(
+            health.on_write(false, at(200)),
+            Some(HealthReport::Unavailable)
+        );
     }
 
     // One thread: the forwarder runs only once the test awaits it, after the stop, so what it
@@ -304,5 +524,89 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_retention_changed_while_running_prunes_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        let now = Utc::now();
+        let sixty_days_ago = now - chrono::TimeDelta::days(60);
+        {
+            let mut store = HistoryStore::open(&path).unwrap();
+            let mut old = crate::model::Session::new(
+                "old",
+                Agent::Claude,
+                crate::model::SessionState::Working,
+                sixty_days_ago,
+            );
+            let change = |at: DateTime<Utc>, session: crate::model::Session| Record::Change {
+                at,
+                change: crate::registry::SessionChange::Added { session },
+            };
+            store.apply(&[change(sixty_days_ago, old.clone())]).unwrap();
+            old.state = crate::model::SessionState::Ended;
+            old.end_reason = Some(crate::model::EndReason::SessionEnd);
+            store
+                .apply(&[change(sixty_days_ago + chrono::TimeDelta::hours(1), old)])
+                .unwrap();
+        }
+        // The writer prunes at open by the system's time: the scripted session is 60 days old now.
+        let clock = Arc::new(ManualClock::new(now));
+        let registry = Arc::new(SessionsRegistry::with_config(
+            RegistryConfig::default(),
+            clock.clone(),
+        ));
+        let token = CancellationToken::new();
+        let (task, retention) = spawn_with_retention(
+            registry,
+            WriterConfig {
+                path: path.clone(),
+                retention_days: 90,
+            },
+            token.clone(),
+        );
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let count = || -> i64 {
+            conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+                .unwrap_or(-1)
+        };
+        let alive = || -> bool {
+            conn.query_row(
+                "SELECT count(*) FROM meta WHERE key = 'alive_at'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap_or(0)
+                > 0
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !alive() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(alive(), "the writer started");
+        assert_eq!(count(), 1, "60 days old, kept 90 days");
+        assert_eq!(retention.days(), 90);
+        retention.set(Some(30));
+        assert_eq!(retention.days(), 30);
+        while count() != 0 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            count(),
+            0,
+            "pruned as soon as the retention went to 30 days"
+        );
+        retention.set(None);
+        assert_eq!(
+            retention.days(),
+            90,
+            "None goes back to what the engine started with"
+        );
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
     }
 }

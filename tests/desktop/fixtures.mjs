@@ -74,6 +74,7 @@ export const defaultSettings = {
   launch_at_login: false,
   repair_hooks_automatically: false,
   session_ttl_secs: null,
+  history_days: null,
 };
 
 export function sampleSessions() {
