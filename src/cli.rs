@@ -72,6 +72,12 @@ enum Command {
     Uninstall(crate::install::InstallArgs),
     /// What is installed, hooked, trusted and running, and what to do about what is not.
     Doctor,
+    /// Per agent: hooks installed / trusted / drifted, and the last event received.
+    Status {
+        /// One JSON object (a stable, documented format).
+        #[arg(long)]
+        json: bool,
+    },
     /// Agents on other machines, over SSH: `remote add NAME DESTINATION`, `list`, `remove NAME`.
     #[command(subcommand)]
     Remote(crate::remote::cli::RemoteCommand),
@@ -153,6 +159,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             crate::install::Action::Uninstall,
         )),
         Command::Doctor => Ok(crate::doctor::run()),
+        Command::Status { json } => crate::status::run(json),
         Command::Remote(command) => crate::remote::cli::run(command),
     }
 }

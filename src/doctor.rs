@@ -20,6 +20,8 @@ use crate::paths::{self, TrayPaths};
 
 mod probe;
 
+pub use probe::agent_version;
+
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finding {

@@ -133,6 +133,8 @@ pub struct Engine {
     /// Every background task, by the name shutdown logs if it does not stop.
     tasks: Vec<(&'static str, JoinHandle<()>)>,
     config: EngineConfig,
+    /// Every agent's hooks, kept current by the drift watcher ([`crate::hook_drift`]).
+    hook_health: tokio::sync::watch::Receiver<Vec<crate::hook_drift::HookHealth>>,
     /// Changes the history's retention while running (None: no history kept).
     history_retention: Option<crate::store::writer::HistoryRetention>,
 }
@@ -192,6 +194,16 @@ impl Engine {
             ),
         ]);
         tasks.extend(Self::spawn_feeds(&config, &registry, &token));
+        let (health_tx, hook_health) = tokio::sync::watch::channel(Vec::new());
+        tasks.push((
+            "hook_drift",
+            crate::hook_drift::spawn_watch(
+                config.paths.data_dir.clone(),
+                crate::hook_drift::Unrecorded::from_env(),
+                health_tx,
+                token.child_token(),
+            ),
+        ));
         tasks.push((
             "remote_links",
             crate::remote::link::spawn(
@@ -212,6 +224,7 @@ impl Engine {
             token,
             tasks,
             config,
+            hook_health,
             history_retention,
         })
     }
@@ -243,6 +256,17 @@ impl Engine {
             ];
             let feeds = crate::feeds::spawn_all(registry.clone(), feeds, token.child_token());
             tasks.extend(names.into_iter().zip(feeds));
+            // Claude Code's own list of live sessions, asked once (see the module comment).
+            if let Some(claude) = crate::doctor::find_on_path("claude") {
+                tasks.push((
+                    "claude_agents_probe",
+                    crate::feeds::claude_agents::spawn_probe(
+                        registry.clone(),
+                        claude,
+                        token.child_token(),
+                    ),
+                ));
+            }
         }
         tasks
     }
@@ -253,6 +277,11 @@ impl Engine {
 
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// Every agent's hooks, updated when a recorded hook file changes (hosts alert on drift).
+    pub fn hook_health(&self) -> tokio::sync::watch::Receiver<Vec<crate::hook_drift::HookHealth>> {
+        self.hook_health.clone()
     }
 
     /// The handle that changes how long history is kept (the desktop app's setting).

@@ -109,6 +109,9 @@ pub struct AppSettings {
     /// End a session silent this long with no live process (seconds); None keeps the engine's
     /// default (300 s, or `AGENT_TRAY_SESSION_TTL`).
     pub session_ttl_secs: Option<u32>,
+    /// Put back the hooks `install` wrote as soon as they are found removed or changed (off:
+    /// the alert offers a "Repair" button instead).
+    pub repair_hooks_automatically: bool,
     /// Keep history this many days (1 to 36500); None keeps the engine's default (90 days, or
     /// `AGENT_TRAY_HISTORY_DAYS`).
     pub history_days: Option<u32>,
@@ -122,6 +125,7 @@ impl Default for AppSettings {
             agents: Agent::ALL.to_vec(),
             launch_at_login: false,
             session_ttl_secs: None,
+            repair_hooks_automatically: false,
             history_days: None,
         }
     }

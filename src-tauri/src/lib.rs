@@ -19,6 +19,7 @@ pub mod autostart;
 pub mod commands;
 pub mod events;
 pub mod history;
+pub mod hook_drift;
 pub mod ipc;
 pub mod launch;
 pub mod notifier;
@@ -212,6 +213,7 @@ pub fn run() {
     let app = with_commands(builder)
         .setup(move |app| {
             let (registry, engine, status) = start_engine(&setup_paths);
+            let hook_health = engine.as_ref().map(Engine::hook_health);
             let engine_down = matches!(status, EngineStatus::NotRunning { .. });
             manage_state(
                 app,
@@ -234,6 +236,14 @@ pub fn run() {
             }
             // Starts the tray's render task too, which renders at once.
             start_background(&handle, &setup_token);
+            if let Some(health) = hook_health {
+                hook_drift::spawn(
+                    &handle,
+                    health,
+                    setup_paths.data_dir.clone(),
+                    setup_token.child_token(),
+                );
+            }
             let has_sessions = {
                 let registry = handle.state::<Arc<SessionsSource>>().registry().clone();
                 !registry.list().is_empty() || !registry.history(1).is_empty()

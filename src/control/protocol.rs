@@ -63,6 +63,15 @@ pub enum Request {
     },
     /// What the engine knows about hook delivery ([`crate::delivery::DeliveryReport`]).
     Delivery,
+    /// Another agent (`caller`: "copilot", "cursor") ran our hook: counted, never a session.
+    ForeignCall {
+        caller: String,
+        #[serde(default)]
+        event: String,
+        /// The `--agent` of the hook it ran.
+        #[serde(default)]
+        agent: Option<Agent>,
+    },
     /// How each remote's link is doing ([`crate::remote::RemoteLinkStatus`]s).
     Remotes,
     /// Reread `remotes.json` and try every waiting remote now.
@@ -365,6 +374,16 @@ enum Op {
     Delivery,
     Remotes,
     ReloadRemotes,
+    ForeignCall,
+}
+
+#[derive(Deserialize)]
+struct ForeignCallBody {
+    caller: String,
+    #[serde(default)]
+    event: String,
+    #[serde(default)]
+    agent: Option<Agent>,
 }
 
 #[derive(Deserialize)]
@@ -438,7 +457,7 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             let shown: String = name.chars().take(40).collect();
             return Err(Reply::error(
                 ErrorCode::BadRequest,
-                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event, delivery, remotes or reload_remotes)"),
+                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event, delivery, foreign_call, remotes or reload_remotes)"),
             ));
         }
         Some(OpName::Other(_)) | None => {
@@ -504,6 +523,19 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
                 )
             })?;
             Ok(Request::UnknownEvent {
+                event: body.event,
+                agent: body.agent,
+            })
+        }
+        Op::ForeignCall => {
+            let body: ForeignCallBody = serde_json::from_slice(line).map_err(|e| {
+                Reply::error(
+                    ErrorCode::BadRequest,
+                    format!("bad \"foreign_call\" request: {e}"),
+                )
+            })?;
+            Ok(Request::ForeignCall {
+                caller: body.caller,
                 event: body.event,
                 agent: body.agent,
             })

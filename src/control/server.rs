@@ -512,6 +512,20 @@ pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -
             })
         }
         Request::Delivery => Answer::Delivery(registry.delivery().report()),
+        Request::ForeignCall {
+            caller,
+            event,
+            agent,
+        } => {
+            tracing::info!(caller, event, agent = ?agent, "foreign_hook_call");
+            registry
+                .delivery()
+                .record_foreign_call(&caller, &event, chrono::Utc::now());
+            Answer::Observed(ObserveReply {
+                outcome: super::protocol::OutcomeKind::Quiet,
+                reason: None,
+            })
+        }
         Request::Remotes => Answer::Remotes(registry.remote_links().all()),
         Request::ReloadRemotes => {
             let listening = registry.remote_links().request_reload();

@@ -117,6 +117,11 @@ launch_at_login: boolean,
  */
 session_ttl_secs: number | null, 
 /**
+ * Put back the hooks `install` wrote as soon as they are found removed or changed (off:
+ * the alert offers a "Repair" button instead).
+ */
+repair_hooks_automatically: boolean, 
+/**
  * Keep history this many days (1 to 36500); None keeps the engine's default (90 days, or
  * `AGENT_TRAY_HISTORY_DAYS`).
  */

@@ -670,6 +670,7 @@ function openSettings(): void {
     el("fieldset", {}, el("legend", {}, "App"),
       line(checkbox(draft.menu_bar_counts, (v) => (draft.menu_bar_counts = v), "set-counts"), "Counts beside the menu-bar icon (macOS)"),
       line(checkbox(draft.launch_at_login, (v) => (draft.launch_at_login = v), "set-login"), "Launch at login"),
+      line(checkbox(draft.repair_hooks_automatically, (v) => (draft.repair_hooks_automatically = v), "set-repair-hooks"), "Put the hooks back when another program removes them"),
       line(ttlInput(draft), "seconds of silence end a session with no live process (empty: default, 300)"),
       line(historyDaysInput(draft), "days of history to keep (empty: default, 90)"),
     ),
