@@ -1,8 +1,10 @@
 //! What the core costs (issue 2): one pid-watcher tick, and registry throughput.
 //!
-//! - **Tick:** `plan` with the real probe (`kill(0)` + `/proc/<pid>/stat`) over 1, 100 and 1,000
-//!   live pids — real sleeping children spawned for the run — after the first tick has confirmed
-//!   them all, so it measures the steady state the watcher runs every 10 s.
+//! - **Tick:** `plan` with the watcher's probe (one `/proc/<pid>/stat` read per pid into reused
+//!   buffers, `StatProbe`) over 1, 100 and 1,000 live pids — real sleeping children spawned for
+//!   the run — after the first tick has confirmed them all, so it measures the steady state the
+//!   watcher runs every 10 s; beside it, in the same run, the older probe (`kill(0)` and two
+//!   stat reads per pid, `probe_pid`) as the baseline.
 //! - **Registry:** observations applied per second through `SessionsRegistry::observe`, from one
 //!   thread and from 8 threads at once, over 500 sessions cycling through a turn
 //!   (UserPromptSubmit, PreToolUse, PostToolUse, Stop), with a subscriber attached so changes are
@@ -22,7 +24,9 @@ use std::time::{Duration, Instant};
 
 use agent_tray::liveness::pid_watcher::{plan, ConfirmedPids};
 use agent_tray::model::{Agent, EventKind, Observation};
-use agent_tray::process::{probe_pid as probe_process, start_token as process_start_token};
+use agent_tray::process::{
+    probe_pid as probe_process, start_token as process_start_token, StatProbe,
+};
 use agent_tray::registry::{PidCandidate, RegistryConfig, SessionsRegistry};
 use chrono::Utc;
 
@@ -44,7 +48,7 @@ fn spawn_sleepers(n: usize) -> Vec<Child> {
         .collect()
 }
 
-fn tick_cost(n: usize, rounds: usize) -> Duration {
+fn tick_cost(n: usize, rounds: usize) -> (Duration, Duration) {
     let mut children = spawn_sleepers(n);
     let candidates: Vec<PidCandidate> = children
         .iter()
@@ -62,10 +66,16 @@ fn tick_cost(n: usize, rounds: usize) -> Duration {
     let first = plan(&candidates, &mut confirmed, probe_process);
     assert_eq!(first.len(), n, "every live prompted pid is vouched for");
     let mut samples = Vec::with_capacity(rounds);
+    let mut baseline = Vec::with_capacity(rounds);
+    let mut stat_probe = StatProbe::default();
     for _ in 0..rounds {
         let start = Instant::now();
-        let decisions = plan(&candidates, &mut confirmed, probe_process);
+        let decisions = plan(&candidates, &mut confirmed, |pid| stat_probe.probe(pid));
         samples.push(start.elapsed());
+        assert_eq!(decisions.len(), n);
+        let start = Instant::now();
+        let decisions = plan(&candidates, &mut confirmed, probe_process);
+        baseline.push(start.elapsed());
         assert_eq!(decisions.len(), n);
     }
     for c in &mut children {
@@ -74,7 +84,7 @@ fn tick_cost(n: usize, rounds: usize) -> Duration {
     for c in &mut children {
         let _ = c.wait();
     }
-    median(samples)
+    (median(samples), median(baseline))
 }
 
 const TURN: [EventKind; 4] = [
@@ -157,18 +167,22 @@ fn main() {
             .unwrap_or(0)
     );
     println!("\n## pid watcher: one steady-state tick (plan + real probe), median");
-    println!("{:>6}  {:>12}  {:>12}", "pids", "tick", "per pid");
+    println!(
+        "{:>6}  {:>12}  {:>12}  {:>16}",
+        "pids", "tick", "per pid", "baseline probe"
+    );
     for (n, rounds) in [
         (1usize, 200usize),
         (100, 50),
         (1000, if quick { 5 } else { 20 }),
     ] {
-        let t = tick_cost(n, rounds);
+        let (t, before) = tick_cost(n, rounds);
         println!(
-            "{:>6}  {:>10.1}µs  {:>10.2}µs",
+            "{:>6}  {:>10.1}µs  {:>10.2}µs  {:>14.1}µs",
             n,
             t.as_secs_f64() * 1e6,
-            t.as_secs_f64() * 1e6 / n as f64
+            t.as_secs_f64() * 1e6 / n as f64,
+            before.as_secs_f64() * 1e6
         );
     }
     let per_thread = if quick { 20_000 } else { 200_000 };

@@ -3,7 +3,9 @@
 #
 #   scripts/setup.sh          what building and running the app needs
 #   scripts/setup.sh --test   and what every test needs (Xvfb, WebKitWebDriver, Chromium, tmux, kitty,
-#                             a notification server, a tray host, the real claude and codex CLIs)
+#                             a notification server, a tray host, the real claude and codex CLIs,
+#                             OpenSSH's sshd, which the remote tests start themselves on
+#                             127.0.0.1: the system's ssh service is not needed)
 #
 # Needs root or sudo for apt-get. Rust (cargo) must already be installed: see https://rustup.rs.
 # Node packages come from the committed lock files (npm ci), the agents' CLIs from the npm
@@ -20,7 +22,7 @@ die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
   librsvg2-dev libdbus-1-dev python3 git ca-certificates)
 test_packages=(xvfb xauth webkit2gtk-driver chromium dbus dbus-x11 dunst xdotool trayer imagemagick
-  tmux kitty procps util-linux psmisc hyperfine)
+  tmux kitty procps util-linux psmisc hyperfine openssh-client openssh-server)
 
 packages=("${build_packages[@]}")
 [ "$want_tests" = 1 ] && packages+=("${test_packages[@]}")

@@ -15,6 +15,9 @@ const COMMANDS: &[&str] = &[
     "hide_window",
     "get_window_memory",
     "save_window_memory",
+    "get_today",
+    "get_history",
+    "get_session_detail",
 ];
 
 fn main() {

@@ -55,18 +55,27 @@ impl ProcKind {
     }
 }
 
-/// Classifies a process by its name, and for a launcher by its command line.
+/// Classifies a process by its name, and for a launcher by its command line. A Claude Code
+/// helper ([`is_agent_helper`]) is no agent here: the walk stops at it with no pid, rather than
+/// bind a session to a process that outlives it.
 pub fn classify(table: &dyn ProcessTable, pid: u32, info: &ProcInfo) -> ProcKind {
     let comm = info.comm.as_str();
     if SHELLS.contains(&comm) {
         return ProcKind::Shell;
     }
     if let Some(agent) = agent_by_name(comm) {
+        if agent == Agent::Claude && table.cmdline(pid).is_some_and(|a| is_agent_helper(&a)) {
+            return ProcKind::Other;
+        }
         return ProcKind::Native(agent);
     }
     if LAUNCHERS.contains(&comm) {
-        if let Some(agent) = table.cmdline(pid).and_then(|argv| agent_in_cmdline(&argv)) {
-            return ProcKind::Launched(agent);
+        if let Some(argv) = table.cmdline(pid) {
+            match agent_in_cmdline(&argv) {
+                Some(Agent::Claude) if is_agent_helper(&argv) => return ProcKind::Other,
+                Some(agent) => return ProcKind::Launched(agent),
+                None => {}
+            }
         }
     }
     ProcKind::Other
@@ -158,6 +167,48 @@ pub fn outermost_codex(table: &dyn ProcessTable, pid: u32) -> u32 {
         }
     }
     current
+}
+
+/// The name of the first process above `start` that is not a shell: who ran the hook when it is
+/// not an agent we know (GitHub Copilot CLI's `copilot`, say).
+pub fn caller_name(table: &dyn ProcessTable, start: u32) -> Option<String> {
+    let mut pid = start;
+    for _ in 0..MAX_DEPTH {
+        if pid <= 1 {
+            return None;
+        }
+        let info = table.info(pid)?;
+        if !SHELLS.contains(&info.comm.as_str()) {
+            return Some(info.comm);
+        }
+        pid = info.ppid;
+    }
+    None
+}
+
+/// [`caller_name`] for this hook process.
+pub fn caller_name_of_this_hook() -> Option<String> {
+    caller_name(&SystemProcesses, std::os::unix::process::parent_id())
+}
+
+/// A Claude Code process that is not a session: a `--bg-spare` pool helper or the `claude
+/// daemon` supervisor of background sessions.
+/// Only the exact argument counts: a prompt that mentions the flag is one argument with more in
+/// it. `daemon` counts as the subcommand only, right after the program (or a launcher's script).
+pub fn is_agent_helper(argv: &[String]) -> bool {
+    let args = argv.get(1..).unwrap_or(&[]);
+    if args.iter().any(|a| a == "--bg-spare") {
+        return true;
+    }
+    let mut rest = args.iter();
+    let first = match rest.next() {
+        Some(script) if agent_in_cmdline(&argv[..2]).is_some() && !script.starts_with('-') => {
+            // `node …/claude-code/cli.js daemon`: the subcommand follows the script.
+            rest.next()
+        }
+        other => other,
+    };
+    first.is_some_and(|a| a == "daemon")
 }
 
 /// The agent process that ran this hook, from the real process table.
@@ -335,6 +386,79 @@ mod tests {
     }
 
     #[test]
+    fn a_background_pool_helper_or_the_claude_daemon_is_never_a_sessions_pid() {
+        // Claude Code's background sessions: `claude daemon` supervises, `claude --bg-spare`
+        // processes wait in a pool. Neither is a session; bound as one, the session would live
+        // as long as the pool (a ghost). Ancestries as `ps -o pid,ppid,args` shows them.
+        let spare = Tree::default()
+            .with(
+                610,
+                600,
+                "sh",
+                &["/bin/sh", "-c", "agent-tray hook --agent claude"],
+            )
+            .with(
+                600,
+                500,
+                "claude",
+                &["claude", "--bg-spare", "--pool-id", "3"],
+            )
+            .with(500, 1, "claude", &["claude", "daemon"]);
+        assert_eq!(find_agent_pid(&spare, 610, Some(Agent::Claude)), None);
+        assert_eq!(find_agent_pid(&spare, 610, None), None);
+        let daemon = Tree::default()
+            .with(710, 500, "sh", &["/bin/sh", "-c", "agent-tray hook"])
+            .with(
+                500,
+                1,
+                "claude",
+                &["/usr/local/bin/claude", "daemon", "--foreground"],
+            );
+        assert_eq!(find_agent_pid(&daemon, 710, Some(Agent::Claude)), None);
+        let launched = Tree::default()
+            .with(810, 800, "sh", &["sh", "-c", "x"])
+            .with(
+                800,
+                1,
+                "node",
+                &[
+                    "node",
+                    "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js",
+                    "--bg-spare",
+                ],
+            );
+        assert_eq!(find_agent_pid(&launched, 810, None), None);
+        // Positive control: a session started with `claude --bg` (its worker) and one whose
+        // prompt merely mentions the flag are sessions.
+        let worker = Tree::default()
+            .with(910, 900, "sh", &["sh", "-c", "x"])
+            .with(900, 500, "claude", &["claude", "--bg", "fix the tests"])
+            .with(500, 1, "claude", &["claude", "daemon"]);
+        assert_eq!(
+            find_agent_pid(&worker, 910, None),
+            Some((900, Agent::Claude))
+        );
+        let prompt = Tree::default()
+            .with(920, 901, "sh", &["sh", "-c", "x"])
+            .with(
+                901,
+                1,
+                "claude",
+                &["claude", "-p", "explain --bg-spare and daemon"],
+            );
+        assert_eq!(
+            find_agent_pid(&prompt, 920, None),
+            Some((901, Agent::Claude))
+        );
+        assert!(is_agent_helper(&["claude".into(), "--bg-spare".into()]));
+        assert!(!is_agent_helper(&[
+            "claude".into(),
+            "--resume".into(),
+            "daemon".into()
+        ]));
+    }
+
+    #[test]
     fn a_loop_in_the_table_ends_the_walk() {
         let t = Tree::default()
             .with(5, 6, "sh", &["sh"])
@@ -461,6 +585,43 @@ mod tests {
             );
             // And from the inner codex itself (the discovery feed's lock holder): the same pid.
             assert_eq!(outermost_codex(&SystemProcesses, chain[1]), root);
+        }
+
+        #[test]
+        fn a_real_claude_whose_argv_says_bg_spare_is_stepped_over_not_bound() {
+            // A real process named `claude` whose command line carries `--bg-spare`, running a
+            // shell that runs the hook: the walk must not report it; the same tree without
+            // the flag reports it (positive control).
+            let dir = tempfile::tempdir().unwrap();
+            let claude = shell_named(dir.path(), "claude");
+            let hook = fake_binary(dir.path(), "hookish");
+            let script = format!("sh -c '{} 30; true'; true", hook.display());
+            for (flags, expect_bound) in [(vec!["--bg-spare"], false), (vec![], true)] {
+                // `sh -c SCRIPT NAME ARGS…`: the flags land in the process's argv.
+                let child = Command::new(&claude)
+                    .arg("-c")
+                    .arg(&script)
+                    .args(&flags)
+                    .stdin(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                let root = child.id();
+                let _guard = Kill(child);
+                let chain = wait_for_chain(root, 3);
+                assert_eq!(chain.len(), 3, "claude → sh → hook: {chain:?}");
+                let argv = SystemProcesses.cmdline(root).unwrap();
+                assert!(
+                    flags.iter().all(|f| argv.contains(&f.to_string())),
+                    "{argv:?}"
+                );
+                let hook_parent = SystemProcesses.info(chain[2]).unwrap().ppid;
+                let found = find_agent_pid(&SystemProcesses, hook_parent, Some(Agent::Claude));
+                assert_eq!(
+                    found,
+                    expect_bound.then_some((root, Agent::Claude)),
+                    "argv {argv:?}"
+                );
+            }
         }
 
         #[test]

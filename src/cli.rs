@@ -57,6 +57,10 @@ enum Command {
         /// NDJSON: the snapshot reply, then one change object per line.
         #[arg(long)]
         json: bool,
+        /// The remote protocol the reader speaks (what a remote link sends); refused unless this
+        /// version speaks it. Adds the recently ended sessions to the snapshot line.
+        #[arg(long, requires = "json")]
+        protocol: Option<u32>,
     },
     /// Sessions recorded in the history store, most recently active first (survives restarts).
     History(crate::store::cli::HistoryArgs),
@@ -68,6 +72,15 @@ enum Command {
     Uninstall(crate::install::InstallArgs),
     /// What is installed, hooked, trusted and running, and what to do about what is not.
     Doctor,
+    /// Per agent: hooks installed / trusted / drifted, and the last event received.
+    Status {
+        /// One JSON object (a stable, documented format).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Agents on other machines, over SSH: `remote add NAME DESTINATION`, `list`, `remove NAME`.
+    #[command(subcommand)]
+    Remote(crate::remote::cli::RemoteCommand),
 }
 
 #[derive(Debug, clap::Args)]
@@ -137,7 +150,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Daemon => daemon(),
         Command::Observe(args) => observe(args),
         Command::List { json } => list(json),
-        Command::Watch { json } => watch(json),
+        Command::Watch { json, protocol } => watch(json, protocol),
         Command::History(args) => history(args),
         Command::Stats(args) => crate::store::cli::stats(&paths()?, &args),
         Command::Install(args) => Ok(crate::install::run(&args, crate::install::Action::Install)),
@@ -146,6 +159,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             crate::install::Action::Uninstall,
         )),
         Command::Doctor => Ok(crate::doctor::run()),
+        Command::Status { json } => crate::status::run(json),
+        Command::Remote(command) => crate::remote::cli::run(command),
     }
 }
 
@@ -275,17 +290,38 @@ pub(crate) fn print_sessions(sessions: &[Session], json: bool) -> Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-fn watch(json: bool) -> Result<ExitCode, String> {
+fn watch(json: bool, protocol: Option<u32>) -> Result<ExitCode, String> {
+    use crate::control::protocol::REMOTE_PROTOCOL;
+    if let Some(asked) = protocol.filter(|p| *p != REMOTE_PROTOCOL) {
+        return Err(format!(
+            "remote protocol {asked} is not spoken here (agent-tray {} speaks {REMOTE_PROTOCOL})",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
     let paths = paths()?;
     let mut client = connect(&paths)?;
+    if protocol.is_some() {
+        exit_when_stdout_closes();
+    }
     client.send(&Request::Watch).map_err(|e| e.to_string())?;
     let mut client = client.without_deadline();
     let first: TypedReply<SessionList> = client.read_reply_as().map_err(|e| e.to_string())?;
     let snapshot = first.into_result().map_err(|e| e.to_string())?.sessions;
     let mut out = std::io::stdout();
     if json {
-        let line = serde_json::to_string(&SessionsLine::Snapshot { sessions: snapshot })
-            .map_err(|e| e.to_string())?;
+        // Ended sessions for a remote link, asked after the watch began: one that ends between
+        // the two is in the snapshot (lingering) or in the stream, never lost.
+        let ended = match protocol {
+            Some(_) => Some(ask::<SessionList>(&Request::History { limit: 256 })?.sessions),
+            None => None,
+        };
+        let line = serde_json::to_string(&SessionsLine::Snapshot {
+            sessions: snapshot,
+            protocol: Some(REMOTE_PROTOCOL),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            ended,
+        })
+        .map_err(|e| e.to_string())?;
         let _ = writeln!(out, "{line}");
     } else {
         let _ = write!(out, "{}", format_table(&snapshot, Utc::now()));
@@ -304,6 +340,33 @@ fn watch(json: bool) -> Result<ExitCode, String> {
         if out.flush().is_err() {
             return Ok(ExitCode::SUCCESS);
         }
+    }
+}
+
+/// A remote link's `watch` runs under `sshd` and only writes when something changes: when the
+/// link is cut, nothing would tell it to go until the next change, and every reconnect would
+/// leave one more behind. So a thread waits for stdout's reader to go (a pipe reports an error
+/// or hang-up to `poll` with no events asked) and ends the process then.
+fn exit_when_stdout_closes() {
+    let spawned = std::thread::Builder::new()
+        .name("stdout-watch".into())
+        .spawn(|| loop {
+            let mut fd = libc::pollfd {
+                fd: 1,
+                events: 0,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let n = unsafe { libc::poll(&mut fd, 1, -1) };
+            if n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
+                std::process::exit(0);
+            }
+            if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return;
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("agent-tray: cannot watch stdout ({e}); this watch ends at the next change after its reader goes");
     }
 }
 
@@ -326,11 +389,11 @@ pub fn describe_change_line(line: &str) -> String {
             old_state,
             session.state
         ),
-        Ok(WatchLine::Change(SessionChange::Removed { session_id })) => {
+        Ok(WatchLine::Change(SessionChange::Removed { session_id, .. })) => {
             format!("- {}", escape_controls(short_id(&session_id)))
         }
         Ok(WatchLine::Sessions(
-            SessionsLine::Resync { sessions } | SessionsLine::Snapshot { sessions },
+            SessionsLine::Resync { sessions } | SessionsLine::Snapshot { sessions, .. },
         )) => format!("= {} sessions", sessions.len()),
         Err(_) => escape_controls(line).into_owned(),
     }

@@ -63,6 +63,18 @@ pub struct LastHookEvent {
     pub at: DateTime<Utc>,
 }
 
+/// How often another agent (GitHub Copilot CLI, Cursor) ran our hook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignCallCount {
+    /// "copilot" or "cursor" ([`crate::hook_payload::ForeignCaller`]); anything else is counted
+    /// under [`OTHER_NAMES`].
+    pub caller: String,
+    pub count: u64,
+    /// The hook event of the last call, as the caller named it.
+    pub last_event: String,
+    pub last_at: DateTime<Utc>,
+}
+
 /// `delivery`'s result.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeliveryReport {
@@ -72,6 +84,8 @@ pub struct DeliveryReport {
     pub unknown_events: Vec<UnknownEventCount>,
     #[serde(default)]
     pub last_hook_events: Vec<LastHookEvent>,
+    #[serde(default)]
+    pub foreign_calls: Vec<ForeignCallCount>,
 }
 
 #[derive(Debug, Default)]
@@ -79,6 +93,7 @@ struct Inner {
     probes: VecDeque<ProbeSeen>,
     unknown: BTreeMap<(Option<Agent>, String), (u64, DateTime<Utc>)>,
     last: BTreeMap<Agent, (String, DateTime<Utc>)>,
+    foreign: BTreeMap<String, (u64, String, DateTime<Utc>)>,
 }
 
 /// The engine's delivery ledger. Cheap, in memory, lost on restart (a probe is answered within
@@ -123,6 +138,21 @@ impl DeliveryLedger {
         entry.1 = at;
     }
 
+    /// Counts a call of our hook by another agent. The caller names are a closed set, so the
+    /// map stays at three entries whatever a client sends.
+    pub fn record_foreign_call(&self, caller: &str, event: &str, at: DateTime<Utc>) {
+        let name = crate::hook_payload::ForeignCaller::from_name(caller)
+            .map_or(OTHER_NAMES, |c| c.as_str());
+        let mut inner = self.lock();
+        let entry = inner
+            .foreign
+            .entry(name.to_string())
+            .or_insert((0, String::new(), at));
+        entry.0 = entry.0.saturating_add(1);
+        entry.1 = cut(event, MAX_NAME);
+        entry.2 = at;
+    }
+
     pub fn record_hook_event(&self, agent: Agent, event: &str, at: DateTime<Utc>) {
         self.lock().last.insert(agent, (event.to_string(), at));
     }
@@ -148,6 +178,16 @@ impl DeliveryLedger {
                     agent: *agent,
                     event: event.clone(),
                     at: *at,
+                })
+                .collect(),
+            foreign_calls: inner
+                .foreign
+                .iter()
+                .map(|(caller, (count, event, at))| ForeignCallCount {
+                    caller: caller.clone(),
+                    count: *count,
+                    last_event: event.clone(),
+                    last_at: *at,
                 })
                 .collect(),
         }

@@ -20,6 +20,8 @@ use crate::paths::{self, TrayPaths};
 
 mod probe;
 
+pub use probe::agent_version;
+
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finding {
@@ -325,6 +327,9 @@ fn check_app(paths: &TrayPaths) -> (Vec<Finding>, bool) {
                 "Agent Tray is running ({} pid {}, {} live sessions)",
                 info.host, info.pid, info.sessions
             )));
+            if let Some(links) = crate::remote::cli::link_statuses(paths) {
+                out.extend(remote_findings(&links));
+            }
         }
         Ok(_) => out.push(Finding::Problem("Agent Tray answered the ping with an error".into())),
         Err(e) => out.push(Finding::Problem(format!(
@@ -367,6 +372,29 @@ fn check_app(paths: &TrayPaths) -> (Vec<Finding>, bool) {
         }
     }
     (out, reachable)
+}
+
+/// One line per remote: fine when connected, a problem (with the one clear reason) when not.
+pub fn remote_findings(links: &[crate::remote::RemoteLinkStatus]) -> Vec<Finding> {
+    use crate::remote::LinkState;
+    links
+        .iter()
+        .map(|link| {
+            let line = format!(
+                "remote {} ({}): {}",
+                link.name,
+                link.destination,
+                crate::remote::cli::describe(link)
+            );
+            match link.state {
+                LinkState::Connected => Finding::Ok(line),
+                LinkState::Connecting => Finding::Note(line),
+                LinkState::Unreachable | LinkState::NotRunning | LinkState::Unusable => {
+                    Finding::Problem(line)
+                }
+            }
+        })
+        .collect()
 }
 
 fn human_age(secs: i64) -> String {

@@ -133,6 +133,10 @@ pub struct Engine {
     /// Every background task, by the name shutdown logs if it does not stop.
     tasks: Vec<(&'static str, JoinHandle<()>)>,
     config: EngineConfig,
+    /// Every agent's hooks, kept current by the drift watcher ([`crate::hook_drift`]).
+    hook_health: tokio::sync::watch::Receiver<Vec<crate::hook_drift::HookHealth>>,
+    /// Changes the history's retention while running (None: no history kept).
+    history_retention: Option<crate::store::writer::HistoryRetention>,
 }
 
 impl Engine {
@@ -153,6 +157,7 @@ impl Engine {
         let server = ControlServer::bind(&config.paths, config.host.as_str())?;
         let token = CancellationToken::new();
         // The history writer subscribes first, so it sees every change the others cause.
+        let mut history_retention = None;
         let mut tasks: Vec<(&'static str, JoinHandle<()>)> = config
             .history_days
             .map(|retention_days| {
@@ -160,10 +165,13 @@ impl Engine {
                     path: crate::store::store_path(&config.paths.data_dir),
                     retention_days,
                 };
-                (
-                    "history_writer",
-                    crate::store::writer::spawn(registry.clone(), writer, token.child_token()),
-                )
+                let (task, retention) = crate::store::writer::spawn_with_retention(
+                    registry.clone(),
+                    writer,
+                    token.child_token(),
+                );
+                history_retention = Some(retention);
+                ("history_writer", task)
             })
             .into_iter()
             .collect();
@@ -186,6 +194,25 @@ impl Engine {
             ),
         ]);
         tasks.extend(Self::spawn_feeds(&config, &registry, &token));
+        let (health_tx, hook_health) = tokio::sync::watch::channel(Vec::new());
+        tasks.push((
+            "hook_drift",
+            crate::hook_drift::spawn_watch(
+                config.paths.data_dir.clone(),
+                crate::hook_drift::Unrecorded::from_env(),
+                health_tx,
+                token.child_token(),
+            ),
+        ));
+        tasks.push((
+            "remote_links",
+            crate::remote::link::spawn(
+                registry.clone(),
+                crate::remote::config::remotes_path(&config.paths.data_dir),
+                crate::remote::link::SshCommand::from_env(),
+                token.child_token(),
+            ),
+        ));
         tracing::info!(
             host = config.host.as_str(),
             socket = %config.paths.socket.display(),
@@ -197,6 +224,8 @@ impl Engine {
             token,
             tasks,
             config,
+            hook_health,
+            history_retention,
         })
     }
 
@@ -227,6 +256,17 @@ impl Engine {
             ];
             let feeds = crate::feeds::spawn_all(registry.clone(), feeds, token.child_token());
             tasks.extend(names.into_iter().zip(feeds));
+            // Claude Code's own list of live sessions, asked once (see the module comment).
+            if let Some(claude) = crate::doctor::find_on_path("claude") {
+                tasks.push((
+                    "claude_agents_probe",
+                    crate::feeds::claude_agents::spawn_probe(
+                        registry.clone(),
+                        claude,
+                        token.child_token(),
+                    ),
+                ));
+            }
         }
         tasks
     }
@@ -237,6 +277,16 @@ impl Engine {
 
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// Every agent's hooks, updated when a recorded hook file changes (hosts alert on drift).
+    pub fn hook_health(&self) -> tokio::sync::watch::Receiver<Vec<crate::hook_drift::HookHealth>> {
+        self.hook_health.clone()
+    }
+
+    /// The handle that changes how long history is kept (the desktop app's setting).
+    pub fn history_retention(&self) -> Option<crate::store::writer::HistoryRetention> {
+        self.history_retention.clone()
     }
 
     /// A token cancelled when the engine shuts down (hosts hang their own tasks on it).

@@ -28,9 +28,9 @@ use crate::agent_pid;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::Request;
 use crate::delivery;
-use crate::hook_payload::{self, PayloadError};
+use crate::hook_payload::{self, ForeignCaller, PayloadError};
 use crate::journal::{self, JournalRecord};
-use crate::model::{Agent, Observation};
+use crate::model::{Agent, EventKind, Observation};
 use crate::paths::TrayPaths;
 
 /// The most of stdin a hook reads.
@@ -111,6 +111,14 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
             send_only(&paths, &Request::UnknownEvent { event, agent }, started);
             return;
         }
+        // Known, and nothing to do with a session's state (Claude's Setup, FileChanged, …).
+        Err(PayloadError::KnownIgnored(_)) => return,
+        // Another agent ran our hook (it loads `.claude/settings.json` too): counted, never a
+        // session.
+        Err(PayloadError::Foreign { caller, event }) => {
+            send_foreign(&paths, caller, event, agent, started);
+            return;
+        }
         Err(e) => {
             let what = if cut { " (payload cut at 1 MiB)" } else { "" };
             log_error(&paths, &format!("hook: {e}{what}"));
@@ -118,9 +126,55 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
         }
     };
     let walked = agent_pid::agent_pid_of_this_hook(parsed.agent);
+    if walked.is_none() {
+        // No agent of ours above the hook: the process that ran it, or the environment it gave,
+        // may name another agent whose payloads look like Claude's.
+        let caller = agent_pid::caller_name_of_this_hook()
+            .and_then(|comm| ForeignCaller::by_process_name(&comm))
+            .or_else(|| ForeignCaller::by_env(|k| std::env::var(k).ok()));
+        if let Some(caller) = caller {
+            let event = parsed.event.as_str().to_string();
+            send_foreign(&paths, caller, event, parsed.agent, started);
+            return;
+        }
+    }
     let mut obs = parsed.into_observation(at, walked);
+    if obs.event == EventKind::CwdChanged {
+        // The session moved: its repository and branch are the new folder's (a few small reads).
+        if let Some((repo, branch)) = obs.cwd.as_deref().and_then(|c| git_place(Path::new(c))) {
+            obs.repo = Some(repo);
+            obs.branch = branch;
+        }
+    }
     obs.seq = Some(sequence_id(at));
     deliver(&paths, obs, cut, started);
+}
+
+/// The repository (its folder's name) and branch a folder is in: the nearest `.git` above it
+/// (a folder, or a worktree's `gitdir:` file), and its `HEAD` (`None` when detached). At most
+/// [`GIT_DEPTH`] folders up; no git process is run.
+pub fn git_place(dir: &Path) -> Option<(String, Option<String>)> {
+    const GIT_DEPTH: usize = 32;
+    for folder in dir.ancestors().take(GIT_DEPTH) {
+        let dot_git = folder.join(".git");
+        let git_dir = match fs::metadata(&dot_git) {
+            Ok(m) if m.is_dir() => dot_git,
+            Ok(m) if m.is_file() && m.len() < 4096 => {
+                let text = fs::read_to_string(&dot_git).ok()?;
+                let target = text.trim().strip_prefix("gitdir:")?.trim();
+                folder.join(target)
+            }
+            _ => continue,
+        };
+        let repo = folder.file_name()?.to_string_lossy().into_owned();
+        let head = fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
+        let branch = head
+            .trim()
+            .strip_prefix("ref: refs/heads/")
+            .map(|b| hook_payload::cap(b.to_string(), 256));
+        return Some((repo, branch));
+    }
+    None
 }
 
 /// Journals the observation, then sends it within what is left of the budget.
@@ -169,6 +223,22 @@ fn send_only(paths: &TrayPaths, request: &Request, started: Instant) {
         Ok(()) | Err(ClientError::NotRunning(_)) => {}
         Err(e) => log_error(paths, &format!("send: {e}")),
     }
+}
+
+/// Counts a foreign caller's call on the engine (`doctor` names it). Never journaled.
+fn send_foreign(
+    paths: &TrayPaths,
+    caller: ForeignCaller,
+    event: String,
+    agent: Option<Agent>,
+    started: Instant,
+) {
+    let request = Request::ForeignCall {
+        caller: caller.as_str().to_string(),
+        event: hook_payload::cap(event, 64),
+        agent,
+    };
+    send_only(paths, &request, started);
 }
 
 /// A sequence id no other hook call shares: this process's pid, its start in nanoseconds, and
@@ -316,6 +386,34 @@ mod tests {
         assert_eq!(agent_flag(&s(&["--agent", "gemini"])), None);
         assert_eq!(agent_flag(&s(&["--agent"])), None);
         assert_eq!(agent_flag(&[]), None);
+    }
+
+    #[test]
+    fn a_folder_inside_a_repository_names_the_repository_and_its_branch() {
+        // CwdChanged into a subfolder of a checkout, a worktree (`.git` is a file), a detached
+        // HEAD, and a folder in no repository at all.
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("api-server");
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(repo.join("src/deep")).unwrap();
+        fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
+        assert_eq!(
+            git_place(&repo.join("src/deep")),
+            Some(("api-server".into(), Some("feature/x".into())))
+        );
+        let wt = tmp.path().join("wt-one");
+        fs::create_dir_all(repo.join(".git/worktrees/one")).unwrap();
+        fs::write(repo.join(".git/worktrees/one/HEAD"), "0123abcd\n").unwrap();
+        fs::create_dir_all(&wt).unwrap();
+        fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\n", repo.join(".git/worktrees/one").display()),
+        )
+        .unwrap();
+        assert_eq!(git_place(&wt), Some(("wt-one".into(), None)), "detached");
+        let plain = tmp.path().join("plain");
+        fs::create_dir_all(&plain).unwrap();
+        assert_eq!(git_place(&plain), None);
     }
 
     #[test]

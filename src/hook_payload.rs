@@ -43,6 +43,87 @@ pub struct HookFields {
     pub error: Option<String>,
     pub turn_id: Option<String>,
     pub prompt_id: Option<String>,
+    /// Claude's session title (SessionStart, UserPromptSubmit).
+    pub session_title: Option<String>,
+    /// CwdChanged's new directory.
+    pub new_cwd: Option<String>,
+    /// Pre/PostModelSwitch's models.
+    pub from_model: Option<String>,
+    pub to_model: Option<String>,
+    /// Elicitation's MCP server (a configuration name, not the user's text).
+    pub mcp_server_name: Option<String>,
+    /// Another agent's payload, told by a field only that agent sends.
+    pub foreign: Option<ForeignCaller>,
+}
+
+/// Another agent running our Claude hook: GitHub Copilot CLI and Cursor load hooks from a
+/// project's `.claude/settings.json`. Their calls must not become Claude sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ForeignCaller {
+    Copilot,
+    Cursor,
+}
+
+impl ForeignCaller {
+    /// The name `doctor` shows.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            ForeignCaller::Copilot => "GitHub Copilot CLI",
+            ForeignCaller::Cursor => "Cursor",
+        }
+    }
+
+    /// The stable name on the control socket.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ForeignCaller::Copilot => "copilot",
+            ForeignCaller::Cursor => "cursor",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "copilot" => Some(ForeignCaller::Copilot),
+            "cursor" => Some(ForeignCaller::Cursor),
+            _ => None,
+        }
+    }
+
+    /// By a payload key neither Claude Code nor Codex sends: Copilot's camelCase fields (and the
+    /// `timestamp` of its VS Code-compatible shape), Cursor's `conversation_id` family.
+    fn by_key(key: &str) -> Option<Self> {
+        match key {
+            "sessionId" | "toolName" | "toolArgs" | "toolInput" | "toolResult" | "hookName"
+            | "initialPrompt" | "transcriptPath" | "stopReason" | "timestamp" => {
+                Some(ForeignCaller::Copilot)
+            }
+            "conversation_id" | "generation_id" | "cursor_version" | "workspace_roots" => {
+                Some(ForeignCaller::Cursor)
+            }
+            _ => None,
+        }
+    }
+
+    /// By the process that ran the hook (its first ancestor that is not a shell).
+    pub fn by_process_name(comm: &str) -> Option<Self> {
+        match comm {
+            "copilot" => Some(ForeignCaller::Copilot),
+            "cursor-agent" | "cursor" | "Cursor" => Some(ForeignCaller::Cursor),
+            _ => None,
+        }
+    }
+
+    /// By the environment the caller gives its hooks. Only believed when no Claude process is
+    /// above the hook: a Claude run in Cursor's terminal inherits Cursor's variables.
+    pub fn by_env(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        if get("CURSOR_VERSION").is_some() {
+            return Some(ForeignCaller::Cursor);
+        }
+        if get("COPILOT_CLI").is_some() || get("COPILOT_HOOK_EVENT").is_some() {
+            return Some(ForeignCaller::Copilot);
+        }
+        None
+    }
 }
 
 /// Why a payload gave no observation.
@@ -57,6 +138,16 @@ pub enum PayloadError {
     /// A hook this version does not know: not an error of the agent's, just nothing to report.
     #[error("unknown hook event {0:?}")]
     UnknownEvent(String),
+    /// A hook event the agent has and that says nothing about a session's state (Claude's
+    /// `Setup`, `FileChanged`, …): known, so neither counted as unknown nor logged.
+    #[error("hook event {0:?} says nothing about a session's state")]
+    KnownIgnored(String),
+    /// Another agent's payload (see [`ForeignCaller`]): not a Claude or Codex session.
+    #[error("a {} payload ({event:?}) reached the hook", caller.display_name())]
+    Foreign {
+        caller: ForeignCaller,
+        event: String,
+    },
 }
 
 /// Reads the fields from a payload, keeping whatever came before a parse error (a cut payload).
@@ -83,6 +174,12 @@ pub struct ParsedHook {
 /// Parses one hook payload. `agent_hint` is `--agent` when given.
 pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHook, PayloadError> {
     let (fields, parse_error) = read_fields(payload);
+    if let Some(caller) = fields.foreign {
+        return Err(PayloadError::Foreign {
+            caller,
+            event: fields.hook_event_name.unwrap_or_default(),
+        });
+    }
     let Some(session_id) = fields.session_id.clone().filter(|s| !s.trim().is_empty()) else {
         return Err(match parse_error {
             Some(e) => PayloadError::NotAHookPayload(e),
@@ -93,7 +190,13 @@ pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHoo
         .hook_event_name
         .clone()
         .ok_or(PayloadError::NoEvent)?;
-    let event = hook_event(&event_name).ok_or(PayloadError::UnknownEvent(event_name))?;
+    let event = match hook_event(&event_name) {
+        Some(event) => event,
+        None if EventKind::IGNORED_HOOK_EVENTS.contains(&event_name.as_str()) => {
+            return Err(PayloadError::KnownIgnored(event_name))
+        }
+        None => return Err(PayloadError::UnknownEvent(event_name)),
+    };
     let agent = agent_hint.or_else(|| infer_agent(&fields, event));
     Ok(ParsedHook {
         session_id,
@@ -131,10 +234,49 @@ impl ParsedHook {
         // Only StopFailure's `error` is an error kind (rate_limit, …). PostToolUseFailure's
         // `error` is the tool's own output and may hold anything the command printed: never kept.
         if event == EventKind::StopFailure {
-            obs.error = fields.error;
+            obs.error = fields.error.map(|kind| stop_failure_text(&kind));
+        }
+        obs.title = fields.session_title.filter(|t| !t.trim().is_empty());
+        match event {
+            EventKind::CwdChanged => {
+                if let Some(new_cwd) = fields.new_cwd {
+                    obs.cwd = Some(new_cwd);
+                }
+            }
+            EventKind::PreModelSwitch => obs.model = fields.from_model.or(obs.model),
+            EventKind::PostModelSwitch => obs.model = fields.to_model.or(obs.model),
+            EventKind::Elicitation => {
+                obs.waiting_for = Some(match fields.mcp_server_name {
+                    Some(server) => format!("input for MCP server {server}"),
+                    None => "input for an MCP server".to_string(),
+                });
+            }
+            _ => {}
         }
         obs
     }
+}
+
+/// StopFailure's `error` as people read it, its kind kept in brackets (Claude Code's list of
+/// 13; a kind not in it is shown as it came).
+pub fn stop_failure_text(kind: &str) -> String {
+    let reason = match kind {
+        "authentication_failed" => "authentication failed",
+        "oauth_org_not_allowed" => "this organisation may not use Claude Code",
+        "account_on_hold" => "the account is on hold",
+        "verification_required" => "the account needs verifying",
+        "billing_error" => "billing problem",
+        "rate_limit" => "rate limit reached",
+        "overloaded" => "the API is overloaded",
+        "invalid_request" => "the API refused the request",
+        "model_not_found" => "model not found",
+        "server_error" => "API server error",
+        "unknown" => "unknown API error",
+        "max_output_tokens" => "the reply hit the output token limit",
+        "cloud_credential_error" => "cloud credentials failed",
+        other => return other.to_string(),
+    };
+    format!("{reason} ({kind})")
 }
 
 /// Parse and build in one step, for callers with the walk's answer at hand (and the tests).
@@ -261,7 +403,15 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
                 "error" => (&mut fields.error, MAX_SHORT),
                 "turn_id" => (&mut fields.turn_id, MAX_SHORT),
                 "prompt_id" => (&mut fields.prompt_id, MAX_SHORT),
-                _ => {
+                "session_title" => (&mut fields.session_title, MAX_SHORT),
+                "new_cwd" => (&mut fields.new_cwd, MAX_PATH),
+                "from_model" => (&mut fields.from_model, MAX_SHORT),
+                "to_model" => (&mut fields.to_model, MAX_SHORT),
+                "mcp_server_name" => (&mut fields.mcp_server_name, MAX_SHORT),
+                other => {
+                    if let Some(caller) = ForeignCaller::by_key(other) {
+                        fields.foreign.get_or_insert(caller);
+                    }
                     map.next_value::<IgnoredAny>()?;
                     continue;
                 }
@@ -490,12 +640,12 @@ mod tests {
         }
         assert_eq!(
             observation_from_payload(
-                br#"{"session_id":"s","hook_event_name":"TeammateIdle"}"#,
+                br#"{"session_id":"s","hook_event_name":"TeammateIdles"}"#,
                 None,
                 None,
                 at()
             ),
-            Err(PayloadError::UnknownEvent("TeammateIdle".into()))
+            Err(PayloadError::UnknownEvent("TeammateIdles".into()))
         );
         // Derived events are the file feeds' words, not a hook's.
         assert!(observation_from_payload(
@@ -505,6 +655,72 @@ mod tests {
             at()
         )
         .is_err());
+    }
+
+    #[test]
+    fn claudes_events_that_say_nothing_of_state_are_known_not_unknown() {
+        // Setup, ConfigChange, FileChanged, MessageDisplay, …: a version that sends them is not a
+        // version we do not understand, so they must not be counted as unknown events.
+        let path = fixtures().join("claude/shapes-2.1.332/known_ignored.jsonl");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut n = 0;
+        for line in text.lines() {
+            let line: serde_json::Value = serde_json::from_str(line).unwrap();
+            let name = line["payload"]["hook_event_name"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let payload = serde_json::to_vec(&line["payload"]).unwrap();
+            assert_eq!(
+                parse_hook(&payload, Some(Agent::Claude)).map(|p| p.event),
+                Err(PayloadError::KnownIgnored(name.clone())),
+                "{name}"
+            );
+            n += 1;
+        }
+        assert_eq!(n, 9);
+        // Positive control: a name no Claude Code has is still unknown.
+        assert_eq!(
+            parse_hook(
+                br#"{"session_id":"s","hook_event_name":"SomethingNew"}"#,
+                Some(Agent::Claude)
+            )
+            .map(|p| p.event),
+            Err(PayloadError::UnknownEvent("SomethingNew".into()))
+        );
+    }
+
+    #[test]
+    fn new_events_keep_their_state_fields_and_never_the_users_text() {
+        let path = fixtures().join("claude/shapes-2.1.332/new_events.jsonl");
+        let text = std::fs::read_to_string(path).unwrap();
+        for line in text.lines() {
+            let line: serde_json::Value = serde_json::from_str(line).unwrap();
+            let payload = serde_json::to_vec(&line["payload"]).unwrap();
+            let obs = observation_from_payload(&payload, None, None, at()).unwrap();
+            let json = serde_json::to_string(&obs).unwrap();
+            for secret in [
+                "fix the flaky test please",
+                "rm -rf build",
+                "Which repository?",
+                "secret plan text",
+                "partial answer",
+                "429 Too Many",
+            ] {
+                assert!(!json.contains(secret), "{secret} leaked: {json}");
+            }
+            match obs.event.as_str() {
+                "SessionStart" | "UserPromptSubmit" => assert_eq!(
+                    obs.title.as_deref(),
+                    line["payload"]["session_title"].as_str(),
+                    "{json}"
+                ),
+                "CwdChanged" => assert_eq!(obs.cwd.as_deref(), Some("/home/dev/proj/sub")),
+                "PostModelSwitch" => assert_eq!(obs.model.as_deref(), Some("claude-sonnet-5")),
+                "PreModelSwitch" => assert_eq!(obs.model.as_deref(), Some("claude-opus-5-5")),
+                _ => {}
+            }
+        }
     }
 
     #[test]
@@ -558,7 +774,10 @@ mod tests {
     fn only_stop_failure_keeps_its_error_and_long_strings_are_capped() {
         let fail = br#"{"session_id":"s","hook_event_name":"StopFailure","error":"rate_limit"}"#;
         let obs = observation_from_payload(fail, Some(Agent::Claude), None, at()).unwrap();
-        assert_eq!(obs.error.as_deref(), Some("rate_limit"));
+        assert_eq!(
+            obs.error.as_deref(),
+            Some("rate limit reached (rate_limit)")
+        );
         let tool = br#"{"session_id":"s","hook_event_name":"PostToolUseFailure","error":"secret output of the command","tool_name":"Bash"}"#;
         let obs = observation_from_payload(tool, Some(Agent::Claude), None, at()).unwrap();
         assert_eq!(

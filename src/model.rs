@@ -195,6 +195,27 @@ pub enum EventKind {
     PreCompact,
     PostCompact,
     SessionEnd,
+    /// Claude: an MCP server asks the user to fill a form or open a link (a wait that is not a
+    /// permission prompt).
+    Elicitation,
+    /// Claude: the user answered (or dismissed) an elicitation.
+    ElicitationResult,
+    /// Claude: auto mode refused a tool call; the turn goes on.
+    PermissionDenied,
+    /// Claude: a batch of parallel tool calls finished, before the next model request.
+    PostToolBatch,
+    /// Claude: the session's working directory changed (`new_cwd`).
+    CwdChanged,
+    /// Claude: the model is about to change (`from_model`).
+    PreModelSwitch,
+    /// Claude: the model changed (`to_model`).
+    PostModelSwitch,
+    /// Claude: a task of the session's task list was created.
+    TaskCreated,
+    /// Claude: a task of the session's task list was completed.
+    TaskCompleted,
+    /// Claude: an agent-team teammate went idle (the lead session goes on).
+    TeammateIdle,
     /// Codex `notify`: a turn completed.
     TurnComplete,
     /// A transcript grew (new lines that are not an end-of-turn marker).
@@ -217,7 +238,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const HOOK_EVENTS: [EventKind; 15] = [
+    pub const HOOK_EVENTS: [EventKind; 25] = [
         EventKind::SessionStart,
         EventKind::UserPromptSubmit,
         EventKind::PreToolUse,
@@ -233,6 +254,30 @@ impl EventKind {
         EventKind::PreCompact,
         EventKind::PostCompact,
         EventKind::SessionEnd,
+        EventKind::Elicitation,
+        EventKind::ElicitationResult,
+        EventKind::PermissionDenied,
+        EventKind::PostToolBatch,
+        EventKind::CwdChanged,
+        EventKind::PreModelSwitch,
+        EventKind::PostModelSwitch,
+        EventKind::TaskCreated,
+        EventKind::TaskCompleted,
+        EventKind::TeammateIdle,
+    ];
+
+    /// Hook events an agent sends that say nothing about a session's state: known (so never
+    /// counted as unknown), and dropped by the hook before anything is written or sent.
+    pub const IGNORED_HOOK_EVENTS: [&'static str; 9] = [
+        "Setup",
+        "UserPromptExpansion",
+        "ConfigChange",
+        "WorktreeCreate",
+        "WorktreeRemove",
+        "InstructionsLoaded",
+        "FileChanged",
+        "DirectoryAdded",
+        "MessageDisplay",
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -252,6 +297,16 @@ impl EventKind {
             EventKind::PreCompact => "PreCompact",
             EventKind::PostCompact => "PostCompact",
             EventKind::SessionEnd => "SessionEnd",
+            EventKind::Elicitation => "Elicitation",
+            EventKind::ElicitationResult => "ElicitationResult",
+            EventKind::PermissionDenied => "PermissionDenied",
+            EventKind::PostToolBatch => "PostToolBatch",
+            EventKind::CwdChanged => "CwdChanged",
+            EventKind::PreModelSwitch => "PreModelSwitch",
+            EventKind::PostModelSwitch => "PostModelSwitch",
+            EventKind::TaskCreated => "TaskCreated",
+            EventKind::TaskCompleted => "TaskCompleted",
+            EventKind::TeammateIdle => "TeammateIdle",
             EventKind::TurnComplete => "TurnComplete",
             EventKind::TranscriptActivity => "TranscriptActivity",
             EventKind::TurnEnded => "TurnEnded",
@@ -268,7 +323,11 @@ impl EventKind {
     pub fn is_tool_activity(self) -> bool {
         matches!(
             self,
-            EventKind::PreToolUse | EventKind::PostToolUse | EventKind::PostToolUseFailure
+            EventKind::PreToolUse
+                | EventKind::PostToolUse
+                | EventKind::PostToolUseFailure
+                | EventKind::PostToolBatch
+                | EventKind::PermissionDenied
         )
     }
 }
@@ -607,7 +666,7 @@ pub fn cut_to(text: &mut String, limit: usize) -> bool {
 
 /// Field limits applied while an observation is parsed: a 1 MiB `cwd` in a request or a journal
 /// line is never copied whole into a `String`, only its first [`FieldLimit`] bytes are.
-mod bounded {
+pub(crate) mod bounded {
     use std::fmt;
 
     use serde::de::{Deserializer, Visitor};
@@ -739,6 +798,14 @@ pub struct Session {
     pub subagents: u32,
     /// When the current turn began (the last transition into `working` from a non-working state).
     pub turn_started_at: Option<DateTime<Utc>>,
+    /// The remote this session runs on (its name from `agent-tray remote add`); `null` for a
+    /// session of this machine. Text from configuration: shown as text, never markup.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// Set while the remote's link is down: since when nothing could be heard from it. The state
+    /// is the last one the remote reported; the session is neither ended nor alerted about.
+    #[serde(default)]
+    pub unreachable_since: Option<DateTime<Utc>>,
     /// Run by Codex's background app-server with no terminal attached (`codex queue`, remote
     /// control): live, but with no process of its own to watch or focus.
     #[serde(default)]
@@ -785,6 +852,8 @@ impl Session {
             tty: None,
             subagents: 0,
             turn_started_at: None,
+            host: None,
+            unreachable_since: None,
             headless: false,
             prompt_source: None,
         }

@@ -295,7 +295,10 @@ fn summary(kind: AlertKind, session: &Session) -> String {
         },
         AlertKind::TurnFailed => format!("{agent}'s turn failed"),
     };
-    format!("{project}: {what}")
+    match session.host.as_deref() {
+        Some(host) => format!("{project} on {host}: {what}"),
+        None => format!("{project}: {what}"),
+    }
 }
 
 fn body(kind: AlertKind, session: &Session) -> String {
@@ -641,5 +644,29 @@ mod tests {
         assert!(!parsed.process_died);
         assert_eq!(parsed.long_turn_secs, DEFAULT_LONG_TURN_SECS);
         assert!(parsed.enabled);
+    }
+    #[test]
+    fn an_alert_about_a_remote_session_names_its_host_and_unreachable_raises_none() {
+        let mut p = policy();
+        let mut s = session(SessionState::WaitingForInput);
+        s.host = Some("devbox".into());
+        let Some(alert) = p.decide(Some(SessionState::Working), &s, at(100)) else {
+            panic!("a wait alerts")
+        };
+        assert!(alert.summary.contains(" on devbox: "), "{}", alert.summary);
+        // The link is cut: same state, marked unreachable: nothing to say.
+        let mut cut = session(SessionState::Working);
+        cut.host = Some("devbox".into());
+        cut.unreachable_since = Some(at(200));
+        assert_eq!(p.decide(Some(SessionState::Working), &cut, at(200)), None);
+        // Positive control: a local alert has no host in it.
+        let Some(local) = p.decide(
+            Some(SessionState::Working),
+            &session(SessionState::WaitingForPermission),
+            at(300),
+        ) else {
+            panic!("a local wait alerts")
+        };
+        assert!(!local.summary.contains(" on "), "{}", local.summary);
     }
 }

@@ -132,6 +132,10 @@ pub enum SessionChange {
     },
     Removed {
         session_id: String,
+        /// The remote the session ran on (absent for this machine's sessions): ids are unique
+        /// per host, so a client that keys sessions by id alone may ignore it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
 }
 
@@ -141,7 +145,7 @@ impl SessionChange {
             SessionChange::Added { session } | SessionChange::Changed { session, .. } => {
                 &session.session_id
             }
-            SessionChange::Removed { session_id } => session_id,
+            SessionChange::Removed { session_id, .. } => session_id,
         }
     }
 }
@@ -223,6 +227,9 @@ struct Inner {
     seqs_pending_order: VecDeque<u64>,
     /// How many changes have been published (the last change's sequence number).
     change_seq: u64,
+    /// Each remote's sessions, by remote name then session id: a mirror of what its link last
+    /// heard ([`crate::remote`]), never touched by the rules, the TTL or the pid watcher here.
+    remote: HashMap<String, HashMap<String, Session>>,
 }
 
 /// How many observations carrying a sequence id were applied (not de-duplicated away), and an
@@ -274,6 +281,8 @@ pub struct SessionsRegistry {
     delivery: crate::delivery::DeliveryLedger,
     /// The same changes with their stamps; sent only while someone (the store) subscribes.
     stamped: broadcast::Sender<StampedChange>,
+    /// How each remote's link is doing (what `doctor`, `remote list` and the window show).
+    remote_links: crate::remote::RemoteLinks,
     /// Token usage the feeds report ([`crate::usage`]); sent only while the store subscribes.
     usage: broadcast::Sender<crate::usage::UsageReport>,
 }
@@ -311,6 +320,7 @@ impl SessionsRegistry {
             change_seq: watch::channel(0).0,
             delivery: crate::delivery::DeliveryLedger::new(),
             stamped,
+            remote_links: crate::remote::RemoteLinks::default(),
             usage,
         }
     }
@@ -318,6 +328,61 @@ impl SessionsRegistry {
     /// The delivery ledger (`doctor`'s probes, unknown hook events).
     pub fn delivery(&self) -> &crate::delivery::DeliveryLedger {
         &self.delivery
+    }
+
+    /// How each remote's link is doing.
+    pub fn remote_links(&self) -> &crate::remote::RemoteLinks {
+        &self.remote_links
+    }
+
+    /// Replaces what is known of the remote `host`'s sessions with `sessions` (its link's whole
+    /// picture, every session's `host` set to `host`) and publishes the difference. An empty
+    /// picture forgets the remote. Only the live stream hears of it: the history store keeps
+    /// this machine's sessions (a remote keeps its own history).
+    pub fn set_remote_sessions(&self, host: &str, sessions: Vec<Session>) {
+        let (changes, seq) = {
+            let mut inner = self.lock();
+            let old = inner.remote.remove(host).unwrap_or_default();
+            let mut new: HashMap<String, Session> = HashMap::with_capacity(sessions.len());
+            let mut changes = Vec::new();
+            for session in sessions {
+                match old.get(&session.session_id) {
+                    None => changes.push(SessionChange::Added {
+                        session: session.clone(),
+                    }),
+                    Some(before) if *before != session => changes.push(SessionChange::Changed {
+                        old_state: before.state,
+                        session: session.clone(),
+                    }),
+                    Some(_) => {}
+                }
+                new.insert(session.session_id.clone(), session);
+            }
+            for id in old.keys().filter(|id| !new.contains_key(*id)) {
+                changes.push(SessionChange::Removed {
+                    session_id: id.clone(),
+                    host: Some(host.to_string()),
+                });
+            }
+            if !new.is_empty() {
+                inner.remote.insert(host.to_string(), new);
+            }
+            let seq = stamp(&mut inner, &changes);
+            (changes, seq)
+        };
+        if changes.is_empty() {
+            return;
+        }
+        for change in changes {
+            let _ = self.changes.send(change);
+        }
+        self.change_seq.send_if_modified(|latest| {
+            let newer = seq > *latest;
+            if newer {
+                *latest = seq;
+            }
+            newer
+        });
     }
 
     /// The configuration in force now (the session TTL as last set).
@@ -371,6 +436,7 @@ impl SessionsRegistry {
         let inner = self.lock();
         let seq = inner.change_seq;
         let mut live: Vec<Session> = inner.live.values().map(|r| r.session.clone()).collect();
+        live.extend(inner.remote.values().flat_map(|m| m.values().cloned()));
         // By when they ended, not by when they left the live list: one reap moves many at once,
         // in no particular order.
         let mut ended: Vec<&Session> = inner.ended.values().map(|r| &r.session).collect();
@@ -599,7 +665,10 @@ impl SessionsRegistry {
                 );
                 transition::end(&mut record, EndReason::Evicted, self.clock.now());
                 remember_ended(inner, record);
-                changes.push(SessionChange::Removed { session_id: victim });
+                changes.push(SessionChange::Removed {
+                    session_id: victim,
+                    host: None,
+                });
             }
         }
     }
@@ -717,7 +786,10 @@ impl SessionsRegistry {
             for id in leaving {
                 if let Some(record) = inner.live.remove(&id) {
                     remember_ended(&mut inner, record);
-                    changes.push(SessionChange::Removed { session_id: id });
+                    changes.push(SessionChange::Removed {
+                        session_id: id,
+                        host: None,
+                    });
                 }
             }
             if !silent_with_pid.is_empty() {
@@ -786,6 +858,7 @@ impl SessionsRegistry {
     pub fn list(&self) -> Vec<Session> {
         let inner = self.lock();
         let mut sessions: Vec<Session> = inner.live.values().map(|r| r.session.clone()).collect();
+        sessions.extend(inner.remote.values().flat_map(|m| m.values().cloned()));
         drop(inner);
         sessions.sort_by(|a, b| {
             a.started_at
@@ -808,8 +881,19 @@ impl SessionsRegistry {
             .collect()
     }
 
+    /// A live session by id: this machine's, else a remote's with that id.
     pub fn get(&self, session_id: &str) -> Option<Session> {
-        self.lock().live.get(session_id).map(|r| r.session.clone())
+        let inner = self.lock();
+        inner
+            .live
+            .get(session_id)
+            .map(|r| r.session.clone())
+            .or_else(|| {
+                inner
+                    .remote
+                    .values()
+                    .find_map(|m| m.get(session_id).cloned())
+            })
     }
 
     pub fn live_count(&self) -> usize {
@@ -1123,7 +1207,8 @@ mod tests {
         assert_eq!(
             rx.try_recv().unwrap(),
             SessionChange::Removed {
-                session_id: "b".into()
+                session_id: "b".into(),
+                host: None,
             }
         );
     }
@@ -1367,5 +1452,74 @@ mod tests {
             reg.get("s1").unwrap().end_reason,
             Some(EndReason::ProcessGone)
         );
+    }
+    #[test]
+    fn a_remote_picture_is_mirrored_beside_local_sessions_and_never_reaped_here() {
+        // A dev box's sessions arrive through its link; the TTL and the pid rule here are not
+        // theirs to apply (the remote runs its own).
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "same", EventKind::SessionStart))
+            .unwrap();
+        let mut rx = reg.subscribe();
+        let remote = |id: &str, state: SessionState| {
+            let mut s = Session::new(id, Agent::Claude, state, clock.wall());
+            s.host = Some("devbox".into());
+            s.pid = Some(1);
+            s
+        };
+        reg.set_remote_sessions(
+            "devbox",
+            vec![
+                remote("same", SessionState::Working),
+                remote("r2", SessionState::Idle),
+            ],
+        );
+        assert_eq!(reg.list().len(), 3, "same id on two hosts: two sessions");
+        assert!(matches!(
+            rx.try_recv().unwrap(),
+            SessionChange::Added { .. }
+        ));
+        assert!(matches!(
+            rx.try_recv().unwrap(),
+            SessionChange::Added { .. }
+        ));
+        // Unchanged picture: nothing published.
+        reg.set_remote_sessions(
+            "devbox",
+            vec![
+                remote("same", SessionState::Working),
+                remote("r2", SessionState::Idle),
+            ],
+        );
+        assert!(rx.try_recv().is_err());
+        clock.advance(DEFAULT_SESSION_TTL * 3);
+        reg.reap_with(|_| PidProbe::Gone);
+        let remote_states: Vec<SessionState> = reg
+            .list()
+            .into_iter()
+            .filter(|s| s.host.is_some())
+            .map(|s| s.state)
+            .collect();
+        assert_eq!(remote_states.len(), 2);
+        assert!(
+            !remote_states.contains(&SessionState::Ended),
+            "not reaped here"
+        );
+        // Positive control: the local one, silent as long, is ended by the TTL.
+        let local = reg.list().into_iter().find(|s| s.host.is_none()).unwrap();
+        assert_eq!(local.state, SessionState::Ended);
+        while rx.try_recv().is_ok() {}
+        reg.set_remote_sessions("devbox", vec![remote("same", SessionState::Idle)]);
+        let mut seen = Vec::new();
+        while let Ok(change) = rx.try_recv() {
+            seen.push(change);
+        }
+        assert!(seen.iter().any(|c| matches!(c, SessionChange::Changed { old_state: SessionState::Working, session } if session.host.as_deref() == Some("devbox"))));
+        assert!(seen.contains(&SessionChange::Removed {
+            session_id: "r2".into(),
+            host: Some("devbox".into())
+        }));
+        reg.set_remote_sessions("devbox", Vec::new());
+        assert!(reg.list().iter().all(|s| s.host.is_none()), "forgotten");
     }
 }

@@ -259,6 +259,13 @@ fn revive(record: &mut SessionRecord, now: Now) {
 pub fn target_state(current: SessionState, obs: &Observation) -> Option<SessionState> {
     use SessionState::*;
     match obs.event {
+        // Claude's question tool is a wait for the user's answer, not for an approval: its
+        // PreToolUse (and a PermissionRequest, where the mode asks) open the question dialog.
+        EventKind::PreToolUse | EventKind::PermissionRequest
+            if is_question_tool(obs.tool_name.as_deref()) =>
+        {
+            Some(WaitingForInput)
+        }
         EventKind::SessionStart => None,
         EventKind::UserPromptSubmit
         | EventKind::PreToolUse
@@ -268,6 +275,19 @@ pub fn target_state(current: SessionState, obs: &Observation) -> Option<SessionS
         | EventKind::TaskStarted => Some(Working),
         EventKind::PermissionRequest => Some(WaitingForPermission),
         EventKind::Notification => notification_state(obs.notification_type.as_deref()),
+        EventKind::Elicitation => Some(WaitingForInput),
+        // The answer to an elicitation, a refused tool call (auto mode: the turn goes on) and a
+        // finished batch of tools are all signs of a running turn.
+        EventKind::ElicitationResult | EventKind::PermissionDenied | EventKind::PostToolBatch => {
+            Some(Working)
+        }
+        // Fields (cwd, model) or bookkeeping of a running session: its state stays.
+        EventKind::CwdChanged
+        | EventKind::PreModelSwitch
+        | EventKind::PostModelSwitch
+        | EventKind::TaskCreated
+        | EventKind::TaskCompleted
+        | EventKind::TeammateIdle => None,
         EventKind::Stop
         | EventKind::StopFailure
         | EventKind::Interrupt
@@ -309,10 +329,20 @@ fn is_pre_tool_use_of_the_asked_call(record: &SessionRecord, obs: &Observation) 
         && obs.at - *asked_at <= PRE_TOOL_USE_LAG
 }
 
+/// Claude Code's tool that asks the user multiple-choice questions.
+pub const QUESTION_TOOL: &str = "AskUserQuestion";
+
+fn is_question_tool(tool: Option<&str>) -> bool {
+    tool == Some(QUESTION_TOOL)
+}
+
+/// A Notification's state. `agent_needs_input` and `agent_completed` are about a *background*
+/// agent (Claude names it in the message), whose own session shows its own wait: they change
+/// nothing here, or a post-Stop `agent_needs_input` would leave this session waiting forever.
 fn notification_state(kind: Option<&str>) -> Option<SessionState> {
     match kind? {
         "permission_prompt" => Some(SessionState::WaitingForPermission),
-        "elicitation_dialog" | "agent_needs_input" => Some(SessionState::WaitingForInput),
+        "elicitation_dialog" | "elicitation_url_dialog" => Some(SessionState::WaitingForInput),
         "idle_prompt" => Some(SessionState::Idle),
         _ => None,
     }
@@ -433,10 +463,17 @@ fn fill_fields(session: &mut Session, obs: &Observation, stale: bool) {
             .clone()
             .or_else(|| obs.waiting_for.clone())
             .filter(|w| !w.trim().is_empty());
-        if matches!(
-            obs.event,
-            EventKind::PermissionRequest | EventKind::Notification | EventKind::StatusReport
-        ) && wait.is_some()
+        let question =
+            obs.event == EventKind::PreToolUse && is_question_tool(obs.tool_name.as_deref());
+        if (question
+            || matches!(
+                obs.event,
+                EventKind::PermissionRequest
+                    | EventKind::Notification
+                    | EventKind::StatusReport
+                    | EventKind::Elicitation
+            ))
+            && wait.is_some()
         {
             session.waiting_for = wait;
         }
@@ -480,6 +517,77 @@ mod tests {
         assert!(!r.session.prompted);
     }
 
+    /// The events Claude Code added after 2.1.240, as one session's story (the fixture's README
+    /// says how the payloads were built): each line's `expect` is what the session must show.
+    #[test]
+    fn claudes_newer_events_move_the_session_as_the_fixture_expects() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/claude/shapes-2.1.332/new_events.jsonl"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut record: Option<SessionRecord> = None;
+        for (i, line) in text.lines().enumerate() {
+            let line: serde_json::Value = serde_json::from_str(line).unwrap();
+            let payload = serde_json::to_vec(&line["payload"]).unwrap();
+            let secs = i64::try_from(i).unwrap() + 1;
+            let o = crate::hook_payload::observation_from_payload(&payload, None, None, t(secs))
+                .unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
+            assert_eq!(o.agent, Agent::Claude, "line {}", i + 1);
+            match record.as_mut() {
+                None => record = Some(create(&o, now(secs)).unwrap()),
+                Some(r) => {
+                    apply(r, &o, now(secs)).unwrap();
+                }
+            }
+            let s = &record.as_ref().unwrap().session;
+            let expect = &line["expect"];
+            let what = format!("line {} ({})", i + 1, line["payload"]["hook_event_name"]);
+            assert_eq!(
+                s.state.as_str(),
+                expect["state"].as_str().unwrap(),
+                "{what}"
+            );
+            for (field, got) in [
+                ("title", s.title.as_deref()),
+                ("model", s.model.as_deref()),
+                ("cwd", s.cwd.as_deref()),
+            ] {
+                if let Some(want) = expect[field].as_str() {
+                    assert_eq!(got, Some(want), "{what}: {field}");
+                }
+            }
+            if let Some(kind) = expect["error"].as_str() {
+                let error = s.error.as_deref().unwrap_or_default();
+                assert!(
+                    error.contains(kind) && error.len() > kind.len() + 3,
+                    "{what}: the error names its kind and says what it means: {error:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_background_agents_needs_input_after_stop_does_not_leave_the_session_waiting() {
+        // `agent_needs_input` / `agent_completed` speak of a background agent (Claude names it
+        // in the message), whose own session shows its own wait. Taken as this session's state,
+        // nothing would ever clear it (seen sticking in other trackers after Stop).
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        run(&mut r, obs(EventKind::Stop, 3), 3).unwrap();
+        for (at, kind) in [(4, "agent_needs_input"), (5, "agent_completed")] {
+            let mut n = obs(EventKind::Notification, at);
+            n.notification_type = Some(kind.into());
+            run(&mut r, n, at).unwrap();
+            assert_eq!(r.session.state, SessionState::Idle, "{kind}");
+        }
+        // Positive control: this session's own question does make it wait.
+        let mut n = obs(EventKind::Notification, 6);
+        n.notification_type = Some("elicitation_dialog".into());
+        run(&mut r, n, 6).unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForInput);
+    }
+
     #[test]
     fn every_hook_event_maps_to_the_state_of_the_spec() {
         use SessionState::*;
@@ -498,11 +606,6 @@ mod tests {
             (
                 EventKind::Notification,
                 Some("elicitation_dialog"),
-                WaitingForInput,
-            ),
-            (
-                EventKind::Notification,
-                Some("agent_needs_input"),
                 WaitingForInput,
             ),
             (EventKind::Notification, Some("idle_prompt"), Idle),

@@ -242,14 +242,23 @@ impl TrayModel {
     }
 }
 
-/// `Claude · api-server · needs permission · 3m`
+/// `Claude · api-server · needs permission · 3m`; a remote session's project names its host
+/// (`api-server on devbox`), and a cut link reads `unreachable` in place of the state.
 pub fn menu_label(session: &Session, now: DateTime<Utc>) -> String {
     let elapsed = (now - session.state_since).num_seconds();
+    let project = match session.host.as_deref() {
+        Some(host) => format!("{} on {host}", project_name(session)),
+        None => project_name(session),
+    };
+    let state = match session.unreachable_since {
+        Some(_) => "unreachable",
+        None => state_label(session.state),
+    };
     format!(
         "{} · {} · {} · {}",
         session.agent.display_name(),
-        project_name(session),
-        state_label(session.state),
+        project,
+        state,
         format_elapsed(elapsed)
     )
 }
@@ -389,6 +398,23 @@ mod tests {
         assert_eq!(
             menu_label(&s, at(100 + 3 * 60 + 20)),
             "Claude · api-server · needs permission · 3m"
+        );
+    }
+
+    #[test]
+    fn a_remote_menu_row_names_its_host_and_a_cut_link_reads_unreachable() {
+        let mut s = session("a", Agent::Claude, SessionState::Working, 0);
+        s.repo = Some("api-server".into());
+        s.state_since = at(100);
+        s.host = Some("devbox".into());
+        assert_eq!(
+            menu_label(&s, at(100 + 60)),
+            "Claude · api-server on devbox · working · 1m"
+        );
+        s.unreachable_since = Some(at(130));
+        assert_eq!(
+            menu_label(&s, at(100 + 60)),
+            "Claude · api-server on devbox · unreachable · 1m"
         );
     }
 

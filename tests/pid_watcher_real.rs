@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agent_tray::liveness::exit_event::{ExitHandle, ExitWatchError};
 use agent_tray::liveness::pid_watcher;
 use agent_tray::model::{Agent, EndReason, EventKind, Observation, SessionState};
 use agent_tray::registry::SessionsRegistry;
@@ -182,6 +183,152 @@ fn a_ttl_shorter_than_the_watchers_tick_keeps_a_live_idle_agent() {
         "still {:?} with its process gone",
         world.state_of("alive")
     );
+}
+
+/// The safety-net tick, pushed out of every test below that proves an event did the work.
+const HOURS: Duration = Duration::from_secs(3 * 3600);
+
+async fn confirmed(registry: &SessionsRegistry, id: &str) -> bool {
+    // A prompted live session is vouched for (its start token stored) once its pid is confirmed.
+    wait_for(Duration::from_secs(15), || {
+        registry.get(id).and_then(|s| s.pid_start).is_some()
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_sigkilled_agent_ends_by_its_exit_event_with_the_tick_hours_away() {
+    // `kill -9` of a running agent while the tray is idle: the engine's watcher, as the engine
+    // starts it, but with its tick hours away, so only the process's exit event can end it.
+    let registry = Arc::new(SessionsRegistry::new());
+    let token = CancellationToken::new();
+    let task = pid_watcher::spawn(registry.clone(), HOURS, token.clone());
+    let mut child = sleeper();
+    prompted(&registry, "s1", child.id());
+    assert!(
+        confirmed(&registry, "s1").await,
+        "the live agent was never confirmed: the early tick after its first hook must run"
+    );
+    child.kill().unwrap(); // not reaped: the agent's real parent would reap it, not us
+    assert!(
+        wait_for(Duration::from_secs(10), || state(&registry, "s1")
+            == Some((SessionState::Ended, Some(EndReason::ProcessGone))))
+        .await,
+        "SIGKILL not seen without a tick: {:?}",
+        state(&registry, "s1")
+    );
+    child.wait().unwrap();
+    token.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn without_exit_events_the_same_kill_waits_for_the_tick() {
+    // The control for the test above: the same watcher with exit events off confirms the agent
+    // just the same, and then does not notice its death before the tick, so it is the event that
+    // ends a session there.
+    let registry = Arc::new(SessionsRegistry::new());
+    let token = CancellationToken::new();
+    let options = pid_watcher::WatchOptions {
+        interval: HOURS,
+        confirm_after: Duration::from_millis(100),
+        exit_events: None,
+    };
+    let task = pid_watcher::spawn_with(registry.clone(), options, token.clone());
+    let mut child = sleeper();
+    prompted(&registry, "s1", child.id());
+    assert!(confirmed(&registry, "s1").await, "never confirmed");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(state(&registry, "s1"), Some((SessionState::Working, None)));
+    token.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_pid_that_cannot_get_an_exit_event_still_ends_by_the_tick() {
+    // An old kernel (no pidfd_open) or a descriptor limit: the opener refuses this one pid, and
+    // the tick still catches its death. The other agent, with its event, is the control that
+    // events are on in this watcher.
+    let registry = Arc::new(SessionsRegistry::new());
+    let mut refused = sleeper();
+    let mut evented = sleeper();
+    let refused_pid = refused.id();
+    let opener: pid_watcher::ExitOpener = Arc::new(move |pid| {
+        if pid == refused_pid {
+            return Err(ExitWatchError::Unsupported {
+                pid,
+                source: std::io::Error::from_raw_os_error(libc::ENOSYS),
+            });
+        }
+        ExitHandle::open(pid)
+    });
+    let interval = Duration::from_secs(2);
+    let options = pid_watcher::WatchOptions {
+        interval,
+        confirm_after: Duration::from_millis(100),
+        exit_events: Some(opener),
+    };
+    prompted(&registry, "refused", refused_pid);
+    prompted(&registry, "evented", evented.id());
+    let token = CancellationToken::new();
+    let task = pid_watcher::spawn_with(registry.clone(), options, token.clone());
+    assert!(confirmed(&registry, "refused").await && confirmed(&registry, "evented").await);
+    refused.kill().unwrap();
+    refused.wait().unwrap();
+    evented.kill().unwrap();
+    evented.wait().unwrap();
+    assert!(
+        wait_for(interval * 3, || state(&registry, "refused")
+            == Some((SessionState::Ended, Some(EndReason::ProcessGone))))
+        .await,
+        "the tick missed a pid without an exit event: {:?}",
+        state(&registry, "refused")
+    );
+    assert_eq!(
+        state(&registry, "evented"),
+        Some((SessionState::Ended, Some(EndReason::ProcessGone)))
+    );
+    token.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_hook_shell_alive_when_its_hook_lands_ends_nothing_when_it_exits() {
+    // A hook run under `sh -c` reports the shell, alive while the hook runs and gone right
+    // after. Confirming it at its first sighting would end the session with the shell; the
+    // watcher waits before it confirms a new pid. The agent beside it is the positive control:
+    // confirmed, and its death by event seen, by the same watcher.
+    let registry = Arc::new(SessionsRegistry::new());
+    let token = CancellationToken::new();
+    let task = pid_watcher::spawn(registry.clone(), HOURS, token.clone());
+    let mut shell = Command::new("sleep")
+        .arg("0.3")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut agent = sleeper();
+    prompted(&registry, "shell", shell.id());
+    prompted(&registry, "agent", agent.id());
+    shell.wait().unwrap();
+    assert!(confirmed(&registry, "agent").await, "agent never confirmed");
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    assert!(
+        wait_for(Duration::from_secs(10), || state(&registry, "agent")
+            == Some((SessionState::Ended, Some(EndReason::ProcessGone))))
+        .await,
+        "the control's death was not seen: {:?}",
+        state(&registry, "agent")
+    );
+    assert_eq!(
+        state(&registry, "shell"),
+        Some((SessionState::Working, None)),
+        "a pid that lived only through its hook ended its session"
+    );
+    token.cancel();
+    task.await.unwrap();
 }
 
 #[tokio::test]

@@ -457,6 +457,29 @@ pub fn execute_jump(plan: &JumpPlan) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// Opens a terminal running `argv` (a remote jump: `ssh -t -- DESTINATION …`). Where no
+/// terminal is known the error carries the command line, for the user to run it.
+pub fn execute_remote_jump(argv: &[String]) -> Result<(), CommandError> {
+    let line = argv
+        .iter()
+        .map(|w| agent_tray::remote::command::shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    #[cfg(target_os = "macos")]
+    let known = false;
+    #[cfg(not(target_os = "macos"))]
+    let known = on_path("x-terminal-emulator");
+    if !known {
+        return Err(CommandError::new(
+            ErrorCode::NothingToOpen,
+            format!("no terminal to open here; run: {line}"),
+        ));
+    }
+    let mut launch = Launch::new("setsid", &["-f", "x-terminal-emulator", "-e"]);
+    launch.args.extend(argv.iter().cloned());
+    run(&launch, "open a terminal")
+}
+
 /// How a file is shown in the file manager (macOS selects it; elsewhere its folder opens).
 /// None for a path that is not absolute.
 pub fn reveal_launch(path: &Path) -> Option<Launch> {

@@ -10,14 +10,18 @@
 
 use agent_tray::model::{Agent, EndReason, Session, SessionState};
 use agent_tray::notify_policy::{AlertKind, NotifySettings};
+use agent_tray::store::views::{
+    DayReport, HistoryEntry, HourBucket, KeyedSplit, LongWait, SessionDetail, TimeSplit,
+    TimelineInterval, WaitWhy,
+};
 use agent_tray::tray_model::{Section, SessionView, TrayStatus};
 use agent_tray::window_rows::{agents, sections, AgentInfo, SectionInfo};
 use ts_rs::TS;
 
 use crate::ipc::{
-    AppSettings, CommandError, EngineStatus, ErrorCode, FocusSession, InstallReport, SessionEvent,
-    Snapshot, WindowMemory, EVENT_FOCUS, EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS, EVENT_SESSIONS,
-    EVENT_SETTINGS,
+    AppSettings, CommandError, EngineStatus, ErrorCode, FocusSession, HistoryQuery, InstallReport,
+    SessionEvent, Snapshot, WindowMemory, EVENT_FOCUS, EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS,
+    EVENT_SESSIONS, EVENT_SETTINGS,
 };
 
 fn render() -> String {
@@ -42,6 +46,18 @@ fn render() -> String {
         CommandError::decl(),
         AgentInfo::decl(),
         SectionInfo::decl(),
+        agent_tray::remote::LinkState::decl(),
+        agent_tray::remote::RemoteLinkStatus::decl(),
+        HistoryQuery::decl(),
+        TimeSplit::decl(),
+        HourBucket::decl(),
+        KeyedSplit::decl(),
+        WaitWhy::decl(),
+        LongWait::decl(),
+        DayReport::decl(),
+        TimelineInterval::decl(),
+        SessionDetail::decl(),
+        HistoryEntry::decl(),
     ];
     let json = |value: serde_json::Value| value.to_string();
     let constants = [

@@ -10,8 +10,8 @@ use tauri::{AppHandle, Emitter, Runtime, State};
 
 use crate::actions;
 use crate::ipc::{
-    AppSettings, CommandError, EngineStatus, ErrorCode, InstallReport, Snapshot, WindowMemory,
-    EVENT_SETTINGS,
+    AppSettings, CommandError, EngineStatus, ErrorCode, HistoryQuery, InstallReport, Snapshot,
+    WindowMemory, EVENT_SETTINGS,
 };
 use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
@@ -40,6 +40,7 @@ pub async fn get_snapshot<R: Runtime>(
         engine: engine.inner().clone(),
         settings,
         version: app.package_info().version.to_string(),
+        remotes: source.registry().remote_links().all(),
     })
 }
 
@@ -53,6 +54,24 @@ pub async fn jump_to_session(
     let session = source
         .find(&session_id)
         .ok_or_else(|| unknown(&session_id))?;
+    // A remote session: a terminal running `ssh -t DESTINATION tmux attach …` (the core builds
+    // it from the configured destination, every word quoted).
+    if let Some(host) = session.host.clone() {
+        let argv = source
+            .registry()
+            .remote_links()
+            .destination_of(&host)
+            .and_then(|destination| agent_tray::remote::command::jump_argv(&destination, &session))
+            .ok_or_else(|| {
+                CommandError::new(
+                    ErrorCode::NothingToOpen,
+                    "this remote session has no tmux pane or folder to go to",
+                )
+            })?;
+        return tauri::async_runtime::spawn_blocking(move || actions::execute_remote_jump(&argv))
+            .await
+            .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))?;
+    }
     // Planning reads the process's /proc entries: off the async workers, like the launch.
     tauri::async_runtime::spawn_blocking(move || {
         let plan = actions::plan_jump(&session).ok_or_else(|| {
@@ -149,4 +168,65 @@ pub async fn save_window_memory(
 ) -> Result<(), CommandError> {
     memory.set(state);
     Ok(())
+}
+
+/// Runs a read of the history store off the async workers; no store path reads as "no history".
+async fn read_history<R: Runtime, T: Send + 'static>(
+    app: &AppHandle<R>,
+    read: impl FnOnce(&std::path::Path) -> Result<T, agent_tray::store::StoreError> + Send + 'static,
+) -> Result<T, CommandError> {
+    let unavailable = |message: String| CommandError::new(ErrorCode::HistoryUnavailable, message);
+    let path = crate::history::store_path(app)
+        .ok_or_else(|| unavailable("no data folder for the history store".into()))?;
+    tauri::async_runtime::spawn_blocking(move || read(&path))
+        .await
+        .map_err(|e| unavailable(e.to_string()))?
+        .map_err(|e| unavailable(e.to_string()))
+}
+
+/// The "Today" view: local midnight to now.
+#[tauri::command]
+pub async fn get_today<R: Runtime>(
+    app: AppHandle<R>,
+) -> Result<agent_tray::store::views::DayReport, CommandError> {
+    let tz = agent_tray::store::waiting::user_time_zone();
+    read_history(&app, move |path| {
+        agent_tray::store::views::today(path, chrono::Utc::now(), tz)
+    })
+    .await
+}
+
+/// The "History" view: stored sessions matching the query, most recent first.
+#[tauri::command]
+pub async fn get_history<R: Runtime>(
+    app: AppHandle<R>,
+    query: HistoryQuery,
+) -> Result<Vec<agent_tray::store::views::HistoryEntry>, CommandError> {
+    let filter = agent_tray::store::query::HistoryFilter {
+        search: Some(query.search).filter(|s| !s.trim().is_empty()),
+        agent: query.agent,
+        project: query.project.filter(|p| !p.is_empty()),
+        limit: if query.limit == 0 {
+            200
+        } else {
+            query.limit as usize
+        },
+    };
+    read_history(&app, move |path| {
+        agent_tray::store::views::history(path, &filter)
+    })
+    .await
+}
+
+/// A stored session with its timeline; `None` when the store does not have it.
+#[tauri::command]
+pub async fn get_session_detail<R: Runtime>(
+    app: AppHandle<R>,
+    session_id: String,
+) -> Result<Option<agent_tray::store::views::SessionDetail>, CommandError> {
+    let tz = agent_tray::store::waiting::user_time_zone();
+    read_history(&app, move |path| {
+        agent_tray::store::views::session_detail(path, &session_id, chrono::Utc::now(), tz)
+    })
+    .await
 }

@@ -14,6 +14,12 @@
 //! and it can never fall behind), on settings changes and on dismissals, and once a minute so
 //! that endings older than a day leave even when nothing else happens. It is written against an
 //! `emit` closure rather than an app handle, so tests drive it without a window.
+//!
+//! **Only while the window exists.** Events emitted with no window reach nobody, and the tray
+//! spends its day with the window closed: then the bridge waits for the window alone (no
+//! minute clock, no computation per hook). A window created later loads a snapshot, and the
+//! bridge, woken by it, sends the difference from what it last sent, so nothing is missed
+//! (events carry the sequence number; the window drops what is older than its snapshot).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -87,6 +93,7 @@ fn by_id(rows: Vec<SessionView>) -> HashMap<String, SessionView> {
 pub fn bridge(
     source: Arc<SessionsSource>,
     mut settings: watch::Receiver<AppSettings>,
+    mut window_open: watch::Receiver<bool>,
     emit: impl Fn(SessionEvent),
     token: CancellationToken,
 ) -> impl std::future::Future<Output = ()> {
@@ -97,16 +104,35 @@ pub fn bridge(
     let current = settings.borrow_and_update().clone();
     let mut shown = by_id(source.rows(&current).rows);
     async move {
-        let mut age_out = tokio::time::interval(AGE_OUT_CHECK);
-        age_out.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        age_out.tick().await; // the first tick is immediate
+        // The minute clock exists only while the window does: a timer left armed would wake
+        // this task even when nothing selects on it.
+        let mut age_out: Option<tokio::time::Interval> = None;
         loop {
+            if !*window_open.borrow_and_update() {
+                age_out = None;
+                tokio::select! {
+                    () = token.cancelled() => break,
+                    r = window_open.changed() => if r.is_err() { break },
+                }
+                continue;
+            }
+            let clock = match &mut age_out {
+                Some(clock) => clock,
+                None => {
+                    let start = tokio::time::Instant::now() + AGE_OUT_CHECK;
+                    let mut clock = tokio::time::interval_at(start, AGE_OUT_CHECK);
+                    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+                    age_out.insert(clock)
+                }
+            };
             let woke = tokio::select! {
                 () = token.cancelled() => break,
                 r = changes.changed() => r.is_ok(),
                 r = settings.changed() => r.is_ok(),
                 r = dismissals.changed() => r.is_ok(),
-                _ = age_out.tick() => true,
+                // A closed channel (no presence to follow) disables this branch.
+                Ok(()) = window_open.changed() => true,
+                _ = clock.tick() => true,
             };
             if !woke {
                 break;
@@ -127,13 +153,23 @@ pub fn bridge(
 pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
     let source = app.state::<Arc<SessionsSource>>().inner().clone();
     let settings = app.state::<crate::settings::SettingsStore>().subscribe();
+    let window_open = match app.try_state::<crate::window::WindowPresence>() {
+        Some(presence) => {
+            if let Some(window) = app.get_webview_window(crate::window::MAIN) {
+                crate::window::note_presence(app, &window);
+            }
+            presence.subscribe()
+        }
+        // A shell set up without the window's presence (a test's): always open.
+        None => watch::channel(true).1,
+    };
     let handle = app.clone();
     let emit = move |event: SessionEvent| {
         if let Err(error) = handle.emit(EVENT_SESSIONS, event) {
             tracing::warn!(%error, "cannot send an event to the window");
         }
     };
-    tauri::async_runtime::spawn(bridge(source, settings, emit, token));
+    tauri::async_runtime::spawn(bridge(source, settings, window_open, emit, token));
 }
 
 #[cfg(test)]
@@ -141,9 +177,99 @@ pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
 mod tests {
     use super::*;
     use agent_tray::model::{Agent, Session, SessionState};
+    use std::time::Duration;
 
     fn view(id: &str, state: SessionState) -> SessionView {
         SessionView::of(&Session::new(id, Agent::Claude, state, chrono::Utc::now()))
+    }
+
+    /// Counts how often the executor polls the bridge: every wakeup is one poll.
+    struct CountPolls<F> {
+        inner: std::pin::Pin<Box<F>>,
+        polls: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl<F: std::future::Future> std::future::Future for CountPolls<F> {
+        type Output = F::Output;
+        fn poll(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<F::Output> {
+            self.polls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.inner.as_mut().poll(cx)
+        }
+    }
+
+    async fn settle() {
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_bridge_never_wakes_while_the_window_is_closed_and_catches_up_when_it_opens() {
+        // A tray app's day: the window closed for hours while agents work. Time is paused, so
+        // any timer the bridge armed would fire as the test sleeps its "ten minutes".
+        use std::sync::atomic::Ordering::SeqCst;
+        let registry = Arc::new(agent_tray::registry::SessionsRegistry::new());
+        let source = Arc::new(SessionsSource::new(registry.clone()));
+        let (_settings_tx, settings) = watch::channel(AppSettings::default());
+        let (open_tx, open) = watch::channel(false);
+        let sent: Arc<std::sync::Mutex<Vec<SessionEvent>>> = Arc::default();
+        let sink = sent.clone();
+        let emit = move |e| sink.lock().unwrap().push(e);
+        let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let token = CancellationToken::new();
+        let task = tokio::spawn(CountPolls {
+            inner: Box::pin(bridge(source, settings, open, emit, token.clone())),
+            polls: polls.clone(),
+        });
+        settle().await;
+        let asleep = polls.load(SeqCst);
+        for id in ["a", "b", "c"] {
+            let obs = agent_tray::model::Observation::new(
+                id,
+                Agent::Claude,
+                agent_tray::model::EventKind::UserPromptSubmit,
+                chrono::Utc::now(),
+            );
+            registry.observe(obs).unwrap();
+        }
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        settle().await;
+        assert_eq!(
+            polls.load(SeqCst),
+            asleep,
+            "woke while the window was closed"
+        );
+        assert!(sent.lock().unwrap().is_empty());
+
+        // The window opens: the bridge wakes and sends what changed meanwhile.
+        open_tx.send(true).unwrap();
+        settle().await;
+        assert_eq!(
+            sent.lock().unwrap().len(),
+            3,
+            "the three sessions, caught up"
+        );
+        // Positive control for the clock: while open, it ticks once a minute.
+        let before = polls.load(SeqCst);
+        tokio::time::sleep(AGE_OUT_CHECK + Duration::from_secs(1)).await;
+        settle().await;
+        assert!(
+            polls.load(SeqCst) > before,
+            "the minute clock never ran while open"
+        );
+
+        // Closed again: silent again.
+        open_tx.send(false).unwrap();
+        settle().await;
+        let asleep = polls.load(SeqCst);
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        settle().await;
+        assert_eq!(polls.load(SeqCst), asleep, "woke after the window closed");
+        token.cancel();
+        task.await.unwrap();
     }
 
     #[test]

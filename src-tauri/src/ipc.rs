@@ -90,6 +90,9 @@ pub struct Snapshot {
     pub engine: EngineStatus,
     pub settings: AppSettings,
     pub version: String,
+    /// Each remote's link (`agent-tray remote add`), by name.
+    #[serde(default)]
+    pub remotes: Vec<agent_tray::remote::RemoteLinkStatus>,
 }
 
 /// The app's settings, persisted as JSON in the data folder and applied live.
@@ -106,6 +109,12 @@ pub struct AppSettings {
     /// End a session silent this long with no live process (seconds); None keeps the engine's
     /// default (300 s, or `AGENT_TRAY_SESSION_TTL`).
     pub session_ttl_secs: Option<u32>,
+    /// Put back the hooks `install` wrote as soon as they are found removed or changed (off:
+    /// the alert offers a "Repair" button instead).
+    pub repair_hooks_automatically: bool,
+    /// Keep history this many days (1 to 36500); None keeps the engine's default (90 days, or
+    /// `AGENT_TRAY_HISTORY_DAYS`).
+    pub history_days: Option<u32>,
 }
 
 impl Default for AppSettings {
@@ -116,6 +125,8 @@ impl Default for AppSettings {
             agents: Agent::ALL.to_vec(),
             launch_at_login: false,
             session_ttl_secs: None,
+            repair_hooks_automatically: false,
+            history_days: None,
         }
     }
 }
@@ -142,6 +153,7 @@ pub enum ErrorCode {
     LaunchFailed,
     SettingsNotSaved,
     InstallerFailed,
+    HistoryUnavailable,
 }
 
 impl CommandError {
@@ -158,4 +170,17 @@ impl CommandError {
 pub struct InstallReport {
     pub ok: bool,
     pub output: String,
+}
+
+/// What the History view asks for (the filters of `agent-tray history`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(default)]
+pub struct HistoryQuery {
+    /// Text in the folder, repo, branch, title or model (any case); empty: everything.
+    pub search: String,
+    pub agent: Option<Agent>,
+    /// A project's name (the repo's, else the folder's); None: every project.
+    pub project: Option<String>,
+    /// At most this many sessions, most recent first (0: the default, 200).
+    pub limit: u32,
 }

@@ -18,6 +18,8 @@ pub mod actions;
 pub mod autostart;
 pub mod commands;
 pub mod events;
+pub mod history;
+pub mod hook_drift;
 pub mod ipc;
 pub mod launch;
 pub mod notifier;
@@ -65,6 +67,8 @@ pub fn manage_state<R: Runtime, M: Manager<R>>(
     manager.manage(engine);
     manager.manage(LogDir(log_dir));
     manager.manage(window::WindowMemoryStore::default());
+    manager.manage(window::WindowPresence::default());
+    manager.manage(Arc::new(tray::MenuOpening::default()));
 }
 
 /// Registers every command the UI may call.
@@ -79,6 +83,9 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
         commands::hide_window,
         commands::get_window_memory,
         commands::save_window_memory,
+        commands::get_today,
+        commands::get_history,
+        commands::get_session_detail,
     ])
 }
 
@@ -103,7 +110,11 @@ pub fn spawn_settings_applier<R: Runtime>(
 ) {
     let registry = app.state::<Arc<SessionsSource>>().registry().clone();
     let settings = app.state::<SettingsStore>().subscribe();
-    let applier = settings::SettingsApplier::new(registry, login_item);
+    let retention = app
+        .try_state::<agent_tray::store::writer::HistoryRetention>()
+        .map(|r| r.inner().clone());
+    let applier =
+        settings::SettingsApplier::new(registry, login_item).with_history_retention(retention);
     tauri::async_runtime::spawn(settings::apply_loop(settings, applier, token));
 }
 
@@ -207,6 +218,7 @@ pub fn run() {
             #[cfg(target_os = "macos")]
             app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             let (registry, engine, status) = start_engine(&setup_paths);
+            let hook_health = engine.as_ref().map(Engine::hook_health);
             let engine_down = matches!(status, EngineStatus::NotRunning { .. });
             manage_state(
                 app,
@@ -215,6 +227,12 @@ pub fn run() {
                 status,
                 setup_paths.log_dir(),
             );
+            app.manage(history::HistoryStorePath(agent_tray::store::store_path(
+                &setup_paths.data_dir,
+            )));
+            if let Some(retention) = engine.as_ref().and_then(Engine::history_retention) {
+                app.manage(retention);
+            }
             app.manage(HostedEngine(Mutex::new(engine)));
             let handle = app.handle().clone();
             if let Err(error) = tray::create(&handle) {
@@ -223,6 +241,14 @@ pub fn run() {
             }
             // Starts the tray's render task too, which renders at once.
             start_background(&handle, &setup_token);
+            if let Some(health) = hook_health {
+                hook_drift::spawn(
+                    &handle,
+                    health,
+                    setup_paths.data_dir.clone(),
+                    setup_token.child_token(),
+                );
+            }
             let has_sessions = {
                 let registry = handle.state::<Arc<SessionsSource>>().registry().clone();
                 !registry.list().is_empty() || !registry.history(1).is_empty()

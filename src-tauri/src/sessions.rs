@@ -62,9 +62,11 @@ impl SessionsSource {
         let mut sessions = snapshot.live;
         sessions.extend(snapshot.ended);
         let now = self.registry.clock().wall();
+        let mut rows = window_rows(&sessions, &settings.agents, &dismissed, now);
+        agent_tray::remote::command::wrap_remote_rows(&mut rows, self.registry.remote_links());
         WindowRows {
             seq: snapshot.seq,
-            rows: window_rows(&sessions, &settings.agents, &dismissed, now),
+            rows,
         }
     }
 

@@ -5,15 +5,17 @@
 //! A missing or unreadable file gives the defaults (with a log line), never a failed start: the
 //! settings are a convenience, the sessions are the product.
 //!
-//! Most subscribers read the settings as they go (the notifier, the tray, the bridge). Two
+//! Most subscribers read the settings as they go (the notifier, the tray, the bridge). Three
 //! settings act on things outside the shell, and [`SettingsApplier`] carries them out: the session
-//! TTL (on the engine's registry) and "Launch at login" (a file, see [`crate::autostart`]).
+//! TTL (on the engine's registry), how long history is kept (on the engine's history writer) and
+//! "Launch at login" (a file, see [`crate::autostart`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use agent_tray::registry::SessionsRegistry;
+use agent_tray::store::writer::HistoryRetention;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -58,6 +60,8 @@ pub struct SettingsApplier {
     default_ttl: Duration,
     /// Where "Launch at login" writes; None when this machine has no place for it.
     login_item: Option<LoginItem>,
+    /// Where "Keep history" applies (the engine's history writer); None when none runs.
+    history_retention: Option<HistoryRetention>,
     applied: Option<AppSettings>,
 }
 
@@ -68,8 +72,15 @@ impl SettingsApplier {
             registry,
             default_ttl,
             login_item,
+            history_retention: None,
             applied: None,
         }
+    }
+
+    /// Applies "Keep history" to the engine's history writer too.
+    pub fn with_history_retention(mut self, retention: Option<HistoryRetention>) -> Self {
+        self.history_retention = retention;
+        self
     }
 
     /// Applies `settings`. The first call is the app's start: the login entry is rewritten when
@@ -86,6 +97,13 @@ impl SettingsApplier {
                 Duration::from_secs(u64::from(secs))
             });
             self.registry.set_session_ttl(ttl);
+        }
+        let history_changed = match &before {
+            None => settings.history_days.is_some(),
+            Some(b) => b.history_days != settings.history_days,
+        };
+        if let (true, Some(retention)) = (history_changed, &self.history_retention) {
+            retention.set(settings.history_days);
         }
         let login_changed = match &before {
             None => settings.launch_at_login,
@@ -182,6 +200,36 @@ mod tests {
             changed,
             "the file was written"
         );
+    }
+
+    #[test]
+    fn keep_history_is_applied_to_the_engines_history_writer() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let registry = Arc::new(SessionsRegistry::new());
+        let token = CancellationToken::new();
+        let (task, retention) = tauri::async_runtime::block_on(async {
+            agent_tray::store::writer::spawn_with_retention(
+                registry.clone(),
+                agent_tray::store::writer::WriterConfig {
+                    path: agent_tray::store::store_path(dir.path()),
+                    retention_days: 90,
+                },
+                token.clone(),
+            )
+        });
+        let mut applier =
+            SettingsApplier::new(registry, None).with_history_retention(Some(retention.clone()));
+        let mut settings = AppSettings::default();
+        applier.apply(&settings);
+        assert_eq!(retention.days(), 90, "unset: the engine's own");
+        settings.history_days = Some(30);
+        applier.apply(&settings);
+        assert_eq!(retention.days(), 30);
+        settings.history_days = None;
+        applier.apply(&settings);
+        assert_eq!(retention.days(), 90, "back to the default");
+        token.cancel();
+        let _ = tauri::async_runtime::block_on(task);
     }
 
     #[test]

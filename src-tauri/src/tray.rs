@@ -31,8 +31,9 @@ use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
 
 pub const TRAY_ID: &str = "main";
-/// Labels show minutes; refreshing this often keeps "time in state" current without a change.
-const REFRESH: Duration = Duration::from_secs(20);
+/// Labels show minutes: where the menu's opening is not reported, a render this often keeps
+/// "time in state" current without a change ([`label_refresh`]).
+const LABEL_REFRESH: Duration = Duration::from_secs(60);
 /// Changes arriving together (a hook burst) are rendered once.
 const SETTLE: Duration = Duration::from_millis(100);
 
@@ -118,17 +119,21 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         .tooltip(TrayStatus::None.describe())
         .menu(&menu)
         .on_menu_event(on_menu_event);
+    let builder = builder.on_tray_icon_event(on_tray_icon_event);
     #[cfg(target_os = "macos")]
     let builder = builder
         .icon_as_template(true)
-        .show_menu_on_left_click(false)
-        .on_tray_icon_event(crate::window::on_macos_tray_event);
+        .show_menu_on_left_click(false);
     builder.build(app)?;
     manage_menu(app);
     Ok(())
 }
 
-fn build_menu<R: Runtime>(
+/// The id of the menu's "Waiting on you today" line (read from the store as the menu is built).
+pub const WAITING_TODAY_ID: &str = "waiting-today";
+
+/// Builds the whole menu: the session rows, today's "waiting on you" line, then the app's items.
+pub fn build_menu<R: Runtime>(
     app: &AppHandle<R>,
     rows: &[MenuRow],
 ) -> tauri::Result<(Menu<R>, Vec<MenuItem<R>>)> {
@@ -150,6 +155,14 @@ fn build_menu<R: Runtime>(
         items.push(item);
     }
     menu.append(&PredefinedMenuItem::separator(app)?)?;
+    let waiting = crate::history::waiting_today_line(app);
+    menu.append(&MenuItem::with_id(
+        app,
+        WAITING_TODAY_ID,
+        menu_text(&waiting),
+        false,
+        None::<&str>,
+    )?)?;
     for (id, text) in [
         ("open", "Open Agent Tray"),
         ("install", "Install hooks…"),
@@ -260,34 +273,112 @@ fn apply<R: Runtime>(
     Ok(())
 }
 
-/// Re-renders on every change (settled) and every [`REFRESH`].
+/// Wakes the tray's renderer when its menu is about to open (a click or hover on the icon, on
+/// the platforms whose tray reports one), so the times it shows are current when read.
+#[derive(Debug, Default)]
+pub struct MenuOpening(tokio::sync::Notify);
+
+impl MenuOpening {
+    pub fn notify(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// How long labels may go without a render when nothing changes: never where the menu's
+/// opening is reported (it renders then), and a minute (the labels' precision) on Linux, whose
+/// tray hosts open the menu over D-Bus without telling the app, but only while rows show a time.
+pub fn label_refresh(rows_shown: bool, opening_reported: bool) -> Option<Duration> {
+    (rows_shown && !opening_reported).then_some(LABEL_REFRESH)
+}
+
+/// Whether this platform's tray reports the menu opening (Tauri delivers no tray icon events
+/// on Linux).
+pub const OPENING_REPORTED: bool = !cfg!(target_os = "linux");
+
+/// The renderer's loop, written against a `render` closure (true when the rendered menu shows
+/// rows) so tests count its wakeups: a render at once, then on every change (settled), every
+/// settings change, every menu opening, and [`label_refresh`].
+pub async fn render_loop(
+    mut changes: tokio::sync::broadcast::Receiver<agent_tray::registry::SessionChange>,
+    mut settings: tokio::sync::watch::Receiver<crate::ipc::AppSettings>,
+    opening: Arc<MenuOpening>,
+    opening_reported: bool,
+    mut render: impl FnMut() -> bool,
+    token: CancellationToken,
+) {
+    let mut rows_shown = render();
+    loop {
+        // Made anew each turn and dropped when another branch wins: no timer stays armed.
+        let refresh = async {
+            match label_refresh(rows_shown, opening_reported) {
+                Some(after) => tokio::time::sleep(after).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = token.cancelled() => break,
+            () = opening.0.notified() => {}
+            () = refresh => {}
+            Ok(()) = settings.changed() => { settings.borrow_and_update(); }
+            change = changes.recv() => {
+                if matches!(change, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
+                    break;
+                }
+                tokio::time::sleep(SETTLE).await;
+                // Everything queued meanwhile is covered by the snapshot taken next.
+                while changes.try_recv().is_ok() {}
+            }
+        }
+        rows_shown = render();
+    }
+}
+
+/// Starts the renderer ([`render_loop`] on the real tray).
 pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
     let app = app.clone();
-    let mut changes = app.state::<Arc<SessionsSource>>().registry().subscribe();
-    let mut settings = app.state::<SettingsStore>().subscribe();
+    let changes = app.state::<Arc<SessionsSource>>().registry().subscribe();
+    let settings = app.state::<SettingsStore>().subscribe();
+    let opening = match app.try_state::<Arc<MenuOpening>>() {
+        Some(opening) => opening.inner().clone(),
+        None => {
+            let opening = Arc::new(MenuOpening::default());
+            app.manage(opening.clone());
+            opening
+        }
+    };
     tauri::async_runtime::spawn(async move {
-        // The first tick is immediate: the first render happens as soon as this task runs.
-        let mut ticks = tokio::time::interval(REFRESH);
         let mut menu = TrayMenu::new();
-        loop {
-            tokio::select! {
-                () = token.cancelled() => break,
-                _ = ticks.tick() => {}
-                Ok(()) = settings.changed() => { settings.borrow_and_update(); }
-                change = changes.recv() => {
-                    if matches!(change, Err(tokio::sync::broadcast::error::RecvError::Closed)) {
-                        break;
-                    }
-                    tokio::time::sleep(SETTLE).await;
-                    // Everything queued meanwhile is covered by the snapshot taken next.
-                    while changes.try_recv().is_ok() {}
-                }
-            }
+        let render_menu = || {
             if let Err(error) = render(&app, &mut menu) {
                 tracing::warn!(%error, "cannot update the tray");
             }
-        }
+            !menu.rows.is_empty()
+        };
+        render_loop(
+            changes,
+            settings,
+            opening,
+            OPENING_REPORTED,
+            render_menu,
+            token,
+        )
+        .await;
     });
+}
+
+/// A hover or click on the icon comes before the menu opens: the renderer refreshes its times.
+fn on_tray_icon_event<R: Runtime>(tray: &TrayIcon<R>, event: tauri::tray::TrayIconEvent) {
+    use tauri::tray::TrayIconEvent;
+    if matches!(
+        event,
+        TrayIconEvent::Enter { .. } | TrayIconEvent::Click { .. }
+    ) {
+        if let Some(opening) = tray.app_handle().try_state::<Arc<MenuOpening>>() {
+            opening.notify();
+        }
+    }
+    #[cfg(target_os = "macos")]
+    crate::window::on_macos_tray_event(tray, event);
 }
 
 fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
@@ -323,5 +414,91 @@ pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
                 crate::window::focus_session(app, session_id);
             }
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod render_loop_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    async fn settle() {
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// The renderer with `rows` shown, counting its renders (every wakeup renders once).
+    fn start(
+        opening_reported: bool,
+    ) -> (
+        Arc<AtomicUsize>,
+        Arc<MenuOpening>,
+        Arc<agent_tray::registry::SessionsRegistry>,
+        CancellationToken,
+        tokio::task::JoinHandle<()>,
+        tokio::sync::watch::Sender<crate::ipc::AppSettings>,
+    ) {
+        let registry = Arc::new(agent_tray::registry::SessionsRegistry::new());
+        let (settings_tx, settings) = tokio::sync::watch::channel(Default::default());
+        let renders = Arc::new(AtomicUsize::new(0));
+        let counted = renders.clone();
+        let opening = Arc::new(MenuOpening::default());
+        let token = CancellationToken::new();
+        let task = tokio::spawn(render_loop(
+            registry.subscribe(),
+            settings,
+            opening.clone(),
+            opening_reported,
+            move || {
+                counted.fetch_add(1, SeqCst);
+                true
+            },
+            token.clone(),
+        ));
+        (renders, opening, registry, token, task, settings_tx)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn where_the_menu_opening_is_reported_the_tray_renders_then_and_never_on_a_clock() {
+        // macOS and Windows: an hour with sessions listed and nothing happening costs nothing;
+        // the menu about to open renders once (the positive control).
+        let (renders, opening, _registry, token, task, _settings) = start(true);
+        settle().await;
+        assert_eq!(renders.load(SeqCst), 1, "the first render, at once");
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        settle().await;
+        assert_eq!(renders.load(SeqCst), 1, "rendered on a clock");
+        opening.notify();
+        settle().await;
+        assert_eq!(
+            renders.load(SeqCst),
+            2,
+            "the opening menu was not refreshed"
+        );
+        token.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn where_it_is_not_reported_labels_refresh_once_a_minute_not_every_20_s() {
+        // Linux: the tray host opens the menu without telling the app, so minute labels need a
+        // render a minute while rows are shown.
+        let (renders, _opening, _registry, token, task, _settings) = start(false);
+        settle().await;
+        tokio::time::sleep(Duration::from_secs(59)).await;
+        settle().await;
+        assert_eq!(
+            renders.load(SeqCst),
+            1,
+            "rendered before a label could change"
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        settle().await;
+        assert_eq!(renders.load(SeqCst), 2, "the minute's render never came");
+        assert_eq!(label_refresh(false, false), None, "no rows, no clock");
+        token.cancel();
+        task.await.unwrap();
     }
 }

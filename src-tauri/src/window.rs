@@ -22,6 +22,45 @@ use crate::ipc::{
 
 pub const MAIN: &str = "main";
 
+/// Whether the main window exists now: what the event bridge waits on while it does not, so a
+/// closed window costs no wakeups (see `events`). False until the window is created.
+#[derive(Debug)]
+pub struct WindowPresence(tokio::sync::watch::Sender<bool>);
+
+impl Default for WindowPresence {
+    fn default() -> Self {
+        WindowPresence(tokio::sync::watch::channel(false).0)
+    }
+}
+
+impl WindowPresence {
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.0.subscribe()
+    }
+
+    pub fn set(&self, open: bool) {
+        self.0
+            .send_if_modified(|was| std::mem::replace(was, open) != open);
+    }
+}
+
+/// Notes that `window` exists, and that it is gone once destroyed (by [`close`], or by the
+/// window manager's close button).
+pub fn note_presence<R: Runtime>(app: &AppHandle<R>, window: &WebviewWindow<R>) {
+    let Some(presence) = app.try_state::<WindowPresence>() else {
+        return;
+    };
+    presence.set(true);
+    let app = app.clone();
+    window.on_window_event(move |event| {
+        if matches!(event, tauri::WindowEvent::Destroyed) {
+            if let Some(presence) = app.try_state::<WindowPresence>() {
+                presence.set(false);
+            }
+        }
+    });
+}
+
 /// The window's state while it is closed (and while it is open: the UI saves every change).
 #[derive(Debug, Default)]
 pub struct WindowMemoryStore(Mutex<WindowMemory>);
@@ -81,6 +120,7 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
         None => match create(app) {
             Ok(window) => {
                 tracing::info!("window_created");
+                note_presence(app, &window);
                 window
             }
             Err(error) => {
@@ -128,6 +168,9 @@ pub fn close<R: Runtime>(app: &AppHandle<R>) {
             tracing::warn!(%error, "cannot close the window");
         } else {
             tracing::info!("window_destroyed");
+            if let Some(presence) = app.try_state::<WindowPresence>() {
+                presence.set(false);
+            }
         }
     }
 }

@@ -26,6 +26,9 @@ use crate::registry::{ObserveOutcome, SessionChange};
 use crate::transition::Ignored;
 
 pub const PROTOCOL_VERSION: u32 = 1;
+/// The version of `watch --json` as a remote link reads it (see [`crate::remote`]): a link asks
+/// for it with `--protocol`, and the snapshot line says which one is spoken.
+pub const REMOTE_PROTOCOL: u32 = 1;
 /// The longest request line the engine accepts, newline included. Replies have no size limit:
 /// a client reads them as a stream, bounded by its deadline.
 pub const MAX_LINE: usize = 1 << 20;
@@ -60,6 +63,19 @@ pub enum Request {
     },
     /// What the engine knows about hook delivery ([`crate::delivery::DeliveryReport`]).
     Delivery,
+    /// Another agent (`caller`: "copilot", "cursor") ran our hook: counted, never a session.
+    ForeignCall {
+        caller: String,
+        #[serde(default)]
+        event: String,
+        /// The `--agent` of the hook it ran.
+        #[serde(default)]
+        agent: Option<Agent>,
+    },
+    /// How each remote's link is doing ([`crate::remote::RemoteLinkStatus`]s).
+    Remotes,
+    /// Reread `remotes.json` and try every waiting remote now.
+    ReloadRemotes,
 }
 
 fn default_history_limit() -> usize {
@@ -275,8 +291,23 @@ impl From<ObserveOutcome> for ObserveReply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SessionsLine {
-    Snapshot { sessions: Vec<Session> },
-    Resync { sessions: Vec<Session> },
+    Snapshot {
+        sessions: Vec<Session>,
+        /// The remote protocol the printer speaks ([`REMOTE_PROTOCOL`]); absent from versions
+        /// before remotes, which is how a too-old remote is told.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        protocol: Option<u32>,
+        /// The printer's `agent-tray` version.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
+        /// Sessions that ended and left the live list, most recent first (with `--protocol`):
+        /// what a reconnecting remote link needs to end what ended while it was cut.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ended: Option<Vec<Session>>,
+    },
+    Resync {
+        sessions: Vec<Session>,
+    },
 }
 
 /// One line of a `watch` stream after its first reply: a change, or a whole list.
@@ -341,6 +372,18 @@ enum Op {
     Probe,
     UnknownEvent,
     Delivery,
+    Remotes,
+    ReloadRemotes,
+    ForeignCall,
+}
+
+#[derive(Deserialize)]
+struct ForeignCallBody {
+    caller: String,
+    #[serde(default)]
+    event: String,
+    #[serde(default)]
+    agent: Option<Agent>,
 }
 
 #[derive(Deserialize)]
@@ -414,7 +457,7 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             let shown: String = name.chars().take(40).collect();
             return Err(Reply::error(
                 ErrorCode::BadRequest,
-                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event or delivery)"),
+                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event, delivery, foreign_call, remotes or reload_remotes)"),
             ));
         }
         Some(OpName::Other(_)) | None => {
@@ -455,6 +498,8 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
         Op::Ping => Ok(Request::Ping),
         Op::Watch => Ok(Request::Watch),
         Op::Delivery => Ok(Request::Delivery),
+        Op::Remotes => Ok(Request::Remotes),
+        Op::ReloadRemotes => Ok(Request::ReloadRemotes),
         Op::Probe => {
             let body: ProbeBody = serde_json::from_slice(line).map_err(|e| {
                 Reply::error(ErrorCode::BadRequest, format!("bad \"probe\" request: {e}"))
@@ -478,6 +523,19 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
                 )
             })?;
             Ok(Request::UnknownEvent {
+                event: body.event,
+                agent: body.agent,
+            })
+        }
+        Op::ForeignCall => {
+            let body: ForeignCallBody = serde_json::from_slice(line).map_err(|e| {
+                Reply::error(
+                    ErrorCode::BadRequest,
+                    format!("bad \"foreign_call\" request: {e}"),
+                )
+            })?;
+            Ok(Request::ForeignCall {
+                caller: body.caller,
                 event: body.event,
                 agent: body.agent,
             })
@@ -651,7 +709,8 @@ mod tests {
         assert_eq!(
             removed,
             WatchLine::Change(SessionChange::Removed {
-                session_id: "s".into()
+                session_id: "s".into(),
+                host: None,
             })
         );
     }

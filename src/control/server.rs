@@ -417,6 +417,7 @@ pub enum Answer {
     Sessions(SessionList),
     Ping(PingInfo),
     Delivery(crate::delivery::DeliveryReport),
+    Remotes(Vec<crate::remote::RemoteLinkStatus>),
     Error(ErrorBody),
 }
 
@@ -428,6 +429,7 @@ impl Answer {
             Answer::Sessions(r) => serde_json::to_value(r),
             Answer::Ping(r) => serde_json::to_value(r),
             Answer::Delivery(r) => serde_json::to_value(r),
+            Answer::Remotes(r) => serde_json::to_value(r),
             Answer::Error(e) => return Reply::error(e.code, e.message.clone()),
         };
         match value {
@@ -443,6 +445,7 @@ impl Answer {
             Answer::Sessions(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Ping(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Delivery(r) => write_line(writer, &TypedReply::ok(r)).await,
+            Answer::Remotes(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Error(e) => write_line(writer, &Reply::error(e.code, e.message.clone())).await,
         }
     }
@@ -509,6 +512,32 @@ pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -
             })
         }
         Request::Delivery => Answer::Delivery(registry.delivery().report()),
+        Request::ForeignCall {
+            caller,
+            event,
+            agent,
+        } => {
+            tracing::info!(caller, event, agent = ?agent, "foreign_hook_call");
+            registry
+                .delivery()
+                .record_foreign_call(&caller, &event, chrono::Utc::now());
+            Answer::Observed(ObserveReply {
+                outcome: super::protocol::OutcomeKind::Quiet,
+                reason: None,
+            })
+        }
+        Request::Remotes => Answer::Remotes(registry.remote_links().all()),
+        Request::ReloadRemotes => {
+            let listening = registry.remote_links().request_reload();
+            Answer::Observed(ObserveReply {
+                outcome: if listening {
+                    super::protocol::OutcomeKind::Changed
+                } else {
+                    super::protocol::OutcomeKind::Ignored
+                },
+                reason: None,
+            })
+        }
     }
 }
 

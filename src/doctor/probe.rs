@@ -198,6 +198,15 @@ pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
             )));
         }
     }
+    for call in &report.foreign_calls {
+        let name = crate::hook_payload::ForeignCaller::from_name(&call.caller)
+            .map_or(call.caller.as_str(), |c| c.display_name());
+        out.push(Finding::Note(format!(
+            "{name} ran Agent Tray's Claude Code hook ×{} (last: {}); it loads hooks from a project's .claude/settings.json. These calls were ignored: they are not Claude sessions",
+            call.count,
+            if call.last_event.is_empty() { "?" } else { call.last_event.as_str() }
+        )));
+    }
     let untold: Vec<String> = report
         .unknown_events
         .iter()
@@ -218,14 +227,7 @@ pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
 /// file (`sessions/<pid>.json`) does while the session lives; a Codex rollout's first line
 /// (`session_meta`) carries `cli_version`.
 pub fn version_text(agent: Agent, obs: &Observation) -> String {
-    let found = match agent {
-        Agent::Claude => paths::claude_config_dir()
-            .and_then(|dir| claude_version(&dir.join("sessions"), &obs.session_id)),
-        Agent::Codex => obs
-            .transcript_path
-            .as_deref()
-            .and_then(|p| codex_version(Path::new(p))),
-    };
+    let found = agent_version(agent, obs);
     match (found, agent) {
         (Some(v), _) => format!("{} {v}", agent_name(agent)),
         (None, Agent::Claude) => {
@@ -235,6 +237,18 @@ pub fn version_text(agent: Agent, obs: &Observation) -> String {
         (None, Agent::Codex) => {
             "version unknown: Codex's hooks do not send one and its rollout names none".into()
         }
+    }
+}
+
+/// The agent version behind an observation, where something on disk tells it.
+pub fn agent_version(agent: Agent, obs: &Observation) -> Option<String> {
+    match agent {
+        Agent::Claude => paths::claude_config_dir()
+            .and_then(|dir| claude_version(&dir.join("sessions"), &obs.session_id)),
+        Agent::Codex => obs
+            .transcript_path
+            .as_deref()
+            .and_then(|p| codex_version(Path::new(p))),
     }
 }
 

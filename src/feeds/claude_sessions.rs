@@ -109,6 +109,8 @@ pub enum Verdict {
     NotRunning,
     /// A process with that pid, but another one: the pid was recycled.
     PidReused,
+    /// Claude Code's own helper (a `--bg-spare` pool process, `claude daemon`): not a session.
+    Helper,
 }
 
 /// Decides whether to believe a file. Pure but for the injected process table.
@@ -118,6 +120,12 @@ pub fn judge(pid: u32, proc_start: Option<&str>, table: &impl ProcessTable) -> V
     }
     match (proc_start, table.start_token(pid)) {
         (Some(recorded), Some(current)) if recorded != current => Verdict::PidReused,
+        _ if table
+            .cmdline(pid)
+            .is_some_and(|argv| crate::agent_pid::is_agent_helper(&argv)) =>
+        {
+            Verdict::Helper
+        }
         // Nothing to compare (an older Claude, or a platform where the token is unreadable):
         // the live pid is the best evidence there is.
         _ => Verdict::Live,
@@ -490,14 +498,17 @@ mod tests {
 
     /// pid → start token of the processes alive in a scripted world.
     #[derive(Default)]
-    struct Procs(RefCell<HashMap<u32, String>>);
+    struct Procs(
+        RefCell<HashMap<u32, String>>,
+        RefCell<HashMap<u32, Vec<String>>>,
+    );
 
     impl ProcessTable for Procs {
         fn info(&self, _: u32) -> Option<crate::process::ProcInfo> {
             None
         }
-        fn cmdline(&self, _: u32) -> Option<Vec<String>> {
-            None
+        fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
+            self.1.borrow().get(&pid).cloned()
         }
         fn exists(&self, pid: u32) -> bool {
             self.0.borrow().contains_key(&pid)
@@ -578,6 +589,22 @@ mod tests {
         assert_eq!(judge(4000, Some("124349"), &procs), Verdict::NotRunning);
         // Nothing recorded to compare: the live pid is the evidence.
         assert_eq!(judge(2861, None, &procs), Verdict::Live);
+    }
+
+    #[test]
+    fn a_file_naming_a_background_pool_helper_is_not_a_session() {
+        // `claude --bg-spare` waits in a pool; a live-session file naming it must not show a
+        // session that lives as long as the pool.
+        let procs = Procs::default();
+        procs.0.borrow_mut().insert(3100, "7".into());
+        procs
+            .1
+            .borrow_mut()
+            .insert(3100, vec!["claude".into(), "--bg-spare".into()]);
+        assert_eq!(judge(3100, Some("7"), &procs), Verdict::Helper);
+        // Positive control: the same process without the flag is believed.
+        procs.1.borrow_mut().insert(3100, vec!["claude".into()]);
+        assert_eq!(judge(3100, Some("7"), &procs), Verdict::Live);
     }
 
     fn feed_in(dir: &Path, procs: Procs) -> ClaudeSessionsFeed<Procs> {

@@ -25,6 +25,7 @@
 //! forever (the feed stops, and with it the daemon's shutdown). The open cannot block or follow a
 //! symlink, and anything that is not a regular file is skipped.
 
+pub mod claude_agents;
 pub mod claude_sessions;
 pub mod claude_transcripts;
 pub mod codex_app_server;

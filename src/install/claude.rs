@@ -29,6 +29,17 @@ pub const EVENTS: &[(&str, bool)] = &[
     ("PreCompact", false),
     ("PostCompact", false),
     ("SessionEnd", false),
+    // Added after 2.1.240 (all present in 2.1.328, the version the real-agent suite runs).
+    ("Elicitation", false),
+    ("ElicitationResult", false),
+    ("PermissionDenied", true),
+    ("PostToolBatch", false),
+    ("CwdChanged", false),
+    ("PreModelSwitch", false),
+    ("PostModelSwitch", false),
+    ("TaskCreated", false),
+    ("TaskCompleted", false),
+    ("TeammateIdle", false),
 ];
 
 /// Our hook timeout, in seconds (the hook itself gives up after about 100 ms).
@@ -483,6 +494,27 @@ mod tests {
             "SessionEnd runs synchronously"
         );
         assert_eq!(doc["hooks"]["Stop"][1]["hooks"][0]["async"], true);
+    }
+
+    #[test]
+    fn install_registers_every_claude_event_the_tray_reads_and_none_it_ignores() {
+        // Each hook event the engine maps to a state or a field is registered (or its mapping is
+        // dead code); the events known to say nothing of state are not (each costs a process).
+        let plan = plan_text(Path::new("/s.json"), None, Path::new(BIN), Action::Install).unwrap();
+        let doc: Value = serde_json::from_str(plan.changes[0].new.as_deref().unwrap()).unwrap();
+        let registered: Vec<&String> = doc["hooks"].as_object().unwrap().keys().collect();
+        for kind in crate::model::EventKind::HOOK_EVENTS {
+            if kind == crate::model::EventKind::Interrupt {
+                continue; // Codex's alone
+            }
+            assert!(
+                registered.iter().any(|e| *e == kind.as_str()),
+                "{kind} is read by the tray but not registered: {registered:?}"
+            );
+        }
+        for ignored in crate::model::EventKind::IGNORED_HOOK_EVENTS {
+            assert!(!registered.iter().any(|e| *e == ignored), "{ignored}");
+        }
     }
 
     #[test]

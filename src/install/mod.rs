@@ -387,6 +387,32 @@ fn absolute(path: &Path) -> PathBuf {
         .unwrap_or_else(|_| path.to_path_buf())
 }
 
+/// Notes what was installed (or uninstalled) where, so the engine can tell hooks that vanished
+/// from hooks never installed ([`crate::hook_drift`]). Best effort: a record that cannot be
+/// written costs only the drift alert, said on stderr.
+fn record_install(args: &InstallArgs, action: Action, bin: &Path) {
+    let Ok(paths) = crate::paths::TrayPaths::from_env() else {
+        return;
+    };
+    for agent in args.agents() {
+        let dir = match agent {
+            Agent::Claude => crate::paths::claude_config_dir(),
+            Agent::Codex => crate::paths::codex_home().map(|d| absolute(&d)),
+        };
+        let Some(dir) = dir else { continue };
+        let entry = crate::hook_drift::InstalledHooks {
+            agent,
+            dir,
+            bin: bin.to_path_buf(),
+            trust: args.trust,
+            at: chrono::Utc::now(),
+        };
+        if let Err(e) = crate::hook_drift::note(&paths.data_dir, action, entry) {
+            eprintln!("agent-tray: {e} (removed hooks will not be noticed)");
+        }
+    }
+}
+
 /// `agent-tray install` / `uninstall`.
 pub fn run(args: &InstallArgs, action: Action) -> ExitCode {
     match run_inner(args, action) {
@@ -437,6 +463,7 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
         if pending.is_empty() {
             let _ = writeln!(out, "agent-tray {verb}: already done, nothing changed");
         }
+        record_install(args, action, &bin);
     }
     for note in &plan.notes {
         let _ = writeln!(out, "note: {note}");

@@ -5,4 +5,5 @@
 //! file feeds and the hook's pid walk, so every part of the engine answers "which process, and is
 //! it still the same one" the same way.
 
+pub mod exit_event;
 pub mod pid_watcher;

@@ -53,9 +53,10 @@ use chrono::{DateTime, Utc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::exit_event::{ExitHandle, ExitWatchError};
 use crate::model::EndReason;
 pub use crate::process::{probe_pid, PidProbe};
-use crate::registry::{PidCandidate, PidOwner, SessionsRegistry};
+use crate::registry::{PidCandidate, PidOwner, SessionChange, SessionsRegistry};
 
 /// How often the watcher looks.
 pub const WATCH_INTERVAL: Duration = Duration::from_secs(10);
@@ -198,26 +199,178 @@ pub fn plan(
     decisions
 }
 
-/// Runs the watcher until `token` is cancelled: a tick at once, then every `interval`.
-/// Must be called inside a tokio runtime.
+/// Decides what a process's exit event means: every session of that pid ends, as
+/// [`EndReason::ProcessGone`], if this watcher had confirmed the pid (the same rule as [`plan`]'s
+/// for a pid found gone). Pure apart from forgetting the pid in `confirmed`.
+pub fn plan_exit(
+    candidates: &[PidCandidate],
+    pid: u32,
+    confirmed: &mut ConfirmedPids,
+) -> Vec<Decision> {
+    if !confirmed.0.remove(&pid) {
+        return Vec::new();
+    }
+    candidates
+        .iter()
+        .filter(|c| c.pid == pid)
+        .map(|c| Decision::End {
+            session_id: c.session_id.clone(),
+            owner: c.owner(),
+            reason: EndReason::ProcessGone,
+        })
+        .collect()
+}
+
+/// How long a pid first seen in a change must have lived before an early tick confirms it: a
+/// hook run under `sh -c` may report the shell, alive while the hook runs and gone right after;
+/// confirming it at once would end its session with the shell.
+pub const CONFIRM_AFTER: Duration = Duration::from_secs(2);
+
+/// Opens a process's exit event: [`ExitHandle::open`], or what a test puts in its place to stand
+/// for a system that cannot.
+pub type ExitOpener = Arc<dyn Fn(u32) -> Result<ExitHandle, ExitWatchError> + Send + Sync>;
+
+/// How the watcher runs.
+#[derive(Clone)]
+pub struct WatchOptions {
+    /// The safety-net tick ([`WATCH_INTERVAL`] in the engine).
+    pub interval: Duration,
+    /// The delay from a pid's first sighting in a change to the early tick that confirms it.
+    pub confirm_after: Duration,
+    /// Where exit events come from; `None` runs on the tick alone.
+    pub exit_events: Option<ExitOpener>,
+}
+
+impl WatchOptions {
+    /// The engine's watcher: kernel exit events, confirmed after [`CONFIRM_AFTER`].
+    pub fn with_interval(interval: Duration) -> Self {
+        WatchOptions {
+            interval,
+            confirm_after: CONFIRM_AFTER,
+            exit_events: Some(Arc::new(ExitHandle::open)),
+        }
+    }
+}
+
+/// Runs the watcher until `token` is cancelled, with kernel exit events and the tick every
+/// `interval`. Must be called inside a tokio runtime.
 pub fn spawn(
     registry: Arc<SessionsRegistry>,
     interval: Duration,
     token: CancellationToken,
 ) -> JoinHandle<()> {
+    spawn_with(registry, WatchOptions::with_interval(interval), token)
+}
+
+/// Exit events ready to be handed to the reactor, opened on the tick's blocking thread.
+type Opened = Vec<(u32, ExitHandle)>;
+
+/// Runs the watcher until `token` is cancelled: a tick at once, then every `interval`; an early
+/// tick `confirm_after` a new pid shows up in a change; and, between ticks, an end as soon as a
+/// confirmed pid's exit event fires. Must be called inside a tokio runtime.
+///
+/// Every tick opens an exit event for each candidate pid not yet watched BEFORE probing it, so a
+/// probe that then confirms the pid (alive, expected start token) vouches for the very process
+/// the event is about. A pid whose event cannot be opened stays on the tick alone.
+pub fn spawn_with(
+    registry: Arc<SessionsRegistry>,
+    options: WatchOptions,
+    token: CancellationToken,
+) -> JoinHandle<()> {
     tokio::spawn(async move {
+        let mut changes = registry.subscribe();
+        // Exit events land here from one small task per watched pid. Bounded by design: a full
+        // channel makes those tasks wait (nothing is dropped), and there is at most one message
+        // per watched pid anyway.
+        let (exits_tx, mut exits_rx) = tokio::sync::mpsc::channel::<u32>(64);
         let mut confirmed = ConfirmedPids::default();
+        let mut stat_probe = crate::process::StatProbe::default();
+        // Pids with a live exit-event task (the token stops it), and pids that could not get one.
+        let mut watched: HashMap<u32, CancellationToken> = HashMap::new();
+        let mut unwatchable: HashSet<u32> = HashSet::new();
+        let mut next_tick = tokio::time::Instant::now();
+        let mut early_tick: Option<tokio::time::Instant> = None;
         loop {
+            let tick_due = tokio::select! {
+                biased;
+                () = token.cancelled() => break,
+                Some(pid) = exits_rx.recv() => {
+                    watched.remove(&pid);
+                    let candidates = registry.pid_liveness_candidates();
+                    for decision in plan_exit(&candidates, pid, &mut confirmed) {
+                        decision.apply(&registry);
+                    }
+                    false
+                }
+                () = tokio::time::sleep_until(next_tick) => true,
+                () = sleep_until_some(early_tick) => true,
+                change = changes.recv() => {
+                    let new_pid = match change {
+                        Ok(SessionChange::Added { session } | SessionChange::Changed { session, .. }) => {
+                            session.pid.filter(|p| !confirmed.contains(*p) && !unwatchable.contains(p))
+                        }
+                        Ok(SessionChange::Removed { .. }) => None,
+                        // Missed changes may have held new pids: look at them all.
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Some(0),
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    };
+                    if new_pid.is_some() && early_tick.is_none() {
+                        early_tick = Some(tokio::time::Instant::now() + options.confirm_after);
+                    }
+                    false
+                }
+            };
+            if !tick_due {
+                continue;
+            }
+            early_tick = None;
+            next_tick = tokio::time::Instant::now() + options.interval;
+
             let candidates = registry.pid_liveness_candidates();
+            let to_open: HashSet<u32> = match &options.exit_events {
+                Some(_) => candidates
+                    .iter()
+                    .map(|c| c.pid)
+                    .filter(|p| !watched.contains_key(p) && !unwatchable.contains(p))
+                    .collect(),
+                None => HashSet::new(),
+            };
+            let opener = options.exit_events.clone();
             let carried = std::mem::take(&mut confirmed);
+            let mut probe = std::mem::take(&mut stat_probe);
             let tick = tokio::task::spawn_blocking(move || {
                 let mut carried = carried;
-                let decisions = plan(&candidates, &mut carried, probe_pid);
-                (carried, decisions)
+                let mut opened: Opened = Vec::new();
+                let mut refused: Vec<u32> = Vec::new();
+                let decisions = plan(&candidates, &mut carried, |pid| {
+                    if let (true, Some(open)) = (to_open.contains(&pid), opener.as_ref()) {
+                        match open(pid) {
+                            Ok(handle) => opened.push((pid, handle)),
+                            Err(ExitWatchError::Gone { .. }) => {}
+                            Err(e @ ExitWatchError::Unsupported { .. }) => {
+                                tracing::debug!(error = %e, "pid stays on the tick");
+                                refused.push(pid);
+                            }
+                        }
+                    }
+                    probe.probe(pid)
+                });
+                (carried, probe, decisions, opened, refused)
             });
             let decisions = match tick.await {
-                Ok((carried, decisions)) => {
+                Ok((carried, probe, decisions, opened, refused)) => {
                     confirmed = carried;
+                    stat_probe = probe;
+                    unwatchable.extend(refused);
+                    for (pid, handle) in opened {
+                        // Only a pid this tick confirmed is the session's process; any other
+                        // handle is closed here.
+                        if confirmed.contains(pid) {
+                            let stop = token.child_token();
+                            watched.insert(pid, stop.clone());
+                            tokio::spawn(wait_for_exit(pid, handle, exits_tx.clone(), stop));
+                        }
+                    }
                     decisions
                 }
                 Err(e) => {
@@ -230,12 +383,54 @@ pub fn spawn(
             for decision in decisions {
                 decision.apply(&registry);
             }
-            tokio::select! {
-                () = token.cancelled() => break,
-                () = tokio::time::sleep(interval) => {}
-            }
+            // Pids no longer confirmed (ended, recycled, no session left) stop being watched.
+            watched.retain(|pid, stop| {
+                let keep = confirmed.contains(*pid);
+                if !keep {
+                    stop.cancel();
+                }
+                keep
+            });
+            let live: HashSet<u32> = registry
+                .pid_liveness_candidates()
+                .iter()
+                .map(|c| c.pid)
+                .collect();
+            unwatchable.retain(|pid| live.contains(pid));
+        }
+        for stop in watched.values() {
+            stop.cancel();
         }
     })
+}
+
+/// Waits for one pid's exit event and reports it, until stopped.
+async fn wait_for_exit(
+    pid: u32,
+    handle: ExitHandle,
+    exits: tokio::sync::mpsc::Sender<u32>,
+    stop: CancellationToken,
+) {
+    tokio::select! {
+        () = stop.cancelled() => {}
+        exited = handle.exited() => match exited {
+            Ok(()) => {
+                tokio::select! {
+                    () = stop.cancelled() => {}
+                    _ = exits.send(pid) => {}
+                }
+            }
+            // The process's fate is unknown: the tick still probes it.
+            Err(e) => tracing::debug!(pid, error = %e, "exit event unavailable"),
+        },
+    }
+}
+
+async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 #[cfg(test)]

@@ -27,12 +27,12 @@ pub struct Cost {
 }
 
 impl Cost {
-    fn add(&mut self, tokens: TokenUsage, cost: Option<f64>) {
+    pub fn add(&mut self, tokens: TokenUsage, cost: Option<f64>) {
         self.tokens += tokens;
         add_cost(&mut self.cost_estimate_usd, cost);
     }
 
-    fn rounded(mut self) -> Self {
+    pub fn rounded(mut self) -> Self {
         self.cost_estimate_usd = self.cost_estimate_usd.map(round_usd);
         self
     }

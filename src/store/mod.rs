@@ -23,7 +23,7 @@ pub mod cli;
 pub mod cost;
 pub mod query;
 pub mod schema;
-pub mod today;
+pub mod views;
 pub mod waiting;
 pub mod writer;
 
@@ -94,6 +94,14 @@ pub fn retention_days(value: Option<&str>) -> Result<u32, BadRetention> {
 /// The store's file under a data folder.
 pub fn store_path(data_dir: &Path) -> PathBuf {
     data_dir.join("history").join("history.sqlite3")
+}
+
+/// The data folder of a store file named by [`store_path`] (where the user's price table is).
+pub fn data_dir_of(store_file: &Path) -> &Path {
+    store_file
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."))
 }
 
 pub(crate) fn to_ms(t: DateTime<Utc>) -> i64 {
@@ -289,7 +297,7 @@ fn apply_change(
             upsert(tx, at, session)
         }
         // Eviction ends a session without a `Changed`; a normal linger's end finds nothing open.
-        SessionChange::Removed { session_id } => {
+        SessionChange::Removed { session_id, .. } => {
             let Some(id) = session_row(tx, session_id)? else {
                 return Ok(());
             };

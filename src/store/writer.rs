@@ -22,6 +22,9 @@
 //! flaps (a small batch fits in a page freed a moment ago, the next one does not), so it counts as
 //! back only after [`RESUME_AFTER`] without a failure ("history_resumed"); only a failure after
 //! that is reported again ([`StoreHealth`]).
+//!
+//! **Retention can change while it runs** (the desktop app's setting): [`HistoryRetention`] is a
+//! `watch` sender, so only the newest value matters and nothing queues; a change prunes at once.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -56,6 +59,35 @@ pub struct WriterConfig {
 enum Command {
     Records(Vec<Record>),
     Prune(DateTime<Utc>),
+    /// Keep this many days from now on, and prune to it at once.
+    Retention(u32, DateTime<Utc>),
+}
+
+/// Changes how many days of history the running writer keeps (1 to
+/// [`MAX_RETENTION_DAYS`](super::MAX_RETENTION_DAYS)); cheap to clone.
+#[derive(Debug, Clone)]
+pub struct HistoryRetention {
+    days: Arc<tokio::sync::watch::Sender<u32>>,
+    started_with: u32,
+}
+
+impl HistoryRetention {
+    /// Keep `days` from now on (clamped to the accepted range); `None`: what the engine started
+    /// with (`AGENT_TRAY_HISTORY_DAYS`, else 90).
+    pub fn set(&self, days: Option<u32>) {
+        let days = days
+            .unwrap_or(self.started_with)
+            .clamp(1, super::MAX_RETENTION_DAYS);
+        self.days.send_if_modified(|current| {
+            let changed = *current != days;
+            *current = days;
+            changed
+        });
+    }
+
+    pub fn days(&self) -> u32 {
+        *self.days.borrow()
+    }
 }
 
 /// Starts the writer. The returned task ends when `token` is cancelled, after the thread has
@@ -65,6 +97,20 @@ pub fn spawn(
     config: WriterConfig,
     token: CancellationToken,
 ) -> JoinHandle<()> {
+    spawn_with_retention(registry, config, token).0
+}
+
+/// As [`spawn`], with a handle that changes the retention while the writer runs.
+pub fn spawn_with_retention(
+    registry: Arc<SessionsRegistry>,
+    config: WriterConfig,
+    token: CancellationToken,
+) -> (JoinHandle<()>, HistoryRetention) {
+    let (days, retention_changes) = tokio::sync::watch::channel(config.retention_days);
+    let retention = HistoryRetention {
+        days: Arc::new(days),
+        started_with: config.retention_days,
+    };
     // Subscribe, then take the snapshot at once: no change is missed between the two, and a
     // change in both only repeats a state the snapshot already has (a no-op for the store).
     let changes = registry.subscribe_stamped();
@@ -75,13 +121,23 @@ pub fn spawn(
     };
     let (tx, rx) = mpsc::channel::<Command>(QUEUE);
     let thread = tokio::task::spawn_blocking(move || run_thread(config, rx));
-    tokio::spawn(async move {
-        forward(registry, snapshot, changes, usage, tx, token).await;
+    let task = tokio::spawn(async move {
+        forward(
+            registry,
+            snapshot,
+            changes,
+            usage,
+            retention_changes,
+            tx,
+            token,
+        )
+        .await;
         // The sender is gone: the thread drains what is queued, writes, and ends.
         if let Err(e) = thread.await {
             tracing::error!(error = %e, "history writer thread failed");
         }
-    })
+    });
+    (task, retention)
 }
 
 async fn forward(
@@ -89,6 +145,7 @@ async fn forward(
     snapshot: Record,
     mut changes: broadcast::Receiver<crate::registry::StampedChange>,
     mut usage: broadcast::Receiver<crate::usage::UsageReport>,
+    mut retention: tokio::sync::watch::Receiver<u32>,
     tx: mpsc::Sender<Command>,
     token: CancellationToken,
 ) {
@@ -142,6 +199,9 @@ async fn forward(
             },
             _ = alive.tick() => Command::Records(vec![Record::Alive { at: clock.wall() }]),
             _ = prune.tick() => Command::Prune(clock.wall()),
+            Ok(()) = retention.changed() => {
+                Command::Retention(*retention.borrow_and_update(), clock.wall())
+            }
         };
         // Wait for room, unless the engine stops meanwhile: then what is in hand goes into the
         // last batch below rather than being lost.
@@ -213,20 +273,27 @@ impl StoreHealth {
     }
 }
 
-fn run_thread(config: WriterConfig, mut rx: mpsc::Receiver<Command>) {
+fn run_thread(mut config: WriterConfig, mut rx: mpsc::Receiver<Command>) {
     let mut store: Option<HistoryStore> = None;
     let mut health = StoreHealth::default();
     while let Some(first) = rx.blocking_recv() {
         let mut records = Vec::new();
         let mut prune_at = None;
+        let mut retention_days = config.retention_days;
         let mut take = |command: Command| match command {
             Command::Records(r) => records.extend(r),
             Command::Prune(now) => prune_at = Some(now),
+            Command::Retention(days, now) => {
+                tracing::info!(days, "history_retention");
+                retention_days = days;
+                prune_at = Some(now);
+            }
         };
         take(first);
         while let Ok(more) = rx.try_recv() {
             take(more);
         }
+        config.retention_days = retention_days;
         let result = write(&config, &mut store, &records, prune_at);
         if result.is_err() {
             // A broken connection is reopened on the next batch.
@@ -457,5 +524,89 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_retention_changed_while_running_prunes_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        let now = Utc::now();
+        let sixty_days_ago = now - chrono::TimeDelta::days(60);
+        {
+            let mut store = HistoryStore::open(&path).unwrap();
+            let mut old = crate::model::Session::new(
+                "old",
+                Agent::Claude,
+                crate::model::SessionState::Working,
+                sixty_days_ago,
+            );
+            let change = |at: DateTime<Utc>, session: crate::model::Session| Record::Change {
+                at,
+                change: crate::registry::SessionChange::Added { session },
+            };
+            store.apply(&[change(sixty_days_ago, old.clone())]).unwrap();
+            old.state = crate::model::SessionState::Ended;
+            old.end_reason = Some(crate::model::EndReason::SessionEnd);
+            store
+                .apply(&[change(sixty_days_ago + chrono::TimeDelta::hours(1), old)])
+                .unwrap();
+        }
+        // The writer prunes at open by the system's time: the scripted session is 60 days old now.
+        let clock = Arc::new(ManualClock::new(now));
+        let registry = Arc::new(SessionsRegistry::with_config(
+            RegistryConfig::default(),
+            clock.clone(),
+        ));
+        let token = CancellationToken::new();
+        let (task, retention) = spawn_with_retention(
+            registry,
+            WriterConfig {
+                path: path.clone(),
+                retention_days: 90,
+            },
+            token.clone(),
+        );
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let count = || -> i64 {
+            conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+                .unwrap_or(-1)
+        };
+        let alive = || -> bool {
+            conn.query_row(
+                "SELECT count(*) FROM meta WHERE key = 'alive_at'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap_or(0)
+                > 0
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !alive() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(alive(), "the writer started");
+        assert_eq!(count(), 1, "60 days old, kept 90 days");
+        assert_eq!(retention.days(), 90);
+        retention.set(Some(30));
+        assert_eq!(retention.days(), 30);
+        while count() != 0 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            count(),
+            0,
+            "pruned as soon as the retention went to 30 days"
+        );
+        retention.set(None);
+        assert_eq!(
+            retention.days(),
+            90,
+            "None goes back to what the engine started with"
+        );
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .unwrap()
+            .unwrap();
     }
 }

@@ -32,6 +32,11 @@ const CLI = path.join(target, "debug/agent-tray");
 const NOTIFY_LOG = process.env.NOTIFY_LOG;
 const artifacts = path.join(here, "artifacts");
 
+// A whole-hour time zone in which it is now about noon: the Today test scripts a morning that is
+// then always earlier today, whatever the real time (POSIX signs: Etc/GMT-5 is UTC+5).
+const ZONE_OFFSET_HOURS = 12 - new Date().getUTCHours();
+const ZONE = ZONE_OFFSET_HOURS === 0 ? "Etc/GMT" : ZONE_OFFSET_HOURS > 0 ? `Etc/GMT-${ZONE_OFFSET_HOURS}` : `Etc/GMT+${-ZONE_OFFSET_HOURS}`;
+
 const world = fs.mkdtempSync(path.join(os.tmpdir(), "agent-tray-e2e-"));
 const env = {
   ...process.env,
@@ -46,8 +51,9 @@ const env = {
   NO_AT_BRIDGE: "1",
   // The pid watcher ticks every 10 s in use; half a second keeps the kill test short.
   AGENT_TRAY_PID_WATCH_INTERVAL_MS: "500",
+  TZ: ZONE,
 };
-for (const dir of [env.HOME, env.XDG_RUNTIME_DIR, path.join(world, "proj/api-server"), path.join(world, "proj/web")]) {
+for (const dir of [env.HOME, env.XDG_RUNTIME_DIR, path.join(world, "proj/api-server"), path.join(world, "proj/web"), path.join(world, "proj/ledger"), path.join(world, "proj/vault")]) {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
@@ -289,6 +295,95 @@ test("a session appears within a second of its first hook and moves through its 
   await waitFor("the alert", () => NOTIFY_LOG && fs.readFileSync(NOTIFY_LOG, "utf8").includes("api-server: Claude needs permission to run Bash"), 5000);
   cli("observe", "--session", "e2e-1", "--event", "Stop");
   await waitFor("idle", async () => (await sectionOf("e2e-1")) === "idle", 2000);
+});
+
+test("Today and History read the app's own store: a scripted morning's figures, search and timeline", async () => {
+  // Today's local date in ZONE, and a local time of it as an RFC 3339 stamp.
+  const local = new Date(Date.now() + ZONE_OFFSET_HOURS * 3_600_000);
+  const at = (hm) => {
+    const [h, m] = hm.split(":").map(Number);
+    return new Date(Date.UTC(local.getUTCFullYear(), local.getUTCMonth(), local.getUTCDate(), h, m) - ZONE_OFFSET_HOURS * 3_600_000).toISOString();
+  };
+  const ledger = ["--session", "e2e-day-1", "--cwd", path.join(world, "proj/ledger")];
+  const vault = ["--session", "e2e-day-2", "--agent", "codex", "--cwd", path.join(world, "proj/vault")];
+  for (const [who, hm, ...event] of [
+    [ledger, "09:00", "--event", "UserPromptSubmit"],
+    [ledger, "09:20", "--event", "PermissionRequest", "--tool", "Bash"],
+    [ledger, "09:35", "--event", "PostToolUse", "--tool", "Bash"],
+    [vault, "10:00", "--event", "UserPromptSubmit"],
+    [ledger, "10:10", "--event", "Stop"],
+    [vault, "10:30", "--event", "SessionEnd"],
+    [ledger, "10:40", "--event", "UserPromptSubmit"],
+    [ledger, "11:00", "--event", "SessionEnd"],
+  ]) {
+    cli("observe", ...who, "--at", at(hm), ...event);
+  }
+  await waitFor("both sessions stored as ended", () => {
+    const stored = JSON.parse(cli("history", "--json"));
+    return ["e2e-day-1", "e2e-day-2"].every((id) => stored.some((s) => s.session_id === id && s.state === "ended"));
+  }, 10_000);
+
+  await driver.executeScript(() => document.querySelector("#tab-today").click());
+  await waitFor("Today", () => driver.executeScript(() => document.querySelector("#today")?.dataset.ready === "true"), 10_000);
+  const hours = await driver.executeScript(() =>
+    [...document.querySelectorAll("#today-hours tbody tr")].map((r) => [Number(r.dataset.hour), Number(r.dataset.workingSecs), Number(r.dataset.waitingSecs), Number(r.dataset.idleSecs)]),
+  );
+  assert.equal(hours.length, 24, JSON.stringify(hours));
+  // 09: ledger works 20 + 25 min and waits 15 for permission. 10: ledger works 10 + 20 and
+  // waits 30 after its turn; vault works 30.
+  assert.deepEqual(hours[9], [9, 45 * 60, 15 * 60, 0]);
+  assert.deepEqual(hours[10], [10, 60 * 60, 30 * 60, 0]);
+  const project = (key) =>
+    driver.executeScript((key) => {
+      const r = [...document.querySelectorAll("#by-project tbody tr")].find((row) => row.dataset.key === key);
+      return r ? [Number(r.dataset.workingSecs), Number(r.dataset.waitingSecs)] : null;
+    }, key);
+  assert.deepEqual(await project("ledger"), [75 * 60, 45 * 60]);
+  assert.deepEqual(await project("vault"), [30 * 60, 0]);
+  const waits = await driver.executeScript(() => [...document.querySelectorAll("#longest-waits li")].map((l) => [l.dataset.sessionId, Number(l.dataset.secs)]));
+  assert.ok(waits.some(([id, secs]) => id === "e2e-day-1" && secs === 30 * 60), JSON.stringify(waits));
+  fs.writeFileSync(path.join(artifacts, "app-today.png"), await driver.takeScreenshot(), "base64");
+
+  await driver.executeScript(() => document.querySelector("#tab-history").click());
+  const listed = () => driver.executeScript(() => [...document.querySelectorAll("#history-list .history-row")].map((r) => r.dataset.sessionId));
+  await waitFor("History", async () => (await listed()).includes("e2e-day-1"), 10_000);
+  await driver.executeScript(() => {
+    const input = document.querySelector("#history-search");
+    input.value = "LEDGER";
+    input.dispatchEvent(new Event("input"));
+  });
+  await waitFor("the search's answer", async () => JSON.stringify(await listed()) === JSON.stringify(["e2e-day-1"]), 5000);
+  await driver.executeScript(() => {
+    const input = document.querySelector("#history-search");
+    input.value = "";
+    input.dispatchEvent(new Event("input"));
+    const agent = document.querySelector("#history-agent");
+    agent.value = "codex";
+    agent.dispatchEvent(new Event("change"));
+  });
+  await waitFor("the agent filter's answer", async () => JSON.stringify(await listed()) === JSON.stringify(["e2e-day-2"]), 5000);
+  await driver.executeScript(() => document.querySelector("#history-list .history-row[data-session-id='e2e-day-2']").click());
+  await driver.executeScript(() => {
+    const agent = document.querySelector("#history-agent");
+    agent.value = "";
+    agent.dispatchEvent(new Event("change"));
+  });
+  await waitFor("the ledger row", async () => (await listed()).includes("e2e-day-1"), 5000);
+  await driver.executeScript(() => document.querySelector("#history-list .history-row[data-session-id='e2e-day-1']").click());
+  await waitFor("the timeline", () => driver.executeScript(() => document.querySelector("#session-detail")?.dataset.sessionId === "e2e-day-1" && !!document.querySelector("#timeline-chart")), 5000);
+  const intervals = await driver.executeScript(() =>
+    [...document.querySelectorAll("#timeline-intervals tbody tr")].map((r) => [r.dataset.state, Date.parse(r.dataset.from), Date.parse(r.dataset.to)]),
+  );
+  const ms = (hm) => Date.parse(at(hm));
+  assert.deepEqual(intervals, [
+    ["working", ms("09:00"), ms("09:20")],
+    ["waiting_for_permission", ms("09:20"), ms("09:35")],
+    ["working", ms("09:35"), ms("10:10")],
+    ["idle", ms("10:10"), ms("10:40")],
+    ["working", ms("10:40"), ms("11:00")],
+  ]);
+  fs.writeFileSync(path.join(artifacts, "app-history.png"), await driver.takeScreenshot(), "base64");
+  await driver.executeScript(() => document.querySelector("#tab-sessions").click());
 });
 
 test("a killed agent process ends its session and raises a desktop alert", async () => {

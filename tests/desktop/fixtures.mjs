@@ -72,7 +72,9 @@ export const defaultSettings = {
   menu_bar_counts: true,
   agents: ["claude", "codex"],
   launch_at_login: false,
+  repair_hooks_automatically: false,
   session_ttl_secs: null,
+  history_days: null,
 };
 
 export function sampleSessions() {

@@ -19,6 +19,12 @@
     // What the shell keeps of the window between a close and the next open.
     memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null },
     installReport: { ok: true, output: "hooks installed for claude and codex" },
+    // The history views: what the core answered over a scripted day (tests/fixtures/
+    // window_views.json, written by a Rust test from a real store). get_history answers a query
+    // with the core's answer to that same query; a query the file has no answer for is recorded
+    // in `unanswered` (tests assert there is none) and answered with everything.
+    views: { today: null, history: [], details: {}, queries: [] },
+    unanswered: [],
     emit(event, payload) {
       for (const id of listeners.get(event) ?? []) {
         const cb = callbacks.get(id);
@@ -69,6 +75,21 @@
         case "save_settings":
           mock.snapshot.settings = args.settings;
           return null;
+        case "get_today":
+          if (!mock.views.today) throw { code: "history_unavailable", message: "no history in this test" };
+          return JSON.parse(JSON.stringify(mock.views.today));
+        case "get_history": {
+          const q = args.query;
+          const same = (a, b) => (a ?? null) === (b ?? null);
+          const answer = mock.views.queries.find(
+            (x) => x.query.search.toLowerCase() === q.search.trim().toLowerCase() && same(x.query.agent, q.agent) && same(x.query.project, q.project),
+          );
+          if (!answer) mock.unanswered.push(q);
+          const ids = answer ? answer.ids : mock.views.history.map((e) => e.session.session_id);
+          return ids.map((id) => mock.views.history.find((e) => e.session.session_id === id));
+        }
+        case "get_session_detail":
+          return JSON.parse(JSON.stringify(mock.views.details[args.sessionId] ?? null));
         case "jump_to_session":
         case "reveal_transcript":
         case "dismiss_session":

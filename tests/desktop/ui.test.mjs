@@ -49,7 +49,7 @@ after(async () => {
 
 /// Opens the window with `sessions` as the snapshot. Fails the test on any page error or dialog:
 /// hostile text must never run, and the UI must never throw.
-async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1 } = {}) {
+async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1, remotes = [], views = null } = {}) {
   const context = await browser.newContext({ viewport: { width: 760, height: 560 }, colorScheme });
   const page = await context.newPage();
   const problems = [];
@@ -65,13 +65,15 @@ async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1 }
   if (clockAt !== null) await page.clock.install({ time: clockAt });
   await page.addInitScript(mockScript);
   await page.addInitScript(
-    ({ sessions, settings, seq }) => {
+    ({ sessions, settings, seq, remotes }) => {
       window.__mock.snapshot.sessions = sessions;
       window.__mock.snapshot.settings = settings;
       window.__mock.snapshot.seq = seq;
+      window.__mock.snapshot.remotes = remotes;
     },
-    { sessions, settings: defaultSettings, seq },
+    { sessions, settings: defaultSettings, seq, remotes },
   );
+  if (views) await page.addInitScript((views) => (window.__mock.views = views), views);
   await page.goto(baseUrl);
   await page.waitForSelector("body[data-ready='true']");
   return { page, context, problems };
@@ -369,8 +371,9 @@ test("a snapshot older than the events already shown does not bring back an old 
 
 test("every row action is reachable, announced and operable with the keyboard alone", async () => {
   const { page, context, problems } = await open(sampleSessions());
-  // Tab from the top: filter, agent selector, Settings, then the list of sessions.
-  for (let n = 0; n < 4; n++) await page.keyboard.press("Tab");
+  // Tab from the top: the views' tablist (one stop), filter, agent selector, Settings, then the
+  // list of sessions.
+  for (let n = 0; n < 5; n++) await page.keyboard.press("Tab");
   const list = page.getByRole("listbox", { name: "Sessions" });
   assert.equal(await list.evaluate((n) => n === document.activeElement), true, "the list has the focus");
   await page.keyboard.press("ArrowDown");
@@ -543,3 +546,202 @@ test("what the tray asked for while the window was closed is shown when it opens
   assert.match(await page.locator("#banner").innerText(), /hooks installed for claude/);
   await context.close();
 });
+
+test("a remote session shows its host as text, and a cut link as unreachable, never as ended", async () => {
+  // Host names come from the user's configuration and are checked there; the window still treats
+  // them as text, like everything else that reaches it.
+  const host = '<img src=x onerror="window.__pwned=5">';
+  const remote = view({ id: "r-1", project: "api", state: "working", host, unreachable_since: new Date(Date.now() - 60_000).toISOString() });
+  const local = view({ id: "l-1", project: "web", state: "idle", host: null, unreachable_since: null });
+  const remotes = [{ name: "bare", destination: "dev@bare", state: "unusable", since: new Date().toISOString(), message: "agent-tray is not installed on dev@bare", sessions: 0, remote_version: null }];
+  const { page, context, problems } = await open([remote, local], { remotes });
+  const row = page.locator(".row[data-session-id='r-1']");
+  assert.equal(await row.locator(".host").innerText(), host, "the host, as text");
+  assert.equal(await row.locator("img").count(), 0);
+  assert.match(await row.innerText(), /unreachable since/);
+  assert.equal(await row.getAttribute("data-state"), "working", "its last state, not ended");
+  assert.equal(await page.locator(".row[data-session-id='l-1'] .host").count(), 0, "a local row has no host label");
+  assert.match(await page.locator("#footer").innerText(), /bare: agent-tray is not installed on dev@bare/);
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  await row.screenshot({ path: path.join(artifacts, "remote-row.png") });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+// ---- Today and History (the core's answers over a scripted day) --------------------------------
+const windowViews = JSON.parse(fs.readFileSync(path.resolve(here, "../fixtures/window_views.json"), "utf8"));
+
+async function openToday(options = {}) {
+  const opened = await open(sampleSessions(), { views: windowViews, ...options });
+  await opened.page.click("#tab-today");
+  await opened.page.waitForSelector("#today[data-ready='true']");
+  return opened;
+}
+
+async function openHistory(options = {}) {
+  const opened = await open(sampleSessions(), { views: windowViews, ...options });
+  await opened.page.click("#tab-history");
+  await opened.page.waitForSelector("#history[data-ready='true'] .history-row");
+  return opened;
+}
+
+const historyIds = (page) => page.$$eval("#history-list .history-row", (rows) => rows.map((r) => r.dataset.sessionId));
+
+/// Waits until the History list shows the answer to `query` (the view marks which query its
+/// list answers), then reads the list.
+async function historySettles(page, [search, agent, project]) {
+  await page.waitForFunction(
+    (want) => {
+      const shown = JSON.parse(document.querySelector("#history")?.dataset.query ?? "{}");
+      return shown.search === want.search && shown.agent === want.agent && shown.project === want.project;
+    },
+    { search, agent, project },
+    { timeout: 5000 },
+  );
+  return historyIds(page);
+}
+
+test("Today shows the core's totals, the hour buckets of its chart, per agent and project, and the longest waits", async () => {
+  const { page, context, problems } = await openToday();
+  const day = windowViews.today;
+  assert.equal(await page.isVisible("#sessions"), false, "the sessions list is behind its tab");
+  const secs = (id) => page.getAttribute(id, "data-secs").then(Number);
+  assert.equal(await secs("#total-waiting"), day.totals.waiting_on_you_secs);
+  assert.equal(await secs("#total-waiting"), 220 * 60, "the scripted day's waits: 25 + 90 + 30 + 15 + 60 minutes");
+  assert.equal(await secs("#total-working"), day.totals.working_secs);
+  assert.equal(await secs("#total-idle"), day.totals.idle_secs);
+  assert.match(await page.innerText("#total-waiting"), /3h 40m/);
+  assert.match(await page.innerText("#total-cost"), /not recorded/, "no usage in the store: no cost invented");
+  // The chart's buckets, from the table that carries its figures.
+  const hours = await page.$$eval("#today-hours tbody tr", (rows) =>
+    rows.map((r) => ({ hour: Number(r.dataset.hour), working: Number(r.dataset.workingSecs), waiting: Number(r.dataset.waitingSecs), idle: Number(r.dataset.idleSecs) })),
+  );
+  assert.equal(hours.length, 24);
+  assert.deepEqual(
+    hours,
+    day.hours.map((h) => ({ hour: h.hour, working: h.working_secs, waiting: h.waiting_on_you_secs, idle: h.idle_secs })),
+  );
+  assert.deepEqual(hours[8], { hour: 8, working: 30 * 60, waiting: 20 * 60, idle: 10 * 60 }, "08:00–09:00 as scripted");
+  assert.deepEqual(hours[14], { hour: 14, working: 0, waiting: 60 * 60, idle: 0 }, "docs waits for permission all hour");
+  // The chart was drawn from the same figures (Chart.js keeps them on its canvas).
+  const drawn = await page.evaluate(() => {
+    const canvas = document.querySelector("#today-chart");
+    return canvas && canvas.width > 0 && canvas.height > 0;
+  });
+  assert.ok(drawn, "the chart has a canvas with a size");
+  const rows = (id) => page.$$eval(`${id} tbody tr`, (rs) => rs.map((r) => [r.dataset.key, Number(r.dataset.workingSecs), Number(r.dataset.waitingSecs), Number(r.dataset.idleSecs)]));
+  assert.deepEqual(await rows("#by-agent"), day.by_agent.map((g) => [g.key, g.working_secs, g.waiting_on_you_secs, g.idle_secs]));
+  assert.deepEqual(await rows("#by-project"), day.by_project.map((g) => [g.key, g.working_secs, g.waiting_on_you_secs, g.idle_secs]));
+  assert.match(await page.innerText("#by-agent"), /Claude/, "agents by their names");
+  const waits = await page.$$eval("#longest-waits li", (ls) => ls.map((l) => [l.dataset.sessionId, Number(l.dataset.secs)]));
+  assert.deepEqual(waits, day.longest_waits.map((w) => [w.session_id, w.secs]));
+  assert.deepEqual(waits[0], ["s-shop", 90 * 60], "the longest first: shop idle after its turn");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("Today shows a cost when the store has one, always as an estimate", async () => {
+  const views = structuredClone(windowViews);
+  views.today.cost_estimate_usd = 1.234;
+  const { page, context } = await openToday({ views });
+  assert.equal((await page.innerText("#total-cost")).replace(/\s+/g, " "), "COST SO FAR ≈ $1.23 (estimate)");
+  await context.close();
+});
+
+test("History lists stored sessions and narrows them by text, agent and project as the core answers", async () => {
+  const { page, context, problems } = await openHistory();
+  const answer = (search, agent, project) =>
+    windowViews.queries.find((q) => q.query.search === search && q.query.agent === agent && q.query.project === project).ids;
+  assert.deepEqual(await historyIds(page), answer("", null, null));
+  assert.deepEqual(await historyIds(page), ["s-docs", "s-api", "s-shop"], "most recently active first");
+  await page.fill("#history-search", "CHECKOUT");
+  assert.deepEqual(await historySettles(page, ["CHECKOUT", null, null]), answer("CHECKOUT", null, null));
+  assert.deepEqual(answer("CHECKOUT", null, null), ["s-shop"], "over the title");
+  await page.fill("#history-search", "");
+  await page.selectOption("#history-agent", "codex");
+  assert.deepEqual(await historySettles(page, ["", "codex", null]), ["s-api"]);
+  await page.selectOption("#history-agent", "");
+  await page.selectOption("#history-project", "docs");
+  assert.deepEqual(await historySettles(page, ["", null, "docs"]), ["s-docs"]);
+  await page.selectOption("#history-project", "shop");
+  await page.selectOption("#history-agent", "claude");
+  await page.fill("#history-search", "main");
+  assert.deepEqual(await historySettles(page, ["main", "claude", "shop"]), ["s-shop"]);
+  await page.selectOption("#history-project", "");
+  await page.selectOption("#history-agent", "");
+  await page.fill("#history-search", "nothing-like-this");
+  assert.deepEqual(await historySettles(page, ["nothing-like-this", null, null]), []);
+  await page.waitForSelector("#history-empty");
+  assert.deepEqual(await historyIds(page), []);
+  const sent = (await calls(page, "get_history")).map((c) => c.args.query);
+  assert.ok(sent.some((q) => q.search === "main" && q.agent === "claude" && q.project === "shop"), JSON.stringify(sent));
+  assert.deepEqual(await page.evaluate(() => window.__mock.unanswered), [], "every query the window sent is one the core answered");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("a stored session's detail shows its timeline: each state interval, drawn and listed", async () => {
+  const { page, context, problems } = await openHistory();
+  await page.click("#history-list .history-row[data-session-id='s-shop']");
+  await page.waitForSelector("#session-detail[data-session-id='s-shop']:not([hidden]) #timeline-chart");
+  const detail = windowViews.details["s-shop"];
+  const intervals = await page.$$eval("#timeline-intervals tbody tr", (rs) => rs.map((r) => [r.dataset.state, r.dataset.from, r.dataset.to, Number(r.dataset.secs)]));
+  assert.deepEqual(
+    intervals,
+    detail.intervals.map((i) => [i.state, i.from, i.to ?? "", Math.round((Date.parse(i.to) - Date.parse(i.from)) / 1000)]),
+  );
+  assert.deepEqual(
+    intervals.map((i) => i[0]),
+    ["idle", "working", "waiting_for_permission", "working", "idle", "working", "waiting_for_input"],
+  );
+  assert.match(await page.innerText("#timeline-intervals"), /needs permission \(Bash\)/);
+  assert.equal(Number(await page.getAttribute("#total-detail-waiting", "data-secs")), detail.totals.waiting_on_you_secs);
+  assert.equal(Number(await page.getAttribute("#total-detail-working", "data-secs")), (30 + 40 + 15) * 60);
+  // The longest wait on Today opens the same detail.
+  await page.click("#close-detail");
+  assert.equal(await page.isVisible("#session-detail"), false);
+  await page.click("#tab-today");
+  await page.waitForSelector("#longest-waits li");
+  await page.click("#longest-waits li[data-session-id='s-shop']");
+  await page.waitForSelector("#session-detail[data-session-id='s-shop']:not([hidden])");
+  assert.equal(await page.getAttribute("#tab-history", "aria-selected"), "true");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("Keep history is a setting, saved with the others (empty keeps the default)", async () => {
+  const { page, context } = await open(sampleSessions());
+  await page.click("#open-settings");
+  assert.equal(await page.inputValue("#set-history-days"), "", "unset: the engine's default");
+  await page.fill("#set-history-days", "30");
+  await page.dispatchEvent("#set-history-days", "change");
+  await page.click("#save-settings");
+  await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === "save_settings"));
+  const saved = (await calls(page, "save_settings")).at(-1).args.settings;
+  assert.equal(saved.history_days, 30);
+  await page.click("#open-settings");
+  assert.equal(await page.inputValue("#set-history-days"), "30", "shown as saved");
+  await page.fill("#set-history-days", "");
+  await page.dispatchEvent("#set-history-days", "change");
+  await page.click("#save-settings");
+  await page.waitForFunction(() => window.__mock.calls.filter((c) => c.cmd === "save_settings").length === 2);
+  assert.equal((await calls(page, "save_settings")).at(-1).args.settings.history_days, null);
+  await context.close();
+});
+
+for (const colorScheme of ["light", "dark"]) {
+  test(`Today and History in the ${colorScheme} theme (screenshots)`, async () => {
+    const { page, context, problems } = await openToday({ colorScheme });
+    await page.setViewportSize({ width: 760, height: 900 });
+    await page.waitForTimeout(100);
+    await page.screenshot({ path: path.join(artifacts, `today-${colorScheme}.png`), fullPage: true });
+    await page.click("#tab-history");
+    await page.waitForSelector("#history .history-row");
+    await page.click("#history-list .history-row[data-session-id='s-shop']");
+    await page.waitForSelector("#session-detail:not([hidden]) #timeline-chart");
+    await page.waitForTimeout(100);
+    await page.screenshot({ path: path.join(artifacts, `history-${colorScheme}.png`), fullPage: true });
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+}

@@ -45,6 +45,16 @@ subagents: number,
  */
 turn_started_at: string | null, 
 /**
+ * The remote this session runs on (its name from `agent-tray remote add`); `null` for a
+ * session of this machine. Text from configuration: shown as text, never markup.
+ */
+host: string | null, 
+/**
+ * Set while the remote's link is down: since when nothing could be heard from it. The state
+ * is the last one the remote reported; the session is neither ended nor alerted about.
+ */
+unreachable_since: string | null, 
+/**
  * Run by Codex's background app-server with no terminal attached (`codex queue`, remote
  * control): live, but with no process of its own to watch or focus.
  */
@@ -105,7 +115,17 @@ launch_at_login: boolean,
  * End a session silent this long with no live process (seconds); None keeps the engine's
  * default (300 s, or `AGENT_TRAY_SESSION_TTL`).
  */
-session_ttl_secs: number | null, };
+session_ttl_secs: number | null, 
+/**
+ * Put back the hooks `install` wrote as soon as they are found removed or changed (off:
+ * the alert offers a "Repair" button instead).
+ */
+repair_hooks_automatically: boolean, 
+/**
+ * Keep history this many days (1 to 36500); None keeps the engine's default (90 days, or
+ * `AGENT_TRAY_HISTORY_DAYS`).
+ */
+history_days: number | null, };
 
 export type EngineStatus = { "kind": "running", socket: string, } | { "kind": "not_running", message: string, };
 
@@ -119,7 +139,11 @@ seq: number,
  * The window's rows, by the core's `window_rows` rules: every live session, and the 20
  * most recent endings of the last day that were not dismissed.
  */
-sessions: Array<SessionView>, engine: EngineStatus, settings: AppSettings, version: string, };
+sessions: Array<SessionView>, engine: EngineStatus, settings: AppSettings, version: string, 
+/**
+ * Each remote's link (`agent-tray remote add`), by name.
+ */
+remotes: Array<RemoteLinkStatus>, };
 
 export type SessionEvent = { "kind": "upsert", seq: number, view: SessionView, } | { "kind": "removed", seq: number, session_id: string, };
 
@@ -155,13 +179,113 @@ install_report: InstallReport | null, };
 
 export type InstallReport = { ok: boolean, output: string, };
 
-export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed";
+export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed" | "history_unavailable";
 
 export type CommandError = { code: ErrorCode, message: string, };
 
 export type AgentInfo = { agent: Agent, name: string, };
 
 export type SectionInfo = { section: Section, title: string, };
+
+export type LinkState = "connecting" | "connected" | "unreachable" | "not_running" | "unusable";
+
+export type RemoteLinkStatus = { name: string, destination: string, state: LinkState, 
+/**
+ * Since when the link has been in this state.
+ */
+since: string, 
+/**
+ * One line for people: why it is not connected.
+ */
+message: string | null, 
+/**
+ * How many of its sessions the tray holds.
+ */
+sessions: number, 
+/**
+ * The remote's `agent-tray` version, once it answered.
+ */
+remote_version: string | null, };
+
+export type HistoryQuery = { 
+/**
+ * Text in the folder, repo, branch, title or model (any case); empty: everything.
+ */
+search: string, agent: Agent | null, 
+/**
+ * A project's name (the repo's, else the folder's); None: every project.
+ */
+project: string | null, 
+/**
+ * At most this many sessions, most recent first (0: the default, 200).
+ */
+limit: number, };
+
+export type TimeSplit = { working_secs: number, 
+/**
+ * Waiting for permission, for input, or idle after a turn (see [`waiting`]).
+ */
+waiting_on_you_secs: number, waiting_for_permission_secs: number, waiting_for_input_secs: number, idle_after_turn_secs: number, 
+/**
+ * Alive and neither working nor waiting on you.
+ */
+idle_secs: number, };
+
+export type HourBucket = { 
+/**
+ * The local hour it starts at, 0 to 23 (a DST day repeats or skips one).
+ */
+hour: number, from: string, working_secs: number, 
+/**
+ * Waiting for permission, for input, or idle after a turn (see [`waiting`]).
+ */
+waiting_on_you_secs: number, waiting_for_permission_secs: number, waiting_for_input_secs: number, idle_after_turn_secs: number, 
+/**
+ * Alive and neither working nor waiting on you.
+ */
+idle_secs: number, };
+
+export type KeyedSplit = { key: string, working_secs: number, 
+/**
+ * Waiting for permission, for input, or idle after a turn (see [`waiting`]).
+ */
+waiting_on_you_secs: number, waiting_for_permission_secs: number, waiting_for_input_secs: number, idle_after_turn_secs: number, 
+/**
+ * Alive and neither working nor waiting on you.
+ */
+idle_secs: number, };
+
+export type WaitWhy = "permission" | "input" | "idle_after_turn";
+
+export type LongWait = { session_id: string, agent: Agent, project: string, kind: WaitWhy, waiting_for: string | null, from: string, to: string, secs: number, };
+
+export type DayReport = { from: string, now: string, time_zone: string, totals: TimeSplit, 
+/**
+ * Every local hour of the day, midnight to midnight (hours after `now` are zero).
+ */
+hours: Array<HourBucket>, by_agent: Array<KeyedSplit>, by_project: Array<KeyedSplit>, longest_waits: Array<LongWait>, 
+/**
+ * The day's estimated cost in US dollars, when the store knows the sessions' usage.
+ */
+cost_estimate_usd: number | null, 
+/**
+ * The day's tokens (input, output and cache), when known.
+ */
+tokens: number | null, };
+
+export type TimelineInterval = { state: SessionState, from: string, 
+/**
+ * `None` while it is the session's current state.
+ */
+to: string | null, waiting_for: string | null, };
+
+export type SessionDetail = { session: Session, project: string, intervals: Array<TimelineInterval>, totals: TimeSplit, 
+/**
+ * The session's estimated cost in US dollars, when its usage is known.
+ */
+cost_estimate_usd: number | null, tokens: number | null, };
+
+export type HistoryEntry = { session: Session, project: string, };
 
 export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude"},{"agent":"codex","name":"Codex"}];
 

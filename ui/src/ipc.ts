@@ -6,8 +6,12 @@ import { EVENTS } from "./bindings";
 import type {
   AppSettings,
   CommandError,
+  DayReport,
   FocusSession,
+  HistoryEntry,
+  HistoryQuery,
   InstallReport,
+  SessionDetail,
   SessionEvent,
   Snapshot,
   WindowMemory,
@@ -23,6 +27,9 @@ export const commands = {
   hideWindow: () => invoke<null>("hide_window"),
   getWindowMemory: () => invoke<WindowMemory>("get_window_memory"),
   saveWindowMemory: (state: WindowMemory) => invoke<null>("save_window_memory", { state }),
+  getToday: () => invoke<DayReport>("get_today"),
+  getHistory: (query: HistoryQuery) => invoke<HistoryEntry[]>("get_history", { query }),
+  getSessionDetail: (sessionId: string) => invoke<SessionDetail | null>("get_session_detail", { sessionId }),
 };
 
 export const on = {

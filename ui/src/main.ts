@@ -23,10 +23,11 @@
 // and none runs while the page is hidden (minimised or occluded, where the platform says so).
 import "./style.css";
 import { AGENTS, SECTIONS } from "./bindings";
-import type { Agent, AppSettings, EngineStatus, SessionEvent, SessionView, Snapshot } from "./bindings";
+import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot } from "./bindings";
 import { el } from "./dom";
 import { formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
+import { createMemoryViews } from "./memory";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
@@ -43,6 +44,7 @@ const state = {
   filterAgent: "all" as Agent | "all",
   selected: null as string | null,
   notice: null as { kind: "info" | "error"; text: string } | null,
+  remotes: [] as RemoteLinkStatus[],
 };
 
 const root = document.getElementById("app") as HTMLElement;
@@ -79,10 +81,14 @@ const footerText = el("span", { class: "footer-text" });
 const footer = el("footer", { class: "footer", attrs: { id: "footer" } }, footerText, keysHelp);
 const settingsPanel = el("dialog", { class: "settings", attrs: { id: "settings" } });
 
+// "Today" and "History" (ui/src/memory.ts) beside the sessions; the filters are the sessions'.
+const views = createMemoryViews([list, filterInput, agentSelect]);
 root.append(
-  el("header", { class: "toolbar" }, filterInput, agentSelect, settingsButton),
+  el("header", { class: "toolbar" }, views.tabs, filterInput, agentSelect, settingsButton),
   banner,
   list,
+  views.today,
+  views.history,
   footer,
   settingsPanel,
 );
@@ -91,7 +97,7 @@ root.append(
 function matches(v: SessionView, text: string): boolean {
   if (!text) return true;
   const s = v.session;
-  return [v.project, s.cwd, s.branch, s.model, s.title, s.session_id, v.state_label, s.last_tool, s.error, agentName(s.agent)]
+  return [v.project, s.cwd, s.branch, s.model, s.title, s.session_id, v.state_label, s.last_tool, s.error, agentName(s.agent), s.host]
     .some((field) => typeof field === "string" && field.toLowerCase().includes(text));
 }
 
@@ -174,6 +180,8 @@ function row(v: SessionView): HTMLElement {
       { class: "line" },
       el("span", { class: `agent agent-${s.agent}` }, agentName(s.agent)),
       el("span", { class: "project", title: s.cwd ?? "" }, v.project),
+      // A remote's name, from the user's own configuration; text like everything else here.
+      s.host ? el("span", { class: "host", title: "remote host", attrs: { "data-host": s.host } }, s.host) : null,
       s.branch ? el("span", { class: "branch" }, s.branch) : null,
       s.model ? el("span", { class: "model" }, s.model) : null,
       el("span", { class: "spacer" }),
@@ -186,6 +194,7 @@ function row(v: SessionView): HTMLElement {
       "div",
       { class: "line secondary" },
       s.title ? el("span", { class: "title" }, s.title) : null,
+      s.unreachable_since ? el("span", { class: "detail unreachable" }, `unreachable${sinceText(s.unreachable_since)}`) : null,
       detail ? el("span", { class: s.error ? "detail error" : "detail" }, detail) : null,
       el("span", { class: "spacer" }),
       actions,
@@ -246,7 +255,10 @@ function render(): void {
   remember();
   renderBanner();
   const engine = state.engine?.kind === "running" ? `engine on ${state.engine.socket}` : "engine not running";
-  footerText.textContent = `Agent Tray ${state.version} · ${engine}`;
+  // One line per remote that cannot serve (no agent-tray there, a too-old one, not reachable).
+  const down = state.remotes.filter((r) => r.state !== "connected" && r.state !== "connecting");
+  const remotes = down.map((r) => ` · ${r.name}: ${r.message ?? r.state}`).join("");
+  footerText.textContent = `Agent Tray ${state.version} · ${engine}${remotes}`;
 }
 
 function renderBanner(): void {
@@ -280,6 +292,8 @@ declare global {
   interface Window {
     /// How many times the row clock woke up: tests check it stands still while hidden.
     __agentTrayTimerTicks: number;
+    /// When the window first painted its sessions (epoch ms): the open-to-painted benchmark.
+    __agentTrayPaintedAt?: number;
   }
 }
 window.__agentTrayTimerTicks = 0;
@@ -407,6 +421,7 @@ function applySnapshot(snap: Snapshot): void {
   state.sessions = next;
   state.shownSeq = snap.seq;
   state.engine = snap.engine;
+  state.remotes = snap.remotes ?? [];
   state.settings = snap.settings;
   state.version = snap.version;
 }
@@ -595,6 +610,18 @@ function ttlInput(draft: AppSettings): HTMLInputElement {
   return input;
 }
 
+/// How long history is kept: whole days from 1 to 36500, or empty for the engine's default.
+function historyDaysInput(draft: AppSettings): HTMLInputElement {
+  const input = el("input", { attrs: { type: "number", min: "1", max: "36500", step: "1", id: "set-history-days", placeholder: "90" } });
+  input.value = draft.history_days === null ? "" : String(draft.history_days);
+  input.addEventListener("change", () => {
+    const days = Math.floor(Number(input.value));
+    draft.history_days = input.value.trim() === "" || !(days >= 1) ? null : Math.min(days, 36500);
+    input.value = draft.history_days === null ? "" : String(draft.history_days);
+  });
+  return input;
+}
+
 function openSettings(): void {
   const current = state.settings;
   if (!current) return;
@@ -643,7 +670,14 @@ function openSettings(): void {
     el("fieldset", {}, el("legend", {}, "App"),
       line(checkbox(draft.menu_bar_counts, (v) => (draft.menu_bar_counts = v), "set-counts"), "Counts beside the menu-bar icon (macOS)"),
       line(checkbox(draft.launch_at_login, (v) => (draft.launch_at_login = v), "set-login"), "Launch at login"),
+      line(checkbox(draft.repair_hooks_automatically, (v) => (draft.repair_hooks_automatically = v), "set-repair-hooks"), "Put the hooks back when another program removes them"),
       line(ttlInput(draft), "seconds of silence end a session with no live process (empty: default, 300)"),
+      line(historyDaysInput(draft), "days of history to keep (empty: default, 90)"),
+    ),
+    el("fieldset", { attrs: { id: "set-remotes" } }, el("legend", {}, "Remotes"),
+      ...(state.remotes.length === 0
+        ? [el("p", {}, "None. Add one with: agent-tray remote add NAME DESTINATION")]
+        : state.remotes.map((r) => el("p", { class: "remote" }, `${r.name} (${r.destination}): ${r.state === "connected" ? `connected, ${r.sessions} sessions` : r.message ?? r.state}`))),
     ),
     el("div", { class: "dialog-buttons" }, cancel, save),
   );
@@ -661,6 +695,7 @@ async function start(): Promise<void> {
   });
   await on.focus(({ session_id }) => {
     // The user chose this session in the tray or an alert: show it, and give the list the focus.
+    views.show("sessions");
     state.filterText = "";
     filterInput.value = "";
     state.filterAgent = "all";
@@ -678,6 +713,8 @@ async function start(): Promise<void> {
   await loadSnapshot();
   await restoreMemory();
   document.body.dataset.ready = "true";
+  // The frame after the first one that holds the rows: they are on screen by then.
+  requestAnimationFrame(() => requestAnimationFrame(() => (window.__agentTrayPaintedAt = Date.now())));
 }
 
 start().catch((error) => {

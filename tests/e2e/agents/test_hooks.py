@@ -1,5 +1,7 @@
 """Issue 3: the hook feed, with the real agents. Hooks installed by `agent-tray install`
 into the private config dirs, `agent-tray daemon` running, states read from `list --json`."""
+import time
+
 from e2e_base import ScenarioTest
 
 # The mock holds its first reply 2 s (the turn is visibly "working"), then asks for a
@@ -33,6 +35,27 @@ class ClaudeHooks(ScenarioTest):
         t_exit = self.since()
         a.exit()
         self.wait_state("ended", 10, since=t_exit, what="ended after /exit (SessionEnd)")
+
+    def test_claude_question_shown_as_waiting_for_input(self):
+        """The model asks the user a question (AskUserQuestion): waiting_for_input within 1 s
+        of the question on screen, never waiting_for_permission; the answer -> working, then
+        idle when the turn ends."""
+        a = self.setup_claude(hooks=True)
+        a.start()
+        a.wait_ready()
+        t_prompt = self.since()
+        a.prompt("ASK Which colour shall the file be?")
+        a.wait_for(r"Which colour shall the file be\?", timeout=30, interval=0.05)
+        t_question = time.monotonic()
+        t_wfi, _ = self.wait_state("waiting_for_input", 10, since=t_prompt,
+                                   what="waiting_for_input once the question was on screen")
+        self.assert_within(t_wfi, t_question, 1.0, "waiting_for_input", "question")
+        states = [st for h in self.tl.history(a.name, a.cwd, since=t_prompt).values() for _, st in h]
+        self.assertNotIn("waiting_for_permission", states,
+                         "a question is not a permission prompt: %s" % states)
+        t_answer = self.since()
+        a.answer_question()
+        self.wait_state("idle", 10, since=t_answer, what="idle after the answer and the turn's end")
 
     def test_claude_kill9_mid_turn(self):
         self.assert_killed_mid_turn_ends(self.setup_claude(hooks=True), "hooks")

@@ -165,6 +165,20 @@ class ClaudeAgent(Agent):
                     sys.stderr.write(self.screen())
         raise ScreenTimeout(f"claude permission dialog still open after {tries} Enters; screen:\n{self.screen()}")
 
+    def answer_question(self, tries=3, wait=2.0):
+        """Enter on an AskUserQuestion dialog (the first option is preselected) until the turn
+        ends ("● done": the mock's reply to the tool result). Like approve(), the dialog may
+        drop an Enter sent as it opens. (The question stays in the transcript once answered,
+        so its text is no sign of the dialog.)"""
+        for attempt in range(tries):
+            self.tmux.send_keys("Enter")
+            try:
+                self.wait_turn_done("done", timeout=wait)
+                return
+            except ScreenTimeout:
+                sys.stderr.write(f"[claude answer] turn not done {wait}s after Enter #{attempt + 1}\n")
+        raise ScreenTimeout(f"claude question not answered after {tries} Enters; screen:\n{self.screen()}")
+
     def wait_sessions_status(self, status, timeout=5.0):
         """Waits until sessions/<pid>.json says `status` (claude writes it some ms after its
         screen changes); returns the file as last read."""

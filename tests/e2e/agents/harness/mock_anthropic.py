@@ -43,8 +43,8 @@ class AnthropicMock(MockServer):
         if "Bash" not in tools:  # a side request (title, summary, ...): answer at once
             return ("text", "ok"), 0
         kind, arg, delay = parse_script(text)
-        if kind == "tool":
-            return ("tool", arg), delay
+        if kind in ("tool", "ask"):
+            return (kind, arg), delay
         return ("text", "ok"), delay
 
     def handle(self, h, method, path, body):
@@ -68,6 +68,13 @@ class AnthropicMock(MockServer):
             block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "Bash",
                      "input": {"command": arg, "description": "mock command"}}
             stop = "tool_use"
+        elif kind == "ask":
+            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "AskUserQuestion",
+                     "input": {"questions": [{
+                         "question": arg, "header": "Choice", "multiSelect": False,
+                         "options": [{"label": "Red", "description": "the red one"},
+                                     {"label": "Blue", "description": "the blue one"}]}]}}
+            stop = "tool_use"
         else:
             block = {"type": "text", "text": arg}
             stop = "end_turn"
@@ -81,7 +88,7 @@ class AnthropicMock(MockServer):
         ev("message_start", {"type": "message_start", "message": {
             "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": dict(usage, output_tokens=1)}})
-        if kind == "tool":
+        if kind in ("tool", "ask"):
             ev("content_block_start", {"type": "content_block_start", "index": 0,
                                        "content_block": dict(block, input={})})
             ev("content_block_delta", {"type": "content_block_delta", "index": 0,

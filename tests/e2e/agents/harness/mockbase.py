@@ -21,6 +21,8 @@ requests such as title generation never trigger tools):
                          (a turn that stays "working"; cut short when the
                          server stops); the rest of the line is read on,
                          e.g. "SLEEP 2 TOOL touch x"
+  ASK <question>         Claude only: ask the user that question with the
+                         AskUserQuestion tool (two options, Red and Blue)
   anything else          reply with the text "ok"
 After a tool result comes back the mock replies "done".
 """
@@ -168,13 +170,14 @@ def parse_script(text):
     """Returns (kind, arg, delay) for a prompt: kind "tool" (arg = shell command) or "text".
 
     "SLEEP <n> [rest]" holds the reply n seconds, then [rest] is read as a script;
-    "TOOL <cmd>" asks for the command. Only the first line that starts with one of
+    "TOOL <cmd>" asks for the command; "ASK <question>" (Claude only) asks the user that
+    question with the agent's question tool (AskUserQuestion). Only the first line that starts with one of
     these counts (Codex's title request quotes the prompt after other text).
     """
     delay = 0.0
     for line in (text or "").strip().splitlines():
         line = line.strip()
-        if not line.startswith(("TOOL ", "SLEEP ")):
+        if not line.startswith(("TOOL ", "SLEEP ", "ASK ")):
             continue
         while line.startswith("SLEEP "):
             parts = line.split(None, 2)
@@ -185,5 +188,7 @@ def parse_script(text):
             line = parts[2].strip() if len(parts) > 2 else ""
         if line.startswith("TOOL "):
             return "tool", line[5:].strip(), delay
+        if line.startswith("ASK "):
+            return "ask", line[4:].strip(), delay
         return "text", None, delay
     return "text", None, delay

@@ -1,0 +1,272 @@
+// The measuring half of benches/at_rest.sh (which starts Xvfb, the bus and builds): see there.
+import { spawn, execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+const require = createRequire(import.meta.url);
+const { Builder } = require("../tests/desktop/node_modules/selenium-webdriver");
+
+const APP = process.env.APP;
+const CLI = process.env.CLI;
+const secs = (name, dflt) => Number(process.env[name] ?? dflt);
+const BG_SECS = secs("BG_SECS", 300);
+const FLAT_SECS = secs("FLAT_SECS", 600);
+const VISIBLE_SECS = secs("VISIBLE_SECS", 60);
+const CLOSED_SECS = secs("CLOSED_SECS", 60);
+const SESSIONS = 50;
+const HZ = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+
+const world = fs.mkdtempSync(path.join(process.env.RUN_DIR ?? os.tmpdir(), "world-"));
+const env = {
+  ...process.env,
+  HOME: path.join(world, "home"),
+  AGENT_TRAY_HOME: path.join(world, "at"),
+  XDG_RUNTIME_DIR: path.join(world, "run"),
+  XDG_CONFIG_HOME: path.join(world, "home/.config"),
+  XDG_DATA_HOME: path.join(world, "home/.local/share"),
+  CLAUDE_CONFIG_DIR: path.join(world, "home/.claude"),
+  CODEX_HOME: path.join(world, "home/.codex"),
+  TAURI_WEBVIEW_AUTOMATION: "true",
+};
+for (const d of [env.HOME, env.XDG_RUNTIME_DIR, env.CLAUDE_CONFIG_DIR, env.CODEX_HOME, path.join(world, "proj")]) {
+  fs.mkdirSync(d, { recursive: true, mode: 0o700 });
+}
+// Hooks "installed", so a --background start opens no window for the installer.
+fs.writeFileSync(path.join(env.CLAUDE_CONFIG_DIR, "settings.json"), '{"hooks":{"Stop":[{"hooks":[{"command":"agent-tray hook"}]}]}}');
+
+const started = []; // every process this script starts, ended by pid at the end
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+function start(cmd, args) {
+  const log = fs.openSync(path.join(world, `${path.basename(cmd)}-${started.length}.log`), "a");
+  const child = spawn(cmd, args, { env, stdio: ["ignore", log, log] });
+  fs.closeSync(log);
+  started.push(child);
+  return child;
+}
+const cli = (...args) => execFileSync(CLI, args, { env, encoding: "utf8", timeout: 10_000 });
+
+function statFields(pid) {
+  const s = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+  return s.slice(s.lastIndexOf(")") + 2).split(" ");
+}
+/// The app and every descendant (its WebKit processes), alive.
+function tree(root) {
+  const parent = new Map();
+  for (const e of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const f = statFields(e);
+      if (f[0] !== "Z") parent.set(Number(e), Number(f[1]));
+    } catch {}
+  }
+  const out = [root];
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, pp] of parent) if (out.includes(pp) && !out.includes(pid)) (out.push(pid), (grew = true));
+  }
+  return out.filter((p) => parent.has(p));
+}
+function pssKb(pids) {
+  let kb = 0;
+  for (const p of pids) {
+    try {
+      kb += Number(/^Pss:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${p}/smaps_rollup`, "latin1"))[1]);
+    } catch {}
+  }
+  return kb;
+}
+function ticks(pids) {
+  const m = new Map();
+  for (const p of pids) {
+    try {
+      const f = statFields(p);
+      m.set(p, Number(f[11]) + Number(f[12]));
+    } catch {}
+  }
+  return m;
+}
+/// % of one core used by the app's tree over `seconds`.
+async function cpuOver(root, seconds) {
+  const before = ticks(tree(root));
+  const t0 = Date.now();
+  await sleep(seconds * 1000);
+  const after = ticks(tree(root));
+  let used = 0;
+  for (const [p, t] of after) used += t - (before.get(p) ?? 0);
+  return (100 * used) / HZ / ((Date.now() - t0) / 1000);
+}
+function webProcesses(root) {
+  return tree(root).filter((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/comm`, "latin1").startsWith("WebKitWebProces");
+    } catch {
+      return false;
+    }
+  });
+}
+const mb = (kb) => (kb / 1024).toFixed(1);
+const pct = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+async function waitFor(what, f, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const v = await f();
+      if (v) return v;
+    } catch {}
+    await sleep(20);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+function appPids() {
+  const real = fs.realpathSync(APP);
+  return fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e)).map(Number).filter((p) => {
+    try {
+      return fs.readlinkSync(`/proc/${p}/exe`) === real && fs.readFileSync(`/proc/${p}/environ`, "latin1").includes(`AGENT_TRAY_HOME=${env.AGENT_TRAY_HOME}`);
+    } catch {
+      return false;
+    }
+  });
+}
+
+const sleepers = [];
+function feed() {
+  for (let i = 0; i < SESSIONS; i++) {
+    if (!sleepers[i]) sleepers[i] = start("sleep", ["3600"]);
+    const cwd = path.join(world, "proj", `p${i}`);
+    fs.mkdirSync(cwd, { recursive: true });
+    const pid = String(sleepers[i].pid);
+    for (const ev of ["SessionStart", "UserPromptSubmit", "Stop"]) cli("observe", "--session", `s${i}`, "--event", ev, "--cwd", cwd, "--pid", pid);
+  }
+}
+
+let driver;
+try {
+  // 1. --background: no window ever.
+  start(APP, ["--background"]);
+  await waitFor("the engine", () => cli("list", "--json"));
+  const app = await waitFor("the app", () => appPids()[0]);
+  feed();
+  await sleep(10_000);
+  const t0 = Date.now();
+  const children = tree(app).length - 1;
+  console.log(`\n## 1. --background, ${SESSIONS} sessions, ${SESSIONS} live processes (${children} child processes of the app)`);
+  const bgCpu = cpuOver(app, BG_SECS);
+  await sleep(Math.max(0, 60_000 - (Date.now() - t0)));
+  const pss1 = pssKb(tree(app));
+  console.log(`PSS at minute 1: ${mb(pss1)} MB`);
+  console.log(`CPU over ${BG_SECS} s: ${(await bgCpu).toFixed(3)} % of a core`);
+  await sleep(Math.max(0, FLAT_SECS * 1000 - (Date.now() - t0)));
+  const pss10 = pssKb(tree(app));
+  console.log(`PSS at ${FLAT_SECS / 60} min: ${mb(pss10)} MB (${(((pss10 - pss1) / pss1) * 100).toFixed(1)} % from minute 1)`);
+  for (const p of appPids()) process.kill(p, "SIGTERM");
+  await waitFor("the app to exit", () => appPids().length === 0);
+
+  // 2-6 need the page: the app under WebKitWebDriver (which starts it with its window open).
+  const port = await new Promise((resolve) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+  start("trayer", ["--edge", "top", "--align", "right", "--widthtype", "pixel", "--width", "120", "--heighttype", "pixel", "--height", "32"]);
+  start("WebKitWebDriver", [`--port=${port}`]);
+  await waitFor("WebKitWebDriver", () => new Promise((resolve) => {
+    const s = net.connect(port, "127.0.0.1", () => (s.end(), resolve(true)));
+    s.on("error", () => resolve(false));
+  }));
+  driver = await new Builder().usingServer(`http://127.0.0.1:${port}`)
+    .withCapabilities({ browserName: "wry", "webkitgtk:browserOptions": { binary: APP, args: [] } }).build();
+  const attach = () => waitFor("a window", async () => {
+    for (const h of await driver.getAllWindowHandles()) {
+      try {
+        await driver.switchTo().window(h);
+        if ((await driver.executeScript(() => document.body.dataset.ready)) === "true") return true;
+      } catch {}
+    }
+    return false;
+  });
+  await attach();
+  const app2 = await waitFor("the app", () => appPids()[0]);
+  feed();
+  await sleep(5000);
+  console.log(`\n## 2. window open and visible, ${SESSIONS} sessions`);
+  console.log(`CPU over ${VISIBLE_SECS} s: ${(await cpuOver(app2, VISIBLE_SECS)).toFixed(3)} % of a core; PSS ${mb(pssKb(tree(app2)))} MB`);
+
+  const close = async () => {
+    try {
+      await driver.executeScript(() => void setTimeout(() => window.__TAURI_INTERNALS__.invoke("hide_window"), 50));
+    } catch {}
+    await waitFor("the window's WebKitWebProcess to go", () => webProcesses(app2).length === 0, 10_000).catch(() => {});
+  };
+  const opens = [];
+  for (let i = 0; i < 20; i++) {
+    await close();
+    await sleep(500);
+    const t = Date.now();
+    const second = start(APP, []);
+    await attach();
+    const painted = await waitFor("the first paint", () => driver.executeScript(() => window.__agentTrayPaintedAt));
+    const rows = await driver.executeScript(() => document.querySelectorAll(".row[data-session-id]").length);
+    if (rows < SESSIONS) throw new Error(`painted with ${rows} rows`);
+    opens.push(painted - t);
+    await waitFor("the second launch to exit", () => second.exitCode !== null, 10_000);
+  }
+  console.log(`\n## 3. open-to-painted (second launch → first frame with ${SESSIONS} rows), 20 opens`);
+  console.log(`p50 ${pct(opens, 0.5)} ms, p95 ${pct(opens, 0.95)} ms (all: ${opens.join(" ")})`);
+
+  await close();
+  await sleep(10_000);
+  console.log(`\n## 4. window opened then closed (from 10 s after closing)`);
+  console.log(`PSS ${mb(pssKb(tree(app2)))} MB (${tree(app2).length - 1} child processes); CPU over ${CLOSED_SECS} s: ${(await cpuOver(app2, CLOSED_SECS)).toFixed(3)} % of a core`);
+
+  start(APP, []);
+  await attach();
+  await driver.executeScript(() => {
+    window.__rowSeen = {};
+    new MutationObserver(() => {
+      for (const r of document.querySelectorAll(".row[data-session-id^='lat-']")) window.__rowSeen[r.dataset.sessionId] ??= Date.now();
+    }).observe(document.body, { childList: true, subtree: true });
+  });
+  const sent = {};
+  for (let i = 0; i < 200; i++) {
+    sent[`lat-${i}`] = Date.now();
+    cli("observe", "--session", `lat-${i}`, "--event", "SessionStart", "--cwd", path.join(world, "proj", "p0"));
+    await sleep(30);
+  }
+  const seen = await waitFor("every row", async () => {
+    const m = await driver.executeScript(() => window.__rowSeen);
+    return Object.keys(m).length >= 200 ? m : null;
+  });
+  const lat = Object.keys(sent).map((id) => seen[id] - sent[id]);
+  console.log(`\n## 5. hook (observe) to row in the DOM, 200 hooks`);
+  console.log(`p50 ${pct(lat, 0.5)} ms, p99 ${pct(lat, 0.99)} ms, max ${Math.max(...lat)} ms`);
+
+  const kills = [];
+  for (let i = 0; i < 20; i++) {
+    const victim = sleepers[i];
+    const t = Date.now();
+    process.kill(victim.pid, "SIGKILL");
+    await waitFor("ended", () => JSON.parse(cli("list", "--json")).find((s) => s.session_id === `s${i}`)?.state === "ended", 20_000);
+    kills.push(Date.now() - t);
+  }
+  console.log(`\n## 6. kill -9 of a watched process → ended in list --json, 20 kills (polling list --json)`);
+  console.log(`p50 ${pct(kills, 0.5)} ms, max ${Math.max(...kills)} ms`);
+} finally {
+  try {
+    await Promise.race([driver?.quit(), sleep(10_000)]);
+  } catch {}
+  for (const p of appPids()) process.kill(p, "SIGTERM");
+  for (const c of started.reverse()) {
+    try {
+      c.kill("SIGKILL");
+    } catch {}
+  }
+  await sleep(500);
+  fs.rmSync(world, { recursive: true, force: true });
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# What the tray app costs at rest and how fast it answers (issue "the tray at rest costs
+# nothing"): the release app under a private Xvfb, a private session bus and a tray host
+# (trayer), 50 sessions fed through `observe` with 50 real live processes. Every figure is summed
+# over the app's whole process tree (the app and its WebKit processes): PSS from
+# /proc/PID/smaps_rollup, CPU from utime+stime in /proc/PID/stat.
+#
+#   1. --background (the window never opened): PSS, CPU over BG_SECS (default 300), and PSS at
+#      minute 1 and at FLAT_SECS (default 600) for flatness;
+#   2. window open and visible: CPU over VISIBLE_SECS (default 60);
+#   3. open-to-painted over 20 opens: a second launch (what the tray's "Open" does too) to the
+#      window's first frame holding the sessions (the UI stamps it, see ui/src/main.ts);
+#   4. window opened then closed: PSS and CPU over CLOSED_SECS (default 60), from 10 s after
+#      closing;
+#   5. hook-to-row-in-the-DOM over 200 `observe` calls (a MutationObserver in the page stamps
+#      each new row);
+#   6. kill -9 of a watched process to `ended` in `list --json`, over 20 kills;
+# then the pid-watcher tick (cargo bench --bench core) and the hook vs `true` ratio
+# (benches/hook_overhead.sh), unless SKIP_CORE=1.
+#
+# Usage: benches/at_rest.sh   (builds the release app and CLI first; SKIP_BUILD=1 to skip;
+#        PROFILE=debug measures the debug build instead, for a quick check of the script only)
+# Needs what tests/desktop/run.sh needs (Xvfb, dbus-daemon, trayer, WebKitWebDriver, node with
+# tests/desktop/node_modules). Everything runs in a temp world; every process is ended by pid.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+
+profile="${PROFILE:-release}"
+if [ "${SKIP_BUILD:-}" != "1" ]; then
+  npm --prefix ui run build </dev/null >/dev/null
+  if [ "$profile" = release ]; then
+    cargo build --release -p agent-tray-desktop -p agent-tray </dev/null
+  else
+    cargo build -p agent-tray-desktop -p agent-tray </dev/null
+  fi
+fi
+[ -d tests/desktop/node_modules ] || npm ci --prefix tests/desktop --no-audit --no-fund </dev/null
+
+run_dir="$(mktemp -d "${TMPDIR:-/tmp}/agent-tray-at-rest.XXXXXX")"
+background=()
+finish() {
+  local status=$? pid i
+  for ((i = ${#background[@]} - 1; i >= 0; i--)); do
+    pid="${background[$i]}"
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  if [ "$status" -eq 0 ]; then rm -rf "$run_dir"; else echo "logs: $run_dir" >&2; fi
+  exit "$status"
+}
+trap finish EXIT
+
+display=""
+for n in $(seq 150 199); do
+  if [ ! -e "/tmp/.X11-unix/X$n" ] && [ ! -e "/tmp/.X$n-lock" ]; then display=":$n"; break; fi
+done
+[ -n "$display" ] || { echo "no free X display"; exit 1; }
+Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp </dev/null >"$run_dir/xvfb.log" 2>&1 &
+background+=("$!")
+for _ in $(seq 100); do [ -e "/tmp/.X11-unix/X${display#:}" ] && break; sleep 0.1; done
+export DISPLAY="$display"
+
+cat >"$run_dir/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir=$run_dir</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+CONF
+dbus-daemon --config-file="$run_dir/bus.conf" --nofork --nopidfile --print-address=3 \
+  3>"$run_dir/bus.address" </dev/null >"$run_dir/bus.log" 2>&1 &
+background+=("$!")
+for _ in $(seq 100); do [ -s "$run_dir/bus.address" ] && break; sleep 0.1; done
+DBUS_SESSION_BUS_ADDRESS="$(head -n1 "$run_dir/bus.address")"
+export DBUS_SESSION_BUS_ADDRESS NO_AT_BRIDGE=1 GTK_A11Y=none GSETTINGS_BACKEND=memory
+
+echo "# agent-tray at rest, $profile build ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ))"
+APP="$here/target/$profile/agent-tray-desktop" CLI="$here/target/$profile/agent-tray" \
+  RUN_DIR="$run_dir" timeout -k 10 3600 node benches/at_rest.mjs </dev/null
+
+if [ "${SKIP_CORE:-}" != "1" ]; then
+  echo; echo "## pid-watcher tick and registry (cargo bench --bench core -- --quick)"
+  cargo bench --bench core -- --quick </dev/null 2>/dev/null | sed -n '/pid watcher/,/^$/p'
+  echo "## hook vs true (benches/hook_overhead.sh)"
+  RUNS="${RUNS:-300}" benches/hook_overhead.sh "$here/target/$profile/agent-tray" </dev/null
+fi

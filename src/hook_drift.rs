@@ -1,0 +1,555 @@
+//! Hook drift: noticing that the hooks `install` wrote are gone or changed, and saying so once.
+//!
+//! Claude Code rewrites `settings.json` from a stale snapshot (`/model` "save as default", other
+//! settings screens), and other tools do the same; users lose our hooks without knowing, and the
+//! tray then shows nothing for their sessions. So:
+//! - **`install` leaves a record** ([`RECORD_FILE`] in the data folder): which agent's folder it
+//!   wrote, with which binary. Only a recorded install can *drift*: a user who never installed,
+//!   or who ran `uninstall`, has hooks that are absent, not missing.
+//! - **Drift is "install would change the file"**: the check plans the very merge `install` runs
+//!   ([`crate::install`]) with the recorded binary and looks at whether it would write anything.
+//!   So every kind of damage counts (an entry removed, its command or timeout edited, the whole
+//!   `hooks` key dropped), and the repair is that plan applied: byte-safe, other tools' entries
+//!   and the user's formatting untouched.
+//! - **Watched, not polled**: inotify (the `notify` crate) on the folders holding the recorded
+//!   files, non-recursively, plus the data folder (a fresh `install` changes the record). At rest
+//!   the watcher thread sleeps in the kernel; a burst of writes (an atomic rename is several
+//!   events) is debounced into one check. Debounced by hand, as the file feeds do
+//!   ([`crate::feeds::watch`]): one timer, no extra crate.
+//! - **Alerts once per episode** ([`DriftAlerts`]): a drift is announced when it appears and
+//!   again only after it was repaired and came back.
+//!
+//! The checks are plain functions over files (`status`, `doctor` and the engine share them); the
+//! watcher is a cancellable task publishing on a `watch` channel (only the newest state matters).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::install::{self, claude, codex, Action, Ownership};
+use crate::model::Agent;
+
+/// The install record, in the data folder.
+pub const RECORD_FILE: &str = "installed-hooks.json";
+/// Writes arriving together (an atomic save is a create, a write and a rename) are checked once,
+/// this long after the last of them.
+pub const DEBOUNCE: Duration = Duration::from_millis(250);
+/// File-system signals buffered between notify's thread and the checker. When full, signals are
+/// dropped: one already waiting causes a full check of every agent, which covers them.
+const SIGNALS: usize = 8;
+
+/// One agent's recorded install.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstalledHooks {
+    pub agent: Agent,
+    /// The agent's folder (`CLAUDE_CONFIG_DIR` / `~/.claude`, `CODEX_HOME` / `~/.codex`).
+    pub dir: PathBuf,
+    /// The binary the hooks run.
+    pub bin: PathBuf,
+    /// Codex: whether `--trust` was asked.
+    #[serde(default)]
+    pub trust: bool,
+    pub at: DateTime<Utc>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct RecordFile {
+    #[serde(default)]
+    installs: Vec<InstalledHooks>,
+}
+
+/// Why the record could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot record the install in {path}: {source}")]
+pub struct RecordError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+pub fn record_path(data_dir: &Path) -> PathBuf {
+    data_dir.join(RECORD_FILE)
+}
+
+/// The recorded installs; a missing or unreadable record is no install.
+pub fn read_record(data_dir: &Path) -> Vec<InstalledHooks> {
+    std::fs::read(record_path(data_dir))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<RecordFile>(&bytes).ok())
+        .map(|r| r.installs)
+        .unwrap_or_default()
+}
+
+/// Records an install (replacing the agent's earlier one) or forgets it (uninstall).
+pub fn note(data_dir: &Path, action: Action, entry: InstalledHooks) -> Result<(), RecordError> {
+    let mut installs = read_record(data_dir);
+    installs.retain(|i| i.agent != entry.agent);
+    if action == Action::Install {
+        installs.push(entry);
+    }
+    installs.sort_by_key(|i| i.agent);
+    let path = record_path(data_dir);
+    let err = |source| RecordError {
+        path: path.clone(),
+        source,
+    };
+    crate::paths::create_private_dir(data_dir).map_err(|e| err(std::io::Error::other(e)))?;
+    let text = serde_json::to_vec_pretty(&RecordFile { installs })
+        .map_err(|e| err(std::io::Error::other(e)))?;
+    crate::atomic_file::write(&path, &text)
+        .map(|_| ())
+        .map_err(|e| err(std::io::Error::other(e)))
+}
+
+/// What happened to drifted hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriftKind {
+    /// None of our entries is left.
+    Removed,
+    /// Some are left, but not as `install` wrote them.
+    Changed,
+}
+
+/// One agent's hooks, as `status --json` reports them and the tray shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookHealth {
+    pub agent: Agent,
+    /// The file holding the hooks.
+    pub config_file: PathBuf,
+    /// Every entry `install` writes is there, as it writes it.
+    pub installed: bool,
+    /// The agent will run them: Codex has reviewed (trusted) every entry of ours; Claude Code's
+    /// `disableAllHooks` is not set. `None` when nothing of ours is there to trust.
+    pub trusted: Option<bool>,
+    /// `install` recorded hooks here and they are no longer as it wrote them.
+    pub drifted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<DriftKind>,
+    /// An install was recorded for this agent.
+    pub recorded: bool,
+    /// The file could not be read or parsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+impl HookHealth {
+    /// What the alert and the tray say, e.g. "Claude Code hooks were removed from
+    /// ~/.claude/settings.json". `None` when nothing drifted.
+    pub fn drift_message(&self, home: Option<&Path>) -> Option<String> {
+        let kind = self.drift?;
+        let file = tilde(&self.config_file, home);
+        let name = agent_name(self.agent);
+        Some(match kind {
+            DriftKind::Removed => format!("{name} hooks were removed from {file}"),
+            DriftKind::Changed => format!("{name} hooks were changed in {file}"),
+        })
+    }
+}
+
+/// "Claude Code", "Codex".
+pub fn agent_name(agent: Agent) -> &'static str {
+    match agent {
+        Agent::Claude => "Claude Code",
+        Agent::Codex => "Codex",
+    }
+}
+
+fn tilde(path: &Path, home: Option<&Path>) -> String {
+    match home.and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}
+
+/// The file an agent's hooks live in.
+pub fn config_file(agent: Agent, dir: &Path) -> PathBuf {
+    match agent {
+        Agent::Claude => dir.join("settings.json"),
+        Agent::Codex => dir.join("hooks.json"),
+    }
+}
+
+/// Checks one agent's hooks in `dir` against what `install` would write with `bin`.
+pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) -> HookHealth {
+    let file = config_file(agent, dir);
+    let mut health = HookHealth {
+        agent,
+        config_file: file.clone(),
+        installed: false,
+        trusted: None,
+        drifted: false,
+        drift: None,
+        recorded,
+        problem: None,
+    };
+    let plan = match agent {
+        Agent::Claude => claude::plan_file(&file, bin, Action::Install),
+        Agent::Codex => codex::plan_files(dir, bin, Action::Install, trust),
+    };
+    let text = install::read_optional(&file).ok().flatten();
+    let doc: Option<Value> = text.as_deref().and_then(|t| serde_json::from_str(t).ok());
+    let ours = doc.as_ref().map_or(0, |d| our_entries(d, agent, bin));
+    match plan {
+        Ok(plan) => {
+            // Codex's trust lives in config.toml: a change there only is a trust problem, not
+            // missing hooks.
+            let hooks_change = plan
+                .changes
+                .iter()
+                .any(|c| c.new.is_some() && c.path == file);
+            let trust_change = plan
+                .changes
+                .iter()
+                .any(|c| c.new.is_some() && c.path != file);
+            health.installed = !hooks_change;
+            if ours > 0 {
+                health.trusted = Some(match agent {
+                    Agent::Claude => !doc
+                        .as_ref()
+                        .and_then(|d| d.get("disableAllHooks"))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                    Agent::Codex => codex_trusted(dir, &file, doc.as_ref(), bin, trust_change),
+                });
+            }
+        }
+        Err(e) => health.problem = Some(e.to_string()),
+    }
+    if recorded && !health.installed {
+        health.drifted = true;
+        health.drift = Some(if ours == 0 {
+            DriftKind::Removed
+        } else {
+            DriftKind::Changed
+        });
+    }
+    health
+}
+
+fn codex_trusted(
+    dir: &Path,
+    hooks_file: &Path,
+    doc: Option<&Value>,
+    bin: &Path,
+    trust_change: bool,
+) -> bool {
+    let Some(doc) = doc else { return false };
+    let config = std::fs::read_to_string(dir.join("config.toml"))
+        .ok()
+        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+        .unwrap_or_default();
+    let status = codex::trust_status(hooks_file, doc, &config, bin);
+    !trust_change && !status.is_empty() && status.iter().all(|(_, trusted)| *trusted)
+}
+
+/// How many hook entries of ours (this binary or an older path of it, or edited) a document has.
+fn our_entries(doc: &Value, agent: Agent, bin: &Path) -> usize {
+    let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
+        return 0;
+    };
+    hooks
+        .values()
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|group| group.get("hooks").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|entry| entry.get("command").and_then(Value::as_str))
+        .filter(|cmd| install::ownership(cmd, bin, agent) != Ownership::NotOurs)
+        .count()
+}
+
+/// The `agent-tray` binary hooks should run: this one, or the one beside the desktop app.
+pub fn hook_binary() -> Option<PathBuf> {
+    let exe = install::current_binary().ok()?;
+    if exe.file_name().and_then(|n| n.to_str()) == Some("agent-tray") {
+        return Some(exe);
+    }
+    exe.parent()
+        .map(|d| d.join("agent-tray"))
+        .filter(|p| p.is_file())
+}
+
+/// Where to look for an agent's hooks when no install was recorded, and with which binary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unrecorded {
+    pub claude_dir: Option<PathBuf>,
+    pub codex_dir: Option<PathBuf>,
+    pub bin: Option<PathBuf>,
+}
+
+impl Unrecorded {
+    /// The agents' folders from the environment, and [`hook_binary`].
+    pub fn from_env() -> Self {
+        Unrecorded {
+            claude_dir: crate::paths::claude_config_dir(),
+            codex_dir: crate::paths::codex_home(),
+            bin: hook_binary(),
+        }
+    }
+}
+
+/// Every agent's hooks: the recorded install where there is one, else `unrecorded`'s folder.
+pub fn check_all(data_dir: &Path, unrecorded: &Unrecorded) -> Vec<HookHealth> {
+    let record = read_record(data_dir);
+    Agent::ALL
+        .into_iter()
+        .filter_map(|agent| match record.iter().find(|r| r.agent == agent) {
+            Some(r) => Some(check(agent, &r.dir, &r.bin, r.trust, true)),
+            None => {
+                let dir = match agent {
+                    Agent::Claude => unrecorded.claude_dir.as_deref(),
+                    Agent::Codex => unrecorded.codex_dir.as_deref(),
+                }?;
+                let bin = unrecorded.bin.as_deref()?;
+                Some(check(agent, dir, bin, false, false))
+            }
+        })
+        .collect()
+}
+
+/// Repairs one agent's drifted hooks with the recorded install's own plan (the merge `install`
+/// runs). Returns the files written.
+pub fn repair(data_dir: &Path, agent: Agent) -> Result<Vec<PathBuf>, install::InstallError> {
+    let Some(r) = read_record(data_dir).into_iter().find(|r| r.agent == agent) else {
+        return Ok(Vec::new());
+    };
+    let plan = match agent {
+        Agent::Claude => claude::plan_file(&config_file(agent, &r.dir), &r.bin, Action::Install)?,
+        Agent::Codex => codex::plan_files(&r.dir, &r.bin, Action::Install, r.trust)?,
+    };
+    let mut written = Vec::new();
+    for change in plan.changes {
+        if let Some(new) = change.new.as_deref() {
+            install::write_file(&change.path, change.old.as_deref(), new)?;
+            written.push(change.path);
+        }
+    }
+    tracing::info!(agent = %agent, files = ?written, "hooks_repaired");
+    Ok(written)
+}
+
+/// Decides which drifts to announce: each once, when it appears; again only after a repair.
+#[derive(Debug, Default)]
+pub struct DriftAlerts {
+    announced: BTreeSet<Agent>,
+}
+
+impl DriftAlerts {
+    /// The agents whose drift is new in `health`.
+    pub fn decide(&mut self, health: &[HookHealth]) -> Vec<HookHealth> {
+        let mut fresh = Vec::new();
+        for h in health {
+            if h.drifted {
+                if self.announced.insert(h.agent) {
+                    fresh.push(h.clone());
+                }
+            } else {
+                self.announced.remove(&h.agent);
+            }
+        }
+        fresh
+    }
+}
+
+/// Watches the recorded hook files and the record, publishing every agent's health on `tx`
+/// (at once, then after each debounced change). Returns when `token` is cancelled.
+pub fn spawn_watch(
+    data_dir: PathBuf,
+    unrecorded: Unrecorded,
+    tx: watch::Sender<Vec<HookHealth>>,
+    token: CancellationToken,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let (signal_tx, mut signals) = mpsc::channel::<()>(SIGNALS);
+        let mut watcher = None;
+        let mut watched: BTreeSet<PathBuf> = BTreeSet::new();
+        loop {
+            let (dd, u) = (data_dir.clone(), unrecorded.clone());
+            let health = tokio::task::spawn_blocking(move || check_all(&dd, &u))
+                .await
+                .unwrap_or_default();
+            for h in health.iter().filter(|h| h.drifted) {
+                tracing::warn!(agent = %h.agent, file = %h.config_file.display(), kind = ?h.drift, "hook_drift");
+            }
+            let folders = folders_to_watch(&data_dir, &health);
+            if folders != watched {
+                watcher = watch_folders(&folders, signal_tx.clone());
+                watched = folders;
+            }
+            tx.send_if_modified(|current| {
+                let changed = *current != health;
+                *current = health;
+                changed
+            });
+            // Wait for a change, then for the burst to end.
+            tokio::select! {
+                () = token.cancelled() => break,
+                got = signals.recv() => if got.is_none() { break },
+            }
+            loop {
+                tokio::select! {
+                    () = token.cancelled() => return,
+                    () = tokio::time::sleep(DEBOUNCE) => break,
+                    got = signals.recv() => if got.is_none() { break },
+                }
+            }
+        }
+        drop(watcher);
+    })
+}
+
+fn folders_to_watch(data_dir: &Path, health: &[HookHealth]) -> BTreeSet<PathBuf> {
+    let mut folders: BTreeSet<PathBuf> = health
+        .iter()
+        .filter_map(|h| h.config_file.parent().map(Path::to_path_buf))
+        .collect();
+    folders.insert(data_dir.to_path_buf());
+    folders
+}
+
+/// The file names whose changes matter: the hook files, Codex's trust, the record.
+fn relevant(path: &Path) -> bool {
+    matches!(
+        path.file_name().and_then(|n| n.to_str()),
+        Some("settings.json" | "hooks.json" | "config.toml" | RECORD_FILE)
+    )
+}
+
+fn watch_folders(
+    folders: &BTreeSet<PathBuf>,
+    signals: mpsc::Sender<()>,
+) -> Option<notify::RecommendedWatcher> {
+    use notify::{RecursiveMode, Watcher};
+    let handler = move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        if matches!(event.kind, notify::EventKind::Access(_)) {
+            return;
+        }
+        if event.paths.iter().any(|p| relevant(p)) {
+            // Full: a signal is already waiting, and it checks everything (see SIGNALS).
+            let _ = signals.try_send(());
+        }
+    };
+    let mut watcher = match notify::recommended_watcher(handler) {
+        Ok(w) => w,
+        Err(error) => {
+            tracing::warn!(%error, "cannot watch the hook files; drift is not noticed");
+            return None;
+        }
+    };
+    for folder in folders.iter().filter(|f| f.is_dir()) {
+        if let Err(error) = watcher.watch(folder, RecursiveMode::NonRecursive) {
+            tracing::warn!(%error, folder = %folder.display(), "cannot watch a hook folder");
+        }
+    }
+    Some(watcher)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn health(agent: Agent, drifted: bool) -> HookHealth {
+        HookHealth {
+            agent,
+            config_file: PathBuf::from("/home/u/.claude/settings.json"),
+            installed: !drifted,
+            trusted: Some(true),
+            drifted,
+            drift: drifted.then_some(DriftKind::Removed),
+            recorded: true,
+            problem: None,
+        }
+    }
+
+    #[test]
+    fn a_drift_is_announced_once_and_again_only_after_a_repair() {
+        let mut alerts = DriftAlerts::default();
+        assert_eq!(alerts.decide(&[health(Agent::Claude, true)]).len(), 1);
+        assert!(alerts.decide(&[health(Agent::Claude, true)]).is_empty());
+        assert!(alerts.decide(&[health(Agent::Claude, false)]).is_empty());
+        assert_eq!(alerts.decide(&[health(Agent::Claude, true)]).len(), 1);
+    }
+
+    #[test]
+    fn the_message_names_the_agent_and_the_file_under_home() {
+        let h = health(Agent::Claude, true);
+        assert_eq!(
+            h.drift_message(Some(Path::new("/home/u"))).as_deref(),
+            Some("Claude Code hooks were removed from ~/.claude/settings.json")
+        );
+        assert_eq!(health(Agent::Claude, false).drift_message(None), None);
+    }
+
+    #[test]
+    fn removed_changed_and_intact_hooks_are_told_apart_and_repaired_byte_safely() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("claude");
+        let data = tmp.path().join("tray");
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = Path::new("/opt/at/agent-tray");
+        let file = dir.join("settings.json");
+        // Other settings, written the user's way.
+        std::fs::write(&file, "{\n    \"model\": \"opus\",  \"n\": 1e3\n}\n").unwrap();
+        let plan = claude::plan_file(&file, bin, Action::Install).unwrap();
+        let installed = plan.changes[0].new.clone().unwrap();
+        std::fs::write(&file, &installed).unwrap();
+        let entry = InstalledHooks {
+            agent: Agent::Claude,
+            dir: dir.clone(),
+            bin: bin.into(),
+            trust: false,
+            at: Utc::now(),
+        };
+        note(&data, Action::Install, entry).unwrap();
+        let h = check(Agent::Claude, &dir, bin, false, true);
+        assert!(
+            h.installed && !h.drifted && h.trusted == Some(true),
+            "{h:?}"
+        );
+
+        // Claude Code rewrites the file from a snapshot without our hooks.
+        std::fs::write(&file, "{\n  \"model\": \"sonnet\"\n}\n").unwrap();
+        let h = check(Agent::Claude, &dir, bin, false, true);
+        assert_eq!((h.drifted, h.drift), (true, Some(DriftKind::Removed)));
+        // Repair: the merge puts our hooks back and keeps the agent's own change.
+        repair(&data, Agent::Claude).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.starts_with("{\n  \"model\": \"sonnet\""), "{text}");
+        assert!(!check(Agent::Claude, &dir, bin, false, true).drifted);
+
+        // One event's entry dropped (another tool pruned "Stop"): changed, not removed.
+        let mut doc: Value = serde_json::from_str(&text).unwrap();
+        doc["hooks"].as_object_mut().unwrap().remove("Stop");
+        std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        let h = check(Agent::Claude, &dir, bin, false, true);
+        assert_eq!(h.drift, Some(DriftKind::Changed));
+
+        // Not recorded (never installed, or uninstalled): absent hooks are not a drift.
+        note(
+            &data,
+            Action::Uninstall,
+            InstalledHooks {
+                agent: Agent::Claude,
+                dir: dir.clone(),
+                bin: bin.into(),
+                trust: false,
+                at: Utc::now(),
+            },
+        )
+        .unwrap();
+        assert!(read_record(&data).is_empty());
+        std::fs::write(&file, "{}").unwrap();
+        let h = check(Agent::Claude, &dir, bin, false, false);
+        assert!(!h.installed && !h.drifted);
+    }
+}

@@ -1,0 +1,197 @@
+//! A process's death as an event the tokio reactor wakes on, instead of a poll that finds it.
+//!
+//! The pid watcher's 10 s tick left a `kill -9`ed agent showing its last state for up to 10 s,
+//! and polling faster costs wakeups all day. The kernels we run on can say "this process exited"
+//! through a file descriptor that becomes readable:
+//!
+//! - **Linux ≥ 5.3:** `pidfd_open(2)`. A pidfd refers to one process, not to a number, so it can
+//!   never fire for a process that later got the same pid. There is no `libc` wrapper on every
+//!   glibc we build against, hence the raw syscall.
+//! - **macOS:** a kqueue holding one `EVFILT_PROC`/`NOTE_EXIT` filter for the pid, through the
+//!   `kqueue` crate (already in the tree for file watching); the kqueue's descriptor is readable
+//!   once the event is pending.
+//!
+//! Opening ([`ExitHandle::open`]) is plain blocking code, so the watcher does it on its blocking
+//! thread right before it probes the pid: a handle opened BEFORE the probe that then finds the
+//! expected start token refers to the process the session belongs to. Waiting
+//! ([`ExitHandle::exited`]) registers the descriptor with the reactor and costs nothing until the
+//! process dies.
+//!
+//! Where a handle cannot be had (an older kernel, a platform without either, a descriptor limit),
+//! [`ExitWatchError::Unsupported`] says so and the watcher keeps that pid on its tick.
+
+use std::io;
+
+/// Why a process's exit cannot be watched by event.
+#[derive(Debug, thiserror::Error)]
+pub enum ExitWatchError {
+    /// The process was already gone when asked.
+    #[error("process {pid} is already gone")]
+    Gone { pid: u32 },
+    /// The system cannot give an exit event for it; the tick must cover it.
+    #[error("cannot watch process {pid} for its exit: {source}")]
+    Unsupported {
+        pid: u32,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// One process's exit, as a descriptor that becomes readable when it exits.
+#[derive(Debug)]
+pub struct ExitHandle {
+    #[cfg(target_os = "linux")]
+    fd: std::os::fd::OwnedFd,
+    #[cfg(target_os = "macos")]
+    queue: kqueue::Watcher,
+}
+
+impl ExitHandle {
+    /// Opens the exit event of the process that has `pid` now. Blocking, no runtime needed.
+    #[cfg(target_os = "linux")]
+    pub fn open(pid: u32) -> Result<Self, ExitWatchError> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let raw = libc::pid_t::try_from(pid)
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or(ExitWatchError::Gone { pid })?;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1; no memory
+        // is passed.
+        let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, raw, 0) };
+        if rc < 0 {
+            let source = io::Error::last_os_error();
+            return Err(match source.raw_os_error() {
+                Some(libc::ESRCH) => ExitWatchError::Gone { pid },
+                _ => ExitWatchError::Unsupported { pid, source },
+            });
+        }
+        let fd = libc::c_int::try_from(rc).map_err(|_| ExitWatchError::Unsupported {
+            pid,
+            source: io::Error::other("descriptor out of range"),
+        })?;
+        // SAFETY: the syscall returned a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(ExitHandle { fd })
+    }
+
+    /// Opens the exit event of the process that has `pid` now. Blocking, no runtime needed.
+    #[cfg(target_os = "macos")]
+    pub fn open(pid: u32) -> Result<Self, ExitWatchError> {
+        use kqueue::{EventFilter, FilterFlag, Watcher};
+        let raw = libc::pid_t::try_from(pid)
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or(ExitWatchError::Gone { pid })?;
+        let unsupported = |source| ExitWatchError::Unsupported { pid, source };
+        let mut queue = Watcher::new().map_err(unsupported)?;
+        queue
+            .add_pid(raw, EventFilter::EVFILT_PROC, FilterFlag::NOTE_EXIT)
+            .map_err(unsupported)?;
+        // Registering the filter fails with ESRCH when the process is already gone.
+        queue
+            .watch()
+            .map_err(|source| match source.raw_os_error() {
+                Some(libc::ESRCH) => ExitWatchError::Gone { pid },
+                _ => ExitWatchError::Unsupported { pid, source },
+            })?;
+        Ok(ExitHandle { queue })
+    }
+
+    /// Elsewhere there is no exit event: the tick covers every pid.
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    pub fn open(pid: u32) -> Result<Self, ExitWatchError> {
+        Err(ExitWatchError::Unsupported {
+            pid,
+            source: io::Error::from(io::ErrorKind::Unsupported),
+        })
+    }
+
+    /// Resolves when the process has exited. An error means the descriptor could not be
+    /// registered with the reactor: the process's fate is unknown, and the tick must tell.
+    /// Must be called inside a tokio runtime.
+    pub async fn exited(self) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: the OwnedFd moves into the AsyncFd, which owns it until dropped, and an
+            // OwnedFd always answers the same descriptor.
+            let fd = unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(
+                    self.fd,
+                    tokio::io::Interest::READABLE,
+                )
+            }?;
+            // A pidfd stays readable once its process has exited: the first readiness is the
+            // answer, nothing needs reading or clearing.
+            let _ready = fd.readable().await?;
+            Ok(())
+        }
+        #[cfg(target_os = "macos")]
+        {
+            // SAFETY: the kqueue watcher moves into the AsyncFd, which owns it until dropped; it
+            // owns its queue descriptor for its whole life and always answers that one.
+            let queue = unsafe {
+                tokio::io::unix::AsyncFd::register_with_interest(
+                    self.queue,
+                    tokio::io::Interest::READABLE,
+                )
+            }?;
+            // The only filter on this queue is NOTE_EXIT for one pid.
+            let _ready = queue.readable().await?;
+            Ok(())
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+        {
+            Err(io::Error::from(io::ErrorKind::Unsupported))
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+
+    #[test]
+    fn a_pid_that_is_gone_cannot_be_watched() {
+        // A dead hook shell's pid: nothing to wait for.
+        let mut child = Command::new("true").stdin(Stdio::null()).spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(matches!(
+            ExitHandle::open(pid),
+            Err(ExitWatchError::Gone { .. })
+        ));
+        assert!(matches!(
+            ExitHandle::open(0),
+            Err(ExitWatchError::Gone { .. })
+        ));
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    #[tokio::test]
+    async fn the_handle_fires_when_the_process_is_killed_and_not_before() {
+        let mut child = Command::new("sleep")
+            .arg("600")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let handle = ExitHandle::open(child.id()).unwrap();
+        let mut exited = Box::pin(handle.exited());
+        // While it lives the event does not fire…
+        assert!(
+            tokio::time::timeout(Duration::from_millis(200), &mut exited)
+                .await
+                .is_err(),
+            "fired for a live process"
+        );
+        // …and once SIGKILLed it does (not reaped yet: the event must not need the reap).
+        child.kill().unwrap();
+        tokio::time::timeout(Duration::from_secs(10), exited)
+            .await
+            .expect("no exit event within 10 s of SIGKILL")
+            .unwrap();
+        child.wait().unwrap();
+    }
+}

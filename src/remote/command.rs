@@ -1,0 +1,221 @@
+//! The command lines that take the user to a remote session: built here, from the configured
+//! destination and the session's checked fields, every word shell-quoted.
+//!
+//! Two shells read them: the local one (when the user pastes a copied command) and the remote
+//! login shell (which `ssh` hands its command string to). So the remote command is one string of
+//! quoted words, and the whole line is quoted again for the local shell. Nothing a remote sent is
+//! ever a program name here: the programs are `ssh`, `tmux` and the agent's own CLI; the remote's
+//! values (a tmux location, a folder) are only ever quoted arguments, and a tmux location must
+//! parse as `session:@window.%pane` first.
+
+use crate::model::Session;
+
+/// `word` as one shell word: unchanged when it is made of characters no shell treats specially,
+/// else in single quotes (a `'` inside written as `'\''`).
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'-' | b'_' | b'.' | b'/' | b'@' | b':' | b',' | b'+' | b'='
+                )
+        });
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+fn join(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A tmux location `session:@window.%pane`, checked as the local jump checks it.
+fn tmux_parts(location: &str) -> Option<(String, String, Option<String>)> {
+    let (session, rest) = location.trim().rsplit_once(':')?;
+    if session.is_empty()
+        || session.starts_with('-')
+        || session.contains('.')
+        || session.chars().any(char::is_control)
+    {
+        return None;
+    }
+    let (window, pane) = match rest.split_once('.') {
+        Some((w, p)) => (w, Some(p)),
+        None => (rest, None),
+    };
+    let is_id = |s: &str, sigil: char| {
+        s.strip_prefix(sigil)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if !is_id(window, '@') || !pane.is_none_or(|p| is_id(p, '%')) {
+        return None;
+    }
+    Some((
+        session.to_string(),
+        window.to_string(),
+        pane.map(str::to_string),
+    ))
+}
+
+/// The argv that opens the remote session's place: `ssh -t -- DESTINATION <remote command>`,
+/// where the remote command attaches its tmux pane, or else opens a login shell in its folder.
+/// `None` when the session names neither.
+pub fn jump_argv(destination: &str, session: &Session) -> Option<Vec<String>> {
+    let remote = if let Some((name, window, pane)) = session.tmux.as_deref().and_then(tmux_parts) {
+        let mut words = vec![
+            "tmux".to_string(),
+            "attach".into(),
+            "-t".into(),
+            name.clone(),
+        ];
+        words.extend([
+            ";".into(),
+            "select-window".into(),
+            "-t".into(),
+            format!("{name}:{window}"),
+        ]);
+        if let Some(pane) = pane {
+            words.extend([";".into(), "select-pane".into(), "-t".into(), pane]);
+        }
+        join(&words)
+    } else {
+        let cwd = session.cwd.as_deref().filter(|c| c.starts_with('/'))?;
+        format!("cd {} && exec \"$SHELL\" -l", shell_quote(cwd))
+    };
+    Some(vec![
+        "ssh".into(),
+        "-t".into(),
+        "--".into(),
+        destination.to_string(),
+        remote,
+    ])
+}
+
+/// [`jump_argv`] as one line to paste into a terminal (where no terminal can be opened).
+pub fn jump_command_line(destination: &str, session: &Session) -> Option<String> {
+    jump_argv(destination, session).map(|argv| join(&argv))
+}
+
+/// A resume command (as [`crate::tray_model::resume_command`] makes it) run on the remote:
+/// `ssh -t -- DESTINATION '<resume command>'`.
+pub fn wrap_resume(destination: &str, resume_command: &str) -> String {
+    join(&[
+        "ssh".into(),
+        "-t".into(),
+        "--".into(),
+        destination.to_string(),
+        resume_command.to_string(),
+    ])
+}
+
+/// The window's rows with every remote session's resume command wrapped to run on its remote
+/// (its destination from `links`; a row whose remote is gone keeps the bare command).
+pub fn wrap_remote_rows(
+    rows: &mut [crate::tray_model::SessionView],
+    links: &super::link::RemoteLinks,
+) {
+    for row in rows {
+        if let Some(destination) = row
+            .session
+            .host
+            .as_deref()
+            .and_then(|host| links.destination_of(host))
+        {
+            row.resume_command = wrap_resume(&destination, &row.resume_command);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{Agent, SessionState};
+
+    fn remote_session(tmux: Option<&str>, cwd: Option<&str>) -> Session {
+        let mut s = Session::new(
+            "abc-1",
+            Agent::Claude,
+            SessionState::Idle,
+            chrono::Utc::now(),
+        );
+        s.host = Some("devbox".into());
+        s.tmux = tmux.map(String::from);
+        s.cwd = cwd.map(String::from);
+        s
+    }
+
+    #[test]
+    fn a_remote_tmux_session_jumps_through_ssh_to_its_pane() {
+        let argv = jump_argv("dev@devbox", &remote_session(Some("work:@3.%7"), None)).unwrap();
+        assert_eq!(argv[..4], ["ssh", "-t", "--", "dev@devbox"]);
+        assert_eq!(
+            argv[4],
+            "tmux attach -t work ';' select-window -t work:@3 ';' select-pane -t '%7'"
+        );
+        // What the remote shell reads splits back into exactly those words.
+        let words = shlex::split(&argv[4]).unwrap();
+        assert_eq!(words[..4], ["tmux", "attach", "-t", "work"]);
+    }
+
+    #[test]
+    fn remote_values_are_quoted_words_never_commands() {
+        // A crafted tmux session name is one quoted word to tmux, never shell syntax.
+        let s = remote_session(Some("x$(touch p):@1"), None);
+        let local = shlex::split(&jump_command_line("devbox", &s).unwrap()).unwrap();
+        let remote = shlex::split(&local[4]).unwrap();
+        assert_eq!(remote[..4], ["tmux", "attach", "-t", "x$(touch p)"]);
+        // A location that does not parse is not used: the folder is, quoted twice over.
+        let s = remote_session(Some("x.y:@1;id"), Some("/srv/a'b; rm -rf ~"));
+        let line = jump_command_line("devbox", &s).unwrap();
+        let local = shlex::split(&line).unwrap();
+        assert_eq!(local.len(), 5);
+        let remote = shlex::split(&local[4]).unwrap();
+        assert_eq!(remote[..2], ["cd", "/srv/a'b; rm -rf ~"]);
+        assert_eq!(
+            jump_argv("devbox", &remote_session(None, Some("relative"))),
+            None
+        );
+    }
+
+    #[test]
+    fn a_resume_command_is_wrapped_to_run_on_the_remote() {
+        let line = wrap_resume("dev@devbox", "claude --resume abc-1");
+        assert_eq!(line, "ssh -t -- dev@devbox 'claude --resume abc-1'");
+        let words = shlex::split(&line).unwrap();
+        assert_eq!(words[4], "claude --resume abc-1");
+    }
+    #[test]
+    fn remote_rows_resume_through_ssh_and_local_rows_stay_as_they_are() {
+        use crate::remote::link::{LinkState, RemoteLinkStatus, RemoteLinks};
+        use crate::tray_model::SessionView;
+        let links = RemoteLinks::default();
+        links.set(RemoteLinkStatus {
+            name: "devbox".into(),
+            destination: "dev@devbox".into(),
+            state: LinkState::Connected,
+            since: chrono::Utc::now(),
+            message: None,
+            sessions: 1,
+            remote_version: None,
+        });
+        let local = Session::new("l-1", Agent::Codex, SessionState::Idle, chrono::Utc::now());
+        let mut rows = vec![
+            SessionView::of(&remote_session(None, None)),
+            SessionView::of(&local),
+        ];
+        wrap_remote_rows(&mut rows, &links);
+        assert_eq!(
+            rows[0].resume_command,
+            "ssh -t -- dev@devbox 'claude --resume abc-1'"
+        );
+        assert_eq!(rows[1].resume_command, "codex resume l-1");
+    }
+}

@@ -1,0 +1,990 @@
+//! One `ssh` child per remote, its stream merged into the registry, and the supervisor that keeps
+//! the set of links equal to `remotes.json`.
+//!
+//! A link is a loop: run `ssh -T -o BatchMode=yes … -- DESTINATION agent-tray watch --json
+//! --protocol 1`, read its lines (each bounded, parsed by [`super::wire`]), mirror them into the
+//! registry; when the child ends, mark the remote's sessions unreachable, say why in one line
+//! ([`classify_failure`]) and wait before the next try. Waits back off ([`Backoff`]) so a dead
+//! host costs one short-lived `ssh` a minute at most, and end early when the machine wakes from
+//! sleep or its routes change ([`should_retry_early`]), or when the remotes are reloaded. A remote
+//! that answers but cannot serve (no `agent-tray`, one too old) is retried only every
+//! [`UNUSABLE_RETRY`]: a retry cannot fix it, a person has to.
+//!
+//! The child is `kill_on_drop`, in its own process group, with stdin closed; cancelling the
+//! link kills it and waits for it (bounded). Nothing is queued between the child and the
+//! registry: the link reads a line and applies it, so a slow registry slows the reading, and
+//! `ssh`'s pipe (then the remote's `watch`, which drops a reader that stops reading and is
+//! reconnected here) is the only buffer.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{self, RemoteEntry};
+use super::reconcile::{mark_unreachable, reconcile};
+use super::wire::{parse_line, RemoteLine, MAX_REMOTE_LINE, MAX_REMOTE_SESSIONS};
+use super::REMOTE_PROTOCOL;
+use crate::model::Session;
+use crate::registry::{SessionsRegistry, ENDED_TTL};
+
+/// The first wait after a failure.
+pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest wait between tries at an unreachable remote.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A link that stayed up this long starts its backoff from the beginning again.
+pub const STABLE_LINK: Duration = Duration::from_secs(30);
+/// How often a remote that cannot serve (no or too old `agent-tray`) is tried again.
+pub const UNUSABLE_RETRY: Duration = Duration::from_secs(600);
+/// How often a waiting link looks for a wake from sleep or a change of routes.
+const WAKE_PROBE: Duration = Duration::from_secs(5);
+/// How much of `ssh`'s stderr is kept to explain a failure (the end of it).
+const STDERR_TAIL: usize = 4096;
+/// How long a finished child is given to report its exit status.
+const EXIT_WAIT: Duration = Duration::from_secs(3);
+/// How long the supervisor waits for a stopped link.
+const LINK_STOP: Duration = Duration::from_secs(3);
+/// `AGENT_TRAY_SSH`: the ssh program (default `ssh`, from PATH).
+pub const SSH_PROGRAM_KNOB: &str = "AGENT_TRAY_SSH";
+/// `AGENT_TRAY_SSH_CONFIG`: an ssh config file given to every link as `-F` (default: ssh's own).
+pub const SSH_CONFIG_KNOB: &str = "AGENT_TRAY_SSH_CONFIG";
+/// What runs on the remote.
+pub const REMOTE_COMMAND: &str = "agent-tray watch --json --protocol 1";
+
+/// How a link is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkState {
+    Connecting,
+    Connected,
+    /// The network, ssh or the remote host failed; retried with backoff.
+    Unreachable,
+    /// The host answers but Agent Tray does not run there; retried with backoff.
+    NotRunning,
+    /// The host answers but cannot serve (no `agent-tray`, or one too old); retried rarely.
+    Unusable,
+}
+
+/// One remote's link, as `doctor`, `remote list` and the window show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct RemoteLinkStatus {
+    pub name: String,
+    pub destination: String,
+    pub state: LinkState,
+    /// Since when the link has been in this state.
+    pub since: DateTime<Utc>,
+    /// One line for people: why it is not connected.
+    pub message: Option<String>,
+    /// How many of its sessions the tray holds.
+    pub sessions: u32,
+    /// The remote's `agent-tray` version, once it answered.
+    pub remote_version: Option<String>,
+}
+
+/// Every link's status, and the way to ask the supervisor to reread `remotes.json`.
+#[derive(Debug, Default)]
+pub struct RemoteLinks {
+    statuses: Mutex<BTreeMap<String, RemoteLinkStatus>>,
+    reload: Mutex<Option<mpsc::Sender<()>>>,
+}
+
+impl RemoteLinks {
+    fn statuses(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, RemoteLinkStatus>> {
+        // A map of plain values: still valid after a panic elsewhere.
+        self.statuses.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every remote's status, by name.
+    pub fn all(&self) -> Vec<RemoteLinkStatus> {
+        self.statuses().values().cloned().collect()
+    }
+
+    /// The destination of the remote named `name`, while its link runs.
+    pub fn destination_of(&self, name: &str) -> Option<String> {
+        self.statuses().get(name).map(|s| s.destination.clone())
+    }
+
+    pub(crate) fn set(&self, status: RemoteLinkStatus) {
+        self.statuses().insert(status.name.clone(), status);
+    }
+
+    fn update(&self, name: &str, f: impl FnOnce(&mut RemoteLinkStatus)) {
+        if let Some(status) = self.statuses().get_mut(name) {
+            f(status);
+        }
+    }
+
+    fn remove(&self, name: &str) {
+        self.statuses().remove(name);
+    }
+
+    /// Asks the supervisor to reread `remotes.json` and every waiting link to try now. False
+    /// when no supervisor runs (nothing to tell).
+    pub fn request_reload(&self) -> bool {
+        let sender = self
+            .reload
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        // Full: a reload is already pending, and it rereads the file anyway.
+        sender.is_some_and(|s| !matches!(s.try_send(()), Err(mpsc::error::TrySendError::Closed(_))))
+    }
+
+    fn set_reload(&self, sender: mpsc::Sender<()>) {
+        *self.reload.lock().unwrap_or_else(|p| p.into_inner()) = Some(sender);
+    }
+}
+
+/// How `ssh` is run: the program and an optional config file (`-F`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshCommand {
+    pub program: PathBuf,
+    pub config_file: Option<PathBuf>,
+}
+
+impl Default for SshCommand {
+    fn default() -> Self {
+        SshCommand {
+            program: PathBuf::from("ssh"),
+            config_file: None,
+        }
+    }
+}
+
+impl SshCommand {
+    /// `AGENT_TRAY_SSH` and `AGENT_TRAY_SSH_CONFIG`, where set and not empty.
+    pub fn from_env() -> Self {
+        let knob = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        SshCommand {
+            program: knob(SSH_PROGRAM_KNOB).map_or_else(|| PathBuf::from("ssh"), PathBuf::from),
+            config_file: knob(SSH_CONFIG_KNOB).map(PathBuf::from),
+        }
+    }
+
+    /// The arguments for one link to `destination`. Options on the command line win over the
+    /// user's config: never prompt, give up on a dead network within a bound.
+    pub fn args(&self, destination: &str) -> Vec<OsString> {
+        let mut args: Vec<OsString> = ["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]
+            .into_iter()
+            .chain([
+                "-o",
+                "ServerAliveInterval=15",
+                "-o",
+                "ServerAliveCountMax=3",
+            ])
+            .map(OsString::from)
+            .collect();
+        if let Some(config) = &self.config_file {
+            args.push("-F".into());
+            args.push(config.clone().into_os_string());
+        }
+        args.push("--".into());
+        args.push(destination.into());
+        args.push(REMOTE_COMMAND.into());
+        args
+    }
+}
+
+/// Exponential waits between tries, from [`MIN_BACKOFF`] to [`MAX_BACKOFF`]. Pure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    next: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff { next: MIN_BACKOFF }
+    }
+}
+
+impl Backoff {
+    /// The wait after an attempt that was connected for `connected_for` (`None`: never): a link
+    /// that stayed up [`STABLE_LINK`] starts over, a flapping one keeps backing off.
+    pub fn after_attempt(&mut self, connected_for: Option<Duration>) -> Duration {
+        if connected_for.is_some_and(|d| d >= STABLE_LINK) {
+            self.next = MIN_BACKOFF;
+        }
+        let wait = self.next;
+        self.next = (self.next * 2).min(MAX_BACKOFF);
+        wait
+    }
+}
+
+/// What the remote's first line said, when it was not a usable snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtocolProblem {
+    /// A snapshot without `protocol`: a version from before remotes.
+    NoProtocol,
+    /// Another protocol version.
+    Other(u32),
+    /// Not the watch protocol at all (a login banner, another program's output).
+    NotWatchOutput,
+}
+
+/// Why a link is down, in one line for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkFailure {
+    Unreachable(String),
+    NotRunning(String),
+    Missing(String),
+    TooOld(String),
+    BadOutput(String),
+}
+
+impl LinkFailure {
+    pub fn state(&self) -> LinkState {
+        match self {
+            LinkFailure::Unreachable(_) => LinkState::Unreachable,
+            LinkFailure::NotRunning(_) => LinkState::NotRunning,
+            LinkFailure::Missing(_) | LinkFailure::TooOld(_) | LinkFailure::BadOutput(_) => {
+                LinkState::Unusable
+            }
+        }
+    }
+
+    pub fn message(&self) -> &str {
+        match self {
+            LinkFailure::Unreachable(m)
+            | LinkFailure::NotRunning(m)
+            | LinkFailure::Missing(m)
+            | LinkFailure::TooOld(m)
+            | LinkFailure::BadOutput(m) => m,
+        }
+    }
+}
+
+/// The last line of `stderr` with something in it, control characters escaped, cut short.
+fn last_line(stderr: &str) -> String {
+    let line = stderr
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut shown: String = crate::cli::escape_controls(line).into_owned();
+    if shown.len() > 200 {
+        let mut end = 200;
+        while !shown.is_char_boundary(end) {
+            end -= 1;
+        }
+        shown.truncate(end);
+        shown.push('…');
+    }
+    shown
+}
+
+/// Why a link's `ssh` ended, from its exit status, the end of its stderr and what its first
+/// line was. Pure.
+pub fn classify_failure(
+    destination: &str,
+    exit: Option<i32>,
+    stderr: &str,
+    problem: Option<ProtocolProblem>,
+) -> LinkFailure {
+    let too_old = || {
+        LinkFailure::TooOld(format!(
+            "agent-tray on {destination} is too old for remotes (it does not speak remote protocol {REMOTE_PROTOCOL}); update it there"
+        ))
+    };
+    match problem {
+        Some(ProtocolProblem::NoProtocol) => return too_old(),
+        Some(ProtocolProblem::Other(v)) => {
+            return LinkFailure::TooOld(format!(
+                "agent-tray on {destination} speaks remote protocol {v}, this one {REMOTE_PROTOCOL}; install the same version on both"
+            ))
+        }
+        Some(ProtocolProblem::NotWatchOutput) => {
+            return LinkFailure::BadOutput(format!(
+                "{destination} answered with something that is not agent-tray's watch protocol (a login script that prints?)"
+            ))
+        }
+        None => {}
+    }
+    let says = |needle: &str| stderr.contains(needle);
+    if exit == Some(127)
+        || says("command not found")
+        || says("agent-tray: not found")
+        || (says("agent-tray") && says("No such file or directory"))
+    {
+        return LinkFailure::Missing(format!(
+            "agent-tray is not installed on {destination} (or not on the PATH of a non-interactive ssh session there); install it and run `agent-tray daemon` there"
+        ));
+    }
+    if says("not spoken here") {
+        return LinkFailure::TooOld(format!(
+            "agent-tray on {destination} does not speak remote protocol {REMOTE_PROTOCOL}: {}",
+            last_line(stderr)
+        ));
+    }
+    if exit == Some(2) && (says("unexpected argument") || says("Usage:")) {
+        return too_old();
+    }
+    if says("no Agent Tray is running") || says("the engine went away") {
+        return LinkFailure::NotRunning(format!(
+            "Agent Tray is not running on {destination}; start `agent-tray daemon` there"
+        ));
+    }
+    let why = last_line(stderr);
+    LinkFailure::Unreachable(if why.is_empty() {
+        format!(
+            "cannot reach {destination} (ssh exited with {})",
+            exit.map_or_else(|| "a signal".to_string(), |c| c.to_string())
+        )
+    } else {
+        format!("cannot reach {destination}: {why}")
+    })
+}
+
+/// What tells a waiting link that trying now may succeed where the last try failed: the time the
+/// machine spent asleep (boot time minus awake time) and a digest of its routing tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NetworkMark {
+    pub asleep: Duration,
+    pub routes: u64,
+}
+
+impl NetworkMark {
+    /// Now, on this machine (Linux: the clocks and `/proc/net/*route`; elsewhere the clocks).
+    pub fn read() -> Self {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        #[cfg(target_os = "linux")]
+        let boot_clock = libc::CLOCK_BOOTTIME;
+        #[cfg(not(target_os = "linux"))]
+        let boot_clock = libc::CLOCK_MONOTONIC;
+        // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes into it.
+        let rc = unsafe { libc::clock_gettime(boot_clock, &mut ts) };
+        let boot = if rc == 0 {
+            Duration::new(
+                u64::try_from(ts.tv_sec).unwrap_or(0),
+                u32::try_from(ts.tv_nsec).unwrap_or(0),
+            )
+        } else {
+            Duration::ZERO
+        };
+        let routes = ["/proc/net/route", "/proc/net/ipv6_route"]
+            .iter()
+            .filter_map(|p| std::fs::read(p).ok())
+            .flatten()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        NetworkMark {
+            asleep: boot.saturating_sub(crate::clock::awake_time()),
+            routes,
+        }
+    }
+}
+
+/// True when the machine slept (more than two seconds) or its routes changed between two marks.
+pub fn should_retry_early(before: &NetworkMark, after: &NetworkMark) -> bool {
+    after.asleep > before.asleep + Duration::from_secs(2) || after.routes != before.routes
+}
+
+enum LineRead {
+    Line,
+    TooLong,
+    Eof,
+}
+
+/// Reads one line into `buf`, never holding more than `limit` bytes of it: past that, the rest
+/// of the line is read and dropped.
+async fn read_bounded_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<LineRead> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match (too_long, buf.is_empty()) {
+                (true, _) => LineRead::TooLong,
+                (false, true) => LineRead::Eof,
+                (false, false) => LineRead::Line,
+            });
+        }
+        let (chunk, newline) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        let used = chunk.len();
+        if !too_long {
+            if buf.len() + used > limit {
+                too_long = true;
+                buf.clear();
+                buf.shrink_to(64 * 1024);
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        reader.consume(used);
+        if newline {
+            return Ok(if too_long {
+                LineRead::TooLong
+            } else {
+                LineRead::Line
+            });
+        }
+    }
+}
+
+/// The last [`STDERR_TAIL`] bytes a child writes to stderr.
+async fn stderr_tail(mut stderr: impl AsyncRead + Unpin) -> String {
+    let mut tail: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while let Ok(n) = stderr.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        tail.extend_from_slice(&chunk[..n]);
+        if tail.len() > STDERR_TAIL {
+            tail.drain(..tail.len() - STDERR_TAIL);
+        }
+    }
+    String::from_utf8_lossy(&tail).into_owned()
+}
+
+/// How one try ended.
+enum Attempt {
+    Cancelled,
+    Ended {
+        failure: LinkFailure,
+        connected_for: Option<Duration>,
+    },
+}
+
+/// One remote's link: what it holds of the remote, and where it puts it.
+struct Link {
+    registry: Arc<SessionsRegistry>,
+    entry: RemoteEntry,
+    ssh: SshCommand,
+    picture: HashMap<String, Session>,
+    /// Sessions found ended at a reconnect, dropped when their linger is over.
+    lingering: HashMap<String, Instant>,
+}
+
+impl Link {
+    fn publish(&self) {
+        let sessions: Vec<Session> = self.picture.values().cloned().collect();
+        let count = u32::try_from(sessions.len()).unwrap_or(u32::MAX);
+        self.registry
+            .set_remote_sessions(&self.entry.name, sessions);
+        self.registry
+            .remote_links()
+            .update(&self.entry.name, |s| s.sessions = count);
+    }
+
+    fn set_state(&self, state: LinkState, message: Option<String>) {
+        let now = Utc::now();
+        self.registry.remote_links().update(&self.entry.name, |s| {
+            if s.state != state {
+                s.since = now;
+            }
+            s.state = state;
+            s.message = message;
+        });
+    }
+
+    /// Applies one line; `Err` when the line ends the attempt (a first line that is not a
+    /// usable snapshot).
+    fn apply(&mut self, line: RemoteLine, connected: bool) -> Result<bool, ProtocolProblem> {
+        match line {
+            RemoteLine::Snapshot {
+                protocol,
+                version,
+                live,
+                ended,
+            } => {
+                match protocol {
+                    None => return Err(ProtocolProblem::NoProtocol),
+                    Some(p) if p != REMOTE_PROTOCOL => return Err(ProtocolProblem::Other(p)),
+                    Some(_) => {}
+                }
+                let out = reconcile(&self.picture, live, ended, Utc::now());
+                let linger_end = Instant::now() + ENDED_TTL;
+                for id in &out.ended_while_cut {
+                    self.lingering.insert(id.clone(), linger_end);
+                }
+                if !out.ended_while_cut.is_empty() {
+                    tracing::info!(remote = %self.entry.name, ended = ?out.ended_while_cut, "remote_sessions_ended_while_cut");
+                }
+                self.picture = out.picture;
+                self.registry
+                    .remote_links()
+                    .update(&self.entry.name, |s| s.remote_version = version);
+                self.set_state(LinkState::Connected, None);
+                tracing::info!(remote = %self.entry.name, sessions = self.picture.len(), "remote_connected");
+                return Ok(true);
+            }
+            _ if !connected => return Err(ProtocolProblem::NotWatchOutput),
+            RemoteLine::Resync(sessions) => {
+                self.picture = sessions
+                    .into_iter()
+                    .map(|s| (s.session_id.clone(), s))
+                    .collect();
+            }
+            RemoteLine::Upsert(session) => {
+                let room = self.picture.len() < MAX_REMOTE_SESSIONS
+                    || self.picture.contains_key(&session.session_id);
+                if room {
+                    self.lingering.remove(&session.session_id);
+                    self.picture.insert(session.session_id.clone(), session);
+                }
+            }
+            RemoteLine::Removed(id) => {
+                self.picture.remove(&id);
+            }
+            RemoteLine::Nothing => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn drop_lingered(&mut self, now: Instant) -> bool {
+        let done: Vec<String> = self
+            .lingering
+            .iter()
+            .filter(|(_, end)| **end <= now)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &done {
+            self.lingering.remove(id);
+            self.picture.remove(id);
+        }
+        !done.is_empty()
+    }
+
+    async fn attempt(&mut self, token: &CancellationToken) -> Attempt {
+        let destination = self.entry.destination.clone();
+        let mut command = tokio::process::Command::new(&self.ssh.program);
+        command
+            .args(self.ssh.args(&destination))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            // Its own group: a terminal's Ctrl-C meant for the host does not cut the link first.
+            .process_group(0);
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                return Attempt::Ended {
+                    failure: LinkFailure::Unreachable(format!(
+                        "cannot run {}: {e}",
+                        self.ssh.program.display()
+                    )),
+                    connected_for: None,
+                }
+            }
+        };
+        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            return Attempt::Ended {
+                failure: LinkFailure::Unreachable("ssh started without its pipes".into()),
+                connected_for: None,
+            };
+        };
+        let stderr_task = tokio::spawn(stderr_tail(stderr));
+        let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+        let mut buf = Vec::new();
+        let mut connected_at: Option<Instant> = None;
+        let mut problem = None;
+        let mut bad_lines: u64 = 0;
+        loop {
+            let linger = self.lingering.values().min().copied();
+            let read = tokio::select! {
+                () = token.cancelled() => {
+                    let _ = child.start_kill();
+                    let _ = tokio::time::timeout(EXIT_WAIT, child.wait()).await;
+                    stderr_task.abort();
+                    return Attempt::Cancelled;
+                }
+                () = async { if let Some(at) = linger { tokio::time::sleep_until(at).await } else { std::future::pending().await } } => {
+                    if self.drop_lingered(Instant::now()) {
+                        self.publish();
+                    }
+                    continue;
+                }
+                read = read_bounded_line(&mut reader, &mut buf, MAX_REMOTE_LINE) => read,
+            };
+            match read {
+                Ok(LineRead::Line) => {}
+                Ok(LineRead::TooLong) => {
+                    tracing::warn!(remote = %self.entry.name, limit = MAX_REMOTE_LINE, "remote line too long; skipped");
+                    continue;
+                }
+                Ok(LineRead::Eof) | Err(_) => break,
+            }
+            let parsed = parse_line(&buf, &self.entry.name);
+            if buf.capacity() > 1 << 20 {
+                buf = Vec::new();
+            }
+            let line = match parsed {
+                Ok(line) => line,
+                Err(e) if connected_at.is_some() => {
+                    bad_lines += 1;
+                    if bad_lines.is_power_of_two() {
+                        tracing::warn!(remote = %self.entry.name, error = %e, bad_lines, "remote line skipped");
+                    }
+                    continue;
+                }
+                Err(_) => {
+                    problem = Some(ProtocolProblem::NotWatchOutput);
+                    break;
+                }
+            };
+            match self.apply(line, connected_at.is_some()) {
+                Ok(changed) => {
+                    connected_at.get_or_insert_with(Instant::now);
+                    if changed {
+                        self.publish();
+                    }
+                }
+                Err(p) => {
+                    problem = Some(p);
+                    break;
+                }
+            }
+        }
+        let _ = child.start_kill();
+        let exit = match tokio::time::timeout(EXIT_WAIT, child.wait()).await {
+            Ok(Ok(status)) => status.code(),
+            _ => None,
+        };
+        let stderr = tokio::time::timeout(EXIT_WAIT, stderr_task)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        Attempt::Ended {
+            failure: classify_failure(&destination, exit, &stderr, problem),
+            connected_for: connected_at.map(|at| at.elapsed()),
+        }
+    }
+}
+
+/// Waits `wait`, or less: until cancelled (false), a reload asks every link to try now, or the
+/// machine wakes from sleep or its routes change.
+async fn wait_before_retry(
+    wait: Duration,
+    token: &CancellationToken,
+    retry: &mut watch::Receiver<u64>,
+) -> bool {
+    let deadline = Instant::now() + wait;
+    let mut mark = NetworkMark::read();
+    let mut probe = tokio::time::interval_at(Instant::now() + WAKE_PROBE, WAKE_PROBE);
+    let mut retry_open = true;
+    loop {
+        tokio::select! {
+            () = token.cancelled() => return false,
+            () = tokio::time::sleep_until(deadline) => return true,
+            changed = retry.changed(), if retry_open => {
+                if changed.is_ok() {
+                    return true;
+                }
+                retry_open = false;
+            }
+            _ = probe.tick() => {
+                let now = NetworkMark::read();
+                if should_retry_early(&mark, &now) {
+                    tracing::info!("machine woke or routes changed; retrying remotes now");
+                    return true;
+                }
+                mark = now;
+            }
+        }
+    }
+}
+
+async fn run_link(
+    registry: Arc<SessionsRegistry>,
+    entry: RemoteEntry,
+    ssh: SshCommand,
+    token: CancellationToken,
+    mut retry: watch::Receiver<u64>,
+) {
+    registry.remote_links().set(RemoteLinkStatus {
+        name: entry.name.clone(),
+        destination: entry.destination.clone(),
+        state: LinkState::Connecting,
+        since: Utc::now(),
+        message: None,
+        sessions: 0,
+        remote_version: None,
+    });
+    let mut link = Link {
+        registry: registry.clone(),
+        entry: entry.clone(),
+        ssh,
+        picture: HashMap::new(),
+        lingering: HashMap::new(),
+    };
+    let mut backoff = Backoff::default();
+    let mut last_failure: Option<LinkFailure> = None;
+    loop {
+        let (failure, connected_for) = match link.attempt(&token).await {
+            Attempt::Cancelled => break,
+            Attempt::Ended {
+                failure,
+                connected_for,
+            } => (failure, connected_for),
+        };
+        if token.is_cancelled() {
+            break;
+        }
+        mark_unreachable(&mut link.picture, Utc::now());
+        link.publish();
+        // One line per new reason, not one per try.
+        if connected_for.is_some() || last_failure.as_ref() != Some(&failure) {
+            tracing::warn!(remote = %entry.name, state = ?failure.state(), message = failure.message(), "remote_link_down");
+        }
+        let wait = match failure.state() {
+            LinkState::Unusable => UNUSABLE_RETRY,
+            _ => backoff.after_attempt(connected_for),
+        };
+        link.set_state(failure.state(), Some(failure.message().to_string()));
+        last_failure = Some(failure);
+        if !wait_before_retry(wait, &token, &mut retry).await {
+            break;
+        }
+        link.set_state(
+            LinkState::Connecting,
+            last_failure.as_ref().map(|f| f.message().to_string()),
+        );
+    }
+    registry.set_remote_sessions(&entry.name, Vec::new());
+    registry.remote_links().remove(&entry.name);
+}
+
+struct RunningLink {
+    entry: RemoteEntry,
+    token: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+async fn stop_link(link: RunningLink) {
+    link.token.cancel();
+    let mut task = link.task;
+    if tokio::time::timeout(LINK_STOP, &mut task).await.is_err() {
+        task.abort();
+    }
+}
+
+/// Keeps one link per entry of `remotes.json` (at `remotes_file`) until `token` is cancelled;
+/// rereads the file when [`RemoteLinks::request_reload`] asks.
+pub fn spawn(
+    registry: Arc<SessionsRegistry>,
+    remotes_file: PathBuf,
+    ssh: SshCommand,
+    token: CancellationToken,
+) -> JoinHandle<()> {
+    // One slot: a reload asked while one is pending is the same reload.
+    let (reload_tx, mut reload_rx) = mpsc::channel::<()>(1);
+    registry.remote_links().set_reload(reload_tx);
+    tokio::spawn(async move {
+        let (retry_tx, _) = watch::channel(0_u64);
+        let mut running: HashMap<String, RunningLink> = HashMap::new();
+        loop {
+            let path = remotes_file.clone();
+            // A small file, read off the async workers.
+            let read = tokio::task::spawn_blocking(move || std::fs::read(path))
+                .await
+                .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+            let wanted = match read {
+                Ok(bytes) => config::RemotesFile::parse(&bytes, &remotes_file)
+                    .map(|f| f.remotes)
+                    .unwrap_or_else(|e| {
+                        tracing::warn!(error = %e, "remotes not read; keeping the links as they are");
+                        running.values().map(|r| r.entry.clone()).collect()
+                    }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(e) => {
+                    tracing::warn!(error = %e, "remotes not read; keeping the links as they are");
+                    running.values().map(|r| r.entry.clone()).collect()
+                }
+            };
+            let stale: Vec<String> = running
+                .iter()
+                .filter(|(name, link)| !wanted.iter().any(|w| &w.name == *name && *w == link.entry))
+                .map(|(name, _)| name.clone())
+                .collect();
+            for name in stale {
+                if let Some(link) = running.remove(&name) {
+                    tracing::info!(remote = %name, "remote_link_stopped");
+                    stop_link(link).await;
+                }
+            }
+            for entry in wanted {
+                if running.contains_key(&entry.name) {
+                    continue;
+                }
+                let link_token = token.child_token();
+                let task = tokio::spawn(run_link(
+                    registry.clone(),
+                    entry.clone(),
+                    ssh.clone(),
+                    link_token.clone(),
+                    retry_tx.subscribe(),
+                ));
+                tracing::info!(remote = %entry.name, destination = %entry.destination, "remote_link_started");
+                running.insert(
+                    entry.name.clone(),
+                    RunningLink {
+                        entry,
+                        token: link_token,
+                        task,
+                    },
+                );
+            }
+            tokio::select! {
+                () = token.cancelled() => break,
+                asked = reload_rx.recv() => {
+                    if asked.is_none() {
+                        break;
+                    }
+                    retry_tx.send_modify(|n| *n += 1);
+                }
+            }
+        }
+        for (_, link) in running.drain() {
+            stop_link(link).await;
+        }
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_to_its_cap_and_starts_over_only_after_a_stable_link() {
+        let mut b = Backoff::default();
+        let waits: Vec<u64> = (0..8).map(|_| b.after_attempt(None).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 60, 60]);
+        // A link that connects and drops at once (flapping) keeps backing off…
+        assert_eq!(b.after_attempt(Some(Duration::from_secs(1))).as_secs(), 60);
+        // …one that stayed up starts over.
+        assert_eq!(b.after_attempt(Some(STABLE_LINK)).as_secs(), 1);
+        assert_eq!(b.after_attempt(None).as_secs(), 2);
+    }
+
+    #[test]
+    fn a_missing_or_old_agent_tray_is_told_apart_from_a_network_failure() {
+        let missing = classify_failure(
+            "dev@box",
+            Some(127),
+            "bash: line 1: agent-tray: command not found\n",
+            None,
+        );
+        assert_eq!(missing.state(), LinkState::Unusable);
+        assert!(
+            missing.message().contains("not installed on dev@box"),
+            "{missing:?}"
+        );
+        let old_cli = classify_failure(
+            "box",
+            Some(2),
+            "error: unexpected argument '--protocol' found\n\nUsage: agent-tray watch --json\n",
+            None,
+        );
+        assert!(matches!(old_cli, LinkFailure::TooOld(_)), "{old_cli:?}");
+        let old_snapshot = classify_failure("box", Some(0), "", Some(ProtocolProblem::NoProtocol));
+        assert!(matches!(old_snapshot, LinkFailure::TooOld(_)));
+        let banner = classify_failure("box", None, "", Some(ProtocolProblem::NotWatchOutput));
+        assert_eq!(banner.state(), LinkState::Unusable);
+        let down = classify_failure("box", Some(1), "agent-tray: no Agent Tray is running (start the app, or `agent-tray daemon`); looked for /x\n", None);
+        assert_eq!(down.state(), LinkState::NotRunning);
+        let net = classify_failure(
+            "box",
+            Some(255),
+            "ssh: connect to host 127.0.0.1 port 1: Connection refused\r\n",
+            None,
+        );
+        assert_eq!(net.state(), LinkState::Unreachable);
+        assert!(net.message().ends_with("Connection refused"), "{net:?}");
+        let hostile = classify_failure("box", Some(255), "bad \u{1b}]52;c;aGk=\u{7} host\n", None);
+        assert!(!hostile.message().contains('\u{1b}'), "{hostile:?}");
+    }
+
+    #[test]
+    fn a_wake_from_sleep_or_a_route_change_retries_early_and_nothing_else_does() {
+        let before = NetworkMark {
+            asleep: Duration::from_secs(100),
+            routes: 7,
+        };
+        assert!(!should_retry_early(&before, &before));
+        let slept = NetworkMark {
+            asleep: Duration::from_secs(400),
+            ..before
+        };
+        assert!(should_retry_early(&before, &slept));
+        let moved = NetworkMark {
+            routes: 8,
+            ..before
+        };
+        assert!(should_retry_early(&before, &moved));
+        let jitter = NetworkMark {
+            asleep: Duration::from_millis(100_500),
+            ..before
+        };
+        assert!(!should_retry_early(&before, &jitter));
+    }
+
+    #[test]
+    fn the_ssh_command_never_prompts_and_ends_options_before_the_destination() {
+        let ssh = SshCommand {
+            program: "ssh".into(),
+            config_file: Some("/t/ssh_config".into()),
+        };
+        let args: Vec<String> = ssh
+            .args("dev@box")
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let at = |w: &str| args.iter().position(|a| a == w).unwrap();
+        assert!(args.contains(&"BatchMode=yes".to_string()));
+        assert_eq!(args[at("-F") + 1], "/t/ssh_config");
+        assert_eq!(args[at("--") + 1], "dev@box");
+        assert_eq!(args.last().map(String::as_str), Some(REMOTE_COMMAND));
+        assert!(args.contains(&"-T".to_string()));
+    }
+
+    #[tokio::test]
+    async fn a_line_past_the_limit_is_skipped_and_the_next_one_read() {
+        let text = format!("{}\nshort\n", "x".repeat(5000));
+        let mut reader = BufReader::with_capacity(64, text.as_bytes());
+        let mut buf = Vec::new();
+        assert!(matches!(
+            read_bounded_line(&mut reader, &mut buf, 1024)
+                .await
+                .unwrap(),
+            LineRead::TooLong
+        ));
+        assert!(matches!(
+            read_bounded_line(&mut reader, &mut buf, 1024)
+                .await
+                .unwrap(),
+            LineRead::Line
+        ));
+        assert_eq!(buf, b"short\n");
+        assert!(matches!(
+            read_bounded_line(&mut reader, &mut buf, 1024)
+                .await
+                .unwrap(),
+            LineRead::Eof
+        ));
+    }
+}

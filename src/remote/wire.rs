@@ -1,0 +1,322 @@
+//! A remote's `watch --json` lines, parsed into typed sessions with the socket's limits.
+//!
+//! What comes back over SSH is another machine's output, so it is treated like a request on the
+//! control socket: each line is bounded ([`MAX_REMOTE_LINE`]); each text field is cut to its
+//! [`crate::model::FieldLimit`] while it is parsed (never copied whole); a session id must pass
+//! [`crate::model::validate_session_id`]; a session this version cannot read (an agent it does
+//! not know) is skipped alone, not the whole line; unknown fields are ignored (a newer remote).
+//! A session the remote itself mirrors from a further remote (its `host` set) is dropped: one hop
+//! only, so two machines that list each other cannot loop.
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use crate::model::bounded;
+use crate::model::{validate_session_id, Agent, EndReason, Session, SessionState};
+
+/// The longest line read from a remote: a snapshot of the remote's 512 live sessions plus its
+/// ended ones, each with long paths, fits many times over.
+pub const MAX_REMOTE_LINE: usize = 16 << 20;
+/// At most this many sessions are taken from one remote (the registry's own live cap).
+pub const MAX_REMOTE_SESSIONS: usize = crate::registry::MAX_LIVE_SESSIONS;
+
+/// One session as a remote prints it; every text field bounded.
+#[derive(Debug, Deserialize)]
+struct WireSession {
+    session_id: String,
+    agent: Agent,
+    state: SessionState,
+    #[serde(default, deserialize_with = "bounded::path")]
+    cwd: Option<String>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    repo: Option<String>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    branch: Option<String>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    model: Option<String>,
+    #[serde(default, deserialize_with = "bounded::path")]
+    transcript_path: Option<String>,
+    #[serde(default)]
+    pid: Option<u32>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    pid_start: Option<String>,
+    #[serde(default)]
+    prompted: bool,
+    #[serde(default)]
+    streamed: bool,
+    started_at: DateTime<Utc>,
+    last_seen: DateTime<Utc>,
+    state_since: DateTime<Utc>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    last_event: Option<String>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    last_tool: Option<String>,
+    #[serde(default, deserialize_with = "bounded::text")]
+    error: Option<String>,
+    #[serde(default, deserialize_with = "bounded::text")]
+    waiting_for: Option<String>,
+    #[serde(default)]
+    end_reason: Option<EndReason>,
+    #[serde(default, deserialize_with = "bounded::text")]
+    title: Option<String>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    tmux: Option<String>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    tty: Option<String>,
+    #[serde(default)]
+    subagents: u32,
+    #[serde(default)]
+    turn_started_at: Option<DateTime<Utc>>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    host: Option<String>,
+    #[serde(default)]
+    headless: bool,
+}
+
+impl WireSession {
+    /// The session as this machine holds it, or `None` when it must not be taken.
+    fn into_session(self, remote: &str) -> Option<Session> {
+        if self.host.is_some() || validate_session_id(&self.session_id).is_err() {
+            return None;
+        }
+        let mut session = Session::new(self.session_id, self.agent, self.state, self.started_at);
+        session.cwd = self.cwd;
+        session.repo = self.repo;
+        session.branch = self.branch;
+        session.model = self.model;
+        session.transcript_path = self.transcript_path;
+        session.pid = self.pid;
+        session.pid_start = self.pid_start;
+        session.prompted = self.prompted;
+        session.streamed = self.streamed;
+        session.last_seen = self.last_seen;
+        session.state_since = self.state_since;
+        session.last_event = self.last_event;
+        session.last_tool = self.last_tool;
+        session.error = self.error;
+        session.waiting_for = self.waiting_for;
+        session.end_reason = self.end_reason;
+        session.title = self.title;
+        session.tmux = self.tmux;
+        session.tty = self.tty;
+        session.subagents = self.subagents;
+        session.turn_started_at = self.turn_started_at;
+        session.headless = self.headless;
+        session.host = Some(remote.to_string());
+        Some(session)
+    }
+}
+
+/// A session, or something in its place this version cannot read (skipped alone).
+#[derive(Deserialize)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // one per session while a line is parsed
+enum MaybeSession {
+    Session(WireSession),
+    Other(serde::de::IgnoredAny),
+}
+
+fn sessions_of(list: Vec<MaybeSession>, remote: &str) -> Vec<Session> {
+    list.into_iter()
+        .filter_map(|s| match s {
+            MaybeSession::Session(s) => s.into_session(remote),
+            MaybeSession::Other(_) => None,
+        })
+        .take(MAX_REMOTE_SESSIONS)
+        .collect()
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum WireLine {
+    Snapshot {
+        sessions: Vec<MaybeSession>,
+        #[serde(default)]
+        protocol: Option<u32>,
+        #[serde(default, deserialize_with = "bounded::name")]
+        version: Option<String>,
+        #[serde(default)]
+        ended: Option<Vec<MaybeSession>>,
+    },
+    Resync {
+        sessions: Vec<MaybeSession>,
+    },
+    Added {
+        session: MaybeSession,
+    },
+    Changed {
+        session: MaybeSession,
+    },
+    Removed {
+        session_id: String,
+        #[serde(default)]
+        host: Option<serde::de::IgnoredAny>,
+    },
+}
+
+/// One line of a remote's stream, typed.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one per line, applied and dropped
+pub enum RemoteLine {
+    /// The first line: what the remote holds now. `protocol` is `None` from a version before
+    /// remotes.
+    Snapshot {
+        protocol: Option<u32>,
+        version: Option<String>,
+        live: Vec<Session>,
+        ended: Vec<Session>,
+    },
+    /// The remote's whole list again (this link fell behind there).
+    Resync(Vec<Session>),
+    /// A session appeared or changed.
+    Upsert(Session),
+    /// A session left the remote's list (after its ended linger).
+    Removed(String),
+    /// Valid, but nothing to take (a further remote's session, an unreadable session).
+    Nothing,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    #[error("not a line of the watch protocol: {0}")]
+    Malformed(String),
+}
+
+/// Parses one line from the remote named `remote` (its sessions get `host: remote`).
+pub fn parse_line(line: &[u8], remote: &str) -> Result<RemoteLine, WireError> {
+    let parsed: WireLine = serde_json::from_slice(line).map_err(|e| {
+        let mut why = e.to_string();
+        why.truncate(200);
+        WireError::Malformed(why)
+    })?;
+    Ok(match parsed {
+        WireLine::Snapshot {
+            sessions,
+            protocol,
+            version,
+            ended,
+        } => RemoteLine::Snapshot {
+            protocol,
+            version,
+            live: sessions_of(sessions, remote),
+            ended: sessions_of(ended.unwrap_or_default(), remote),
+        },
+        WireLine::Resync { sessions } => RemoteLine::Resync(sessions_of(sessions, remote)),
+        WireLine::Added { session } | WireLine::Changed { session } => {
+            match sessions_of(vec![session], remote).pop() {
+                Some(session) => RemoteLine::Upsert(session),
+                None => RemoteLine::Nothing,
+            }
+        }
+        WireLine::Removed { session_id, host } => {
+            if host.is_some() || validate_session_id(&session_id).is_err() {
+                RemoteLine::Nothing
+            } else {
+                RemoteLine::Removed(session_id)
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{FieldLimit, CUT_MARK};
+
+    fn session_json(id: &str) -> serde_json::Value {
+        serde_json::json!({
+            "session_id": id, "agent": "claude", "state": "working", "cwd": "/srv/api",
+            "repo": null, "branch": "main", "model": null, "transcript_path": null, "pid": 7,
+            "pid_start": null, "prompted": true, "streamed": false,
+            "started_at": "2026-11-30T10:00:00Z", "last_seen": "2026-11-30T10:05:00Z",
+            "state_since": "2026-11-30T10:04:00Z", "last_event": "UserPromptSubmit",
+            "last_tool": null, "error": null, "waiting_for": null, "end_reason": null,
+            "title": null, "tmux": "work:@1.%2", "tty": null, "subagents": 0,
+            "turn_started_at": null, "host": null
+        })
+    }
+
+    #[test]
+    fn a_snapshot_keeps_the_remote_states_and_times_and_names_the_host() {
+        let line = serde_json::json!({
+            "kind": "snapshot", "protocol": 1, "version": "9.9.9",
+            "sessions": [session_json("s1")], "ended": [], "future_field": {"x": 1}
+        })
+        .to_string();
+        let RemoteLine::Snapshot {
+            protocol,
+            live,
+            version,
+            ..
+        } = parse_line(line.as_bytes(), "devbox").unwrap()
+        else {
+            panic!("a snapshot")
+        };
+        assert_eq!(protocol, Some(1));
+        assert_eq!(version.as_deref(), Some("9.9.9"));
+        let s = &live[0];
+        assert_eq!(s.host.as_deref(), Some("devbox"));
+        assert_eq!(s.state, SessionState::Working);
+        assert_eq!(s.state_since.to_rfc3339(), "2026-11-30T10:04:00+00:00");
+    }
+
+    #[test]
+    fn a_snapshot_from_a_version_before_remotes_has_no_protocol() {
+        let line = serde_json::json!({"kind": "snapshot", "sessions": [session_json("s1")]});
+        let parsed = parse_line(line.to_string().as_bytes(), "r").unwrap();
+        assert!(matches!(
+            parsed,
+            RemoteLine::Snapshot { protocol: None, .. }
+        ));
+    }
+
+    #[test]
+    fn hostile_fields_are_cut_ids_checked_and_unknown_agents_skipped_alone() {
+        let mut long = session_json("s1");
+        long["cwd"] = serde_json::Value::String(format!("/{}", "d".repeat(1 << 20)));
+        long["title"] = serde_json::Value::String("t".repeat(100_000));
+        let mut evil_id = session_json("x; rm -rf ~");
+        evil_id["session_id"] = "x; rm -rf ~".into();
+        let mut future_agent = session_json("s3");
+        future_agent["agent"] = "gemini".into();
+        let mut chained = session_json("s4");
+        chained["host"] = "elsewhere".into();
+        let line = serde_json::json!({
+            "kind": "resync", "sessions": [long, evil_id, future_agent, chained, session_json("s5")]
+        })
+        .to_string();
+        let RemoteLine::Resync(sessions) = parse_line(line.as_bytes(), "r").unwrap() else {
+            panic!("a resync")
+        };
+        let ids: Vec<&str> = sessions.iter().map(|s| s.session_id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["s1", "s5"],
+            "only the readable, local, well-named ones"
+        );
+        let cwd = sessions[0].cwd.as_deref().unwrap();
+        assert!(cwd.len() <= FieldLimit::Path.bytes() && cwd.ends_with(CUT_MARK));
+        assert!(sessions[0].title.as_deref().unwrap().len() <= FieldLimit::Text.bytes());
+    }
+
+    #[test]
+    fn changes_and_removals_parse_and_garbage_is_an_error() {
+        let changed =
+            serde_json::json!({"kind":"changed","old_state":"idle","session":session_json("s1")});
+        assert!(matches!(
+            parse_line(changed.to_string().as_bytes(), "r").unwrap(),
+            RemoteLine::Upsert(_)
+        ));
+        assert_eq!(
+            parse_line(br#"{"kind":"removed","session_id":"s1"}"#, "r").unwrap(),
+            RemoteLine::Removed("s1".into())
+        );
+        assert_eq!(
+            parse_line(br#"{"kind":"removed","session_id":"s1","host":"x"}"#, "r").unwrap(),
+            RemoteLine::Nothing
+        );
+        assert!(parse_line(b"Welcome to the machine!", "r").is_err());
+        assert!(parse_line(br#"{"kind":"run","argv":["sh"]}"#, "r").is_err());
+    }
+}
