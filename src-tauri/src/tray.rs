@@ -429,17 +429,19 @@ mod render_loop_tests {
         }
     }
 
-    /// The renderer with `rows` shown, counting its renders (every wakeup renders once).
-    fn start(
-        opening_reported: bool,
-    ) -> (
+    /// What [`start`] hands a test: the render count, the menu-opening flag, the registry, the
+    /// loop's token and task, and the settings sender.
+    type Started = (
         Arc<AtomicUsize>,
         Arc<MenuOpening>,
         Arc<agent_tray::registry::SessionsRegistry>,
         CancellationToken,
         tokio::task::JoinHandle<()>,
         tokio::sync::watch::Sender<crate::ipc::AppSettings>,
-    ) {
+    );
+
+    /// The renderer with `rows` shown, counting its renders (every wakeup renders once).
+    fn start(opening_reported: bool) -> Started {
         let registry = Arc::new(agent_tray::registry::SessionsRegistry::new());
         let (settings_tx, settings) = tokio::sync::watch::channel(Default::default());
         let renders = Arc::new(AtomicUsize::new(0));
