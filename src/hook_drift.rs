@@ -461,7 +461,7 @@ mod tests {
     fn health(agent: Agent, drifted: bool) -> HookHealth {
         HookHealth {
             agent,
-            config_file: PathBuf::from("/home/u/.claude/settings.json"),
+            config_file: PathBuf::from("/home/dev/.claude/settings.json"),
             installed: !drifted,
             trusted: Some(true),
             drifted,
@@ -484,7 +484,7 @@ mod tests {
     fn the_message_names_the_agent_and_the_file_under_home() {
         let h = health(Agent::Claude, true);
         assert_eq!(
-            h.drift_message(Some(Path::new("/home/u"))).as_deref(),
+            h.drift_message(Some(Path::new("/home/dev"))).as_deref(),
             Some("Claude Code hooks were removed from ~/.claude/settings.json")
         );
         assert_eq!(health(Agent::Claude, false).drift_message(None), None);

@@ -430,10 +430,10 @@ mod tests {
     #[test]
     fn a_folder_named_like_applescript_stays_a_folder() {
         let hostile = [
-            "/Users/dev/\"; do shell script \"rm -rf ~\"; \"",
-            "/Users/dev/back\\\\slash\\\" & (do shell script \"id\") & \"",
-            "/Users/dev/line\nbreak\" then do shell script \"id",
-            "/Users/dev/$(id) `id` 'quote'",
+            "/opt/projects/\"; do shell script \"rm -rf ~\"; \"",
+            "/opt/projects/back\\\\slash\\\" & (do shell script \"id\") & \"",
+            "/opt/projects/line\nbreak\" then do shell script \"id",
+            "/opt/projects/$(id) `id` 'quote'",
         ];
         for folder in hostile {
             for script in [
@@ -466,13 +466,13 @@ mod tests {
         assert!(outside.contains("if tty of t is \"…\" then"), "{script}");
         assert_eq!(literals, ["Terminal", "/dev/ttys003"]);
         assert!(!script.contains("do script"), "no folder: no new window");
-        let script = iterm_script("/dev/ttys004", Some("/Users/dev/api"));
+        let script = iterm_script("/dev/ttys004", Some("/opt/projects/api"));
         let (outside, literals) = applescript_tokens(&script).unwrap_or_default();
         assert!(outside.contains("tty of s is \"…\""));
         assert!(outside.contains("select s"));
         assert_eq!(
             literals,
-            ["iTerm2", "/dev/ttys004", "cd ", "/Users/dev/api"]
+            ["iTerm2", "/dev/ttys004", "cd ", "/opt/projects/api"]
         );
         let launches = focus_launches(&Terminal::ITerm2, Some("/dev/ttys004"), None, true);
         assert_eq!(launches.len(), 1);
