@@ -127,6 +127,43 @@ fn show(app_name: &str, agent: Agent, message: &str, repaired: bool, data_dir: &
     }
 }
 
+/// The engine's hook health and the install record's folder, as the tray menu reads them: one
+/// "Repair" line per drifted agent, built from the watch's current value when the menu is built.
+pub struct DriftWatch {
+    pub health: watch::Receiver<Vec<HookHealth>>,
+    pub data_dir: PathBuf,
+}
+
+/// The id prefix of the tray's drift lines: `repair-hooks:<agent>`.
+pub const REPAIR_ID_PREFIX: &str = "repair-hooks:";
+
+/// The tray's lines for `health`: (menu id, text), one per drifted agent, e.g.
+/// "⚠ Claude Code hooks removed — Repair".
+pub fn tray_lines(health: &[HookHealth]) -> Vec<(String, String)> {
+    health
+        .iter()
+        .filter(|h| h.drifted)
+        .map(|h| {
+            let what = match h.drift {
+                Some(hook_drift::DriftKind::Changed) => "changed",
+                _ => "removed",
+            };
+            (
+                format!("{REPAIR_ID_PREFIX}{}", h.agent),
+                format!(
+                    "⚠ {} hooks {what} — Repair",
+                    hook_drift::agent_name(h.agent)
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The agent a tray line's id names, if `id` is one of [`tray_lines`]'.
+pub fn repair_target(id: &str) -> Option<Agent> {
+    id.strip_prefix(REPAIR_ID_PREFIX)?.parse().ok()
+}
+
 /// Starts the loop on the engine's hook health.
 pub fn spawn<R: Runtime>(
     app: &AppHandle<R>,
@@ -140,6 +177,27 @@ pub fn spawn<R: Runtime>(
         app_name: app.package_info().name.clone(),
         data_dir: data_dir.clone(),
     };
+    app.manage(DriftWatch {
+        health: health.clone(),
+        data_dir: data_dir.clone(),
+    });
+    // The tray shows the drift too: each change of the health wakes its renderer.
+    let mut tray_health = health.clone();
+    let opening = app
+        .try_state::<Arc<crate::tray::MenuOpening>>()
+        .map(|o| o.inner().clone());
+    let tray_token = token.clone();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            if let Some(opening) = &opening {
+                opening.notify();
+            }
+            tokio::select! {
+                () = tray_token.cancelled() => break,
+                changed = tray_health.changed() => if changed.is_err() { break },
+            }
+        }
+    });
     tauri::async_runtime::spawn(alert_loop(health, settings, data_dir, sink, token));
 }
 

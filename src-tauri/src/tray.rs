@@ -44,6 +44,8 @@ pub struct TrayMenu<R: Runtime> {
     items: Vec<MenuItem<R>>,
     status: Option<TrayStatus>,
     title: Option<String>,
+    /// The hook drift lines the menu shows ([`drift_lines`]); a change rebuilds it.
+    drift: Vec<(String, String)>,
 }
 
 impl<R: Runtime> TrayMenu<R> {
@@ -54,6 +56,7 @@ impl<R: Runtime> TrayMenu<R> {
             items: Vec::new(),
             status: Some(TrayStatus::None),
             title: None,
+            drift: Vec::new(),
         }
     }
 }
@@ -163,6 +166,9 @@ pub fn build_menu<R: Runtime>(
         false,
         None::<&str>,
     )?)?;
+    for (id, text) in drift_lines(app) {
+        menu.append(&MenuItem::with_id(app, id, text, true, None::<&str>)?)?;
+    }
     for (id, text) in [
         ("open", "Open Agent Tray"),
         ("install", "Install hooks…"),
@@ -174,6 +180,14 @@ pub fn build_menu<R: Runtime>(
     menu.append(&PredefinedMenuItem::separator(app)?)?;
     menu.append(&MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?)?;
     Ok((menu, items))
+}
+
+/// One line per agent whose recorded hooks drifted (empty before the engine's watch is managed).
+/// The watch's value is copied out before any menu call.
+pub fn drift_lines<R: Runtime>(app: &AppHandle<R>) -> Vec<(String, String)> {
+    app.try_state::<crate::hook_drift::DriftWatch>()
+        .map(|w| crate::hook_drift::tray_lines(&w.health.borrow()))
+        .unwrap_or_default()
 }
 
 /// What the renderer changes on the tray icon itself. The app's is the [`TrayIcon`]; each call
@@ -254,7 +268,14 @@ fn apply<R: Runtime>(
         tray.set_title(title.as_str())?;
         menu.title = Some(title);
     }
-    match plan_menu_update(&menu.rows, &model.rows) {
+    let drift = drift_lines(app);
+    let update = if drift == menu.drift {
+        plan_menu_update(&menu.rows, &model.rows)
+    } else {
+        MenuUpdate::Rebuild
+    };
+    menu.drift = drift;
+    match update {
         MenuUpdate::Unchanged => {}
         MenuUpdate::Relabel => {
             for (item, row) in menu.items.iter().zip(&model.rows) {
@@ -399,6 +420,20 @@ pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
         }
         "logs" => crate::actions::reveal_logs(app),
         "quit" => app.exit(0),
+        other if crate::hook_drift::repair_target(other).is_some() => {
+            let (Some(agent), Some(watch)) = (
+                crate::hook_drift::repair_target(other),
+                app.try_state::<crate::hook_drift::DriftWatch>(),
+            ) else {
+                return;
+            };
+            let data_dir = watch.data_dir.clone();
+            // The same repair as the alert's button, off the main thread; the engine's watcher
+            // sees the file change and the line goes.
+            tauri::async_runtime::spawn_blocking(move || {
+                crate::hook_drift::repair_now(&data_dir, agent)
+            });
+        }
         other => {
             let Some(index) = other
                 .strip_prefix("session:")
