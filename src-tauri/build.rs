@@ -11,6 +11,8 @@ const COMMANDS: &[&str] = &[
     "reveal_transcript",
     "dismiss_session",
     "save_settings",
+    "add_remote",
+    "remove_remote",
     "install_hooks",
     "hide_window",
     "get_window_memory",

@@ -230,3 +230,113 @@ pub async fn get_session_detail<R: Runtime>(
     })
     .await
 }
+
+/// What the Settings view's Remotes form changes: the core writes remotes.json (checked, atomic,
+/// as `agent-tray remote add/remove`), then the engine rereads it. A refusal is the core's
+/// message, and nothing is written.
+pub enum RemoteChange {
+    Add { name: String, destination: String },
+    Remove { name: String },
+}
+
+/// Applies `change` to the remotes file under `data_dir` and asks the engine's links to reload.
+pub fn change_remotes(
+    data_dir: &std::path::Path,
+    registry: &agent_tray::registry::SessionsRegistry,
+    change: RemoteChange,
+) -> Result<(), CommandError> {
+    use agent_tray::remote::config;
+    let file = config::remotes_path(data_dir);
+    let written = match change {
+        RemoteChange::Add { name, destination } => config::add(&file, &name, &destination),
+        RemoteChange::Remove { name } => config::remove(&file, &name).map(|_| ()),
+    };
+    written.map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?;
+    // False when no engine runs here: the change waits for the next start, as the CLI says.
+    registry.remote_links().request_reload();
+    Ok(())
+}
+
+async fn change_remotes_off_loop(
+    source: State<'_, Arc<SessionsSource>>,
+    change: RemoteChange,
+) -> Result<(), CommandError> {
+    let paths = agent_tray::paths::TrayPaths::from_env()
+        .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?;
+    let registry = source.registry().clone();
+    tauri::async_runtime::spawn_blocking(move || change_remotes(&paths.data_dir, &registry, change))
+        .await
+        .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?
+}
+
+/// Settings' "Add remote": `agent-tray remote add NAME DESTINATION`.
+#[tauri::command]
+pub async fn add_remote(
+    source: State<'_, Arc<SessionsSource>>,
+    name: String,
+    destination: String,
+) -> Result<(), CommandError> {
+    change_remotes_off_loop(source, RemoteChange::Add { name, destination }).await
+}
+
+/// Settings' "Remove" beside a remote: `agent-tray remote remove NAME`.
+#[tauri::command]
+pub async fn remove_remote(
+    source: State<'_, Arc<SessionsSource>>,
+    name: String,
+) -> Result<(), CommandError> {
+    change_remotes_off_loop(source, RemoteChange::Remove { name }).await
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod remote_tests {
+    use super::*;
+    use agent_tray::registry::SessionsRegistry;
+
+    #[test]
+    fn settings_adds_and_removes_remotes_through_the_core_and_a_refusal_writes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let registry = SessionsRegistry::new();
+        let file = agent_tray::remote::config::remotes_path(tmp.path());
+        let add = |name: &str, destination: &str| {
+            change_remotes(
+                tmp.path(),
+                &registry,
+                RemoteChange::Add {
+                    name: name.into(),
+                    destination: destination.into(),
+                },
+            )
+        };
+        let refused = add("-bad name", "dev@box").unwrap_err();
+        assert!(refused.message.contains("is not"), "{}", refused.message);
+        let refused = add("box", "-oProxyCommand=x").unwrap_err();
+        assert!(
+            refused.message.contains("ssh destination"),
+            "{}",
+            refused.message
+        );
+        assert!(!file.exists(), "nothing written");
+        add("box", "dev@box").unwrap();
+        let (read, _) = agent_tray::remote::config::load(&file).unwrap();
+        assert_eq!(
+            read.find("box").map(|r| r.destination.as_str()),
+            Some("dev@box")
+        );
+        change_remotes(
+            tmp.path(),
+            &registry,
+            RemoteChange::Remove { name: "box".into() },
+        )
+        .unwrap();
+        let (read, _) = agent_tray::remote::config::load(&file).unwrap();
+        assert!(read.remotes.is_empty());
+        let unknown = change_remotes(
+            tmp.path(),
+            &registry,
+            RemoteChange::Remove { name: "box".into() },
+        );
+        assert!(unknown.unwrap_err().message.contains("no remote is named"));
+    }
+}

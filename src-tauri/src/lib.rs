@@ -79,6 +79,8 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
         commands::reveal_transcript,
         commands::dismiss_session,
         commands::save_settings,
+        commands::add_remote,
+        commands::remove_remote,
         commands::install_hooks,
         commands::hide_window,
         commands::get_window_memory,

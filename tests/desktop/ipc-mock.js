@@ -90,6 +90,17 @@
         }
         case "get_session_detail":
           return JSON.parse(JSON.stringify(mock.views.details[args.sessionId] ?? null));
+        // The core's checks stand in as its refusal for a name with a space; an accepted change
+        // shows in the next snapshot, as the engine's reload would make it.
+        case "add_remote":
+          if (/\s/.test(args.name)) {
+            throw { code: "settings_not_saved", message: `a remote name is 1 to 64 ASCII letters, digits, '-', '_' or '.', beginning with a letter or a digit; ${JSON.stringify(args.name)} is not` };
+          }
+          mock.snapshot.remotes = [...(mock.snapshot.remotes ?? []), { name: args.name, destination: args.destination, state: "connecting", since: new Date().toISOString(), message: null, sessions: 0, remote_version: null }];
+          return null;
+        case "remove_remote":
+          mock.snapshot.remotes = (mock.snapshot.remotes ?? []).filter((r) => r.name !== args.name);
+          return null;
         case "jump_to_session":
         case "reveal_transcript":
         case "dismiss_session":

@@ -568,6 +568,32 @@ test("a remote session shows its host as text, and a cut link as unreachable, ne
   await context.close();
 });
 
+test("Settings adds and removes remotes through the app's commands, and shows the core's refusal", async () => {
+  const remotes = [{ name: "bare", destination: "dev@bare", state: "connected", since: new Date().toISOString(), message: null, sessions: 2, remote_version: "0.1.0" }];
+  const { page, context, problems } = await open(sampleSessions(), { remotes });
+  await page.click("#open-settings");
+  await page.fill("#remote-name", "bad name");
+  await page.fill("#remote-destination", "dev@box");
+  await page.click("#add-remote");
+  await page.waitForSelector("#remote-message.error");
+  assert.match(await page.locator("#remote-message").innerText(), /"bad name" is not/, "the core's message, in the form");
+  assert.deepEqual(await calls(page, "add_remote"), [{ cmd: "add_remote", args: { name: "bad name", destination: "dev@box" } }]);
+  assert.equal(await page.locator("#set-remotes .remote").count(), 1, "nothing added");
+
+  await page.fill("#remote-name", "box");
+  await page.click("#add-remote");
+  await page.waitForSelector("#set-remotes [data-remove='box']");
+  assert.deepEqual((await calls(page, "add_remote"))[1], { cmd: "add_remote", args: { name: "box", destination: "dev@box" } });
+  assert.match(await page.locator("#remote-message").innerText(), /Added box/);
+
+  await page.click("#set-remotes [data-remove='bare']");
+  await page.waitForFunction(() => !document.querySelector("#set-remotes [data-remove='bare']"));
+  assert.deepEqual(await calls(page, "remove_remote"), [{ cmd: "remove_remote", args: { name: "bare" } }]);
+  assert.equal(await page.locator("#set-remotes .remote").count(), 1, "box is left");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 // ---- Today and History (the core's answers over a scripted day) --------------------------------
 const windowViews = JSON.parse(fs.readFileSync(path.resolve(here, "../fixtures/window_views.json"), "utf8"));
 

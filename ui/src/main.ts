@@ -622,6 +622,33 @@ function historyDaysInput(draft: AppSettings): HTMLInputElement {
   return input;
 }
 
+/// The Remotes part of Settings: the links, a Remove button each, and an Add form. The core
+/// checks and writes remotes.json (as `agent-tray remote add/remove`); a refusal shows its message.
+function remotesFieldset(status = ""): HTMLElement {
+  const redraw = (text: string) => void loadSnapshot().finally(() => document.getElementById("set-remotes")?.replaceWith(remotesFieldset(text)));
+  const message = el("p", { attrs: { id: "remote-message", role: "status" } }, status);
+  const fail = (error: unknown) => {
+    message.textContent = errorMessage(error);
+    message.className = "error";
+  };
+  const name = el("input", { attrs: { id: "remote-name", placeholder: "name", "aria-label": "remote name" } });
+  const destination = el("input", { attrs: { id: "remote-destination", placeholder: "user@host", "aria-label": "ssh destination" } });
+  const add = el("button", { attrs: { type: "button", id: "add-remote" } }, "Add remote");
+  add.addEventListener("click", () => {
+    commands.addRemote(name.value.trim(), destination.value.trim()).then(() => redraw(`Added ${name.value.trim()}.`), fail);
+  });
+  const rows = state.remotes.map((r) => {
+    const remove = el("button", { class: "ghost", attrs: { type: "button", "data-remove": r.name } }, "Remove");
+    remove.addEventListener("click", () => commands.removeRemote(r.name).then(() => redraw(`Removed ${r.name}.`), fail));
+    return el("p", { class: "remote" }, `${r.name} (${r.destination}): ${r.state === "connected" ? `connected, ${r.sessions} sessions` : r.message ?? r.state} `, remove);
+  });
+  return el("fieldset", { attrs: { id: "set-remotes" } }, el("legend", {}, "Remotes"),
+    ...(rows.length === 0 ? [el("p", {}, "None yet.")] : rows),
+    el("div", { class: "remote-add" }, name, " ", destination, " ", add),
+    message,
+  );
+}
+
 function openSettings(): void {
   const current = state.settings;
   if (!current) return;
@@ -674,11 +701,7 @@ function openSettings(): void {
       line(ttlInput(draft), "seconds of silence end a session with no live process (empty: default, 300)"),
       line(historyDaysInput(draft), "days of history to keep (empty: default, 90)"),
     ),
-    el("fieldset", { attrs: { id: "set-remotes" } }, el("legend", {}, "Remotes"),
-      ...(state.remotes.length === 0
-        ? [el("p", {}, "None. Add one with: agent-tray remote add NAME DESTINATION")]
-        : state.remotes.map((r) => el("p", { class: "remote" }, `${r.name} (${r.destination}): ${r.state === "connected" ? `connected, ${r.sessions} sessions` : r.message ?? r.state}`))),
-    ),
+    remotesFieldset(),
     el("div", { class: "dialog-buttons" }, cancel, save),
   );
   settingsPanel.showModal();
