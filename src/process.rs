@@ -314,7 +314,9 @@ pub fn probe_pid(pid: u32) -> PidProbe {
 /// [`probe_pid`].
 #[derive(Debug, Default)]
 pub struct StatProbe {
+    #[cfg(target_os = "linux")]
     path: String,
+    #[cfg(target_os = "linux")]
     line: String,
 }
 
