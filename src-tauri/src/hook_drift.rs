@@ -119,9 +119,10 @@ fn show(app_name: &str, agent: Agent, message: &str, repaired: bool, data_dir: &
                 }
             });
         }
+        // No alert actions here (macOS): the tray menu's "Repair" line is the way.
         #[cfg(not(all(unix, not(target_os = "macos"))))]
         Ok(_) => {
-            let _ = data_dir;
+            let _ = (data_dir, agent);
         }
         Err(error) => tracing::warn!(%error, "cannot show the hook drift alert"),
     }

@@ -339,6 +339,13 @@ struct ThreadEntry {
     subscribing: bool,
     subscribed: bool,
     usage: Option<AppServerTokenUsage>,
+    /// Known to be a session's thread: its `thread/started` said so, or a resume answered with a
+    /// thread that is neither ephemeral nor a subagent's. A thread first heard of in a status
+    /// change or the loaded list may be Codex's hidden title thread, whose `thread/started` went
+    /// out just before we connected: until a resume says what it is, its latest status waits in
+    /// `pending` instead of becoming a ghost session.
+    confirmed: bool,
+    pending: Option<Observation>,
 }
 
 /// The result of handling one message.
@@ -375,7 +382,7 @@ impl ThreadBook {
     pub fn session_threads(&self) -> HashSet<String> {
         self.threads
             .iter()
-            .filter(|(_, e)| !e.ignored)
+            .filter(|(_, e)| e.confirmed && !e.ignored)
             .map(|(id, _)| id.clone())
             .collect()
     }
@@ -453,9 +460,25 @@ impl ThreadBook {
                         self.subscribe(id, &mut out);
                     }
                 } else if let Some(thread) = self.resumes.remove(&id) {
+                    let described = result.as_ref().and_then(|r| r.get("thread"));
+                    let helper = described.is_some_and(|t| {
+                        t.get("ephemeral").and_then(Value::as_bool) == Some(true)
+                            || t.get("parentThreadId").is_some_and(|p| !p.is_null())
+                    });
                     if let Some(entry) = self.threads.get_mut(&thread) {
                         entry.subscribing = false;
                         entry.subscribed = error.is_none();
+                        if helper {
+                            entry.ignored = true;
+                            entry.pending = None;
+                        } else if error.is_none() && !entry.confirmed {
+                            entry.confirmed = true;
+                            if let Some(obs) = entry.pending.take() {
+                                if !self.closed.contains(&thread) {
+                                    out.observations.push(obs);
+                                }
+                            }
+                        }
                         if let Some(cwd) = result
                             .as_ref()
                             .and_then(|r| r.get("thread"))
@@ -474,6 +497,7 @@ impl ThreadBook {
             } => {
                 let entry = self.threads.entry(thread_id.clone()).or_default();
                 entry.ignored = ephemeral || has_parent;
+                entry.confirmed = !entry.ignored;
                 if cwd.is_some() {
                     entry.cwd = cwd;
                 }
@@ -487,10 +511,14 @@ impl ThreadBook {
                 status,
                 at,
             } => {
-                if !self.is_session(&thread_id) {
+                if self.closed.contains(&thread_id) {
+                    return out;
+                }
+                if self.threads.entry(thread_id.clone()).or_default().ignored {
                     return out;
                 }
                 let at = at.unwrap_or(now);
+                let confirmed = self.threads.get(&thread_id).is_some_and(|e| e.confirmed);
                 let obs = match status {
                     ThreadStatus::Active {
                         waiting_on_approval,
@@ -529,7 +557,12 @@ impl ThreadBook {
                     }
                     ThreadStatus::Unknown(_) => return out,
                 };
-                out.observations.push(obs);
+                if confirmed {
+                    out.observations.push(obs);
+                } else if let Some(entry) = self.threads.get_mut(&thread_id) {
+                    // Not yet known to be a session: its latest status waits for the resume.
+                    entry.pending = Some(obs);
+                }
             }
             ServerMessage::ThreadClosed { thread_id, at } => {
                 if self.is_session(&thread_id) {
@@ -611,17 +644,15 @@ impl ThreadBook {
     }
 
     /// A thread whose messages may become observations: not a helper, its TUI not known dead.
-    /// A thread first heard of in a status change (loaded before we connected and not listed
-    /// yet) is taken as one.
+    /// A thread first heard of in a status change or the loaded list is one only once a resume
+    /// has said what it is (see `ThreadEntry::confirmed`).
     fn is_session(&mut self, thread_id: &str) -> bool {
         if self.closed.contains(thread_id) {
             return false;
         }
-        !self
-            .threads
-            .entry(thread_id.to_string())
-            .or_default()
-            .ignored
+        self.threads
+            .get(thread_id)
+            .is_some_and(|e| e.confirmed && !e.ignored)
     }
 }
 
@@ -1011,11 +1042,83 @@ mod tests {
     fn replay(book: &mut ThreadBook, lines: &[String]) -> Handled {
         let mut all = Handled::default();
         for line in lines {
-            let h = book.handle(parse_server_message(line).unwrap(), t0());
+            let h = book.handle(answered_to(book, parse_server_message(line).unwrap()), t0());
+            for request in &h.requests {
+                book.id_for(request);
+            }
             all.observations.extend(h.observations);
             all.requests.extend(h.requests);
         }
         all
+    }
+
+    /// A recorded resume answer, with the id this book gave its own resume of that thread (the
+    /// recorder's client numbered its requests its own way).
+    fn answered_to(book: &ThreadBook, msg: ServerMessage) -> ServerMessage {
+        match msg {
+            ServerMessage::Response { id, result, error } => {
+                let thread = result
+                    .as_ref()
+                    .and_then(|r| r.get("thread"))
+                    .and_then(|t| str_of(t, "id"));
+                let ours = thread.and_then(|t| {
+                    book.resumes
+                        .iter()
+                        .find(|(_, asked)| **asked == t)
+                        .map(|(id, _)| *id)
+                });
+                ServerMessage::Response {
+                    id: ours.unwrap_or(id),
+                    result,
+                    error,
+                }
+            }
+            other => other,
+        }
+    }
+
+    fn resume_answer(id: u64, thread: &str, ephemeral: bool) -> ServerMessage {
+        parse_server_message(
+            &json!({"id": id, "result": {"thread": {"id": thread, "ephemeral": ephemeral,
+                "parentThreadId": null, "cwd": "/home/dev/proj"}}})
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_hidden_thread_first_heard_of_in_a_status_change_never_becomes_a_ghost_session() {
+        // We connected just after Codex announced its title thread: all we hear of it is a
+        // status change. It waits for the resume's answer, which says it is ephemeral.
+        let mut book = ThreadBook::new();
+        let active = json!({"type": "active", "activeFlags": []});
+        let h = book.handle(
+            parse_server_message(&status("title", active.clone(), 1)).unwrap(),
+            t0(),
+        );
+        assert!(h.observations.is_empty(), "{h:?}");
+        assert_eq!(h.requests, vec![ClientRequest::Resume("title".into())]);
+        let id = book.id_for(&h.requests[0]);
+        let h = book.handle(resume_answer(id, "title", true), t0());
+        let h2 = book.handle(
+            parse_server_message(&status("title", json!({"type": "idle"}), 2)).unwrap(),
+            t0(),
+        );
+        assert!(h.observations.is_empty() && h2.observations.is_empty());
+        assert!(book.session_threads().is_empty());
+        // The positive control: the TUI's thread, heard of the same way, is a session as soon as
+        // the resume says so, with the status it had meanwhile.
+        let h = book.handle(
+            parse_server_message(&status("tui", active, 3)).unwrap(),
+            t0(),
+        );
+        assert!(h.observations.is_empty());
+        let id = book.id_for(&h.requests[0]);
+        let h = book.handle(resume_answer(id, "tui", false), t0());
+        assert_eq!(h.observations.len(), 1, "{h:?}");
+        assert_eq!(h.observations[0].session_id, "tui");
+        assert_eq!(h.observations[0].status, Some(ReportedStatus::Busy));
+        assert_eq!(book.session_threads(), HashSet::from(["tui".to_string()]));
     }
 
     #[test]
@@ -1105,6 +1208,13 @@ mod tests {
             .contains(&ClientRequest::Resume(thread.clone())));
     }
 
+    /// The book hears `thread/started` for `thread` (a session's thread, not a helper's).
+    fn known(book: &mut ThreadBook, thread: &str) {
+        let started = json!({"method": "thread/started", "params": {"thread": {"id": thread,
+            "ephemeral": false, "parentThreadId": null, "cwd": "/home/dev/proj"}}});
+        book.handle(parse_server_message(&started.to_string()).unwrap(), t0());
+    }
+
     fn status(thread: &str, status: Value, ms: i64) -> String {
         json!({"method": "thread/status/changed",
                "params": {"threadId": thread, "status": status}, "emittedAtMs": ms})
@@ -1115,6 +1225,7 @@ mod tests {
     fn waiting_on_user_input_is_a_wait_for_input_and_system_error_an_error() {
         let registry = SessionsRegistry::new();
         let mut book = ThreadBook::new();
+        known(&mut book, "t1");
         let ms = t0().timestamp_millis();
         for (i, line) in [
             status("t1", json!({"type": "active", "activeFlags": []}), ms),
@@ -1190,6 +1301,7 @@ mod tests {
               "total": {"inputTokens": 120, "cachedInputTokens": 20, "outputTokens": 30, "reasoningOutputTokens": 5, "totalTokens": 150}}}});
         let msg = parse_server_message(&usage.to_string()).unwrap();
         let mut book = ThreadBook::new();
+        known(&mut book, "t1");
         book.handle(
             parse_server_message(&status("t1", json!({"type": "idle"}), 1)).unwrap(),
             t0(),
@@ -1338,6 +1450,7 @@ mod tests {
         // Through the registry: the session says so, and stays live.
         let registry = SessionsRegistry::new();
         let mut book = ThreadBook::new();
+        known(&mut book, "queued");
         let h = book.handle(
             parse_server_message(&status(
                 "queued",
