@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -80,42 +79,7 @@ fn claude_command(w: &World, event: &str) -> String {
 
 /// Runs a hook command line the way Claude does: `sh -c`, payload on stdin.
 fn run_hook_line(w: &World, command: &str, payload: &str) {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin");
-    for (k, v) in &w.envs {
-        cmd.env(k, v);
-    }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    let status = common::wait_until(Duration::from_secs(10), || child.try_wait().unwrap());
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the hook did not finish");
-    }
-}
-
-fn journal_text(w: &World) -> String {
-    let mut text = String::new();
-    if let Ok(entries) = std::fs::read_dir(w.tray_home().join("journal")) {
-        for e in entries.flatten() {
-            text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
-        }
-    }
-    text
+    common::run_hook_via(w, Path::new("sh"), command, payload, &[]);
 }
 
 #[test]
@@ -154,7 +118,7 @@ fn doctor_runs_the_installed_hooks_and_the_engine_confirms_the_probes() {
         "a probe in history"
     );
     assert!(
-        !journal_text(&w).contains("agent-tray-probe-"),
+        !w.journal_text().contains("agent-tray-probe-"),
         "a probe was journaled"
     );
 
@@ -282,6 +246,6 @@ fn unknown_hook_events_through_the_real_hook_are_counted_and_shown_by_doctor() {
     assert!(line.starts_with("· Codex sent hook events"), "{line}");
     // Ignored: no session for it, and nothing journaled.
     assert!(w.session("future-1").is_none());
-    assert!(!journal_text(&w).contains("FutureEvent"));
+    assert!(!w.journal_text().contains("FutureEvent"));
     drop(daemon);
 }

@@ -7,10 +7,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{bin, World};
@@ -32,45 +30,7 @@ fn shell_named(w: &World, name: &str) -> PathBuf {
 /// Runs the Claude hook command line as `parent -c`, payload on stdin, with extra env.
 fn run_hook(w: &World, parent: &Path, payload: &str, env: &[(&str, &str)]) {
     let command = format!("{} hook --agent claude; true", bin().display());
-    let mut cmd = Command::new(parent);
-    cmd.arg("-c")
-        .arg(command)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin");
-    for (k, v) in &w.envs {
-        cmd.env(k, v);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    let status = common::wait_until(Duration::from_secs(10), || child.try_wait().unwrap());
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the hook did not finish");
-    }
-}
-
-fn journal_text(w: &World) -> String {
-    let mut text = String::new();
-    if let Ok(entries) = std::fs::read_dir(w.tray_home().join("journal")) {
-        for e in entries.flatten() {
-            text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
-        }
-    }
-    text
+    common::run_hook_via(w, parent, &command, payload, env);
 }
 
 fn doctor_text(w: &World) -> String {
@@ -169,7 +129,7 @@ fn copilot_and_cursor_payloads_through_the_claude_hook_make_no_claude_session() 
         1,
         "only the real Claude session: {sessions:#?}"
     );
-    let journal = journal_text(&w);
+    let journal = w.journal_text();
     for (id, _) in &payloads {
         assert!(w.session(id).is_none());
         assert!(!journal.contains(id.as_str()), "{id} was journaled");

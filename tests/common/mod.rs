@@ -8,6 +8,41 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// Runs `shell -c command` the way an agent runs a hook: a clean environment (PATH, the
+/// world's variables and `extra`), the payload on stdin, output to nowhere; waits at most 10 s.
+pub fn run_hook_via(w: &World, shell: &Path, command: &str, payload: &str, extra: &[(&str, &str)]) {
+    use std::io::Write as _;
+    let mut cmd = Command::new(shell);
+    cmd.arg("-c")
+        .arg(command)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin");
+    for (k, v) in &w.envs {
+        cmd.env(k, v);
+    }
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    let status = wait_until(Duration::from_secs(10), || child.try_wait().unwrap());
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the hook did not finish");
+    }
+}
+
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_agent-tray"))
 }
@@ -19,6 +54,17 @@ pub struct World {
 }
 
 impl World {
+    /// Everything the hooks have journaled, all files together.
+    pub fn journal_text(&self) -> String {
+        let mut text = String::new();
+        if let Ok(entries) = std::fs::read_dir(self.tray_home().join("journal")) {
+            for e in entries.flatten() {
+                text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+        text
+    }
+
     pub fn new() -> Self {
         // Short paths: a unix socket address holds about 100 bytes.
         let dir = tempfile::Builder::new()
