@@ -223,10 +223,16 @@ impl PriceTable {
 
     /// The price of `model`: the entry with the longest prefix of its name (case-insensitive).
     pub fn price_of(&self, model: &str) -> Option<&ModelPrice> {
-        let model = model.to_ascii_lowercase();
+        // Any case, and without allocating: `stats` prices every usage row of its window.
+        let starts_with = |prefix: &str| {
+            model
+                .as_bytes()
+                .get(..prefix.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
+        };
         self.models
             .iter()
-            .filter(|p| !p.prefix.is_empty() && model.starts_with(&p.prefix.to_ascii_lowercase()))
+            .filter(|p| !p.prefix.is_empty() && starts_with(&p.prefix))
             .max_by_key(|p| p.prefix.len())
     }
 
@@ -280,6 +286,30 @@ mod tests {
         assert!((cost - 22.05).abs() < 1e-9, "{cost}");
         assert_eq!(table.cost_estimate_usd(Some("llama-7b"), &usage), None);
         assert_eq!(table.cost_estimate_usd(None, &usage), None);
+    }
+
+    #[test]
+    fn every_shipped_price_names_its_source_and_newer_models_are_not_priced_as_older_ones() {
+        let raw: serde_json::Value = serde_json::from_str(SHIPPED_PRICES).unwrap();
+        for entry in raw["models"].as_array().unwrap() {
+            let source = entry["source"].as_str().unwrap_or("");
+            assert!(!source.is_empty(), "no source for {entry}");
+        }
+        let table = PriceTable::shipped();
+        let usage = TokenUsage {
+            input: 1_000_000,
+            output: 1_000_000,
+            cache_read: 0,
+            cache_write: 0,
+        };
+        let cost = |model| table.cost_estimate_usd(Some(model), &usage).unwrap();
+        // Anthropic's model pages: Sonnet 5 and 5.5 at $2 / $10, Opus 5.5 at $4 / $20 (a
+        // catch-all `claude-sonnet` or `claude-opus` entry priced them as $3 / $15, $5 / $25).
+        assert!((cost("claude-sonnet-5-20260101") - 12.0).abs() < 1e-9);
+        assert!((cost("claude-sonnet-5-5") - 12.0).abs() < 1e-9);
+        assert!((cost("claude-opus-5-5") - 24.0).abs() < 1e-9);
+        assert!((cost("claude-opus-5") - 30.0).abs() < 1e-9);
+        assert!((cost("claude-opus-4-20250514") - 90.0).abs() < 1e-9);
     }
 
     #[test]
