@@ -18,7 +18,8 @@
 //!
 //! **Which files are followed.** There are thousands (30 days by default), some of many MB. A file
 //! is followed only while it was modified within the TTL, or while its session has a live
-//! `sessions/<pid>.json`; first sight reads only its last 64 KiB (see [`super::tail`]), and after
+//! `sessions/<pid>.json`; first sight reads only its last 64 KiB for the state (see
+//! [`super::tail`]) and, in a file of up to [`USAGE_BACKFILL_MAX`], the usage lines before it; after
 //! that only appended bytes are read.
 //!
 //! **Ghosts.** A transcript modified a minute ago may belong to a `claude` that has exited. Where
@@ -120,6 +121,17 @@ struct RawItem {
     kind: Option<String>,
     text: Option<String>,
 }
+
+/// First sight reads a transcript's usage from its start when the file is at most this big.
+///
+/// Why: the last window alone misses usage in a young file. Claude Code 2.1.332 writes a
+/// `prompt_snapshot` attachment of about 64 KiB right after each assistant message, so a
+/// transcript first seen just after its first turn had that turn's `usage` outside the window
+/// (and its tokens were never counted). A message's usage is keyed by its id, so reading it again
+/// replaces rather than adds. Past this size only the window's usage is counted: a session that
+/// was already long when Agent Tray first saw it keeps its earlier tokens uncounted, bounding what
+/// first sight reads.
+pub const USAGE_BACKFILL_MAX: u64 = 8 * 1024 * 1024;
 
 /// The marker Claude writes when the user interrupts a turn (Esc) or refuses a tool.
 const INTERRUPT_MARKER: &str = "[Request interrupted by user";
@@ -444,12 +456,14 @@ impl ClaudeTranscriptsFeed {
         };
         let path_text = path.to_string_lossy();
         let obs = observations_of(&f.session_id, &path_text, &lines, &mut f.fields);
+        let mut usage = Vec::new();
         if !obs.is_empty() && !f.adopted {
-            // It grew while we watched: a live writer.
+            // It grew while we watched: a live writer. What first sight counted is its too.
             f.adopted = true;
+            usage = std::mem::take(&mut f.pending_usage);
             tracing::debug!(session_id = %f.session_id, "transcript_adopted_on_growth");
         }
-        let usage = usage_of(&f.session_id, &lines, &mut f.turn);
+        usage.extend(usage_of(&f.session_id, &lines, &mut f.turn));
         if f.adopted {
             out.extend(obs.into_iter().map(FeedOutput::observe));
             // After the observations: the registry takes usage only for a session it knows.
@@ -502,7 +516,10 @@ impl ClaudeTranscriptsFeed {
         }
         let writes_live_files = self.live.writes_sessions_files(&claude_dir);
         let mut turn = None;
-        let pending_usage = usage_of(&session_id, &lines, &mut turn);
+        let pending_usage = match self.usage_lines_before(file, meta, resume_at) {
+            Some(all) => usage_of(&session_id, &all, &mut turn),
+            None => usage_of(&session_id, &lines, &mut turn),
+        };
         let followed = Followed {
             turn,
             pending_usage,
@@ -519,6 +536,33 @@ impl ClaudeTranscriptsFeed {
         if adopt_on_sight(has_live_file, writes_live_files, age, self.ttl) {
             self.adopt(path, out);
         }
+    }
+
+    /// First sight's usage from the whole file up to `end`, for a file of at most
+    /// [`USAGE_BACKFILL_MAX`] bytes: only the lines that can carry usage or a turn's id are parsed.
+    /// `None` for a bigger file (its last window's usage is all that is counted) or a read error.
+    fn usage_lines_before(
+        &self,
+        file: &mut std::fs::File,
+        meta: &std::fs::Metadata,
+        end: u64,
+    ) -> Option<Vec<TranscriptLine>> {
+        use std::io::{Read, Seek, SeekFrom};
+        if meta.len() > USAGE_BACKFILL_MAX {
+            return None;
+        }
+        let mut buf = Vec::with_capacity(usize::try_from(end).ok()?);
+        file.seek(SeekFrom::Start(0)).ok()?;
+        file.take(end).read_to_end(&mut buf).ok()?;
+        FeedStats::add(&self.stats.bytes_read, buf.len() as u64);
+        let contains = |line: &[u8], needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
+        let raw: Vec<Vec<u8>> = buf
+            .split(|b| *b == b'\n')
+            .filter(|l| l.len() <= tail::MAX_LINE)
+            .filter(|l| contains(l, b"\"usage\"") || contains(l, b"\"promptId\""))
+            .map(<[u8]>::to_vec)
+            .collect();
+        Some(self.parse_lines(&raw))
     }
 
     /// Shows a followed transcript's session: its fields and its newest known state.
@@ -885,12 +929,107 @@ mod tests {
         );
     }
 
+    /// The 2.1.332 recording as Claude wrote it: after each assistant message, a
+    /// `prompt_snapshot` attachment of about 64 KiB (left out of the fixture, rebuilt here).
+    fn transcript_2_1_332() -> Vec<u8> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude/real-2.1.332/transcript-excerpt.jsonl");
+        let snapshot = format!(
+            r#"{{"parentUuid":"p","isSidechain":false,"attachment":{{"type":"prompt_snapshot","content":"{}"}},"type":"attachment","uuid":"u","timestamp":"2026-12-01T06:07:07.341Z","cwd":"/home/dev/proj","sessionId":"s1","version":"2.1.332"}}"#,
+            "x".repeat(64_300)
+        );
+        let mut out = Vec::new();
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+            if line.contains(r#""type":"assistant""#) {
+                out.extend_from_slice(snapshot.as_bytes());
+                out.push(b'\n');
+            }
+        }
+        out
+    }
+
+    fn usage_reports(out: &[FeedOutput]) -> Vec<(String, TokenUsage)> {
+        out.iter()
+            .filter_map(|o| match o {
+                FeedOutput::Usage(u) => match &u.kind {
+                    UsageKind::Delta { key } => Some((key.clone(), u.usage)),
+                    UsageKind::ThreadTotal => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn first_sight_of_a_young_2_1_332_transcript_counts_usage_outside_its_last_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("projects/p/s1.jsonl");
+        let body = transcript_2_1_332();
+        write(&path, &body);
+        // The recorded turn's usage is further from the end than first sight's window.
+        let last = body
+            .windows(b"msg_mock_2".len())
+            .rposition(|w| w == b"msg_mock_2")
+            .unwrap();
+        assert!(body.len() - last > tail::DISCOVERY_WINDOW as usize);
+        let mut feed = ClaudeTranscriptsFeed::new(
+            vec![dir.path().to_path_buf()],
+            Duration::from_secs(300),
+            LiveClaudeSessions::default(),
+            Arc::new(FeedStats::default()),
+        );
+        let out = feed.rescan(SystemTime::now());
+        let sighted = TokenUsage {
+            input: 100,
+            output: 10,
+            cache_read: 0,
+            cache_write: 0,
+        };
+        assert_eq!(
+            usage_reports(&out),
+            vec![
+                ("msg_mock_1".to_string(), sighted),
+                ("msg_mock_2".to_string(), sighted)
+            ],
+            "each message the mock answered, once"
+        );
+    }
+
+    #[test]
+    fn a_transcript_adopted_on_growth_reports_what_first_sight_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sessions")).unwrap();
+        let path = dir.path().join("projects/p/s1.jsonl");
+        write(&path, &transcript_2_1_332());
+        let live = LiveClaudeSessions::default();
+        super::super::claude_sessions::ClaudeSessionsFeed::new(
+            vec![dir.path().to_path_buf()],
+            live.clone(),
+            Arc::new(FeedStats::default()),
+        )
+        .rescan(SystemTime::now());
+        let mut feed = ClaudeTranscriptsFeed::new(
+            vec![dir.path().to_path_buf()],
+            Duration::from_secs(300),
+            live,
+            Arc::new(FeedStats::default()),
+        );
+        assert!(feed.rescan(SystemTime::now()).is_empty(), "not shown yet");
+        append(&path, format!("{PROMPT}\n").as_bytes());
+        let out = feed.on_paths(&HashSet::from([path]), SystemTime::now());
+        assert_eq!(events(&out), vec![EventKind::TranscriptActivity]);
+        assert_eq!(usage_reports(&out).len(), 2, "{out:?}");
+    }
+
     #[test]
     fn a_transcript_is_followed_from_its_end_and_only_appended_bytes_are_read() {
+        // Bigger than first sight reads whole for usage: only its last window is read.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("projects/p/s1.jsonl");
         let mut body = String::new();
-        while body.len() < 1024 * 1024 {
+        while body.len() as u64 <= USAGE_BACKFILL_MAX {
             body.push_str(PROMPT);
             body.push('\n');
         }
