@@ -300,6 +300,27 @@ fn scripted_figures_survive_a_restart_to_the_second() {
     );
     assert_eq!(by_day["groups"][0]["key"], "2026-03-02");
     assert_eq!(by_day["totals"], stats["totals"]);
+    // The window's Today view reads the same store after the restart, with the same figures.
+    let today = agent_tray::store::views::today(
+        &store_file(&world),
+        "2026-03-02T18:00:00Z".parse().unwrap(),
+        chrono_tz::Europe::Paris,
+    )
+    .unwrap();
+    assert_eq!(today.totals.waiting_on_you_secs, 2280 + 180);
+    assert_eq!(today.totals.working_secs, 600 + 720 + 300 + 180);
+    assert_eq!(
+        today.tokens,
+        Some(1010 + 800 + 22000 + 2000 + 1000 + 200 + 4000)
+    );
+    assert_eq!(
+        today.longest_waits[0].from,
+        longest["from"]
+            .as_str()
+            .unwrap()
+            .parse::<DateTime<Utc>>()
+            .unwrap()
+    );
     let by_project = json_of(
         &world,
         &[

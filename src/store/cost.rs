@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::from_ms;
@@ -126,34 +126,60 @@ pub fn session_usage(
 }
 
 /// Usage rows recorded in `[from, to)`, each with its session's agent and project.
+///
+/// The session's fields are read once per session, not joined into every row (a heavy week is
+/// ~10,000 rows of a few hundred sessions), and the window is found through the index on
+/// `at_ms`, named so that a planner without statistics cannot choose a scan.
 pub fn usage_rows(
     conn: &Connection,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> rusqlite::Result<Vec<UsageRow>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT u.session, s.agent, s.repo, s.cwd, u.turn_id, coalesce(u.model, s.model), u.at_ms,
-                u.input, u.output, u.cache_read, u.cache_write
-         FROM usage u JOIN sessions s ON s.id = u.session
-         WHERE u.at_ms >= ?1 AND u.at_ms < ?2",
+        "SELECT session, turn_id, model, at_ms, input, output, cache_read, cache_write
+         FROM usage INDEXED BY usage_by_at WHERE at_ms >= ?1 AND at_ms < ?2",
     )?;
-    let rows = stmt
-        .query_map(params![super::to_ms(from), super::to_ms(to)], |r| {
-            let agent: String = r.get(1)?;
-            let repo: Option<String> = r.get(2)?;
-            let cwd: Option<String> = r.get(3)?;
-            Ok(UsageRow {
-                session_row: r.get(0)?,
-                agent: agent.parse().unwrap_or(Agent::Claude),
-                project: super::query::project_of(repo.as_deref(), cwd.as_deref()),
-                turn_id: r.get(4)?,
-                model: r.get(5)?,
-                at: from_ms(r.get(6)?),
-                tokens: tokens_at(r, 7)?,
-            })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+    let mut session =
+        conn.prepare_cached("SELECT agent, repo, cwd, model FROM sessions WHERE id = ?1")?;
+    // Per session row: its agent, project and model; `None` when the row is gone.
+    let mut known: std::collections::HashMap<i64, Option<(Agent, String, Option<String>)>> =
+        std::collections::HashMap::new();
+    let mut out = Vec::new();
+    let mut rows = stmt.query(params![super::to_ms(from), super::to_ms(to)])?;
+    while let Some(r) = rows.next()? {
+        let session_row: i64 = r.get(0)?;
+        let fields = match known.entry(session_row) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                session
+                    .query_row(params![session_row], |s| {
+                        let agent: String = s.get(0)?;
+                        let repo: Option<String> = s.get(1)?;
+                        let cwd: Option<String> = s.get(2)?;
+                        Ok((
+                            agent.parse().unwrap_or(Agent::Claude),
+                            super::query::project_of(repo.as_deref(), cwd.as_deref()),
+                            s.get::<_, Option<String>>(3)?,
+                        ))
+                    })
+                    .optional()?,
+            ),
+        };
+        let Some((agent, project, session_model)) = fields else {
+            continue;
+        };
+        let model: Option<String> = r.get(2)?;
+        out.push(UsageRow {
+            session_row,
+            agent: *agent,
+            project: project.clone(),
+            turn_id: r.get(1)?,
+            model: model.or_else(|| session_model.clone()),
+            at: from_ms(r.get(3)?),
+            tokens: tokens_at(r, 4)?,
+        });
+    }
+    Ok(out)
 }
 
 /// Usage in all and per group (the same keys as the tally's time groups), priced. Pure.
@@ -169,13 +195,24 @@ pub fn tally_usage(
             continue;
         }
         let cost = prices.cost_estimate_usd(row.model.as_deref(), &row.tokens);
-        let key = match question.by {
-            GroupBy::Agent => row.agent.as_str().to_string(),
-            GroupBy::Project => row.project.clone(),
-            GroupBy::Day => row.at.with_timezone(&question.tz).date_naive().to_string(),
-        };
         total.add(row.tokens, cost);
-        groups.entry(key).or_default().add(row.tokens, cost);
+        // A heavy week is ~10,000 rows in a few dozen groups: a key is allocated per group.
+        let day;
+        let key = match question.by {
+            GroupBy::Agent => row.agent.as_str(),
+            GroupBy::Project => row.project.as_str(),
+            GroupBy::Day => {
+                day = row.at.with_timezone(&question.tz).date_naive().to_string();
+                day.as_str()
+            }
+        };
+        match groups.get_mut(key) {
+            Some(group) => group.add(row.tokens, cost),
+            None => groups
+                .entry(key.to_string())
+                .or_default()
+                .add(row.tokens, cost),
+        }
     }
     (
         total.rounded(),

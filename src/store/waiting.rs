@@ -254,6 +254,8 @@ pub fn local_day_start(day: NaiveDate, tz: Tz) -> DateTime<Utc> {
 /// The local days of a window and where each ends, computed once: the time-zone rules are
 /// the costly part of splitting, and a window has few days but many intervals.
 struct LocalDays {
+    /// When the first day begins, in UTC.
+    first_start: DateTime<Utc>,
     /// (day, when it ends in UTC), in order.
     ends: Vec<(NaiveDate, DateTime<Utc>)>,
 }
@@ -262,6 +264,7 @@ impl LocalDays {
     fn covering(from: DateTime<Utc>, to: DateTime<Utc>, tz: Tz) -> Self {
         let mut ends = Vec::new();
         let mut day = from.with_timezone(&tz).date_naive();
+        let first_start = local_day_start(day, tz);
         let mut end = next_local_midnight(from, tz);
         // A window of years is cut at 40 years of days; anything past falls back to the rules.
         while ends.len() < 15_000 {
@@ -272,14 +275,14 @@ impl LocalDays {
             day = end.with_timezone(&tz).date_naive();
             end = next_local_midnight(end, tz);
         }
-        LocalDays { ends }
+        LocalDays { first_start, ends }
     }
 
     /// The local day `t` falls in and when that day ends.
     fn of(&self, t: DateTime<Utc>, tz: Tz) -> (NaiveDate, DateTime<Utc>) {
         let i = self.ends.partition_point(|(_, end)| *end <= t);
         match self.ends.get(i) {
-            Some(&(day, end)) if i > 0 || t >= local_day_start(day, tz) => (day, end),
+            Some(&(day, end)) if i > 0 || t >= self.first_start => (day, end),
             _ => (
                 t.with_timezone(&tz).date_naive(),
                 next_local_midnight(t, tz),
@@ -288,13 +291,40 @@ impl LocalDays {
     }
 }
 
+/// Adds `ms` of `counts` to `m`.
+fn add_to(m: &mut Millis, counts: Counts, ms: i64) {
+    match counts {
+        Counts::Working => m.working += ms,
+        Counts::Wait(WaitKind::Permission) => m.permission += ms,
+        Counts::Wait(WaitKind::Input) => m.input += ms,
+        Counts::Wait(WaitKind::IdleAfterTurn) => m.idle_after_turn += ms,
+        Counts::Nothing => {}
+    }
+}
+
 /// Tallies `timelines` for `question`.
+///
+/// Written to allocate per session, not per span (a heavy week is ~20,000 spans): by agent or
+/// project, a session's pieces are summed apart and added to its group once; a wait is copied
+/// out (names and all) only if it is among the longest.
 pub fn tally(timelines: &[Timeline], question: Question) -> Tally {
     let days = LocalDays::covering(question.from, question.to, question.tz);
     let mut totals = Millis::default();
     let mut groups: BTreeMap<String, Millis> = BTreeMap::new();
-    let mut waits = Vec::new();
-    for timeline in timelines {
+    // (secs, from, to, kind, timeline, span's waiting_for), in the order found.
+    type Found = (
+        i64,
+        DateTime<Utc>,
+        DateTime<Utc>,
+        WaitKind,
+        usize,
+        Option<String>,
+    );
+    let mut waits: Vec<Found> = Vec::new();
+    for (t, timeline) in timelines.iter().enumerate() {
+        // The session's group (by agent or project), summed apart and added once.
+        let mut session = Millis::default();
+        let mut counted = false;
         for (counts, start, end, waiting_for) in effective(timeline, question.now) {
             let start = start.max(question.from);
             let end = end.min(question.to);
@@ -302,16 +332,8 @@ pub fn tally(timelines: &[Timeline], question: Question) -> Tally {
                 continue;
             }
             if let Counts::Wait(kind) = counts {
-                waits.push(Wait {
-                    session_id: timeline.session_id.clone(),
-                    agent: timeline.agent,
-                    project: timeline.project.clone(),
-                    kind,
-                    waiting_for,
-                    from: start,
-                    to: end,
-                    secs: (end - start).num_milliseconds() / 1000,
-                });
+                let secs = (end - start).num_milliseconds() / 1000;
+                waits.push((secs, start, end, kind, t, waiting_for));
             }
             // Split at local midnights so each piece belongs to one day.
             let mut piece_start = start;
@@ -319,26 +341,46 @@ pub fn tally(timelines: &[Timeline], question: Question) -> Tally {
                 let (day, day_end) = days.of(piece_start, question.tz);
                 let piece_end = day_end.min(end);
                 let ms = (piece_end - piece_start).num_milliseconds();
-                let key = match question.by {
-                    GroupBy::Agent => timeline.agent.as_str().to_string(),
-                    GroupBy::Project => timeline.project.clone(),
-                    GroupBy::Day => day.to_string(),
-                };
-                for m in [&mut totals, groups.entry(key).or_default()] {
-                    match counts {
-                        Counts::Working => m.working += ms,
-                        Counts::Wait(WaitKind::Permission) => m.permission += ms,
-                        Counts::Wait(WaitKind::Input) => m.input += ms,
-                        Counts::Wait(WaitKind::IdleAfterTurn) => m.idle_after_turn += ms,
-                        Counts::Nothing => {}
-                    }
+                add_to(&mut totals, counts, ms);
+                if question.by == GroupBy::Day {
+                    add_to(groups.entry(day.to_string()).or_default(), counts, ms);
+                } else {
+                    add_to(&mut session, counts, ms);
+                    counted = true;
                 }
                 piece_start = piece_end;
             }
         }
+        if counted {
+            let key = match question.by {
+                GroupBy::Agent => timeline.agent.as_str().to_string(),
+                _ => timeline.project.clone(),
+            };
+            let group = groups.entry(key).or_default();
+            group.working += session.working;
+            group.permission += session.permission;
+            group.input += session.input;
+            group.idle_after_turn += session.idle_after_turn;
+        }
     }
-    waits.sort_by(|a, b| b.secs.cmp(&a.secs).then(a.from.cmp(&b.from)));
+    waits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     waits.truncate(LONGEST_WAITS);
+    let longest_waits = waits
+        .into_iter()
+        .map(|(secs, from, to, kind, t, waiting_for)| {
+            let timeline = &timelines[t];
+            Wait {
+                session_id: timeline.session_id.clone(),
+                agent: timeline.agent,
+                project: timeline.project.clone(),
+                kind,
+                waiting_for,
+                from,
+                to,
+                secs,
+            }
+        })
+        .collect();
     Tally {
         from: question.from,
         to: question.to,
@@ -355,7 +397,7 @@ pub fn tally(timelines: &[Timeline], question: Question) -> Tally {
                 usage: Cost::default(),
             })
             .collect(),
-        longest_waits: waits,
+        longest_waits,
     }
 }
 
