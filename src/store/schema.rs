@@ -133,6 +133,67 @@ mod tests {
     }
 
     #[test]
+    fn the_newest_schema_keeps_no_prompt_tool_input_or_assistant_text() {
+        // What is kept is listed in the README; a new column must be added here on purpose.
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrations().to_latest(&mut conn).unwrap();
+        let columns = |table: &str| -> Vec<String> {
+            let mut stmt = conn
+                .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+                .unwrap();
+            let names = stmt.query_map([], |r| r.get(0)).unwrap();
+            names.map(Result::unwrap).collect()
+        };
+        assert_eq!(
+            columns("sessions"),
+            [
+                "id",
+                "session_id",
+                "agent",
+                "cwd",
+                "repo",
+                "branch",
+                "model",
+                "title",
+                "transcript_path",
+                "pid",
+                "started_at",
+                "last_seen",
+                "ended_at",
+                "end_reason"
+            ]
+        );
+        assert_eq!(
+            columns("intervals"),
+            [
+                "id",
+                "session",
+                "state",
+                "from_ms",
+                "to_ms",
+                "waiting_for",
+                "prompt_source"
+            ]
+        );
+        assert_eq!(
+            columns("usage"),
+            [
+                "id",
+                "session",
+                "key",
+                "turn_id",
+                "model",
+                "at_ms",
+                "input",
+                "output",
+                "cache_read",
+                "cache_write"
+            ]
+        );
+        assert_eq!(columns("meta"), ["key", "value"]);
+    }
+
+    #[test]
     fn every_earlier_schema_upgrades_to_the_newest() {
         // An empty file (version 0) and every version since, each with rows, upgrade to the
         // newest and keep their rows.
