@@ -175,11 +175,11 @@ mod tests {
 
     #[test]
     fn the_old_entries_are_where_the_old_module_wrote_them() {
-        let home = Path::new("/home/u");
+        let home = Path::new("/home/me");
         assert_eq!(
             legacy_entries(home, None, false),
             vec![PathBuf::from(
-                "/home/u/.config/autostart/agent-tray.desktop"
+                "/home/me/.config/autostart/agent-tray.desktop"
             )]
         );
         // A custom XDG_CONFIG_HOME: the old module wrote there; ~/.config is checked too.
@@ -187,7 +187,7 @@ mod tests {
             legacy_entries(home, Some(Path::new("/cfg")), false),
             vec![
                 PathBuf::from("/cfg/autostart/agent-tray.desktop"),
-                PathBuf::from("/home/u/.config/autostart/agent-tray.desktop"),
+                PathBuf::from("/home/me/.config/autostart/agent-tray.desktop"),
             ]
         );
         // A relative value is ignored, as the spec says (and as the old module did).
@@ -195,7 +195,7 @@ mod tests {
         assert_eq!(
             legacy_entries(home, None, true),
             vec![PathBuf::from(
-                "/home/u/Library/LaunchAgents/dev.agenttray.desktop.plist"
+                "/home/me/Library/LaunchAgents/dev.agenttray.desktop.plist"
             )]
         );
     }
