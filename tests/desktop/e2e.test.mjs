@@ -539,6 +539,11 @@ test("the tray menu's Open shows the popover at the top right corner, and losing
   }, 10_000);
   const first = await driver.executeScript(() => document.querySelector(".pop-row")?.dataset.section);
   assert.equal(first, "needs_you", "the sessions that need you come first");
+  // The footer: today's totals, read from the app's own store.
+  await waitFor("today's totals in the footer", async () =>
+    /^Waiting on you today: \S/.test(await driver.executeScript(() => document.getElementById("pop-waiting")?.textContent ?? "")), 5000);
+  // Painted before the screenshot: two frames after the last render.
+  await driver.executeAsyncScript((done) => requestAnimationFrame(() => requestAnimationFrame(() => done())));
   // WebDriver's screenshot: the X server's copy of a WebKit window under Xvfb is blank.
   await driver.takeScreenshot().then((png) => fs.writeFileSync(path.join(artifacts, "e2e-popover.png"), png, "base64"));
   // Another window takes the focus: the popover closes, webview and all.
