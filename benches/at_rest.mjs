@@ -17,6 +17,9 @@ const FLAT_SECS = secs("FLAT_SECS", 600);
 const VISIBLE_SECS = secs("VISIBLE_SECS", 60);
 const CLOSED_SECS = secs("CLOSED_SECS", 60);
 const SESSIONS = 50;
+// LEGS=background runs only leg 1 (the 10-minute one), LEGS=window only legs 2-6: the two can
+// run at once, each in its own world (default: all).
+const LEGS = process.env.LEGS ?? "all";
 const HZ = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
 
 const world = fs.mkdtempSync(path.join(process.env.RUN_DIR ?? os.tmpdir(), "world-"));
@@ -46,7 +49,7 @@ function start(cmd, args) {
   started.push(child);
   return child;
 }
-const cli = (...args) => execFileSync(CLI, args, { env, encoding: "utf8", timeout: 10_000 });
+const cli = (...args) => execFileSync(CLI, args, { env, encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
 
 function statFields(pid) {
   const s = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
@@ -95,7 +98,17 @@ async function cpuOver(root, seconds) {
   await sleep(seconds * 1000);
   const after = ticks(tree(root));
   let used = 0;
-  for (const [p, t] of after) used += t - (before.get(p) ?? 0);
+  const each = [];
+  for (const [p, t] of after) {
+    const d = t - (before.get(p) ?? 0);
+    used += d;
+    let comm = String(p);
+    try {
+      comm = fs.readFileSync(`/proc/${p}/comm`, "latin1").trim();
+    } catch {}
+    if (d > 0) each.push(`${comm} ${((100 * d) / HZ / ((Date.now() - t0) / 1000)).toFixed(3)} %`);
+  }
+  if (process.env.CPU_BREAKDOWN) console.log(`  (per process: ${each.join(", ") || "none"})`);
   return (100 * used) / HZ / ((Date.now() - t0) / 1000);
 }
 function webProcesses(root) {
@@ -108,6 +121,18 @@ function webProcesses(root) {
   });
 }
 const mb = (kb) => (kb / 1024).toFixed(1);
+/// PSS per process of the tree, by command name and thread count: where the memory is.
+function breakdown(root) {
+  return tree(root).map((p) => {
+    try {
+      const comm = fs.readFileSync(`/proc/${p}/comm`, "latin1").trim();
+      const threads = /^Threads:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${p}/status`, "latin1"))[1];
+      return `${comm} ${mb(pssKb([p]))} MB (${threads} threads)`;
+    } catch {
+      return `${p} gone`;
+    }
+  }).join(", ");
+}
 const pct = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
@@ -148,6 +173,7 @@ function feed() {
 let driver;
 try {
   // 1. --background: no window ever.
+  if (LEGS !== "window") {
   start(APP, ["--background"]);
   await waitFor("the engine", () => cli("list", "--json"));
   const app = await waitFor("the app", () => appPids()[0]);
@@ -159,13 +185,15 @@ try {
   const bgCpu = cpuOver(app, BG_SECS);
   await sleep(Math.max(0, 60_000 - (Date.now() - t0)));
   const pss1 = pssKb(tree(app));
-  console.log(`PSS at minute 1: ${mb(pss1)} MB`);
+  console.log(`PSS at minute 1: ${mb(pss1)} MB: ${breakdown(app)}`);
   console.log(`CPU over ${BG_SECS} s: ${(await bgCpu).toFixed(3)} % of a core`);
   await sleep(Math.max(0, FLAT_SECS * 1000 - (Date.now() - t0)));
   const pss10 = pssKb(tree(app));
   console.log(`PSS at ${FLAT_SECS / 60} min: ${mb(pss10)} MB (${(((pss10 - pss1) / pss1) * 100).toFixed(1)} % from minute 1)`);
   for (const p of appPids()) process.kill(p, "SIGTERM");
   await waitFor("the app to exit", () => appPids().length === 0);
+  }
+  if (LEGS !== "background") {
 
   // 2-6 need the page: the app under WebKitWebDriver (which starts it with its window open).
   const port = await new Promise((resolve) => {
@@ -196,7 +224,19 @@ try {
   feed();
   await sleep(5000);
   console.log(`\n## 2. window open and visible, ${SESSIONS} sessions`);
-  console.log(`CPU over ${VISIBLE_SECS} s: ${(await cpuOver(app2, VISIBLE_SECS)).toFixed(3)} % of a core; PSS ${mb(pssKb(tree(app2)))} MB`);
+  console.log(`CPU over ${VISIBLE_SECS} s: ${(await cpuOver(app2, VISIBLE_SECS)).toFixed(3)} % of a core; PSS ${mb(pssKb(tree(app2)))} MB: ${breakdown(app2)}`);
+  if (process.env.PROBE_FOCUS) {
+    console.log(`focused: ${await driver.executeScript(() => document.activeElement?.outerHTML.slice(0, 80))}`);
+    await driver.executeScript(() => document.activeElement?.blur());
+    console.log(`blurred: CPU over ${VISIBLE_SECS} s: ${(await cpuOver(app2, VISIBLE_SECS)).toFixed(3)} %`);
+    await driver.executeScript(() => (document.body.style.display = "none"));
+    console.log(`page hidden by CSS: CPU over ${VISIBLE_SECS} s: ${(await cpuOver(app2, VISIBLE_SECS)).toFixed(3)} %`);
+  }
+  if (process.env.HOLD_SECS) {
+    console.log(`holding: web ${webProcesses(app2).join(" ")}, app ${app2}`);
+    await sleep(Number(process.env.HOLD_SECS) * 1000);
+  }
+  if (process.env.STOP_AFTER === "2") throw new Error("stopped after leg 2 (STOP_AFTER=2)");
 
   const close = async () => {
     try {
@@ -223,7 +263,7 @@ try {
   await close();
   await sleep(10_000);
   console.log(`\n## 4. window opened then closed (from 10 s after closing)`);
-  console.log(`PSS ${mb(pssKb(tree(app2)))} MB (${tree(app2).length - 1} child processes); CPU over ${CLOSED_SECS} s: ${(await cpuOver(app2, CLOSED_SECS)).toFixed(3)} % of a core`);
+  console.log(`PSS ${mb(pssKb(tree(app2)))} MB: ${breakdown(app2)}; CPU over ${CLOSED_SECS} s: ${(await cpuOver(app2, CLOSED_SECS)).toFixed(3)} % of a core`);
 
   start(APP, []);
   await attach();
@@ -257,6 +297,7 @@ try {
   }
   console.log(`\n## 6. kill -9 of a watched process → ended in list --json, 20 kills (polling list --json)`);
   console.log(`p50 ${pct(kills, 0.5)} ms, max ${Math.max(...kills)} ms`);
+  }
 } finally {
   try {
     await Promise.race([driver?.quit(), sleep(10_000)]);

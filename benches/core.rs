@@ -4,7 +4,10 @@
 //!   buffers, `StatProbe`) over 1, 100 and 1,000 live pids — real sleeping children spawned for
 //!   the run — after the first tick has confirmed them all, so it measures the steady state the
 //!   watcher runs every 10 s; beside it, in the same run, the older probe (`kill(0)` and two
-//!   stat reads per pid, `probe_pid`) as the baseline.
+//!   stat reads per pid, `probe_pid`) as the baseline, and the floor: the same stat files opened,
+//!   read into one buffer and closed in a tight loop, nothing parsed or decided (a tick cannot
+//!   cost less than the reads it must make; the ratio to it is what the machine's load does not
+//!   move).
 //! - **Registry:** observations applied per second through `SessionsRegistry::observe`, from one
 //!   thread and from 8 threads at once, over 500 sessions cycling through a turn
 //!   (UserPromptSubmit, PreToolUse, PostToolUse, Stop), with a subscriber attached so changes are
@@ -48,7 +51,24 @@ fn spawn_sleepers(n: usize) -> Vec<Child> {
         .collect()
 }
 
-fn tick_cost(n: usize, rounds: usize) -> (Duration, Duration) {
+/// Opens, reads and closes `/proc/<pid>/stat` for every pid: the floor under a tick.
+fn read_stat_files(pids: &[u32], buf: &mut [u8]) -> usize {
+    use std::fmt::Write;
+    use std::io::Read;
+    let mut total = 0;
+    let mut path = String::with_capacity(32);
+    for pid in pids {
+        path.clear();
+        let _ = write!(path, "/proc/{pid}/stat");
+        if let Ok(mut f) = std::fs::File::open(&path) {
+            total += f.read(buf).unwrap_or(0);
+        }
+    }
+    total
+}
+
+/// The tick's median, the baseline probe's and the floor's, over `rounds`.
+fn tick_cost(n: usize, rounds: usize) -> (Duration, Duration, Duration) {
     let mut children = spawn_sleepers(n);
     let candidates: Vec<PidCandidate> = children
         .iter()
@@ -68,7 +88,14 @@ fn tick_cost(n: usize, rounds: usize) -> (Duration, Duration) {
     let mut samples = Vec::with_capacity(rounds);
     let mut baseline = Vec::with_capacity(rounds);
     let mut stat_probe = StatProbe::default();
+    let pids: Vec<u32> = children.iter().map(Child::id).collect();
+    let mut floor = Vec::with_capacity(rounds);
+    let mut buf = vec![0u8; 1024];
     for _ in 0..rounds {
+        let start = Instant::now();
+        let read = read_stat_files(&pids, &mut buf);
+        floor.push(start.elapsed());
+        assert!(read > 0);
         let start = Instant::now();
         let decisions = plan(&candidates, &mut confirmed, |pid| stat_probe.probe(pid));
         samples.push(start.elapsed());
@@ -84,7 +111,7 @@ fn tick_cost(n: usize, rounds: usize) -> (Duration, Duration) {
     for c in &mut children {
         let _ = c.wait();
     }
-    (median(samples), median(baseline))
+    (median(samples), median(baseline), median(floor))
 }
 
 const TURN: [EventKind; 4] = [
@@ -168,21 +195,23 @@ fn main() {
     );
     println!("\n## pid watcher: one steady-state tick (plan + real probe), median");
     println!(
-        "{:>6}  {:>12}  {:>12}  {:>16}",
-        "pids", "tick", "per pid", "baseline probe"
+        "{:>6}  {:>12}  {:>12}  {:>16}  {:>14}  {:>12}",
+        "pids", "tick", "per pid", "baseline probe", "floor (reads)", "tick/floor"
     );
     for (n, rounds) in [
         (1usize, 200usize),
         (100, 50),
         (1000, if quick { 5 } else { 20 }),
     ] {
-        let (t, before) = tick_cost(n, rounds);
+        let (t, before, floor) = tick_cost(n, rounds);
         println!(
-            "{:>6}  {:>10.1}µs  {:>10.2}µs  {:>14.1}µs",
+            "{:>6}  {:>10.1}µs  {:>10.2}µs  {:>14.1}µs  {:>12.1}µs  {:>11.2}×",
             n,
             t.as_secs_f64() * 1e6,
             t.as_secs_f64() * 1e6 / n as f64,
-            before.as_secs_f64() * 1e6
+            before.as_secs_f64() * 1e6,
+            floor.as_secs_f64() * 1e6,
+            t.as_secs_f64() / floor.as_secs_f64()
         );
     }
     let per_thread = if quick { 20_000 } else { 200_000 };

@@ -247,18 +247,28 @@ fn append_line(dir: &Path, path: &Path, line: &[u8]) -> io::Result<(u64, u64)> {
             }
             Err(e) => return Err(e),
         };
-        let _locked = flock_within(&file, libc::LOCK_SH, APPEND_LOCK_WAIT);
+        let locked = flock_within(&file, libc::LOCK_SH, APPEND_LOCK_WAIT);
         let meta = file.metadata()?;
         // A rewrite replaced the file between our open and our lock: append to the new one.
-        let replaced = fs::symlink_metadata(path)
-            .map(|m| m.ino() != meta.ino() || m.dev() != meta.dev())
-            .unwrap_or(true);
-        if replaced && attempt < 2 {
+        let replaced = || {
+            fs::symlink_metadata(path)
+                .map(|m| m.ino() != meta.ino() || m.dev() != meta.dev())
+                .unwrap_or(true)
+        };
+        if replaced() && attempt < 2 {
             continue;
         }
         let len = meta.len();
         // One write of the whole line: with O_APPEND the kernel places it at the end atomically.
         (&file).write_all(line)?;
+        // Without the lock (a rewrite held it past our wait), a rewrite may have renamed its copy
+        // over the path between our check and our write, and our line went to the old file: the
+        // rewrite copies what reached the old file before it looked again after its rename
+        // ([`rewrite_keeping`]), and a line written later is appended again here. A line in
+        // both is harmless: replay applies a sequence id once.
+        if !locked && attempt < 2 && replaced() {
+            continue;
+        }
         return Ok((len, len + line.len() as u64));
     }
     Err(io::Error::other("the journal kept being replaced"))
@@ -303,6 +313,18 @@ fn rewrite_keeping(
     tail_lines: usize,
     tail_bytes: u64,
 ) -> io::Result<Option<Rewritten>> {
+    rewrite_keeping_then(path, head, tail_lines, tail_bytes, || {})
+}
+
+/// [`rewrite_keeping`], calling `before_rename` between writing the copy and renaming it (where
+/// a test appends as a hook that could not get its lock in time would).
+fn rewrite_keeping_then(
+    path: &Path,
+    head: usize,
+    tail_lines: usize,
+    tail_bytes: u64,
+    before_rename: impl FnOnce(),
+) -> io::Result<Option<Rewritten>> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
@@ -319,11 +341,14 @@ fn rewrite_keeping(
     let mut tail: VecDeque<Vec<u8>> = VecDeque::new();
     let mut tail_size: u64 = 0;
     let (mut dropped_lines, mut dropped_bytes) = (0u64, 0u64);
+    let mut read_len = 0u64;
     loop {
         let mut line = Vec::new();
-        if reader.read_until(b'\n', &mut line)? == 0 {
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 {
             break;
         }
+        read_len += n as u64;
         if line.last() != Some(&b'\n') {
             line.push(b'\n'); // a torn last line stays (and is counted when read)
         }
@@ -370,7 +395,31 @@ fn rewrite_keeping(
         out.sync_all()?;
         out.metadata()?.ino()
     };
+    before_rename();
     fs::rename(&tmp, path)?;
+    // A hook waits for our lock only briefly (it must not stall its agent), then appends to the
+    // file it opened: whatever reached the old file after we read it would go with it. Copied
+    // to the new file after our rename; a hook whose line lands in the old file after this
+    // look sees the path names another file and appends it again ([`append_line`]). These
+    // lines are after `len`, so the engine reads and applies them on its next tick.
+    let mut late = Vec::new();
+    let mut at = read_len;
+    loop {
+        let mut buf = [0u8; 16 * 1024];
+        let n = file.read_at(&mut buf, at)?;
+        if n == 0 {
+            break;
+        }
+        late.extend_from_slice(&buf[..n]);
+        at += n as u64;
+    }
+    if !late.is_empty() {
+        let mut new = OpenOptions::new()
+            .append(true)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+            .open(path)?;
+        new.write_all(&late)?;
+    }
     // The lock on the old file is released here, after the rename: a hook that waited for it
     // finds the path names the new file and appends there.
     drop(file);
@@ -1530,6 +1579,46 @@ mod tests {
             .unwrap();
         assert_eq!(done.dropped_lines, 300 + 3 - 12);
         assert_eq!(fs::metadata(&path).unwrap().ino(), done.ino);
+    }
+
+    #[test]
+    fn a_hook_that_appends_without_its_lock_during_a_rewrite_loses_nothing() {
+        // Under a heavy load a compaction can hold its lock past a hook's bounded wait (50 ms,
+        // so the agent is not stalled): the hook then appends to the file it opened, which the
+        // rewrite has read already and is about to rename over. The line must reach the new
+        // file, and the engine must read it as not yet applied (after the rewrite's `len`).
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let path = long_session(&dir, "s", 300);
+        let late = JournalRecord::new(obs("s", EventKind::UserPromptSubmit, "s-late"), false);
+        let mut waited = Duration::ZERO;
+        let done = rewrite_keeping_then(&path, KEEP_HEAD, 10, u64::MAX, || {
+            let t = Instant::now();
+            append(&dir, &late).unwrap();
+            waited = t.elapsed();
+        })
+        .unwrap()
+        .unwrap();
+        assert!(
+            waited >= APPEND_LOCK_WAIT,
+            "the hook did not wait for the rewrite's lock ({waited:?}): the test proves nothing"
+        );
+        let (records, _) = read_from(&path, 0).unwrap();
+        let seqs: Vec<_> = records
+            .iter()
+            .filter_map(|r| r.observation.seq.as_deref())
+            .collect();
+        assert!(
+            seqs.contains(&"s-late"),
+            "the late append was lost: {seqs:?}"
+        );
+        assert_eq!(seqs.first(), Some(&"s-start"), "the head was kept");
+        let (unread, _) = read_from(&path, done.len).unwrap();
+        assert_eq!(
+            unread.last().and_then(|r| r.observation.seq.as_deref()),
+            Some("s-late"),
+            "the late line is after what the rewrite counts as applied"
+        );
     }
 
     #[test]

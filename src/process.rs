@@ -317,8 +317,13 @@ pub struct StatProbe {
     #[cfg(target_os = "linux")]
     path: String,
     #[cfg(target_os = "linux")]
-    line: String,
+    line: Vec<u8>,
 }
+
+/// What [`StatProbe`] reads at once: a stat line is a few hundred bytes (a longer one is read
+/// in more steps).
+#[cfg(target_os = "linux")]
+const STAT_READ: usize = 1024;
 
 impl StatProbe {
     /// Probes one pid; same answers as [`probe_pid`].
@@ -330,12 +335,39 @@ impl StatProbe {
             return PidProbe::Gone;
         }
         self.path.clear();
-        self.line.clear();
         let _ = write!(self.path, "/proc/{pid}/stat");
-        let read =
-            std::fs::File::open(&self.path).and_then(|mut f| f.read_to_string(&mut self.line));
+        // Open, read, close and nothing else: `read_to_string` would also `statx` the file for
+        // a size hint and read once more to see its end. The kernel writes the whole line in
+        // one read when the buffer holds it, so a line that ends in a newline is complete.
+        if self.line.len() < STAT_READ {
+            self.line.resize(STAT_READ, 0);
+        }
+        let read = std::fs::File::open(&self.path).and_then(|mut f| {
+            let mut len = 0;
+            loop {
+                if len == self.line.len() {
+                    self.line.resize(len * 2, 0);
+                }
+                match f.read(&mut self.line[len..]) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        len += n;
+                        if self.line[len - 1] == b'\n' {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(len)
+        });
+        let read = read.and_then(|len| {
+            std::str::from_utf8(&self.line[..len])
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        });
         match read {
-            Ok(_) => match parse_stat(&self.line) {
+            Ok(line) => match parse_stat(line) {
                 Some(stat) if stat.is_zombie() => PidProbe::Gone,
                 Some(stat) => PidProbe::Alive {
                     token: stat.start_time.map(|t| t.to_string()),

@@ -198,8 +198,46 @@ pub struct TrayModel {
     pub rows: Vec<MenuRow>,
 }
 
+/// How a menu row says how long its session has been in its state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MenuTime {
+    /// `3m`: time in state, which changes every minute, so true only for a tray that renders as
+    /// its menu opens (macOS, Windows).
+    Elapsed,
+    /// `since 14:02` in this zone (`since 30 Nov 14:02` when it began on another day): a clock
+    /// time stays true with no render until the next local midnight ([`until_next_midnight`]),
+    /// for trays whose hosts open the menu without telling the app (Linux), so the menu is
+    /// rebuilt or relabelled only when sessions change, never on a minute clock.
+    ClockTime(chrono_tz::Tz),
+}
+
+/// How long labels in [`MenuTime::ClockTime`] stay true with nothing changing: until the next
+/// midnight in `zone` (where today's "since 14:02" must gain its date).
+pub fn until_next_midnight(now: DateTime<Utc>, zone: chrono_tz::Tz) -> std::time::Duration {
+    use chrono::TimeZone;
+    let local = now.with_timezone(&zone);
+    let next = local
+        .date_naive()
+        .succ_opt()
+        .and_then(|day| day.and_hms_opt(0, 0, 0))
+        .and_then(|midnight| zone.from_local_datetime(&midnight).earliest())
+        .map(|m| m.with_timezone(&Utc));
+    // A zone whose midnight does not exist that day (a DST jump at 00:00): an hour later is
+    // past the jump.
+    let next = next.unwrap_or(now + chrono::Duration::hours(1));
+    (next - now)
+        .to_std()
+        .unwrap_or(std::time::Duration::from_secs(60))
+        .max(std::time::Duration::from_secs(1))
+}
+
 impl TrayModel {
     pub fn build(sessions: &[Session], now: DateTime<Utc>) -> TrayModel {
+        TrayModel::build_with(sessions, now, MenuTime::Elapsed)
+    }
+
+    /// [`TrayModel::build`] with the rows' times said as `time`.
+    pub fn build_with(sessions: &[Session], now: DateTime<Utc>, time: MenuTime) -> TrayModel {
         let mut counts = TrayCounts::default();
         for session in sessions {
             match Section::of(session.state) {
@@ -230,7 +268,10 @@ impl TrayModel {
             .into_iter()
             .map(|s| MenuRow {
                 session_id: s.session_id.clone(),
-                label: menu_label(s, now),
+                label: match time {
+                    MenuTime::Elapsed => menu_label(s, now),
+                    MenuTime::ClockTime(zone) => menu_label_since(s, now, zone),
+                },
                 section: Section::of(s.state),
             })
             .collect();
@@ -242,10 +283,28 @@ impl TrayModel {
     }
 }
 
+/// `Claude · api-server · needs permission · since 14:02` ([`MenuTime::ClockTime`]): the
+/// state's start as a clock time in `zone`, with its date when that is not today.
+pub fn menu_label_since(session: &Session, now: DateTime<Utc>, zone: chrono_tz::Tz) -> String {
+    let since = session.state_since.with_timezone(&zone);
+    let today = now.with_timezone(&zone).date_naive();
+    let when = if since.date_naive() == today {
+        since.format("%H:%M").to_string()
+    } else {
+        since.format("%-d %b %H:%M").to_string()
+    };
+    format!("{} · since {when}", label_head(session))
+}
+
 /// `Claude · api-server · needs permission · 3m`; a remote session's project names its host
 /// (`api-server on devbox`), and a cut link reads `unreachable` in place of the state.
 pub fn menu_label(session: &Session, now: DateTime<Utc>) -> String {
     let elapsed = (now - session.state_since).num_seconds();
+    format!("{} · {}", label_head(session), format_elapsed(elapsed))
+}
+
+/// `Claude · api-server · needs permission`: a row's label before its time.
+fn label_head(session: &Session) -> String {
     let project = match session.host.as_deref() {
         Some(host) => format!("{} on {host}", project_name(session)),
         None => project_name(session),
@@ -254,13 +313,7 @@ pub fn menu_label(session: &Session, now: DateTime<Utc>) -> String {
         Some(_) => "unreachable",
         None => state_label(session.state),
     };
-    format!(
-        "{} · {} · {} · {}",
-        session.agent.display_name(),
-        project,
-        state,
-        format_elapsed(elapsed)
-    )
+    format!("{} · {} · {}", session.agent.display_name(), project, state)
 }
 
 /// A coarse duration for a menu: `<1m`, `4m`, `2h 05m`, `3d 0h` (the project's one duration
@@ -398,6 +451,59 @@ mod tests {
         assert_eq!(
             menu_label(&s, at(100 + 3 * 60 + 20)),
             "Claude · api-server · needs permission · 3m"
+        );
+    }
+
+    #[test]
+    fn a_clock_time_row_stays_the_same_all_day_and_gains_its_date_after_midnight() {
+        // Linux trays: no render while nothing changes, so the label must not depend on `now`
+        // within a day (the elapsed form, the positive control, changes within minutes).
+        let zone = chrono_tz::Europe::Paris;
+        let began = Utc
+            .with_ymd_and_hms(2026, 3, 10, 13, 2, 0)
+            .single()
+            .unwrap_or_default(); // 14:02 in Paris
+        let mut s = session("a", Agent::Codex, SessionState::Idle, 0);
+        s.repo = Some("web".into());
+        s.state_since = began;
+        let at_start = menu_label_since(&s, began, zone);
+        assert_eq!(at_start, "Codex · web · idle · since 14:02");
+        let late = began + chrono::Duration::hours(9) + chrono::Duration::minutes(57); // 23:59
+        assert_eq!(menu_label_since(&s, late, zone), at_start);
+        assert_ne!(
+            menu_label(&s, began + chrono::Duration::minutes(3)),
+            menu_label(&s, began),
+            "the elapsed form moves with the clock"
+        );
+        let next_day = late + chrono::Duration::minutes(2);
+        assert_eq!(
+            menu_label_since(&s, next_day, zone),
+            "Codex · web · idle · since 10 Mar 14:02"
+        );
+        assert_eq!(
+            TrayModel::build_with(&[s], late, MenuTime::ClockTime(zone)).rows[0].label,
+            at_start
+        );
+    }
+
+    #[test]
+    fn clock_time_labels_next_change_at_the_local_midnight() {
+        let zone = chrono_tz::Europe::Paris;
+        let now = Utc
+            .with_ymd_and_hms(2026, 3, 10, 22, 30, 0)
+            .single()
+            .unwrap_or_default(); // 23:30 in Paris
+        assert_eq!(
+            until_next_midnight(now, zone),
+            std::time::Duration::from_secs(30 * 60)
+        );
+        let utc_now = Utc
+            .with_ymd_and_hms(2026, 3, 10, 22, 30, 0)
+            .single()
+            .unwrap_or_default();
+        assert_eq!(
+            until_next_midnight(utc_now, chrono_tz::UTC),
+            std::time::Duration::from_secs(90 * 60)
         );
     }
 

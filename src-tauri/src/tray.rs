@@ -20,7 +20,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_tray::tray_model::{plan_menu_update, MenuRow, MenuUpdate, TrayModel, TrayStatus};
+use agent_tray::tray_model::{
+    plan_menu_update, until_next_midnight, MenuRow, MenuTime, MenuUpdate, TrayModel, TrayStatus,
+};
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
@@ -31,9 +33,6 @@ use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
 
 pub const TRAY_ID: &str = "main";
-/// Labels show minutes: where the menu's opening is not reported, a render this often keeps
-/// "time in state" current without a change ([`label_refresh`]).
-const LABEL_REFRESH: Duration = Duration::from_secs(60);
 /// Changes arriving together (a hook burst) are rendered once.
 const SETTLE: Duration = Duration::from_millis(100);
 
@@ -234,7 +233,7 @@ pub fn render_on<R: Runtime>(
 ) -> tauri::Result<()> {
     let settings = app.state::<SettingsStore>().get();
     let sessions = app.state::<Arc<SessionsSource>>().live(&settings);
-    let model = TrayModel::build(&sessions, chrono::Utc::now());
+    let model = TrayModel::build_with(&sessions, chrono::Utc::now(), menu_time());
     let applied = apply(app, surface, menu, model, settings.menu_bar_counts);
     if let Some(rows) = app.try_state::<MenuRows>() {
         rows.publish(&menu.rows);
@@ -305,11 +304,35 @@ impl MenuOpening {
     }
 }
 
+/// How rows say their time: "3m in state" where the menu's opening is reported (the renderer
+/// runs then, so the minutes are current when read); a clock time ("since 14:02") on Linux,
+/// whose tray hosts open the menu over D-Bus without telling the app: a clock time needs no
+/// minute clock to stay true, so the menu changes only when sessions do.
+fn menu_time() -> MenuTime {
+    if OPENING_REPORTED {
+        MenuTime::Elapsed
+    } else {
+        MenuTime::ClockTime(agent_tray::store::waiting::user_time_zone())
+    }
+}
+
 /// How long labels may go without a render when nothing changes: never where the menu's
-/// opening is reported (it renders then), and a minute (the labels' precision) on Linux, whose
-/// tray hosts open the menu over D-Bus without telling the app, but only while rows show a time.
-pub fn label_refresh(rows_shown: bool, opening_reported: bool) -> Option<Duration> {
-    (rows_shown && !opening_reported).then_some(LABEL_REFRESH)
+/// opening is reported (it renders then); where it is not, until the next local midnight
+/// (`until_midnight`), when today's clock times gain their date, and only while rows are shown.
+pub fn label_refresh(
+    rows_shown: bool,
+    opening_reported: bool,
+    until_midnight: Duration,
+) -> Option<Duration> {
+    (rows_shown && !opening_reported).then_some(until_midnight)
+}
+
+/// The real clock's time to the next local midnight, for [`render_loop`].
+fn until_midnight_here() -> Duration {
+    until_next_midnight(
+        chrono::Utc::now(),
+        agent_tray::store::waiting::user_time_zone(),
+    )
 }
 
 /// Whether this platform's tray reports the menu opening (Tauri delivers no tray icon events
@@ -318,20 +341,22 @@ pub const OPENING_REPORTED: bool = !cfg!(target_os = "linux");
 
 /// The renderer's loop, written against a `render` closure (true when the rendered menu shows
 /// rows) so tests count its wakeups: a render at once, then on every change (settled), every
-/// settings change, every menu opening, and [`label_refresh`].
+/// settings change, every menu opening, and [`label_refresh`] (`until_midnight` says when the
+/// next local midnight is).
 pub async fn render_loop(
     mut changes: tokio::sync::broadcast::Receiver<agent_tray::registry::SessionChange>,
     mut settings: tokio::sync::watch::Receiver<crate::ipc::AppSettings>,
     opening: Arc<MenuOpening>,
     opening_reported: bool,
     mut render: impl FnMut() -> bool,
+    mut until_midnight: impl FnMut() -> Duration,
     token: CancellationToken,
 ) {
     let mut rows_shown = render();
     loop {
         // Made anew each turn and dropped when another branch wins: no timer stays armed.
         let refresh = async {
-            match label_refresh(rows_shown, opening_reported) {
+            match label_refresh(rows_shown, opening_reported, until_midnight()) {
                 Some(after) => tokio::time::sleep(after).await,
                 None => std::future::pending().await,
             }
@@ -381,6 +406,7 @@ pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
             opening,
             OPENING_REPORTED,
             render_menu,
+            until_midnight_here,
             token,
         )
         .await;
@@ -491,6 +517,8 @@ mod render_loop_tests {
                 counted.fetch_add(1, SeqCst);
                 true
             },
+            // The local midnight is ten hours away whenever asked: the tests run within an hour.
+            || Duration::from_secs(10 * 3600),
             token.clone(),
         ));
         (renders, opening, registry, token, task, settings_tx)
@@ -518,22 +546,40 @@ mod render_loop_tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn where_it_is_not_reported_labels_refresh_once_a_minute_not_every_20_s() {
-        // Linux: the tray host opens the menu without telling the app, so minute labels need a
-        // render a minute while rows are shown.
-        let (renders, _opening, _registry, token, task, _settings) = start(false);
+    async fn where_it_is_not_reported_the_menu_changes_only_with_sessions_and_at_midnight() {
+        // Linux: the tray host opens the menu without telling the app, so rows say clock times
+        // ("since 14:02") that stay true with no render: an hour of sessions listed and nothing
+        // happening renders nothing (it rendered every minute before), a session change does
+        // (the positive control), and so does the local midnight, when times gain their date.
+        let (renders, _opening, registry, token, task, _settings) = start(false);
         settle().await;
-        tokio::time::sleep(Duration::from_secs(59)).await;
+        assert_eq!(renders.load(SeqCst), 1, "the first render, at once");
+        tokio::time::sleep(Duration::from_secs(3600)).await;
         settle().await;
         assert_eq!(
             renders.load(SeqCst),
             1,
-            "rendered before a label could change"
+            "rendered on a clock with no change"
         );
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        registry
+            .observe(agent_tray::model::Observation::new(
+                "s1",
+                agent_tray::model::Agent::Claude,
+                agent_tray::model::EventKind::SessionStart,
+                chrono::Utc::now(),
+            ))
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
         settle().await;
-        assert_eq!(renders.load(SeqCst), 2, "the minute's render never came");
-        assert_eq!(label_refresh(false, false), None, "no rows, no clock");
+        assert_eq!(renders.load(SeqCst), 2, "a session change was not rendered");
+        tokio::time::sleep(Duration::from_secs(10 * 3600 + 1)).await;
+        settle().await;
+        assert_eq!(renders.load(SeqCst), 3, "the midnight render never came");
+        assert_eq!(
+            label_refresh(false, false, Duration::from_secs(5)),
+            None,
+            "no rows, no clock"
+        );
         token.cancel();
         task.await.unwrap();
     }
