@@ -275,14 +275,32 @@ mod tests {
     fn install_merges_into_qwen_settings_and_uninstall_gives_the_bytes_back() {
         let path = Path::new("/home/u/.qwen/settings.json");
         let bin = Path::new("/opt/agent-tray/bin/agent-tray");
-        let old = "{\n  \"model\": { \"name\": \"qwen3-coder\" },\n  \"hooks\": { \"Stop\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"mine\" } ] } ] }\n}\n";
+        // As Qwen Code writes it (JSON.stringify, two spaces), with another tool's hook.
+        let old = r#"{
+  "model": {
+    "name": "qwen3-coder"
+  },
+  "hooks": {
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "mine"
+          }
+        ]
+      }
+    ]
+  }
+}
+"#;
         let new = plan_text(path, Some(old), bin, Action::Install)
             .unwrap()
             .changes[0]
             .new
             .clone()
             .unwrap();
-        assert!(new.contains("\"command\": \"mine\""));
+        assert!(new.contains("\"command\": \"mine\""), "{new}");
         assert!(new.contains("/opt/agent-tray/bin/agent-tray hook --agent qwen"));
         assert!(
             !new.contains("MessageDisplay"),
