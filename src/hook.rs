@@ -383,7 +383,8 @@ mod tests {
             agent_flag(&s(&["agent-tray", "hook", "--agent=claude"])),
             Some(Agent::Claude)
         );
-        assert_eq!(agent_flag(&s(&["--agent", "gemini"])), None);
+        assert_eq!(agent_flag(&s(&["--agent", "gemini"])), Some(Agent::Gemini));
+        assert_eq!(agent_flag(&s(&["--agent", "kimi"])), None, "not registered");
         assert_eq!(agent_flag(&s(&["--agent"])), None);
         assert_eq!(agent_flag(&[]), None);
     }

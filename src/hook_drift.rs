@@ -33,7 +33,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::install::{self, claude, codex, Action, Ownership};
+use crate::agents::InstallOptions;
+use crate::install::{self, Action, Ownership};
 use crate::model::Agent;
 
 /// The install record, in the data folder.
@@ -156,10 +157,7 @@ impl HookHealth {
 
 /// "Claude Code", "Codex".
 pub fn agent_name(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude => "Claude Code",
-        Agent::Codex => "Codex",
-    }
+    agent.adapter().product_name()
 }
 
 fn tilde(path: &Path, home: Option<&Path>) -> String {
@@ -171,10 +169,7 @@ fn tilde(path: &Path, home: Option<&Path>) -> String {
 
 /// The file an agent's hooks live in.
 pub fn config_file(agent: Agent, dir: &Path) -> PathBuf {
-    match agent {
-        Agent::Claude => dir.join("settings.json"),
-        Agent::Codex => dir.join("hooks.json"),
-    }
+    agent.adapter().hooks_file(dir)
 }
 
 /// Checks one agent's hooks in `dir` against what `install` would write with `bin`.
@@ -190,10 +185,9 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
         recorded,
         problem: None,
     };
-    let plan = match agent {
-        Agent::Claude => claude::plan_file(&file, bin, Action::Install),
-        Agent::Codex => codex::plan_files(dir, bin, Action::Install, trust),
-    };
+    let plan = agent
+        .adapter()
+        .plan_hooks(dir, bin, Action::Install, InstallOptions { trust });
     let text = install::read_optional(&file).ok().flatten();
     let doc: Option<Value> = text.as_deref().and_then(|t| serde_json::from_str(t).ok());
     let ours = doc.as_ref().map_or(0, |d| our_entries(d, agent, bin));
@@ -211,14 +205,12 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
                 .any(|c| c.new.is_some() && c.path != file);
             health.installed = !hooks_change;
             if ours > 0 {
-                health.trusted = Some(match agent {
-                    Agent::Claude => !doc
-                        .as_ref()
-                        .and_then(|d| d.get("disableAllHooks"))
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                    Agent::Codex => codex_trusted(dir, &file, doc.as_ref(), bin, trust_change),
-                });
+                health.trusted = Some(agent.adapter().hooks_enabled(
+                    dir,
+                    doc.as_ref(),
+                    bin,
+                    trust_change,
+                ));
             }
         }
         Err(e) => health.problem = Some(e.to_string()),
@@ -232,22 +224,6 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
         });
     }
     health
-}
-
-fn codex_trusted(
-    dir: &Path,
-    hooks_file: &Path,
-    doc: Option<&Value>,
-    bin: &Path,
-    trust_change: bool,
-) -> bool {
-    let Some(doc) = doc else { return false };
-    let config = std::fs::read_to_string(dir.join("config.toml"))
-        .ok()
-        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
-        .unwrap_or_default();
-    let status = codex::trust_status(hooks_file, doc, &config, bin);
-    !trust_change && !status.is_empty() && status.iter().all(|(_, trusted)| *trusted)
 }
 
 /// How many hook entries of ours (this binary or an older path of it, or edited) a document has.
@@ -280,8 +256,8 @@ pub fn hook_binary() -> Option<PathBuf> {
 /// Where to look for an agent's hooks when no install was recorded, and with which binary.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Unrecorded {
-    pub claude_dir: Option<PathBuf>,
-    pub codex_dir: Option<PathBuf>,
+    /// Each agent's folder, where known.
+    pub dirs: Vec<(Agent, PathBuf)>,
     pub bin: Option<PathBuf>,
 }
 
@@ -289,8 +265,10 @@ impl Unrecorded {
     /// The agents' folders from the environment, and [`hook_binary`].
     pub fn from_env() -> Self {
         Unrecorded {
-            claude_dir: crate::paths::claude_config_dir(),
-            codex_dir: crate::paths::codex_home(),
+            dirs: Agent::ALL
+                .iter()
+                .filter_map(|&a| Some((a, a.adapter().config_dir()?)))
+                .collect(),
             bin: hook_binary(),
         }
     }
@@ -300,14 +278,16 @@ impl Unrecorded {
 pub fn check_all(data_dir: &Path, unrecorded: &Unrecorded) -> Vec<HookHealth> {
     let record = read_record(data_dir);
     Agent::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter_map(|agent| match record.iter().find(|r| r.agent == agent) {
             Some(r) => Some(check(agent, &r.dir, &r.bin, r.trust, true)),
             None => {
-                let dir = match agent {
-                    Agent::Claude => unrecorded.claude_dir.as_deref(),
-                    Agent::Codex => unrecorded.codex_dir.as_deref(),
-                }?;
+                let dir = unrecorded
+                    .dirs
+                    .iter()
+                    .find(|(a, _)| *a == agent)
+                    .map(|(_, d)| d.as_path())?;
                 let bin = unrecorded.bin.as_deref()?;
                 Some(check(agent, dir, bin, false, false))
             }
@@ -321,10 +301,12 @@ pub fn repair(data_dir: &Path, agent: Agent) -> Result<Vec<PathBuf>, install::In
     let Some(r) = read_record(data_dir).into_iter().find(|r| r.agent == agent) else {
         return Ok(Vec::new());
     };
-    let plan = match agent {
-        Agent::Claude => claude::plan_file(&config_file(agent, &r.dir), &r.bin, Action::Install)?,
-        Agent::Codex => codex::plan_files(&r.dir, &r.bin, Action::Install, r.trust)?,
-    };
+    let plan = agent.adapter().plan_hooks(
+        &r.dir,
+        &r.bin,
+        Action::Install,
+        InstallOptions { trust: r.trust },
+    )?;
     let mut written = Vec::new();
     for change in plan.changes {
         if let Some(new) = change.new.as_deref() {
@@ -500,7 +482,7 @@ mod tests {
         let file = dir.join("settings.json");
         // Other settings, written the user's way.
         std::fs::write(&file, "{\n    \"model\": \"opus\",  \"n\": 1e3\n}\n").unwrap();
-        let plan = claude::plan_file(&file, bin, Action::Install).unwrap();
+        let plan = install::claude::plan_file(&file, bin, Action::Install).unwrap();
         let installed = plan.changes[0].new.clone().unwrap();
         std::fs::write(&file, &installed).unwrap();
         let entry = InstalledHooks {

@@ -42,12 +42,9 @@ const BACKUPS_KEPT: usize = 5;
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct InstallArgs {
-    /// Claude Code only ($CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json).
-    #[arg(long)]
-    pub claude: bool,
-    /// Codex only ($CODEX_HOME/hooks.json, and notify in config.toml).
-    #[arg(long)]
-    pub codex: bool,
+    /// One flag per registered agent (`--claude`, `--codex`, `--gemini`, …).
+    #[command(flatten)]
+    pub only: AgentFlags,
     /// Also mark the Codex hooks as trusted in config.toml, so Codex runs them at once (Codex
     /// skips hooks you have not reviewed; with this flag Agent Tray records that you trust its
     /// own entries, and only those).
@@ -62,13 +59,68 @@ pub struct InstallArgs {
     pub allow_insecure_path: bool,
 }
 
+/// The agents named on the command line: one `--<agent>` flag per registered agent, made from
+/// [`crate::agents::REGISTERED`] so an agent added there gets its flag.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentFlags(pub Vec<Agent>);
+
+impl clap::FromArgMatches for AgentFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(AgentFlags(
+            Agent::ALL
+                .iter()
+                .copied()
+                .filter(|a| {
+                    matches
+                        .try_get_one::<bool>(a.as_str())
+                        .ok()
+                        .flatten()
+                        .copied()
+                        .unwrap_or(false)
+                })
+                .collect(),
+        ))
+    }
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for AgentFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Agent::ALL.iter().fold(cmd, |cmd, agent| {
+            let adapter = agent.adapter();
+            cmd.arg(
+                clap::Arg::new(agent.as_str())
+                    .long(agent.as_str())
+                    .action(clap::ArgAction::SetTrue)
+                    .help(format!(
+                        "{} only (its hooks in ${} or the default folder)",
+                        adapter.product_name(),
+                        adapter.config_dir_env()
+                    )),
+            )
+        })
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
 impl InstallArgs {
+    /// The agents named by flags; with none, every agent that says so
+    /// ([`crate::agents::AgentAdapter::install_by_default`]: found installed here; Claude Code
+    /// and Codex always, as before other agents were known).
     fn agents(&self) -> Vec<Agent> {
-        match (self.claude, self.codex) {
-            (true, false) => vec![Agent::Claude],
-            (false, true) => vec![Agent::Codex],
-            _ => vec![Agent::Claude, Agent::Codex],
+        if !self.only.0.is_empty() {
+            return self.only.0.clone();
         }
+        Agent::ALL
+            .iter()
+            .copied()
+            .filter(|a| a.adapter().install_by_default())
+            .collect()
     }
 }
 
@@ -96,10 +148,11 @@ pub enum InstallError {
     Write { path: PathBuf, source: io::Error },
     #[error("{path} was changed by another program (the agent saving its settings?) while agent-tray was updating it; that file was left as the other program wrote it. Run the same command again to apply the change on top of it.")]
     ChangedMeanwhile { path: PathBuf },
-    #[error(
-        "cannot tell where {0} keeps its settings: set HOME (or CLAUDE_CONFIG_DIR / CODEX_HOME)"
-    )]
-    NoConfigDir(&'static str),
+    #[error("cannot tell where {agent} keeps its settings: set HOME (or {env})")]
+    NoConfigDir {
+        agent: &'static str,
+        env: &'static str,
+    },
     #[error("cannot tell where this agent-tray binary is: {0}")]
     NoBinary(io::Error),
     #[error("refusing to point the agents at this binary: {0}. The hooks (and Codex's notify) run it on every agent event. Fix: {fix}; then run `agent-tray install` again from there. To install anyway, pass --allow-insecure-path.", fix = .0.fix())]
@@ -361,30 +414,17 @@ fn prune_backups(dir: &Path, name: &str) {
 pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, InstallError> {
     let mut plan = Plan::default();
     for agent in args.agents() {
-        let part = match agent {
-            Agent::Claude => {
-                let dir = crate::paths::claude_config_dir()
-                    .ok_or(InstallError::NoConfigDir("Claude Code"))?;
-                claude::plan_file(&dir.join("settings.json"), bin, action)?
-            }
-            Agent::Codex => {
-                let dir = crate::paths::codex_home().ok_or(InstallError::NoConfigDir("Codex"))?;
-                codex::plan_files(&absolute(&dir), bin, action, args.trust)?
-            }
-        };
+        let adapter = agent.adapter();
+        let dir = adapter.config_dir().ok_or(InstallError::NoConfigDir {
+            agent: adapter.product_name(),
+            env: adapter.config_dir_env(),
+        })?;
+        let options = crate::agents::InstallOptions { trust: args.trust };
+        let part = adapter.plan_hooks(&dir, bin, action, options)?;
         plan.changes.extend(part.changes);
         plan.notes.extend(part.notes);
     }
     Ok(plan)
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        return path.to_path_buf();
-    }
-    std::env::current_dir()
-        .map(|d| d.join(path))
-        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// Notes what was installed (or uninstalled) where, so the engine can tell hooks that vanished
@@ -395,10 +435,7 @@ fn record_install(args: &InstallArgs, action: Action, bin: &Path) {
         return;
     };
     for agent in args.agents() {
-        let dir = match agent {
-            Agent::Claude => crate::paths::claude_config_dir(),
-            Agent::Codex => crate::paths::codex_home().map(|d| absolute(&d)),
-        };
+        let dir = agent.adapter().config_dir();
         let Some(dir) = dir else { continue };
         let entry = crate::hook_drift::InstalledHooks {
             agent,
