@@ -3,6 +3,7 @@
 //! No GUI here and no Tauri: the desktop shell and `agent-tray daemon` both host the [`engine`].
 
 pub mod agent_pid;
+pub mod agents;
 pub mod atomic_file;
 pub mod cli;
 pub mod clock;

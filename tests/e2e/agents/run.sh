@@ -29,7 +29,7 @@ if ! bins="$("$here/install.sh")"; then
   exit 1
 fi
 eval "$bins"
-export CLAUDE_BIN CODEX_BIN
+export CLAUDE_BIN CODEX_BIN COPILOT_BIN OPENCODE_BIN
 echo "claude: $("$CLAUDE_BIN" --version 2>/dev/null) ($CLAUDE_BIN)"
 echo "codex:  $("$CODEX_BIN" --version 2>/dev/null) ($CODEX_BIN)"
 if [ -x "$AGENT_TRAY_BIN" ]; then

@@ -1,0 +1,175 @@
+//! GitHub Copilot CLI (`@github/copilot`, a native binary; recorded with 1.0.102).
+//!
+//! Everything the tray knows about Copilot lives here: its hook payloads ([`hook`]), its
+//! session folder ([`session_state`]), its hook file ([`install`]), which process is it
+//! ([`find_pid`]), and its resume and jump commands.
+//!
+//! Which process: the CLI runs hooks as its own children (no shell between, recorded), and its
+//! `comm` is its main thread's name, `MainThread`, not `copilot`: a walk by name never finds it.
+//! So the walk steps over shells and takes the first other process only when its command line
+//! is Copilot's (`…/copilot`, or node running `@github/copilot`'s loader) **or** the session's
+//! folder holds an `inuse.<PID>.lock` naming it.
+
+pub mod hook;
+pub mod install;
+pub mod session_state;
+
+use std::path::Path;
+
+use crate::process::ProcessTable;
+
+/// The `agent` field's value.
+pub const NAME: &str = "copilot";
+/// The name people see.
+pub const DISPLAY_NAME: &str = "Copilot";
+/// Its colour in the window and the tray (GitHub Copilot's purple).
+pub const COLOUR: &str = "#8957e5";
+
+/// Shells a hook command may run under (stepped over).
+const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "ash", "busybox",
+];
+/// Deeper than any real hook ancestry.
+const MAX_DEPTH: usize = 6;
+
+/// Whether a command line is Copilot's CLI: its native binary, or node running its loader.
+pub fn is_copilot_cmdline(argv: &[String]) -> bool {
+    let base = |a: &String| {
+        Path::new(a)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    match argv.first() {
+        Some(prog) if base(prog) == "copilot" => true,
+        Some(prog) if matches!(base(prog).as_str(), "node" | "nodejs") => argv
+            .get(1)
+            .is_some_and(|s| s.contains("@github/copilot") || base(s) == "copilot"),
+        _ => false,
+    }
+}
+
+/// The Copilot process above a hook whose parent is `parent`: past shells, the first process
+/// that is Copilot by its command line or by a lock in the session's folder (`lock_pids`).
+/// Anything else gives `None`: no pid rather than a wrong one.
+pub fn find_pid(table: &dyn ProcessTable, parent: u32, lock_pids: &[u32]) -> Option<u32> {
+    let mut pid = parent;
+    for _ in 0..MAX_DEPTH {
+        if pid <= 1 {
+            return None;
+        }
+        let info = table.info(pid)?;
+        if SHELLS.contains(&info.comm.as_str()) {
+            pid = info.ppid;
+            continue;
+        }
+        let by_lock = lock_pids.contains(&pid);
+        let by_cmdline = table.cmdline(pid).is_some_and(|a| is_copilot_cmdline(&a));
+        return (by_lock || by_cmdline).then_some(pid);
+    }
+    None
+}
+
+/// The command that resumes a session in its folder.
+pub fn resume_command(session_id: &str) -> String {
+    format!(
+        "copilot --resume={}",
+        crate::install::shell_quote(session_id)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::ProcInfo;
+    use std::collections::HashMap;
+
+    #[derive(Default)]
+    struct Tree(HashMap<u32, (u32, &'static str, Vec<&'static str>)>);
+
+    impl Tree {
+        fn with(mut self, pid: u32, ppid: u32, comm: &'static str, argv: &[&'static str]) -> Self {
+            self.0.insert(pid, (ppid, comm, argv.to_vec()));
+            self
+        }
+    }
+
+    impl ProcessTable for Tree {
+        fn info(&self, pid: u32) -> Option<ProcInfo> {
+            self.0.get(&pid).map(|(ppid, comm, _)| ProcInfo {
+                ppid: *ppid,
+                comm: comm.to_string(),
+            })
+        }
+        fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
+            self.0
+                .get(&pid)
+                .map(|(_, _, a)| a.iter().map(|s| s.to_string()).collect())
+        }
+        fn exists(&self, pid: u32) -> bool {
+            self.0.contains_key(&pid)
+        }
+        fn start_token(&self, _pid: u32) -> Option<String> {
+            None
+        }
+        fn children(&self, _pid: u32) -> Vec<u32> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn a_hook_run_by_the_native_cli_named_mainthread_finds_it() {
+        // Recorded: the hook's parent is the CLI, whose comm is its main thread's name.
+        let t = Tree::default()
+            .with(
+                12681,
+                900,
+                "MainThread",
+                &["/opt/n/@github/copilot-linux-x64/copilot"],
+            )
+            .with(900, 1, "tmux: server", &["tmux"]);
+        assert_eq!(find_pid(&t, 12681, &[]), Some(12681));
+    }
+
+    #[test]
+    fn a_shell_between_is_stepped_over_and_a_lock_alone_is_enough() {
+        let t = Tree::default()
+            .with(50, 40, "bash", &["bash", "-c", "agent-tray hook"])
+            .with(40, 1, "MainThread", &["/renamed/binary"]);
+        assert_eq!(find_pid(&t, 50, &[40]), Some(40));
+        assert_eq!(find_pid(&t, 50, &[]), None, "neither lock nor command line");
+    }
+
+    #[test]
+    fn another_program_above_the_hook_gives_no_pid() {
+        let t = Tree::default()
+            .with(70, 60, "sh", &["sh"])
+            .with(60, 1, "claude", &["claude"]);
+        assert_eq!(find_pid(&t, 70, &[]), None);
+    }
+
+    #[test]
+    fn the_npm_loader_under_node_is_copilot_too() {
+        let argv: Vec<String> = [
+            "node",
+            "/usr/lib/node_modules/@github/copilot/npm-loader.js",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert!(is_copilot_cmdline(&argv));
+        assert!(!is_copilot_cmdline(&[
+            "node".to_string(),
+            "server.js".to_string()
+        ]));
+    }
+
+    #[test]
+    fn resume_quotes_the_session_id() {
+        assert_eq!(
+            resume_command("da763f3d-1272-45ca-939d-52e915d454e7"),
+            "copilot --resume=da763f3d-1272-45ca-939d-52e915d454e7"
+        );
+        assert_eq!(resume_command("a b"), "copilot --resume='a b'");
+    }
+}
