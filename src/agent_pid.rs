@@ -127,7 +127,7 @@ pub fn find_agent_pid(
                 }
                 let pid = match agent {
                     Agent::Codex => outermost_codex(table, pid),
-                    Agent::Claude => pid,
+                    _ => pid,
                 };
                 // Codex's managed app-server with no TUI above it (the TUI died, or the thread
                 // runs from `codex queue`): the server is nobody's session process.

@@ -50,6 +50,7 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
         let (hooks, command) = match agent {
             Agent::Claude => check_claude(bin),
             Agent::Codex => check_codex(bin),
+            Agent::Copilot | Agent::OpenCode => check_own_file(agent, bin),
         };
         if let Some(command) = command {
             probe_targets.push((agent, command));
@@ -118,6 +119,48 @@ fn check_claude(bin: &Path) -> HookCheck {
         Agent::Claude,
         "agent-tray install --claude",
     )
+}
+
+/// Copilot's hook file and OpenCode's plugin: ours alone, so installed means "holds exactly
+/// what `install` writes for this binary". (No delivery probe: their payloads are not Claude's.)
+fn check_own_file(agent: Agent, bin: &Path) -> HookCheck {
+    let (dir, fix) = match agent {
+        Agent::Copilot => (
+            crate::agents::copilot::install::copilot_home_from_env(),
+            "agent-tray install --copilot",
+        ),
+        _ => (
+            crate::agents::opencode::install::plugins_dir_from_env(),
+            "agent-tray install --opencode",
+        ),
+    };
+    let Some(dir) = dir else {
+        return (
+            vec![Finding::Problem(format!(
+                "cannot find {}'s folder: set HOME",
+                agent.display_name()
+            ))],
+            None,
+        );
+    };
+    let health = crate::hook_drift::check(agent, &dir, bin, false, false);
+    let file = health.config_file.display();
+    let finding = if health.installed {
+        Finding::Ok(format!(
+            "{} events reach Agent Tray through {file}",
+            agent.display_name()
+        ))
+    } else if health.config_file.exists() {
+        Finding::Problem(format!(
+            "{file} is not what this agent-tray writes (another binary, or edited): run `{fix}`"
+        ))
+    } else {
+        Finding::Problem(format!(
+            "{} is not hooked ({file} is missing): run `{fix}`",
+            agent.display_name()
+        ))
+    };
+    (vec![finding], None)
 }
 
 fn check_codex(bin: &Path) -> HookCheck {

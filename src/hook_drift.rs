@@ -159,6 +159,8 @@ pub fn agent_name(agent: Agent) -> &'static str {
     match agent {
         Agent::Claude => "Claude Code",
         Agent::Codex => "Codex",
+        Agent::Copilot => "GitHub Copilot CLI",
+        Agent::OpenCode => "OpenCode",
     }
 }
 
@@ -174,6 +176,10 @@ pub fn config_file(agent: Agent, dir: &Path) -> PathBuf {
     match agent {
         Agent::Claude => dir.join("settings.json"),
         Agent::Codex => dir.join("hooks.json"),
+        Agent::Copilot => dir
+            .join("hooks")
+            .join(crate::agents::copilot::install::HOOK_FILE_NAME),
+        Agent::OpenCode => dir.join(crate::agents::opencode::install::PLUGIN_FILE_NAME),
     }
 }
 
@@ -190,9 +196,33 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
         recorded,
         problem: None,
     };
+    // Copilot's hook file and OpenCode's plugin are ours alone: installed means the file holds
+    // exactly what `install` writes; anything else recorded as installed has drifted.
+    let own_file = match agent {
+        Agent::Copilot => Some(crate::agents::copilot::install::render(bin)),
+        Agent::OpenCode => Some(crate::agents::opencode::install::render(bin)),
+        Agent::Claude | Agent::Codex => None,
+    };
+    if let Some(wanted) = own_file {
+        let text = install::read_optional(&file).ok().flatten();
+        health.installed = text.as_deref() == Some(wanted.as_str());
+        if health.installed {
+            health.trusted = Some(true);
+        }
+        if recorded && !health.installed {
+            health.drifted = true;
+            health.drift = Some(if text.is_none() {
+                DriftKind::Removed
+            } else {
+                DriftKind::Changed
+            });
+        }
+        return health;
+    }
     let plan = match agent {
         Agent::Claude => claude::plan_file(&file, bin, Action::Install),
         Agent::Codex => codex::plan_files(dir, bin, Action::Install, trust),
+        Agent::Copilot | Agent::OpenCode => return health, // own files: checked above
     };
     let text = install::read_optional(&file).ok().flatten();
     let doc: Option<Value> = text.as_deref().and_then(|t| serde_json::from_str(t).ok());
@@ -218,6 +248,7 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
                         .and_then(Value::as_bool)
                         .unwrap_or(false),
                     Agent::Codex => codex_trusted(dir, &file, doc.as_ref(), bin, trust_change),
+                    Agent::Copilot | Agent::OpenCode => true,
                 });
             }
         }
@@ -282,6 +313,10 @@ pub fn hook_binary() -> Option<PathBuf> {
 pub struct Unrecorded {
     pub claude_dir: Option<PathBuf>,
     pub codex_dir: Option<PathBuf>,
+    /// Copilot's folder (`$COPILOT_HOME`, else `~/.copilot`).
+    pub copilot_dir: Option<PathBuf>,
+    /// OpenCode's plugins folder.
+    pub opencode_dir: Option<PathBuf>,
     pub bin: Option<PathBuf>,
 }
 
@@ -291,6 +326,8 @@ impl Unrecorded {
         Unrecorded {
             claude_dir: crate::paths::claude_config_dir(),
             codex_dir: crate::paths::codex_home(),
+            copilot_dir: crate::agents::copilot::install::copilot_home_from_env(),
+            opencode_dir: crate::agents::opencode::install::plugins_dir_from_env(),
             bin: hook_binary(),
         }
     }
@@ -307,6 +344,8 @@ pub fn check_all(data_dir: &Path, unrecorded: &Unrecorded) -> Vec<HookHealth> {
                 let dir = match agent {
                     Agent::Claude => unrecorded.claude_dir.as_deref(),
                     Agent::Codex => unrecorded.codex_dir.as_deref(),
+                    Agent::Copilot => unrecorded.copilot_dir.as_deref(),
+                    Agent::OpenCode => unrecorded.opencode_dir.as_deref(),
                 }?;
                 let bin = unrecorded.bin.as_deref()?;
                 Some(check(agent, dir, bin, false, false))
@@ -324,6 +363,22 @@ pub fn repair(data_dir: &Path, agent: Agent) -> Result<Vec<PathBuf>, install::In
     let plan = match agent {
         Agent::Claude => claude::plan_file(&config_file(agent, &r.dir), &r.bin, Action::Install)?,
         Agent::Codex => codex::plan_files(&r.dir, &r.bin, Action::Install, r.trust)?,
+        Agent::Copilot | Agent::OpenCode => {
+            let path = config_file(agent, &r.dir);
+            let old = install::read_optional(&path)?;
+            let new = match agent {
+                Agent::Copilot => crate::agents::copilot::install::render(&r.bin),
+                _ => crate::agents::opencode::install::render(&r.bin),
+            };
+            install::Plan {
+                changes: vec![install::FileChange {
+                    path,
+                    new: (old.as_deref() != Some(new.as_str())).then_some(new),
+                    old,
+                }],
+                notes: Vec::new(),
+            }
+        }
     };
     let mut written = Vec::new();
     for change in plan.changes {

@@ -23,15 +23,22 @@ use serde::{Deserialize, Serialize};
 pub enum Agent {
     Claude,
     Codex,
+    /// GitHub Copilot CLI (`src/agents/copilot/`).
+    Copilot,
+    /// OpenCode (`src/agents/opencode/`).
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 2] = [Agent::Claude, Agent::Codex];
+    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Copilot, Agent::OpenCode];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Copilot => crate::agents::copilot::NAME,
+            Agent::OpenCode => crate::agents::opencode::NAME,
         }
     }
 
@@ -40,6 +47,8 @@ impl Agent {
         match self {
             Agent::Claude => "Claude",
             Agent::Codex => "Codex",
+            Agent::Copilot => crate::agents::copilot::DISPLAY_NAME,
+            Agent::OpenCode => crate::agents::opencode::DISPLAY_NAME,
         }
     }
 }
@@ -51,7 +60,7 @@ impl fmt::Display for Agent {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown agent {0:?} (expected claude or codex)")]
+#[error("unknown agent {0:?} (expected claude, codex, copilot or opencode)")]
 pub struct UnknownAgent(pub String);
 
 impl FromStr for Agent {
@@ -60,6 +69,8 @@ impl FromStr for Agent {
         match s.to_ascii_lowercase().as_str() {
             "claude" | "claude-code" | "claude_code" => Ok(Agent::Claude),
             "codex" => Ok(Agent::Codex),
+            "copilot" | "github-copilot" => Ok(Agent::Copilot),
+            "opencode" => Ok(Agent::OpenCode),
             _ => Err(UnknownAgent(s.to_string())),
         }
     }

@@ -155,6 +155,8 @@ pub fn resume_command(agent: Agent, session_id: &str) -> String {
     match agent {
         Agent::Claude => format!("claude --resume {id}"),
         Agent::Codex => format!("codex resume {id}"),
+        Agent::Copilot => crate::agents::copilot::resume_command(session_id),
+        Agent::OpenCode => crate::agents::opencode::resume_command(session_id),
     }
 }
 

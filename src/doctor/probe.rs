@@ -35,6 +35,8 @@ fn fix_for(agent: Agent) -> &'static str {
     match agent {
         Agent::Claude => "agent-tray install --claude",
         Agent::Codex => "agent-tray install --codex",
+        Agent::Copilot => "agent-tray install --copilot",
+        Agent::OpenCode => "agent-tray install --opencode",
     }
 }
 
@@ -42,6 +44,8 @@ fn agent_name(agent: Agent) -> &'static str {
     match agent {
         Agent::Claude => "Claude Code",
         Agent::Codex => "Codex",
+        Agent::Copilot => "GitHub Copilot CLI",
+        Agent::OpenCode => "OpenCode",
     }
 }
 
@@ -237,6 +241,10 @@ pub fn version_text(agent: Agent, obs: &Observation) -> String {
         (None, Agent::Codex) => {
             "version unknown: Codex's hooks do not send one and its rollout names none".into()
         }
+        (None, _) => format!(
+            "version unknown: {}'s events do not send one",
+            agent_name(agent)
+        ),
     }
 }
 
@@ -249,6 +257,7 @@ pub fn agent_version(agent: Agent, obs: &Observation) -> Option<String> {
             .transcript_path
             .as_deref()
             .and_then(|p| codex_version(Path::new(p))),
+        Agent::Copilot | Agent::OpenCode => None,
     }
 }
 

@@ -34,6 +34,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::agents::own_file::FileOp;
 use crate::atomic_file::{AtomicWrite, AtomicWriteError, Current};
 use crate::model::Agent;
 
@@ -48,6 +49,14 @@ pub struct InstallArgs {
     /// Codex only ($CODEX_HOME/hooks.json, and notify in config.toml).
     #[arg(long)]
     pub codex: bool,
+    /// GitHub Copilot CLI only (our own file, $COPILOT_HOME/hooks/agent-tray.json or
+    /// ~/.copilot/hooks/agent-tray.json).
+    #[arg(long)]
+    pub copilot: bool,
+    /// OpenCode only (our own plugin, $XDG_CONFIG_HOME/opencode/plugins/agent-tray.js or
+    /// ~/.config/opencode/plugins/agent-tray.js).
+    #[arg(long)]
+    pub opencode: bool,
     /// Also mark the Codex hooks as trusted in config.toml, so Codex runs them at once (Codex
     /// skips hooks you have not reviewed; with this flag Agent Tray records that you trust its
     /// own entries, and only those).
@@ -64,11 +73,34 @@ pub struct InstallArgs {
 
 impl InstallArgs {
     fn agents(&self) -> Vec<Agent> {
-        match (self.claude, self.codex) {
-            (true, false) => vec![Agent::Claude],
-            (false, true) => vec![Agent::Codex],
-            _ => vec![Agent::Claude, Agent::Codex],
+        let asked: Vec<Agent> = [
+            (self.claude, Agent::Claude),
+            (self.codex, Agent::Codex),
+            (self.copilot, Agent::Copilot),
+            (self.opencode, Agent::OpenCode),
+        ]
+        .into_iter()
+        .filter_map(|(on, agent)| on.then_some(agent))
+        .collect();
+        if !asked.is_empty() {
+            return asked;
         }
+        // No flag: Claude Code and Codex as always, and each newer agent found installed.
+        let mut all = vec![Agent::Claude, Agent::Codex];
+        all.extend(
+            [Agent::Copilot, Agent::OpenCode]
+                .into_iter()
+                .filter(|a| crate::doctor::find_on_path(a.as_str()).is_some()),
+        );
+        all
+    }
+
+    /// The agents asked for whose file is ours alone (planned by [`own_file_plans`]).
+    fn own_file_agents(&self) -> Vec<Agent> {
+        self.agents()
+            .into_iter()
+            .filter(|a| matches!(a, Agent::Copilot | Agent::OpenCode))
+            .collect()
     }
 }
 
@@ -362,6 +394,8 @@ pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, Inst
     let mut plan = Plan::default();
     for agent in args.agents() {
         let part = match agent {
+            // Their files are ours alone: planned by `own_file_plans` (a removal is no edit).
+            Agent::Copilot | Agent::OpenCode => continue,
             Agent::Claude => {
                 let dir = crate::paths::claude_config_dir()
                     .ok_or(InstallError::NoConfigDir("Claude Code"))?;
@@ -398,6 +432,8 @@ fn record_install(args: &InstallArgs, action: Action, bin: &Path) {
         let dir = match agent {
             Agent::Claude => crate::paths::claude_config_dir(),
             Agent::Codex => crate::paths::codex_home().map(|d| absolute(&d)),
+            Agent::Copilot => crate::agents::copilot::install::copilot_home_from_env(),
+            Agent::OpenCode => crate::agents::opencode::install::plugins_dir_from_env(),
         };
         let Some(dir) = dir else { continue };
         let entry = crate::hook_drift::InstalledHooks {
@@ -411,6 +447,60 @@ fn record_install(args: &InstallArgs, action: Action, bin: &Path) {
             eprintln!("agent-tray: {e} (removed hooks will not be noticed)");
         }
     }
+}
+
+/// One planned change to a file that is ours alone (Copilot's hook file, OpenCode's plugin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnFilePlan {
+    pub agent: Agent,
+    pub path: PathBuf,
+    pub file_name: &'static str,
+    pub op: FileOp,
+}
+
+/// Plans the own-file agents asked for. A file at our path that we did not write is refused
+/// (nothing is changed, for any agent).
+pub fn own_file_plans(
+    args: &InstallArgs,
+    action: Action,
+    bin: &Path,
+) -> Result<Vec<OwnFilePlan>, InstallError> {
+    use crate::agents::{copilot, opencode};
+    let install = action == Action::Install;
+    let mut out = Vec::new();
+    for agent in args.own_file_agents() {
+        let (path, file_name) = match agent {
+            Agent::Copilot => {
+                let dir = copilot::install::copilot_home_from_env()
+                    .ok_or(InstallError::NoConfigDir("GitHub Copilot CLI"))?;
+                (
+                    dir.join("hooks").join(copilot::install::HOOK_FILE_NAME),
+                    copilot::install::HOOK_FILE_NAME,
+                )
+            }
+            _ => {
+                let dir = opencode::install::plugins_dir_from_env()
+                    .ok_or(InstallError::NoConfigDir("OpenCode"))?;
+                (
+                    dir.join(opencode::install::PLUGIN_FILE_NAME),
+                    opencode::install::PLUGIN_FILE_NAME,
+                )
+            }
+        };
+        let path = absolute(&path);
+        let old = read_optional(&path)?;
+        let op = match agent {
+            Agent::Copilot => copilot::install::plan(&path, old.as_deref(), bin, install)?,
+            _ => opencode::install::plan(&path, old.as_deref(), bin, install)?,
+        };
+        out.push(OwnFilePlan {
+            agent,
+            path,
+            file_name,
+            op,
+        });
+    }
+    Ok(out)
 }
 
 /// `agent-tray install` / `uninstall`.
@@ -430,19 +520,27 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
         path_safety::check(&bin).map_err(InstallError::InsecurePath)?;
     }
     let plan = plan(args, action, &bin)?;
+    let own = own_file_plans(args, action, &bin)?;
     let mut out = io::stdout().lock();
     let verb = match action {
         Action::Install => "install",
         Action::Uninstall => "uninstall",
     };
     let pending: Vec<&FileChange> = plan.changes.iter().filter(|c| c.new.is_some()).collect();
+    let own: Vec<&OwnFilePlan> = own.iter().filter(|p| p.op != FileOp::Keep).collect();
+    let nothing = pending.is_empty() && own.is_empty();
     if args.dry_run {
         for change in &pending {
             if let Some(diff) = change.diff() {
                 let _ = write!(out, "{diff}");
             }
         }
-        if pending.is_empty() {
+        for p in &own {
+            if let Some(diff) = crate::agents::own_file::diff(&p.path, &p.op) {
+                let _ = write!(out, "{diff}");
+            }
+        }
+        if nothing {
             let _ = writeln!(out, "agent-tray {verb}: nothing to change");
         }
     } else {
@@ -460,7 +558,12 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
                 };
             }
         }
-        if pending.is_empty() {
+        for p in &own {
+            if let Some(line) = crate::agents::own_file::apply(&p.path, p.file_name, &p.op)? {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        if nothing {
             let _ = writeln!(out, "agent-tray {verb}: already done, nothing changed");
         }
         record_install(args, action, &bin);

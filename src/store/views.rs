@@ -681,6 +681,7 @@ mod tests {
             s.model = Some(match agent {
                 Agent::Claude => "claude-sonnet-4".into(),
                 Agent::Codex => "gpt-5-codex".into(),
+                _ => "mock-model".into(),
             });
             s
         };

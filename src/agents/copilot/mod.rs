@@ -79,6 +79,7 @@ pub fn resume_command(session_id: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::process::ProcInfo;

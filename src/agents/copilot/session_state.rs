@@ -148,6 +148,7 @@ pub fn is_session_dir_name(name: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

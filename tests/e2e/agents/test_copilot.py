@@ -5,7 +5,7 @@ import json
 import os
 import time
 
-from e2e_base import E2ETest, ScenarioTest, PID_TICK_ALLOWANCE
+from e2e_base import E2ETest, ScenarioTest
 from harness.agents_more import CopilotAgent, copilot_bin
 from harness.mock_chat import ChatMock
 from harness.recorder import Recorder
@@ -64,3 +64,81 @@ class HarnessCopilot(E2ETest, CopilotMixin):
         # The hook is the CLI's own child (no shell between), and the CLI's comm is its main
         # thread's name, "MainThread", not "copilot": a walk by comm name never finds it.
         self.assertEqual(recs[0]["ancestry"][0], (a.pid, "MainThread"), recs[0]["ancestry"])
+
+
+class CopilotHooks(ScenarioTest, CopilotMixin):
+    """Hooks installed by `agent-tray install --copilot` (our own file in $COPILOT_HOME/hooks/),
+    `agent-tray daemon` running, states read from `list --json`."""
+
+    def setup_copilot(self, daemon=True):
+        self.agent = self.copilot()
+        self.tray.install("--copilot")
+        p = os.path.join(self.agent.copilot_home, "hooks", "agent-tray.json")
+        doc = json.load(open(p))
+        missing = [e for e in ("sessionStart", "userPromptSubmitted", "permissionRequest", "agentStop", "sessionEnd")
+                   if self.tray.bin not in json.dumps(doc["hooks"].get(e, []))]
+        self.assertFalse(missing, f"`agent-tray install --copilot` did not register {self.tray.bin} for {missing} in {p}")
+        if daemon:
+            self.tray.start_daemon()
+        self.tl = self.timeline()
+        return self.agent
+
+    def test_copilot_full_flow(self):
+        """prompt -> working (sessionStart fires only now); dialog -> waiting_for_permission within
+        1 s; approve -> working then idle (agentStop); /exit -> ended (sessionEnd)."""
+        a = self.setup_copilot()
+        a.start()
+        a.wait_ready()
+        t_prompt = self.since()
+        a.prompt("SLEEP 2 TOOL touch made-by-tool && sleep 2")
+        self.wait_state("working", 10, since=t_prompt, what="working after the first prompt (sessionStart + userPromptSubmitted)")
+        t_dialog = a.wait_permission()
+        t_wfp, _ = self.wait_state("waiting_for_permission", 10, since=t_prompt,
+                                   what="waiting_for_permission once the prompt opened (permissionRequest, notification)")
+        self.assert_within(t_wfp, t_dialog, 1.0, "waiting_for_permission", "permission prompt")
+        t_ok = self.since()
+        a.approve()
+        self.wait_state("working", 5, since=t_ok, what="working again after the approval (postToolUse)")
+        a.wait_turn_done("done")
+        self.wait_state("idle", 10, since=t_ok, what="idle after the turn ended (agentStop)")
+        self.assert_pid_is_agent()
+        self.assert_single_session()
+        t_exit = self.since()
+        a.exit()
+        self.wait_state("ended", 10, since=t_exit, what="ended after /exit (sessionEnd)")
+
+    def test_copilot_kill9_mid_turn(self):
+        """kill -9 fires no hook: the pid (found from the hook's parent, whose comm is
+        MainThread) is watched and the session ends within one tick."""
+        self.assert_killed_mid_turn_ends(self.setup_copilot(), "hooks")
+
+    def test_copilot_journal_replay_after_daemon_start(self):
+        """No app while the session runs into the permission prompt; then started: the session
+        shows waiting_for_permission from the journal."""
+        a = self.setup_copilot(daemon=False)
+        a.start()
+        a.wait_ready()
+        a.prompt("TOOL touch made-by-tool")
+        a.wait_permission()
+        t = self.since()
+        self.tray.start_daemon()
+        self.wait_state("waiting_for_permission", 10, since=t,
+                        what="waiting_for_permission after the daemon started (hooks sent while it was down)")
+        a.approve()
+        a.wait_turn_done("done")
+        self.wait_state("idle", 10, since=self.since(), what="idle after the turn, once the daemon runs")
+
+    def test_copilot_uninstall_removes_exactly_our_file(self):
+        a = self.copilot()
+        other = os.path.join(a.copilot_home, "hooks", "someone-else.json")
+        os.makedirs(os.path.dirname(other), exist_ok=True)
+        with open(other, "w") as f:
+            f.write('{"version":1,"hooks":{}}\n')
+        self.tray.install("--copilot")
+        ours = os.path.join(a.copilot_home, "hooks", "agent-tray.json")
+        self.assertTrue(os.path.exists(ours))
+        self.tray.run("uninstall", "--copilot")
+        self.assertFalse(os.path.exists(ours), "uninstall left our hook file")
+        self.assertEqual(open(other).read(), '{"version":1,"hooks":{}}\n', "another tool's hook file was touched")
+        json_files = [n for n in os.listdir(os.path.dirname(ours)) if n.endswith(".json")]
+        self.assertEqual(json_files, ["someone-else.json"], "a backup Copilot would load as hooks")

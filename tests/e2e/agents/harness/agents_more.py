@@ -74,9 +74,19 @@ class CopilotAgent(Agent):
         return self.wait_for(self.READY, timeout, what="copilot prompt ready")
 
     def prompt(self, text):
+        self._asked = len(self.mock.requests)
         self.tmux.send_text(text)
         time.sleep(1.0)  # the recipe: text, a second, then Enter
         self.tmux.send_keys("Enter")
+
+    def wait_working(self, timeout=30):
+        """The turn is running: the mock was asked since the last prompt (the screen's spinner
+        text changes between versions; the request does not)."""
+        deadline = time.monotonic() + timeout
+        while len(self.mock.requests) <= getattr(self, "_asked", 0):
+            if time.monotonic() > deadline:
+                raise ScreenTimeout(f"copilot never asked the mock after the prompt; screen:\n{self.screen()}")
+            time.sleep(0.05)
 
     def wait_permission(self, timeout=40):
         self.wait_for(self.PERMISSION, timeout, interval=0.05, what="copilot permission prompt")
