@@ -169,9 +169,19 @@ class OpenCodeAgent(Agent):
         return self.wait_for(self.READY, timeout, what="opencode prompt ready")
 
     def prompt(self, text):
+        self._asked = len(self.mock.requests)
         self.tmux.send_text(text)
         time.sleep(1.0)
         self.tmux.send_keys("Enter")
+
+    def wait_working(self, timeout=60):
+        """The turn is running: the mock was asked since the last prompt (the first prompt of
+        a process takes ~8 s of lazy loading before that)."""
+        deadline = time.monotonic() + timeout
+        while len(self.mock.requests) <= getattr(self, "_asked", 0):
+            if time.monotonic() > deadline:
+                raise ScreenTimeout(f"opencode never asked the mock after the prompt; screen:\n{self.screen()}")
+            time.sleep(0.05)
 
     def wait_permission(self, timeout=60):
         self.wait_for(self.PERMISSION, timeout, interval=0.05, what="opencode permission dialog")
