@@ -23,9 +23,9 @@ use serde::{Deserialize, Serialize};
 pub enum Agent {
     Claude,
     Codex,
-    /// GitHub Copilot CLI (`src/agents/copilot/`).
+    // GitHub Copilot CLI (`src/agents/copilot/`).
     Copilot,
-    /// OpenCode (`src/agents/opencode/`).
+    // OpenCode (`src/agents/opencode/`).
     #[serde(rename = "opencode")]
     OpenCode,
 }

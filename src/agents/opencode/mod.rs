@@ -18,7 +18,7 @@ pub const NAME: &str = "opencode";
 /// The name people see.
 pub const DISPLAY_NAME: &str = "OpenCode";
 /// Its colour in the window and the tray.
-pub const COLOUR: &str = "#e5a50a";
+pub const COLOUR: &str = "#c78a00";
 
 /// The command that resumes a session in its folder.
 pub fn resume_command(session_id: &str) -> String {
