@@ -10,6 +10,7 @@
 //! is Copilot's (`…/copilot`, or node running `@github/copilot`'s loader) **or** the session's
 //! folder holds an `inuse.<PID>.lock` naming it.
 
+pub mod feed;
 pub mod hook;
 pub mod install;
 pub mod session_state;

@@ -107,6 +107,22 @@ class CopilotHooks(ScenarioTest, CopilotMixin):
         a.exit()
         self.wait_state("ended", 10, since=t_exit, what="ended after /exit (sessionEnd)")
 
+    def test_copilot_esc_at_the_permission_prompt_is_idle_from_the_session_folder(self):
+        """Esc fires no hook at all: the `abort` line in the session's events.jsonl ends the
+        wait (idle), read by the session-folder feed."""
+        a = self.setup_copilot()
+        a.start()
+        a.wait_ready()
+        t_prompt = self.since()
+        a.prompt("TOOL touch never-made")
+        a.wait_permission()
+        self.wait_state("waiting_for_permission", 10, since=t_prompt, what="waiting_for_permission (hooks)")
+        t_esc = self.since()
+        a.escape()
+        a.wait_for(a.PERMISSION, 10, absent=True, what="copilot permission prompt closed by Esc")
+        self.wait_state("idle", 10, since=t_esc, what="idle after Esc (events.jsonl abort; no hook fires)")
+        self.assertFalse(os.path.exists(os.path.join(a.cwd, "never-made")), "the refused command ran")
+
     def test_copilot_kill9_mid_turn(self):
         """kill -9 fires no hook: the pid (found from the hook's parent, whose comm is
         MainThread) is watched and the session ends within one tick."""
