@@ -33,6 +33,8 @@ const SHELLS: &[&str] = &[
 /// Interpreters that may host an agent; their command line tells which.
 const LAUNCHERS: &[&str] = &["node", "nodejs", "bun", "deno", "MainThread"];
 
+pub use crate::agents::claude::is_agent_helper;
+pub use crate::agents::codex::{is_codex_app_server, outermost_codex};
 pub use crate::process::{ProcInfo, ProcessTable, SystemProcesses};
 
 /// What one process is, for the walk.
@@ -63,8 +65,11 @@ pub fn classify(table: &dyn ProcessTable, pid: u32, info: &ProcInfo) -> ProcKind
     if SHELLS.contains(&comm) {
         return ProcKind::Shell;
     }
-    if let Some(agent) = agent_by_name(comm) {
-        if agent == Agent::Claude && table.cmdline(pid).is_some_and(|a| is_agent_helper(&a)) {
+    if let Some(agent) = crate::agents::by_process_name(comm) {
+        if table
+            .cmdline(pid)
+            .is_some_and(|a| agent.adapter().is_helper_process(&a))
+        {
             return ProcKind::Other;
         }
         return ProcKind::Native(agent);
@@ -72,7 +77,7 @@ pub fn classify(table: &dyn ProcessTable, pid: u32, info: &ProcInfo) -> ProcKind
     if LAUNCHERS.contains(&comm) {
         if let Some(argv) = table.cmdline(pid) {
             match agent_in_cmdline(&argv) {
-                Some(Agent::Claude) if is_agent_helper(&argv) => return ProcKind::Other,
+                Some(agent) if agent.adapter().is_helper_process(&argv) => return ProcKind::Other,
                 Some(agent) => return ProcKind::Launched(agent),
                 None => {}
             }
@@ -81,27 +86,12 @@ pub fn classify(table: &dyn ProcessTable, pid: u32, info: &ProcInfo) -> ProcKind
     ProcKind::Other
 }
 
-fn agent_by_name(name: &str) -> Option<Agent> {
-    match name {
-        "claude" | "claude.exe" => Some(Agent::Claude),
-        "codex" | "codex.exe" => Some(Agent::Codex),
-        _ => None,
-    }
-}
-
 /// A launcher's script: `node /…/@anthropic-ai/claude-code/cli.js`, `node /usr/bin/claude`,
 /// `node /…/@openai/codex/bin/codex.js`. Only the script counts (the first argument that is not
 /// an option): a later argument, a prompt say, may mention anything.
-fn agent_in_cmdline(argv: &[String]) -> Option<Agent> {
+pub fn agent_in_cmdline(argv: &[String]) -> Option<Agent> {
     let script = argv.iter().skip(1).find(|a| !a.starts_with('-'))?;
-    if script.contains("@anthropic-ai/claude-code") {
-        return Some(Agent::Claude);
-    }
-    if script.contains("@openai/codex") {
-        return Some(Agent::Codex);
-    }
-    let base = script.rsplit('/').next().unwrap_or(script);
-    agent_by_name(base.strip_suffix(".js").unwrap_or(base))
+    crate::agents::by_script(script)
 }
 
 /// Walks up from `start` (the hook's parent) to the agent's pid. `want` is the agent the hook
@@ -125,48 +115,14 @@ pub fn find_agent_pid(
                 if want.is_some_and(|w| w != agent) {
                     return None;
                 }
-                let pid = match agent {
-                    Agent::Codex => outermost_codex(table, pid),
-                    _ => pid,
-                };
-                // Codex's managed app-server with no TUI above it (the TUI died, or the thread
-                // runs from `codex queue`): the server is nobody's session process.
-                if agent == Agent::Codex && is_codex_app_server(table, pid) {
-                    return None;
-                }
+                // The agent's own rule: climbing past its wrappers (Codex's outermost codex),
+                // or no session process at all (Codex's app-server with no TUI above it).
+                let pid = agent.adapter().session_process(table, pid)?;
                 return Some((pid, agent));
             }
         }
     }
     None
-}
-
-/// A `codex app-server …` process (the shared background server since Codex 0.171).
-pub fn is_codex_app_server(table: &dyn ProcessTable, pid: u32) -> bool {
-    table
-        .cmdline(pid)
-        .is_some_and(|argv| argv.get(1).is_some_and(|a| a == "app-server"))
-}
-
-/// From a codex process, climbs while the parent is also a native `codex` (the app-server the
-/// TUI started, or the TUI itself): the outermost one owns the session.
-pub fn outermost_codex(table: &dyn ProcessTable, pid: u32) -> u32 {
-    let mut current = pid;
-    for _ in 0..MAX_DEPTH {
-        let Some(info) = table.info(current) else {
-            return current;
-        };
-        if info.ppid <= 1 {
-            return current;
-        }
-        match table.info(info.ppid) {
-            Some(parent) if agent_by_name(&parent.comm) == Some(Agent::Codex) => {
-                current = info.ppid
-            }
-            _ => return current,
-        }
-    }
-    current
 }
 
 /// The name of the first process above `start` that is not a shell: who ran the hook when it is
@@ -189,26 +145,6 @@ pub fn caller_name(table: &dyn ProcessTable, start: u32) -> Option<String> {
 /// [`caller_name`] for this hook process.
 pub fn caller_name_of_this_hook() -> Option<String> {
     caller_name(&SystemProcesses, std::os::unix::process::parent_id())
-}
-
-/// A Claude Code process that is not a session: a `--bg-spare` pool helper or the `claude
-/// daemon` supervisor of background sessions.
-/// Only the exact argument counts: a prompt that mentions the flag is one argument with more in
-/// it. `daemon` counts as the subcommand only, right after the program (or a launcher's script).
-pub fn is_agent_helper(argv: &[String]) -> bool {
-    let args = argv.get(1..).unwrap_or(&[]);
-    if args.iter().any(|a| a == "--bg-spare") {
-        return true;
-    }
-    let mut rest = args.iter();
-    let first = match rest.next() {
-        Some(script) if agent_in_cmdline(&argv[..2]).is_some() && !script.starts_with('-') => {
-            // `node …/claude-code/cli.js daemon`: the subcommand follows the script.
-            rest.next()
-        }
-        other => other,
-    };
-    first.is_some_and(|a| a == "daemon")
 }
 
 /// The agent process that ran this hook, from the real process table.

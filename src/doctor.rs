@@ -13,12 +13,12 @@ use serde_json::Value;
 use crate::control::client::ControlClient;
 use crate::control::protocol::{PingInfo, TypedReply};
 use crate::control::Request;
-use crate::install::{self, claude, codex, Ownership};
+use crate::install::{self, Ownership};
 use crate::journal;
 use crate::model::Agent;
-use crate::paths::{self, TrayPaths};
+use crate::paths::TrayPaths;
 
-mod probe;
+pub(crate) mod probe;
 
 pub use probe::agent_version;
 
@@ -34,8 +34,8 @@ pub enum Finding {
 pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut probe_targets = Vec::new();
-    for agent in Agent::ALL {
-        let on_path = find_on_path(agent.as_str());
+    for &agent in Agent::ALL {
+        let on_path = find_on_path(agent.adapter().program());
         match &on_path {
             Some(p) => out.push(Finding::Ok(format!(
                 "{} is installed: {}",
@@ -47,11 +47,7 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
                 agent.display_name()
             ))),
         }
-        let (hooks, command) = match agent {
-            Agent::Claude => check_claude(bin),
-            Agent::Codex => check_codex(bin),
-            Agent::Copilot | Agent::OpenCode => check_own_file(agent, bin),
-        };
+        let (hooks, command) = agent.adapter().doctor_hooks(agent, bin);
         if let Some(command) = command {
             probe_targets.push((agent, command));
         }
@@ -92,171 +88,9 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
 }
 
 /// The findings, and the hook command line to probe (ours, as written in the config).
-type HookCheck = (Vec<Finding>, Option<String>);
+pub(crate) type HookCheck = (Vec<Finding>, Option<String>);
 
-fn check_claude(bin: &Path) -> HookCheck {
-    let Some(dir) = paths::claude_config_dir() else {
-        return (
-            vec![Finding::Problem(
-                "cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR".into(),
-            )],
-            None,
-        );
-    };
-    let path = dir.join("settings.json");
-    let doc =
-        match install::read_optional(&path).and_then(|t| claude::parse_json(&path, t.as_deref())) {
-            Ok(doc) => doc,
-            Err(e) => return (vec![Finding::Problem(e.to_string())], None),
-        };
-    let events: Vec<&str> = claude::EVENTS.iter().map(|(e, _)| *e).collect();
-    hook_findings(
-        "Claude Code",
-        &path,
-        &doc,
-        &events,
-        bin,
-        Agent::Claude,
-        "agent-tray install --claude",
-    )
-}
-
-/// Copilot's hook file and OpenCode's plugin: ours alone, so installed means "holds exactly
-/// what `install` writes for this binary". (No delivery probe: their payloads are not Claude's.)
-fn check_own_file(agent: Agent, bin: &Path) -> HookCheck {
-    let (dir, fix) = match agent {
-        Agent::Copilot => (
-            crate::agents::copilot::install::copilot_home_from_env(),
-            "agent-tray install --copilot",
-        ),
-        _ => (
-            crate::agents::opencode::install::plugins_dir_from_env(),
-            "agent-tray install --opencode",
-        ),
-    };
-    let Some(dir) = dir else {
-        return (
-            vec![Finding::Problem(format!(
-                "cannot find {}'s folder: set HOME",
-                agent.display_name()
-            ))],
-            None,
-        );
-    };
-    let health = crate::hook_drift::check(agent, &dir, bin, false, false);
-    let file = health.config_file.display();
-    let finding = if health.installed {
-        Finding::Ok(format!(
-            "{} events reach Agent Tray through {file}",
-            agent.display_name()
-        ))
-    } else if health.config_file.exists() {
-        Finding::Problem(format!(
-            "{file} is not what this agent-tray writes (another binary, or edited): run `{fix}`"
-        ))
-    } else {
-        Finding::Problem(format!(
-            "{} is not hooked ({file} is missing): run `{fix}`",
-            agent.display_name()
-        ))
-    };
-    (vec![finding], None)
-}
-
-fn check_codex(bin: &Path) -> HookCheck {
-    let Some(home) = paths::codex_home() else {
-        return (
-            vec![Finding::Problem(
-                "cannot find Codex's folder: set HOME or CODEX_HOME".into(),
-            )],
-            None,
-        );
-    };
-    let hooks_path = home.join("hooks.json");
-    let config_path = home.join("config.toml");
-    let doc = match install::read_optional(&hooks_path)
-        .and_then(|t| claude::parse_json(&hooks_path, t.as_deref()))
-    {
-        Ok(doc) => doc,
-        Err(e) => return (vec![Finding::Problem(e.to_string())], None),
-    };
-    let events: Vec<&str> = codex::EVENTS.iter().map(|(e, _)| *e).collect();
-    let (mut out, command) = hook_findings(
-        "Codex",
-        &hooks_path,
-        &doc,
-        &events,
-        bin,
-        Agent::Codex,
-        "agent-tray install --codex",
-    );
-    let config_text = match install::read_optional(&config_path) {
-        Ok(t) => t.unwrap_or_default(),
-        Err(e) => {
-            out.push(Finding::Problem(e.to_string()));
-            return (out, command);
-        }
-    };
-    let config: toml_edit::DocumentMut = match config_text.parse() {
-        Ok(c) => c,
-        Err(e) => {
-            out.push(Finding::Problem(format!(
-                "{} is not valid TOML: {}",
-                config_path.display(),
-                e.to_string().trim()
-            )));
-            return (out, command);
-        }
-    };
-    let status = codex::trust_status(&hooks_path, &doc, &config, bin);
-    let untrusted: Vec<&str> = status
-        .iter()
-        .filter(|(_, ok)| !ok)
-        .map(|(e, _)| e.as_str())
-        .collect();
-    if !status.is_empty() {
-        if untrusted.is_empty() {
-            out.push(Finding::Ok("Codex hooks are trusted".into()));
-        } else {
-            out.push(Finding::Problem(format!(
-                "Codex skips untrusted hooks, and these are not trusted: {}; run `agent-tray install --codex --trust` (or trust them in Codex)",
-                untrusted.join(", ")
-            )));
-        }
-    }
-    let notify: Option<Vec<String>> = config.get("notify").and_then(|i| i.as_array()).map(|a| {
-        a.iter()
-            .map(|v| v.as_str().unwrap_or("").to_string())
-            .collect()
-    });
-    match notify {
-        Some(argv) if argv == codex::notify_argv(bin) => {
-            out.push(Finding::Ok("Codex notify runs this agent-tray".into()))
-        }
-        Some(argv) if codex::notify_is_ours(&argv) && !Path::new(&argv[0]).exists() => {
-            out.push(Finding::Problem(format!(
-                "Codex notify binary moved: {} (named in {}) no longer exists; run `agent-tray install --codex` to point it at {}",
-                argv[0],
-                config_path.display(),
-                bin.display()
-            )))
-        }
-        Some(argv) if codex::notify_is_ours(&argv) => out.push(Finding::Problem(format!(
-            "Codex notify runs {} (moved?); run `agent-tray install --codex`",
-            argv[0]
-        ))),
-        Some(argv) => out.push(Finding::Note(format!(
-            "Codex notify runs your own program ({}); Agent Tray relies on its hooks instead",
-            argv.first().map(String::as_str).unwrap_or("?")
-        ))),
-        None => out.push(Finding::Note(
-            "Codex notify is not set; `agent-tray install --codex` sets it".into(),
-        )),
-    }
-    (out, command)
-}
-
-fn hook_findings(
+pub(crate) fn hook_findings(
     name: &str,
     path: &Path,
     doc: &Value,
@@ -381,7 +215,7 @@ fn check_app(paths: &TrayPaths) -> (Vec<Finding>, bool) {
         ))),
     }
     let last = journal::last_event_per_agent(&paths.journal_dir());
-    for agent in Agent::ALL {
+    for &agent in Agent::ALL {
         match last.get(&agent) {
             Some(record) => {
                 let ago = (Utc::now() - record.observation.at).num_seconds().max(0);

@@ -53,9 +53,11 @@ pub fn run_hook(args: &[String]) {
     let _ = std::panic::catch_unwind(|| {
         let agent = agent_flag(args);
         let (payload, cut) = read_stdin(MAX_STDIN, STDIN_BUDGET);
-        if let Some(agent @ (Agent::Copilot | Agent::OpenCode)) = agent {
-            own_shape_hook(agent, args, &payload, cut, at, started);
-            return;
+        if let Some(agent) = agent {
+            if let Some(call) = agent.adapter().own_hook_call(agent, args, &payload, at) {
+                own_shape_hook(agent, call, cut, at, started);
+                return;
+            }
         }
         hook_once(agent, &payload, cut, at, started);
     });
@@ -154,75 +156,37 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
     deliver(&paths, obs, cut, started);
 }
 
-/// A hook call from an agent whose payloads are not Claude-shaped: GitHub Copilot CLI (its
-/// event named by our `--event`) and OpenCode (our plugin's forwarded bus event). Parsed by the
-/// agent's own module; journaled and delivered like every other hook.
+/// A hook call parsed by the agent's adapter ([`AgentAdapter::own_hook_call`]): journaled and
+/// delivered like every other hook.
+///
+/// [`AgentAdapter::own_hook_call`]: crate::agents::AgentAdapter::own_hook_call
 fn own_shape_hook(
     agent: Agent,
-    args: &[String],
-    payload: &[u8],
+    call: crate::agents::OwnHookCall,
     cut: bool,
     at: DateTime<Utc>,
     started: Instant,
 ) {
-    use crate::agents::{copilot, opencode};
+    use crate::agents::OwnHookCall;
     let Ok(paths) = TrayPaths::from_env() else {
         return;
     };
-    let what = if cut { " (payload cut at 1 MiB)" } else { "" };
-    let parent = std::os::unix::process::parent_id();
-    let obs = match agent {
-        Agent::Copilot => {
-            let event = copilot::hook::event_flag(args);
-            match copilot::hook::parse(event.as_deref(), payload) {
-                Ok(hook) => {
-                    // The CLI's lock in the session's folder names its pid (its comm does not).
-                    let locks = copilot::install::copilot_home_from_env()
-                        .map(|home| home.join("session-state").join(&hook.session_id))
-                        .and_then(|dir| fs::read_dir(dir).ok())
-                        .map(|entries| {
-                            let names: Vec<String> = entries
-                                .flatten()
-                                .take(64)
-                                .map(|e| e.file_name().to_string_lossy().into_owned())
-                                .collect();
-                            copilot::session_state::lock_pids(names.iter().map(String::as_str))
-                        })
-                        .unwrap_or_default();
-                    let pid = copilot::find_pid(&agent_pid::SystemProcesses, parent, &locks);
-                    hook.into_observation(agent, at, pid)
-                }
-                Err(copilot::hook::CopilotHookError::UnknownEvent(event)) => {
-                    let request = Request::UnknownEvent {
-                        event,
-                        agent: Some(agent),
-                    };
-                    send_only(&paths, &request, started);
-                    return;
-                }
-                Err(copilot::hook::CopilotHookError::KnownIgnored(_)) => return,
-                Err(e) => {
-                    log_error(&paths, &format!("hook: {e}{what}"));
-                    return;
-                }
-            }
+    let mut obs = match call {
+        OwnHookCall::Observation(obs) => *obs,
+        OwnHookCall::Unknown(event) => {
+            let request = Request::UnknownEvent {
+                event,
+                agent: Some(agent),
+            };
+            send_only(&paths, &request, started);
+            return;
         }
-        _ => match opencode::event::parse(agent, payload, at) {
-            Ok(obs) => obs,
-            Err(opencode::event::OpenCodeEventError::UnknownEvent(event)) => {
-                let request = Request::UnknownEvent {
-                    event,
-                    agent: Some(agent),
-                };
-                send_only(&paths, &request, started);
-                return;
-            }
-            Err(opencode::event::OpenCodeEventError::KnownIgnored(_)) => return,
-            Err(e) => {
-                log_error(&paths, &format!("hook: {e}{what}"));
-                return;
-            }
-        },
+        OwnHookCall::Ignored => return,
+        OwnHookCall::Invalid(e) => {
+            let what = if cut { " (payload cut at 1 MiB)" } else { "" };
+            log_error(&paths, &format!("hook: {e}{what}"));
+            return;
+        }
     };
     if delivery::is_probe_id(&obs.session_id) {
         let probe = Request::Probe {
@@ -232,7 +196,6 @@ fn own_shape_hook(
         send_only(&paths, &probe, started);
         return;
     }
-    let mut obs = obs;
     obs.seq = Some(sequence_id(at));
     deliver(&paths, obs, cut, started);
 }
@@ -470,7 +433,8 @@ mod tests {
             agent_flag(&s(&["agent-tray", "hook", "--agent=claude"])),
             Some(Agent::Claude)
         );
-        assert_eq!(agent_flag(&s(&["--agent", "gemini"])), None);
+        assert_eq!(agent_flag(&s(&["--agent", "gemini"])), Some(Agent::Gemini));
+        assert_eq!(agent_flag(&s(&["--agent", "kimi"])), None, "not registered");
         assert_eq!(agent_flag(&s(&["--agent"])), None);
         assert_eq!(agent_flag(&[]), None);
     }

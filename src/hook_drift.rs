@@ -33,7 +33,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::install::{self, claude, codex, Action, Ownership};
+use crate::agents::InstallOptions;
+use crate::install::{self, Action, Ownership};
 use crate::model::Agent;
 
 /// The install record, in the data folder.
@@ -156,12 +157,7 @@ impl HookHealth {
 
 /// "Claude Code", "Codex".
 pub fn agent_name(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude => "Claude Code",
-        Agent::Codex => "Codex",
-        Agent::Copilot => "GitHub Copilot CLI",
-        Agent::OpenCode => "OpenCode",
-    }
+    agent.adapter().product_name()
 }
 
 fn tilde(path: &Path, home: Option<&Path>) -> String {
@@ -173,14 +169,7 @@ fn tilde(path: &Path, home: Option<&Path>) -> String {
 
 /// The file an agent's hooks live in.
 pub fn config_file(agent: Agent, dir: &Path) -> PathBuf {
-    match agent {
-        Agent::Claude => dir.join("settings.json"),
-        Agent::Codex => dir.join("hooks.json"),
-        Agent::Copilot => dir
-            .join("hooks")
-            .join(crate::agents::copilot::install::HOOK_FILE_NAME),
-        Agent::OpenCode => dir.join(crate::agents::opencode::install::PLUGIN_FILE_NAME),
-    }
+    agent.adapter().hooks_file(dir)
 }
 
 /// Checks one agent's hooks in `dir` against what `install` would write with `bin`.
@@ -196,34 +185,9 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
         recorded,
         problem: None,
     };
-    // Copilot's hook file and OpenCode's plugin are ours alone: installed means the file holds
-    // exactly what `install` writes; anything else recorded as installed has drifted.
-    let own_file = match agent {
-        Agent::Copilot => Some(crate::agents::copilot::install::render(bin)),
-        Agent::OpenCode => Some(crate::agents::opencode::install::render(bin)),
-        Agent::Claude | Agent::Codex => None,
-    };
-    if let Some(wanted) = own_file {
-        let text = install::read_optional(&file).ok().flatten();
-        health.installed = text.as_deref() == Some(wanted.as_str());
-        if health.installed {
-            health.trusted = Some(true);
-        }
-        if recorded && !health.installed {
-            health.drifted = true;
-            health.drift = Some(if text.is_none() {
-                DriftKind::Removed
-            } else {
-                DriftKind::Changed
-            });
-        }
-        return health;
-    }
-    let plan = match agent {
-        Agent::Claude => claude::plan_file(&file, bin, Action::Install),
-        Agent::Codex => codex::plan_files(dir, bin, Action::Install, trust),
-        Agent::Copilot | Agent::OpenCode => return health, // own files: checked above
-    };
+    let plan = agent
+        .adapter()
+        .plan_hooks(dir, bin, Action::Install, InstallOptions { trust });
     let text = install::read_optional(&file).ok().flatten();
     let doc: Option<Value> = text.as_deref().and_then(|t| serde_json::from_str(t).ok());
     let ours = doc.as_ref().map_or(0, |d| our_entries(d, agent, bin));
@@ -241,15 +205,12 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
                 .any(|c| c.new.is_some() && c.path != file);
             health.installed = !hooks_change;
             if ours > 0 {
-                health.trusted = Some(match agent {
-                    Agent::Claude => !doc
-                        .as_ref()
-                        .and_then(|d| d.get("disableAllHooks"))
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                    Agent::Codex => codex_trusted(dir, &file, doc.as_ref(), bin, trust_change),
-                    Agent::Copilot | Agent::OpenCode => true,
-                });
+                health.trusted = Some(agent.adapter().hooks_enabled(
+                    dir,
+                    doc.as_ref(),
+                    bin,
+                    trust_change,
+                ));
             }
         }
         Err(e) => health.problem = Some(e.to_string()),
@@ -263,22 +224,6 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
         });
     }
     health
-}
-
-fn codex_trusted(
-    dir: &Path,
-    hooks_file: &Path,
-    doc: Option<&Value>,
-    bin: &Path,
-    trust_change: bool,
-) -> bool {
-    let Some(doc) = doc else { return false };
-    let config = std::fs::read_to_string(dir.join("config.toml"))
-        .ok()
-        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
-        .unwrap_or_default();
-    let status = codex::trust_status(hooks_file, doc, &config, bin);
-    !trust_change && !status.is_empty() && status.iter().all(|(_, trusted)| *trusted)
 }
 
 /// How many hook entries of ours (this binary or an older path of it, or edited) a document has.
@@ -311,12 +256,8 @@ pub fn hook_binary() -> Option<PathBuf> {
 /// Where to look for an agent's hooks when no install was recorded, and with which binary.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Unrecorded {
-    pub claude_dir: Option<PathBuf>,
-    pub codex_dir: Option<PathBuf>,
-    /// Copilot's folder (`$COPILOT_HOME`, else `~/.copilot`).
-    pub copilot_dir: Option<PathBuf>,
-    /// OpenCode's plugins folder.
-    pub opencode_dir: Option<PathBuf>,
+    /// Each agent's folder, where known.
+    pub dirs: Vec<(Agent, PathBuf)>,
     pub bin: Option<PathBuf>,
 }
 
@@ -324,10 +265,10 @@ impl Unrecorded {
     /// The agents' folders from the environment, and [`hook_binary`].
     pub fn from_env() -> Self {
         Unrecorded {
-            claude_dir: crate::paths::claude_config_dir(),
-            codex_dir: crate::paths::codex_home(),
-            copilot_dir: crate::agents::copilot::install::copilot_home_from_env(),
-            opencode_dir: crate::agents::opencode::install::plugins_dir_from_env(),
+            dirs: Agent::ALL
+                .iter()
+                .filter_map(|&a| Some((a, a.adapter().config_dir()?)))
+                .collect(),
             bin: hook_binary(),
         }
     }
@@ -337,16 +278,16 @@ impl Unrecorded {
 pub fn check_all(data_dir: &Path, unrecorded: &Unrecorded) -> Vec<HookHealth> {
     let record = read_record(data_dir);
     Agent::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter_map(|agent| match record.iter().find(|r| r.agent == agent) {
             Some(r) => Some(check(agent, &r.dir, &r.bin, r.trust, true)),
             None => {
-                let dir = match agent {
-                    Agent::Claude => unrecorded.claude_dir.as_deref(),
-                    Agent::Codex => unrecorded.codex_dir.as_deref(),
-                    Agent::Copilot => unrecorded.copilot_dir.as_deref(),
-                    Agent::OpenCode => unrecorded.opencode_dir.as_deref(),
-                }?;
+                let dir = unrecorded
+                    .dirs
+                    .iter()
+                    .find(|(a, _)| *a == agent)
+                    .map(|(_, d)| d.as_path())?;
                 let bin = unrecorded.bin.as_deref()?;
                 Some(check(agent, dir, bin, false, false))
             }
@@ -360,26 +301,12 @@ pub fn repair(data_dir: &Path, agent: Agent) -> Result<Vec<PathBuf>, install::In
     let Some(r) = read_record(data_dir).into_iter().find(|r| r.agent == agent) else {
         return Ok(Vec::new());
     };
-    let plan = match agent {
-        Agent::Claude => claude::plan_file(&config_file(agent, &r.dir), &r.bin, Action::Install)?,
-        Agent::Codex => codex::plan_files(&r.dir, &r.bin, Action::Install, r.trust)?,
-        Agent::Copilot | Agent::OpenCode => {
-            let path = config_file(agent, &r.dir);
-            let old = install::read_optional(&path)?;
-            let new = match agent {
-                Agent::Copilot => crate::agents::copilot::install::render(&r.bin),
-                _ => crate::agents::opencode::install::render(&r.bin),
-            };
-            install::Plan {
-                changes: vec![install::FileChange {
-                    path,
-                    new: (old.as_deref() != Some(new.as_str())).then_some(new),
-                    old,
-                }],
-                notes: Vec::new(),
-            }
-        }
-    };
+    let plan = agent.adapter().plan_hooks(
+        &r.dir,
+        &r.bin,
+        Action::Install,
+        InstallOptions { trust: r.trust },
+    )?;
     let mut written = Vec::new();
     for change in plan.changes {
         if let Some(new) = change.new.as_deref() {
@@ -555,7 +482,7 @@ mod tests {
         let file = dir.join("settings.json");
         // Other settings, written the user's way.
         std::fs::write(&file, "{\n    \"model\": \"opus\",  \"n\": 1e3\n}\n").unwrap();
-        let plan = claude::plan_file(&file, bin, Action::Install).unwrap();
+        let plan = install::claude::plan_file(&file, bin, Action::Install).unwrap();
         let installed = plan.changes[0].new.clone().unwrap();
         std::fs::write(&file, &installed).unwrap();
         let entry = InstalledHooks {

@@ -21,6 +21,7 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
+use crate::agents::HookEvent;
 use crate::model::{Agent, EventKind, Observation, Source};
 
 /// Longest path kept (cwd, transcript path).
@@ -174,7 +175,10 @@ pub struct ParsedHook {
 /// Parses one hook payload. `agent_hint` is `--agent` when given.
 pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHook, PayloadError> {
     let (fields, parse_error) = read_fields(payload);
-    if let Some(caller) = fields.foreign {
+    // Only an agent whose hooks others run (Claude's `.claude/settings.json`) has foreign
+    // payloads to refuse; another agent's own hook (`--agent gemini`) may send any key.
+    let foreign_possible = agent_hint.is_none_or(|a| a.adapter().refuses_foreign_payloads());
+    if let Some(caller) = fields.foreign.filter(|_| foreign_possible) {
         return Err(PayloadError::Foreign {
             caller,
             event: fields.hook_event_name.unwrap_or_default(),
@@ -190,12 +194,14 @@ pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHoo
         .hook_event_name
         .clone()
         .ok_or(PayloadError::NoEvent)?;
-    let event = match hook_event(&event_name) {
-        Some(event) => event,
-        None if EventKind::IGNORED_HOOK_EVENTS.contains(&event_name.as_str()) => {
-            return Err(PayloadError::KnownIgnored(event_name))
-        }
-        None => return Err(PayloadError::UnknownEvent(event_name)),
+    let mapping = match agent_hint {
+        Some(agent) => agent.adapter().hook_event(&event_name, &fields),
+        None => crate::agents::claude_hook_event(&event_name),
+    };
+    let event = match mapping {
+        HookEvent::Event(event) => event,
+        HookEvent::Ignored => return Err(PayloadError::KnownIgnored(event_name)),
+        HookEvent::Unknown => return Err(PayloadError::UnknownEvent(event_name)),
     };
     let agent = agent_hint.or_else(|| infer_agent(&fields, event));
     Ok(ParsedHook {
@@ -213,8 +219,9 @@ impl ParsedHook {
         let agent = self
             .agent
             .or(walked.map(|(_, a)| a))
-            .unwrap_or(Agent::Claude);
+            .unwrap_or(crate::agents::LEGACY_HOOK_AGENT);
         let fields = self.fields;
+        let fields_for_refine = fields.clone();
         let event = self.event;
         let mut obs = Observation::new(self.session_id, agent, event, at).with_source(Source::Hook);
         obs.pid = walked.filter(|(_, a)| *a == agent).map(|(pid, _)| pid);
@@ -253,6 +260,9 @@ impl ParsedHook {
             }
             _ => {}
         }
+        agent
+            .adapter()
+            .refine_observation(&fields_for_refine, &mut obs);
         obs
     }
 }
@@ -299,25 +309,7 @@ pub fn hook_event(name: &str) -> Option<EventKind> {
 
 /// Which agent sent a payload, from the payload alone.
 pub fn infer_agent(fields: &HookFields, event: EventKind) -> Option<Agent> {
-    if fields.turn_id.is_some() {
-        return Some(Agent::Codex);
-    }
-    if let Some(path) = fields.transcript_path.as_deref() {
-        let file = path.rsplit('/').next().unwrap_or(path);
-        if path.contains("/.codex/") || file.starts_with("rollout-") {
-            return Some(Agent::Codex);
-        }
-        if path.contains("/.claude/") || path.contains("/projects/") {
-            return Some(Agent::Claude);
-        }
-    }
-    if fields.prompt_id.is_some() {
-        return Some(Agent::Claude);
-    }
-    if fields.model.is_some() && event != EventKind::SessionStart {
-        return Some(Agent::Codex);
-    }
-    None
+    crate::agents::by_payload(fields, event)
 }
 
 /// Codex's `notify` argument: `{"type": "agent-turn-complete", "thread-id", "turn-id", "cwd", …}`.

@@ -17,62 +17,123 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// Which coding agent a session belongs to. Fixed at a session's first sighting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "snake_case")]
-#[derive(ts_rs::TS)]
-pub enum Agent {
-    Claude,
-    Codex,
-    // GitHub Copilot CLI (`src/agents/copilot/`).
-    Copilot,
-    // OpenCode (`src/agents/opencode/`).
-    #[serde(rename = "opencode")]
-    OpenCode,
+///
+/// An id (its string is the `agent` field's value: `"claude"`, `"codex"`, … a public contract)
+/// carrying its adapter, which holds all that is known about the agent
+/// ([`crate::agents`]). Equality, order, hashing and the serialised form use the id only. The
+/// agents are the constants their adapters define (`Agent::Claude`, …) and [`Agent::ALL`].
+#[derive(Clone, Copy)]
+pub struct Agent {
+    id: &'static str,
+    adapter: &'static dyn crate::agents::AgentAdapter,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Copilot, Agent::OpenCode];
+    /// Every registered agent ([`crate::agents::REGISTERED`]).
+    pub const ALL: &'static [Agent] = crate::agents::REGISTERED;
+
+    /// An agent's constant, made by its adapter's folder (see [`crate::agents`]).
+    pub(crate) const fn registered(
+        id: &'static str,
+        adapter: &'static dyn crate::agents::AgentAdapter,
+    ) -> Agent {
+        Agent { id, adapter }
+    }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Copilot => crate::agents::copilot::NAME,
-            Agent::OpenCode => crate::agents::opencode::NAME,
-        }
+        self.id
     }
 
     /// The name shown to people ("Claude", "Codex").
     pub fn display_name(self) -> &'static str {
-        match self {
-            Agent::Claude => "Claude",
-            Agent::Codex => "Codex",
-            Agent::Copilot => crate::agents::copilot::DISPLAY_NAME,
-            Agent::OpenCode => crate::agents::opencode::DISPLAY_NAME,
-        }
+        self.adapter.display_name()
+    }
+
+    /// Everything known about this agent.
+    pub fn adapter(self) -> &'static dyn crate::agents::AgentAdapter {
+        self.adapter
+    }
+}
+
+impl PartialEq for Agent {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Agent {}
+
+impl std::hash::Hash for Agent {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state)
+    }
+}
+
+impl PartialOrd for Agent {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Agent {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.id.cmp(other.id)
+    }
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id)
     }
 }
 
 impl fmt::Display for Agent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(self.id)
+    }
+}
+
+impl Serialize for Agent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id)
+    }
+}
+
+impl<'de> Deserialize<'de> for Agent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl ts_rs::TS for Agent {
+    type WithoutGenerics = Agent;
+    type OptionInnerType = Agent;
+    fn name() -> String {
+        "Agent".into()
+    }
+    fn inline() -> String {
+        "string".into()
+    }
+    fn inline_flattened() -> String {
+        "string".into()
+    }
+    fn decl() -> String {
+        "type Agent = string;".into()
+    }
+    fn decl_concrete() -> String {
+        Self::decl()
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown agent {0:?} (expected claude, codex, copilot or opencode)")]
+#[error("unknown agent {0:?} (expected one of: {known})", known = crate::agents::REGISTERED.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "))]
 pub struct UnknownAgent(pub String);
 
 impl FromStr for Agent {
     type Err = UnknownAgent;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "claude" | "claude-code" | "claude_code" => Ok(Agent::Claude),
-            "codex" => Ok(Agent::Codex),
-            "copilot" | "github-copilot" => Ok(Agent::Copilot),
-            "opencode" => Ok(Agent::OpenCode),
-            _ => Err(UnknownAgent(s.to_string())),
-        }
+        crate::agents::by_name(s).ok_or_else(|| UnknownAgent(s.to_string()))
     }
 }
 

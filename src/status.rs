@@ -55,7 +55,8 @@ pub fn report(paths: &TrayPaths) -> StatusReport {
     let health = hook_drift::check_all(&paths.data_dir, &hook_drift::Unrecorded::from_env());
     let last = crate::journal::last_event_per_agent(&paths.journal_dir());
     let agents = Agent::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .map(|agent| AgentStatus {
             agent,
             hooks: health.iter().find(|h| h.agent == agent).cloned(),

@@ -152,12 +152,7 @@ pub fn resume_command(agent: Agent, session_id: &str) -> String {
     let Ok(id) = shlex::try_quote(session_id) else {
         return "# this session id cannot be put in a command line".into();
     };
-    match agent {
-        Agent::Claude => format!("claude --resume {id}"),
-        Agent::Codex => format!("codex resume {id}"),
-        Agent::Copilot => crate::agents::copilot::resume_command(session_id),
-        Agent::OpenCode => crate::agents::opencode::resume_command(session_id),
-    }
+    agent.adapter().resume_command(&id)
 }
 
 /// How many live sessions are in each group, for the macOS title beside the icon.

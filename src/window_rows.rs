@@ -164,7 +164,7 @@ mod tests {
         rows.iter().map(|v| v.session.session_id.as_str()).collect()
     }
 
-    const ALL: &[Agent] = &Agent::ALL;
+    const ALL: &[Agent] = Agent::ALL;
 
     #[test]
     fn a_dismissed_ending_is_hidden_and_a_resume_shows_the_session_again() {
@@ -272,7 +272,7 @@ mod tests {
     #[test]
     fn the_catalogs_name_every_agent_and_section_in_order() {
         let names: Vec<String> = agents().into_iter().map(|a| a.name).collect();
-        assert_eq!(names, ["Claude", "Codex", "Copilot", "OpenCode"]);
+        assert_eq!(names, ["Claude", "Codex", "Gemini", "Copilot", "OpenCode"]);
         let titles: Vec<String> = sections().into_iter().map(|s| s.title).collect();
         assert_eq!(titles, ["Needs you", "Working", "Idle", "Ended recently"]);
     }

@@ -62,7 +62,11 @@ fn install_copilot_writes_our_own_file_once_and_uninstall_removes_exactly_it() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".json"))
         .collect();
-    assert_eq!(jsons, ["theirs.json"], "only the other tool's file stays loadable");
+    assert_eq!(
+        jsons,
+        ["theirs.json"],
+        "only the other tool's file stays loadable"
+    );
     assert_eq!(
         std::fs::read_to_string(&theirs).unwrap(),
         "{\"version\":1,\"hooks\":{}}\n"

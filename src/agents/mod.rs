@@ -1,5 +1,308 @@
-//! One folder per agent: everything the tray knows about that agent.
+//! One adapter per coding agent, and the one list that registers them.
+//!
+//! Everything Agent Tray knows about a particular agent lives in its folder here: how its hook
+//! payloads map onto [`Observation`](crate::model::Observation)s, which processes are its, where
+//! its configuration lives and how our hooks are merged into it, what `doctor` checks, its
+//! resume command, its name and colour. The rest of the code asks [`AgentAdapter`] (through
+//! [`Agent::adapter`]) and never matches on an agent, so an agent added here is known to the
+//! hook, the pid walk, `install`, `doctor`, the tray and the window at once.
+//!
+//! Why a trait object behind a `Copy` id rather than an enum: an enum makes every `match` in the
+//! code a place to edit for each new agent (that was the state before: the knowledge was spread
+//! over a dozen modules). [`Agent`] is a small id (its `&'static str` is the `agent` field's value,
+//! a public contract) carrying a pointer to its adapter; comparing, hashing and serialising use
+//! the id only.
+//!
+//! # Adding an agent
+//! 1. Make a folder `src/agents/<name>/` with a `mod.rs` holding a unit struct that implements
+//!    [`AgentAdapter`], and `impl Agent { pub const <Name>: Agent = Agent::registered("<id>",
+//!    &<Struct>); }` (the id is what `list --json` prints; never change it once released).
+//! 2. Add `pub mod <name>;` and the agent to [`REGISTERED`] below: that one line is the
+//!    registration. The `--<id>` flag of `install`/`uninstall`, `doctor`, the window's filter
+//!    and the UI's colour follow from it.
+//! 3. Test the adapter on payloads recorded from the real binary (`tests/fixtures/<id>/`).
 
+use std::path::{Path, PathBuf};
+
+use crate::doctor::Finding;
+use crate::hook_payload::HookFields;
+use crate::install::{Action, InstallError, Plan};
+use crate::model::{Agent, EventKind, Observation};
+use crate::process::ProcessTable;
+
+pub mod claude;
+pub mod codex;
 pub mod copilot;
+pub mod gemini;
 pub mod opencode;
 pub mod own_file;
+
+/// Every agent Agent Tray knows, in the order the window and `doctor` list them. The one
+/// registration list: an agent not here does not exist for the rest of the code.
+pub const REGISTERED: &[Agent] = &[
+    Agent::Claude,
+    Agent::Codex,
+    Agent::Gemini,
+    Agent::Copilot,
+    Agent::OpenCode,
+];
+
+/// What a hook event name means for one agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    /// It moves a session: this event.
+    Event(EventKind),
+    /// The agent has it and it says nothing about a session's state (known, not logged).
+    Ignored,
+    /// Not a name this version knows.
+    Unknown,
+}
+
+/// Which configuration an install touches, and how (the options `install` takes that are not
+/// the agent flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InstallOptions {
+    /// Also mark our hooks as trusted where the agent skips untrusted ones (Codex).
+    pub trust: bool,
+}
+
+/// Everything one coding agent's integration needs. Implemented by one unit struct per folder
+/// under `src/agents/`, listed once in [`REGISTERED`]. Methods with a default are the ones most
+/// agents share (Claude-shaped hooks, no helper processes, no version on disk); see the module
+/// comment for how to add an agent.
+pub trait AgentAdapter: Sync + 'static {
+    // --- identity -------------------------------------------------------------------------
+
+    /// The short name the window and the tray show ("Claude").
+    fn display_name(&self) -> &'static str;
+    /// The product's full name, for sentences (`doctor`, drift alerts): "Claude Code".
+    fn product_name(&self) -> &'static str {
+        self.display_name()
+    }
+    /// The colour the window shows the agent's name in (a CSS colour, readable on both themes).
+    fn colour(&self) -> &'static str;
+    /// Other spellings `--agent` and the control socket accept ("claude-code").
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The program people run (looked up on PATH by `doctor` and `install`).
+    fn program(&self) -> &'static str;
+
+    // --- hooks ------------------------------------------------------------------------------
+
+    /// What a `hook_event_name` means. The default is Claude Code's names.
+    fn hook_event(&self, name: &str, fields: &HookFields) -> HookEvent {
+        let _ = fields;
+        claude_hook_event(name)
+    }
+    /// Adjusts the observation built from a payload (fields this agent spells its own way).
+    fn refine_observation(&self, fields: &HookFields, obs: &mut Observation) {
+        let _ = (fields, obs);
+    }
+    /// How strongly a payload without `--agent` looks like this agent's (0: not at all). The
+    /// highest wins; ties go to the earlier registration. Hooks installed by us always pass
+    /// `--agent`: this only serves hand-written hook lines.
+    fn payload_evidence(&self, fields: &HookFields, event: EventKind) -> u8 {
+        let _ = (fields, event);
+        0
+    }
+    /// Whether other agents are known to run this agent's hooks (Copilot and Cursor load
+    /// `.claude/settings.json`): their payloads are then told apart and refused.
+    fn refuses_foreign_payloads(&self) -> bool {
+        false
+    }
+
+    // --- processes --------------------------------------------------------------------------
+
+    /// The process names (`comm`) of its native binary, or of a script named after it.
+    fn process_names(&self) -> &'static [&'static str];
+    /// Fragments of a launcher's script path (`node …/@google/gemini-cli/…`) that say it is
+    /// this agent.
+    fn script_markers(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// A process of this agent that is no session (a pool helper, a supervisor).
+    fn is_helper_process(&self, argv: &[String]) -> bool {
+        let _ = argv;
+        false
+    }
+    /// The process that owns the session, from the first process of this agent found above a
+    /// hook (climbing past the agent's own wrappers); `None` when that process owns none.
+    fn session_process(&self, table: &dyn ProcessTable, pid: u32) -> Option<u32> {
+        let _ = table;
+        Some(pid)
+    }
+
+    // --- configuration and install ----------------------------------------------------------
+
+    /// The agent's configuration folder (from its environment variable or the home folder),
+    /// absolute.
+    fn config_dir(&self) -> Option<PathBuf>;
+    /// The environment variable that moves the folder, for messages ("CLAUDE_CONFIG_DIR").
+    fn config_dir_env(&self) -> &'static str;
+    /// The file in `dir` our hooks go into.
+    fn hooks_file(&self, dir: &Path) -> PathBuf;
+    /// The install or uninstall plan for `dir` (pure over the files' text; nothing written).
+    fn plan_hooks(
+        &self,
+        dir: &Path,
+        bin: &Path,
+        action: Action,
+        options: InstallOptions,
+    ) -> Result<Plan, InstallError>;
+    /// Whether the hooks found in `dir` will run (not disabled, trusted where the agent asks).
+    /// `doc` is the hooks file parsed; `other_files_change` says the install plan would still
+    /// change a file other than the hooks file.
+    fn hooks_enabled(
+        &self,
+        dir: &Path,
+        doc: Option<&serde_json::Value>,
+        bin: &Path,
+        other_files_change: bool,
+    ) -> bool {
+        let _ = (dir, bin, other_files_change);
+        !doc.and_then(|d| d.get("disableAllHooks"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false)
+    }
+    /// Whether this agent looks installed here (its program on PATH, or its folder exists):
+    /// `install` with no agent flag covers these.
+    fn is_installed(&self) -> bool {
+        crate::doctor::find_on_path(self.program()).is_some()
+            || self.config_dir().is_some_and(|d| d.is_dir())
+    }
+
+    // --- doctor -----------------------------------------------------------------------------
+
+    /// `doctor`'s findings on the hooks, and the hook command line to probe (ours, as written).
+    fn doctor_hooks(&self, agent: Agent, bin: &Path) -> (Vec<Finding>, Option<String>);
+    /// The agent's version behind an observation, where something on disk tells it.
+    fn version_of(&self, obs: &Observation) -> Option<String> {
+        let _ = obs;
+        None
+    }
+    /// What `status` says when [`AgentAdapter::version_of`] finds none.
+    fn version_unknown_text(&self) -> String {
+        format!(
+            "version unknown: {}'s hooks do not send one",
+            self.product_name()
+        )
+    }
+
+    // --- commands ---------------------------------------------------------------------------
+
+    /// The command that resumes a session (`id` already shell-quoted).
+    fn resume_command(&self, quoted_id: &str) -> String;
+
+    // --- agents with payloads and files of their own ------------------------------------------
+
+    /// For an agent whose hook payloads are not Claude-shaped (Copilot's camelCase, the event
+    /// named on our command line; OpenCode's bus events forwarded by our plugin): the whole hook
+    /// call, parsed by the adapter. `None` (the default): the Claude-shaped parser reads it.
+    fn own_hook_call(
+        &self,
+        agent: Agent,
+        args: &[String],
+        payload: &[u8],
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Option<OwnHookCall> {
+        let _ = (agent, args, payload, at);
+        None
+    }
+    /// The file in `dir` that is ours alone (the agent loads every file of its kind from that
+    /// folder): `uninstall` removes it, after [`AgentAdapter::plan_hooks`] said it is ours.
+    /// `None` (the default): our hooks live in a shared file and are edited out of it.
+    fn own_file(&self, dir: &Path) -> Option<PathBuf> {
+        let _ = dir;
+        None
+    }
+}
+
+/// A hook call an adapter parsed itself ([`AgentAdapter::own_hook_call`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OwnHookCall {
+    /// Journal and deliver it.
+    Observation(Box<Observation>),
+    /// An event this version does not know: counted by the engine.
+    Unknown(String),
+    /// Known, and nothing to do with a session's state.
+    Ignored,
+    /// Not a payload of this agent's: logged.
+    Invalid(String),
+}
+
+/// Claude Code's hook event names (the default mapping, shared by Claude-compatible agents).
+pub fn claude_hook_event(name: &str) -> HookEvent {
+    match crate::hook_payload::hook_event(name) {
+        Some(event) => HookEvent::Event(event),
+        None if EventKind::IGNORED_HOOK_EVENTS.contains(&name) => HookEvent::Ignored,
+        None => HookEvent::Unknown,
+    }
+}
+
+/// The registered agent with this id or alias (case-insensitive).
+pub fn by_name(name: &str) -> Option<Agent> {
+    let name = name.to_ascii_lowercase();
+    REGISTERED
+        .iter()
+        .copied()
+        .find(|a| a.as_str() == name || a.adapter().aliases().contains(&name.as_str()))
+}
+
+/// The agent a bare `agent-tray hook` (no `--agent`, no telling payload) stands for: hook lines
+/// written before `--agent` existed were Claude Code's.
+pub const LEGACY_HOOK_AGENT: Agent = Agent::Claude;
+
+/// The agent whose process this is, by its `comm` name.
+pub fn by_process_name(comm: &str) -> Option<Agent> {
+    REGISTERED
+        .iter()
+        .copied()
+        .find(|a| a.adapter().process_names().contains(&comm))
+}
+
+/// The agent a launcher's script is (`node /…/@openai/codex/bin/codex.js`, `node /usr/bin/claude`).
+pub fn by_script(script: &str) -> Option<Agent> {
+    if let Some(agent) = REGISTERED.iter().copied().find(|a| {
+        a.adapter()
+            .script_markers()
+            .iter()
+            .any(|m| script.contains(m))
+    }) {
+        return Some(agent);
+    }
+    let base = script.rsplit('/').next().unwrap_or(script);
+    by_process_name(base.strip_suffix(".js").unwrap_or(base))
+}
+
+/// The agent a payload looks like, where no `--agent` was given (see
+/// [`AgentAdapter::payload_evidence`]).
+pub fn by_payload(fields: &HookFields, event: EventKind) -> Option<Agent> {
+    let mut best: Option<(u8, Agent)> = None;
+    for &agent in REGISTERED {
+        let score = agent.adapter().payload_evidence(fields, event);
+        if score > 0 && best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, agent));
+        }
+    }
+    best.map(|(_, a)| a)
+}
+
+/// `$HOME/<rest>` when no override is set.
+pub(crate) fn home_dir_or(env: &str, rest: &str) -> Option<PathBuf> {
+    match std::env::var_os(env).filter(|v| !v.is_empty()) {
+        Some(dir) => Some(absolute(Path::new(&dir))),
+        None => std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .map(|h| PathBuf::from(h).join(rest)),
+    }
+}
+
+pub(crate) fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    std::env::current_dir()
+        .map(|d| d.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}

@@ -7,9 +7,11 @@
 //! the change and leave alone a file changed since the plan, `--dry-run` as a diff. The planner
 //! of each agent decides whether a file at that path is ours (and refuses it untouched if not).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::install::InstallError;
+use crate::doctor::Finding;
+use crate::install::{FileChange, InstallError, Plan};
+use crate::model::Agent;
 
 /// What to do to the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,4 +85,68 @@ pub fn diff(path: &Path, op: &FileOp) -> Option<String> {
         new,
     }
     .diff()
+}
+
+/// A planned operation as an install [`Plan`]: a write is a change; keeping or removing the file
+/// edits nothing (the removal is applied by `uninstall` through [`apply`], see
+/// `AgentAdapter::own_file`).
+pub fn as_plan(path: &Path, old: Option<String>, op: FileOp) -> Plan {
+    let new = match op {
+        FileOp::Write { new, .. } => Some(new),
+        FileOp::Keep | FileOp::Remove { .. } => None,
+    };
+    Plan {
+        changes: vec![FileChange {
+            path: path.to_path_buf(),
+            old,
+            new,
+        }],
+        notes: Vec::new(),
+    }
+}
+
+/// `doctor`'s line for an agent whose hooks are a file of ours: installed means the file holds
+/// exactly what `install` writes for this binary. No delivery probe: the payloads are not
+/// Claude's.
+pub fn doctor_findings(
+    agent: Agent,
+    dir: Option<PathBuf>,
+    bin: &Path,
+    fix: &str,
+) -> (Vec<Finding>, Option<String>) {
+    let adapter = agent.adapter();
+    let Some(dir) = dir else {
+        return (
+            vec![Finding::Problem(format!(
+                "cannot find {}'s folder: set HOME (or {})",
+                adapter.product_name(),
+                adapter.config_dir_env()
+            ))],
+            None,
+        );
+    };
+    let path = adapter.hooks_file(&dir);
+    let finding = match adapter.plan_hooks(
+        &dir,
+        bin,
+        crate::install::Action::Install,
+        Default::default(),
+    ) {
+        Err(e) => Finding::Problem(e.to_string()),
+        Ok(plan) if plan.changes.iter().all(|c| c.new.is_none()) => Finding::Ok(format!(
+            "{} events reach Agent Tray through {}",
+            adapter.product_name(),
+            path.display()
+        )),
+        Ok(_) if path.exists() => Finding::Problem(format!(
+            "{} was written for another agent-tray binary: run `{fix}`",
+            path.display()
+        )),
+        Ok(_) => Finding::Problem(format!(
+            "{} is not hooked ({} is missing): run `{fix}`",
+            adapter.product_name(),
+            path.display()
+        )),
+    };
+    (vec![finding], None)
 }

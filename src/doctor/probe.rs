@@ -10,43 +10,31 @@
 //! past it, and inherits none of doctor's stdio.
 
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use serde_json::Value;
 
 use super::Finding;
 use crate::control::client::ControlClient;
 use crate::control::Request;
 use crate::delivery::{DeliveryReport, PROBE_PREFIX};
 use crate::model::{Agent, Observation};
-use crate::paths::{self, TrayPaths};
+use crate::paths::TrayPaths;
 
 /// How long the hook command may run (the hook itself gives up sending after 100 ms).
 pub const PROBE_DEADLINE: Duration = Duration::from_secs(2);
 /// How long the engine is asked, after the hook exited, whether the probe arrived.
 const CONFIRM_DEADLINE: Duration = Duration::from_millis(1000);
 /// The most of a Codex rollout's first line read for its version.
-const MAX_META_LINE: u64 = 64 * 1024;
+pub(crate) const MAX_META_LINE: u64 = 64 * 1024;
 
-fn fix_for(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude => "agent-tray install --claude",
-        Agent::Codex => "agent-tray install --codex",
-        Agent::Copilot => "agent-tray install --copilot",
-        Agent::OpenCode => "agent-tray install --opencode",
-    }
+fn fix_for(agent: Agent) -> String {
+    format!("agent-tray install --{}", agent.as_str())
 }
 
 fn agent_name(agent: Agent) -> &'static str {
-    match agent {
-        Agent::Claude => "Claude Code",
-        Agent::Codex => "Codex",
-        Agent::Copilot => "GitHub Copilot CLI",
-        Agent::OpenCode => "OpenCode",
-    }
+    agent.adapter().product_name()
 }
 
 /// The payload the agent would send, reduced to what the hook needs, with a probe session id.
@@ -178,7 +166,7 @@ pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
         )];
     };
     let mut out = Vec::new();
-    for agent in Agent::ALL {
+    for &agent in Agent::ALL {
         let unknown: Vec<String> = report
             .unknown_events
             .iter()
@@ -232,72 +220,23 @@ pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
 /// (`session_meta`) carries `cli_version`.
 pub fn version_text(agent: Agent, obs: &Observation) -> String {
     let found = agent_version(agent, obs);
-    match (found, agent) {
-        (Some(v), _) => format!("{} {v}", agent_name(agent)),
-        (None, Agent::Claude) => {
-            "version unknown: Claude Code's hooks do not send one and its session file is gone"
-                .into()
-        }
-        (None, Agent::Codex) => {
-            "version unknown: Codex's hooks do not send one and its rollout names none".into()
-        }
-        (None, _) => format!(
-            "version unknown: {}'s events do not send one",
-            agent_name(agent)
-        ),
+    match found {
+        Some(v) => format!("{} {v}", agent_name(agent)),
+        None => agent.adapter().version_unknown_text(),
     }
 }
 
 /// The agent version behind an observation, where something on disk tells it.
 pub fn agent_version(agent: Agent, obs: &Observation) -> Option<String> {
-    match agent {
-        Agent::Claude => paths::claude_config_dir()
-            .and_then(|dir| claude_version(&dir.join("sessions"), &obs.session_id)),
-        Agent::Codex => obs
-            .transcript_path
-            .as_deref()
-            .and_then(|p| codex_version(Path::new(p))),
-        Agent::Copilot | Agent::OpenCode => None,
-    }
-}
-
-/// The `version` of the Claude session file whose `sessionId` is `session_id`.
-fn claude_version(sessions_dir: &Path, session_id: &str) -> Option<String> {
-    let entries = std::fs::read_dir(sessions_dir).ok()?;
-    entries.take(500).flatten().find_map(|entry| {
-        let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            return None;
-        }
-        if entry.metadata().ok()?.len() > MAX_META_LINE {
-            return None;
-        }
-        let doc: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-        if doc.get("sessionId")?.as_str()? != session_id {
-            return None;
-        }
-        doc.get("version")?.as_str().map(str::to_string)
-    })
-}
-
-/// `cli_version` from a Codex rollout's first line.
-fn codex_version(rollout: &Path) -> Option<String> {
-    use std::io::{BufRead, Read};
-    let file = std::fs::File::open(rollout).ok()?;
-    let mut line = String::new();
-    std::io::BufReader::new(file.take(MAX_META_LINE))
-        .read_line(&mut line)
-        .ok()?;
-    let doc: Value = serde_json::from_str(line.trim()).ok()?;
-    doc.pointer("/payload/cli_version")?
-        .as_str()
-        .map(str::to_string)
+    agent.adapter().version_of(obs)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::agents::claude::claude_version;
+    use crate::agents::codex::codex_version;
 
     const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 

@@ -34,7 +34,6 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::agents::own_file::FileOp;
 use crate::atomic_file::{AtomicWrite, AtomicWriteError, Current};
 use crate::model::Agent;
 
@@ -43,20 +42,9 @@ const BACKUPS_KEPT: usize = 5;
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct InstallArgs {
-    /// Claude Code only ($CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json).
-    #[arg(long)]
-    pub claude: bool,
-    /// Codex only ($CODEX_HOME/hooks.json, and notify in config.toml).
-    #[arg(long)]
-    pub codex: bool,
-    /// GitHub Copilot CLI only (our own file, $COPILOT_HOME/hooks/agent-tray.json or
-    /// ~/.copilot/hooks/agent-tray.json).
-    #[arg(long)]
-    pub copilot: bool,
-    /// OpenCode only (our own plugin, $XDG_CONFIG_HOME/opencode/plugins/agent-tray.js or
-    /// ~/.config/opencode/plugins/agent-tray.js).
-    #[arg(long)]
-    pub opencode: bool,
+    /// One flag per registered agent (`--claude`, `--codex`, `--gemini`, …).
+    #[command(flatten)]
+    pub only: AgentFlags,
     /// Also mark the Codex hooks as trusted in config.toml, so Codex runs them at once (Codex
     /// skips hooks you have not reviewed; with this flag Agent Tray records that you trust its
     /// own entries, and only those).
@@ -71,35 +59,66 @@ pub struct InstallArgs {
     pub allow_insecure_path: bool,
 }
 
-impl InstallArgs {
-    fn agents(&self) -> Vec<Agent> {
-        let asked: Vec<Agent> = [
-            (self.claude, Agent::Claude),
-            (self.codex, Agent::Codex),
-            (self.copilot, Agent::Copilot),
-            (self.opencode, Agent::OpenCode),
-        ]
-        .into_iter()
-        .filter_map(|(on, agent)| on.then_some(agent))
-        .collect();
-        if !asked.is_empty() {
-            return asked;
-        }
-        // No flag: Claude Code and Codex as always, and each newer agent found installed.
-        let mut all = vec![Agent::Claude, Agent::Codex];
-        all.extend(
-            [Agent::Copilot, Agent::OpenCode]
-                .into_iter()
-                .filter(|a| crate::doctor::find_on_path(a.as_str()).is_some()),
-        );
-        all
-    }
+/// The agents named on the command line: one `--<agent>` flag per registered agent, made from
+/// [`crate::agents::REGISTERED`] so an agent added there gets its flag.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentFlags(pub Vec<Agent>);
 
-    /// The agents asked for whose file is ours alone (planned by [`own_file_plans`]).
-    fn own_file_agents(&self) -> Vec<Agent> {
-        self.agents()
-            .into_iter()
-            .filter(|a| matches!(a, Agent::Copilot | Agent::OpenCode))
+impl clap::FromArgMatches for AgentFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(AgentFlags(
+            Agent::ALL
+                .iter()
+                .copied()
+                .filter(|a| {
+                    matches
+                        .try_get_one::<bool>(a.as_str())
+                        .ok()
+                        .flatten()
+                        .copied()
+                        .unwrap_or(false)
+                })
+                .collect(),
+        ))
+    }
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for AgentFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Agent::ALL.iter().fold(cmd, |cmd, agent| {
+            let adapter = agent.adapter();
+            cmd.arg(
+                clap::Arg::new(agent.as_str())
+                    .long(agent.as_str())
+                    .action(clap::ArgAction::SetTrue)
+                    .help(format!(
+                        "{} only (its hooks in ${} or the default folder)",
+                        adapter.product_name(),
+                        adapter.config_dir_env()
+                    )),
+            )
+        })
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl InstallArgs {
+    /// The agents named by flags; with none, every agent found installed here (Claude Code and
+    /// Codex always, as before other agents were known).
+    fn agents(&self) -> Vec<Agent> {
+        if !self.only.0.is_empty() {
+            return self.only.0.clone();
+        }
+        Agent::ALL
+            .iter()
+            .copied()
+            .filter(|a| *a == Agent::Claude || *a == Agent::Codex || a.adapter().is_installed())
             .collect()
     }
 }
@@ -128,10 +147,11 @@ pub enum InstallError {
     Write { path: PathBuf, source: io::Error },
     #[error("{path} was changed by another program (the agent saving its settings?) while agent-tray was updating it; that file was left as the other program wrote it. Run the same command again to apply the change on top of it.")]
     ChangedMeanwhile { path: PathBuf },
-    #[error(
-        "cannot tell where {0} keeps its settings: set HOME (or CLAUDE_CONFIG_DIR / CODEX_HOME)"
-    )]
-    NoConfigDir(&'static str),
+    #[error("cannot tell where {agent} keeps its settings: set HOME (or {env})")]
+    NoConfigDir {
+        agent: &'static str,
+        env: &'static str,
+    },
     #[error("cannot tell where this agent-tray binary is: {0}")]
     NoBinary(io::Error),
     #[error("refusing to point the agents at this binary: {0}. The hooks (and Codex's notify) run it on every agent event. Fix: {fix}; then run `agent-tray install` again from there. To install anyway, pass --allow-insecure-path.", fix = .0.fix())]
@@ -393,32 +413,39 @@ fn prune_backups(dir: &Path, name: &str) {
 pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, InstallError> {
     let mut plan = Plan::default();
     for agent in args.agents() {
-        let part = match agent {
-            // Their files are ours alone: planned by `own_file_plans` (a removal is no edit).
-            Agent::Copilot | Agent::OpenCode => continue,
-            Agent::Claude => {
-                let dir = crate::paths::claude_config_dir()
-                    .ok_or(InstallError::NoConfigDir("Claude Code"))?;
-                claude::plan_file(&dir.join("settings.json"), bin, action)?
-            }
-            Agent::Codex => {
-                let dir = crate::paths::codex_home().ok_or(InstallError::NoConfigDir("Codex"))?;
-                codex::plan_files(&absolute(&dir), bin, action, args.trust)?
-            }
-        };
+        let adapter = agent.adapter();
+        let dir = adapter.config_dir().ok_or(InstallError::NoConfigDir {
+            agent: adapter.product_name(),
+            env: adapter.config_dir_env(),
+        })?;
+        let options = crate::agents::InstallOptions { trust: args.trust };
+        let part = adapter.plan_hooks(&dir, bin, action, options)?;
         plan.changes.extend(part.changes);
         plan.notes.extend(part.notes);
     }
     Ok(plan)
 }
 
-fn absolute(path: &Path) -> PathBuf {
-    if path.is_absolute() {
-        return path.to_path_buf();
+/// The files that are ours alone (Copilot's hook file, OpenCode's plugin) that `uninstall`
+/// removes: each present one that [`plan`] found ours (it refuses one that is not).
+pub fn own_file_removals(
+    args: &InstallArgs,
+    action: Action,
+) -> Result<Vec<(PathBuf, String)>, InstallError> {
+    let mut out = Vec::new();
+    if action != Action::Uninstall {
+        return Ok(out);
     }
-    std::env::current_dir()
-        .map(|d| d.join(path))
-        .unwrap_or_else(|_| path.to_path_buf())
+    for agent in args.agents() {
+        let adapter = agent.adapter();
+        let Some(path) = adapter.config_dir().and_then(|d| adapter.own_file(&d)) else {
+            continue;
+        };
+        if let Some(old) = read_optional(&path)? {
+            out.push((path, old));
+        }
+    }
+    Ok(out)
 }
 
 /// Notes what was installed (or uninstalled) where, so the engine can tell hooks that vanished
@@ -429,12 +456,7 @@ fn record_install(args: &InstallArgs, action: Action, bin: &Path) {
         return;
     };
     for agent in args.agents() {
-        let dir = match agent {
-            Agent::Claude => crate::paths::claude_config_dir(),
-            Agent::Codex => crate::paths::codex_home().map(|d| absolute(&d)),
-            Agent::Copilot => crate::agents::copilot::install::copilot_home_from_env(),
-            Agent::OpenCode => crate::agents::opencode::install::plugins_dir_from_env(),
-        };
+        let dir = agent.adapter().config_dir();
         let Some(dir) = dir else { continue };
         let entry = crate::hook_drift::InstalledHooks {
             agent,
@@ -447,60 +469,6 @@ fn record_install(args: &InstallArgs, action: Action, bin: &Path) {
             eprintln!("agent-tray: {e} (removed hooks will not be noticed)");
         }
     }
-}
-
-/// One planned change to a file that is ours alone (Copilot's hook file, OpenCode's plugin).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnFilePlan {
-    pub agent: Agent,
-    pub path: PathBuf,
-    pub file_name: &'static str,
-    pub op: FileOp,
-}
-
-/// Plans the own-file agents asked for. A file at our path that we did not write is refused
-/// (nothing is changed, for any agent).
-pub fn own_file_plans(
-    args: &InstallArgs,
-    action: Action,
-    bin: &Path,
-) -> Result<Vec<OwnFilePlan>, InstallError> {
-    use crate::agents::{copilot, opencode};
-    let install = action == Action::Install;
-    let mut out = Vec::new();
-    for agent in args.own_file_agents() {
-        let (path, file_name) = match agent {
-            Agent::Copilot => {
-                let dir = copilot::install::copilot_home_from_env()
-                    .ok_or(InstallError::NoConfigDir("GitHub Copilot CLI"))?;
-                (
-                    dir.join("hooks").join(copilot::install::HOOK_FILE_NAME),
-                    copilot::install::HOOK_FILE_NAME,
-                )
-            }
-            _ => {
-                let dir = opencode::install::plugins_dir_from_env()
-                    .ok_or(InstallError::NoConfigDir("OpenCode"))?;
-                (
-                    dir.join(opencode::install::PLUGIN_FILE_NAME),
-                    opencode::install::PLUGIN_FILE_NAME,
-                )
-            }
-        };
-        let path = absolute(&path);
-        let old = read_optional(&path)?;
-        let op = match agent {
-            Agent::Copilot => copilot::install::plan(&path, old.as_deref(), bin, install)?,
-            _ => opencode::install::plan(&path, old.as_deref(), bin, install)?,
-        };
-        out.push(OwnFilePlan {
-            agent,
-            path,
-            file_name,
-            op,
-        });
-    }
-    Ok(out)
 }
 
 /// `agent-tray install` / `uninstall`.
@@ -520,23 +488,28 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
         path_safety::check(&bin).map_err(InstallError::InsecurePath)?;
     }
     let plan = plan(args, action, &bin)?;
-    let own = own_file_plans(args, action, &bin)?;
+    let removals = own_file_removals(args, action)?;
     let mut out = io::stdout().lock();
     let verb = match action {
         Action::Install => "install",
         Action::Uninstall => "uninstall",
     };
     let pending: Vec<&FileChange> = plan.changes.iter().filter(|c| c.new.is_some()).collect();
-    let own: Vec<&OwnFilePlan> = own.iter().filter(|p| p.op != FileOp::Keep).collect();
-    let nothing = pending.is_empty() && own.is_empty();
+    let nothing = pending.is_empty() && removals.is_empty();
+    let removal = |(path, old): &(PathBuf, String)| {
+        (
+            path.clone(),
+            crate::agents::own_file::FileOp::Remove { old: old.clone() },
+        )
+    };
     if args.dry_run {
         for change in &pending {
             if let Some(diff) = change.diff() {
                 let _ = write!(out, "{diff}");
             }
         }
-        for p in &own {
-            if let Some(diff) = crate::agents::own_file::diff(&p.path, &p.op) {
+        for (path, op) in removals.iter().map(removal) {
+            if let Some(diff) = crate::agents::own_file::diff(&path, &op) {
                 let _ = write!(out, "{diff}");
             }
         }
@@ -558,8 +531,12 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
                 };
             }
         }
-        for p in &own {
-            if let Some(line) = crate::agents::own_file::apply(&p.path, p.file_name, &p.op)? {
+        for (path, op) in removals.iter().map(removal) {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if let Some(line) = crate::agents::own_file::apply(&path, &name, &op)? {
                 let _ = writeln!(out, "{line}");
             }
         }

@@ -279,7 +279,7 @@ mod tests {
         let mut evil_id = session_json("x; rm -rf ~");
         evil_id["session_id"] = "x; rm -rf ~".into();
         let mut future_agent = session_json("s3");
-        future_agent["agent"] = "gemini".into();
+        future_agent["agent"] = "kimi".into();
         let mut chained = session_json("s4");
         chained["host"] = "elsewhere".into();
         let line = serde_json::json!({

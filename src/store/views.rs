@@ -678,10 +678,10 @@ mod tests {
             s.cwd = Some(format!("/home/dev/{repo}"));
             s.branch = Some(branch.into());
             s.title = Some(title.into());
-            s.model = Some(match agent {
-                Agent::Claude => "claude-sonnet-4".into(),
-                Agent::Codex => "gpt-5-codex".into(),
-                _ => "mock-model".into(),
+            s.model = Some(if agent == Agent::Claude {
+                "claude-sonnet-4".into()
+            } else {
+                "gpt-5-codex".into()
             });
             s
         };

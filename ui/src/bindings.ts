@@ -1,7 +1,7 @@
 // Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:
 // UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings
 
-export type Agent = "claude" | "codex" | "copilot" | "opencode";
+export type Agent = "claude" | "codex" | "gemini" | "copilot" | "opencode";
 
 export type SessionState = "starting" | "working" | "waiting_for_permission" | "waiting_for_input" | "idle" | "ended";
 
@@ -287,7 +287,7 @@ cost_estimate_usd: number | null, tokens: number | null, };
 
 export type HistoryEntry = { session: Session, project: string, };
 
-export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude"},{"agent":"codex","name":"Codex"},{"agent":"copilot","name":"Copilot"},{"agent":"opencode","name":"OpenCode"}];
+export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude"},{"agent":"codex","name":"Codex"},{"agent":"gemini","name":"Gemini"},{"agent":"copilot","name":"Copilot"},{"agent":"opencode","name":"OpenCode"}];
 
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 

@@ -15,16 +15,24 @@ pub mod hook;
 pub mod install;
 pub mod session_state;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::process::ProcessTable;
+use chrono::{DateTime, Utc};
 
-/// The `agent` field's value.
-pub const NAME: &str = "copilot";
-/// The name people see.
-pub const DISPLAY_NAME: &str = "Copilot";
-/// Its colour in the window and the tray (GitHub Copilot's purple).
-pub const COLOUR: &str = "#8957e5";
+use super::{AgentAdapter, InstallOptions, OwnHookCall};
+use crate::doctor::Finding;
+use crate::install::{Action, InstallError, Plan};
+use crate::model::Agent;
+use crate::process::{ProcessTable, SystemProcesses};
+
+/// GitHub Copilot CLI's adapter.
+pub struct CopilotCli;
+
+impl Agent {
+    /// GitHub Copilot CLI (`"copilot"`).
+    #[allow(non_upper_case_globals)]
+    pub const Copilot: Agent = Agent::registered("copilot", &CopilotCli);
+}
 
 /// Shells a hook command may run under (stepped over).
 const SHELLS: &[&str] = &[
@@ -71,12 +79,113 @@ pub fn find_pid(table: &dyn ProcessTable, parent: u32, lock_pids: &[u32]) -> Opt
     None
 }
 
-/// The command that resumes a session in its folder.
-pub fn resume_command(session_id: &str) -> String {
-    format!(
-        "copilot --resume={}",
-        crate::install::shell_quote(session_id)
-    )
+/// The command that resumes a session in its folder (`quoted_id` already shell-quoted).
+pub fn resume_command(quoted_id: &str) -> String {
+    format!("copilot --resume={quoted_id}")
+}
+
+/// The pids named by the locks in a session's folder under `home`.
+fn session_lock_pids(home: &Path, session_id: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir(home.join("session-state").join(session_id)) else {
+        return Vec::new();
+    };
+    let names: Vec<String> = entries
+        .flatten()
+        .take(64)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    session_state::lock_pids(names.iter().map(String::as_str))
+}
+
+/// Our hook file as `install` would plan it, as a [`Plan`] (a removal plans no edit: see
+/// [`AgentAdapter::own_file`]).
+fn plan_own_file(path: &Path, bin: &Path, action: Action) -> Result<Plan, InstallError> {
+    let old = crate::install::read_optional(path)?;
+    let op = install::plan(path, old.as_deref(), bin, action == Action::Install)?;
+    Ok(super::own_file::as_plan(path, old, op))
+}
+
+impl AgentAdapter for CopilotCli {
+    fn display_name(&self) -> &'static str {
+        "Copilot"
+    }
+    fn product_name(&self) -> &'static str {
+        "GitHub Copilot CLI"
+    }
+    fn colour(&self) -> &'static str {
+        "#8957e5"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["github-copilot", "copilot-cli"]
+    }
+    fn program(&self) -> &'static str {
+        "copilot"
+    }
+    fn process_names(&self) -> &'static [&'static str] {
+        &["copilot"]
+    }
+    fn script_markers(&self) -> &'static [&'static str] {
+        &["@github/copilot"]
+    }
+
+    fn own_hook_call(
+        &self,
+        agent: Agent,
+        args: &[String],
+        payload: &[u8],
+        at: DateTime<Utc>,
+    ) -> Option<OwnHookCall> {
+        let event = hook::event_flag(args);
+        Some(match hook::parse(event.as_deref(), payload) {
+            Ok(call) => {
+                // The CLI's lock in the session's folder names its pid (its comm does not).
+                let locks = install::copilot_home_from_env()
+                    .map(|home| session_lock_pids(&home, &call.session_id))
+                    .unwrap_or_default();
+                let parent = std::os::unix::process::parent_id();
+                let pid = find_pid(&SystemProcesses, parent, &locks);
+                OwnHookCall::Observation(Box::new(call.into_observation(agent, at, pid)))
+            }
+            Err(hook::CopilotHookError::UnknownEvent(e)) => OwnHookCall::Unknown(e),
+            Err(hook::CopilotHookError::KnownIgnored(_)) => OwnHookCall::Ignored,
+            Err(e) => OwnHookCall::Invalid(e.to_string()),
+        })
+    }
+
+    fn config_dir(&self) -> Option<PathBuf> {
+        install::copilot_home_from_env().map(|d| super::absolute(&d))
+    }
+    fn config_dir_env(&self) -> &'static str {
+        "COPILOT_HOME"
+    }
+    fn hooks_file(&self, dir: &Path) -> PathBuf {
+        dir.join("hooks").join(install::HOOK_FILE_NAME)
+    }
+    fn own_file(&self, dir: &Path) -> Option<PathBuf> {
+        Some(self.hooks_file(dir))
+    }
+    fn plan_hooks(
+        &self,
+        dir: &Path,
+        bin: &Path,
+        action: Action,
+        _options: InstallOptions,
+    ) -> Result<Plan, InstallError> {
+        plan_own_file(&self.hooks_file(dir), bin, action)
+    }
+
+    fn doctor_hooks(&self, agent: Agent, bin: &Path) -> (Vec<Finding>, Option<String>) {
+        super::own_file::doctor_findings(
+            agent,
+            self.config_dir(),
+            bin,
+            "agent-tray install --copilot",
+        )
+    }
+
+    fn resume_command(&self, quoted_id: &str) -> String {
+        resume_command(quoted_id)
+    }
 }
 
 #[cfg(test)]
@@ -167,11 +276,13 @@ mod tests {
     }
 
     #[test]
-    fn resume_quotes_the_session_id() {
+    fn resume_names_the_session() {
         assert_eq!(
-            resume_command("da763f3d-1272-45ca-939d-52e915d454e7"),
+            Agent::Copilot
+                .adapter()
+                .resume_command("da763f3d-1272-45ca-939d-52e915d454e7"),
             "copilot --resume=da763f3d-1272-45ca-939d-52e915d454e7"
         );
-        assert_eq!(resume_command("a b"), "copilot --resume='a b'");
+        assert_eq!(Agent::Copilot.as_str(), "copilot");
     }
 }

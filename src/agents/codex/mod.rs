@@ -1,0 +1,262 @@
+//! Codex: hooks in `$CODEX_HOME/hooks.json` (or `~/.codex/hooks.json`) with their trust entries
+//! and `notify` in `config.toml`, the native `codex` binary (its TUI and the background
+//! `codex app-server` it starts), its rollouts and thread locks (read by `crate::feeds::codex_*`).
+//!
+//! The session's process is the outermost `codex`: by default the TUI runs hooks from the
+//! app-server it started, and the session belongs to the process the user sees.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{AgentAdapter, InstallOptions};
+use crate::doctor::probe::MAX_META_LINE;
+use crate::doctor::{hook_findings, Finding, HookCheck};
+use crate::hook_payload::HookFields;
+use crate::install::{self, claude, codex, Action, InstallError, Plan};
+use crate::model::{Agent, EventKind, Observation};
+use crate::paths;
+use crate::process::ProcessTable;
+
+/// Deeper than any real chain of codex processes.
+const MAX_DEPTH: usize = 16;
+
+/// Codex's adapter.
+pub struct Codex;
+
+impl Agent {
+    /// Codex (`"codex"`).
+    #[allow(non_upper_case_globals)]
+    pub const Codex: Agent = Agent::registered("codex", &Codex);
+}
+
+impl AgentAdapter for Codex {
+    fn display_name(&self) -> &'static str {
+        "Codex"
+    }
+    fn colour(&self) -> &'static str {
+        "#10a37f"
+    }
+    fn program(&self) -> &'static str {
+        "codex"
+    }
+
+    /// Its `turn_id`, a rollout `transcript_path`, or a `model` outside SessionStart (Claude
+    /// sends `model` only there).
+    fn payload_evidence(&self, fields: &HookFields, event: EventKind) -> u8 {
+        if fields.turn_id.is_some() {
+            return 4;
+        }
+        if let Some(path) = fields.transcript_path.as_deref() {
+            let file = path.rsplit('/').next().unwrap_or(path);
+            if path.contains("/.codex/") || file.starts_with("rollout-") {
+                return 3;
+            }
+        }
+        if fields.model.is_some() && event != EventKind::SessionStart {
+            return 1;
+        }
+        0
+    }
+
+    fn process_names(&self) -> &'static [&'static str] {
+        &["codex", "codex.exe"]
+    }
+    fn script_markers(&self) -> &'static [&'static str] {
+        &["@openai/codex"]
+    }
+    /// The outermost codex; none when that is the managed app-server with no TUI above it (the
+    /// TUI died, or the thread runs from `codex queue`): the server is nobody's session process.
+    fn session_process(&self, table: &dyn ProcessTable, pid: u32) -> Option<u32> {
+        let pid = outermost_codex(table, pid);
+        (!is_codex_app_server(table, pid)).then_some(pid)
+    }
+
+    fn config_dir(&self) -> Option<PathBuf> {
+        paths::codex_home().map(|d| super::absolute(&d))
+    }
+    fn config_dir_env(&self) -> &'static str {
+        "CODEX_HOME"
+    }
+    fn hooks_file(&self, dir: &Path) -> PathBuf {
+        dir.join("hooks.json")
+    }
+    fn plan_hooks(
+        &self,
+        dir: &Path,
+        bin: &Path,
+        action: Action,
+        options: InstallOptions,
+    ) -> Result<Plan, InstallError> {
+        codex::plan_files(dir, bin, action, options.trust)
+    }
+    /// Codex skips hooks nobody trusted: every entry of ours must have its trust entry, and the
+    /// install plan must not still change `config.toml`.
+    fn hooks_enabled(
+        &self,
+        dir: &Path,
+        doc: Option<&Value>,
+        bin: &Path,
+        other_files_change: bool,
+    ) -> bool {
+        let Some(doc) = doc else { return false };
+        let config = std::fs::read_to_string(dir.join("config.toml"))
+            .ok()
+            .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+            .unwrap_or_default();
+        let status = codex::trust_status(&self.hooks_file(dir), doc, &config, bin);
+        !other_files_change && !status.is_empty() && status.iter().all(|(_, trusted)| *trusted)
+    }
+
+    fn doctor_hooks(&self, _agent: Agent, bin: &Path) -> (Vec<Finding>, Option<String>) {
+        check_codex(bin)
+    }
+    /// A Codex rollout's first line (`session_meta`) carries `cli_version`.
+    fn version_of(&self, obs: &Observation) -> Option<String> {
+        obs.transcript_path
+            .as_deref()
+            .and_then(|p| codex_version(Path::new(p)))
+    }
+    fn version_unknown_text(&self) -> String {
+        "version unknown: Codex's hooks do not send one and its rollout names none".into()
+    }
+
+    fn resume_command(&self, quoted_id: &str) -> String {
+        format!("codex resume {quoted_id}")
+    }
+}
+
+pub(crate) fn check_codex(bin: &Path) -> HookCheck {
+    let Some(home) = paths::codex_home() else {
+        return (
+            vec![Finding::Problem(
+                "cannot find Codex's folder: set HOME or CODEX_HOME".into(),
+            )],
+            None,
+        );
+    };
+    let hooks_path = home.join("hooks.json");
+    let config_path = home.join("config.toml");
+    let doc = match install::read_optional(&hooks_path)
+        .and_then(|t| claude::parse_json(&hooks_path, t.as_deref()))
+    {
+        Ok(doc) => doc,
+        Err(e) => return (vec![Finding::Problem(e.to_string())], None),
+    };
+    let events: Vec<&str> = codex::EVENTS.iter().map(|(e, _)| *e).collect();
+    let (mut out, command) = hook_findings(
+        "Codex",
+        &hooks_path,
+        &doc,
+        &events,
+        bin,
+        Agent::Codex,
+        "agent-tray install --codex",
+    );
+    let config_text = match install::read_optional(&config_path) {
+        Ok(t) => t.unwrap_or_default(),
+        Err(e) => {
+            out.push(Finding::Problem(e.to_string()));
+            return (out, command);
+        }
+    };
+    let config: toml_edit::DocumentMut = match config_text.parse() {
+        Ok(c) => c,
+        Err(e) => {
+            out.push(Finding::Problem(format!(
+                "{} is not valid TOML: {}",
+                config_path.display(),
+                e.to_string().trim()
+            )));
+            return (out, command);
+        }
+    };
+    let status = codex::trust_status(&hooks_path, &doc, &config, bin);
+    let untrusted: Vec<&str> = status
+        .iter()
+        .filter(|(_, ok)| !ok)
+        .map(|(e, _)| e.as_str())
+        .collect();
+    if !status.is_empty() {
+        if untrusted.is_empty() {
+            out.push(Finding::Ok("Codex hooks are trusted".into()));
+        } else {
+            out.push(Finding::Problem(format!(
+                "Codex skips untrusted hooks, and these are not trusted: {}; run `agent-tray install --codex --trust` (or trust them in Codex)",
+                untrusted.join(", ")
+            )));
+        }
+    }
+    let notify: Option<Vec<String>> = config.get("notify").and_then(|i| i.as_array()).map(|a| {
+        a.iter()
+            .map(|v| v.as_str().unwrap_or("").to_string())
+            .collect()
+    });
+    match notify {
+        Some(argv) if argv == codex::notify_argv(bin) => {
+            out.push(Finding::Ok("Codex notify runs this agent-tray".into()))
+        }
+        Some(argv) if codex::notify_is_ours(&argv) && !Path::new(&argv[0]).exists() => {
+            out.push(Finding::Problem(format!(
+                "Codex notify binary moved: {} (named in {}) no longer exists; run `agent-tray install --codex` to point it at {}",
+                argv[0],
+                config_path.display(),
+                bin.display()
+            )))
+        }
+        Some(argv) if codex::notify_is_ours(&argv) => out.push(Finding::Problem(format!(
+            "Codex notify runs {} (moved?); run `agent-tray install --codex`",
+            argv[0]
+        ))),
+        Some(argv) => out.push(Finding::Note(format!(
+            "Codex notify runs your own program ({}); Agent Tray relies on its hooks instead",
+            argv.first().map(String::as_str).unwrap_or("?")
+        ))),
+        None => out.push(Finding::Note(
+            "Codex notify is not set; `agent-tray install --codex` sets it".into(),
+        )),
+    }
+    (out, command)
+}
+
+/// `cli_version` from a Codex rollout's first line.
+pub(crate) fn codex_version(rollout: &Path) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(rollout).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(file.take(MAX_META_LINE))
+        .read_line(&mut line)
+        .ok()?;
+    let doc: Value = serde_json::from_str(line.trim()).ok()?;
+    doc.pointer("/payload/cli_version")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// A `codex app-server …` process (the shared background server since Codex 0.171).
+pub fn is_codex_app_server(table: &dyn ProcessTable, pid: u32) -> bool {
+    table
+        .cmdline(pid)
+        .is_some_and(|argv| argv.get(1).is_some_and(|a| a == "app-server"))
+}
+
+/// From a codex process, climbs while the parent is also a native `codex` (the app-server the
+/// TUI started, or the TUI itself): the outermost one owns the session.
+pub fn outermost_codex(table: &dyn ProcessTable, pid: u32) -> u32 {
+    let mut current = pid;
+    for _ in 0..MAX_DEPTH {
+        let Some(info) = table.info(current) else {
+            return current;
+        };
+        if info.ppid <= 1 {
+            return current;
+        }
+        match table.info(info.ppid) {
+            Some(parent) if super::by_process_name(&parent.comm) == Some(Agent::Codex) => {
+                current = info.ppid
+            }
+            _ => return current,
+        }
+    }
+    current
+}
