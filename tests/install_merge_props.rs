@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use agent_tray::agents::gemini;
 use agent_tray::install::{claude, codex, Action};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -127,6 +128,9 @@ fn settings() -> impl Strategy<Value = J> {
             "SessionEnd",
             "Interrupt",
             "MyOwnEvent",
+            // Gemini CLI's names, so other tools' groups sit on its events too.
+            "BeforeTool",
+            "AfterAgent",
         ],
         1..4,
     );
@@ -263,6 +267,17 @@ fn claude_plan(text: &str, action: Action) -> Option<String> {
     plan.changes[0].new.clone()
 }
 
+fn gemini_plan(text: &str, action: Action) -> Option<String> {
+    let plan = gemini::plan_text(
+        Path::new("/g/.gemini/settings.json"),
+        Some(text),
+        Path::new(BIN),
+        action,
+    )
+    .unwrap();
+    plan.changes[0].new.clone()
+}
+
 fn codex_plan(
     hooks: &str,
     config: Option<&str>,
@@ -375,6 +390,39 @@ proptest! {
             prop_assert_eq!(&back, &original, "byte for byte");
         } else {
             // A compact object we add to gets a line per member; whitespace aside, the same.
+            let back_value: Value = serde_json::from_str(&back).unwrap();
+            prop_assert_eq!(back_value, before);
+        }
+    }
+
+    /// Gemini CLI's settings.json: the same guarantees as Claude's, with Gemini's events, and
+    /// never the per-chunk BeforeModel/AfterModel.
+    #[test]
+    fn gemini_install_adds_ours_keeps_every_token_and_uninstall_gives_the_file_back(
+        doc in settings(),
+        layout in layout(),
+    ) {
+        let original = render(&doc, &layout);
+        let before: Value = serde_json::from_str(&original).expect("the generator makes JSON");
+        let installed = gemini_plan(&original, Action::Install).expect("install adds our hooks");
+        let after: Value = serde_json::from_str(&installed).unwrap();
+        for (event, _) in gemini::EVENTS {
+            let last = after["hooks"][event].as_array().unwrap().last().unwrap();
+            prop_assert_eq!(&last["hooks"][0]["command"], &Value::from(format!("{BIN} hook --agent gemini")));
+        }
+        prop_assert!(after["hooks"].get("BeforeModel").is_none() && after["hooks"].get("AfterModel").is_none());
+        for (k, v) in before.as_object().unwrap() {
+            if k != "hooks" {
+                prop_assert_eq!(&after[k], v);
+            }
+        }
+        prop_assert!(is_subsequence(&scalars(&original), &scalars(&installed)), "{}\n---\n{}", original, installed);
+        prop_assert_eq!(gemini_plan(&installed, Action::Install), None, "installing twice changes nothing");
+        let back = gemini_plan(&installed, Action::Uninstall).expect("uninstall removes ours");
+        prop_assert_eq!(scalars(&back), scalars(&original));
+        if let Layout::Pretty(_) = layout {
+            prop_assert_eq!(&back, &original, "byte for byte");
+        } else {
             let back_value: Value = serde_json::from_str(&back).unwrap();
             prop_assert_eq!(back_value, before);
         }

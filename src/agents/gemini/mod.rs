@@ -243,3 +243,282 @@ fn gemini_dir() -> Option<PathBuf> {
         }
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    use chrono::DateTime;
+
+    use crate::hook_payload::{observation_from_payload, parse_hook, PayloadError};
+    use crate::model::SessionState;
+    use crate::process::{ProcInfo, ProcessTable};
+    use crate::transition::{apply, create, Now, SessionRecord};
+
+    const HOOKS: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/gemini/real-0.61.0/hooks.jsonl"
+    );
+
+    fn records() -> Vec<serde_json::Value> {
+        std::fs::read_to_string(HOOKS)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn now(secs: i64) -> Now {
+        Now {
+            wall: DateTime::from_timestamp(1_800_000_000 + secs, 0).unwrap(),
+            mono: Duration::from_secs(u64::try_from(secs).unwrap()),
+        }
+    }
+
+    /// The recorded run (0.61.0, hooks.jsonl): session S1 started, ran a shell command after
+    /// the permission dialog, finished its turn and quit (SessionEnd three times). Fed through
+    /// the hook's parser with `--agent gemini` and the transition rules, each event must leave
+    /// the session in the state people expect; PreCompress and BeforeToolSelection (once per
+    /// model call) must be known and ignored, the 2nd and 3rd SessionEnd dropped.
+    #[test]
+    fn a_recorded_gemini_session_goes_through_every_state_the_issue_names() {
+        let mut record: Option<SessionRecord> = None;
+        let mut seen = Vec::new();
+        for (i, line) in records().iter().enumerate() {
+            let payload = serde_json::to_vec(&line["payload"]).unwrap();
+            if line["payload"]["session_id"].as_str().unwrap()
+                != "048a26ea-45f8-4cb0-bcc3-d849903714a3"
+            {
+                continue;
+            }
+            let secs = i64::try_from(i).unwrap() + 1;
+            let event = line["event"].as_str().unwrap().to_string();
+            let parsed =
+                observation_from_payload(&payload, Some(Agent::Gemini), None, now(secs).wall);
+            let obs = match parsed {
+                Ok(obs) => obs,
+                Err(PayloadError::KnownIgnored(name)) => {
+                    assert!(
+                        ["PreCompress", "BeforeToolSelection"].contains(&name.as_str()),
+                        "{name} must not be ignored"
+                    );
+                    continue;
+                }
+                Err(e) => panic!("line {}: {e}", i + 1),
+            };
+            assert_eq!(obs.agent, Agent::Gemini);
+            let applied = match record.as_mut() {
+                None => {
+                    record = Some(create(&obs, now(secs)).unwrap());
+                    true
+                }
+                Some(r) => apply(r, &obs, now(secs)).is_ok(),
+            };
+            if applied {
+                let state = record.as_ref().unwrap().session.state;
+                if seen.last().map(|(_, s)| *s) != Some(state) {
+                    seen.push((event, state));
+                }
+            }
+        }
+        use SessionState::*;
+        let states: Vec<SessionState> = seen.iter().map(|(_, s)| *s).collect();
+        assert_eq!(
+            states,
+            [
+                Starting,
+                Working,
+                WaitingForPermission,
+                Working,
+                Idle,
+                Ended
+            ],
+            "the states in order: {seen:?}"
+        );
+        let s = &record.unwrap().session;
+        assert_eq!(s.cwd.as_deref(), Some("/home/dev/work"));
+        assert!(s
+            .transcript_path
+            .as_deref()
+            .is_some_and(|p| p.contains("/.gemini/tmp/work/chats/")));
+    }
+
+    /// Gemini's payloads carry `timestamp`, a key only Copilot sends to Claude's hooks: with
+    /// `--agent gemini` that must not make them a foreign caller's (they were all refused).
+    #[test]
+    fn gemini_payloads_are_not_taken_for_a_foreign_caller_of_claudes_hooks() {
+        for line in records() {
+            let payload = serde_json::to_vec(&line["payload"]).unwrap();
+            match parse_hook(&payload, Some(Agent::Gemini)) {
+                Ok(p) => assert_eq!(p.agent, Some(Agent::Gemini)),
+                Err(PayloadError::KnownIgnored(_)) => {}
+                Err(e) => panic!("{}: {e}", line["event"]),
+            }
+        }
+    }
+
+    /// Without `--agent`, a payload whose transcript is under `.gemini/` is Gemini's.
+    #[test]
+    fn a_transcript_under_dot_gemini_tells_the_agent_without_the_flag() {
+        let fields = HookFields {
+            transcript_path: Some("/home/u/.gemini/tmp/p/chats/session-x.jsonl".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            crate::agents::by_payload(&fields, EventKind::UserPromptSubmit),
+            Some(Agent::Gemini)
+        );
+    }
+
+    /// The recorded process tree: the hook's parent is the inner node (`--max-old-space-size`,
+    /// the session's process), its parent the outer wrapper that ignores signals. The walk must
+    /// report the inner one, never climb to the wrapper, and never mistake Claude's for it.
+    #[test]
+    fn the_hooks_parent_the_inner_gemini_node_is_the_sessions_process() {
+        struct Tree(HashMap<u32, (u32, &'static str, Vec<String>)>);
+        impl ProcessTable for Tree {
+            fn info(&self, pid: u32) -> Option<ProcInfo> {
+                self.0.get(&pid).map(|(ppid, comm, _)| ProcInfo {
+                    ppid: *ppid,
+                    comm: comm.to_string(),
+                })
+            }
+            fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
+                self.0.get(&pid).map(|(_, _, argv)| argv.clone())
+            }
+            fn exists(&self, pid: u32) -> bool {
+                self.0.contains_key(&pid)
+            }
+            fn start_token(&self, _: u32) -> Option<String> {
+                None
+            }
+            fn children(&self, _: u32) -> Vec<u32> {
+                Vec::new()
+            }
+        }
+        let line = &records()[0];
+        let chain = line["parent_chain"].as_array().unwrap();
+        let words = |i: usize| -> Vec<String> {
+            chain[i]["cmd"]
+                .as_str()
+                .unwrap()
+                .split(' ')
+                .map(str::to_string)
+                .collect()
+        };
+        let inner = u32::try_from(chain[0]["pid"].as_u64().unwrap()).unwrap();
+        let outer = u32::try_from(chain[1]["pid"].as_u64().unwrap()).unwrap();
+        let tree = Tree(HashMap::from([
+            (inner, (outer, "node", words(0))),
+            (outer, (77, "node", words(1))),
+            (77, (1, "bash", vec!["bash".into()])),
+        ]));
+        assert_eq!(
+            crate::agent_pid::find_agent_pid(&tree, inner, Some(Agent::Gemini)),
+            Some((inner, Agent::Gemini))
+        );
+        assert_eq!(
+            crate::agent_pid::find_agent_pid(&tree, inner, None),
+            Some((inner, Agent::Gemini))
+        );
+        assert_eq!(
+            crate::agent_pid::find_agent_pid(&tree, inner, Some(Agent::Claude)),
+            None,
+            "a Claude hook never reports Gemini's pid"
+        );
+    }
+
+    const BIN: &str = "/opt/agent-tray/bin/agent-tray";
+
+    /// A settings.json as people have it: Gemini's own keys in their order, another tool's
+    /// hook sharing an event with ours, unicode, and numbers written their own way.
+    const HOSTILE: &str = r#"{
+  "security": {
+    "auth": {
+      "selectedType": "gemini-api-key"
+    }
+  },
+  "ui": { "theme": "Default", "note": "héllo ✓ \u00fc" },
+  "big": 123456789012345678901234567890,
+  "hooks": {
+    "BeforeTool": [
+      {
+        "matcher": "write_file",
+        "hooks": [
+          { "name": "guard", "type": "command", "command": "/usr/local/bin/guard.sh", "timeout": 1e3 }
+        ]
+      }
+    ]
+  },
+  "zzz": true
+}
+"#;
+
+    /// Install merges: every byte of the file outside what we add stays, other hooks stay,
+    /// BeforeModel/AfterModel are never registered, twice changes nothing, and uninstall gives
+    /// back exactly the file it started from.
+    #[test]
+    fn install_merges_into_settings_json_and_uninstall_gives_back_the_same_bytes() {
+        let path = Path::new("/home/u/.gemini/settings.json");
+        let bin = Path::new(BIN);
+        let plan = plan_text(path, Some(HOSTILE), bin, Action::Install).unwrap();
+        let new = plan.changes[0].new.clone().expect("a change");
+        for kept in [
+            r#""selectedType": "gemini-api-key""#,
+            r#""note": "héllo ✓ \u00fc""#,
+            "123456789012345678901234567890",
+            r#""command": "/usr/local/bin/guard.sh", "timeout": 1e3"#,
+            r#""zzz": true"#,
+        ] {
+            assert!(new.contains(kept), "{kept} kept byte for byte in:\n{new}");
+        }
+        let doc: Value = serde_json::from_str(&new).unwrap();
+        for (event, _) in EVENTS {
+            let groups = doc["hooks"][event].as_array().unwrap();
+            let ours: Vec<&Value> = groups
+                .iter()
+                .flat_map(|g| g["hooks"].as_array().unwrap())
+                .filter(|h| h["command"] == format!("{BIN} hook --agent gemini"))
+                .collect();
+            assert_eq!(ours.len(), 1, "{event}");
+            assert_eq!(ours[0]["timeout"], 5000, "milliseconds");
+        }
+        for never in ["BeforeModel", "AfterModel", "PreCompress"] {
+            assert!(
+                doc["hooks"].get(never).is_none(),
+                "{never} is never registered"
+            );
+        }
+        assert_eq!(
+            doc["hooks"]["BeforeTool"][0]["hooks"][0]["command"], "/usr/local/bin/guard.sh",
+            "the other tool's hook stays first"
+        );
+        let again = plan_text(path, Some(&new), bin, Action::Install).unwrap();
+        assert_eq!(
+            again.changes[0].new, None,
+            "installing twice changes nothing"
+        );
+        let back = plan_text(path, Some(&new), bin, Action::Uninstall).unwrap();
+        assert_eq!(back.changes[0].new.as_deref(), Some(HOSTILE));
+    }
+
+    /// A file Gemini could not read either is refused, and nothing is planned for it.
+    #[test]
+    fn an_invalid_settings_json_is_refused_untouched() {
+        let path = Path::new("/home/u/.gemini/settings.json");
+        let err =
+            plan_text(path, Some("{\"hooks\": "), Path::new(BIN), Action::Install).unwrap_err();
+        assert!(matches!(err, InstallError::Unparsable { .. }), "{err}");
+    }
+
+    #[test]
+    fn the_resume_command_is_geminis_own() {
+        assert_eq!(
+            crate::tray_model::resume_command(Agent::Gemini, "048a26ea-45f8"),
+            "gemini --resume 048a26ea-45f8"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 # binaries are, as shell assignments:
 #   CLAUDE_BIN=/abs/path/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 #   CODEX_BIN=/abs/path/node_modules/@openai/codex-linux-x64/vendor/<triple>/bin/codex
+#   GEMINI_JS=/abs/path/gemini/node_modules/@google/gemini-cli/bundle/gemini.js
 #
 # Which versions (the first that is set wins):
 #   install.sh [CLAUDE_VERSION [CODEX_VERSION]]          e.g. install.sh 2.1.332 0.171.0
@@ -131,3 +132,17 @@ else
 fi
 echo "COPILOT_BIN=$COPILOT_BIN"
 echo "OPENCODE_BIN=$OPENCODE_BIN"
+
+# Gemini CLI: a node bundle (no native binary), pinned in gemini/package.json with its own lock
+# file so its pin moves independently of the others'. AGENT_E2E_GEMINI_VERSION is not read: the
+# pin is what runs.
+gem_dir="$here/gemini"
+pin_gemini="$(cd "$gem_dir" && pinned @google/gemini-cli)"
+if [ "$(have "$gem_dir" @google/gemini-cli)" = "$pin_gemini" ]; then
+  echo "install.sh: cached: gemini-cli $pin_gemini in $gem_dir/node_modules" >&2
+else
+  echo "install.sh: npm ci (gemini-cli $pin_gemini)" >&2
+  (cd "$gem_dir" && npm ci --no-audit --no-fund >&2)
+  [ "$(have "$gem_dir" @google/gemini-cli)" = "$pin_gemini" ] || { echo "install.sh: after npm ci gemini-cli $pin_gemini is still missing" >&2; exit 1; }
+fi
+echo "GEMINI_JS=$gem_dir/node_modules/@google/gemini-cli/bundle/gemini.js"
