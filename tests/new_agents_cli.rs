@@ -140,3 +140,40 @@ fn the_copilot_and_opencode_hook_command_lines_deliver_their_recorded_payloads()
     assert_eq!(s["state"], "waiting_for_permission");
     assert_eq!(s["cwd"], "/home/dev/proj");
 }
+
+#[test]
+fn status_names_the_copilot_version_from_the_sessions_folder() {
+    // Copilot's hooks send no version; the session folder's first line does. A hook event of a
+    // session whose folder holds the recorded events.jsonl: `status --json` names 1.0.102.
+    let w = World::new();
+    let id = "da763f3d-1272-45ca-939d-52e915d454e7";
+    let dir = w.path().join("home/.copilot/session-state").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/copilot/real-1.0.102/session-state/da763f3d-1272-45ca-939d-52e915d454e7/events.jsonl"
+        ),
+        dir.join("events.jsonl"),
+    )
+    .unwrap();
+    let bin = common::bin().display().to_string();
+    let payload = format!(
+        r#"{{"sessionId":"{id}","timestamp":1796082693107,"cwd":"/home/dev/lab/rt/work","stopReason":"end_turn"}}"#
+    );
+    run_hook_via(
+        &w,
+        std::path::Path::new("/bin/sh"),
+        &format!("{bin} hook --agent copilot --event agentStop"),
+        &payload,
+        &[],
+    );
+    let status = w.run(&["status", "--json"]);
+    let text = String::from_utf8_lossy(&status.stdout).to_string();
+    assert!(
+        text.contains("1.0.102"),
+        "status names no Copilot version: {text}"
+    );
+    // Positive control: the journaled event is there (the version is read beside it).
+    assert!(text.contains(id), "{text}");
+}

@@ -182,6 +182,23 @@ impl AgentAdapter for CopilotCli {
             "agent-tray install --copilot",
         )
     }
+    /// From the session folder's first line (`session.start` names the CLI's version).
+    fn version_of(&self, obs: &crate::model::Observation) -> Option<String> {
+        if !session_state::is_session_dir_name(&obs.session_id) {
+            return None;
+        }
+        let path = self
+            .config_dir()?
+            .join("session-state")
+            .join(&obs.session_id)
+            .join("events.jsonl");
+        let (mut file, _) = crate::feeds::open_regular_file(&path).ok()?;
+        let (line, _) = crate::feeds::tail::read_first_line(&mut file).ok()??;
+        session_state::version_in_first_line(std::str::from_utf8(&line).ok()?)
+    }
+    fn version_unknown_text(&self) -> String {
+        "version unknown: its hooks send none and the session's folder is gone".into()
+    }
 
     fn resume_command(&self, quoted_id: &str) -> String {
         resume_command(quoted_id)

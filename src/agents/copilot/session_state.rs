@@ -112,6 +112,27 @@ pub fn observation(
     obs
 }
 
+/// The CLI version in a session's first `events.jsonl` line (`session.start`'s
+/// `copilotVersion`): the hooks send none.
+pub fn version_in_first_line(line: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct First {
+        #[serde(rename = "type")]
+        kind: String,
+        data: StartData,
+    }
+    #[derive(Deserialize)]
+    struct StartData {
+        #[serde(rename = "copilotVersion")]
+        version: Option<String>,
+    }
+    let first: First = serde_json::from_str(line).ok()?;
+    (first.kind == "session.start")
+        .then_some(first.data.version)
+        .flatten()
+        .filter(|v| v.len() <= 64)
+}
+
 /// The pids named by the `inuse.<PID>.lock` files among a session folder's entries (sorted,
 /// without duplicates). Stale locks of killed CLIs are included: check each pid.
 pub fn lock_pids<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<u32> {
@@ -233,6 +254,14 @@ mod tests {
             None,
             "two live holders: no guess"
         );
+    }
+
+    #[test]
+    fn the_version_is_in_the_first_line_of_every_session() {
+        let first = HAPPY.lines().next().unwrap_or_default();
+        assert_eq!(version_in_first_line(first).as_deref(), Some("1.0.102"));
+        let second = HAPPY.lines().nth(1).unwrap_or_default();
+        assert_eq!(version_in_first_line(second), None, "not a session.start");
     }
 
     #[test]
