@@ -113,6 +113,8 @@ pub fn window_rows(
 pub struct AgentInfo {
     pub agent: Agent,
     pub name: String,
+    /// The colour the window shows the agent's name in (a CSS colour, from its adapter).
+    pub colour: String,
 }
 
 /// A section of the window with its title. The UI's sections are generated from [`sections`].
@@ -129,6 +131,7 @@ pub fn agents() -> Vec<AgentInfo> {
         .map(|&agent| AgentInfo {
             agent,
             name: agent.display_name().to_string(),
+            colour: agent.adapter().colour().to_string(),
         })
         .collect()
 }
@@ -272,7 +275,10 @@ mod tests {
     #[test]
     fn the_catalogs_name_every_agent_and_section_in_order() {
         let names: Vec<String> = agents().into_iter().map(|a| a.name).collect();
-        assert_eq!(names, ["Claude", "Codex", "Gemini", "Copilot", "OpenCode"]);
+        assert_eq!(
+            names,
+            ["Claude", "Codex", "Gemini", "Qwen", "Copilot", "OpenCode"]
+        );
         let titles: Vec<String> = sections().into_iter().map(|s| s.title).collect();
         assert_eq!(titles, ["Needs you", "Working", "Idle", "Ended recently"]);
     }

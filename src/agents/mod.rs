@@ -36,6 +36,7 @@ pub mod copilot;
 pub mod gemini;
 pub mod opencode;
 pub mod own_file;
+pub mod qwen;
 
 /// Every agent Agent Tray knows, in the order the window and `doctor` list them. The one
 /// registration list: an agent not here does not exist for the rest of the code.
@@ -43,6 +44,7 @@ pub const REGISTERED: &[Agent] = &[
     Agent::Claude,
     Agent::Codex,
     Agent::Gemini,
+    Agent::Qwen,
     Agent::Copilot,
     Agent::OpenCode,
 ];
@@ -170,6 +172,12 @@ pub trait AgentAdapter: Sync + 'static {
     fn is_installed(&self) -> bool {
         crate::doctor::find_on_path(self.program()).is_some()
             || self.config_dir().is_some_and(|d| d.is_dir())
+    }
+
+    /// Whether `install` with no agent flag covers this agent: by default when it
+    /// [is installed](AgentAdapter::is_installed).
+    fn install_by_default(&self) -> bool {
+        self.is_installed()
     }
 
     // --- doctor -----------------------------------------------------------------------------

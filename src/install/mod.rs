@@ -109,8 +109,9 @@ impl clap::Args for AgentFlags {
 }
 
 impl InstallArgs {
-    /// The agents named by flags; with none, every agent found installed here (Claude Code and
-    /// Codex always, as before other agents were known).
+    /// The agents named by flags; with none, every agent that says so
+    /// ([`crate::agents::AgentAdapter::install_by_default`]: found installed here; Claude Code
+    /// and Codex always, as before other agents were known).
     fn agents(&self) -> Vec<Agent> {
         if !self.only.0.is_empty() {
             return self.only.0.clone();
@@ -118,7 +119,7 @@ impl InstallArgs {
         Agent::ALL
             .iter()
             .copied()
-            .filter(|a| *a == Agent::Claude || *a == Agent::Codex || a.adapter().is_installed())
+            .filter(|a| a.adapter().install_by_default())
             .collect()
     }
 }

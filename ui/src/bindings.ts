@@ -1,7 +1,7 @@
 // Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:
 // UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings
 
-export type Agent = "claude" | "codex" | "gemini" | "copilot" | "opencode";
+export type Agent = string;
 
 export type SessionState = "starting" | "working" | "waiting_for_permission" | "waiting_for_input" | "idle" | "ended";
 
@@ -183,7 +183,11 @@ export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" 
 
 export type CommandError = { code: ErrorCode, message: string, };
 
-export type AgentInfo = { agent: Agent, name: string, };
+export type AgentInfo = { agent: Agent, name: string, 
+/**
+ * The colour the window shows the agent's name in (a CSS colour, from its adapter).
+ */
+colour: string, };
 
 export type SectionInfo = { section: Section, title: string, };
 
@@ -287,7 +291,7 @@ cost_estimate_usd: number | null, tokens: number | null, };
 
 export type HistoryEntry = { session: Session, project: string, };
 
-export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude"},{"agent":"codex","name":"Codex"},{"agent":"gemini","name":"Gemini"},{"agent":"copilot","name":"Copilot"},{"agent":"opencode","name":"OpenCode"}];
+export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c"},{"agent":"codex","name":"Codex","colour":"#10a37f"},{"agent":"gemini","name":"Gemini","colour":"#4285f4"},{"agent":"qwen","name":"Qwen","colour":"#615ced"},{"agent":"copilot","name":"Copilot","colour":"#8957e5"},{"agent":"opencode","name":"OpenCode","colour":"#c78a00"}];
 
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 

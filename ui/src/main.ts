@@ -23,6 +23,7 @@
 // and none runs while the page is hidden (minimised or occluded, where the platform says so).
 import "./style.css";
 import { AGENTS, SECTIONS } from "./bindings";
+import { agentBadge } from "./agents";
 import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot } from "./bindings";
 import { el } from "./dom";
 import { formatElapsed, secondsSince } from "./format";
@@ -178,7 +179,7 @@ function row(v: SessionView): HTMLElement {
     el(
       "div",
       { class: "line" },
-      el("span", { class: `agent agent-${s.agent}` }, agentName(s.agent)),
+      agentBadge(s.agent),
       el("span", { class: "project", title: s.cwd ?? "" }, v.project),
       // A remote's name, from the user's own configuration; text like everything else here.
       s.host ? el("span", { class: "host", title: "remote host", attrs: { "data-host": s.host } }, s.host) : null,

@@ -12,6 +12,7 @@
 // system switches between light and dark.
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from "chart.js";
 import { AGENTS } from "./bindings";
+import { agentBadge } from "./agents";
 import type { Agent, DayReport, HistoryEntry, HistoryQuery, KeyedSplit, LongWait, SessionDetail, SessionState, TimelineInterval } from "./bindings";
 import { el } from "./dom";
 import { formatElapsed } from "./format";
@@ -162,7 +163,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
           "li",
           { attrs: { "data-session-id": w.session_id, "data-secs": String(w.secs) } },
           el("span", { class: "wait-time" }, duration(w.secs)),
-          el("span", { class: `agent agent-${w.agent}` }, agentName(w.agent)),
+          agentBadge(w.agent),
           el("span", { class: "project" }, w.project),
           el("span", { class: "muted" }, `waited for ${w.waiting_for ?? WAIT_NAMES[w.kind]}, ${clock(w.from)}–${clock(w.to)}`),
         );
@@ -283,7 +284,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
       el(
         "div",
         { class: "line" },
-        el("span", { class: `agent agent-${s.agent}` }, agentName(s.agent)),
+        agentBadge(s.agent),
         el("span", { class: "project" }, e.project),
         s.branch ? el("span", { class: "branch" }, s.branch) : null,
         s.model ? el("span", { class: "model" }, s.model) : null,
@@ -366,7 +367,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
       el(
         "div",
         { class: "line" },
-        el("span", { class: `agent agent-${s.agent}` }, agentName(s.agent)),
+        agentBadge(s.agent),
         el("h3", {}, d.project),
         s.branch ? el("span", { class: "branch" }, s.branch) : null,
         s.model ? el("span", { class: "model" }, s.model) : null,

@@ -89,6 +89,11 @@ impl AgentAdapter for ClaudeCode {
         claude::plan_file(&self.hooks_file(dir), bin, action)
     }
 
+    /// `install` with no flag has always written its hooks, found or not.
+    fn install_by_default(&self) -> bool {
+        true
+    }
+
     fn doctor_hooks(&self, _agent: Agent, bin: &Path) -> (Vec<Finding>, Option<String>) {
         check_claude(bin)
     }

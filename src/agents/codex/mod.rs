@@ -108,6 +108,11 @@ impl AgentAdapter for Codex {
         !other_files_change && !status.is_empty() && status.iter().all(|(_, trusted)| *trusted)
     }
 
+    /// `install` with no flag has always written its hooks, found or not.
+    fn install_by_default(&self) -> bool {
+        true
+    }
+
     fn doctor_hooks(&self, _agent: Agent, bin: &Path) -> (Vec<Finding>, Option<String>) {
         check_codex(bin)
     }
