@@ -20,6 +20,8 @@ const COMMANDS: &[&str] = &[
     "get_today",
     "get_history",
     "get_session_detail",
+    "open_main_window",
+    "hide_popover",
 ];
 
 fn main() {

@@ -11,5 +11,7 @@ export default defineConfig({
     emptyOutDir: true,
     target: "es2022",
     sourcemap: false,
+    // Two pages: the window (index.html) and the tray's popover (popover.html).
+    rollupOptions: { input: { main: "index.html", popover: "popover.html" } },
   },
 });

@@ -152,6 +152,21 @@ pub async fn hide_window<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandErr
     Ok(())
 }
 
+/// The popover's footer button: the full window; the popover closes.
+#[tauri::command]
+pub async fn open_main_window<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandError> {
+    crate::popover::close(&app);
+    crate::window::show(&app);
+    Ok(())
+}
+
+/// Esc in the popover: it closes (and its webview goes).
+#[tauri::command]
+pub async fn hide_popover<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandError> {
+    crate::popover::close(&app);
+    Ok(())
+}
+
 /// What the user had in the window, for a window just created.
 #[tauri::command]
 pub async fn get_window_memory(

@@ -23,6 +23,7 @@ pub mod hook_drift;
 pub mod ipc;
 pub mod launch;
 pub mod notifier;
+pub mod popover;
 pub mod sessions;
 pub mod settings;
 pub mod terminal_focus;
@@ -88,6 +89,8 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
         commands::get_today,
         commands::get_history,
         commands::get_session_detail,
+        commands::open_main_window,
+        commands::hide_popover,
     ])
 }
 
@@ -96,18 +99,14 @@ pub fn start_background<R: Runtime>(app: &AppHandle<R>, token: &CancellationToke
     events::spawn(app, token.child_token());
     notifier::spawn(app, token.child_token());
     tray::spawn(app, token.child_token());
-    spawn_settings_applier(
-        app,
-        autostart::LoginItem::for_this_app(),
-        token.child_token(),
-    );
+    spawn_settings_applier(app, autostart::prepare(app), token.child_token());
 }
 
 /// Applies the settings that act outside the shell (session TTL, launch at login) now and on
-/// every change. `login_item` is where "Launch at login" writes (tests pass a temp home's).
+/// every change. `login` is what "Launch at login" switches (tests pass their own).
 pub fn spawn_settings_applier<R: Runtime>(
     app: &AppHandle<R>,
-    login_item: Option<autostart::LoginItem>,
+    login: Option<Box<dyn autostart::LoginSwitch>>,
     token: CancellationToken,
 ) {
     let registry = app.state::<Arc<SessionsSource>>().registry().clone();
@@ -115,8 +114,7 @@ pub fn spawn_settings_applier<R: Runtime>(
     let retention = app
         .try_state::<agent_tray::store::writer::HistoryRetention>()
         .map(|r| r.inner().clone());
-    let applier =
-        settings::SettingsApplier::new(registry, login_item).with_history_retention(retention);
+    let applier = settings::SettingsApplier::new(registry, login).with_history_retention(retention);
     tauri::async_runtime::spawn(settings::apply_loop(settings, applier, token));
 }
 
@@ -206,11 +204,13 @@ pub fn run() {
     let start_hidden = std::env::args().any(|a| a == "--background");
     let token = CancellationToken::new();
 
-    let builder =
-        tauri::Builder::default().plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+    let builder = tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
             // A second launch: focus the first instead of starting another engine.
             window::show(app);
-        }));
+        }))
+        .plugin(tauri_plugin_positioner::init())
+        .plugin(autostart::plugin());
     let setup_paths = paths.clone();
     let setup_token = token.clone();
     let app = with_commands(builder)
@@ -236,6 +236,8 @@ pub fn run() {
                 app.manage(retention);
             }
             app.manage(HostedEngine(Mutex::new(engine)));
+            // With the positioner registered above: the tray may now place the popover.
+            app.manage(popover::PopoverState::default());
             let handle = app.handle().clone();
             if let Err(error) = tray::create(&handle) {
                 // No tray (no tray host or no libayatana): the window and alerts still work.

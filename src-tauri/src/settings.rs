@@ -8,7 +8,7 @@
 //! Most subscribers read the settings as they go (the notifier, the tray, the bridge). Three
 //! settings act on things outside the shell, and [`SettingsApplier`] carries them out: the session
 //! TTL (on the engine's registry), how long history is kept (on the engine's history writer) and
-//! "Launch at login" (a file, see [`crate::autostart`]).
+//! "Launch at login" (the autostart plugin, see [`crate::autostart`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use agent_tray::store::writer::HistoryRetention;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::autostart::{Applied, LoginItem};
+use crate::autostart::LoginSwitch;
 use crate::ipc::AppSettings;
 
 #[derive(Debug)]
@@ -58,20 +58,20 @@ pub struct SettingsApplier {
     registry: Arc<SessionsRegistry>,
     /// The TTL the engine started with, restored when the setting goes back to "default".
     default_ttl: Duration,
-    /// Where "Launch at login" writes; None when this machine has no place for it.
-    login_item: Option<LoginItem>,
+    /// What "Launch at login" turns on and off; None when this shell has no autostart plugin.
+    login: Option<Box<dyn LoginSwitch>>,
     /// Where "Keep history" applies (the engine's history writer); None when none runs.
     history_retention: Option<HistoryRetention>,
     applied: Option<AppSettings>,
 }
 
 impl SettingsApplier {
-    pub fn new(registry: Arc<SessionsRegistry>, login_item: Option<LoginItem>) -> Self {
+    pub fn new(registry: Arc<SessionsRegistry>, login: Option<Box<dyn LoginSwitch>>) -> Self {
         let default_ttl = registry.session_ttl();
         SettingsApplier {
             registry,
             default_ttl,
-            login_item,
+            login,
             history_retention: None,
             applied: None,
         }
@@ -109,15 +109,10 @@ impl SettingsApplier {
             None => settings.launch_at_login,
             Some(b) => b.launch_at_login != settings.launch_at_login,
         };
-        if let (true, Some(item)) = (login_changed, &self.login_item) {
-            match item.apply(settings.launch_at_login) {
-                Ok(Applied::Absent) => {}
-                Ok(done) => {
-                    tracing::info!(path = %item.path.display(), ?done, "launch_at_login")
-                }
-                Err(error) => {
-                    tracing::warn!(path = %item.path.display(), %error, "cannot change launch at login")
-                }
+        if let (true, Some(login)) = (login_changed, &self.login) {
+            match login.set(settings.launch_at_login) {
+                Ok(()) => tracing::info!(on = settings.launch_at_login, "launch_at_login"),
+                Err(error) => tracing::warn!(%error, "cannot change launch at login"),
             }
         }
     }

@@ -398,8 +398,7 @@ fn on_tray_icon_event<R: Runtime>(tray: &TrayIcon<R>, event: tauri::tray::TrayIc
             opening.notify();
         }
     }
-    #[cfg(target_os = "macos")]
-    crate::window::on_macos_tray_event(tray, event);
+    crate::popover::on_tray_icon_event(tray.app_handle(), &event);
 }
 
 fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
@@ -409,7 +408,7 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
 /// What a click on the menu item `id` does. Runs on the main thread.
 pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
     match id {
-        "open" => crate::window::show(app),
+        "open" => crate::popover::open(app),
         "settings" => crate::window::open_settings(app),
         "install" => {
             let app = app.clone();

@@ -44,21 +44,28 @@ impl WindowPresence {
     }
 }
 
-/// Notes that `window` exists, and that it is gone once destroyed (by [`close`], or by the
-/// window manager's close button).
+/// Notes that `window` (the main one or the popover) exists, and that it is gone once destroyed
+/// (by [`close`], or by the window manager's close button).
 pub fn note_presence<R: Runtime>(app: &AppHandle<R>, window: &WebviewWindow<R>) {
     let Some(presence) = app.try_state::<WindowPresence>() else {
         return;
     };
     presence.set(true);
     let app = app.clone();
+    let label = window.label().to_string();
     window.on_window_event(move |event| {
         if matches!(event, tauri::WindowEvent::Destroyed) {
             if let Some(presence) = app.try_state::<WindowPresence>() {
-                presence.set(false);
+                presence.set(any_window_but(&app, &label));
             }
         }
     });
+}
+
+/// Whether a window other than `label` exists (the main window and the popover both show the
+/// sessions: the event bridge runs while either does).
+fn any_window_but<R: Runtime>(app: &AppHandle<R>, label: &str) -> bool {
+    app.webview_windows().keys().any(|l| l != label)
 }
 
 /// The window's state while it is closed (and while it is open: the UI saves every change).
@@ -169,7 +176,7 @@ pub fn close<R: Runtime>(app: &AppHandle<R>) {
         } else {
             tracing::info!("window_destroyed");
             if let Some(presence) = app.try_state::<WindowPresence>() {
-                presence.set(false);
+                presence.set(any_window_but(app, MAIN));
             }
         }
     }
@@ -252,48 +259,6 @@ pub fn hooks_found(claude_dir: Option<&Path>, codex_home: Option<&Path>) -> bool
     files
         .filter_map(|f| std::fs::read_to_string(f).ok())
         .any(|text| text.contains("agent-tray"))
-}
-
-/// macOS: a left click toggles the window just below the icon, placed from the rectangle the
-/// click reports (the tray has necessarily reported where it is by then); a right click opens the
-/// menu (the default).
-#[cfg(target_os = "macos")]
-pub fn on_macos_tray_event<R: Runtime>(
-    tray: &tauri::tray::TrayIcon<R>,
-    event: tauri::tray::TrayIconEvent,
-) {
-    use tauri::tray::{MouseButton, MouseButtonState, TrayIconEvent};
-    let TrayIconEvent::Click {
-        button: MouseButton::Left,
-        button_state: MouseButtonState::Up,
-        rect,
-        ..
-    } = event
-    else {
-        return;
-    };
-    let app = tray.app_handle();
-    if app
-        .get_webview_window(MAIN)
-        .is_some_and(|w| w.is_visible().unwrap_or(false))
-    {
-        close(app);
-        return;
-    }
-    show(app);
-    let Some(window) = app.get_webview_window(MAIN) else {
-        return;
-    };
-    let scale = window.scale_factor().unwrap_or(1.0);
-    let position = rect.position.to_physical::<f64>(scale);
-    let size = rect.size.to_physical::<f64>(scale);
-    let width = window
-        .outer_size()
-        .map(|s| f64::from(s.width))
-        .unwrap_or(0.0);
-    let x = position.x + size.width / 2.0 - width / 2.0;
-    let y = position.y + size.height;
-    let _ = window.set_position(tauri::PhysicalPosition::new(x, y));
 }
 
 #[cfg(test)]

@@ -324,17 +324,27 @@ fn the_ttl_and_launch_at_login_from_the_settings_window_apply_without_a_restart(
     // The user opens Settings, sets the TTL to 42 s and ticks "Launch at login", saves; then
     // clears the TTL and unticks. The registry's reaper and the autostart folder follow at once.
     let h = harness();
-    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let item = agent_tray_desktop::autostart::plan(
-        agent_tray_desktop::autostart::Platform::Xdg,
-        home.path(),
-        None,
-        std::path::Path::new("/usr/bin/agent-tray-desktop"),
-    );
-    let entry = home.path().join(".config/autostart/agent-tray.desktop");
+    // The switch records what the applier asked for (the plugin's own files are tested for
+    // real, in a temp home, by autostart_migration.rs).
+    let switched = Arc::new(std::sync::Mutex::new(Vec::<bool>::new()));
+    struct Recorded(Arc<std::sync::Mutex<Vec<bool>>>);
+    impl agent_tray_desktop::autostart::LoginSwitch for Recorded {
+        fn set(&self, enabled: bool) -> Result<(), agent_tray_desktop::autostart::LoginError> {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(enabled);
+            Ok(())
+        }
+    }
+    let entry_on = || switched.lock().unwrap_or_else(|p| p.into_inner()).last() == Some(&true);
     let default_ttl = h.registry.session_ttl();
     let token = CancellationToken::new();
-    agent_tray_desktop::spawn_settings_applier(h.app.handle(), Some(item), token.clone());
+    agent_tray_desktop::spawn_settings_applier(
+        h.app.handle(),
+        Some(Box::new(Recorded(switched.clone()))),
+        token.clone(),
+    );
     let on = AppSettings {
         session_ttl_secs: Some(42),
         launch_at_login: true,
@@ -347,10 +357,7 @@ fn the_ttl_and_launch_at_login_from_the_settings_window_apply_without_a_restart(
         "the registry reaps with the new TTL (now {:?})",
         h.registry.session_ttl()
     );
-    assert!(
-        eventually(|| entry.is_file()),
-        "the autostart entry was written"
-    );
+    assert!(eventually(&entry_on), "launch at login was turned on");
     invoke(
         &h,
         "save_settings",
@@ -358,8 +365,8 @@ fn the_ttl_and_launch_at_login_from_the_settings_window_apply_without_a_restart(
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        eventually(|| h.registry.session_ttl() == default_ttl && !entry.exists()),
-        "back to the engine's default TTL ({:?} now) and no autostart entry",
+        eventually(|| h.registry.session_ttl() == default_ttl && !entry_on()),
+        "back to the engine's default TTL ({:?} now) and launch at login off",
         h.registry.session_ttl()
     );
     token.cancel();

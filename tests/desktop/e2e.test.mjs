@@ -457,6 +457,105 @@ test("the tray menu lists the sessions and choosing one selects it in the window
   await driver.takeScreenshot().then((png) => fs.writeFileSync(path.join(artifacts, "e2e-window.png"), png, "base64"));
 });
 
+/// The tray's panel (trayer's widest window of its class) and where its only icon sits.
+function trayIcon() {
+  const geometries = execFileSync("xdotool", ["search", "--class", "trayer"], { env, encoding: "utf8" })
+    .trim().split("\n").filter(Boolean)
+    .map((id) => ({ id, ...Object.fromEntries(execFileSync("xdotool", ["getwindowgeometry", "--shell", id], { env, encoding: "utf8" })
+      .trim().split("\n").map((l) => l.split("="))) }));
+  assert.ok(geometries.length > 0, "trayer is running");
+  const g = geometries.reduce((a, b) => (Number(b.WIDTH) > Number(a.WIDTH) ? b : a));
+  return { panel: g.id, x: Number(g.X) + Number(g.WIDTH) - 16, y: Number(g.Y) + Number(g.HEIGHT) / 2 };
+}
+
+/// The popover's X window, when it is mapped.
+function popoverWindow() {
+  try {
+    return execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Agent Tray popover$"], { env, encoding: "utf8" }).trim().split("\n")[0] || null;
+  } catch {
+    return null; // xdotool exits 1 when no window matches
+  }
+}
+
+function popoverExists() {
+  try {
+    return execFileSync("xdotool", ["search", "--name", "^Agent Tray popover$"], { env, encoding: "utf8" }).trim() !== "";
+  } catch {
+    return false;
+  }
+}
+
+test("the tray menu's Open shows the popover at the top right corner, and losing the focus closes it", async () => {
+  cli("observe", "--session", "e2e-pop", "--event", "SessionStart", "--cwd", path.join(world, "proj/ledger"));
+  cli("observe", "--session", "e2e-pop", "--event", "PermissionRequest", "--tool", "Bash");
+  await new Promise((r) => setTimeout(r, 800));
+  execFileSync("dunstctl", ["close-all"], { env });
+  await waitFor("no popup over the tray", () => execFileSync("dunstctl", ["count", "displayed"], { env, encoding: "utf8" }).trim() === "0", 3000);
+  assert.ok(!popoverExists(), "no popover before it is asked for");
+  // No window of the app has the keyboard: the keys below reach the menu or nothing.
+  if (appWindowExists()) {
+    await closeWindow();
+    await waitFor("the window closed", () => !appWindowExists(), 5000);
+  }
+  const icon = trayIcon();
+  // The menu is rebuilt when rows come or go; a click that lands during a rebuild under a
+  // loaded machine opens nothing, so the user's gesture is repeated (at most three times).
+  let id = null;
+  for (let attempt = 0; attempt < 3 && !id; attempt++) {
+    execFileSync("xdotool", ["mousemove", String(icon.x), String(icon.y), "click", "1"], { env });
+    await new Promise((r) => setTimeout(r, 1000));
+    // From the top, Up wraps to the last item (Quit); four more reach "Open Agent Tray"
+    // (Reveal logs, Settings, Install hooks…, Open), the separator skipped.
+    execFileSync("xdotool", ["key", "Up", "Up", "Up", "Up", "Up"], { env });
+    await new Promise((r) => setTimeout(r, 300));
+    execFileSync("import", ["-window", "root", path.join(artifacts, "e2e-popover-menu.png")], { env });
+    execFileSync("xdotool", ["key", "Return"], { env });
+    id = await waitFor("the popover shown", () => popoverWindow(), 4000).catch(() => null);
+    if (!id) execFileSync("xdotool", ["key", "Escape"], { env });
+  }
+  assert.ok(id, "the menu's Open showed the popover");
+  // Placed by the positioner: Linux trays report no rectangle, so the screen's top right
+  // corner (Xvfb's screen is 1280 x 800).
+  const g = await waitFor("the popover placed", () => {
+    const geometry = Object.fromEntries(execFileSync("xdotool", ["getwindowgeometry", "--shell", id], { env, encoding: "utf8" })
+      .trim().split("\n").map((l) => l.split("=")));
+    return Number(geometry.X) + Number(geometry.WIDTH) === 1280 && Number(geometry.Y) === 0 && geometry;
+  }, 5000).catch((e) => {
+    throw new Error(`${e.message}; geometry: ${execFileSync("xdotool", ["getwindowgeometry", id], { env, encoding: "utf8" })}`);
+  });
+  assert.equal(Number(g.WIDTH), 340, "the popover's configured width");
+  // Its page lists the session that waits, first.
+  await waitFor("the popover's page to drive", async () => {
+    for (const handle of await driver.getAllWindowHandles()) {
+      try {
+        await driver.switchTo().window(handle);
+        if ((await driver.executeScript(() => location.pathname)).endsWith("popover.html") &&
+            (await driver.executeScript(() => document.body.dataset.ready)) === "true") return true;
+      } catch {
+        // a window being destroyed
+      }
+    }
+    return false;
+  }, 10_000);
+  const first = await driver.executeScript(() => document.querySelector(".pop-row")?.dataset.section);
+  assert.equal(first, "needs_you", "the sessions that need you come first");
+  // The footer: today's totals, read from the app's own store.
+  await waitFor("today's totals in the footer", async () =>
+    /^Waiting on you today: \S/.test(await driver.executeScript(() => document.getElementById("pop-waiting")?.textContent ?? "")), 5000);
+  // Painted before the screenshot: two frames after the last render.
+  await driver.executeAsyncScript((done) => requestAnimationFrame(() => requestAnimationFrame(() => done())));
+  // WebDriver's screenshot: the X server's copy of a WebKit window under Xvfb is blank.
+  await driver.takeScreenshot().then((png) => fs.writeFileSync(path.join(artifacts, "e2e-popover.png"), png, "base64"));
+  // Another window takes the focus: the popover closes, webview and all.
+  execFileSync("xdotool", ["windowfocus", "--sync", icon.panel], { env });
+  await waitFor("the popover gone once it lost the focus", () => !popoverExists(), 5000);
+  assert.ok(alive(appPid), "the app still runs");
+  // The next test starts from the window as the user left it: a second launch opens it.
+  const second = start(APP, []);
+  await waitFor("the second launch to hand over and exit", () => second.exitCode !== null, 10_000);
+  await waitFor("the window shown again", () => appWindowVisible(), 10_000);
+});
+
 test("an alert shows session text as text: markup in a folder name is not rendered", async () => {
   // A folder named like HTML: dunst (which reads markup in bodies) showed it as "[image]".
   const hostile = "<img src=x onerror=alert(1)>";

@@ -105,6 +105,8 @@
         case "reveal_transcript":
         case "dismiss_session":
         case "hide_window":
+        case "open_main_window":
+        case "hide_popover":
           return null;
         default:
           throw { code: "unknown_command", message: `the mock does not know ${cmd}` };

@@ -771,3 +771,68 @@ for (const colorScheme of ["light", "dark"]) {
     await context.close();
   });
 }
+
+// ---- the tray's popover (popover.html) ---------------------------------------------------------
+/// Opens the popover page at its window's size (tauri.conf.json: 340 x 420).
+async function openPopover(sessions, { views = null, colorScheme = "light" } = {}) {
+  const context = await browser.newContext({ viewport: { width: 340, height: 420 }, colorScheme });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("request", (r) => {
+    if (!r.url().startsWith(baseUrl)) problems.push(`unexpected request: ${r.url()}`);
+  });
+  await page.addInitScript(mockScript);
+  await page.addInitScript(
+    ({ sessions, settings }) => {
+      window.__mock.snapshot.sessions = sessions;
+      window.__mock.snapshot.settings = settings;
+      window.__TAURI_INTERNALS__.metadata = { currentWindow: { label: "popover" }, currentWebview: { windowLabel: "popover", label: "popover" } };
+    },
+    { sessions, settings: defaultSettings },
+  );
+  if (views) await page.addInitScript((views) => (window.__mock.views = views), views);
+  await page.goto(`${baseUrl}popover.html`);
+  await page.waitForSelector("body[data-ready='true']");
+  return { page, context, problems };
+}
+
+test("the popover lists the sessions that need you first, with today's totals in its footer", async () => {
+  // A morning's figures as the Today view reads them, with a cost recorded.
+  const views = JSON.parse(JSON.stringify(windowViews));
+  views.today.cost_estimate_usd = 1.234;
+  const { page, context, problems } = await openPopover(sampleSessions(), { views });
+  assert.deepEqual(await rowIds(page, ".pop-row"), ["s-perm", "s-work", "s-fail", "s-idle", "s-dead"],
+    "needs-you first, then working, idle and ended, as the window orders them");
+  assert.equal(await page.locator("#pop-count").innerText(), "1 needs you");
+  assert.match(await page.locator(".pop-row[data-session-id='s-perm']").innerText(), /api-server[\s\S]*needs permission: Bash/);
+  // 13200 s waiting on you today (the fixture's totals), and the day's cost.
+  assert.equal(await page.locator("#pop-waiting").innerText(), "Waiting on you today: 3h 40m");
+  assert.equal(await page.locator("#pop-cost").innerText(), "Cost today: ≈ $1.23");
+  // Narrow: nothing overflows the 340 px window sideways.
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 340), "no horizontal overflow");
+  await page.screenshot({ path: path.join(artifacts, "popover-light.png") });
+  // A row jumps to its session; the footer opens the full window; Esc closes the popover.
+  await page.click(".pop-row[data-session-id='s-perm']");
+  await page.click("#pop-open-window");
+  await page.keyboard.press("Escape");
+  assert.deepEqual((await calls(page, "jump_to_session")).map((c) => c.args.sessionId), ["s-perm"]);
+  assert.equal((await calls(page, "open_main_window")).length, 1);
+  assert.equal((await calls(page, "hide_popover")).length, 1);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("the popover stays live, says when nothing runs, and says when there is no history", async () => {
+  const { page, context, problems } = await openPopover([], { colorScheme: "dark" });
+  assert.equal(await page.locator(".pop-empty").innerText(), "No sessions yet");
+  assert.equal(await page.locator("#pop-waiting").innerText(), "Today: no history");
+  // A session starts waiting for the user while the popover is open: it appears at the top.
+  const waiting = view({ id: "s-new", project: "ledger", state: "waiting_for_input", secondsInState: 3 });
+  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", seq: 2, view: v }), waiting);
+  await page.waitForSelector(".pop-row[data-session-id='s-new']");
+  assert.equal(await page.locator("#pop-count").innerText(), "1 needs you");
+  await page.screenshot({ path: path.join(artifacts, "popover-dark.png") });
+  assert.deepEqual(problems, []);
+  await context.close();
+});

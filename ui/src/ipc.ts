@@ -32,6 +32,8 @@ export const commands = {
   getToday: () => invoke<DayReport>("get_today"),
   getHistory: (query: HistoryQuery) => invoke<HistoryEntry[]>("get_history", { query }),
   getSessionDetail: (sessionId: string) => invoke<SessionDetail | null>("get_session_detail", { sessionId }),
+  openMainWindow: () => invoke<null>("open_main_window"),
+  hidePopover: () => invoke<null>("hide_popover"),
 };
 
 export const on = {

@@ -1,0 +1,254 @@
+//! The popover: a compact window under the tray icon, the menu-bar app's everyday view (a
+//! narrow list, the sessions that need you first, today's totals at the bottom).
+//!
+//! It is a window of its own (label [`POPOVER`], page `popover.html`), not a compact mode of the
+//! main one: the two can be open together (the popover's footer opens the full window), and
+//! each page loads only what it shows. Like the main window (see `window`), it holds no webview
+//! at rest: it is created when it opens and destroyed when it closes, and it closes as soon as it
+//! loses the focus, as a menu-bar popover does.
+//!
+//! macOS: a left click on the icon toggles it, placed under the icon by
+//! `tauri-plugin-positioner` from the rectangle the click reports; a right click opens the menu.
+//! Linux tray hosts report no clicks, so the menu's "Open" opens it, at the screen's top right
+//! corner (where the tray usually is) since the icon's rectangle is never known there.
+//!
+//! A click on the icon while the popover is open first takes the focus from it, which closes it,
+//! and only then arrives as a click: without [`toggle`]'s memory of that close, the click would
+//! open it again at once and the icon could never close it.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tauri::{AppHandle, Manager, Runtime, WebviewWindow, WebviewWindowBuilder};
+use tauri_plugin_positioner::{Position, WindowExt};
+
+pub const POPOVER: &str = "popover";
+
+/// What a click on the tray icon does to the popover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Toggle {
+    Open,
+    Close,
+    /// It just closed because this very click took its focus: leave it closed.
+    StayClosed,
+}
+
+/// How long after the popover closed on losing the focus a click on the icon is taken to be the
+/// click that took it.
+pub const FOCUS_LOSS_CLICK: Duration = Duration::from_millis(400);
+
+/// What a click on the icon does, from whether the popover is open and how long ago it closed
+/// on losing the focus.
+pub fn toggle(open: bool, closed_on_focus_loss_ago: Option<Duration>) -> Toggle {
+    if open {
+        Toggle::Close
+    } else if closed_on_focus_loss_ago.is_some_and(|ago| ago < FOCUS_LOSS_CLICK) {
+        Toggle::StayClosed
+    } else {
+        Toggle::Open
+    }
+}
+
+/// Where the popover goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Centred under the icon (the tray reported where it is: macOS, Windows).
+    UnderTrayIcon,
+    /// The screen's top right corner: where Linux trays usually sit, whose position is never
+    /// reported.
+    TopRight,
+}
+
+pub fn placement(tray_rect_known: bool) -> Placement {
+    if tray_rect_known {
+        Placement::UnderTrayIcon
+    } else {
+        Placement::TopRight
+    }
+}
+
+/// Whether losing the focus closes it: only once it has had the focus (a window shown without
+/// it, which some window managers do, would otherwise close before the user saw it).
+pub fn closes_on_focus_loss(had_focus: bool) -> bool {
+    had_focus
+}
+
+#[derive(Debug, Default)]
+struct Memory {
+    tray_rect_known: bool,
+    had_focus: bool,
+    closed_on_focus_loss_at: Option<Instant>,
+}
+
+/// The popover's memory between events. Managed only where the positioner plugin is registered
+/// (the app, not the tests' mock shell): without it the popover is never placed or toggled.
+#[derive(Debug, Default)]
+pub struct PopoverState(Mutex<Memory>);
+
+impl PopoverState {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Memory> {
+        // Plain data: still valid after a panic elsewhere.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A tray icon event: the positioner learns where the icon is; a left click (released) toggles
+/// the popover.
+pub fn on_tray_icon_event<R: Runtime>(app: &AppHandle<R>, event: &tauri::tray::TrayIconEvent) {
+    use tauri::tray::{MouseButton, MouseButtonState, TrayIconEvent};
+    let Some(state) = app.try_state::<PopoverState>() else {
+        return;
+    };
+    tauri_plugin_positioner::on_tray_event(app, event);
+    if matches!(
+        event,
+        TrayIconEvent::Click { .. } | TrayIconEvent::Enter { .. } | TrayIconEvent::Move { .. }
+    ) {
+        state.lock().tray_rect_known = true;
+    }
+    if let TrayIconEvent::Click {
+        button: MouseButton::Left,
+        button_state: MouseButtonState::Up,
+        ..
+    } = event
+    {
+        let ago = state.lock().closed_on_focus_loss_at.map(|at| at.elapsed());
+        match toggle(app.get_webview_window(POPOVER).is_some(), ago) {
+            Toggle::Open => open(app),
+            Toggle::Close => close(app),
+            Toggle::StayClosed => {}
+        }
+    }
+}
+
+/// Opens the popover (creating it), placed by the positioner, and gives it the focus. An open
+/// one is brought back to the front.
+pub fn open<R: Runtime>(app: &AppHandle<R>) {
+    let window = match app.get_webview_window(POPOVER) {
+        Some(window) => window,
+        None => match create(app) {
+            Ok(window) => window,
+            Err(error) => {
+                tracing::warn!(%error, "cannot create the popover");
+                return;
+            }
+        },
+    };
+    let _ = window.show();
+    place(app, &window);
+    let _ = window.set_focus();
+}
+
+/// Closes the popover for good: its webview goes with it.
+pub fn close<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(window) = app.get_webview_window(POPOVER) {
+        if let Err(error) = window.destroy() {
+            tracing::warn!(%error, "cannot close the popover");
+        } else {
+            tracing::info!("popover_destroyed");
+        }
+    }
+}
+
+fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
+    let config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|w| w.label == POPOVER)
+        .cloned()
+        .ok_or(tauri::Error::WindowNotFound)?;
+    let window = WebviewWindowBuilder::from_config(app, &config)?.build()?;
+    tracing::info!("popover_created");
+    if let Some(state) = app.try_state::<PopoverState>() {
+        state.lock().had_focus = false;
+    }
+    crate::window::note_presence(app, &window);
+    let handle = app.clone();
+    window.on_window_event(move |event| {
+        let focused = match event {
+            tauri::WindowEvent::Focused(focused) => focused,
+            // Placed again once the window has its size: a window just shown may still report
+            // none (GTK), and the corner positions subtract it.
+            tauri::WindowEvent::Resized(size) if size.width > 0 => {
+                // Off the window's own event handler, as for closing below.
+                let handle = handle.clone();
+                tauri::async_runtime::spawn(async move {
+                    if let Some(window) = handle.get_webview_window(POPOVER) {
+                        place(&handle, &window);
+                    }
+                });
+                return;
+            }
+            _ => return,
+        };
+        let Some(state) = handle.try_state::<PopoverState>() else {
+            return;
+        };
+        if *focused {
+            state.lock().had_focus = true;
+            return;
+        }
+        let closes = closes_on_focus_loss(state.lock().had_focus);
+        if closes {
+            state.lock().closed_on_focus_loss_at = Some(Instant::now());
+            tracing::info!("popover_lost_focus");
+            // Not from inside the window's own event handler: the runtime is still dispatching
+            // this event to it. Asked from another thread, it lands on the event loop next.
+            let handle = handle.clone();
+            tauri::async_runtime::spawn(async move { close(&handle) });
+        }
+    });
+    Ok(window)
+}
+
+fn place<R: Runtime>(app: &AppHandle<R>, window: &WebviewWindow<R>) {
+    let known = app
+        .try_state::<PopoverState>()
+        .is_some_and(|s| s.lock().tray_rect_known);
+    let placed = match placement(known) {
+        Placement::UnderTrayIcon => window.move_window_constrained(Position::TrayBottomCenter),
+        Placement::TopRight => window.move_window(Position::TopRight),
+    };
+    if let Err(error) = placed {
+        tracing::warn!(%error, "cannot place the popover");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_click_opens_a_closed_popover_and_closes_an_open_one() {
+        assert_eq!(toggle(false, None), Toggle::Open);
+        assert_eq!(toggle(true, None), Toggle::Close);
+        // Long after it last closed on its own, a click opens it again.
+        assert_eq!(toggle(false, Some(Duration::from_secs(5))), Toggle::Open);
+    }
+
+    #[test]
+    fn the_click_that_took_the_focus_from_the_popover_does_not_reopen_it() {
+        // The user clicks the icon to close the open popover: the focus leaves it first (it
+        // closes), then the click arrives with the popover already gone.
+        assert_eq!(
+            toggle(false, Some(Duration::from_millis(30))),
+            Toggle::StayClosed
+        );
+        assert_eq!(toggle(false, Some(FOCUS_LOSS_CLICK)), Toggle::Open);
+    }
+
+    #[test]
+    fn the_popover_goes_under_the_icon_when_the_tray_said_where_it_is_else_top_right() {
+        assert_eq!(placement(true), Placement::UnderTrayIcon);
+        // Linux: tray hosts never report the icon's rectangle.
+        assert_eq!(placement(false), Placement::TopRight);
+    }
+
+    #[test]
+    fn only_a_popover_that_had_the_focus_closes_when_it_loses_it() {
+        assert!(closes_on_focus_loss(true));
+        assert!(!closes_on_focus_loss(false));
+    }
+}

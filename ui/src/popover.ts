@@ -1,0 +1,140 @@
+// The tray's popover: what needs the user, at a glance, under the tray icon (macOS) or from the
+// menu's "Open" (Linux). A narrow list, the sessions that need you first (in the core's section
+// order, as the window lists them), and a footer with today's "waiting on you" and cost (what
+// the Today view reads) and a button to the full window.
+//
+// The shell creates this page when the popover opens and destroys it when it closes (it closes
+// when it loses the focus), so nothing here outlives a glance: one clock while it is open, none
+// after. A click on a row jumps to the session (its terminal, editor or tmux pane); Esc closes.
+import "./popover.css";
+import { AGENTS, SECTIONS } from "./bindings";
+import type { Agent, DayReport, SessionEvent, SessionView } from "./bindings";
+import { el } from "./dom";
+import { formatElapsed, secondsSince } from "./format";
+import { commands, errorMessage, on } from "./ipc";
+
+const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
+
+const sessions = new Map<string, SessionView>();
+let shownSeq = -1;
+const eventSeq = new Map<string, number>();
+let today: DayReport | null = null;
+let todayError: string | null = null;
+let notice: string | null = null;
+
+const root = document.getElementById("popover") as HTMLElement;
+const count = el("span", { class: "pop-count", attrs: { id: "pop-count" } });
+const head = el("header", { class: "pop-head" }, el("span", { class: "pop-title" }, "Agent Tray"), count);
+const list = el("ul", { class: "pop-list", attrs: { id: "pop-list", role: "list" } });
+const waiting = el("span", { attrs: { id: "pop-waiting" } });
+const cost = el("span", { attrs: { id: "pop-cost" } });
+const openWindow = el("button", { attrs: { type: "button", id: "pop-open-window" } }, "Open window");
+const foot = el("footer", { class: "pop-foot", attrs: { id: "pop-footer" } }, el("div", { class: "pop-totals" }, waiting, cost), openWindow);
+root.append(head, list, foot);
+
+/// Needs-you first, then working, idle, ended (the core's section order); oldest first within.
+function ordered(): SessionView[] {
+  const rows = [...sessions.values()].sort(
+    (a, b) => a.session.started_at.localeCompare(b.session.started_at) || a.session.session_id.localeCompare(b.session.session_id),
+  );
+  return SECTIONS.flatMap((sec) => rows.filter((v) => v.section === sec.section));
+}
+
+function row(v: SessionView): HTMLElement {
+  const s = v.session;
+  const detail = s.waiting_for ? `${v.state_label}: ${s.waiting_for}` : v.state_label;
+  const item = el(
+    "li",
+    { class: "pop-row", attrs: { tabindex: "0", "data-session-id": s.session_id, "data-section": v.section } },
+    el("span", { class: "pop-dot", attrs: { "aria-hidden": "true" } }),
+    el(
+      "span",
+      { class: "pop-main" },
+      el("span", { class: "pop-project", title: s.cwd ?? "" }, s.host ? `${v.project} (${s.host})` : v.project),
+      el("span", { class: "pop-state" }, `${agentName(s.agent)} · ${detail}`),
+    ),
+    el("span", { class: "pop-time", attrs: { "data-since": s.state_since } }, formatElapsed(secondsSince(s.state_since, Date.now()))),
+  );
+  item.addEventListener("click", () => void jump(s.session_id));
+  item.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") void jump(s.session_id);
+  });
+  return item;
+}
+
+async function jump(sessionId: string): Promise<void> {
+  try {
+    await commands.jumpToSession(sessionId);
+  } catch (error) {
+    notice = errorMessage(error);
+    render();
+  }
+}
+
+function render(): void {
+  const rows = ordered();
+  const needs = rows.filter((v) => v.section === "needs_you").length;
+  count.textContent = needs > 0 ? `${needs} need${needs === 1 ? "s" : ""} you` : "";
+  list.replaceChildren(...rows.map(row));
+  if (rows.length === 0) list.append(el("li", { class: "pop-empty" }, "No sessions yet"));
+  if (notice) list.prepend(el("li", { class: "pop-empty", attrs: { id: "pop-notice", role: "status" } }, notice));
+  if (today) {
+    waiting.textContent = `Waiting on you today: ${formatElapsed(today.totals.waiting_on_you_secs)}`;
+    cost.textContent = today.cost_estimate_usd === null ? "Cost today: not recorded" : `Cost today: ≈ $${today.cost_estimate_usd.toFixed(2)}`;
+  } else {
+    waiting.textContent = todayError ? "Today: no history" : "";
+    cost.textContent = "";
+  }
+}
+
+function tick(): void {
+  const now = Date.now();
+  for (const time of list.querySelectorAll<HTMLElement>(".pop-time")) {
+    time.textContent = formatElapsed(secondsSince(time.dataset.since ?? "", now));
+  }
+}
+
+/// An event older than what is shown is dropped (as in the window).
+function applyEvent(e: SessionEvent): void {
+  const id = e.kind === "upsert" ? e.view.session.session_id : e.session_id;
+  if (e.seq < shownSeq) return;
+  const last = eventSeq.get(id);
+  if (last !== undefined && e.seq < last) return;
+  eventSeq.set(id, e.seq);
+  if (e.kind === "upsert") sessions.set(id, e.view);
+  else sessions.delete(id);
+}
+
+openWindow.addEventListener("click", () => void commands.openMainWindow());
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape") void commands.hidePopover();
+});
+
+async function start(): Promise<void> {
+  await on.sessions((e) => {
+    applyEvent(e);
+    render();
+  });
+  const snap = await commands.getSnapshot();
+  if (snap.seq >= shownSeq) {
+    for (const v of snap.sessions) {
+      const seq = eventSeq.get(v.session.session_id);
+      if (seq === undefined || seq <= snap.seq) sessions.set(v.session.session_id, v);
+    }
+    shownSeq = snap.seq;
+  }
+  try {
+    today = await commands.getToday();
+  } catch (error) {
+    todayError = errorMessage(error);
+  }
+  render();
+  setInterval(tick, 1000);
+  document.body.dataset.ready = "true";
+}
+
+start().catch((error) => {
+  notice = `Cannot load sessions: ${errorMessage(error)}`;
+  render();
+  document.body.dataset.ready = "error";
+});
