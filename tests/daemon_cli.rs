@@ -305,7 +305,7 @@ fn observe_refuses_unknown_events_and_agents_before_sending() {
         "--event",
         "Stop",
         "--agent",
-        "aider",
+        "kimi",
     ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent"));

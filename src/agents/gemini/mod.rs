@@ -364,7 +364,7 @@ mod tests {
     #[test]
     fn a_transcript_under_dot_gemini_tells_the_agent_without_the_flag() {
         let fields = HookFields {
-            transcript_path: Some("/home/u/.gemini/tmp/p/chats/session-x.jsonl".into()),
+            transcript_path: Some("/home/me/.gemini/tmp/p/chats/session-x.jsonl".into()),
             ..Default::default()
         };
         assert_eq!(
@@ -462,7 +462,7 @@ mod tests {
     /// back exactly the file it started from.
     #[test]
     fn install_merges_into_settings_json_and_uninstall_gives_back_the_same_bytes() {
-        let path = Path::new("/home/u/.gemini/settings.json");
+        let path = Path::new("/home/me/.gemini/settings.json");
         let bin = Path::new(BIN);
         let plan = plan_text(path, Some(HOSTILE), bin, Action::Install).unwrap();
         let new = plan.changes[0].new.clone().expect("a change");
@@ -508,7 +508,7 @@ mod tests {
     /// A file Gemini could not read either is refused, and nothing is planned for it.
     #[test]
     fn an_invalid_settings_json_is_refused_untouched() {
-        let path = Path::new("/home/u/.gemini/settings.json");
+        let path = Path::new("/home/me/.gemini/settings.json");
         let err =
             plan_text(path, Some("{\"hooks\": "), Path::new(BIN), Action::Install).unwrap_err();
         assert!(matches!(err, InstallError::Unparsable { .. }), "{err}");

@@ -207,7 +207,7 @@ mod tests {
         let base = |event: &str, extra: Value| {
             let mut p = json!({
                 "session_id": "q-1", "hook_event_name": event, "cwd": "/w",
-                "transcript_path": "/home/u/.qwen/projects/-w/chats/q-1.jsonl",
+                "transcript_path": "/home/me/.qwen/projects/-w/chats/q-1.jsonl",
                 "timestamp": "2026-12-01T06:00:00Z",
             });
             p.as_object_mut()
@@ -273,16 +273,34 @@ mod tests {
 
     #[test]
     fn install_merges_into_qwen_settings_and_uninstall_gives_the_bytes_back() {
-        let path = Path::new("/home/u/.qwen/settings.json");
+        let path = Path::new("/home/me/.qwen/settings.json");
         let bin = Path::new("/opt/agent-tray/bin/agent-tray");
-        let old = "{\n  \"model\": { \"name\": \"qwen3-coder\" },\n  \"hooks\": { \"Stop\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"mine\" } ] } ] }\n}\n";
+        // As Qwen Code writes it (JSON.stringify, two spaces), with another tool's hook.
+        let old = r#"{
+  "model": {
+    "name": "qwen3-coder"
+  },
+  "hooks": {
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "mine"
+          }
+        ]
+      }
+    ]
+  }
+}
+"#;
         let new = plan_text(path, Some(old), bin, Action::Install)
             .unwrap()
             .changes[0]
             .new
             .clone()
             .unwrap();
-        assert!(new.contains("\"command\": \"mine\""));
+        assert!(new.contains("\"command\": \"mine\""), "{new}");
         assert!(new.contains("/opt/agent-tray/bin/agent-tray hook --agent qwen"));
         assert!(
             !new.contains("MessageDisplay"),
