@@ -106,6 +106,7 @@ fn main() {
         FeedDirs {
             claude: vec![root.join("claude")],
             codex: vec![root.join("codex")],
+            copilot: Vec::new(),
         },
         registry.config().session_ttl,
     );

@@ -53,6 +53,12 @@ pub fn run_hook(args: &[String]) {
     let _ = std::panic::catch_unwind(|| {
         let agent = agent_flag(args);
         let (payload, cut) = read_stdin(MAX_STDIN, STDIN_BUDGET);
+        if let Some(agent) = agent {
+            if let Some(call) = agent.adapter().own_hook_call(agent, args, &payload, at) {
+                own_shape_hook(agent, call, cut, at, started);
+                return;
+            }
+        }
         hook_once(agent, &payload, cut, at, started);
     });
 }
@@ -145,6 +151,50 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
             obs.repo = Some(repo);
             obs.branch = branch;
         }
+    }
+    obs.seq = Some(sequence_id(at));
+    deliver(&paths, obs, cut, started);
+}
+
+/// A hook call parsed by the agent's adapter ([`AgentAdapter::own_hook_call`]): journaled and
+/// delivered like every other hook.
+///
+/// [`AgentAdapter::own_hook_call`]: crate::agents::AgentAdapter::own_hook_call
+fn own_shape_hook(
+    agent: Agent,
+    call: crate::agents::OwnHookCall,
+    cut: bool,
+    at: DateTime<Utc>,
+    started: Instant,
+) {
+    use crate::agents::OwnHookCall;
+    let Ok(paths) = TrayPaths::from_env() else {
+        return;
+    };
+    let mut obs = match call {
+        OwnHookCall::Observation(obs) => *obs,
+        OwnHookCall::Unknown(event) => {
+            let request = Request::UnknownEvent {
+                event,
+                agent: Some(agent),
+            };
+            send_only(&paths, &request, started);
+            return;
+        }
+        OwnHookCall::Ignored => return,
+        OwnHookCall::Invalid(e) => {
+            let what = if cut { " (payload cut at 1 MiB)" } else { "" };
+            log_error(&paths, &format!("hook: {e}{what}"));
+            return;
+        }
+    };
+    if delivery::is_probe_id(&obs.session_id) {
+        let probe = Request::Probe {
+            probe_id: obs.session_id,
+            agent: Some(agent),
+        };
+        send_only(&paths, &probe, started);
+        return;
     }
     obs.seq = Some(sequence_id(at));
     deliver(&paths, obs, cut, started);

@@ -275,7 +275,10 @@ mod tests {
     #[test]
     fn the_catalogs_name_every_agent_and_section_in_order() {
         let names: Vec<String> = agents().into_iter().map(|a| a.name).collect();
-        assert_eq!(names, ["Claude", "Codex", "Gemini", "Qwen"]);
+        assert_eq!(
+            names,
+            ["Claude", "Codex", "Gemini", "Qwen", "Copilot", "OpenCode"]
+        );
         let titles: Vec<String> = sections().into_iter().map(|s| s.title).collect();
         assert_eq!(titles, ["Needs you", "Working", "Idle", "Ended recently"]);
     }

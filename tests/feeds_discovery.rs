@@ -29,6 +29,7 @@ impl Discovery {
             FeedDirs {
                 claude: vec![claude.to_path_buf()],
                 codex: vec![codex.to_path_buf()],
+                copilot: Vec::new(),
             },
             Duration::from_secs(300),
         );

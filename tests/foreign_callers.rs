@@ -115,9 +115,11 @@ fn copilot_and_cursor_payloads_through_the_claude_hook_make_no_claude_session() 
         (text.contains("GitHub Copilot CLI") && text.contains("Cursor")).then_some(text)
     })
     .unwrap_or_else(|| panic!("foreign calls not reported:\n{}", doctor_text(&w)));
+    // Copilot is an agent of its own now, with its own `doctor` lines: the foreign-call line
+    // is the one that counts calls.
     let line = text
         .lines()
-        .find(|l| l.contains("GitHub Copilot CLI"))
+        .find(|l| l.contains("GitHub Copilot CLI") && l.contains('×'))
         .unwrap();
     assert!(line.contains("×8"), "6 + 1 + 1 Copilot calls: {line}");
     let line = text.lines().find(|l| l.contains("Cursor ")).unwrap();

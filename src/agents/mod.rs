@@ -32,12 +32,22 @@ use crate::process::ProcessTable;
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod gemini;
+pub mod opencode;
+pub mod own_file;
 pub mod qwen;
 
 /// Every agent Agent Tray knows, in the order the window and `doctor` list them. The one
 /// registration list: an agent not here does not exist for the rest of the code.
-pub const REGISTERED: &[Agent] = &[Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Qwen];
+pub const REGISTERED: &[Agent] = &[
+    Agent::Claude,
+    Agent::Codex,
+    Agent::Gemini,
+    Agent::Qwen,
+    Agent::Copilot,
+    Agent::OpenCode,
+];
 
 /// What a hook event name means for one agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +201,42 @@ pub trait AgentAdapter: Sync + 'static {
 
     /// The command that resumes a session (`id` already shell-quoted).
     fn resume_command(&self, quoted_id: &str) -> String;
+
+    // --- agents with payloads and files of their own ------------------------------------------
+
+    /// For an agent whose hook payloads are not Claude-shaped (Copilot's camelCase, the event
+    /// named on our command line; OpenCode's bus events forwarded by our plugin): the whole hook
+    /// call, parsed by the adapter. `None` (the default): the Claude-shaped parser reads it.
+    fn own_hook_call(
+        &self,
+        agent: Agent,
+        args: &[String],
+        payload: &[u8],
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Option<OwnHookCall> {
+        let _ = (agent, args, payload, at);
+        None
+    }
+    /// The file in `dir` that is ours alone (the agent loads every file of its kind from that
+    /// folder): `uninstall` removes it, after [`AgentAdapter::plan_hooks`] said it is ours.
+    /// `None` (the default): our hooks live in a shared file and are edited out of it.
+    fn own_file(&self, dir: &Path) -> Option<PathBuf> {
+        let _ = dir;
+        None
+    }
+}
+
+/// A hook call an adapter parsed itself ([`AgentAdapter::own_hook_call`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OwnHookCall {
+    /// Journal and deliver it.
+    Observation(Box<Observation>),
+    /// An event this version does not know: counted by the engine.
+    Unknown(String),
+    /// Known, and nothing to do with a session's state.
+    Ignored,
+    /// Not a payload of this agent's: logged.
+    Invalid(String),
 }
 
 /// Claude Code's hook event names (the default mapping, shared by Claude-compatible agents).

@@ -58,6 +58,8 @@ pub struct FeedDirs {
     pub claude: Vec<PathBuf>,
     /// Codex homes (`CODEX_HOME`, else `~/.codex`).
     pub codex: Vec<PathBuf>,
+    /// GitHub Copilot CLI homes (`COPILOT_HOME`, else `~/.copilot`).
+    pub copilot: Vec<PathBuf>,
 }
 
 impl FeedDirs {
@@ -66,6 +68,9 @@ impl FeedDirs {
         FeedDirs {
             claude: crate::paths::claude_config_dir().into_iter().collect(),
             codex: crate::paths::codex_home().into_iter().collect(),
+            copilot: crate::agents::copilot::install::copilot_home_from_env()
+                .into_iter()
+                .collect(),
         }
     }
 }
@@ -178,6 +183,7 @@ pub struct FeedStatsSet {
     pub claude_sessions: Arc<FeedStats>,
     pub claude_transcripts: Arc<FeedStats>,
     pub codex_rollouts: Arc<FeedStats>,
+    pub copilot_sessions: Arc<FeedStats>,
 }
 
 /// Starts every file feed; each runs until `token` is cancelled. Must be called from within a
@@ -204,11 +210,17 @@ pub fn spawn_all(
         config.ttl,
         config.stats.codex_rollouts.clone(),
     );
+    let copilot = crate::agents::copilot::feed::CopilotSessionsFeed::new(
+        config.dirs.copilot.clone(),
+        config.stats.copilot_sessions.clone(),
+        crate::process::exists,
+    );
     let app_server_homes = config.dirs.codex.clone();
     vec![
         watch::spawn_feed(sessions, registry.clone(), config.timing, token.clone()),
         watch::spawn_feed(transcripts, registry.clone(), config.timing, token.clone()),
         watch::spawn_feed(rollouts, registry.clone(), config.timing, token.clone()),
+        watch::spawn_feed(copilot, registry.clone(), config.timing, token.clone()),
         codex_app_server::spawn(registry, app_server_homes, token),
     ]
 }

@@ -427,6 +427,28 @@ pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, Inst
     Ok(plan)
 }
 
+/// The files that are ours alone (Copilot's hook file, OpenCode's plugin) that `uninstall`
+/// removes: each present one that [`plan`] found ours (it refuses one that is not).
+pub fn own_file_removals(
+    args: &InstallArgs,
+    action: Action,
+) -> Result<Vec<(PathBuf, String)>, InstallError> {
+    let mut out = Vec::new();
+    if action != Action::Uninstall {
+        return Ok(out);
+    }
+    for agent in args.agents() {
+        let adapter = agent.adapter();
+        let Some(path) = adapter.config_dir().and_then(|d| adapter.own_file(&d)) else {
+            continue;
+        };
+        if let Some(old) = read_optional(&path)? {
+            out.push((path, old));
+        }
+    }
+    Ok(out)
+}
+
 /// Notes what was installed (or uninstalled) where, so the engine can tell hooks that vanished
 /// from hooks never installed ([`crate::hook_drift`]). Best effort: a record that cannot be
 /// written costs only the drift alert, said on stderr.
@@ -467,19 +489,32 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
         path_safety::check(&bin).map_err(InstallError::InsecurePath)?;
     }
     let plan = plan(args, action, &bin)?;
+    let removals = own_file_removals(args, action)?;
     let mut out = io::stdout().lock();
     let verb = match action {
         Action::Install => "install",
         Action::Uninstall => "uninstall",
     };
     let pending: Vec<&FileChange> = plan.changes.iter().filter(|c| c.new.is_some()).collect();
+    let nothing = pending.is_empty() && removals.is_empty();
+    let removal = |(path, old): &(PathBuf, String)| {
+        (
+            path.clone(),
+            crate::agents::own_file::FileOp::Remove { old: old.clone() },
+        )
+    };
     if args.dry_run {
         for change in &pending {
             if let Some(diff) = change.diff() {
                 let _ = write!(out, "{diff}");
             }
         }
-        if pending.is_empty() {
+        for (path, op) in removals.iter().map(removal) {
+            if let Some(diff) = crate::agents::own_file::diff(&path, &op) {
+                let _ = write!(out, "{diff}");
+            }
+        }
+        if nothing {
             let _ = writeln!(out, "agent-tray {verb}: nothing to change");
         }
     } else {
@@ -497,7 +532,16 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
                 };
             }
         }
-        if pending.is_empty() {
+        for (path, op) in removals.iter().map(removal) {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if let Some(line) = crate::agents::own_file::apply(&path, &name, &op)? {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        if nothing {
             let _ = writeln!(out, "agent-tray {verb}: already done, nothing changed");
         }
         record_install(args, action, &bin);

@@ -291,7 +291,7 @@ cost_estimate_usd: number | null, tokens: number | null, };
 
 export type HistoryEntry = { session: Session, project: string, };
 
-export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c"},{"agent":"codex","name":"Codex","colour":"#10a37f"},{"agent":"gemini","name":"Gemini","colour":"#4285f4"},{"agent":"qwen","name":"Qwen","colour":"#615ced"}];
+export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c"},{"agent":"codex","name":"Codex","colour":"#10a37f"},{"agent":"gemini","name":"Gemini","colour":"#4285f4"},{"agent":"qwen","name":"Qwen","colour":"#615ced"},{"agent":"copilot","name":"Copilot","colour":"#8957e5"},{"agent":"opencode","name":"OpenCode","colour":"#c78a00"}];
 
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 

@@ -98,6 +98,41 @@ fi
 echo "CLAUDE_BIN=$CLAUDE_BIN"
 echo "CODEX_BIN=$CODEX_BIN"
 
+# GitHub Copilot CLI and OpenCode: pinned in more/package.json with a lock of their own, so adding
+# them never re-resolves the Claude/Codex pins above. Both packages pull a native binary
+# (@github/copilot-linux-x64, opencode-linux-x64); OpenCode's postinstall hard-links its binary
+# over bin/opencode.exe, which is what the tests run (no node wrapper between tmux and the agent).
+more="$here/more"
+pin_more() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dependencies"][sys.argv[2]])' "$more/package.json" "$1"; }
+want_copilot="${AGENT_E2E_COPILOT_VERSION:-$(pin_more @github/copilot)}"
+want_opencode="${AGENT_E2E_OPENCODE_VERSION:-$(pin_more opencode-ai)}"
+more_ok() {
+  COPILOT_BIN="$more/node_modules/@github/copilot-linux-x64/copilot"
+  OPENCODE_BIN="$more/node_modules/opencode-ai/bin/opencode.exe"
+  [ "$(have "$more" @github/copilot)" = "$want_copilot" ] || return 1
+  [ "$(have "$more" opencode-ai)" = "$want_opencode" ] || return 1
+  [ -x "$COPILOT_BIN" ] && [ -x "$OPENCODE_BIN" ] || return 1
+  # The postinstall step replaced the JS stub with the native binary (bigger than 1 MB).
+  [ "$(stat -c %s "$OPENCODE_BIN")" -gt 1000000 ] || return 1
+}
+if more_ok; then
+  echo "install.sh: cached: copilot $want_copilot, opencode $want_opencode in $more/node_modules" >&2
+else
+  echo "install.sh: npm ci in more/ (copilot $want_copilot, opencode $want_opencode)" >&2
+  if [ "$want_copilot" = "$(pin_more @github/copilot)" ] && [ "$want_opencode" = "$(pin_more opencode-ai)" ]; then
+    (cd "$more" && npm ci --no-audit --no-fund >&2)
+  else
+    (cd "$more" && npm install --no-save --no-audit --no-fund "@github/copilot@$want_copilot" "opencode-ai@$want_opencode" >&2)
+  fi
+  if ! more_ok && [ -f "$more/node_modules/opencode-ai/postinstall.mjs" ]; then
+    # npm versions that hold back install scripts: run OpenCode's own postinstall.
+    (cd "$more/node_modules/opencode-ai" && node ./postinstall.mjs >&2) || true
+  fi
+  more_ok || { echo "install.sh: after npm ci the native copilot/opencode binaries are missing" >&2; exit 1; }
+fi
+echo "COPILOT_BIN=$COPILOT_BIN"
+echo "OPENCODE_BIN=$OPENCODE_BIN"
+
 # Gemini CLI: a node bundle (no native binary), pinned in gemini/package.json with its own lock
 # file so its pin moves independently of the others'. AGENT_E2E_GEMINI_VERSION is not read: the
 # pin is what runs.

@@ -1,0 +1,144 @@
+//! `agent-tray install --opencode` / `uninstall --opencode`: our own plugin file,
+//! `$XDG_CONFIG_HOME/opencode/plugins/agent-tray.js` (default `~/.config/opencode/plugins/`).
+//!
+//! OpenCode loads every `*.js` in that folder, so we add a file of our own and never edit the
+//! user's `opencode.json`. The file is recognised as ours by its first line; a file at our path
+//! without it is refused untouched (install never overwrites it, uninstall never removes it).
+//! Writing and removing go through [`crate::agents::own_file`] (temp file and rename, backup,
+//! re-read before the change, `--dry-run` diff).
+//!
+//! The plugin ([`PLUGIN_TEMPLATE`], `plugin.js` beside this file) filters events in OpenCode
+//! itself (a token delta fires an event per token: only the state events leave the process),
+//! copies only the fields [`super::event`] reads, starts the hook without waiting for it, and
+//! catches everything.
+
+use std::path::{Path, PathBuf};
+
+use crate::install::InstallError;
+
+pub use crate::agents::own_file::{apply, diff, FileOp};
+
+use super::event::FORWARDED;
+
+/// The file's name in the plugins folder.
+pub const PLUGIN_FILE_NAME: &str = "agent-tray.js";
+/// The plugin, with `__AGENT_TRAY_BIN__` and `__FORWARDED__` to fill in.
+pub const PLUGIN_TEMPLATE: &str = include_str!("plugin.js");
+/// The first line of every plugin we write.
+const MARKER: &str = "// agent-tray plugin for OpenCode";
+
+/// The plugins folder: `$XDG_CONFIG_HOME/opencode/plugins`, else `~/.config/opencode/plugins`.
+pub fn plugins_dir(xdg_config_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
+    xdg_config_home
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".config")))
+        .map(|d| d.join("opencode").join("plugins"))
+}
+
+/// The plugins folder from this process's environment.
+pub fn plugins_dir_from_env() -> Option<PathBuf> {
+    plugins_dir(
+        std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+    )
+}
+
+/// The plugin text for this binary.
+pub fn render(bin: &Path) -> String {
+    let bin = serde_json::to_string(&bin.display().to_string()).unwrap_or_default();
+    let forwarded = serde_json::to_string(&FORWARDED).unwrap_or_default();
+    PLUGIN_TEMPLATE
+        .replace("__AGENT_TRAY_BIN__", &bin)
+        .replace("__FORWARDED__", &forwarded)
+}
+
+/// Plans install (`install = true`) or uninstall of our plugin at `path`, which holds `old`.
+pub fn plan(
+    path: &Path,
+    old: Option<&str>,
+    bin: &Path,
+    install: bool,
+) -> Result<FileOp, InstallError> {
+    let Some(old) = old else {
+        return Ok(if install {
+            FileOp::Write {
+                old: None,
+                new: render(bin),
+            }
+        } else {
+            FileOp::Keep
+        });
+    };
+    if !old.starts_with(MARKER) {
+        return Err(InstallError::Unexpected {
+            path: path.to_path_buf(),
+            detail: "this plugin was not written by agent-tray".to_string(),
+        });
+    }
+    if !install {
+        return Ok(FileOp::Remove {
+            old: old.to_string(),
+        });
+    }
+    let new = render(bin);
+    Ok(if new == old {
+        FileOp::Keep
+    } else {
+        FileOp::Write {
+            old: Some(old.to_string()),
+            new,
+        }
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plugin_names_this_binary_as_a_js_string_and_every_forwarded_event() {
+        let text = render(Path::new("/opt/a \"b\"/agent-tray"));
+        assert!(text.starts_with(MARKER));
+        assert!(
+            text.contains(r#"const BIN = "/opt/a \"b\"/agent-tray";"#),
+            "{text}"
+        );
+        for e in FORWARDED {
+            assert!(text.contains(&format!("\"{e}\"")), "{e} forwarded");
+        }
+        assert!(!text.contains("__"), "every placeholder filled");
+        // Never awaited, never thrown: the spawn is fire-and-forget inside a try.
+        assert!(text.contains("child.unref()") && text.contains("catch (_)"));
+    }
+
+    #[test]
+    fn install_is_idempotent_and_uninstall_removes_only_our_plugin() {
+        let p = Path::new("/c/opencode/plugins/agent-tray.js");
+        let bin = Path::new("/usr/bin/agent-tray");
+        let FileOp::Write { new, .. } = plan(p, None, bin, true).expect("plan") else {
+            panic!("creates the plugin")
+        };
+        assert_eq!(plan(p, Some(&new), bin, true).expect("again"), FileOp::Keep);
+        assert_eq!(
+            plan(p, Some(&new), bin, false).expect("uninstall"),
+            FileOp::Remove { old: new.clone() }
+        );
+        let theirs = "export const Mine = async () => ({})\n";
+        assert!(plan(p, Some(theirs), bin, true).is_err());
+        assert!(plan(p, Some(theirs), bin, false).is_err());
+        assert_eq!(plan(p, None, bin, false).expect("absent"), FileOp::Keep);
+    }
+
+    #[test]
+    fn the_plugins_folder_follows_xdg_config_home_else_home() {
+        assert_eq!(
+            plugins_dir(Some("/x".into()), Some("/h".into())),
+            Some(PathBuf::from("/x/opencode/plugins"))
+        );
+        assert_eq!(
+            plugins_dir(Some("relative".into()), Some("/h".into())),
+            Some(PathBuf::from("/h/.config/opencode/plugins"))
+        );
+    }
+}

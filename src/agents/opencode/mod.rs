@@ -1,0 +1,139 @@
+//! OpenCode (`opencode-ai`, a native Bun binary; recorded with 1.18.33).
+//!
+//! OpenCode has no command hooks: it loads JavaScript plugins. `agent-tray install --opencode`
+//! writes ours ([`install`]), which forwards the bus events that say what a session is doing to
+//! `agent-tray hook --agent opencode`; [`event`] turns them into observations.
+//!
+//! Liveness: nothing fires on exit, clean or killed, so the pid decides. The plugin runs inside
+//! the OpenCode process (the TUI's worker thread) and sends `process.pid`, which is the process
+//! the user sees. Every `opencode` subcommand (`session list`, `export`) also loads plugins under
+//! its own short-lived pid, but emits no session event, so only a process with a session makes
+//! one. OpenCode's SQLite store (`opencode.db`) is history, not liveness: never read as sessions.
+
+pub mod event;
+pub mod install;
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use super::{AgentAdapter, InstallOptions, OwnHookCall};
+use crate::doctor::Finding;
+use crate::install::{Action, InstallError, Plan};
+use crate::model::Agent;
+
+/// OpenCode's adapter.
+pub struct OpenCode;
+
+impl Agent {
+    /// OpenCode (`"opencode"`).
+    #[allow(non_upper_case_globals)]
+    pub const OpenCode: Agent = Agent::registered("opencode", &OpenCode);
+}
+
+impl AgentAdapter for OpenCode {
+    fn display_name(&self) -> &'static str {
+        "OpenCode"
+    }
+    fn colour(&self) -> &'static str {
+        "#c78a00"
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["open-code", "opencode-ai"]
+    }
+    fn program(&self) -> &'static str {
+        "opencode"
+    }
+    fn process_names(&self) -> &'static [&'static str] {
+        &["opencode"]
+    }
+
+    fn own_hook_call(
+        &self,
+        agent: Agent,
+        _args: &[String],
+        payload: &[u8],
+        at: DateTime<Utc>,
+    ) -> Option<OwnHookCall> {
+        Some(match event::parse(agent, payload, at) {
+            Ok(obs) => OwnHookCall::Observation(Box::new(obs)),
+            Err(event::OpenCodeEventError::UnknownEvent(e)) => OwnHookCall::Unknown(e),
+            Err(event::OpenCodeEventError::KnownIgnored(_)) => OwnHookCall::Ignored,
+            Err(e) => OwnHookCall::Invalid(e.to_string()),
+        })
+    }
+
+    /// The plugins folder (`$XDG_CONFIG_HOME/opencode/plugins`), where our file goes.
+    fn config_dir(&self) -> Option<PathBuf> {
+        install::plugins_dir_from_env()
+    }
+    fn config_dir_env(&self) -> &'static str {
+        "XDG_CONFIG_HOME"
+    }
+    fn hooks_file(&self, dir: &Path) -> PathBuf {
+        dir.join(install::PLUGIN_FILE_NAME)
+    }
+    fn own_file(&self, dir: &Path) -> Option<PathBuf> {
+        Some(self.hooks_file(dir))
+    }
+    /// Installed here: the program on PATH, or OpenCode's config folder exists.
+    fn is_installed(&self) -> bool {
+        crate::doctor::find_on_path(self.program()).is_some()
+            || self
+                .config_dir()
+                .and_then(|d| d.parent().map(Path::to_path_buf))
+                .is_some_and(|d| d.is_dir())
+    }
+    fn plan_hooks(
+        &self,
+        dir: &Path,
+        bin: &Path,
+        action: Action,
+        _options: InstallOptions,
+    ) -> Result<Plan, InstallError> {
+        let path = self.hooks_file(dir);
+        let old = crate::install::read_optional(&path)?;
+        let op = install::plan(&path, old.as_deref(), bin, action == Action::Install)?;
+        Ok(super::own_file::as_plan(&path, old, op))
+    }
+    /// Our plugin is JavaScript: nothing in it can be switched off from a JSON document.
+    fn hooks_enabled(
+        &self,
+        _dir: &Path,
+        _doc: Option<&serde_json::Value>,
+        _bin: &Path,
+        _other_files_change: bool,
+    ) -> bool {
+        true
+    }
+
+    fn doctor_hooks(&self, agent: Agent, bin: &Path) -> (Vec<Finding>, Option<String>) {
+        super::own_file::doctor_findings(
+            agent,
+            self.config_dir(),
+            bin,
+            "agent-tray install --opencode",
+        )
+    }
+
+    fn resume_command(&self, quoted_id: &str) -> String {
+        format!("opencode --session {quoted_id}")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resume_names_the_session() {
+        assert_eq!(
+            Agent::OpenCode
+                .adapter()
+                .resume_command("ses_dd1229c72ffen4TkoQjVFBx9Vv"),
+            "opencode --session ses_dd1229c72ffen4TkoQjVFBx9Vv"
+        );
+        assert_eq!(Agent::OpenCode.as_str(), "opencode");
+    }
+}

@@ -1,0 +1,211 @@
+"""GitHub Copilot CLI and OpenCode, driven interactively in a private tmux server, each talking
+to a ChatMock (OpenAI chat completions) on 127.0.0.1. Same shape as agents.ClaudeAgent:
+configure, start, wait_ready, prompt, wait_permission, approve, escape, wait_turn_done, exit,
+kill9.
+
+Both run their native binaries directly, so the tmux pane's process is the agent itself.
+"""
+import json
+import os
+import time
+
+from .agents import Agent
+from .tmux import ScreenTimeout
+from .world import BASE, HERE
+
+MORE = os.path.join(HERE, "more", "node_modules")
+
+
+def copilot_bin():
+    b = os.environ.get("COPILOT_BIN") or os.path.join(MORE, "@github", "copilot-linux-x64", "copilot")
+    return b if os.access(b, os.X_OK) else None
+
+
+def opencode_bin():
+    b = os.environ.get("OPENCODE_BIN") or os.path.join(MORE, "opencode-ai", "bin", "opencode.exe")
+    return b if os.access(b, os.X_OK) else None
+
+
+class CopilotAgent(Agent):
+    """`copilot` 1.0.102 with COPILOT_OFFLINE and a BYOK provider on the mock."""
+    name = "copilot"
+
+    READY = r"/ commands"
+    PERMISSION = r"Do you want to run this command\?"
+
+    @property
+    def copilot_home(self):
+        return os.path.join(self.world.home, ".copilot")
+
+    def env(self):
+        e = dict(self.world.env)
+        e.update({
+            "COPILOT_HOME": os.path.join(self.world.home, ".copilot"),
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_PROVIDER_BASE_URL": f"{self.mock.base_url}/v1",
+            "COPILOT_PROVIDER_TYPE": "openai",
+            "COPILOT_PROVIDER_API_KEY": "dummy",
+            "COPILOT_MODEL": "mock-model",
+            "COPILOT_PROVIDER_MAX_PROMPT_TOKENS": "100000",
+            "COPILOT_PROVIDER_MAX_OUTPUT_TOKENS": "4096",
+            "COPILOT_AUTO_UPDATE": "false",
+            # The binary unpacks itself (~235 MB) into $XDG_CACHE_HOME/copilot on first launch:
+            # one cache shared by every world, so each test does not unpack it again.
+            "XDG_CACHE_HOME": os.path.join(BASE, "cache-copilot"),
+        })
+        return e
+
+    def configure(self):
+        """$COPILOT_HOME/config.json: the project folder trusted (no folder-trust prompt)."""
+        os.makedirs(self.copilot_home, exist_ok=True)
+        p = os.path.join(self.copilot_home, "config.json")
+        doc = {"trustedFolders": [self.cwd], "firstLaunchAt": "2026-01-01T00:00:00.000Z", "appTipShown": True}
+        with open(p, "w") as f:
+            json.dump(doc, f, indent=2)
+        return self
+
+    def start(self, *extra):
+        b = copilot_bin()
+        if not b:
+            raise RuntimeError("copilot binary not found: run tests/e2e/agents/install.sh")
+        return self._start([b, *extra])
+
+    def wait_ready(self, timeout=40):
+        return self.wait_for(self.READY, timeout, what="copilot prompt ready")
+
+    def prompt(self, text):
+        self._asked = len(self.mock.requests)
+        self.tmux.send_text(text)
+        time.sleep(1.0)  # the recipe: text, a second, then Enter
+        self.tmux.send_keys("Enter")
+
+    def wait_working(self, timeout=30):
+        """The turn is running: the mock was asked since the last prompt (the screen's spinner
+        text changes between versions; the request does not)."""
+        deadline = time.monotonic() + timeout
+        while len(self.mock.requests) <= getattr(self, "_asked", 0):
+            if time.monotonic() > deadline:
+                raise ScreenTimeout(f"copilot never asked the mock after the prompt; screen:\n{self.screen()}")
+            time.sleep(0.05)
+
+    def wait_permission(self, timeout=40):
+        self.wait_for(self.PERMISSION, timeout, interval=0.05, what="copilot permission prompt")
+        return time.monotonic()
+
+    def approve(self, tries=3, wait=2.0):
+        """Enter picks the preselected "1. Yes"; sent again while the prompt stays open."""
+        time.sleep(0.3)
+        for _ in range(tries):
+            self.tmux.send_keys("Enter")
+            try:
+                self.wait_for(self.PERMISSION, wait, absent=True, interval=0.05,
+                              what="copilot permission prompt closed")
+                return
+            except ScreenTimeout:
+                continue
+        raise ScreenTimeout(f"copilot permission prompt still open; screen:\n{self.screen()}")
+
+    def wait_turn_done(self, reply="done", timeout=40):
+        return self.wait_for(r"\b" + reply + r"\b", timeout, what=f"copilot reply {reply!r}")
+
+    def session_dirs(self):
+        d = os.path.join(self.copilot_home, "session-state")
+        try:
+            return [os.path.join(d, n) for n in os.listdir(d) if os.path.isdir(os.path.join(d, n))]
+        except OSError:
+            return []
+
+    def exit(self, timeout=20):
+        self.tmux.send_text("/exit")
+        time.sleep(1.0)
+        self.tmux.send_keys("Enter")
+        if not self.wait_gone(timeout):
+            raise ScreenTimeout(f"copilot still running {timeout}s after /exit; screen:\n{self.screen()}")
+
+
+class OpenCodeAgent(Agent):
+    """The `opencode` 1.18.33 TUI with a provider on the mock and `bash: ask`."""
+    name = "opencode"
+
+    READY = r"ctrl\+p commands"
+    PERMISSION = r"Permission required"
+
+    def env(self):
+        e = dict(self.world.env)
+        e.update({
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "OPENCODE_DISABLE_SHARE": "1",
+            "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+        })
+        return e
+
+    @property
+    def config_dir(self):
+        return os.path.join(self.world.env["XDG_CONFIG_HOME"], "opencode")
+
+    def configure(self):
+        os.makedirs(self.config_dir, exist_ok=True)
+        doc = {
+            "autoupdate": False, "share": "disabled",
+            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                                  "options": {"baseURL": f"{self.mock.base_url}/v1", "apiKey": "dummy"},
+                                  "models": {"mock-model": {"name": "Mock", "tool_call": True}}}},
+            "model": "mock/mock-model", "small_model": "mock/mock-model",
+            "permission": {"bash": "ask"},
+        }
+        with open(os.path.join(self.config_dir, "opencode.json"), "w") as f:
+            json.dump(doc, f, indent=2)
+        return self
+
+    def start(self, *extra):
+        b = opencode_bin()
+        if not b:
+            raise RuntimeError("opencode binary not found: run tests/e2e/agents/install.sh")
+        return self._start([b, *extra])
+
+    def wait_ready(self, timeout=60):
+        return self.wait_for(self.READY, timeout, what="opencode prompt ready")
+
+    def prompt(self, text):
+        self._asked = len(self.mock.requests)
+        self.tmux.send_text(text)
+        time.sleep(1.0)
+        self.tmux.send_keys("Enter")
+
+    def wait_working(self, timeout=60):
+        """The turn is running: the mock was asked since the last prompt (the first prompt of
+        a process takes ~8 s of lazy loading before that)."""
+        deadline = time.monotonic() + timeout
+        while len(self.mock.requests) <= getattr(self, "_asked", 0):
+            if time.monotonic() > deadline:
+                raise ScreenTimeout(f"opencode never asked the mock after the prompt; screen:\n{self.screen()}")
+            time.sleep(0.05)
+
+    def wait_permission(self, timeout=60):
+        self.wait_for(self.PERMISSION, timeout, interval=0.05, what="opencode permission dialog")
+        return time.monotonic()
+
+    def approve(self, tries=3, wait=2.0):
+        """Enter is "Allow once" (the default highlight)."""
+        time.sleep(0.3)
+        for _ in range(tries):
+            self.tmux.send_keys("Enter")
+            try:
+                self.wait_for(self.PERMISSION, wait, absent=True, interval=0.05,
+                              what="opencode permission dialog closed")
+                return
+            except ScreenTimeout:
+                continue
+        raise ScreenTimeout(f"opencode permission dialog still open; screen:\n{self.screen()}")
+
+    def wait_turn_done(self, reply="done", timeout=60):
+        return self.wait_for(r"\b" + reply + r"\b", timeout, what=f"opencode reply {reply!r}")
+
+    def exit(self, timeout=20):
+        self.tmux.send_text("/exit")
+        time.sleep(1.0)
+        self.tmux.send_keys("Enter")
+        if not self.wait_gone(timeout):
+            raise ScreenTimeout(f"opencode still running {timeout}s after /exit; screen:\n{self.screen()}")

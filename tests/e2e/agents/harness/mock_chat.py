@@ -1,0 +1,117 @@
+"""Mock of the OpenAI Chat Completions API for the real `copilot` and `opencode` binaries.
+
+POST /v1/chat/completions (SSE when `stream` is true, else one JSON reply); GET /v1/models
+answers an empty list; everything else is logged and answered 404. See mockbase.SCRIPT_HELP.
+
+Both agents name their shell tool `bash` with arguments `{command, description}`. A tool call
+is streamed the way the OpenAI SDK expects: a first `tool_calls` delta with the id and name,
+then the argument string in chunks, then `finish_reason: "tool_calls"`, then `[DONE]`.
+Requests that offer no `bash` tool (OpenCode's title request) get a plain text reply.
+"""
+import json
+import sys
+import time
+
+from .mockbase import MockServer, parse_script, SCRIPT_HELP
+
+
+def _text_of(msg):
+    c = msg.get("content")
+    if isinstance(c, str):
+        return c
+    return "\n".join(p.get("text", "") for p in c or [] if isinstance(p, dict))
+
+
+class ChatMock(MockServer):
+    name = "chat-mock"
+
+    def plan(self, body):
+        tools = set()
+        for t in body.get("tools") or []:
+            if isinstance(t, dict):
+                tools.add((t.get("function") or {}).get("name") or t.get("name"))
+        msgs = body.get("messages") or []
+        # A tool result after the last user message: the turn is finishing.
+        for m in reversed(msgs):
+            if not isinstance(m, dict):
+                continue
+            if m.get("role") == "tool":
+                return ("text", "done"), 0
+            if m.get("role") == "user":
+                break
+        if "bash" not in tools:
+            return ("text", "Mock title"), 0  # side request (title generation, ...)
+        last_user = ""
+        for m in reversed(msgs):
+            if isinstance(m, dict) and m.get("role") == "user":
+                # Copilot puts a `<current_datetime>` block before the prompt, on lines of its
+                # own: parse_script reads the first line that is a script.
+                last_user = _text_of(m)
+                break
+        kind, arg, delay = parse_script(last_user)
+        if kind == "tool":
+            return ("tool", arg), delay
+        return ("text", "ok"), delay
+
+    def handle(self, h, method, path, body):
+        p = path.split("?")[0]
+        if method == "POST" and p.endswith("/chat/completions") and isinstance(body, dict):
+            return self.chat(h, body)
+        if method == "GET" and p.endswith("/models"):
+            return self.send_json(h, 200, {"object": "list", "data": []})
+        return self.not_found(h)
+
+    @staticmethod
+    def _data(h, obj):
+        h.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
+        h.wfile.flush()
+
+    def chat(self, h, body):
+        (kind, arg), delay = self.plan(body)
+        n = self.next_id()
+        if delay:
+            self.hold(delay)
+        cid = f"chatcmpl-mock-{n}"
+        model = body.get("model") or "mock-model"
+        usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+        if kind == "tool":
+            args = json.dumps({"command": arg, "description": f"mock: run {arg}"})
+            call_id = f"call_mock_{n}"
+        if not body.get("stream"):
+            if kind == "tool":
+                message = {"role": "assistant", "content": None, "tool_calls": [{
+                    "id": call_id, "type": "function", "function": {"name": "bash", "arguments": args}}]}
+                finish = "tool_calls"
+            else:
+                message = {"role": "assistant", "content": arg}
+                finish = "stop"
+            return self.send_json(h, 200, {"id": cid, "object": "chat.completion", "created": base["created"],
+                                           "model": model, "usage": usage,
+                                           "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+        self.start_sse(h)
+        chunk = lambda delta, finish=None: dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+        self._data(h, chunk({"role": "assistant", "content": ""}))
+        if kind == "tool":
+            self._data(h, chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                                 "function": {"name": "bash", "arguments": ""}}]}))
+            for i in range(0, len(args), 16):
+                self._data(h, chunk({"tool_calls": [{"index": 0, "function": {"arguments": args[i:i + 16]}}]}))
+            self._data(h, chunk({}, "tool_calls"))
+        else:
+            self._data(h, chunk({"content": arg}))
+            self._data(h, chunk({}, "stop"))
+        self._data(h, dict(base, choices=[], usage=usage))
+        h.wfile.write(b"data: [DONE]\n\n")
+        h.wfile.flush()
+
+
+if __name__ == "__main__":  # manual use: python3 -m harness.mock_chat [log.jsonl]
+    m = ChatMock(sys.argv[1] if len(sys.argv) > 1 else None).start()
+    print(f"base_url = {m.base_url}/v1", flush=True)
+    print(SCRIPT_HELP, file=sys.stderr)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        m.stop()
