@@ -66,7 +66,8 @@ enum Command {
     History(crate::store::cli::HistoryArgs),
     /// Time your agents spent waiting on you, and working.
     Stats(crate::store::cli::StatsArgs),
-    /// Add Agent Tray's hooks to Claude Code and Codex (both unless one is named).
+    /// Add Agent Tray's hooks: to Claude Code, Codex and every other agent found here, or to the
+    /// agents named.
     Install(crate::install::InstallArgs),
     /// Remove exactly what `install` added.
     Uninstall(crate::install::InstallArgs),

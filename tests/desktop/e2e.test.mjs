@@ -556,6 +556,72 @@ test("the tray menu's Open shows the popover at the top right corner, and losing
   await waitFor("the window shown again", () => appWindowVisible(), 10_000);
 });
 
+test("a Gemini CLI, a Copilot CLI and an OpenCode session each show live in the window, by name and in their colour, through their own hook command lines", async () => {
+  // Each agent's hook command line exactly as `install --<agent>` writes it, fed the payload shape
+  // its real binary sends (recorded from Gemini CLI 0.61.0, Copilot CLI 1.0.102 and OpenCode
+  // 1.18.33; those binaries drive the same hooks in tests/e2e/agents). OpenCode's plugin names its
+  // own process: a live process stands in for it.
+  await waitFor("the window shown", () => appWindowVisible(), 5000);
+  await attachToWindow();
+  const standIn = start("sleep", ["600"]);
+  const folder = (name) => {
+    const dir = path.join(world, "proj", name);
+    fs.mkdirSync(dir, { recursive: true });
+    return dir;
+  };
+  const hook = (command, payload) =>
+    execFileSync("/bin/sh", ["-c", `${CLI} ${command}`], { env, input: JSON.stringify(payload), timeout: 10_000 });
+  const now = Date.now();
+  const agents = [
+    {
+      id: "e2e-gemini-1", name: "Gemini", colour: "rgb(66, 133, 244)", project: "gemini-proj",
+      working: (cwd) => hook("hook --agent gemini", { session_id: "e2e-gemini-1", cwd, hook_event_name: "BeforeAgent", timestamp: new Date(now).toISOString(), prompt: "hello" }),
+      permission: (cwd) => hook("hook --agent gemini", { session_id: "e2e-gemini-1", cwd, hook_event_name: "Notification", timestamp: new Date(now + 1000).toISOString(), notification_type: "ToolPermission", message: "Tool Confirm Shell Command requires execution", details: { type: "exec", title: "Confirm Shell Command", command: "date" } }),
+    },
+    {
+      id: "e2e-copilot-1", name: "Copilot", colour: "rgb(137, 87, 229)", project: "copilot-proj",
+      working: (cwd) => hook("hook --agent copilot --event userPromptSubmitted", { sessionId: "e2e-copilot-1", timestamp: now, cwd, prompt: "hello" }),
+      permission: (cwd) => hook("hook --agent copilot --event permissionRequest", { sessionId: "e2e-copilot-1", timestamp: now + 1000, cwd, toolName: "bash", toolInput: { command: "date" }, hookName: "permissionRequest", permissionSuggestions: [] }),
+    },
+    {
+      id: "ses_e2eopencode1", name: "OpenCode", colour: "rgb(199, 138, 0)", project: "opencode-proj",
+      working: (cwd) => hook("hook --agent opencode", { v: 1, pid: standIn.pid, directory: cwd, ts: now, type: "session.status", properties: { sessionID: "ses_e2eopencode1", status: { type: "busy" } } }),
+      permission: (cwd) => hook("hook --agent opencode", { v: 1, pid: standIn.pid, directory: cwd, ts: now + 1000, type: "permission.asked", properties: { id: "per_e2e1", sessionID: "ses_e2eopencode1", permission: "bash" } }),
+    },
+  ];
+  for (const agent of agents) {
+    const cwd = folder(agent.project);
+    agent.working(cwd);
+    await waitFor(`${agent.name} working`, async () => (await sectionOf(agent.id)) === "working", 3000);
+    const badge = await driver.executeScript((id) => {
+      const span = document.querySelector(`.row[data-session-id="${id}"] .agent`);
+      return span ? { text: span.textContent, colour: getComputedStyle(span).color } : null;
+    }, agent.id);
+    assert.deepEqual(badge, { text: agent.name, colour: agent.colour }, `${agent.name}'s row names it in its colour`);
+    assert.match(await text(`.row[data-session-id="${agent.id}"]`), new RegExp(agent.project));
+    agent.permission(cwd);
+    await waitFor(`${agent.name} needs you`, async () => (await sectionOf(agent.id)) === "needs_you", 3000);
+  }
+  const listed = JSON.parse(cli("list", "--json"));
+  for (const [id, agent] of [["e2e-gemini-1", "gemini"], ["e2e-copilot-1", "copilot"], ["ses_e2eopencode1", "opencode"]]) {
+    const s = listed.find((x) => x.session_id === id);
+    assert.equal(s?.agent, agent, `${id} is listed as ${agent}`);
+    assert.equal(s?.state, "waiting_for_permission");
+  }
+  fs.mkdirSync(artifacts, { recursive: true });
+  fs.writeFileSync(path.join(artifacts, "e2e-more-agents.png"), await driver.takeScreenshot(), "base64");
+  // Each ends as its agent ends it: Gemini and Copilot by their end hooks, OpenCode (which fires
+  // nothing on exit) by its process's death. The next tests then see no live session of theirs.
+  {
+    hook("hook --agent gemini", { session_id: "e2e-gemini-1", cwd: path.join(world, "proj/gemini-proj"), hook_event_name: "SessionEnd", timestamp: new Date(now + 2000).toISOString(), reason: "exit" });
+    hook("hook --agent copilot --event sessionEnd", { sessionId: "e2e-copilot-1", timestamp: now + 2000, cwd: path.join(world, "proj/copilot-proj"), reason: "complete" });
+    process.kill(standIn.pid, "SIGKILL");
+  }
+  for (const agent of agents) {
+    await waitFor(`${agent.name} ended`, async () => (await sectionOf(agent.id)) === "ended", 5000);
+  }
+});
+
 test("an alert shows session text as text: markup in a folder name is not rendered", async () => {
   // A folder named like HTML: dunst (which reads markup in bodies) showed it as "[image]".
   const hostile = "<img src=x onerror=alert(1)>";
@@ -635,10 +701,24 @@ function ownWorld(name, { hooks }) {
 
 /// Starts the app with `args` in `own`, waits for its engine to answer, and returns its pid.
 async function startOwnApp(own, args) {
-  start("dbus-run-session", ["--", APP, ...args], { env: own });
+  const session = start("dbus-run-session", ["--", APP, ...args], { env: own });
   const pid = await waitFor("the app", () => worldPids(own.AGENT_TRAY_HOME).find(isApp), 10_000);
   await waitFor("its engine", () => /No sessions/.test(execFileSync(CLI, ["list"], { env: own, encoding: "utf8", timeout: 5000 })), 10_000);
+  busSessionOf.set(pid, session);
   return pid;
+}
+
+/// The dbus-run-session wrapping each app that startOwnApp started, by the app's pid.
+const busSessionOf = new Map();
+
+/// Ends an app startOwnApp started, then waits for its dbus-run-session to end its bus and exit.
+/// (Ending the wrapper too early, as `after` would, orphans its dbus-daemon.) Resolves with the
+/// pids still alive.
+async function endOwnApp(pid) {
+  const survivors = await endAll([pid]);
+  const session = busSessionOf.get(pid);
+  if (session) await waitFor("its bus session to end", () => session.exitCode !== null || session.signalCode !== null, 5000);
+  return survivors;
 }
 
 /// The app's windows shown on the display (by name: its tray icon, embedded in trayer through
@@ -666,18 +746,18 @@ test("--background starts with no window, except once on a first run with no hoo
   let pid = await startOwnApp(fresh, ["--background"]);
   await waitFor("the installer's window", () => shownWindowsOf(pid).length > 0, 10_000);
   assert.ok(webProcessesOf(pid).length > 0);
-  assert.deepEqual(await endAll([pid]), []);
+  assert.deepEqual(await endOwnApp(pid), []);
   // The next login in the same world: no window.
   pid = await startOwnApp(fresh, ["--background"]);
   await new Promise((r) => setTimeout(r, 2000));
   assert.deepEqual(shownWindowsOf(pid), [], "the installer is shown once");
   assert.deepEqual(webProcessesOf(pid), [], "no webview at all");
-  assert.deepEqual(await endAll([pid]), []);
+  assert.deepEqual(await endOwnApp(pid), []);
   // Hooks in place from the start: no window either.
   const ready = ownWorld("ready", { hooks: true });
   pid = await startOwnApp(ready, ["--background"]);
   await new Promise((r) => setTimeout(r, 2000));
   assert.deepEqual(shownWindowsOf(pid), []);
   assert.deepEqual(webProcessesOf(pid), []);
-  assert.deepEqual(await endAll([pid]), []);
+  assert.deepEqual(await endOwnApp(pid), []);
 });
