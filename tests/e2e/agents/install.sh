@@ -120,7 +120,11 @@ if more_ok; then
 else
   echo "install.sh: npm ci in more/ (copilot $want_copilot, opencode $want_opencode)" >&2
   if [ "$want_copilot" = "$(pin_more @github/copilot)" ] && [ "$want_opencode" = "$(pin_more opencode-ai)" ]; then
-    (cd "$more" && npm ci --no-audit --no-fund >&2)
+    # Not `npm ci`: opencode-ai lists optional platform packages (darwin, windows, musl…) that the
+    # registry does not serve at every version, so the lock cannot hold them and `npm ci` refuses
+    # it as out of sync. `npm install --no-save` installs exactly the locked versions of what
+    # exists and writes nothing.
+    (cd "$more" && npm install --no-save --no-audit --no-fund >&2)
   else
     (cd "$more" && npm install --no-save --no-audit --no-fund "@github/copilot@$want_copilot" "opencode-ai@$want_opencode" >&2)
   fi
