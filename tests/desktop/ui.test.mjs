@@ -428,7 +428,11 @@ test("agent names and section titles come from the core's generated bindings", a
   const { page, context } = await open(sampleSessions());
   assert.deepEqual(await page.$$eval("section h2", (h) => h.map((n) => n.firstChild.textContent)),
     ["Needs you", "Working", "Idle", "Ended recently"]);
-  assert.deepEqual(await page.$$eval("#agent-filter option", (o) => o.map((n) => n.textContent)), ["All agents", "Claude", "Codex"]);
+  // The filter lists every registered agent, in the adapters' order, by the names the core gives.
+  const agents = JSON.parse(bindings.match(/export const AGENTS: AgentInfo\[\] = (\[.*\]);/)[1]);
+  assert.deepEqual(agents.map((a) => a.agent), ["claude", "codex", "gemini", "qwen", "copilot", "opencode"]);
+  assert.deepEqual(await page.$$eval("#agent-filter option", (o) => o.map((n) => n.textContent)),
+    ["All agents", ...agents.map((a) => a.name)]);
   await context.close();
 });
 
