@@ -615,6 +615,11 @@ test("a Gemini CLI, a Copilot CLI and an OpenCode session each show live in the 
   {
     hook("hook --agent gemini", { session_id: "e2e-gemini-1", cwd: path.join(world, "proj/gemini-proj"), hook_event_name: "SessionEnd", timestamp: new Date(now + 2000).toISOString(), reason: "exit" });
     hook("hook --agent copilot --event sessionEnd", { sessionId: "e2e-copilot-1", timestamp: now + 2000, cwd: path.join(world, "proj/copilot-proj"), reason: "complete" });
+    // The watcher ends only a pid it has seen alive: as in the kill test, let a few of its ticks
+    // (500 ms here) see it once the session holds it.
+    await waitFor("OpenCode's process on its session", () =>
+      JSON.parse(cli("list", "--json")).find((x) => x.session_id === "ses_e2eopencode1")?.pid === standIn.pid, 5000);
+    await new Promise((r) => setTimeout(r, 2000));
     process.kill(standIn.pid, "SIGKILL");
   }
   for (const agent of agents) {
