@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use agent_tray::feeds::{spawn_all, FeedConfig, FeedDirs, FeedStats};
+use agent_tray::model::Agent;
 use agent_tray::registry::SessionsRegistry;
 use tokio_util::sync::CancellationToken;
 
@@ -103,14 +104,12 @@ fn main() {
         .unwrap_or_else(|e| die(&format!("runtime: {e}")));
     let registry = Arc::new(SessionsRegistry::new());
     let config = FeedConfig::new(
-        FeedDirs {
-            claude: vec![root.join("claude")],
-            codex: vec![root.join("codex")],
-            copilot: Vec::new(),
-        },
+        FeedDirs::default()
+            .with(Agent::Claude, vec![root.join("claude")])
+            .with(Agent::Codex, vec![root.join("codex")]),
         registry.config().session_ttl,
     );
-    let stats = config.stats.claude_transcripts.clone();
+    let stats = config.stats.of("feed_claude_transcripts");
     let token = CancellationToken::new();
     let cpu0 = cpu_seconds();
     let t0 = Instant::now();
@@ -208,7 +207,7 @@ fn main() {
     );
     token.cancel();
     runtime.block_on(async {
-        for t in tasks {
+        for (_, t) in tasks {
             let _ = t.await;
         }
     });

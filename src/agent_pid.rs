@@ -10,7 +10,7 @@
 //! - **Codex: the outermost codex.** By default the Codex TUI runs hooks from a background
 //!   `codex app-server` it started. The session belongs to the process the user sees, so the walk
 //!   keeps climbing while the parent is also a (native) `codex`. The discovery feed applies the
-//!   same rule to the holder of a rollout's writer lock ([`outermost_codex`]), so both feeds
+//!   same rule to the holder of a rollout's writer lock ([`crate::agents::codex::outermost_codex`]), so both feeds
 //!   report the same pid and never take a session over from each other.
 //! - **A hook for one agent never reports the other's pid** (Claude running `codex exec` as a
 //!   tool, or the other way round): the first agent found must be the one asked for.
@@ -33,8 +33,6 @@ const SHELLS: &[&str] = &[
 /// Interpreters that may host an agent; their command line tells which.
 const LAUNCHERS: &[&str] = &["node", "nodejs", "bun", "deno", "MainThread"];
 
-pub use crate::agents::claude::is_agent_helper;
-pub use crate::agents::codex::{is_codex_app_server, outermost_codex};
 pub use crate::process::{ProcInfo, ProcessTable, SystemProcesses};
 
 /// What one process is, for the walk.
@@ -58,7 +56,7 @@ impl ProcKind {
 }
 
 /// Classifies a process by its name, and for a launcher by its command line. A Claude Code
-/// helper ([`is_agent_helper`]) is no agent here: the walk stops at it with no pid, rather than
+/// helper ([`AgentAdapter::is_helper_process`](crate::agents::AgentAdapter::is_helper_process)) is no agent here: the walk stops at it with no pid, rather than
 /// bind a session to a process that outlives it.
 pub fn classify(table: &dyn ProcessTable, pid: u32, info: &ProcInfo) -> ProcKind {
     let comm = info.comm.as_str();
@@ -157,41 +155,10 @@ pub fn agent_pid_of_this_hook(want: Option<Agent>) -> Option<(u32, Agent)> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::agents::claude::is_agent_helper;
+    use crate::agents::codex::outermost_codex;
 
-    /// A scripted process table: pid → (ppid, comm, cmdline).
-    #[derive(Default)]
-    struct Tree(HashMap<u32, (u32, &'static str, Vec<&'static str>)>);
-
-    impl Tree {
-        fn with(mut self, pid: u32, ppid: u32, comm: &'static str, argv: &[&'static str]) -> Self {
-            self.0.insert(pid, (ppid, comm, argv.to_vec()));
-            self
-        }
-    }
-
-    impl ProcessTable for Tree {
-        fn info(&self, pid: u32) -> Option<ProcInfo> {
-            self.0.get(&pid).map(|(ppid, comm, _)| ProcInfo {
-                ppid: *ppid,
-                comm: comm.to_string(),
-            })
-        }
-        fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
-            self.0
-                .get(&pid)
-                .map(|(_, _, argv)| argv.iter().map(|a| a.to_string()).collect())
-        }
-        fn exists(&self, pid: u32) -> bool {
-            self.0.contains_key(&pid)
-        }
-        fn start_token(&self, _pid: u32) -> Option<String> {
-            None
-        }
-        fn children(&self, _pid: u32) -> Vec<u32> {
-            Vec::new()
-        }
-    }
+    use crate::test_support::ScriptedTable as Tree;
 
     #[test]
     fn a_claude_command_hook_finds_claude_past_its_sh() {

@@ -97,8 +97,10 @@ struct ObserveArgs {
     pid: Option<u32>,
     #[arg(long)]
     cwd: Option<PathBuf>,
-    #[arg(long, default_value = "claude")]
-    agent: String,
+    /// The agent (its id, as `list --json` prints it); without it, the agent hook lines meant
+    /// before `--agent` existed.
+    #[arg(long)]
+    agent: Option<String>,
     #[arg(long)]
     model: Option<String>,
     /// A tool's name (PreToolUse, PermissionRequest, …).
@@ -234,7 +236,10 @@ async fn wait_for_stop_signal() -> Result<(), String> {
 }
 
 fn observe(args: ObserveArgs) -> Result<ExitCode, String> {
-    let agent: Agent = args.agent.parse().map_err(|e| format!("{e}"))?;
+    let agent: Agent = match &args.agent {
+        Some(name) => name.parse().map_err(|e| format!("{e}"))?,
+        None => crate::agents::LEGACY_HOOK_AGENT,
+    };
     let event: EventKind = args.event.parse().map_err(|_| {
         let known: Vec<&str> = EventKind::HOOK_EVENTS.iter().map(|e| e.as_str()).collect();
         format!(
@@ -438,11 +443,27 @@ pub fn human_age(secs: i64) -> String {
     crate::duration_text::format_duration(secs, crate::duration_text::Precision::Seconds)
 }
 
+/// "a", "a or b", "a, b or c".
+fn or_list(names: &[&str]) -> String {
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 /// The `list` table. Text from sessions is printed with control characters escaped (see
 /// [`escape_controls`]) so a hostile folder name or title cannot drive the terminal.
 pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
     if sessions.is_empty() {
-        return "No sessions. Start Claude Code or Codex (and `agent-tray install` for instant updates).\n".into();
+        let names: Vec<&str> = Agent::ALL
+            .iter()
+            .map(|a| a.adapter().product_name())
+            .collect();
+        return format!(
+            "No sessions. Start {} (and `agent-tray install` for instant updates).\n",
+            or_list(&names)
+        );
     }
     let clean = |s: &str| -> String { escape_controls(s).into_owned() };
     let rows: Vec<[String; 7]> = sessions

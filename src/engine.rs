@@ -244,29 +244,16 @@ impl Engine {
             ),
         )];
         if config.discover_files {
-            let feeds = crate::feeds::FeedConfig::new(
+            let mut feeds = crate::feeds::FeedConfig::new(
                 crate::feeds::FeedDirs::from_env(),
                 config.registry.session_ttl,
             );
-            let names = [
-                "feed_claude_sessions",
-                "feed_claude_transcripts",
-                "feed_codex_rollouts",
-                "feed_codex_app_server",
-            ];
-            let feeds = crate::feeds::spawn_all(registry.clone(), feeds, token.child_token());
-            tasks.extend(names.into_iter().zip(feeds));
-            // Claude Code's own list of live sessions, asked once (see the module comment).
-            if let Some(claude) = crate::doctor::find_on_path("claude") {
-                tasks.push((
-                    "claude_agents_probe",
-                    crate::feeds::claude_agents::spawn_probe(
-                        registry.clone(),
-                        claude,
-                        token.child_token(),
-                    ),
-                ));
-            }
+            feeds.ask_programs = true;
+            tasks.extend(crate::feeds::spawn_all(
+                registry.clone(),
+                feeds,
+                token.child_token(),
+            ));
         }
         tasks
     }

@@ -63,8 +63,11 @@ pub fn run_hook(args: &[String]) {
     });
 }
 
-/// `agent-tray notify --agent codex JSON`: Codex's `notify` program. The JSON is the last
-/// argument. Never fails, never prints.
+/// `agent-tray notify --agent <id> JSON`: the program an agent runs at each turn's end (Codex's
+/// `notify`), read by that agent's adapter
+/// ([`AgentAdapter::notify_observation`](crate::agents::AgentAdapter::notify_observation)).
+/// The JSON is the last argument. Without a known `--agent`, the first registered agent that has
+/// such a program reads it. Never fails, never prints.
 pub fn run_notify(args: &[String]) {
     let started = Instant::now();
     let at = Utc::now();
@@ -76,9 +79,26 @@ pub fn run_notify(args: &[String]) {
         let Some(json) = args.last() else {
             return;
         };
-        match hook_payload::observation_from_notify(json, at) {
+        let named = args
+            .iter()
+            .position(|a| a == "--agent")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|name| crate::agents::by_name(name));
+        let read = named
+            .into_iter()
+            .chain(Agent::ALL.iter().copied())
+            .find_map(|agent| {
+                agent
+                    .adapter()
+                    .notify_observation(agent, json, at)
+                    .map(|result| (agent, result))
+            });
+        let Some((agent, result)) = read else {
+            return log_error(&paths, "notify: no registered agent runs a notify program");
+        };
+        match result {
             Ok(mut obs) => {
-                obs.pid = agent_pid::agent_pid_of_this_hook(Some(Agent::Codex)).map(|(p, _)| p);
+                obs.pid = agent_pid::agent_pid_of_this_hook(Some(agent)).map(|(p, _)| p);
                 obs.seq = Some(sequence_id(at));
                 deliver(&paths, obs, false, started);
             }
@@ -86,7 +106,7 @@ pub fn run_notify(args: &[String]) {
             Err(PayloadError::UnknownEvent(event)) => {
                 let request = Request::UnknownEvent {
                     event,
-                    agent: Some(Agent::Codex),
+                    agent: Some(agent),
                 };
                 send_only(&paths, &request, started);
             }

@@ -482,7 +482,7 @@ mod tests {
         let file = dir.join("settings.json");
         // Other settings, written the user's way.
         std::fs::write(&file, "{\n    \"model\": \"opus\",  \"n\": 1e3\n}\n").unwrap();
-        let plan = install::claude::plan_file(&file, bin, Action::Install).unwrap();
+        let plan = crate::agents::claude::install::plan_file(&file, bin, Action::Install).unwrap();
         let installed = plan.changes[0].new.clone().unwrap();
         std::fs::write(&file, &installed).unwrap();
         let entry = InstalledHooks {

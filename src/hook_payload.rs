@@ -21,13 +21,13 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
-use crate::agents::HookEvent;
+use crate::agents::{ForeignProgram, HookEvent};
 use crate::model::{Agent, EventKind, Observation, Source};
 
 /// Longest path kept (cwd, transcript path).
-const MAX_PATH: usize = 4096;
+pub(crate) const MAX_PATH: usize = 4096;
 /// Longest short field kept (model, tool name, notification type, error kind, ids).
-const MAX_SHORT: usize = 256;
+pub(crate) const MAX_SHORT: usize = 256;
 
 /// The fields of a hook payload the tray cares about, as read so far.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -57,73 +57,84 @@ pub struct HookFields {
     pub foreign: Option<ForeignCaller>,
 }
 
-/// Another agent running our Claude hook: GitHub Copilot CLI and Cursor load hooks from a
-/// project's `.claude/settings.json`. Their calls must not become Claude sessions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ForeignCaller {
-    Copilot,
-    Cursor,
+/// Another program running an agent's hooks as if it were that agent (GitHub Copilot CLI and
+/// Cursor load a project's Claude Code hooks). Its calls must not become sessions. Which
+/// programs do that, and how each is told apart, is the host agent's adapter's knowledge
+/// ([`AgentAdapter::foreign_callers`](crate::agents::AgentAdapter::foreign_callers)); this is a
+/// handle on one of them. Compared, hashed and ordered by its stable name.
+#[derive(Clone, Copy)]
+pub struct ForeignCaller(&'static ForeignProgram);
+
+impl PartialEq for ForeignCaller {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+impl Eq for ForeignCaller {}
+impl std::hash::Hash for ForeignCaller {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+impl PartialOrd for ForeignCaller {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for ForeignCaller {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+impl fmt::Debug for ForeignCaller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl ForeignCaller {
+    /// Every known foreign program, in the order the registered agents list them.
+    fn all() -> impl Iterator<Item = ForeignCaller> {
+        crate::agents::REGISTERED
+            .iter()
+            .flat_map(|a| a.adapter().foreign_callers())
+            .map(ForeignCaller)
+    }
+
     /// The name `doctor` shows.
     pub fn display_name(self) -> &'static str {
-        match self {
-            ForeignCaller::Copilot => "GitHub Copilot CLI",
-            ForeignCaller::Cursor => "Cursor",
-        }
+        self.0.name
     }
 
     /// The stable name on the control socket.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ForeignCaller::Copilot => "copilot",
-            ForeignCaller::Cursor => "cursor",
-        }
+        self.0.id
+    }
+
+    /// The agent whose hooks it runs, and why (for `doctor`).
+    pub fn program(self) -> &'static ForeignProgram {
+        self.0
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "copilot" => Some(ForeignCaller::Copilot),
-            "cursor" => Some(ForeignCaller::Cursor),
-            _ => None,
-        }
+        Self::all().find(|c| c.as_str() == name)
     }
 
-    /// By a payload key neither Claude Code nor Codex sends: Copilot's camelCase fields (and the
-    /// `timestamp` of its VS Code-compatible shape), Cursor's `conversation_id` family.
+    /// By a payload key only that program sends.
     fn by_key(key: &str) -> Option<Self> {
-        match key {
-            "sessionId" | "toolName" | "toolArgs" | "toolInput" | "toolResult" | "hookName"
-            | "initialPrompt" | "transcriptPath" | "stopReason" | "timestamp" => {
-                Some(ForeignCaller::Copilot)
-            }
-            "conversation_id" | "generation_id" | "cursor_version" | "workspace_roots" => {
-                Some(ForeignCaller::Cursor)
-            }
-            _ => None,
-        }
+        Self::all().find(|c| c.0.payload_keys.contains(&key))
     }
 
     /// By the process that ran the hook (its first ancestor that is not a shell).
     pub fn by_process_name(comm: &str) -> Option<Self> {
-        match comm {
-            "copilot" => Some(ForeignCaller::Copilot),
-            "cursor-agent" | "cursor" | "Cursor" => Some(ForeignCaller::Cursor),
-            _ => None,
-        }
+        Self::all().find(|c| c.0.process_names.contains(&comm))
     }
 
-    /// By the environment the caller gives its hooks. Only believed when no Claude process is
-    /// above the hook: a Claude run in Cursor's terminal inherits Cursor's variables.
+    /// By the environment the caller gives its hooks. Only believed when no process of the
+    /// host agent is above the hook: the host run in the caller's terminal inherits its
+    /// variables.
     pub fn by_env(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
-        if get("CURSOR_VERSION").is_some() {
-            return Some(ForeignCaller::Cursor);
-        }
-        if get("COPILOT_CLI").is_some() || get("COPILOT_HOOK_EVENT").is_some() {
-            return Some(ForeignCaller::Copilot);
-        }
-        None
+        Self::all().find(|c| c.0.env_vars.iter().any(|v| get(v).is_some()))
     }
 }
 
@@ -196,7 +207,7 @@ pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHoo
         .ok_or(PayloadError::NoEvent)?;
     let mapping = match agent_hint {
         Some(agent) => agent.adapter().hook_event(&event_name, &fields),
-        None => crate::agents::claude_hook_event(&event_name),
+        None => crate::agents::standard_hook_event(&event_name),
     };
     let event = match mapping {
         HookEvent::Event(event) => event,
@@ -267,12 +278,12 @@ impl ParsedHook {
     }
 }
 
-/// StopFailure's `error` as people read it, its kind kept in brackets (Claude Code's list of
-/// 13; a kind not in it is shown as it came).
+/// StopFailure's `error` as people read it, its kind kept in brackets (the 13 kinds of the
+/// standard hook contract; a kind not in it is shown as it came).
 pub fn stop_failure_text(kind: &str) -> String {
     let reason = match kind {
         "authentication_failed" => "authentication failed",
-        "oauth_org_not_allowed" => "this organisation may not use Claude Code",
+        "oauth_org_not_allowed" => "this organisation may not use this agent",
         "account_on_hold" => "the account is on hold",
         "verification_required" => "the account needs verifying",
         "billing_error" => "billing problem",
@@ -310,45 +321,6 @@ pub fn hook_event(name: &str) -> Option<EventKind> {
 /// Which agent sent a payload, from the payload alone.
 pub fn infer_agent(fields: &HookFields, event: EventKind) -> Option<Agent> {
     crate::agents::by_payload(fields, event)
-}
-
-/// Codex's `notify` argument: `{"type": "agent-turn-complete", "thread-id", "turn-id", "cwd", …}`.
-/// Only the thread id and cwd are kept; the input messages and the assistant's reply are not.
-pub fn observation_from_notify(json: &str, at: DateTime<Utc>) -> Result<Observation, PayloadError> {
-    #[derive(serde::Deserialize)]
-    struct Notify {
-        #[serde(rename = "type", default)]
-        kind: Option<String>,
-        #[serde(rename = "thread-id", default)]
-        thread_id: Option<String>,
-        #[serde(default)]
-        cwd: Option<String>,
-    }
-    let notify: Notify =
-        serde_json::from_str(json).map_err(|e| PayloadError::NotAHookPayload(e.to_string()))?;
-    match notify.kind.as_deref() {
-        Some("agent-turn-complete") => {}
-        Some(other) => {
-            return Err(PayloadError::UnknownEvent(cap(
-                other.to_string(),
-                MAX_SHORT,
-            )))
-        }
-        None => return Err(PayloadError::NoEvent),
-    }
-    let thread_id = notify
-        .thread_id
-        .filter(|t| !t.trim().is_empty())
-        .ok_or(PayloadError::NoSessionId)?;
-    let mut obs = Observation::new(
-        cap(thread_id, MAX_SHORT),
-        Agent::Codex,
-        EventKind::TurnComplete,
-        at,
-    )
-    .with_source(Source::Notify);
-    obs.cwd = notify.cwd.map(|c| cap(c, MAX_PATH));
-    Ok(obs)
 }
 
 /// Cuts a string to at most `max` bytes, on a character boundary.
@@ -790,27 +762,5 @@ mod tests {
         let p = br#"{"session_id":"s","hook_event_name":"PreToolUse","agent_id":"a1","agent_type":"Explore","tool_name":"Read"}"#;
         let obs = observation_from_payload(p, Some(Agent::Claude), None, at()).unwrap();
         assert_eq!(obs.subagent_id.as_deref(), Some("a1"));
-    }
-
-    #[test]
-    fn every_recorded_notify_call_becomes_a_turn_complete_for_its_thread() {
-        for line in fixture_lines("codex/real-0.169.0/notify-argv.jsonl") {
-            let argv: Vec<String> = serde_json::from_value(line["argv"].clone()).unwrap();
-            let json = argv.last().unwrap();
-            let obs = observation_from_notify(json, at()).unwrap();
-            let expected: serde_json::Value = serde_json::from_str(json).unwrap();
-            assert_eq!(obs.session_id, expected["thread-id"].as_str().unwrap());
-            assert_eq!(obs.event, EventKind::TurnComplete);
-            assert_eq!(obs.source, Source::Notify);
-            assert_eq!(obs.agent, Agent::Codex);
-            let text = serde_json::to_string(&obs).unwrap();
-            assert!(
-                !text.contains("input-messages") && !text.contains("Generate a concise"),
-                "{text}"
-            );
-        }
-        assert!(observation_from_notify("{}", at()).is_err());
-        assert!(observation_from_notify("nope", at()).is_err());
-        assert!(observation_from_notify(r#"{"type":"other","thread-id":"t"}"#, at()).is_err());
     }
 }

@@ -28,6 +28,8 @@ pub mod registry;
 pub mod remote;
 pub mod status;
 pub mod store;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod transition;
 pub mod tray_model;
 pub mod usage;

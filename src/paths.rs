@@ -131,20 +131,6 @@ fn platform_data_dir() -> Option<PathBuf> {
     }
 }
 
-/// Claude Code's folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
-pub fn claude_config_dir() -> Option<PathBuf> {
-    non_empty_env("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| home_dir().map(|h| h.join(".claude")))
-}
-
-/// Codex's folder: `CODEX_HOME`, else `~/.codex`.
-pub fn codex_home() -> Option<PathBuf> {
-    non_empty_env("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home_dir().map(|h| h.join(".codex")))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use agent_tray::feeds::{spawn_all, FeedConfig, FeedDirs, FeedTiming};
-use agent_tray::model::{EndReason, Session, SessionState};
+use agent_tray::model::{Agent, EndReason, Session, SessionState};
 use agent_tray::registry::SessionsRegistry;
 use tokio_util::sync::CancellationToken;
 
@@ -26,11 +26,9 @@ impl Discovery {
     fn start(claude: &Path, codex: &Path, rescan: Duration) -> Self {
         let registry = Arc::new(SessionsRegistry::new());
         let mut config = FeedConfig::new(
-            FeedDirs {
-                claude: vec![claude.to_path_buf()],
-                codex: vec![codex.to_path_buf()],
-                copilot: Vec::new(),
-            },
+            FeedDirs::default()
+                .with(Agent::Claude, vec![claude.to_path_buf()])
+                .with(Agent::Codex, vec![codex.to_path_buf()]),
             Duration::from_secs(300),
         );
         config.timing = FeedTiming {
@@ -40,7 +38,10 @@ impl Discovery {
             channel_capacity: 256,
         };
         let token = CancellationToken::new();
-        let tasks = spawn_all(registry.clone(), config, token.clone());
+        let tasks = spawn_all(registry.clone(), config, token.clone())
+            .into_iter()
+            .map(|(_, task)| task)
+            .collect();
         Discovery {
             registry,
             token,

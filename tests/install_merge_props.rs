@@ -7,8 +7,10 @@
 
 use std::path::Path;
 
+use agent_tray::agents::claude::install as claude;
+use agent_tray::agents::codex::install as codex;
 use agent_tray::agents::gemini;
-use agent_tray::install::{claude, codex, Action};
+use agent_tray::install::Action;
 use proptest::prelude::*;
 use serde_json::Value;
 

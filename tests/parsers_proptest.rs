@@ -8,9 +8,9 @@
 
 use std::io::Write;
 
-use agent_tray::feeds::claude_sessions::{parse_sessions_file, SessionsFile};
-use agent_tray::feeds::claude_transcripts::{parse_line, LineKind};
-use agent_tray::feeds::codex_rollouts::{parse_rollout_line, RolloutLine};
+use agent_tray::agents::claude::sessions::{parse_sessions_file, SessionsFile};
+use agent_tray::agents::claude::transcripts::{parse_line, LineKind};
+use agent_tray::agents::codex::rollouts::{parse_rollout_line, RolloutLine};
 use agent_tray::feeds::tail::{TailReader, MAX_LINE};
 use agent_tray::hook_payload::{hook_event, parse_hook, read_fields, HookFields};
 use agent_tray::model::Agent;

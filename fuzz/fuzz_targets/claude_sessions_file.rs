@@ -1,7 +1,7 @@
 //! Claude Code's live-session files (`sessions/<pid>.json`): read whenever they change.
 #![no_main]
 
-use agent_tray::feeds::claude_sessions::{observation_of, parse_sessions_file};
+use agent_tray::agents::claude::sessions::{observation_of, parse_sessions_file};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use agent_tray::install::claude::plan_text;
+use agent_tray::agents::claude::install::plan_text;
 use agent_tray::install::Action;
 use libfuzzer_sys::fuzz_target;
 

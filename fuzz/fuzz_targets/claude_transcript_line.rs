@@ -2,7 +2,7 @@
 //! that holds whatever the user, the model and the tools wrote.
 #![no_main]
 
-use agent_tray::feeds::claude_transcripts::{observations_of, parse_line};
+use agent_tray::agents::claude::transcripts::{observations_of, parse_line};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

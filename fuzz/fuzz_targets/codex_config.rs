@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use agent_tray::install::codex::plan_texts;
+use agent_tray::agents::codex::install::plan_texts;
 use agent_tray::install::Action;
 use libfuzzer_sys::fuzz_target;
 

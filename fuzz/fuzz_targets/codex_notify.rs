@@ -1,7 +1,7 @@
 //! Codex's `notify` argument: the JSON Codex appends to `agent-tray notify --agent codex`.
 #![no_main]
 
-use agent_tray::hook_payload::observation_from_notify;
+use agent_tray::agents::codex::notify::observation_from_notify;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

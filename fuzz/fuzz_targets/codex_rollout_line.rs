@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use agent_tray::feeds::codex_rollouts::{parse_rollout_line, thread_id_of};
+use agent_tray::agents::codex::rollouts::{parse_rollout_line, thread_id_of};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

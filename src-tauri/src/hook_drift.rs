@@ -219,7 +219,7 @@ impl DriftSink for RecordedDrifts {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use agent_tray::install::{self, Action};
+    use agent_tray::install::Action;
     use std::time::Duration;
 
     /// A recorded Claude install in a temp world, its settings then rewritten without our hooks.
@@ -229,7 +229,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let bin = PathBuf::from("/opt/at/agent-tray");
         let file = dir.join("settings.json");
-        let plan = install::claude::plan_file(&file, &bin, Action::Install).unwrap();
+        let plan =
+            agent_tray::agents::claude::install::plan_file(&file, &bin, Action::Install).unwrap();
         std::fs::write(&file, plan.changes[0].new.as_deref().unwrap()).unwrap();
         hook_drift::note(
             &data,

@@ -261,10 +261,7 @@ pub fn run() {
             let installer_marker = setup_paths
                 .settings_file()
                 .with_file_name("installer-shown");
-            let hooks = window::hooks_found(
-                agent_tray::paths::claude_config_dir().as_deref(),
-                agent_tray::paths::codex_home().as_deref(),
-            );
+            let hooks = window::hooks_found(&agent_tray::agents::hook_files_from_env());
             if window::opens_at_start(
                 start_hidden,
                 engine_down,

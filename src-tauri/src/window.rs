@@ -10,7 +10,7 @@
 //! What the user had in it (filters, selection, scroll) would die with the webview, so the UI
 //! saves it here as it changes ([`WindowMemoryStore`]) and reads it back when it starts.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewWindow, WebviewWindowBuilder};
@@ -243,20 +243,12 @@ pub fn opens_at_start(
     !background || engine_down || (!has_sessions && !hooks_found && !installer_shown_before)
 }
 
-/// Whether an agent's settings mention Agent Tray's hook (Claude's `settings.json`, Codex's
-/// `hooks.json` and `config.toml`). A text search, not `doctor`'s full check: it only decides
-/// whether a first run should show the installer.
-pub fn hooks_found(claude_dir: Option<&Path>, codex_home: Option<&Path>) -> bool {
-    let files = claude_dir
-        .map(|d| vec![d.join("settings.json")])
-        .unwrap_or_default()
-        .into_iter()
-        .chain(
-            codex_home
-                .map(|d| vec![d.join("hooks.json"), d.join("config.toml")])
-                .unwrap_or_default(),
-        );
+/// Whether an agent's hooks file mentions Agent Tray (`files`: each registered agent's, from
+/// `agent_tray::agents::hook_files_from_env`). A text search, not `doctor`'s full check: it only
+/// decides whether a first run should show the installer.
+pub fn hooks_found(files: &[PathBuf]) -> bool {
     files
+        .iter()
         .filter_map(|f| std::fs::read_to_string(f).ok())
         .any(|text| text.contains("agent-tray"))
 }
@@ -302,16 +294,17 @@ mod tests {
         let codex = home.path().join("codex");
         std::fs::create_dir_all(&claude).unwrap();
         std::fs::create_dir_all(&codex).unwrap();
-        assert!(!hooks_found(Some(&claude), Some(&codex)));
+        let files = [claude.join("settings.json"), codex.join("hooks.json")];
+        assert!(!hooks_found(&files));
         std::fs::write(claude.join("settings.json"), "{}").unwrap();
-        assert!(!hooks_found(Some(&claude), Some(&codex)));
+        assert!(!hooks_found(&files));
         std::fs::write(
             codex.join("hooks.json"),
             r#"{"command":"/usr/bin/agent-tray hook"}"#,
         )
         .unwrap();
-        assert!(hooks_found(Some(&claude), Some(&codex)));
-        assert!(!hooks_found(Some(&claude), None));
+        assert!(hooks_found(&files));
+        assert!(!hooks_found(&files[..1]));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_tray::hook_drift::{self, HookHealth};
-use agent_tray::install::{self, Action};
+use agent_tray::install::Action;
 use agent_tray::model::Agent;
 use agent_tray::registry::SessionsRegistry;
 use agent_tray_desktop::hook_drift::DriftWatch;
@@ -28,8 +28,8 @@ fn installed(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     let bin = PathBuf::from("/opt/at/agent-tray");
     let file = dir.join("settings.json");
-    let plan =
-        install::claude::plan_file(&file, &bin, Action::Install).unwrap_or_else(|e| panic!("{e}"));
+    let plan = agent_tray::agents::claude::install::plan_file(&file, &bin, Action::Install)
+        .unwrap_or_else(|e| panic!("{e}"));
     let text = plan.changes[0]
         .new
         .as_deref()

@@ -95,7 +95,7 @@ pub trait AgentAdapter: Sync + 'static {
     /// What a `hook_event_name` means. The default is Claude Code's names.
     fn hook_event(&self, name: &str, fields: &HookFields) -> HookEvent {
         let _ = fields;
-        claude_hook_event(name)
+        standard_hook_event(name)
     }
     /// Adjusts the observation built from a payload (fields this agent spells its own way).
     fn refine_observation(&self, fields: &HookFields, obs: &mut Observation) {
@@ -108,10 +108,14 @@ pub trait AgentAdapter: Sync + 'static {
         let _ = (fields, event);
         0
     }
-    /// Whether other agents are known to run this agent's hooks (Copilot and Cursor load
-    /// `.claude/settings.json`): their payloads are then told apart and refused.
+    /// The other programs known to run this agent's hooks as if they were it (Copilot and
+    /// Cursor load `.claude/settings.json`): their payloads are told apart and refused.
+    fn foreign_callers(&self) -> &'static [ForeignProgram] {
+        &[]
+    }
+    /// Whether payloads claiming to be this agent's are checked for a foreign caller.
     fn refuses_foreign_payloads(&self) -> bool {
-        false
+        !self.foreign_callers().is_empty()
     }
 
     // --- processes --------------------------------------------------------------------------
@@ -224,6 +228,45 @@ pub trait AgentAdapter: Sync + 'static {
         let _ = dir;
         None
     }
+
+    /// For an agent that runs a program of ours at each turn's end (Codex's `notify`): the
+    /// observation that program's JSON argument says. `None` (the default): it runs none.
+    fn notify_observation(
+        &self,
+        agent: Agent,
+        json: &str,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Result<Observation, crate::hook_payload::PayloadError>> {
+        let _ = (agent, json, at);
+        None
+    }
+
+    /// Starts the feeds that read this agent's own files (in `ctx.dirs`, its folders), each
+    /// named for the engine's task list. None by default: the agent is known from its hooks.
+    fn spawn_feeds(&self, ctx: &crate::feeds::FeedContext<'_>) -> Vec<crate::feeds::NamedTask> {
+        let _ = ctx;
+        Vec::new()
+    }
+}
+
+/// A program that runs another agent's hooks (see [`AgentAdapter::foreign_callers`]): how its
+/// calls are told apart from the host agent's own.
+#[derive(Debug)]
+pub struct ForeignProgram {
+    /// Its stable name on the control socket ("copilot").
+    pub id: &'static str,
+    /// The name `doctor` shows ("GitHub Copilot CLI").
+    pub name: &'static str,
+    /// Payload keys only it sends.
+    pub payload_keys: &'static [&'static str],
+    /// Its process names, when it is the hook's first non-shell ancestor.
+    pub process_names: &'static [&'static str],
+    /// Environment variables it gives its hooks.
+    pub env_vars: &'static [&'static str],
+    /// The agent whose hooks it runs.
+    pub host: Agent,
+    /// Where it finds those hooks, for `doctor` ("a project's .claude/settings.json").
+    pub loads_from: &'static str,
 }
 
 /// A hook call an adapter parsed itself ([`AgentAdapter::own_hook_call`]).
@@ -240,7 +283,7 @@ pub enum OwnHookCall {
 }
 
 /// Claude Code's hook event names (the default mapping, shared by Claude-compatible agents).
-pub fn claude_hook_event(name: &str) -> HookEvent {
+pub fn standard_hook_event(name: &str) -> HookEvent {
     match crate::hook_payload::hook_event(name) {
         Some(event) => HookEvent::Event(event),
         None if EventKind::IGNORED_HOOK_EVENTS.contains(&name) => HookEvent::Ignored,
@@ -294,6 +337,18 @@ pub fn by_payload(fields: &HookFields, event: EventKind) -> Option<Agent> {
         }
     }
     best.map(|(_, a)| a)
+}
+
+/// The file each registered agent's hooks go into, where its folder is known (its
+/// [`AgentAdapter::config_dir`] and [`AgentAdapter::hooks_file`]).
+pub fn hook_files_from_env() -> Vec<PathBuf> {
+    REGISTERED
+        .iter()
+        .filter_map(|a| {
+            let adapter = a.adapter();
+            adapter.config_dir().map(|dir| adapter.hooks_file(&dir))
+        })
+        .collect()
 }
 
 /// `$HOME/<rest>` when no override is set.

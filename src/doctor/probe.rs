@@ -191,12 +191,27 @@ pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
         }
     }
     for call in &report.foreign_calls {
-        let name = crate::hook_payload::ForeignCaller::from_name(&call.caller)
-            .map_or(call.caller.as_str(), |c| c.display_name());
+        let last = if call.last_event.is_empty() {
+            "?"
+        } else {
+            call.last_event.as_str()
+        };
+        let Some(caller) = crate::hook_payload::ForeignCaller::from_name(&call.caller) else {
+            out.push(Finding::Note(format!(
+                "{} ran one of Agent Tray's hooks ×{} (last: {last}). These calls were ignored",
+                call.caller, call.count
+            )));
+            continue;
+        };
+        let program = caller.program();
         out.push(Finding::Note(format!(
-            "{name} ran Agent Tray's Claude Code hook ×{} (last: {}); it loads hooks from a project's .claude/settings.json. These calls were ignored: they are not Claude sessions",
+            "{} ran Agent Tray's {} hook ×{} (last: {}); it loads hooks from {}. These calls were ignored: they are not {} sessions",
+            program.name,
+            program.host.adapter().product_name(),
             call.count,
-            if call.last_event.is_empty() { "?" } else { call.last_event.as_str() }
+            last,
+            program.loads_from,
+            program.host.adapter().display_name(),
         )));
     }
     let untold: Vec<String> = report

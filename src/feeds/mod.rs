@@ -3,13 +3,10 @@
 //! Hooks are fast but absent until installed, held back in untrusted folders, skipped by Codex
 //! until trusted, and silent on Esc and on a crash. The agents' own files fill those holes:
 //!
-//! - [`claude_sessions`]: `<claude>/sessions/<pid>.json`, one per running interactive `claude`,
-//!   with its status; believed only while the process it names (pid *and* start token) lives.
-//! - [`claude_transcripts`]: `<claude>/projects/*/*.jsonl`; growth means a turn runs,
-//!   `system/turn_duration` or an interrupt marker means it ended (Esc fires no Stop hook).
-//! - [`codex_rollouts`]: `<codex>/sessions/**/rollout-*.jsonl` and the thread's writer lock.
-//! - [`codex_app_server`]: Codex's shared background server, through its control socket (thread
-//!   status and approval waits that no file records).
+//! - Claude Code's live-session files and transcripts (`crate::agents::claude::{sessions,
+//!   transcripts}`), Codex's rollouts and app-server (`crate::agents::codex::{rollouts,
+//!   app_server}`), Copilot's session state: each agent's feeds live in its adapter's folder and
+//!   are started by [`crate::agents::AgentAdapter::spawn_feeds`] with that agent's folders.
 //!
 //! Each feed turns file changes into [`Observation`]s and keeps no session state of its own beyond
 //! what it needs to notice a change (offsets, mtimes, lock states seen): the registry decides what
@@ -25,53 +22,54 @@
 //! forever (the feed stops, and with it the daemon's shutdown). The open cannot block or follow a
 //! symlink, and anything that is not a regular file is skipped.
 
-pub mod claude_agents;
-pub mod claude_sessions;
-pub mod claude_transcripts;
-pub mod codex_app_server;
-pub mod codex_rollouts;
 pub mod procfs;
 pub mod tail;
 pub mod watch;
 
+use std::collections::BTreeMap;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, Utc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::model::{EndReason, Observation};
+use crate::model::{Agent, EndReason, Observation};
 use crate::registry::{PidOwner, SessionsRegistry};
 
 pub use watch::FeedTiming;
 
-/// Where the agents keep their files. Tests point these at temporary folders.
+/// Where each agent keeps its files, by agent: the feeds an adapter starts read its folders
+/// only. Tests point these at temporary folders.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FeedDirs {
-    /// Claude Code config folders (`CLAUDE_CONFIG_DIR`, else `~/.claude`).
-    pub claude: Vec<PathBuf>,
-    /// Codex homes (`CODEX_HOME`, else `~/.codex`).
-    pub codex: Vec<PathBuf>,
-    /// GitHub Copilot CLI homes (`COPILOT_HOME`, else `~/.copilot`).
-    pub copilot: Vec<PathBuf>,
-}
+pub struct FeedDirs(BTreeMap<Agent, Vec<PathBuf>>);
 
 impl FeedDirs {
-    /// The folders this process's environment names (see [`crate::paths`]).
+    /// The folders this process's environment names: each registered agent's
+    /// [configuration folder](crate::agents::AgentAdapter::config_dir).
     pub fn from_env() -> Self {
-        FeedDirs {
-            claude: crate::paths::claude_config_dir().into_iter().collect(),
-            codex: crate::paths::codex_home().into_iter().collect(),
-            copilot: crate::agents::copilot::install::copilot_home_from_env()
-                .into_iter()
+        FeedDirs(
+            crate::agents::REGISTERED
+                .iter()
+                .map(|&agent| (agent, agent.adapter().config_dir().into_iter().collect()))
                 .collect(),
-        }
+        )
+    }
+
+    /// These folders for `agent` (replacing any it had).
+    pub fn with(mut self, agent: Agent, dirs: Vec<PathBuf>) -> Self {
+        self.0.insert(agent, dirs);
+        self
+    }
+
+    /// `agent`'s folders (none when not given).
+    pub fn of(&self, agent: Agent) -> &[PathBuf] {
+        self.0.get(&agent).map(Vec::as_slice).unwrap_or_default()
     }
 }
 
@@ -164,6 +162,9 @@ pub struct FeedConfig {
     pub ttl: Duration,
     /// Where each feed counts its cost.
     pub stats: FeedStatsSet,
+    /// Whether an adapter may also run the agent's own program once to ask it about its live
+    /// sessions (the engine does; tests that only follow files do not).
+    pub ask_programs: bool,
 }
 
 impl FeedConfig {
@@ -173,56 +174,57 @@ impl FeedConfig {
             timing: FeedTiming::default(),
             ttl,
             stats: FeedStatsSet::default(),
+            ask_programs: false,
         }
     }
 }
 
-/// One [`FeedStats`] per feed.
+/// One [`FeedStats`] per feed, by the feed's task name; shared by clones (the bench and `doctor`
+/// read what the running feeds count).
 #[derive(Debug, Clone, Default)]
-pub struct FeedStatsSet {
-    pub claude_sessions: Arc<FeedStats>,
-    pub claude_transcripts: Arc<FeedStats>,
-    pub codex_rollouts: Arc<FeedStats>,
-    pub copilot_sessions: Arc<FeedStats>,
+pub struct FeedStatsSet(Arc<Mutex<BTreeMap<&'static str, Arc<FeedStats>>>>);
+
+impl FeedStatsSet {
+    /// The counters of the feed named `feed` (made on first use).
+    pub fn of(&self, feed: &'static str) -> Arc<FeedStats> {
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.entry(feed).or_default().clone()
+    }
 }
 
-/// Starts every file feed; each runs until `token` is cancelled. Must be called from within a
-/// tokio runtime.
+/// What an adapter's feeds are started with ([`crate::agents::AgentAdapter::spawn_feeds`]).
+pub struct FeedContext<'a> {
+    pub registry: &'a Arc<SessionsRegistry>,
+    /// This agent's folders.
+    pub dirs: &'a [PathBuf],
+    pub config: &'a FeedConfig,
+    pub token: &'a CancellationToken,
+}
+
+/// A running feed and the name the engine knows its task by.
+pub type NamedTask = (&'static str, JoinHandle<()>);
+
+/// Starts every registered agent's file feeds ([`crate::agents::AgentAdapter::spawn_feeds`]);
+/// each runs until `token` is cancelled. Must be called from within a tokio runtime.
 pub fn spawn_all(
     registry: Arc<SessionsRegistry>,
     config: FeedConfig,
     token: CancellationToken,
-) -> Vec<JoinHandle<()>> {
-    let live = claude_sessions::LiveClaudeSessions::default();
-    let sessions = claude_sessions::ClaudeSessionsFeed::new(
-        config.dirs.claude.clone(),
-        live.clone(),
-        config.stats.claude_sessions.clone(),
-    );
-    let transcripts = claude_transcripts::ClaudeTranscriptsFeed::new(
-        config.dirs.claude.clone(),
-        config.ttl,
-        live,
-        config.stats.claude_transcripts.clone(),
-    );
-    let rollouts = codex_rollouts::CodexRolloutsFeed::new(
-        config.dirs.codex.clone(),
-        config.ttl,
-        config.stats.codex_rollouts.clone(),
-    );
-    let copilot = crate::agents::copilot::feed::CopilotSessionsFeed::new(
-        config.dirs.copilot.clone(),
-        config.stats.copilot_sessions.clone(),
-        crate::process::exists,
-    );
-    let app_server_homes = config.dirs.codex.clone();
-    vec![
-        watch::spawn_feed(sessions, registry.clone(), config.timing, token.clone()),
-        watch::spawn_feed(transcripts, registry.clone(), config.timing, token.clone()),
-        watch::spawn_feed(rollouts, registry.clone(), config.timing, token.clone()),
-        watch::spawn_feed(copilot, registry.clone(), config.timing, token.clone()),
-        codex_app_server::spawn(registry, app_server_homes, token),
-    ]
+) -> Vec<NamedTask> {
+    crate::agents::REGISTERED
+        .iter()
+        .flat_map(|&agent| {
+            agent.adapter().spawn_feeds(&FeedContext {
+                registry: &registry,
+                dirs: config.dirs.of(agent),
+                config: &config,
+                token: &token,
+            })
+        })
+        .collect()
 }
 
 /// Opens one of the agents' files for reading without ever blocking: `O_NONBLOCK` so a FIFO (or a

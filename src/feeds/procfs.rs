@@ -18,8 +18,8 @@
 //! and forth between two pids (the registry treats a new pid as a takeover and then ignores the old
 //! pid's events): for Codex the session's pid is the **outermost `codex` ancestor** of the process
 //! that holds the lock (the TUI, above the `codex app-server` it started); for Claude it is the
-//! `claude` process the live-session file names. The walk is [`agent_pid::outermost_codex`], the
-//! hook's own.
+//! `claude` process the live-session file names. That rule is each agent's, in its adapter
+//! (Codex's: `crate::agents::codex::lock_owner`); this module only says who holds a lock.
 //!
 //! Process identity and the process table come from [`crate::process`], and the ancestry walk from
 //! [`crate::agent_pid`], so every part of the engine answers "which process, and is it still the
@@ -28,9 +28,6 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
-
-use crate::agent_pid;
-use crate::process::ProcessTable;
 
 /// One `FLOCK` lock from `/proc/locks`: who holds it, on which file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -159,88 +156,11 @@ pub fn probe_lock(path: &Path, locks: Option<&HashMap<u64, Vec<HeldLock>>>) -> L
     }
 }
 
-fn comm_of(table: &impl ProcessTable, pid: u32) -> Option<String> {
-    table.info(pid).map(|i| i.comm)
-}
-
-fn is_codex(table: &impl ProcessTable, pid: u32) -> bool {
-    comm_of(table, pid).is_some_and(|c| c == "codex" || c == "codex.exe")
-}
-
-/// Who a Codex thread belongs to, decided from the holder of its writer lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CodexOwner {
-    /// The session's pid (the outermost `codex` ancestor of the holder).
-    Pid(u32),
-    /// Only a `codex app-server` left behind by a TUI that is gone holds the lock: its parent is
-    /// init (or a subreaper), no `codex` is above it, and no `codex` runs below it. Nobody can see
-    /// or drive this thread any more, so the user's session is over.
-    DetachedServer,
-}
-
-/// Decides [`CodexOwner`] for a lock held by `holder`. The walk up is the hook's own
-/// ([`agent_pid::outermost_codex`]), so both feeds name the same pid.
-pub fn codex_owner<T: ProcessTable>(table: &T, holder: u32) -> CodexOwner {
-    let owner = agent_pid::outermost_codex(table, holder);
-    if owner != holder {
-        return CodexOwner::Pid(owner);
-    }
-    let is_server = table
-        .cmdline(holder)
-        .is_some_and(|argv| argv.iter().skip(1).any(|a| a == "app-server"));
-    let orphaned = match table.info(holder).map(|i| i.ppid) {
-        Some(0) | Some(1) | None => true,
-        Some(parent) => comm_of(table, parent)
-            .is_some_and(|c| matches!(c.as_str(), "systemd" | "init" | "tini" | "dumb-init")),
-    };
-    let drives_a_tui = table
-        .children(holder)
-        .into_iter()
-        .any(|child| is_codex(table, child));
-    if is_server && orphaned && !drives_a_tui {
-        CodexOwner::DetachedServer
-    } else {
-        CodexOwner::Pid(holder)
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
-    use crate::process::ProcInfo;
-
-    /// A scripted process table: pid → (ppid, comm, cmdline).
-    #[derive(Default)]
-    struct Table(HashMap<u32, (u32, &'static str, &'static str)>);
-
-    impl ProcessTable for Table {
-        fn info(&self, pid: u32) -> Option<ProcInfo> {
-            self.0.get(&pid).map(|p| ProcInfo {
-                ppid: p.0,
-                comm: p.1.to_string(),
-            })
-        }
-        fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
-            self.0
-                .get(&pid)
-                .map(|p| p.2.split_whitespace().map(String::from).collect())
-        }
-        fn exists(&self, pid: u32) -> bool {
-            self.0.contains_key(&pid)
-        }
-        fn start_token(&self, _pid: u32) -> Option<String> {
-            None
-        }
-        fn children(&self, pid: u32) -> Vec<u32> {
-            self.0
-                .iter()
-                .filter(|(_, p)| p.0 == pid)
-                .map(|(c, _)| *c)
-                .collect()
-        }
-    }
 
     #[test]
     fn proc_locks_lists_granted_flocks_by_inode_and_skips_waiters_and_posix_locks() {
@@ -284,58 +204,5 @@ mod tests {
             lock_holder(&dir.path().join("none.lock"), &locks),
             LockProbe::Missing
         );
-    }
-
-    #[test]
-    fn the_session_pid_is_the_tui_above_the_app_server_that_holds_the_lock() {
-        // node launcher (not codex) → codex TUI → codex app-server (holds the lock).
-        let t = Table(HashMap::from([
-            (10, (1, "bash", "bash")),
-            (20, (10, "node", "node /usr/bin/codex")),
-            (30, (20, "codex", "codex")),
-            (40, (30, "codex", "codex app-server")),
-        ]));
-        assert_eq!(codex_owner(&t, 40), CodexOwner::Pid(30));
-    }
-
-    #[test]
-    fn a_single_process_codex_holding_its_own_lock_is_its_own_session_pid() {
-        // `codex --no-daemon` or `codex exec`: one process writes and holds the lock.
-        let t = Table(HashMap::from([
-            (10, (1, "bash", "bash")),
-            (30, (10, "codex", "codex exec hi")),
-        ]));
-        assert_eq!(codex_owner(&t, 30), CodexOwner::Pid(30));
-    }
-
-    #[test]
-    fn an_app_server_orphaned_by_its_tui_is_a_session_that_is_over() {
-        // The TUI was killed; its server was reparented to init and keeps the lock.
-        let t = Table(HashMap::from([(40, (1, "codex", "codex app-server"))]));
-        assert_eq!(codex_owner(&t, 40), CodexOwner::DetachedServer);
-        let reaped = Table(HashMap::from([
-            (5, (1, "systemd", "/lib/systemd/systemd --user")),
-            (40, (5, "codex", "codex app-server")),
-        ]));
-        assert_eq!(codex_owner(&reaped, 40), CodexOwner::DetachedServer);
-    }
-
-    #[test]
-    fn an_app_server_run_by_an_editor_is_a_live_session() {
-        // VS Code's extension host runs `codex app-server` as its child: not orphaned.
-        let t = Table(HashMap::from([
-            (5, (1, "code", "code")),
-            (40, (5, "codex", "codex app-server")),
-        ]));
-        assert_eq!(codex_owner(&t, 40), CodexOwner::Pid(40));
-    }
-
-    #[test]
-    fn an_orphaned_app_server_that_still_drives_a_codex_child_is_not_over() {
-        let t = Table(HashMap::from([
-            (40, (1, "codex", "codex app-server")),
-            (41, (40, "codex", "codex")),
-        ]));
-        assert_eq!(codex_owner(&t, 40), CodexOwner::Pid(40));
     }
 }

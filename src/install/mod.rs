@@ -25,8 +25,7 @@
 //!   `install` refuses one that other users could replace ([`path_safety`]) unless
 //!   `--allow-insecure-path`.
 
-pub mod claude;
-pub mod codex;
+pub mod hooks_json;
 pub mod path_safety;
 
 use std::fs;
@@ -155,7 +154,7 @@ pub enum InstallError {
     },
     #[error("cannot tell where this agent-tray binary is: {0}")]
     NoBinary(io::Error),
-    #[error("refusing to point the agents at this binary: {0}. The hooks (and Codex's notify) run it on every agent event. Fix: {fix}; then run `agent-tray install` again from there. To install anyway, pass --allow-insecure-path.", fix = .0.fix())]
+    #[error("refusing to point the agents at this binary: {0}. The hooks (and any notify program) run it on every agent event. Fix: {fix}; then run `agent-tray install` again from there. To install anyway, pass --allow-insecure-path.", fix = .0.fix())]
     InsecurePath(path_safety::InsecurePath),
 }
 
@@ -615,7 +614,7 @@ mod tests {
         let path = tmp.path().join("settings.json");
         fs::write(&path, "{\n  \"model\": \"opus\"\n}\n").unwrap();
         let old = read_optional(&path).unwrap();
-        let plan = claude::plan_text(
+        let plan = crate::agents::claude::install::plan_text(
             &path,
             old.as_deref(),
             Path::new("/opt/agent-tray"),

@@ -156,13 +156,14 @@ pub fn usage_rows(
                         let agent: String = s.get(0)?;
                         let repo: Option<String> = s.get(1)?;
                         let cwd: Option<String> = s.get(2)?;
-                        Ok((
-                            agent.parse().unwrap_or(Agent::Claude),
-                            super::query::project_of(repo.as_deref(), cwd.as_deref()),
-                            s.get::<_, Option<String>>(3)?,
-                        ))
+                        let model = s.get::<_, Option<String>>(3)?;
+                        Ok(super::query::stored_agent(&agent).map(|agent| {
+                            let project = super::query::project_of(repo.as_deref(), cwd.as_deref());
+                            (agent, project, model)
+                        }))
                     })
-                    .optional()?,
+                    .optional()?
+                    .flatten(),
             ),
         };
         let Some((agent, project, session_model)) = fields else {

@@ -92,12 +92,27 @@ const SESSION_COLUMNS: &str = "s.id, s.session_id, s.agent, s.cwd, s.repo, s.bra
     (SELECT from_ms FROM intervals i WHERE i.session = s.id ORDER BY from_ms DESC LIMIT 1),
     (SELECT waiting_for FROM intervals i WHERE i.session = s.id AND i.to_ms IS NULL LIMIT 1)";
 
+/// The agent a stored row names, by its id; `None` when no registered agent has that id. The
+/// one rule every reader of stored rows follows: an unknown agent is left out, never relabelled.
+pub fn stored_agent(id: &str) -> Option<Agent> {
+    let agent = id.parse::<Agent>().ok();
+    if agent.is_none() {
+        tracing::debug!(agent = id, "stored_row_of_unregistered_agent_skipped");
+    }
+    agent
+}
+
 /// A stored session as the `Session` object `list --json` prints. A session with an open
 /// interval is live and shows that state; any other is `ended` (its `end_reason` is null when
 /// Agent Tray stopped watching before it ended).
-fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Session)> {
+///
+/// `None` for a row whose agent is not registered in this build (written by a newer version,
+/// or an agent since removed): such a row is left out, never shown as some other agent's.
+fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<(i64, Session)>> {
     let agent: String = r.get(2)?;
-    let agent = agent.parse::<Agent>().unwrap_or(Agent::Claude);
+    let Some(agent) = stored_agent(&agent) else {
+        return Ok(None);
+    };
     let started = from_ms(r.get(10)?);
     let mut session = Session::new(r.get::<_, String>(1)?, agent, SessionState::Ended, started);
     session.cwd = r.get(3)?;
@@ -125,7 +140,7 @@ fn session_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Session)> {
             session.state_since = ended_at.or(last_time).map_or(started, from_ms);
         }
     }
-    Ok((r.get(0)?, session))
+    Ok(Some((r.get(0)?, session)))
 }
 
 /// One session as `history --json` prints it: the `list --json` fields, plus its tokens and
@@ -164,7 +179,7 @@ pub(crate) fn session_by_row(conn: &Connection, row: i64) -> Result<Option<Sessi
         .prepare_cached(&sql)?
         .query_row(params![row], session_from_row)
         .optional()?;
-    Ok(found.map(|(_, s)| s))
+    Ok(found.flatten().map(|(_, s)| s))
 }
 
 /// Sessions matching `filter`, most recently active first.
@@ -210,7 +225,7 @@ fn history_rows(
             session_from_row,
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+    Ok(rows.into_iter().flatten().collect())
 }
 
 /// One interval as `history --export json` writes it.
@@ -397,15 +412,19 @@ pub fn timelines(
                 let agent: String = r.get(1)?;
                 let cwd: Option<String> = r.get(2)?;
                 let repo: Option<String> = r.get(3)?;
-                Ok(Timeline {
+                let Some(agent) = stored_agent(&agent) else {
+                    return Ok(None);
+                };
+                Ok(Some(Timeline {
                     session_id: r.get(0)?,
-                    agent: agent.parse().unwrap_or(Agent::Claude),
+                    agent,
                     project: project_of(repo.as_deref(), cwd.as_deref()),
                     ended_at: r.get::<_, Option<i64>>(4)?.map(from_ms),
                     spans: Vec::new(),
-                })
+                }))
             })
-            .optional()?;
+            .optional()?
+            .flatten();
         if let Some(mut timeline) = timeline {
             timeline.spans = spans;
             out.push(timeline);

@@ -1,22 +1,29 @@
 //! Claude Code: hooks in `$CLAUDE_CONFIG_DIR/settings.json` (or `~/.claude/settings.json`), the
 //! native `claude` binary (or `node …/@anthropic-ai/claude-code/cli.js`), its live-session
-//! files and transcripts (read by `crate::feeds::claude_*`).
+//! files and transcripts (read by its feeds: [`sessions`], [`transcripts`], [`agents_probe`]).
 //!
-//! Its hook event names are the default mapping ([`crate::agents::claude_hook_event`]); other
+//! Its hook event names are the default mapping ([`crate::agents::standard_hook_event`]); other
 //! agents run its hooks too (Copilot and Cursor load `.claude/settings.json`), so their payloads
-//! are told apart and refused ([`crate::hook_payload::ForeignCaller`]).
+//! are told apart and refused ([`FOREIGN_CALLERS`]).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{AgentAdapter, InstallOptions};
+use super::{AgentAdapter, ForeignProgram, InstallOptions};
 use crate::doctor::probe::MAX_META_LINE;
 use crate::doctor::{hook_findings, Finding, HookCheck};
+use crate::feeds::watch::spawn_feed;
+use crate::feeds::{FeedContext, NamedTask};
 use crate::hook_payload::HookFields;
-use crate::install::{self, claude, Action, InstallError, Plan};
+use crate::install::{hooks_json, read_optional, Action, InstallError, Plan};
 use crate::model::{Agent, EventKind, Observation};
 use crate::paths;
+
+pub mod agents_probe;
+pub mod install;
+pub mod sessions;
+pub mod transcripts;
 
 /// Claude Code's adapter.
 pub struct ClaudeCode;
@@ -56,8 +63,8 @@ impl AgentAdapter for ClaudeCode {
         }
         0
     }
-    fn refuses_foreign_payloads(&self) -> bool {
-        true
+    fn foreign_callers(&self) -> &'static [ForeignProgram] {
+        FOREIGN_CALLERS
     }
 
     fn process_names(&self) -> &'static [&'static str] {
@@ -71,7 +78,7 @@ impl AgentAdapter for ClaudeCode {
     }
 
     fn config_dir(&self) -> Option<PathBuf> {
-        paths::claude_config_dir()
+        config_dir_from_env()
     }
     fn config_dir_env(&self) -> &'static str {
         "CLAUDE_CONFIG_DIR"
@@ -86,7 +93,7 @@ impl AgentAdapter for ClaudeCode {
         action: Action,
         _options: InstallOptions,
     ) -> Result<Plan, InstallError> {
-        claude::plan_file(&self.hooks_file(dir), bin, action)
+        install::plan_file(&self.hooks_file(dir), bin, action)
     }
 
     /// `install` with no flag has always written its hooks, found or not.
@@ -100,8 +107,7 @@ impl AgentAdapter for ClaudeCode {
     /// Claude Code's hook payloads carry no version, but its session file
     /// (`sessions/<pid>.json`) does while the session lives.
     fn version_of(&self, obs: &Observation) -> Option<String> {
-        paths::claude_config_dir()
-            .and_then(|dir| claude_version(&dir.join("sessions"), &obs.session_id))
+        config_dir_from_env().and_then(|dir| claude_version(&dir.join("sessions"), &obs.session_id))
     }
     fn version_unknown_text(&self) -> String {
         "version unknown: Claude Code's hooks do not send one and its session file is gone".into()
@@ -110,10 +116,103 @@ impl AgentAdapter for ClaudeCode {
     fn resume_command(&self, quoted_id: &str) -> String {
         format!("claude --resume {quoted_id}")
     }
+
+    /// Its live-session files and transcripts (sharing what the first knows of live processes),
+    /// and, where the engine may ask programs, `claude agents --json` once.
+    fn spawn_feeds(&self, ctx: &FeedContext<'_>) -> Vec<NamedTask> {
+        let dirs = ctx.dirs.to_vec();
+        let live = sessions::LiveClaudeSessions::default();
+        let sessions = sessions::ClaudeSessionsFeed::new(
+            dirs.clone(),
+            live.clone(),
+            ctx.config.stats.of("feed_claude_sessions"),
+        );
+        let transcripts = transcripts::ClaudeTranscriptsFeed::new(
+            dirs,
+            ctx.config.ttl,
+            live,
+            ctx.config.stats.of("feed_claude_transcripts"),
+        );
+        let timing = ctx.config.timing;
+        let mut tasks = vec![
+            (
+                "feed_claude_sessions",
+                spawn_feed(sessions, ctx.registry.clone(), timing, ctx.token.clone()),
+            ),
+            (
+                "feed_claude_transcripts",
+                spawn_feed(transcripts, ctx.registry.clone(), timing, ctx.token.clone()),
+            ),
+        ];
+        // Claude Code's own list of live sessions, asked once (see the module comment).
+        if ctx.config.ask_programs {
+            if let Some(program) = crate::doctor::find_on_path(self.program()) {
+                tasks.push((
+                    "claude_agents_probe",
+                    agents_probe::spawn_probe(
+                        ctx.registry.clone(),
+                        program,
+                        ctx.token.child_token(),
+                    ),
+                ));
+            }
+        }
+        tasks
+    }
+}
+
+/// The programs that load a project's `.claude/settings.json` and so run our Claude hook. Cursor
+/// first: its variables are the more specific where both are set.
+pub const FOREIGN_CALLERS: &[ForeignProgram] = &[
+    ForeignProgram {
+        id: "cursor",
+        name: "Cursor",
+        payload_keys: &[
+            "conversation_id",
+            "generation_id",
+            "cursor_version",
+            "workspace_roots",
+        ],
+        process_names: &["cursor-agent", "cursor", "Cursor"],
+        env_vars: &["CURSOR_VERSION"],
+        host: Agent::Claude,
+        loads_from: "a project's .claude/settings.json",
+    },
+    // Copilot's camelCase fields (and the `timestamp` of its VS Code-compatible shape): keys
+    // neither Claude Code nor Codex sends.
+    ForeignProgram {
+        id: "copilot",
+        name: "GitHub Copilot CLI",
+        payload_keys: &[
+            "sessionId",
+            "toolName",
+            "toolArgs",
+            "toolInput",
+            "toolResult",
+            "hookName",
+            "initialPrompt",
+            "transcriptPath",
+            "stopReason",
+            "timestamp",
+        ],
+        process_names: &["copilot"],
+        env_vars: &["COPILOT_CLI", "COPILOT_HOOK_EVENT"],
+        host: Agent::Claude,
+        loads_from: "a project's .claude/settings.json",
+    },
+];
+
+/// Claude Code's folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn config_dir_from_env() -> Option<PathBuf> {
+    std::env::var("CLAUDE_CONFIG_DIR")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .map(PathBuf::from)
+        .or_else(|| paths::home_dir().map(|h| h.join(".claude")))
 }
 
 pub(crate) fn check_claude(bin: &Path) -> HookCheck {
-    let Some(dir) = paths::claude_config_dir() else {
+    let Some(dir) = config_dir_from_env() else {
         return (
             vec![Finding::Problem(
                 "cannot find Claude Code's folder: set HOME or CLAUDE_CONFIG_DIR".into(),
@@ -122,12 +221,11 @@ pub(crate) fn check_claude(bin: &Path) -> HookCheck {
         );
     };
     let path = dir.join("settings.json");
-    let doc =
-        match install::read_optional(&path).and_then(|t| claude::parse_json(&path, t.as_deref())) {
-            Ok(doc) => doc,
-            Err(e) => return (vec![Finding::Problem(e.to_string())], None),
-        };
-    let events: Vec<&str> = claude::EVENTS.iter().map(|(e, _)| *e).collect();
+    let doc = match read_optional(&path).and_then(|t| hooks_json::parse_json(&path, t.as_deref())) {
+        Ok(doc) => doc,
+        Err(e) => return (vec![Finding::Problem(e.to_string())], None),
+    };
+    let events: Vec<&str> = install::EVENTS.iter().map(|(e, _)| *e).collect();
     hook_findings(
         "Claude Code",
         &path,

@@ -1,6 +1,6 @@
 //! Codex: hooks in `$CODEX_HOME/hooks.json` (or `~/.codex/hooks.json`) with their trust entries
 //! and `notify` in `config.toml`, the native `codex` binary (its TUI and the background
-//! `codex app-server` it starts), its rollouts and thread locks (read by `crate::feeds::codex_*`).
+//! `codex app-server` it starts), its rollouts and thread locks (read by its feeds: [`rollouts`], [`app_server`]).
 //!
 //! The session's process is the outermost `codex`: by default the TUI runs hooks from the
 //! app-server it started, and the session belongs to the process the user sees.
@@ -12,11 +12,28 @@ use serde_json::Value;
 use super::{AgentAdapter, InstallOptions};
 use crate::doctor::probe::MAX_META_LINE;
 use crate::doctor::{hook_findings, Finding, HookCheck};
+use crate::feeds::watch::spawn_feed;
+use crate::feeds::{FeedContext, NamedTask};
 use crate::hook_payload::HookFields;
-use crate::install::{self, claude, codex, Action, InstallError, Plan};
+use crate::install::{hooks_json, read_optional, Action, InstallError, Plan};
 use crate::model::{Agent, EventKind, Observation};
 use crate::paths;
 use crate::process::ProcessTable;
+
+pub mod app_server;
+pub mod install;
+pub mod lock_owner;
+pub mod notify;
+pub mod rollouts;
+
+/// Codex's folder: `CODEX_HOME`, else `~/.codex`.
+pub fn home_from_env() -> Option<PathBuf> {
+    std::env::var("CODEX_HOME")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .map(PathBuf::from)
+        .or_else(|| paths::home_dir().map(|h| h.join(".codex")))
+}
 
 /// Deeper than any real chain of codex processes.
 const MAX_DEPTH: usize = 16;
@@ -73,7 +90,7 @@ impl AgentAdapter for Codex {
     }
 
     fn config_dir(&self) -> Option<PathBuf> {
-        paths::codex_home().map(|d| super::absolute(&d))
+        home_from_env().map(|d| super::absolute(&d))
     }
     fn config_dir_env(&self) -> &'static str {
         "CODEX_HOME"
@@ -88,7 +105,7 @@ impl AgentAdapter for Codex {
         action: Action,
         options: InstallOptions,
     ) -> Result<Plan, InstallError> {
-        codex::plan_files(dir, bin, action, options.trust)
+        install::plan_files(dir, bin, action, options.trust)
     }
     /// Codex skips hooks nobody trusted: every entry of ours must have its trust entry, and the
     /// install plan must not still change `config.toml`.
@@ -104,7 +121,7 @@ impl AgentAdapter for Codex {
             .ok()
             .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
             .unwrap_or_default();
-        let status = codex::trust_status(&self.hooks_file(dir), doc, &config, bin);
+        let status = install::trust_status(&self.hooks_file(dir), doc, &config, bin);
         !other_files_change && !status.is_empty() && status.iter().all(|(_, trusted)| *trusted)
     }
 
@@ -129,10 +146,43 @@ impl AgentAdapter for Codex {
     fn resume_command(&self, quoted_id: &str) -> String {
         format!("codex resume {quoted_id}")
     }
+
+    fn notify_observation(
+        &self,
+        _agent: Agent,
+        json: &str,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Result<Observation, crate::hook_payload::PayloadError>> {
+        Some(notify::observation_from_notify(json, at))
+    }
+
+    /// Its rollouts (with the threads' writer locks) and its shared app-server's socket.
+    fn spawn_feeds(&self, ctx: &FeedContext<'_>) -> Vec<NamedTask> {
+        let rollouts = rollouts::CodexRolloutsFeed::new(
+            ctx.dirs.to_vec(),
+            ctx.config.ttl,
+            ctx.config.stats.of("feed_codex_rollouts"),
+        );
+        vec![
+            (
+                "feed_codex_rollouts",
+                spawn_feed(
+                    rollouts,
+                    ctx.registry.clone(),
+                    ctx.config.timing,
+                    ctx.token.clone(),
+                ),
+            ),
+            (
+                "feed_codex_app_server",
+                app_server::spawn(ctx.registry.clone(), ctx.dirs.to_vec(), ctx.token.clone()),
+            ),
+        ]
+    }
 }
 
 pub(crate) fn check_codex(bin: &Path) -> HookCheck {
-    let Some(home) = paths::codex_home() else {
+    let Some(home) = home_from_env() else {
         return (
             vec![Finding::Problem(
                 "cannot find Codex's folder: set HOME or CODEX_HOME".into(),
@@ -142,13 +192,13 @@ pub(crate) fn check_codex(bin: &Path) -> HookCheck {
     };
     let hooks_path = home.join("hooks.json");
     let config_path = home.join("config.toml");
-    let doc = match install::read_optional(&hooks_path)
-        .and_then(|t| claude::parse_json(&hooks_path, t.as_deref()))
+    let doc = match read_optional(&hooks_path)
+        .and_then(|t| hooks_json::parse_json(&hooks_path, t.as_deref()))
     {
         Ok(doc) => doc,
         Err(e) => return (vec![Finding::Problem(e.to_string())], None),
     };
-    let events: Vec<&str> = codex::EVENTS.iter().map(|(e, _)| *e).collect();
+    let events: Vec<&str> = install::EVENTS.iter().map(|(e, _)| *e).collect();
     let (mut out, command) = hook_findings(
         "Codex",
         &hooks_path,
@@ -158,7 +208,7 @@ pub(crate) fn check_codex(bin: &Path) -> HookCheck {
         Agent::Codex,
         "agent-tray install --codex",
     );
-    let config_text = match install::read_optional(&config_path) {
+    let config_text = match read_optional(&config_path) {
         Ok(t) => t.unwrap_or_default(),
         Err(e) => {
             out.push(Finding::Problem(e.to_string()));
@@ -176,7 +226,7 @@ pub(crate) fn check_codex(bin: &Path) -> HookCheck {
             return (out, command);
         }
     };
-    let status = codex::trust_status(&hooks_path, &doc, &config, bin);
+    let status = install::trust_status(&hooks_path, &doc, &config, bin);
     let untrusted: Vec<&str> = status
         .iter()
         .filter(|(_, ok)| !ok)
@@ -198,10 +248,10 @@ pub(crate) fn check_codex(bin: &Path) -> HookCheck {
             .collect()
     });
     match notify {
-        Some(argv) if argv == codex::notify_argv(bin) => {
+        Some(argv) if argv == install::notify_argv(bin) => {
             out.push(Finding::Ok("Codex notify runs this agent-tray".into()))
         }
-        Some(argv) if codex::notify_is_ours(&argv) && !Path::new(&argv[0]).exists() => {
+        Some(argv) if install::notify_is_ours(&argv) && !Path::new(&argv[0]).exists() => {
             out.push(Finding::Problem(format!(
                 "Codex notify binary moved: {} (named in {}) no longer exists; run `agent-tray install --codex` to point it at {}",
                 argv[0],
@@ -209,7 +259,7 @@ pub(crate) fn check_codex(bin: &Path) -> HookCheck {
                 bin.display()
             )))
         }
-        Some(argv) if codex::notify_is_ours(&argv) => out.push(Finding::Problem(format!(
+        Some(argv) if install::notify_is_ours(&argv) => out.push(Finding::Problem(format!(
             "Codex notify runs {} (moved?); run `agent-tray install --codex`",
             argv[0]
         ))),

@@ -203,47 +203,32 @@ impl AgentAdapter for CopilotCli {
     fn resume_command(&self, quoted_id: &str) -> String {
         resume_command(quoted_id)
     }
+
+    /// Its session folders (`session-state/<uuid>/`: events and the process's lock).
+    fn spawn_feeds(&self, ctx: &crate::feeds::FeedContext<'_>) -> Vec<crate::feeds::NamedTask> {
+        let feed = feed::CopilotSessionsFeed::new(
+            ctx.dirs.to_vec(),
+            ctx.config.stats.of("feed_copilot_sessions"),
+            crate::process::exists,
+        );
+        vec![(
+            "feed_copilot_sessions",
+            crate::feeds::watch::spawn_feed(
+                feed,
+                ctx.registry.clone(),
+                ctx.config.timing,
+                ctx.token.clone(),
+            ),
+        )]
+    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::process::ProcInfo;
-    use std::collections::HashMap;
 
-    #[derive(Default)]
-    struct Tree(HashMap<u32, (u32, &'static str, Vec<&'static str>)>);
-
-    impl Tree {
-        fn with(mut self, pid: u32, ppid: u32, comm: &'static str, argv: &[&'static str]) -> Self {
-            self.0.insert(pid, (ppid, comm, argv.to_vec()));
-            self
-        }
-    }
-
-    impl ProcessTable for Tree {
-        fn info(&self, pid: u32) -> Option<ProcInfo> {
-            self.0.get(&pid).map(|(ppid, comm, _)| ProcInfo {
-                ppid: *ppid,
-                comm: comm.to_string(),
-            })
-        }
-        fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
-            self.0
-                .get(&pid)
-                .map(|(_, _, a)| a.iter().map(|s| s.to_string()).collect())
-        }
-        fn exists(&self, pid: u32) -> bool {
-            self.0.contains_key(&pid)
-        }
-        fn start_token(&self, _pid: u32) -> Option<String> {
-            None
-        }
-        fn children(&self, _pid: u32) -> Vec<u32> {
-            Vec::new()
-        }
-    }
+    use crate::test_support::ScriptedTable as Tree;
 
     #[test]
     fn a_hook_run_by_the_native_cli_named_mainthread_finds_it() {

@@ -14,7 +14,7 @@
 //!   hooks directly. The walk stops at the first gemini node above the hook: the inner one.
 //! - **Config.** `hooks.<Event>: [{matcher, hooks: [{type: "command", command, name, timeout}]}]`,
 //!   the timeout in milliseconds; the same hooks-object shape as Claude's, so the same byte-safe
-//!   editor ([`crate::install::claude::edit_hooks`]) merges ours.
+//!   editor ([`crate::install::hooks_json::edit_hooks`]) merges ours.
 
 use std::path::{Path, PathBuf};
 
@@ -23,8 +23,8 @@ use serde_json::{json, Value};
 use super::{AgentAdapter, HookEvent, InstallOptions};
 use crate::doctor::{hook_findings, Finding};
 use crate::hook_payload::HookFields;
-use crate::install::claude::{edit_hooks, parse_json, HookSpec};
-use crate::install::{read_optional, Action, FileChange, InstallError, Plan};
+use crate::install::hooks_json::{self, parse_json, HookSpec};
+use crate::install::{read_optional, Action, InstallError, Plan};
 use crate::model::{Agent, EventKind};
 
 /// Gemini CLI's adapter.
@@ -62,15 +62,7 @@ fn gemini_entry(_event: &str, command: String) -> Value {
 
 /// Our hooks for `settings.json`.
 pub fn spec(bin: &Path) -> HookSpec<'_> {
-    HookSpec {
-        agent: Agent::Gemini,
-        bin,
-        events: EVENTS
-            .iter()
-            .map(|(e, tools)| (*e, tools.then_some("*")))
-            .collect(),
-        entry: gemini_entry,
-    }
+    HookSpec::for_events(Agent::Gemini, bin, EVENTS, gemini_entry)
 }
 
 /// The pure plan for `settings.json` given its current text.
@@ -80,34 +72,16 @@ pub fn plan_text(
     bin: &Path,
     action: Action,
 ) -> Result<Plan, InstallError> {
-    parse_json(path, old)?;
-    let edited = edit_hooks(old.unwrap_or(""), &spec(bin), action, path).map_err(|detail| {
-        InstallError::Unexpected {
-            path: path.to_path_buf(),
-            detail,
-        }
-    })?;
-    let mut notes = edited.edit.notes;
+    let (mut plan, doc) = hooks_json::plan_text(path, old, &spec(bin), action)?;
     if action == Action::Install
-        && edited
-            .doc
-            .pointer("/hooksConfig/enabled")
-            .and_then(Value::as_bool)
-            == Some(false)
+        && doc.pointer("/hooksConfig/enabled").and_then(Value::as_bool) == Some(false)
     {
-        notes.push(format!(
+        plan.notes.push(format!(
             "{}: hooksConfig.enabled is false, so Gemini CLI runs no hooks; set it to true",
             path.display()
         ));
     }
-    Ok(Plan {
-        changes: vec![FileChange {
-            path: path.to_path_buf(),
-            old: old.map(str::to_string),
-            new: edited.edit.changed.then_some(edited.text),
-        }],
-        notes,
-    })
+    Ok(plan)
 }
 
 impl AgentAdapter for GeminiCli {
@@ -248,14 +222,12 @@ fn gemini_dir() -> Option<PathBuf> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
     use std::time::Duration;
 
     use chrono::DateTime;
 
     use crate::hook_payload::{observation_from_payload, parse_hook, PayloadError};
     use crate::model::SessionState;
-    use crate::process::{ProcInfo, ProcessTable};
     use crate::transition::{apply, create, Now, SessionRecord};
 
     const HOOKS: &str = concat!(
@@ -378,27 +350,6 @@ mod tests {
     /// report the inner one, never climb to the wrapper, and never mistake Claude's for it.
     #[test]
     fn the_hooks_parent_the_inner_gemini_node_is_the_sessions_process() {
-        struct Tree(HashMap<u32, (u32, &'static str, Vec<String>)>);
-        impl ProcessTable for Tree {
-            fn info(&self, pid: u32) -> Option<ProcInfo> {
-                self.0.get(&pid).map(|(ppid, comm, _)| ProcInfo {
-                    ppid: *ppid,
-                    comm: comm.to_string(),
-                })
-            }
-            fn cmdline(&self, pid: u32) -> Option<Vec<String>> {
-                self.0.get(&pid).map(|(_, _, argv)| argv.clone())
-            }
-            fn exists(&self, pid: u32) -> bool {
-                self.0.contains_key(&pid)
-            }
-            fn start_token(&self, _: u32) -> Option<String> {
-                None
-            }
-            fn children(&self, _: u32) -> Vec<u32> {
-                Vec::new()
-            }
-        }
         let line = &records()[0];
         let chain = line["parent_chain"].as_array().unwrap();
         let words = |i: usize| -> Vec<String> {
@@ -411,11 +362,10 @@ mod tests {
         };
         let inner = u32::try_from(chain[0]["pid"].as_u64().unwrap()).unwrap();
         let outer = u32::try_from(chain[1]["pid"].as_u64().unwrap()).unwrap();
-        let tree = Tree(HashMap::from([
-            (inner, (outer, "node", words(0))),
-            (outer, (77, "node", words(1))),
-            (77, (1, "bash", vec!["bash".into()])),
-        ]));
+        let tree = crate::test_support::ScriptedTable::default()
+            .with_argv(inner, outer, "node", words(0))
+            .with_argv(outer, 77, "node", words(1))
+            .with(77, 1, "bash", &["bash"]);
         assert_eq!(
             crate::agent_pid::find_agent_pid(&tree, inner, Some(Agent::Gemini)),
             Some((inner, Agent::Gemini))

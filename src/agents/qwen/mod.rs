@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::{claude_hook_event, AgentAdapter, HookEvent, InstallOptions};
+use super::{standard_hook_event, AgentAdapter, HookEvent, InstallOptions};
 use crate::doctor::{hook_findings, Finding};
 use crate::hook_payload::HookFields;
-use crate::install::claude::{edit_hooks, parse_json, HookSpec};
-use crate::install::{read_optional, Action, FileChange, InstallError, Plan};
+use crate::install::hooks_json::{self, parse_json, HookSpec};
+use crate::install::{read_optional, Action, InstallError, Plan};
 use crate::model::{Agent, EventKind};
 
 /// Qwen Code's adapter.
@@ -51,15 +51,7 @@ fn qwen_entry(_event: &str, command: String) -> Value {
 
 /// Our hooks for `settings.json`.
 pub fn spec(bin: &Path) -> HookSpec<'_> {
-    HookSpec {
-        agent: Agent::Qwen,
-        bin,
-        events: EVENTS
-            .iter()
-            .map(|(e, tools)| (*e, tools.then_some("*")))
-            .collect(),
-        entry: qwen_entry,
-    }
+    HookSpec::for_events(Agent::Qwen, bin, EVENTS, qwen_entry)
 }
 
 /// The pure plan for `settings.json` given its current text.
@@ -69,21 +61,7 @@ pub fn plan_text(
     bin: &Path,
     action: Action,
 ) -> Result<Plan, InstallError> {
-    parse_json(path, old)?;
-    let edited = edit_hooks(old.unwrap_or(""), &spec(bin), action, path).map_err(|detail| {
-        InstallError::Unexpected {
-            path: path.to_path_buf(),
-            detail,
-        }
-    })?;
-    Ok(Plan {
-        changes: vec![FileChange {
-            path: path.to_path_buf(),
-            old: old.map(str::to_string),
-            new: edited.edit.changed.then_some(edited.text),
-        }],
-        notes: edited.edit.notes,
-    })
+    hooks_json::plan_text(path, old, &spec(bin), action).map(|(plan, _)| plan)
 }
 
 impl AgentAdapter for QwenCode {
@@ -108,7 +86,7 @@ impl AgentAdapter for QwenCode {
             "SessionDelete" | "MessageDisplay" | "TodoCreated" | "TodoCompleted" => {
                 HookEvent::Ignored
             }
-            _ => claude_hook_event(name),
+            _ => standard_hook_event(name),
         }
     }
     /// A transcript under `.qwen/`.

@@ -11,7 +11,7 @@
 //! The entries have the live-session file's fields (recorded: `pid`, `cwd`, `kind`, `startedAt`,
 //! `sessionId`, `name`, `status`, `waitingFor`), so they are read by that feed's parser and
 //! believed by its rule: only while their pid is alive and not one of Claude Code's helpers
-//! ([`super::claude_sessions::judge`]).
+//! ([`super::sessions::judge`]).
 //!
 //! The probe runs on a blocking thread with a deadline and is cancellable: on shutdown the
 //! child is killed and reaped at once.
@@ -27,7 +27,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::claude_sessions::{judge, observation_of, parse_sessions_file, SessionsFile, Verdict};
+use super::sessions::{judge, observation_of, parse_sessions_file, SessionsFile, Verdict};
 use crate::model::Observation;
 use crate::process::ProcessTable;
 use crate::registry::SessionsRegistry;

@@ -20,8 +20,8 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use toml_edit::{Array, DocumentMut, Item, Table};
 
-use super::claude::{edit_hooks, parse_json, HookSpec, HooksEdit};
-use super::{read_optional, Action, FileChange, InstallError, Plan};
+use crate::install::hooks_json::{edit_hooks, parse_json, HookSpec, HooksEdit};
+use crate::install::{read_optional, Action, FileChange, InstallError, Plan};
 use crate::model::Agent;
 
 /// Codex's hook events that matter to the state, with their snake_case names.
@@ -419,7 +419,9 @@ pub fn trust_status(
                 .unwrap_or(&[]);
             for (h, entry) in entries.iter().enumerate() {
                 let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
-                if super::ownership(cmd, bin, Agent::Codex) == super::Ownership::NotOurs {
+                if crate::install::ownership(cmd, bin, Agent::Codex)
+                    == crate::install::Ownership::NotOurs
+                {
                     continue;
                 }
                 let key = trust_key(hooks_path, snake, g, h);

@@ -27,8 +27,8 @@ use std::time::SystemTime;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::watch::{Feed, WatchDepth, WatchRoot};
-use super::{mtime_of, FeedOutput, FeedStats};
+use crate::feeds::watch::{Feed, WatchDepth, WatchRoot};
+use crate::feeds::{mtime_of, FeedOutput, FeedStats};
 use crate::model::{Agent, EndReason, EventKind, Observation, ReportedStatus, Source};
 use crate::process::{ProcessTable, SystemProcesses};
 
@@ -122,7 +122,7 @@ pub fn judge(pid: u32, proc_start: Option<&str>, table: &impl ProcessTable) -> V
         (Some(recorded), Some(current)) if recorded != current => Verdict::PidReused,
         _ if table
             .cmdline(pid)
-            .is_some_and(|argv| crate::agent_pid::is_agent_helper(&argv)) =>
+            .is_some_and(|argv| super::is_agent_helper(&argv)) =>
         {
             Verdict::Helper
         }
@@ -396,7 +396,7 @@ fn pid_from_name(path: &Path) -> Option<u32> {
 }
 
 fn read_small(path: &Path, stats: &FeedStats) -> Option<Vec<u8>> {
-    let (file, _) = super::open_regular_file(path).ok()?;
+    let (file, _) = crate::feeds::open_regular_file(path).ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE).read_to_end(&mut bytes).ok()?;
     FeedStats::add(&stats.bytes_read, bytes.len() as u64);

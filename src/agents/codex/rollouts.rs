@@ -9,7 +9,7 @@
 //! **The lock says whether anybody still has the thread.** Codex holds it with an exclusive
 //! `flock` while the thread is loaded, and the kernel releases it when the process dies (`kill -9`
 //! writes no `turn_aborted`). A lock seen held and then free means the session is over. It is read
-//! from `/proc/locks` (see [`super::procfs`]), which also names the holder, from which the
+//! from `/proc/locks` (see [`crate::feeds::procfs`]), which also names the holder, from which the
 //! session's pid is the outermost `codex` ancestor — the same rule the hook feed follows, so the
 //! two never take the session from each other. Codex's default background `codex app-server`
 //! holds the lock and outlives a killed TUI: when only such an orphaned server holds it, nobody can
@@ -29,10 +29,11 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::procfs::{self, CodexOwner, HeldLock, LockProbe};
-use super::tail::{self, TailReader};
-use super::watch::{Feed, WatchDepth, WatchRoot};
-use super::{age_of, mtime_of, parse_time, FeedOutput, FeedStats};
+use super::lock_owner::{codex_owner, CodexOwner};
+use crate::feeds::procfs::{self, HeldLock, LockProbe};
+use crate::feeds::tail::{self, TailReader};
+use crate::feeds::watch::{Feed, WatchDepth, WatchRoot};
+use crate::feeds::{age_of, mtime_of, parse_time, FeedOutput, FeedStats};
 use crate::model::{Agent, EventKind, Observation, Source};
 use crate::process::{ProcessTable, SystemProcesses};
 use crate::usage::{TokenUsage, UsageKind, UsageReport};
@@ -352,7 +353,7 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
             return;
         };
         // Gone, or not a regular file (a FIFO must never be opened for a blocking read).
-        let Ok((mut file, meta)) = super::open_regular_file(path) else {
+        let Ok((mut file, meta)) = crate::feeds::open_regular_file(path) else {
             self.dormant.remove(path);
             if let Some(thread) = self.threads.remove(path) {
                 // Moved away; archived means over, anything else is left to the lock and the TTL.
@@ -459,7 +460,7 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
         }
         let mut pid = None;
         if let LockProbe::Held(Some(holder)) = lock {
-            match procfs::codex_owner(&self.table, holder) {
+            match codex_owner(&self.table, holder) {
                 CodexOwner::Pid(p) => pid = Some(p),
                 CodexOwner::DetachedServer => {
                     self.dormant.insert(path.to_path_buf(), dormant);
@@ -537,7 +538,7 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
                 LockProbe::Held(holder) => {
                     thread.lock_seen_held = true;
                     let Some(holder) = holder else { continue };
-                    match procfs::codex_owner(&self.table, holder) {
+                    match codex_owner(&self.table, holder) {
                         CodexOwner::Pid(pid) if thread.pid != Some(pid) => {
                             thread.pid = Some(pid);
                             // Seen now: the lock has no time of its own.

@@ -1,49 +1,16 @@
-//! Claude Code: our hooks in `settings.json`, and the hooks-object editing Codex's `hooks.json`
-//! shares (the same `{"hooks": {Event: [{matcher?, hooks: [entry]}]}}` shape).
+//! The byte-safe editor of a JSON `{"hooks": {Event: [{matcher?, hooks: [entry]}]}}` object:
+//! Claude Code's `settings.json` shape, which Codex's `hooks.json`, Gemini CLI's and Qwen Code's
+//! `settings.json` copied. Shared machinery that takes the agent's [`HookSpec`] as a parameter;
+//! which events and which entry an agent writes is its adapter's (`src/agents/<id>/`).
 
 use std::path::Path;
 
 use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp, CstRootNode};
 use jsonc_parser::ParseOptions;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::{
-    hook_command, ownership, read_optional, Action, FileChange, InstallError, Ownership, Plan,
-};
+use super::{hook_command, ownership, Action, FileChange, InstallError, Ownership, Plan};
 use crate::model::Agent;
-
-/// Every Claude event that matters to the state (formats.md), and whether it takes a tool
-/// matcher. Interrupt is Codex's alone.
-pub const EVENTS: &[(&str, bool)] = &[
-    ("SessionStart", false),
-    ("UserPromptSubmit", false),
-    ("PreToolUse", true),
-    ("PermissionRequest", true),
-    ("PostToolUse", true),
-    ("PostToolUseFailure", true),
-    ("Notification", false),
-    ("Stop", false),
-    ("StopFailure", false),
-    ("SubagentStart", false),
-    ("SubagentStop", false),
-    ("PreCompact", false),
-    ("PostCompact", false),
-    ("SessionEnd", false),
-    // Added after 2.1.240 (all present in 2.1.328, the version the real-agent suite runs).
-    ("Elicitation", false),
-    ("ElicitationResult", false),
-    ("PermissionDenied", true),
-    ("PostToolBatch", false),
-    ("CwdChanged", false),
-    ("PreModelSwitch", false),
-    ("PostModelSwitch", false),
-    ("TaskCreated", false),
-    ("TaskCompleted", false),
-    ("TeammateIdle", false),
-];
-
-/// Our hook timeout, in seconds (the hook itself gives up after about 100 ms).
-const TIMEOUT_SECS: u64 = 10;
 
 /// One event's hook entry and group, as we write them.
 #[derive(Debug, Clone)]
@@ -56,25 +23,23 @@ pub struct HookSpec<'a> {
     pub entry: fn(&str, String) -> Value,
 }
 
-/// Claude's entry: async (Claude does not wait for it) except SessionEnd, which runs as Claude
-/// exits and must finish first.
-fn claude_entry(event: &str, command: String) -> Value {
-    if event == "SessionEnd" {
-        json!({"type": "command", "command": command, "timeout": TIMEOUT_SECS})
-    } else {
-        json!({"type": "command", "command": command, "async": true, "timeout": TIMEOUT_SECS})
-    }
-}
-
-pub fn spec(bin: &Path) -> HookSpec<'_> {
-    HookSpec {
-        agent: Agent::Claude,
-        bin,
-        events: EVENTS
-            .iter()
-            .map(|(e, tools)| (*e, tools.then_some("*")))
-            .collect(),
-        entry: claude_entry,
+impl<'a> HookSpec<'a> {
+    /// Our hooks for `events` ((event, takes a tool matcher)): a tool event gets the matcher `*`.
+    pub fn for_events(
+        agent: Agent,
+        bin: &'a Path,
+        events: &[(&'static str, bool)],
+        entry: fn(&str, String) -> Value,
+    ) -> Self {
+        HookSpec {
+            agent,
+            bin,
+            events: events
+                .iter()
+                .map(|(e, tools)| (*e, tools.then_some("*")))
+                .collect(),
+            entry,
+        }
     }
 }
 
@@ -345,39 +310,38 @@ pub fn parse_json(path: &Path, text: Option<&str>) -> Result<Value, InstallError
     })
 }
 
-/// The pure plan for `settings.json` given its current text.
+/// The pure plan for a JSON settings file that holds our hooks in a `hooks` object (Claude
+/// Code's `settings.json` and the agents that copied it), given its current text; with the
+/// edited document, for agents that check a setting beside the hooks.
 pub fn plan_text(
     path: &Path,
     old: Option<&str>,
-    bin: &Path,
+    spec: &HookSpec<'_>,
     action: Action,
-) -> Result<Plan, InstallError> {
+) -> Result<(Plan, Value), InstallError> {
     parse_json(path, old)?;
-    let edited = edit_hooks(old.unwrap_or(""), &spec(bin), action, path).map_err(|detail| {
+    let edited = edit_hooks(old.unwrap_or(""), spec, action, path).map_err(|detail| {
         InstallError::Unexpected {
             path: path.to_path_buf(),
             detail,
         }
     })?;
-    Ok(Plan {
+    let plan = Plan {
         changes: vec![FileChange {
             path: path.to_path_buf(),
             old: old.map(str::to_string),
             new: edited.edit.changed.then_some(edited.text),
         }],
         notes: edited.edit.notes,
-    })
-}
-
-pub fn plan_file(path: &Path, bin: &Path, action: Action) -> Result<Plan, InstallError> {
-    let old = read_optional(path)?;
-    plan_text(path, old.as_deref(), bin, action)
+    };
+    Ok((plan, edited.doc))
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::agents::claude::install::{plan_text, EVENTS};
 
     const BIN: &str = "/opt/agent-tray/bin/agent-tray";
 

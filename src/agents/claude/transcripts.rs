@@ -19,7 +19,7 @@
 //! **Which files are followed.** There are thousands (30 days by default), some of many MB. A file
 //! is followed only while it was modified within the TTL, or while its session has a live
 //! `sessions/<pid>.json`; first sight reads only its last 64 KiB for the state (see
-//! [`super::tail`]) and, in a file of up to [`USAGE_BACKFILL_MAX`], the usage lines before it; after
+//! [`crate::feeds::tail`]) and, in a file of up to [`USAGE_BACKFILL_MAX`], the usage lines before it; after
 //! that only appended bytes are read.
 //!
 //! **Ghosts.** A transcript modified a minute ago may belong to a `claude` that has exited. Where
@@ -37,10 +37,10 @@ use chrono::{DateTime, Utc};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::claude_sessions::LiveClaudeSessions;
-use super::tail::{self, TailReader};
-use super::watch::{Feed, WatchDepth, WatchRoot};
-use super::{age_of, mtime_of, parse_time, FeedOutput, FeedStats};
+use super::sessions::LiveClaudeSessions;
+use crate::feeds::tail::{self, TailReader};
+use crate::feeds::watch::{Feed, WatchDepth, WatchRoot};
+use crate::feeds::{age_of, mtime_of, parse_time, FeedOutput, FeedStats};
 use crate::model::{Agent, EventKind, Observation, Source};
 use crate::usage::{TokenUsage, UsageKind, UsageReport};
 
@@ -409,7 +409,7 @@ impl ClaudeTranscriptsFeed {
         let Some(claude_dir) = self.claude_dir_of(path) else {
             return;
         };
-        let Ok((mut file, meta)) = super::open_regular_file(path) else {
+        let Ok((mut file, meta)) = crate::feeds::open_regular_file(path) else {
             // Gone, or not a regular file (a FIFO must never be opened for a blocking read).
             self.followed.remove(path);
             return;
@@ -1004,7 +1004,7 @@ mod tests {
         let path = dir.path().join("projects/p/s1.jsonl");
         write(&path, &transcript_2_1_332());
         let live = LiveClaudeSessions::default();
-        super::super::claude_sessions::ClaudeSessionsFeed::new(
+        super::super::sessions::ClaudeSessionsFeed::new(
             vec![dir.path().to_path_buf()],
             live.clone(),
             Arc::new(FeedStats::default()),
@@ -1069,7 +1069,7 @@ mod tests {
         let path = dir.path().join("projects/p/s1.jsonl");
         write(&path, format!("{PROMPT}\n{END}\n").as_bytes());
         let live = LiveClaudeSessions::default();
-        let mut sessions = super::super::claude_sessions::ClaudeSessionsFeed::new(
+        let mut sessions = super::super::sessions::ClaudeSessionsFeed::new(
             vec![dir.path().to_path_buf()],
             live.clone(),
             Arc::new(FeedStats::default()),

@@ -38,7 +38,7 @@ use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{apply_outputs, FeedOutput};
+use crate::feeds::{apply_outputs, FeedOutput};
 use crate::model::{
     Agent, EndReason, EventKind, Observation, ReportedStatus, SessionState, Source,
 };
@@ -732,7 +732,8 @@ pub fn headless_marks(
 
 /// Reads who holds each thread's lock under `codex_home` (`/proc/locks` and the process table).
 fn holders(codex_home: &Path, threads: &[LiveThread]) -> HashMap<String, ThreadHolder> {
-    use super::procfs::{self, CodexOwner, LockProbe};
+    use super::lock_owner::{codex_owner, CodexOwner};
+    use crate::feeds::procfs::{self, LockProbe};
     let locks = procfs::read_proc_locks();
     let table = crate::process::SystemProcesses;
     threads
@@ -742,7 +743,7 @@ fn holders(codex_home: &Path, threads: &[LiveThread]) -> HashMap<String, ThreadH
                 .join("thread-writer-locks")
                 .join(format!("{}.lock", t.session_id));
             let holder = match procfs::probe_lock(&path, locks.as_ref()) {
-                LockProbe::Held(Some(pid)) => match procfs::codex_owner(&table, pid) {
+                LockProbe::Held(Some(pid)) => match codex_owner(&table, pid) {
                     CodexOwner::Pid(_) => ThreadHolder::Tui,
                     CodexOwner::DetachedServer => ThreadHolder::ServerAlone,
                 },
