@@ -509,6 +509,51 @@ mod tests {
         }
     }
 
+    /// A row written by a build that knew an agent this one does not (or one since removed) is
+    /// left out of the history: never shown as another agent's session.
+    #[test]
+    fn a_stored_session_of_an_unregistered_agent_is_left_out_not_relabelled() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = crate::store::store_path(tmp.path());
+        {
+            let mut store = HistoryStore::open(&path).unwrap();
+            let mut codex = session("c1", SessionState::Idle, "shop");
+            codex.agent = Agent::Codex;
+            store
+                .apply(&[
+                    change("2026-03-02T09:00:00Z", codex),
+                    change(
+                        "2026-03-02T09:01:00Z",
+                        session("x1", SessionState::Idle, "shop"),
+                    ),
+                ])
+                .unwrap();
+        }
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .execute(
+                "UPDATE sessions SET agent = 'someday-agent' WHERE session_id = 'x1'",
+                [],
+            )
+            .unwrap();
+        let conn = open_reader(&path).unwrap().unwrap();
+        let all = history(
+            &conn,
+            &HistoryFilter {
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let listed: Vec<(&str, Agent)> = all
+            .iter()
+            .map(|s| (s.session_id.as_str(), s.agent))
+            .collect();
+        assert_eq!(listed, [("c1", Agent::Codex)]);
+        assert_eq!(stored_agent("someday-agent"), None);
+        assert_eq!(stored_agent("codex"), Some(Agent::Codex));
+    }
+
     #[test]
     fn history_searches_filters_and_survives_a_reopen() {
         let tmp = tempfile::tempdir().unwrap();
