@@ -161,7 +161,6 @@ pub fn probe_lock(path: &Path, locks: Option<&HashMap<u64, Vec<HeldLock>>>) -> L
 mod tests {
     use super::*;
 
-
     #[test]
     fn proc_locks_lists_granted_flocks_by_inode_and_skips_waiters_and_posix_locks() {
         let text = "1: FLOCK  ADVISORY  WRITE 23684 fe:00:5407259 0 EOF\n\
