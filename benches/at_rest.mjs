@@ -81,6 +81,22 @@ function pssKb(pids) {
   }
   return kb;
 }
+/// Memory only this tree holds: Pss_Anon (its heaps and stacks) and USS (Private_Clean +
+/// Private_Dirty). PSS also charges each process its share of every shared library page, and
+/// that share grows when other programs mapping the same libraries (WebKit, Mesa) exit, so PSS
+/// alone can "grow" while the app allocates nothing.
+function ownKb(pids) {
+  let anon = 0, uss = 0;
+  for (const p of pids) {
+    try {
+      const r = fs.readFileSync(`/proc/${p}/smaps_rollup`, "latin1");
+      const f = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, "m").exec(r)?.[1] ?? 0);
+      anon += f("Pss_Anon");
+      uss += f("Private_Clean") + f("Private_Dirty");
+    } catch {}
+  }
+  return `anon ${mb(anon)} MB, USS ${mb(uss)} MB`;
+}
 function ticks(pids) {
   const m = new Map();
   for (const p of pids) {
@@ -185,11 +201,11 @@ try {
   const bgCpu = cpuOver(app, BG_SECS);
   await sleep(Math.max(0, 60_000 - (Date.now() - t0)));
   const pss1 = pssKb(tree(app));
-  console.log(`PSS at minute 1: ${mb(pss1)} MB: ${breakdown(app)}`);
+  console.log(`PSS at minute 1: ${mb(pss1)} MB (${ownKb(tree(app))}): ${breakdown(app)}`);
   console.log(`CPU over ${BG_SECS} s: ${(await bgCpu).toFixed(3)} % of a core`);
   await sleep(Math.max(0, FLAT_SECS * 1000 - (Date.now() - t0)));
   const pss10 = pssKb(tree(app));
-  console.log(`PSS at ${FLAT_SECS / 60} min: ${mb(pss10)} MB (${(((pss10 - pss1) / pss1) * 100).toFixed(1)} % from minute 1)`);
+  console.log(`PSS at ${FLAT_SECS / 60} min: ${mb(pss10)} MB (${(((pss10 - pss1) / pss1) * 100).toFixed(1)} % from minute 1; ${ownKb(tree(app))})`);
   for (const p of appPids()) process.kill(p, "SIGTERM");
   await waitFor("the app to exit", () => appPids().length === 0);
   }
@@ -263,7 +279,7 @@ try {
   await close();
   await sleep(10_000);
   console.log(`\n## 4. window opened then closed (from 10 s after closing)`);
-  console.log(`PSS ${mb(pssKb(tree(app2)))} MB: ${breakdown(app2)}; CPU over ${CLOSED_SECS} s: ${(await cpuOver(app2, CLOSED_SECS)).toFixed(3)} % of a core`);
+  console.log(`PSS ${mb(pssKb(tree(app2)))} MB (${ownKb(tree(app2))}): ${breakdown(app2)}; CPU over ${CLOSED_SECS} s: ${(await cpuOver(app2, CLOSED_SECS)).toFixed(3)} % of a core`);
 
   start(APP, []);
   await attach();

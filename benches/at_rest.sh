@@ -3,7 +3,9 @@
 # nothing"): the release app under a private Xvfb, a private session bus and a tray host
 # (trayer), 50 sessions fed through `observe` with 50 real live processes. Every figure is summed
 # over the app's whole process tree (the app and its WebKit processes): PSS from
-# /proc/PID/smaps_rollup, CPU from utime+stime in /proc/PID/stat.
+# /proc/PID/smaps_rollup, CPU from utime+stime in /proc/PID/stat. Legs 1 and 4 also give the
+# memory only the app holds (Pss_Anon, and USS = Private_Clean + Private_Dirty): PSS charges it a
+# share of every shared library page, which grows as other programs mapping them exit.
 #
 #   1. --background (the window never opened): PSS, CPU over BG_SECS (default 300), and PSS at
 #      minute 1 and at FLAT_SECS (default 600) for flatness;

@@ -27,8 +27,12 @@ use crate::liveness::pid_watcher;
 use crate::paths::{PathsError, TrayPaths};
 use crate::registry::{RegistryConfig, SessionsRegistry};
 
-/// How often the reaper looks for silent sessions and finished lingers.
+/// The reaper's shortest pause between two passes.
 const REAP_INTERVAL: Duration = Duration::from_secs(1);
+/// The reaper's longest sleep: it sleeps until the registry's next due reap
+/// ([`SessionsRegistry::next_reap_in`]) or a change, but a TTL changed at run time changes no
+/// sequence number, so it looks again at least this often.
+const REAP_IDLE: Duration = Duration::from_secs(10);
 /// How long shutdown waits for tasks before leaving them to the runtime's end; hosts give the
 /// runtime's own shutdown the same deadline.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
@@ -329,29 +333,127 @@ pub fn block_on_bounded<T>(runtime: tokio::runtime::Runtime, main: impl Future<O
 }
 
 fn spawn_reaper(registry: Arc<SessionsRegistry>, token: CancellationToken) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(REAP_INTERVAL);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = token.cancelled() => break,
-                _ = ticks.tick() => {
-                    // The reaper may probe processes (a `kill(0)` and a `/proc` read each): off
-                    // the async workers.
-                    let registry = registry.clone();
-                    if let Err(e) = tokio::task::spawn_blocking(move || registry.reap()).await {
-                        tracing::error!(error = %e, "reaper pass failed");
-                    }
+    let changes = registry.watch_change_seq();
+    let due = registry.clone();
+    tokio::spawn(reap_loop(
+        move || due.next_reap_in(),
+        move || {
+            // The reaper may probe processes (a `kill(0)` and a `/proc` read each): off the
+            // async workers.
+            let registry = registry.clone();
+            async move {
+                if let Err(e) = tokio::task::spawn_blocking(move || registry.reap()).await {
+                    tracing::error!(error = %e, "reaper pass failed");
                 }
             }
+        },
+        changes,
+        token,
+    ))
+}
+
+/// The reaper's schedule: a pass when the registry says one is due (`next_due`), at most every
+/// [`REAP_INTERVAL`] and at least every [`REAP_IDLE`]. A change (a new session, an ending) may
+/// bring the due time closer, so it recomputes it; it never pushes it later, so a stream of
+/// changes cannot starve a pass. At rest (every session vouched for, nothing lingering) it sleeps
+/// [`REAP_IDLE`] instead of waking every second.
+async fn reap_loop<F: Future<Output = ()>>(
+    next_due: impl Fn() -> Option<Duration>,
+    mut reap: impl FnMut() -> F,
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    token: CancellationToken,
+) {
+    use tokio::time::Instant;
+    let due_at = |earliest: Instant| {
+        let wait = next_due().map_or(REAP_IDLE, |d| d.min(REAP_IDLE));
+        (Instant::now() + wait).max(earliest)
+    };
+    let mut earliest = Instant::now();
+    let mut next = due_at(earliest);
+    let mut registry_open = true;
+    loop {
+        tokio::select! {
+            () = token.cancelled() => break,
+            changed = changes.changed(), if registry_open => {
+                // A closed registry changes nothing more: only the idle bound is left.
+                registry_open = changed.is_ok();
+                next = next.min(due_at(earliest));
+            }
+            () = tokio::time::sleep_until(next) => {
+                reap().await;
+                earliest = Instant::now() + REAP_INTERVAL;
+                next = due_at(earliest);
+            }
         }
-    })
+    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Runs the reaper's schedule for `secs` of paused time with `due` as the registry's answer
+    /// (re-read at each pass); returns the passes' times in seconds from the start.
+    async fn reap_times(
+        due: impl Fn(Duration) -> Option<Duration> + Send + Sync + 'static,
+        secs: u64,
+        change_at: Option<u64>,
+    ) -> Vec<u64> {
+        let start = tokio::time::Instant::now();
+        let passes = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (seq, changes) = tokio::sync::watch::channel(0u64);
+        let token = CancellationToken::new();
+        let seen = passes.clone();
+        let task = tokio::spawn(reap_loop(
+            move || due(start.elapsed()),
+            move || {
+                seen.lock().unwrap().push(start.elapsed().as_secs());
+                std::future::ready(())
+            },
+            changes,
+            token.clone(),
+        ));
+        for s in 1..=secs {
+            tokio::time::sleep_until(start + Duration::from_secs(s)).await;
+            if change_at == Some(s) {
+                seq.send_replace(s);
+            }
+        }
+        token.cancel();
+        task.await.unwrap();
+        let times = passes.lock().unwrap().clone();
+        times
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn at_rest_the_reaper_sleeps_until_something_is_due_not_every_second() {
+        // Nothing live: it only looks every REAP_IDLE (the old reaper: 60 passes a minute).
+        let idle = reap_times(|_| None, 60, None).await;
+        assert!(idle.len() <= 7, "passes at {idle:?}");
+        // A linger ending at 25 s: a pass then, not before it is due.
+        let linger = reap_times(
+            |t| Some(Duration::from_secs(25).saturating_sub(t)),
+            30,
+            None,
+        )
+        .await;
+        assert!(linger.contains(&25), "passes at {linger:?}");
+        // Something due every instant: one pass a second, as before (never a busy loop).
+        let busy = reap_times(|_| Some(Duration::ZERO), 10, None).await;
+        assert!((9..=11).contains(&busy.len()), "passes at {busy:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_change_brings_the_reapers_next_pass_closer() {
+        // Until 5 s nothing is due; a change at 5 s brings an ending due at 7 s.
+        let due = |t: Duration| {
+            (t >= Duration::from_secs(5)).then(|| Duration::from_secs(7).saturating_sub(t))
+        };
+        let times = reap_times(due, 9, Some(5)).await;
+        assert!(times.contains(&7), "passes at {times:?}");
+    }
 
     #[test]
     fn a_blocking_thread_stuck_past_shutdown_does_not_keep_the_host_alive() {

@@ -753,6 +753,23 @@ impl SessionsRegistry {
         self.reap_with(crate::process::probe_pid);
     }
 
+    /// How long until [`reap`](Self::reap) could next change anything: the earliest end of an
+    /// ended session's linger or of a live one's silence past the TTL (`None`: no live session).
+    /// The engine's reaper sleeps until then instead of waking every second.
+    pub fn next_reap_in(&self) -> Option<Duration> {
+        let now = self.clock.now().mono;
+        let session_ttl = self.session_ttl();
+        let inner = self.lock();
+        inner
+            .live
+            .values()
+            .map(|record| match record.ended_at {
+                Some(ended_at) => (ended_at + self.config.ended_ttl).saturating_sub(now),
+                None => (record.last_signal + session_ttl).saturating_sub(now),
+            })
+            .min()
+    }
+
     /// [`reap`](Self::reap) with the process probe injected (tests script it). `probe` is called
     /// off the lock, once per distinct pid among the silent sessions.
     pub fn reap_with(&self, probe: impl FnMut(u32) -> PidProbe) {

@@ -15,6 +15,7 @@
 //! fighting over the socket.
 
 pub mod actions;
+pub mod at_rest;
 pub mod autostart;
 pub mod commands;
 pub mod events;
@@ -100,6 +101,14 @@ pub fn start_background<R: Runtime>(app: &AppHandle<R>, token: &CancellationToke
     notifier::spawn(app, token.child_token());
     tray::spawn(app, token.child_token());
     spawn_settings_applier(app, autostart::prepare(app), token.child_token());
+    if let Some(presence) = app.try_state::<window::WindowPresence>() {
+        tauri::async_runtime::spawn(at_rest::release_when_closed(
+            presence.subscribe(),
+            at_rest::SETTLE,
+            at_rest::release_now,
+            token.child_token(),
+        ));
+    }
 }
 
 /// Applies the settings that act outside the shell (session TTL, launch at login) now and on

@@ -2,6 +2,8 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    // Before any thread exists: the arenas are set when a thread first allocates.
+    agent_tray_desktop::at_rest::limit_arenas();
     // Linux: WebKitGTK's compositing mode renders the page through OpenGL; with no GPU (a VM, a
     // remote display, Xvfb) that is Mesa's software GL, and each repaint of the window (the row
     // clocks' once a second) costs it most of a core and some 150 MB more in the web process
@@ -12,6 +14,16 @@ fn main() {
     #[cfg(target_os = "linux")]
     if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
         std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    }
+    // With compositing off nothing in the app draws through OpenGL, yet GTK opens GLX when it
+    // opens the display, which loads Mesa and, for software GL, LLVM: ~24 MB of the app's
+    // 64 MB at rest (see `at_rest::gl_disabled_by_default`).
+    #[cfg(target_os = "linux")]
+    if agent_tray_desktop::at_rest::gl_disabled_by_default(
+        std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").as_deref(),
+        std::env::var_os("GDK_GL").as_deref(),
+    ) {
+        std::env::set_var("GDK_GL", "disable");
     }
     agent_tray_desktop::run();
 }
