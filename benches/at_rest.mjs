@@ -160,14 +160,31 @@ function appPids() {
 }
 
 const sleepers = [];
-function feed() {
+/// The sessions, each idle since `agoSecs` ago (`observe --at`): a row in its state for over an
+/// hour shows minutes, one under an hour shows seconds and ticks every second.
+function feed(agoSecs = 0) {
   for (let i = 0; i < SESSIONS; i++) {
     if (!sleepers[i]) sleepers[i] = start("sleep", ["3600"]);
     const cwd = path.join(world, "proj", `p${i}`);
     fs.mkdirSync(cwd, { recursive: true });
     const pid = String(sleepers[i].pid);
-    for (const ev of ["SessionStart", "UserPromptSubmit", "Stop"]) cli("observe", "--session", `s${i}`, "--event", ev, "--cwd", cwd, "--pid", pid);
+    ["SessionStart", "UserPromptSubmit", "Stop"].forEach((ev, k) => {
+      const at = new Date(Date.now() - (agoSecs - k) * 1000).toISOString();
+      cli("observe", "--session", `s${i}`, "--event", ev, "--cwd", cwd, "--pid", pid, "--at", at);
+    });
   }
+}
+/// Every session gets a prompt now: all 50 rows show seconds (the worst case for the clock).
+function prompt() {
+  for (let i = 0; i < SESSIONS; i++) cli("observe", "--session", `s${i}`, "--event", "UserPromptSubmit", "--cwd", path.join(world, "proj", `p${i}`), "--pid", String(sleepers[i].pid));
+}
+const uiCounters = () => driver.executeScript(() => ({ ticks: window.__agentTrayTimerTicks, writes: window.__agentTrayClockWrites ?? NaN, built: window.__agentTrayRowsBuilt ?? NaN }));
+/// CPU over VISIBLE_SECS and what the UI did meanwhile (clock wake-ups, times rewritten).
+async function visibleCpu(app) {
+  const before = await uiCounters();
+  const cpu = await cpuOver(app, VISIBLE_SECS);
+  const after = await uiCounters();
+  return `${cpu.toFixed(3)} % of a core (UI: ${after.ticks - before.ticks} clock wake-ups, ${after.writes - before.writes} times rewritten, ${after.built - before.built} rows built)`;
 }
 
 let driver;
@@ -221,10 +238,14 @@ try {
   });
   await attach();
   const app2 = await waitFor("the app", () => appPids()[0]);
-  feed();
+  // The steady state: sessions idle for two hours, whose rows show minutes (a tick a minute).
+  feed(2 * 3600);
   await sleep(5000);
   console.log(`\n## 2. window open and visible, ${SESSIONS} sessions`);
-  console.log(`CPU over ${VISIBLE_SECS} s: ${(await cpuOver(app2, VISIBLE_SECS)).toFixed(3)} % of a core; PSS ${mb(pssKb(tree(app2)))} MB: ${breakdown(app2)}`);
+  console.log(`steady state (every row in its state for over an hour, showing minutes): CPU over ${VISIBLE_SECS} s: ${await visibleCpu(app2)}; PSS ${mb(pssKb(tree(app2)))} MB: ${breakdown(app2)}`);
+  prompt();
+  await sleep(5000);
+  console.log(`every row just changed state (all ${SESSIONS} show seconds, the clock's worst case): CPU over ${VISIBLE_SECS} s: ${await visibleCpu(app2)}`);
   if (process.env.PROBE_FOCUS) {
     console.log(`focused: ${await driver.executeScript(() => document.activeElement?.outerHTML.slice(0, 80))}`);
     await driver.executeScript(() => document.activeElement?.blur());
@@ -245,6 +266,7 @@ try {
     await waitFor("the window's WebKitWebProcess to go", () => webProcesses(app2).length === 0, 10_000).catch(() => {});
   };
   const opens = [];
+  const toPage = [];
   for (let i = 0; i < 20; i++) {
     await close();
     await sleep(500);
@@ -255,10 +277,15 @@ try {
     const rows = await driver.executeScript(() => document.querySelectorAll(".row[data-session-id]").length);
     if (rows < SESSIONS) throw new Error(`painted with ${rows} rows`);
     opens.push(painted - t);
+    // Where the time went: to the page's navigation start (second launch, shell, window and
+    // WebKit process creation), then to the first paint.
+    const origin = await driver.executeScript(() => Math.round(performance.timeOrigin));
+    toPage.push(origin - t);
     await waitFor("the second launch to exit", () => second.exitCode !== null, 10_000);
   }
   console.log(`\n## 3. open-to-painted (second launch → first frame with ${SESSIONS} rows), 20 opens`);
   console.log(`p50 ${pct(opens, 0.5)} ms, p95 ${pct(opens, 0.95)} ms (all: ${opens.join(" ")})`);
+  console.log(`of which launch to the page's navigation start: p50 ${pct(toPage, 0.5)} ms, p95 ${pct(toPage, 0.95)} ms`);
 
   await close();
   await sleep(10_000);
