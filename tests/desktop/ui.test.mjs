@@ -535,6 +535,22 @@ test("a clock tick rewrites only the times that changed, in place, and builds no
   await context.close();
 });
 
+test("fifty rows showing seconds wake the clock once a second, not once per row", async () => {
+  // Each row's seconds turn over at its own instant within the second (their states began at
+  // different milliseconds): one wake-up a second still shows every row its right second.
+  const now = Date.parse("2026-11-30T12:00:00.000Z");
+  const rows = Array.from({ length: 50 }, (_, n) => view({ id: `r${String(n).padStart(2, "0")}`, state: "working", state_since: new Date(now - 5_000 - n * 19).toISOString() }));
+  const { page, context } = await open(rows, { clockAt: now });
+  const t0 = await ticks(page);
+  const w0 = await page.evaluate(() => window.__agentTrayClockWrites);
+  await page.clock.runFor(3_000);
+  assert.equal((await ticks(page)) - t0, 3, "three seconds, three wake-ups");
+  assert.equal((await page.evaluate(() => window.__agentTrayClockWrites)) - w0, 150, "every row, every second");
+  const texts = await page.$$eval(".row .time", (ts) => [...new Set(ts.map((t) => t.textContent))]);
+  assert.deepEqual(texts, ["8s"]);
+  await context.close();
+});
+
 test("an event builds the one row it is about and leaves every other row's nodes in place", async () => {
   const many = Array.from({ length: 50 }, (_, n) => view({ id: `m${String(n).padStart(2, "0")}`, project: `proj-${n}`, state: "idle" }));
   const { page, context, problems } = await open(many);

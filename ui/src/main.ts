@@ -20,8 +20,9 @@
 //
 // Clocks: a row's time in state changes every second only while it shows seconds (under an
 // hour), then every minute, then every hour. One timer waits for the next change of any row,
-// and none runs while the page is hidden (minimised or occluded, where the platform says so). A
-// tick rewrites only the times whose text changed, in place.
+// rounded up to the wall clock's next whole second (so fifty rows showing seconds wake it once a
+// second, not fifty times), and none runs while the page is hidden (minimised or occluded, where
+// the platform says so). A tick rewrites only the times whose text changed, in place.
 //
 // Rendering is keyed: a row is built once per view the shell sends and kept while that view is
 // current, so an event builds and lays out one row, not the list (with hundreds of rows and a
@@ -406,6 +407,10 @@ function scheduleClock(): void {
     if (!Number.isNaN(since)) next = Math.min(next, untilNextChange(now - since));
   }
   if (next === Infinity) return;
+  // On the wall clock's next whole second after that change: the rows' changes fall at their
+  // own instants within each second, and one wake-up a second paints them all at once (a row's
+  // time is at most a second late) where waking for each would paint fifty times a second.
+  next = Math.ceil((now + next) / 1000) * 1000 - now;
   clockTimer = setTimeout(() => {
     clockTimer = null;
     window.__agentTrayTimerTicks += 1;
