@@ -9,9 +9,13 @@
 #
 #   1. --background (the window never opened): PSS, CPU over BG_SECS (default 300), and PSS at
 #      minute 1 and at FLAT_SECS (default 600) for flatness;
-#   2. window open and visible: CPU over VISIBLE_SECS (default 60);
+#   2. window open and visible: CPU over VISIBLE_SECS (default 60), twice: just fed (all 50 rows
+#      show seconds, as a row does for its state's first hour: the clock's worst case), then in
+#      the steady state (the page's rows aged by two hours where its clock reads them, so they
+#      show minutes); with the UI's own counters (clock wake-ups, times rewritten, rows built);
 #   3. open-to-painted over 20 opens: a second launch (what the tray's "Open" does too) to the
-#      window's first frame holding the sessions (the UI stamps it, see ui/src/main.ts);
+#      window's first frame holding the sessions (the UI stamps it, see ui/src/main.ts), and the
+#      part of it up to the page's navigation start (performance.timeOrigin);
 #   4. window opened then closed: PSS and CPU over CLOSED_SECS (default 60), from 10 s after
 #      closing;
 #   5. hook-to-row-in-the-DOM over 200 `observe` calls (a MutationObserver in the page stamps

@@ -32,16 +32,26 @@ pub async fn get_snapshot<R: Runtime>(
     settings: State<'_, SettingsStore>,
     engine: State<'_, EngineStatus>,
 ) -> Result<Snapshot, CommandError> {
+    Ok(snapshot(&app, &source, &settings, &engine))
+}
+
+/// The snapshot as [`get_snapshot`] answers it; the window is also created with one in it.
+pub fn snapshot<R: Runtime>(
+    app: &AppHandle<R>,
+    source: &SessionsSource,
+    settings: &SettingsStore,
+    engine: &EngineStatus,
+) -> Snapshot {
     let settings = settings.get();
     let rows = source.rows(&settings);
-    Ok(Snapshot {
+    Snapshot {
         seq: rows.seq,
         sessions: rows.rows,
-        engine: engine.inner().clone(),
+        engine: engine.clone(),
         settings,
         version: app.package_info().version.to_string(),
         remotes: source.registry().remote_links().all(),
-    })
+    }
 }
 
 /// Brings the user to the session: its tmux pane, else its editor (VS Code, Cursor), else a

@@ -9,6 +9,9 @@
 //!
 //! What the user had in it (filters, selection, scroll) would die with the webview, so the UI
 //! saves it here as it changes ([`WindowMemoryStore`]) and reads it back when it starts.
+//!
+//! Opening fast: the window is created with the current snapshot and that saved state in it
+//! ([`boot_script`]), so the page paints its rows without waiting for an IPC round trip.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -16,7 +19,7 @@ use std::sync::Mutex;
 use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewWindow, WebviewWindowBuilder};
 
 use crate::ipc::{
-    FocusSession, InstallReport, WindowMemory, EVENT_FOCUS, EVENT_INSTALL_RESULT,
+    FocusSession, InstallReport, Snapshot, WindowMemory, EVENT_FOCUS, EVENT_INSTALL_RESULT,
     EVENT_OPEN_SETTINGS,
 };
 
@@ -106,8 +109,39 @@ impl WindowMemoryStore {
     }
 }
 
+/// What the page finds in `window.__agentTrayBoot` when it starts: the snapshot and the saved
+/// window state as they are when the window is created.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Boot {
+    pub snapshot: Snapshot,
+    pub memory: WindowMemory,
+}
+
+/// The initialization script that hands `boot` to the page before its own scripts run, so its
+/// first paint waits for no IPC round trip (each one goes through the main thread; the first
+/// paint used to wait for seven in a row). JSON is a JavaScript expression, and the script is
+/// the shell's own code (a user script, outside the page's CSP), so session text in it is data.
+pub fn boot_script(boot: &Boot) -> Result<String, serde_json::Error> {
+    Ok(format!(
+        "window.__agentTrayBoot = {};",
+        serde_json::to_string(boot)?
+    ))
+}
+
+/// The boot data now: the snapshot, and the saved state (taking its one-shot requests).
+fn boot<R: Runtime>(app: &AppHandle<R>) -> Option<Boot> {
+    let source = app.try_state::<std::sync::Arc<crate::sessions::SessionsSource>>()?;
+    let settings = app.try_state::<crate::settings::SettingsStore>()?;
+    let engine = app.try_state::<crate::ipc::EngineStatus>()?;
+    let memory = app.try_state::<WindowMemoryStore>()?;
+    Some(Boot {
+        snapshot: crate::commands::snapshot(app, &source, &settings, &engine),
+        memory: memory.take(),
+    })
+}
+
 /// Creates the main window from the configuration's `main` entry (created hidden; [`show`]
-/// shows it).
+/// shows it), with the boot data in it.
 fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
     let config = app
         .config()
@@ -117,7 +151,12 @@ fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
         .find(|w| w.label == MAIN)
         .cloned()
         .ok_or_else(|| tauri::Error::WindowNotFound)?;
-    WebviewWindowBuilder::from_config(app, &config)?.build()
+    let mut builder = WebviewWindowBuilder::from_config(app, &config)?;
+    // Without it (state not managed, or not serialisable) the page asks over IPC instead.
+    if let Some(script) = boot(app).and_then(|b| boot_script(&b).ok()) {
+        builder = builder.initialization_script(&script);
+    }
+    builder.build()
 }
 
 /// Shows, unminimises and focuses the main window, creating it first if it is closed.
@@ -305,6 +344,43 @@ mod tests {
         .unwrap();
         assert!(hooks_found(&files));
         assert!(!hooks_found(&files[..1]));
+    }
+
+    #[test]
+    fn the_boot_script_hands_the_page_its_snapshot_and_saved_state_as_data() {
+        // Session text is the agents' (titles, paths): in the script it stays a JSON string.
+        let mut session = agent_tray::model::Session::new(
+            "evil",
+            agent_tray::model::Agent::Claude,
+            agent_tray::model::SessionState::Working,
+            chrono::Utc::now(),
+        );
+        session.title = Some("\"; window.__pwned = 1; //</script>\u{2028}".into());
+        let boot = Boot {
+            snapshot: Snapshot {
+                seq: 7,
+                sessions: vec![agent_tray::tray_model::SessionView::of(&session)],
+                engine: crate::ipc::EngineStatus::Running {
+                    socket: "/run/agent-tray.sock".into(),
+                },
+                settings: crate::ipc::AppSettings::default(),
+                version: "1.2.3".into(),
+                remotes: Vec::new(),
+            },
+            memory: WindowMemory {
+                selected: Some("evil".into()),
+                open_settings: true,
+                ..WindowMemory::default()
+            },
+        };
+        let script = boot_script(&boot).unwrap();
+        let json = script
+            .strip_prefix("window.__agentTrayBoot = ")
+            .and_then(|rest| rest.strip_suffix(';'))
+            .unwrap();
+        let back: Boot = serde_json::from_str(json).unwrap();
+        assert_eq!(back.snapshot, boot.snapshot);
+        assert_eq!(back.memory, boot.memory);
     }
 
     #[test]

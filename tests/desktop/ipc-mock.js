@@ -16,6 +16,13 @@
       mock.held = new Promise((resolve) => (release = resolve));
       mock.releaseSnapshot = release;
     },
+    // holdAll(): every command from now on is recorded but answered only on releaseAll(), as a
+    // shell whose main thread is busy; `answered` counts the answers given.
+    gate: null,
+    answered: 0,
+    holdAll() {
+      mock.gate = new Promise((resolve) => (mock.releaseAll = resolve));
+    },
     // What the shell keeps of the window between a close and the next open.
     memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null },
     installReport: { ok: true, output: "hooks installed for claude and codex" },
@@ -49,6 +56,12 @@
     },
     async invoke(cmd, args) {
       mock.calls.push({ cmd, args: JSON.parse(JSON.stringify(args ?? {})) });
+      if (mock.gate) await mock.gate;
+      mock.answered += 1;
+      return mock.answer(cmd, args);
+    },
+  };
+  mock.answer = async (cmd, args) => {
       switch (cmd) {
         case "plugin:event|listen": {
           const list = listeners.get(args.event) ?? [];
@@ -111,6 +124,5 @@
         default:
           throw { code: "unknown_command", message: `the mock does not know ${cmd}` };
       }
-    },
   };
 })();

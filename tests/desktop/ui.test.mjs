@@ -62,7 +62,11 @@ async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1, 
     if (!r.url().startsWith(baseUrl)) problems.push(`unexpected request: ${r.url()}`);
   });
   // A fixed clock makes "time in state" exact (the durations test compares text).
-  if (clockAt !== null) await page.clock.install({ time: clockAt });
+  // Paused there, so a loaded machine cannot let a second pass between two reads.
+  if (clockAt !== null) {
+    await page.clock.install({ time: clockAt - 60_000 });
+    await page.clock.pauseAt(clockAt);
+  }
   await page.addInitScript(mockScript);
   await page.addInitScript(
     ({ sessions, settings, seq, remotes }) => {
@@ -503,6 +507,104 @@ test("a row shown in minutes wakes the clock once a minute, not every second", a
   const t1 = await ticks(page);
   await page.clock.runFor(5_000);
   assert.equal((await ticks(page)) - t1, 5);
+  await context.close();
+});
+
+test("a clock tick rewrites only the times that changed, in place, and builds no row", async () => {
+  // One row shows seconds, two show hours: a second later one text changed, so one write.
+  const now = Date.parse("2026-11-30T12:00:00.000Z");
+  const ago = (secs) => new Date(now - secs * 1000).toISOString();
+  const { page, context } = await open([
+    view({ id: "fresh", state: "working", state_since: ago(5) }),
+    view({ id: "old-1", state: "idle", state_since: ago(2 * 3600 + 10) }),
+    view({ id: "old-2", state: "idle", state_since: ago(3 * 3600 + 20) }),
+  ], { clockAt: now });
+  await page.evaluate(() => {
+    window.__mutations = [];
+    new MutationObserver((records) => window.__mutations.push(...records.map((r) => `${r.type} ${r.target.parentElement?.closest(".row")?.dataset.sessionId}`)))
+      .observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+  const before = await page.evaluate(() => ({ writes: window.__agentTrayClockWrites, built: window.__agentTrayRowsBuilt }));
+  await page.clock.runFor(1_000);
+  const after = await page.evaluate(() => ({ writes: window.__agentTrayClockWrites, built: window.__agentTrayRowsBuilt, mutations: window.__mutations }));
+  assert.equal(after.writes - before.writes, 1, "one time changed, one write");
+  assert.equal(after.built - before.built, 0, "a tick builds no row");
+  // The DOM's own count, independent of the UI's counters: one text node's data, nothing else.
+  assert.deepEqual(after.mutations, ["characterData fresh"]);
+  assert.equal(await page.locator(".row[data-session-id='fresh'] .time").innerText(), "6s");
+  await context.close();
+});
+
+test("fifty rows showing seconds wake the clock once a second, not once per row", async () => {
+  // Each row's seconds turn over at its own instant within the second (their states began at
+  // different milliseconds): one wake-up a second still shows every row its right second.
+  const now = Date.parse("2026-11-30T12:00:00.000Z");
+  const rows = Array.from({ length: 50 }, (_, n) => view({ id: `r${String(n).padStart(2, "0")}`, state: "working", state_since: new Date(now - 5_000 - n * 19).toISOString() }));
+  const { page, context } = await open(rows, { clockAt: now });
+  const t0 = await ticks(page);
+  const w0 = await page.evaluate(() => window.__agentTrayClockWrites);
+  await page.clock.runFor(3_000);
+  assert.equal((await ticks(page)) - t0, 3, "three seconds, three wake-ups");
+  assert.equal((await page.evaluate(() => window.__agentTrayClockWrites)) - w0, 150, "every row, every second");
+  const texts = await page.$$eval(".row .time", (ts) => [...new Set(ts.map((t) => t.textContent))]);
+  assert.deepEqual(texts, ["8s"]);
+  await context.close();
+});
+
+test("an event builds the one row it is about and leaves every other row's nodes in place", async () => {
+  const many = Array.from({ length: 50 }, (_, n) => view({ id: `m${String(n).padStart(2, "0")}`, project: `proj-${n}`, state: "idle" }));
+  const { page, context, problems } = await open(many);
+  await page.evaluate(() => document.querySelectorAll(".row").forEach((r) => (r.__kept = true)));
+  const built = () => page.evaluate(() => window.__agentTrayRowsBuilt);
+  const b0 = await built();
+  await upsert(page, 2, view({ id: "m07", project: "proj-7", state: "waiting_for_input", secondsInState: 0 }));
+  await upsert(page, 3, view({ id: "new", project: "fresh", state: "working", secondsInState: 0 }));
+  await page.evaluate(() => window.__mock.emit("sessions-changed", { kind: "removed", seq: 4, session_id: "m30" }));
+  assert.equal((await built()) - b0, 2, "the changed row and the new one, nothing else");
+  const rows = await page.$$eval(".row", (rs) => rs.map((r) => ({ id: r.dataset.sessionId, kept: r.__kept === true })));
+  assert.equal(rows.length, 50);
+  assert.deepEqual(rows.filter((r) => !r.kept).map((r) => r.id).sort(), ["m07", "new"], "every other row is the node it was");
+  assert.deepEqual(await rowIds(page, "section[data-section='needs_you'] .row"), ["m07"]);
+  assert.ok(!rows.some((r) => r.id === "m30"));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("the first paint needs no IPC answer: the page starts from what the shell put in it, then catches up", async () => {
+  // The shell creates the page with the snapshot and the saved state in it. Every command is
+  // held (a busy shell): the rows still paint. Meanwhile a session changed and another came,
+  // and their events reached a page with no listener yet: the snapshot after the listeners
+  // brings them (by its sequence number).
+  const a = view({ id: "a", project: "alpha", state: "working" });
+  const b = view({ id: "b", project: "beta", state: "idle" });
+  const context = await browser.newContext({ viewport: { width: 760, height: 560 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.addInitScript(mockScript);
+  await page.addInitScript(({ a, b, settings }) => {
+    window.__mock.holdAll();
+    const engine = { kind: "running", socket: "/tmp/test.sock" };
+    window.__agentTrayBoot = {
+      snapshot: { seq: 1, sessions: [a], engine, settings, version: "0.0.0-test", remotes: [] },
+      memory: { filter_text: "", filter_agent: null, selected: "a", scroll_top: 0, open_settings: false, install_report: null },
+    };
+    window.__mock.snapshot = { seq: 3, sessions: [{ ...a, state_label: "needs input", section: "needs_you", session: { ...a.session, state: "waiting_for_input" } }, b], engine, settings, version: "0.0.0-test", remotes: [] };
+  }, { a, b, settings: defaultSettings });
+  await page.goto(baseUrl);
+  await page.waitForFunction(() => typeof window.__agentTrayPaintedAt === "number", null, { timeout: 5000 });
+  assert.equal(await page.evaluate(() => window.__mock.answered), 0, "painted before any command was answered");
+  assert.deepEqual(await rowIds(page), ["a"]);
+  assert.equal(await page.$eval(".row[aria-selected='true']", (r) => r.dataset.sessionId), "a", "the saved selection, at once");
+  assert.equal(await page.evaluate(() => window.__mock.calls.some((c) => c.cmd === "get_window_memory")), false, "the saved state came with the page");
+  await page.evaluate(() => window.__mock.releaseAll());
+  await page.waitForSelector("body[data-ready='true']");
+  assert.deepEqual(await rowIds(page, "section[data-section='needs_you'] .row"), ["a"], "the change its listeners missed");
+  assert.deepEqual(await rowIds(page, "section[data-section='idle'] .row"), ["b"], "the session its listeners missed");
+  // Live from then on.
+  await upsert(page, 4, view({ id: "c", project: "gamma", state: "working", secondsInState: 0 }));
+  assert.deepEqual(await rowIds(page, "section[data-section='working'] .row"), ["c"]);
+  assert.deepEqual(problems, []);
   await context.close();
 });
 

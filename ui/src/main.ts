@@ -20,11 +20,21 @@
 //
 // Clocks: a row's time in state changes every second only while it shows seconds (under an
 // hour), then every minute, then every hour. One timer waits for the next change of any row,
-// and none runs while the page is hidden (minimised or occluded, where the platform says so).
+// rounded up to the wall clock's next whole second (so fifty rows showing seconds wake it once a
+// second, not fifty times), and none runs while the page is hidden (minimised or occluded, where
+// the platform says so). A tick rewrites only the times whose text changed, in place.
+//
+// Rendering is keyed: a row is built once per view the shell sends and kept while that view is
+// current, so an event builds and lays out one row, not the list (with hundreds of rows and a
+// hook every few milliseconds, rebuilding the list fell seconds behind).
+//
+// Opening: the shell creates the page with the snapshot and the saved state already in it
+// (window.__agentTrayBoot), so the first paint waits for no IPC; the listeners and a catch-up
+// snapshot follow it.
 import "./style.css";
 import { AGENTS, SECTIONS } from "./bindings";
 import { agentBadge } from "./agents";
-import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot } from "./bindings";
+import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot, WindowMemory } from "./bindings";
 import { el } from "./dom";
 import { formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
@@ -222,36 +232,88 @@ function emptyState(): HTMLElement {
   );
 }
 
+/// Rows as built, by session id: a row is built again only when its view changed (an event
+/// brings a new view object; every other row keeps its own), so an event touches the one row it
+/// is about instead of rebuilding the list, and the page lays out and paints only that row.
+const built = new Map<string, { view: SessionView; node: HTMLElement }>();
+/// Each section's element, its count and its list, made once and kept while it has rows.
+const sectionNodes = new Map<string, { node: HTMLElement; count: HTMLElement; list: HTMLElement }>();
+
+function rowNode(v: SessionView): HTMLElement {
+  const had = built.get(v.session.session_id);
+  if (had && had.view === v) return had.node;
+  const node = row(v);
+  built.set(v.session.session_id, { view: v, node });
+  window.__agentTrayRowsBuilt += 1;
+  return node;
+}
+
+function sectionNode(sec: (typeof SECTIONS)[number], rows: HTMLElement[]): HTMLElement {
+  let s = sectionNodes.get(sec.section);
+  if (!s) {
+    const count = el("span", { class: "count" });
+    const list = el("ul", { attrs: { role: "none" } });
+    const node = el(
+      "section",
+      { class: `section section-${sec.section}`, attrs: { role: "group", "data-section": sec.section, "aria-label": sec.title } },
+      el("h2", { attrs: { "aria-hidden": "true" } }, sec.title, count),
+      list,
+    );
+    s = { node, count, list };
+    sectionNodes.set(sec.section, s);
+  }
+  setText(s.count, String(rows.length));
+  reconcile(s.list, rows);
+  return s.node;
+}
+
+/// Makes `parent`'s children exactly `wanted`, in order, moving only the nodes out of place.
+function reconcile(parent: HTMLElement, wanted: HTMLElement[]): void {
+  let at = parent.firstChild;
+  for (const node of wanted) {
+    if (at === node) {
+      at = node.nextSibling;
+      continue;
+    }
+    parent.insertBefore(node, at);
+  }
+  while (at) {
+    const next = at.nextSibling;
+    at.remove();
+    at = next;
+  }
+}
+
+/// Sets a node's text only when it differs: an equal write still costs a layout and a paint.
+function setText(node: HTMLElement, text: string): void {
+  if (node.textContent !== text) node.textContent = text;
+}
+
 function render(): void {
   const rows = displayOrder();
   if (state.selected && !rows.some((v) => v.session.session_id === state.selected)) {
     // The selected row is filtered out or gone: the list has no active row.
     state.selected = null;
   }
+  for (const [id, b] of built) if (state.sessions.get(id) !== b.view) built.delete(id);
   const groups: HTMLElement[] = [];
   for (const sec of SECTIONS) {
     const inSection = rows.filter((v) => v.section === sec.section);
     if (inSection.length === 0) continue;
-    groups.push(
-      el(
-        "section",
-        { class: `section section-${sec.section}`, attrs: { role: "group", "data-section": sec.section, "aria-label": sec.title } },
-        el("h2", { attrs: { "aria-hidden": "true" } }, sec.title, el("span", { class: "count" }, String(inSection.length))),
-        el("ul", { attrs: { role: "none" } }, ...inSection.map(row)),
-      ),
-    );
+    groups.push(sectionNode(sec, inSection.map(rowNode)));
   }
-  // The listbox stays in the page (it may have the focus); only its rows are replaced.
-  listbox.replaceChildren(...groups);
-  listbox.hidden = groups.length === 0;
-  if (state.sessions.size === 0) {
-    message.replaceChildren(emptyState());
-  } else if (groups.length === 0) {
-    message.replaceChildren(el("p", { class: "no-match", attrs: { id: "no-match" } }, "No session matches the filter."));
-  } else {
-    message.replaceChildren();
+  // The listbox stays in the page (it may have the focus); only its rows change.
+  reconcile(listbox, groups);
+  if (listbox.hidden !== (groups.length === 0)) listbox.hidden = groups.length === 0;
+  const messageKind = state.sessions.size === 0 ? "empty" : groups.length === 0 ? "no-match" : "";
+  if (message.dataset.kind !== messageKind) {
+    message.dataset.kind = messageKind;
+    if (messageKind === "empty") message.replaceChildren(emptyState());
+    else if (messageKind === "no-match") message.replaceChildren(el("p", { class: "no-match", attrs: { id: "no-match" } }, "No session matches the filter."));
+    else message.replaceChildren();
   }
   markActive(false);
+  tick(); // a row kept from before (filtered out a while, say) shows its time as of now
   scheduleClock();
   remember();
   renderBanner();
@@ -259,7 +321,7 @@ function render(): void {
   // One line per remote that cannot serve (no agent-tray there, a too-old one, not reachable).
   const down = state.remotes.filter((r) => r.state !== "connected" && r.state !== "connecting");
   const remotes = down.map((r) => ` · ${r.name}: ${r.message ?? r.state}`).join("");
-  footerText.textContent = `Agent Tray ${state.version} · ${engine}${remotes}`;
+  setText(footerText, `Agent Tray ${state.version} · ${engine}${remotes}`);
 }
 
 function renderBanner(): void {
@@ -268,8 +330,10 @@ function renderBanner(): void {
     notice = { kind: "error", text: state.engine.message };
   }
   if (!notice) {
-    banner.hidden = true;
-    banner.replaceChildren();
+    if (!banner.hidden) {
+      banner.hidden = true;
+      banner.replaceChildren();
+    }
     return;
   }
   banner.hidden = false;
@@ -282,9 +346,20 @@ function renderBanner(): void {
   banner.replaceChildren(...[el("pre", {}, notice.text), ...(state.notice ? [close] : [])]);
 }
 
+/// Brings every row's time up to now, writing only the texts that changed (into the text node
+/// already there: no node is replaced), and counts the writes.
 function tick(): void {
+  const now = Date.now();
   for (const node of listbox.querySelectorAll<HTMLElement>(".time[data-since]")) {
-    node.textContent = formatElapsed(secondsSince(node.dataset.since ?? "", Date.now()));
+    const text = formatElapsed(secondsSince(node.dataset.since ?? "", now));
+    const shown = node.firstChild;
+    if (shown instanceof Text) {
+      if (shown.data === text) continue;
+      shown.data = text;
+    } else {
+      node.textContent = text;
+    }
+    window.__agentTrayClockWrites += 1;
   }
 }
 
@@ -293,11 +368,21 @@ declare global {
   interface Window {
     /// How many times the row clock woke up: tests check it stands still while hidden.
     __agentTrayTimerTicks: number;
+    /// How many row times the clock rewrote (only those whose text changed): tests check a tick
+    /// touches only the rows that show seconds.
+    __agentTrayClockWrites: number;
+    /// How many rows were built: tests check that an event builds the one row it is about.
+    __agentTrayRowsBuilt: number;
     /// When the window first painted its sessions (epoch ms): the open-to-painted benchmark.
     __agentTrayPaintedAt?: number;
+    /// The snapshot and the saved window state as the shell had them when it created the
+    /// window, set by its initialization script (window.rs): the first paint needs no IPC.
+    __agentTrayBoot?: { snapshot: Snapshot; memory: WindowMemory };
   }
 }
 window.__agentTrayTimerTicks = 0;
+window.__agentTrayClockWrites = 0;
+window.__agentTrayRowsBuilt = 0;
 let clockTimer: ReturnType<typeof setTimeout> | null = null;
 
 /// Milliseconds until the text of a row `elapsedMs` into its state next changes (the rules of
@@ -322,6 +407,10 @@ function scheduleClock(): void {
     if (!Number.isNaN(since)) next = Math.min(next, untilNextChange(now - since));
   }
   if (next === Infinity) return;
+  // On the wall clock's next whole second after that change: the rows' changes fall at their
+  // own instants within each second, and one wake-up a second paints them all at once (a row's
+  // time is at most a second late) where waking for each would paint fifty times a second.
+  next = Math.ceil((now + next) / 1000) * 1000 - now;
   clockTimer = setTimeout(() => {
     clockTimer = null;
     window.__agentTrayTimerTicks += 1;
@@ -366,8 +455,7 @@ window.addEventListener("scroll", () => {
   }, 200);
 });
 
-async function restoreMemory(): Promise<void> {
-  const memory = await commands.getWindowMemory();
+function restoreMemory(memory: WindowMemory): void {
   state.filterText = memory.filter_text;
   filterInput.value = memory.filter_text;
   state.filterAgent = memory.filter_agent ?? "all";
@@ -438,11 +526,12 @@ function markActive(scroll: boolean): void {
   let active: HTMLElement | null = null;
   for (const node of listbox.querySelectorAll<HTMLElement>(".row")) {
     const on = node.dataset.sessionId === state.selected;
-    node.setAttribute("aria-selected", String(on));
+    if (node.getAttribute("aria-selected") !== String(on)) node.setAttribute("aria-selected", String(on));
     if (on) active = node;
   }
-  if (active) listbox.setAttribute("aria-activedescendant", active.id);
-  else listbox.removeAttribute("aria-activedescendant");
+  if (active) {
+    if (listbox.getAttribute("aria-activedescendant") !== active.id) listbox.setAttribute("aria-activedescendant", active.id);
+  } else if (listbox.hasAttribute("aria-activedescendant")) listbox.removeAttribute("aria-activedescendant");
   if (active && scroll) active.scrollIntoView({ block: "nearest" });
 }
 
@@ -710,35 +799,57 @@ function openSettings(): void {
 settingsButton.addEventListener("click", openSettings);
 
 // ---- start ------------------------------------------------------------------------------------
+/// The frame after the first one that holds the rows: they are on screen by then.
+function stampPaint(): void {
+  requestAnimationFrame(() => requestAnimationFrame(() => (window.__agentTrayPaintedAt ??= Date.now())));
+}
+
 async function start(): Promise<void> {
-  // Listen first, then fetch: a change between the two is not lost, and the sequence numbers
-  // sort out which of the event and the snapshot is newer.
-  await on.sessions((e) => {
-    applyEvent(e);
-    render();
-  });
-  await on.focus(({ session_id }) => {
-    // The user chose this session in the tray or an alert: show it, and give the list the focus.
-    views.show("sessions");
-    state.filterText = "";
-    filterInput.value = "";
-    state.filterAgent = "all";
-    agentSelect.value = "all";
-    render();
-    listbox.focus({ preventScroll: true });
-    select(session_id);
-  });
-  await on.settings((s) => {
-    state.settings = s;
-    void loadSnapshot();
-  });
-  await on.openSettings(openSettings);
-  await on.installResult(showInstall);
-  await loadSnapshot();
-  await restoreMemory();
+  // The first paint needs no round trip to the shell: it created the page with the snapshot and
+  // the saved state (window.__agentTrayBoot). Each IPC call is a round trip through the shell's
+  // main thread, and the first paint used to wait for seven of them, one after another.
+  const boot = window.__agentTrayBoot;
+  if (boot) {
+    applySnapshot(boot.snapshot);
+    restoreMemory(boot.memory);
+    stampPaint();
+  }
+  // Then the listeners, all at once. An event sent between the snapshot the page started from
+  // and the listeners reached nobody: the snapshot fetched after them covers it (it is newer by
+  // its sequence number, and rows changed by events since keep what those said).
+  await Promise.all([
+    on.sessions((e) => {
+      applyEvent(e);
+      render();
+    }),
+    on.focus(({ session_id }) => {
+      // The user chose this session in the tray or an alert: show it, and give the list the focus.
+      views.show("sessions");
+      state.filterText = "";
+      filterInput.value = "";
+      state.filterAgent = "all";
+      agentSelect.value = "all";
+      render();
+      listbox.focus({ preventScroll: true });
+      select(session_id);
+    }),
+    on.settings((s) => {
+      state.settings = s;
+      void loadSnapshot();
+    }),
+    on.openSettings(openSettings),
+    on.installResult(showInstall),
+  ]);
+  if (boot) {
+    await loadSnapshot();
+  } else {
+    // No boot data (a page loaded on its own): fetch both, at once.
+    const [snap, memory] = await Promise.all([commands.getSnapshot(), commands.getWindowMemory()]);
+    applySnapshot(snap);
+    restoreMemory(memory);
+    stampPaint();
+  }
   document.body.dataset.ready = "true";
-  // The frame after the first one that holds the rows: they are on screen by then.
-  requestAnimationFrame(() => requestAnimationFrame(() => (window.__agentTrayPaintedAt = Date.now())));
 }
 
 start().catch((error) => {

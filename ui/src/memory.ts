@@ -10,7 +10,7 @@
 //
 // Colours come from the page's CSS variables, read when a chart is drawn and again when the
 // system switches between light and dark.
-import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from "chart.js";
+import type { Chart } from "chart.js";
 import { AGENTS } from "./bindings";
 import { agentBadge } from "./agents";
 import type { Agent, DayReport, HistoryEntry, HistoryQuery, KeyedSplit, LongWait, SessionDetail, SessionState, TimelineInterval } from "./bindings";
@@ -18,7 +18,12 @@ import { el } from "./dom";
 import { formatElapsed } from "./format";
 import { commands, errorMessage } from "./ipc";
 
-Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
+/// Chart.js, loaded the first time a view needs a chart (ui/src/charts.ts): the window's first
+/// paint does not wait for it. Views await it before they render.
+let ChartClass: typeof Chart | null = null;
+async function loadCharts(): Promise<void> {
+  ChartClass ??= (await import("./charts")).Chart;
+}
 
 export type ViewName = "sessions" | "today" | "history";
 
@@ -192,9 +197,12 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
 
   function drawDayChart(canvas: HTMLCanvasElement, day: DayReport): void {
     dayChart?.destroy();
+    dayChart = null;
+    const Charts = ChartClass;
+    if (!Charts) return;
     const theme = chartTheme();
     const minutes = (secs: number) => Math.round((secs / 60) * 10) / 10;
-    dayChart = new Chart(canvas, {
+    dayChart = new Charts(canvas, {
       type: "bar",
       data: {
         labels: day.hours.map((h) => String(h.hour).padStart(2, "0")),
@@ -222,7 +230,9 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
 
   async function loadToday(): Promise<void> {
     try {
-      renderToday(await commands.getToday());
+      const day = await commands.getToday();
+      await loadCharts();
+      renderToday(day);
       today.dataset.ready = "true";
     } catch (error) {
       today.replaceChildren(el("p", { class: "error", attrs: { id: "today-error" } }, `No history: ${errorMessage(error)}`));
@@ -395,7 +405,9 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
 
   function drawTimeline(canvas: HTMLCanvasElement, intervals: TimelineInterval[]): void {
     timelineChart?.destroy();
-    if (intervals.length === 0) return;
+    timelineChart = null;
+    const Charts = ChartClass;
+    if (intervals.length === 0 || !Charts) return;
     const theme = chartTheme();
     const start = Date.parse(intervals[0].from);
     const at = (iso: string | null) => ((iso ? Date.parse(iso) : Date.now()) - start) / 60_000;
@@ -405,7 +417,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
       const m = Math.round(minutes);
       return m < 60 ? `+${m}m` : `+${Math.floor(m / 60)}h${m % 60 ? ` ${String(m % 60).padStart(2, "0")}m` : ""}`;
     };
-    timelineChart = new Chart(canvas, {
+    timelineChart = new Charts(canvas, {
       type: "bar",
       data: {
         labels: [""],
@@ -449,6 +461,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
     if (current !== "history") show("history");
     try {
       const d = await commands.getSessionDetail(sessionId);
+      await loadCharts();
       if (d) renderDetail(d);
       else {
         detail.hidden = false;
