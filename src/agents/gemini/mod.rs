@@ -227,6 +227,20 @@ impl AgentAdapter for GeminiCli {
         (out, command)
     }
 
+    /// Gemini CLI's `SessionStart` payload, as recorded from 0.61.0.
+    fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
+        json!({
+            "session_id": probe_id,
+            "transcript_path": "",
+            "cwd": crate::doctor::probe::probe_cwd(),
+            "hook_event_name": "SessionStart",
+            "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "source": "startup",
+        })
+        .to_string()
+        .into_bytes()
+    }
+
     fn resume_command(&self, quoted_id: &str) -> String {
         format!("gemini --resume {quoted_id}")
     }

@@ -113,7 +113,21 @@ impl AgentAdapter for OpenCode {
             self.config_dir(),
             bin,
             "agent-tray install --opencode",
+            install::hook_command_in,
         )
+    }
+    /// What the plugin forwards when OpenCode makes a session (`session.created`).
+    fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
+        let cwd = crate::doctor::probe::probe_cwd();
+        serde_json::json!({
+            "v": 1,
+            "directory": cwd,
+            "ts": chrono::Utc::now().timestamp_millis(),
+            "type": "session.created",
+            "properties": {"info": {"id": probe_id, "directory": cwd, "title": "agent-tray doctor"}},
+        })
+        .to_string()
+        .into_bytes()
     }
 
     fn resume_command(&self, quoted_id: &str) -> String {
