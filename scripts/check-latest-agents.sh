@@ -1,24 +1,57 @@
 #!/usr/bin/env bash
-# Runs the whole real-agent suite (tests/e2e/agents) against the NEWEST published Claude Code
-# and Codex, installed into a prefix of their own (tests/e2e/agents/.versions/latest), so the
-# pinned install that CI uses is never touched. Builds nothing: takes agent-tray from
+# Runs the real-agent suite (tests/e2e/agents) against the NEWEST published Claude Code, Codex,
+# Gemini CLI, GitHub Copilot CLI and OpenCode, installed into folders of their own under
+# tests/e2e/agents/.versions/ (latest/, latest-more/, latest-gemini/), so the pinned installs and
+# lock files that CI uses are never touched. Builds nothing: takes agent-tray from
 # $AGENT_TRAY_BIN (default target/debug/agent-tray).
 #
-#   scripts/check-latest-agents.sh                 # every test, newest claude-code and codex
-#   scripts/check-latest-agents.sh -k codex        # a subset (arguments go to run.sh)
-#   AGENT_E2E_CLAUDE_VERSION=2.1.330 scripts/check-latest-agents.sh   # hold one back
+#   scripts/check-latest-agents.sh                         # every test, all five agents at their newest
+#   scripts/check-latest-agents.sh -k codex                # a subset (arguments go to run.sh)
+#   AGENT_E2E_LATEST=gemini scripts/check-latest-agents.sh test_gemini   # only Gemini at its newest
+#   AGENT_E2E_LATEST=copilot,opencode scripts/check-latest-agents.sh test_copilot test_opencode
+#   AGENT_E2E_CLAUDE_VERSION=2.1.330 scripts/check-latest-agents.sh    # hold one back
 #
-# Prints the versions it ran and ends with run.sh's `N passed, N failed` line; when everything
-# passes, those versions are candidates for the pins in tests/e2e/agents/package.json.
+# AGENT_E2E_LATEST lists the agents to take at their newest (default: all five); the others stay
+# at their pins, in the pinned folders. An AGENT_E2E_<AGENT>_VERSION already set wins over
+# `latest`. Prints the pinned and the newest versions, then run.sh's output, ending with its
+# `N passed, N failed` line; when everything passes, those versions are candidates for the pins
+# (tests/e2e/agents/package.json, gemini/package.json, more/package.json).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-export AGENT_E2E_CLAUDE_VERSION="${AGENT_E2E_CLAUDE_VERSION:-latest}"
-export AGENT_E2E_CODEX_VERSION="${AGENT_E2E_CODEX_VERSION:-latest}"
-export AGENT_E2E_PREFIX="${AGENT_E2E_PREFIX:-$root/tests/e2e/agents/.versions/latest}"
+e2e="$root/tests/e2e/agents"
+latest=",${AGENT_E2E_LATEST:-claude,codex,gemini,copilot,opencode},"
+wants() { case "$latest" in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+pin() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dependencies"][sys.argv[2]])' "$e2e/$1" "$2"; }
+newest() { npm view "$1@latest" version 2>/dev/null || echo "?"; }
+show() { # agent, package, pin file
+  local p n
+  p="$(pin "$3" "$2")"
+  if wants "$1"; then n="$(newest "$2")"; echo "check-latest-agents: $1 ($2): pinned $p, newest $n"
+  else echo "check-latest-agents: $1 ($2): pinned $p (kept)"; fi
+}
+show claude @anthropic-ai/claude-code package.json
+show codex @openai/codex package.json
+show gemini @google/gemini-cli gemini/package.json
+show copilot @github/copilot more/package.json
+show opencode opencode-ai more/package.json
+
+if wants claude || wants codex; then
+  wants claude && export AGENT_E2E_CLAUDE_VERSION="${AGENT_E2E_CLAUDE_VERSION:-latest}"
+  wants codex && export AGENT_E2E_CODEX_VERSION="${AGENT_E2E_CODEX_VERSION:-latest}"
+  export AGENT_E2E_PREFIX="${AGENT_E2E_PREFIX:-$e2e/.versions/latest}"
+fi
+if wants copilot || wants opencode; then
+  wants copilot && export AGENT_E2E_COPILOT_VERSION="${AGENT_E2E_COPILOT_VERSION:-latest}"
+  wants opencode && export AGENT_E2E_OPENCODE_VERSION="${AGENT_E2E_OPENCODE_VERSION:-latest}"
+  export AGENT_E2E_MORE_PREFIX="${AGENT_E2E_MORE_PREFIX:-$e2e/.versions/latest-more}"
+fi
+if wants gemini; then
+  export AGENT_E2E_GEMINI_VERSION="${AGENT_E2E_GEMINI_VERSION:-latest}"
+  export AGENT_E2E_GEMINI_PREFIX="${AGENT_E2E_GEMINI_PREFIX:-$e2e/.versions/latest-gemini}"
+fi
 export AGENT_TRAY_BIN="${AGENT_TRAY_BIN:-$root/target/debug/agent-tray}"
-pins="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["dependencies"]; print(d["@anthropic-ai/claude-code"], d["@openai/codex"])' "$root/tests/e2e/agents/package.json")"
-echo "check-latest-agents: pinned claude-code ${pins% *}, codex ${pins#* }; running the newest published"
-"$root/tests/e2e/agents/run.sh" "$@"
+"$e2e/run.sh" "$@"
 status=$?
 echo "check-latest-agents: exit status $status"
 exit $status

@@ -37,8 +37,10 @@ step "core: unit and integration tests" cargo test -p agent-tray
 step "desktop and UI (tests/desktop/run.sh)" tests/desktop/run.sh
 # After the desktop step: the host's build scripts and proc-macros it built are reused.
 step "macOS: clippy -D warnings for aarch64 and x86_64 (scripts/check-macos.sh)" scripts/check-macos.sh
-step "build agent-tray for the end-to-end tests" cargo build -p agent-tray
-step "real claude and codex (tests/e2e/agents/run.sh)" env AGENT_TRAY_BIN="$root/target/debug/agent-tray" tests/e2e/agents/run.sh
+# The same build as the desktop step's last (nothing to do when it ran): the real-agent suite's
+# window test (test_window) runs target/debug/agent-tray-desktop.
+step "build agent-tray and the app for the end-to-end tests" cargo build -p agent-tray -p agent-tray-desktop
+step "real agents, and all five in the real window (tests/e2e/agents/run.sh)" env AGENT_TRAY_BIN="$root/target/debug/agent-tray" tests/e2e/agents/run.sh
 step "no process left behind" scripts/leftover-processes.sh --kill "AGENT_TRAY_TEST_RUN=$AGENT_TRAY_TEST_RUN"
 
 printf '\n==== summary\n'

@@ -4,11 +4,16 @@
 #   CLAUDE_BIN=/abs/path/node_modules/@anthropic-ai/claude-code-linux-x64/claude
 #   CODEX_BIN=/abs/path/node_modules/@openai/codex-linux-x64/vendor/<triple>/bin/codex
 #   GEMINI_JS=/abs/path/gemini/node_modules/@google/gemini-cli/bundle/gemini.js
+#   COPILOT_BIN=/abs/path/more/node_modules/@github/copilot-linux-x64/copilot
+#   OPENCODE_BIN=/abs/path/more/node_modules/opencode-ai/bin/opencode.exe
 #
 # Which versions (the first that is set wins):
 #   install.sh [CLAUDE_VERSION [CODEX_VERSION]]          e.g. install.sh 2.1.332 0.171.0
 #   AGENT_E2E_CLAUDE_VERSION / AGENT_E2E_CODEX_VERSION   (environment)
 #   the pins in package.json / package-lock.json          (what CI runs)
+# and likewise AGENT_E2E_GEMINI_VERSION (pin in gemini/package.json), AGENT_E2E_COPILOT_VERSION and
+# AGENT_E2E_OPENCODE_VERSION (pins in more/package.json); their other versions go to folders of
+# their own too ($AGENT_E2E_GEMINI_PREFIX, $AGENT_E2E_MORE_PREFIX), never into gemini/ or more/.
 # A version may be any npm spec (`latest`, `2.1.x`); it is resolved with `npm view` first.
 #
 # Where: the pinned versions go to tests/e2e/agents/node_modules through `npm ci` (the lock
@@ -102,10 +107,21 @@ echo "CODEX_BIN=$CODEX_BIN"
 # them never re-resolves the Claude/Codex pins above. Both packages pull a native binary
 # (@github/copilot-linux-x64, opencode-linux-x64); OpenCode's postinstall hard-links its binary
 # over bin/opencode.exe, which is what the tests run (no node wrapper between tmux and the agent).
-more="$here/more"
-pin_more() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dependencies"][sys.argv[2]])' "$more/package.json" "$1"; }
-want_copilot="${AGENT_E2E_COPILOT_VERSION:-$(pin_more @github/copilot)}"
-want_opencode="${AGENT_E2E_OPENCODE_VERSION:-$(pin_more opencode-ai)}"
+# Other versions (AGENT_E2E_COPILOT_VERSION / AGENT_E2E_OPENCODE_VERSION, any npm spec) go to a
+# folder of their own, $AGENT_E2E_MORE_PREFIX (default .versions/copilot-<v>-opencode-<v>): the
+# pinned more/node_modules is never replaced by them.
+pin_more() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dependencies"][sys.argv[2]])' "$here/more/package.json" "$1"; }
+pin_copilot="$(pin_more @github/copilot)"
+pin_opencode="$(pin_more opencode-ai)"
+want_copilot="$(resolve @github/copilot "${AGENT_E2E_COPILOT_VERSION:-$pin_copilot}")"
+want_opencode="$(resolve opencode-ai "${AGENT_E2E_OPENCODE_VERSION:-$pin_opencode}")"
+if [ "$want_copilot" = "$pin_copilot" ] && [ "$want_opencode" = "$pin_opencode" ] && [ -z "${AGENT_E2E_MORE_PREFIX:-}" ]; then
+  more="$here/more"
+  more_pinned=1
+else
+  more="${AGENT_E2E_MORE_PREFIX:-$here/.versions/copilot-$want_copilot-opencode-$want_opencode}"
+  more_pinned=0
+fi
 more_ok() {
   COPILOT_BIN="$more/node_modules/@github/copilot-linux-x64/copilot"
   OPENCODE_BIN="$more/node_modules/opencode-ai/bin/opencode.exe"
@@ -118,35 +134,51 @@ more_ok() {
 if more_ok; then
   echo "install.sh: cached: copilot $want_copilot, opencode $want_opencode in $more/node_modules" >&2
 else
-  echo "install.sh: npm ci in more/ (copilot $want_copilot, opencode $want_opencode)" >&2
-  if [ "$want_copilot" = "$(pin_more @github/copilot)" ] && [ "$want_opencode" = "$(pin_more opencode-ai)" ]; then
+  if [ "$more_pinned" = 1 ]; then
+    echo "install.sh: npm install --no-save in more/ (copilot $want_copilot, opencode $want_opencode)" >&2
     # Not `npm ci`: opencode-ai lists optional platform packages (darwin, windows, musl…) that the
     # registry does not serve at every version, so the lock cannot hold them and `npm ci` refuses
     # it as out of sync. `npm install --no-save` installs exactly the locked versions of what
     # exists and writes nothing.
     (cd "$more" && npm install --no-save --no-audit --no-fund >&2)
   else
-    (cd "$more" && npm install --no-save --no-audit --no-fund "@github/copilot@$want_copilot" "opencode-ai@$want_opencode" >&2)
+    echo "install.sh: npm install copilot $want_copilot, opencode $want_opencode into $more" >&2
+    mkdir -p "$more"
+    printf '{\n  "name": "agent-tray-e2e-more-agents-matrix",\n  "private": true,\n  "dependencies": {\n    "@github/copilot": "%s",\n    "opencode-ai": "%s"\n  }\n}\n' \
+      "$want_copilot" "$want_opencode" > "$more/package.json"
+    (cd "$more" && npm install --no-audit --no-fund >&2)
   fi
   if ! more_ok && [ -f "$more/node_modules/opencode-ai/postinstall.mjs" ]; then
     # npm versions that hold back install scripts: run OpenCode's own postinstall.
     (cd "$more/node_modules/opencode-ai" && node ./postinstall.mjs >&2) || true
   fi
-  more_ok || { echo "install.sh: after npm ci the native copilot/opencode binaries are missing" >&2; exit 1; }
+  more_ok || { echo "install.sh: after npm install the native copilot $want_copilot / opencode $want_opencode binaries are missing in $more" >&2; exit 1; }
 fi
 echo "COPILOT_BIN=$COPILOT_BIN"
 echo "OPENCODE_BIN=$OPENCODE_BIN"
 
 # Gemini CLI: a node bundle (no native binary), pinned in gemini/package.json with its own lock
-# file so its pin moves independently of the others'. AGENT_E2E_GEMINI_VERSION is not read: the
-# pin is what runs.
-gem_dir="$here/gemini"
-pin_gemini="$(cd "$gem_dir" && pinned @google/gemini-cli)"
-if [ "$(have "$gem_dir" @google/gemini-cli)" = "$pin_gemini" ]; then
-  echo "install.sh: cached: gemini-cli $pin_gemini in $gem_dir/node_modules" >&2
+# file so its pin moves independently of the others'. Another version (AGENT_E2E_GEMINI_VERSION,
+# any npm spec) goes to $AGENT_E2E_GEMINI_PREFIX (default .versions/gemini-<v>), never into gemini/.
+gem_pinned_dir="$here/gemini"
+pin_gemini="$(cd "$gem_pinned_dir" && pinned @google/gemini-cli)"
+want_gemini="$(resolve @google/gemini-cli "${AGENT_E2E_GEMINI_VERSION:-$pin_gemini}")"
+if [ "$want_gemini" = "$pin_gemini" ] && [ -z "${AGENT_E2E_GEMINI_PREFIX:-}" ]; then
+  gem_dir="$gem_pinned_dir"
 else
-  echo "install.sh: npm ci (gemini-cli $pin_gemini)" >&2
-  (cd "$gem_dir" && npm ci --no-audit --no-fund >&2)
-  [ "$(have "$gem_dir" @google/gemini-cli)" = "$pin_gemini" ] || { echo "install.sh: after npm ci gemini-cli $pin_gemini is still missing" >&2; exit 1; }
+  gem_dir="${AGENT_E2E_GEMINI_PREFIX:-$here/.versions/gemini-$want_gemini}"
 fi
+if [ "$(have "$gem_dir" @google/gemini-cli)" = "$want_gemini" ]; then
+  echo "install.sh: cached: gemini-cli $want_gemini in $gem_dir/node_modules" >&2
+elif [ "$gem_dir" = "$gem_pinned_dir" ]; then
+  echo "install.sh: npm ci (gemini-cli $want_gemini)" >&2
+  (cd "$gem_dir" && npm ci --no-audit --no-fund >&2)
+else
+  echo "install.sh: npm install gemini-cli $want_gemini into $gem_dir" >&2
+  mkdir -p "$gem_dir"
+  printf '{\n  "name": "agent-tray-e2e-gemini-matrix",\n  "private": true,\n  "dependencies": {\n    "@google/gemini-cli": "%s"\n  }\n}\n' \
+    "$want_gemini" > "$gem_dir/package.json"
+  (cd "$gem_dir" && npm install --no-audit --no-fund >&2)
+fi
+[ "$(have "$gem_dir" @google/gemini-cli)" = "$want_gemini" ] || { echo "install.sh: after npm install gemini-cli $want_gemini is still missing in $gem_dir" >&2; exit 1; }
 echo "GEMINI_JS=$gem_dir/node_modules/@google/gemini-cli/bundle/gemini.js"

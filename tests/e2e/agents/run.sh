@@ -33,6 +33,11 @@ export CLAUDE_BIN CODEX_BIN GEMINI_JS COPILOT_BIN OPENCODE_BIN
 echo "claude: $("$CLAUDE_BIN" --version 2>/dev/null) ($CLAUDE_BIN)"
 echo "codex:  $("$CODEX_BIN" --version 2>/dev/null) ($CODEX_BIN)"
 echo "gemini: $(node "$GEMINI_JS" --version 2>/dev/null) ($GEMINI_JS)"
+# Their versions from the installed packages: a first `copilot --version` would unpack the CLI
+# (~235 MB) into the caller's own ~/.cache.
+pkg_version() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$1" 2>/dev/null; }
+echo "copilot: $(pkg_version "${COPILOT_BIN%/*}/../copilot/package.json") ($COPILOT_BIN)"
+echo "opencode: $(pkg_version "${OPENCODE_BIN%/bin/*}/package.json") ($OPENCODE_BIN)"
 if [ -x "$AGENT_TRAY_BIN" ]; then
   echo "agent-tray: $AGENT_TRAY_BIN"
 else

@@ -7,4 +7,5 @@ Modules:
   agents      ClaudeAgent, CodexAgent: start, prompt, approve, Esc, exit, kill -9
   recorder    a trivial recording hook (one file per hook call)
   tray        agent-tray CLI driver: install, daemon, `list --json` timeline
+  window      the real desktop app under Xvfb, its rows read through WebKitWebDriver
 """

@@ -21,7 +21,7 @@ import sys
 import time
 
 from .tmux import Tmux, ScreenTimeout
-from .world import HERE, pid_alive, proc_comm, proc_ppid
+from .world import HERE, end_pids, pid_alive, proc_comm, proc_ppid, proc_strings
 
 NM = os.path.join(HERE, "node_modules")
 
@@ -46,7 +46,21 @@ def codex_bin():
 
 
 class Agent:
+    """What every agent's driver shares; a subclass sets the constants below and its own start(),
+    configure() and env(), and overrides what its TUI does differently."""
     name = "agent"
+    READY = None  # regex: the prompt is up and takes input
+    PERMISSION = None  # regex: the permission dialog is on screen
+    PERMISSION_TIMEOUT = 30
+    # Between the typed text and its Enter: sent together they can read as a paste (and the
+    # Enter is lost); the TUIs added in issue 11 want a whole second.
+    PROMPT_PAUSE = 0.3
+    # Before the first Enter on a permission dialog (some drop keys as the dialog opens), and how
+    # long each Enter waits for the dialog to close before the next.
+    APPROVE_SETTLE = 0.0
+    APPROVE_WAIT = 2.0
+    WORKING_TIMEOUT = 30
+    EXIT_COMMAND = "/exit"
 
     def __init__(self, world, mock, cwd=None):
         self.world = world
@@ -67,9 +81,52 @@ class Agent:
         return self.tmux.wait_for(pattern, timeout=timeout, **kw)
 
     def prompt(self, text):
+        self._asked = len(self.mock.requests)  # what wait_working() counts from
         self.tmux.send_text(text)
-        time.sleep(0.3)  # let the TUI take the paste before Enter
+        time.sleep(self.PROMPT_PAUSE)
         self.tmux.send_keys("Enter")
+
+    def wait_permission(self, timeout=None):
+        """Waits for the dialog; returns time.monotonic() when it was first seen."""
+        self.wait_for(self.PERMISSION, timeout or self.PERMISSION_TIMEOUT, interval=0.05,
+                      what=f"{self.name} permission dialog")
+        return time.monotonic()
+
+    def approve(self, tries=3, wait=None):
+        """Enter on the dialog (its first option, "yes, once", is preselected) until it closes."""
+        self.enter_until_gone(self.PERMISSION, tries, wait or self.APPROVE_WAIT, f"{self.name} permission dialog")
+
+    def enter_until_gone(self, pattern, tries, wait, what):
+        """Enter, again while `pattern` stays on screen (a dialog that dropped the key), at most
+        `tries` times, each waiting `wait` s for it to close."""
+        time.sleep(self.APPROVE_SETTLE)
+        for attempt in range(tries):
+            self.tmux.send_keys("Enter")
+            try:
+                self.wait_for(pattern, wait, absent=True, interval=0.05, what=f"{what} closed")
+                return
+            except ScreenTimeout:
+                sys.stderr.write(f"[{self.name} approve] {what} still open {wait}s after Enter #{attempt + 1}\n")
+                if os.environ.get("AGENT_E2E_DEBUG"):
+                    sys.stderr.write(self.screen())
+        raise ScreenTimeout(f"{what} still open after {tries} Enters; screen:\n{self.screen()}")
+
+    def wait_working(self, timeout=None):
+        """The turn is running: the mock was asked since the last prompt (a screen's spinner text
+        changes between versions; the request does not)."""
+        timeout = timeout or self.WORKING_TIMEOUT
+        deadline = time.monotonic() + timeout
+        while len(self.mock.requests) <= getattr(self, "_asked", 0):
+            if time.monotonic() > deadline:
+                raise ScreenTimeout(f"{self.name} never asked the mock within {timeout}s of the prompt; "
+                                    f"screen:\n{self.screen()}")
+            time.sleep(0.05)
+
+    def exit(self, timeout=20):
+        """The TUI's own exit command, then waits for the process to go."""
+        self.prompt(self.EXIT_COMMAND)
+        if not self.wait_gone(timeout):
+            raise ScreenTimeout(f"{self.name} still running {timeout}s after {self.EXIT_COMMAND}; screen:\n{self.screen()}")
 
     def escape(self):
         self.tmux.send_keys("Escape")
@@ -110,6 +167,11 @@ class ClaudeAgent(Agent):
 
     READY = r"\? for shortcuts"
     PERMISSION = r"Do you want to proceed\?"
+    # Claude's dialog ignores keys for a moment after it opens: an Enter sent as it appears is
+    # dropped (measured: 0.05 s after it showed, always; seen up to 0.5 s on a loaded machine),
+    # and the dialog then waits forever. approve() sends Enter again while the dialog stays up;
+    # once it has closed no more keys are sent.
+    APPROVE_WAIT = 1.5
 
     def env(self):
         e = dict(self.world.env)
@@ -141,29 +203,6 @@ class ClaudeAgent(Agent):
 
     def wait_ready(self, timeout=30):
         return self.wait_for(self.READY, timeout, what="claude prompt ready")
-
-    def wait_permission(self, timeout=30):
-        self.wait_for(self.PERMISSION, timeout, interval=0.05, what="claude permission dialog")
-        return time.monotonic()
-
-    def approve(self, tries=3, wait=1.5):
-        """Enter on the dialog ("1. Yes" is preselected), until the dialog closes.
-
-        Claude's dialog ignores keys for a moment after it opens: an Enter sent as it appears is
-        dropped (measured: 0.05 s after it showed, always; seen up to 0.5 s on a loaded machine),
-        and the dialog then waits forever. So the Enter is sent again while the dialog stays up;
-        once it has closed no more keys are sent."""
-        for attempt in range(tries):
-            self.tmux.send_keys("Enter")
-            try:
-                self.wait_for(self.PERMISSION, wait, absent=True, interval=0.05,
-                              what="claude permission dialog closed")
-                return
-            except ScreenTimeout:
-                sys.stderr.write(f"[claude approve] dialog still open {wait}s after Enter #{attempt + 1}\n")
-                if os.environ.get("AGENT_E2E_DEBUG"):
-                    sys.stderr.write(self.screen())
-        raise ScreenTimeout(f"claude permission dialog still open after {tries} Enters; screen:\n{self.screen()}")
 
     def answer_question(self, tries=3, wait=2.0):
         """Enter on an AskUserQuestion dialog (the first option is preselected) until the turn
@@ -203,17 +242,13 @@ class ClaudeAgent(Agent):
         except (OSError, ValueError):
             return None
 
-    def exit(self, timeout=20):
-        self.prompt("/exit")
-        if not self.wait_gone(timeout):
-            raise ScreenTimeout(f"claude still running {timeout}s after /exit; screen:\n{self.screen()}")
-
 
 class CodexAgent(Agent):
     """The codex TUI talking to an OpenAIMock. daemon=False adds --no-daemon; by default
     the TUI starts its background `codex app-server`, which outlives it."""
     name = "codex"
     api_key = "sk-mock-codex-e2e"
+    EXIT_COMMAND = "/quit"
 
     READY = r"mock-model .*· "
     APPROVAL = r"Would you like to run the following command\?"
@@ -319,11 +354,6 @@ class CodexAgent(Agent):
     def wait_turn_done(self, reply="ok", timeout=30):
         return self.wait_for(r"^• " + reply + r"\s*$", timeout, what=f"codex reply {reply!r}")
 
-    def exit(self, timeout=20):
-        self.prompt("/quit")
-        if not self.wait_gone(timeout):
-            raise ScreenTimeout(f"codex still running {timeout}s after /quit; screen:\n{self.screen()}")
-
     def daemon_pids(self):
         """The pids Codex wrote for its managed app-server and its updater (JSON `{"pid": N}`)."""
         out = []
@@ -340,25 +370,14 @@ class CodexAgent(Agent):
         """Ends the app-server daemon this world's Codex started, by the pids it recorded and the
         `app-server` processes of this world; returns the pids that were alive."""
         pids = [p for p in set(self.daemon_pids()) | {p for p, _ in self.app_servers()} if pid_alive(p)]
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for p in pids:
-                try:
-                    os.kill(p, sig)
-                except ProcessLookupError:
-                    pass
-            deadline = time.monotonic() + grace
-            while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
-                time.sleep(0.05)
+        end_pids(pids, grace, kill_wait=grace)
         return pids
 
     def app_servers(self):
         """pids of this world's `codex app-server` processes (default mode)."""
         out = []
         for p in self.world.processes():
-            try:
-                cmd = open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
-            except OSError:
-                continue
+            cmd = proc_strings(p, "cmdline")
             if len(cmd) > 1 and cmd[1] == b"app-server" and pid_alive(p):
                 out.append((p, [c.decode(errors="replace") for c in cmd if c]))
         return out

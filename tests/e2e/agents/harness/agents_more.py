@@ -7,10 +7,8 @@ Both run their native binaries directly, so the tmux pane's process is the agent
 """
 import json
 import os
-import time
 
 from .agents import Agent
-from .tmux import ScreenTimeout
 from .world import BASE, HERE
 
 MORE = os.path.join(HERE, "more", "node_modules")
@@ -31,7 +29,10 @@ class CopilotAgent(Agent):
     name = "copilot"
 
     READY = r"/ commands"
-    PERMISSION = r"Do you want to run this command\?"
+    PERMISSION = r"Do you want to run this command\?"  # Enter picks the preselected "1. Yes"
+    PERMISSION_TIMEOUT = 40
+    PROMPT_PAUSE = 1.0  # the recipe: text, a second, then Enter
+    APPROVE_SETTLE = 0.3
 
     @property
     def copilot_home(self):
@@ -73,38 +74,6 @@ class CopilotAgent(Agent):
     def wait_ready(self, timeout=40):
         return self.wait_for(self.READY, timeout, what="copilot prompt ready")
 
-    def prompt(self, text):
-        self._asked = len(self.mock.requests)
-        self.tmux.send_text(text)
-        time.sleep(1.0)  # the recipe: text, a second, then Enter
-        self.tmux.send_keys("Enter")
-
-    def wait_working(self, timeout=30):
-        """The turn is running: the mock was asked since the last prompt (the screen's spinner
-        text changes between versions; the request does not)."""
-        deadline = time.monotonic() + timeout
-        while len(self.mock.requests) <= getattr(self, "_asked", 0):
-            if time.monotonic() > deadline:
-                raise ScreenTimeout(f"copilot never asked the mock after the prompt; screen:\n{self.screen()}")
-            time.sleep(0.05)
-
-    def wait_permission(self, timeout=40):
-        self.wait_for(self.PERMISSION, timeout, interval=0.05, what="copilot permission prompt")
-        return time.monotonic()
-
-    def approve(self, tries=3, wait=2.0):
-        """Enter picks the preselected "1. Yes"; sent again while the prompt stays open."""
-        time.sleep(0.3)
-        for _ in range(tries):
-            self.tmux.send_keys("Enter")
-            try:
-                self.wait_for(self.PERMISSION, wait, absent=True, interval=0.05,
-                              what="copilot permission prompt closed")
-                return
-            except ScreenTimeout:
-                continue
-        raise ScreenTimeout(f"copilot permission prompt still open; screen:\n{self.screen()}")
-
     def wait_turn_done(self, reply="done", timeout=40):
         return self.wait_for(r"\b" + reply + r"\b", timeout, what=f"copilot reply {reply!r}")
 
@@ -115,20 +84,18 @@ class CopilotAgent(Agent):
         except OSError:
             return []
 
-    def exit(self, timeout=20):
-        self.tmux.send_text("/exit")
-        time.sleep(1.0)
-        self.tmux.send_keys("Enter")
-        if not self.wait_gone(timeout):
-            raise ScreenTimeout(f"copilot still running {timeout}s after /exit; screen:\n{self.screen()}")
-
 
 class OpenCodeAgent(Agent):
     """The `opencode` 1.18.33 TUI with a provider on the mock and `bash: ask`."""
     name = "opencode"
 
     READY = r"ctrl\+p commands"
-    PERMISSION = r"Permission required"
+    PERMISSION = r"Permission required"  # Enter is "Allow once" (the default highlight)
+    PERMISSION_TIMEOUT = 60
+    PROMPT_PAUSE = 1.0
+    APPROVE_SETTLE = 0.3
+    # The first prompt of a process takes ~8 s of lazy loading before the model call.
+    WORKING_TIMEOUT = 60
 
     def env(self):
         e = dict(self.world.env)
@@ -168,44 +135,5 @@ class OpenCodeAgent(Agent):
     def wait_ready(self, timeout=60):
         return self.wait_for(self.READY, timeout, what="opencode prompt ready")
 
-    def prompt(self, text):
-        self._asked = len(self.mock.requests)
-        self.tmux.send_text(text)
-        time.sleep(1.0)
-        self.tmux.send_keys("Enter")
-
-    def wait_working(self, timeout=60):
-        """The turn is running: the mock was asked since the last prompt (the first prompt of
-        a process takes ~8 s of lazy loading before that)."""
-        deadline = time.monotonic() + timeout
-        while len(self.mock.requests) <= getattr(self, "_asked", 0):
-            if time.monotonic() > deadline:
-                raise ScreenTimeout(f"opencode never asked the mock after the prompt; screen:\n{self.screen()}")
-            time.sleep(0.05)
-
-    def wait_permission(self, timeout=60):
-        self.wait_for(self.PERMISSION, timeout, interval=0.05, what="opencode permission dialog")
-        return time.monotonic()
-
-    def approve(self, tries=3, wait=2.0):
-        """Enter is "Allow once" (the default highlight)."""
-        time.sleep(0.3)
-        for _ in range(tries):
-            self.tmux.send_keys("Enter")
-            try:
-                self.wait_for(self.PERMISSION, wait, absent=True, interval=0.05,
-                              what="opencode permission dialog closed")
-                return
-            except ScreenTimeout:
-                continue
-        raise ScreenTimeout(f"opencode permission dialog still open; screen:\n{self.screen()}")
-
     def wait_turn_done(self, reply="done", timeout=60):
         return self.wait_for(r"\b" + reply + r"\b", timeout, what=f"opencode reply {reply!r}")
-
-    def exit(self, timeout=20):
-        self.tmux.send_text("/exit")
-        time.sleep(1.0)
-        self.tmux.send_keys("Enter")
-        if not self.wait_gone(timeout):
-            raise ScreenTimeout(f"opencode still running {timeout}s after /exit; screen:\n{self.screen()}")

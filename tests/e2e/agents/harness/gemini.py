@@ -12,8 +12,7 @@ import os
 import time
 
 from .agents import Agent
-from .tmux import ScreenTimeout
-from .world import HERE, pid_alive
+from .world import HERE, proc_strings
 
 GEMINI_JS = os.path.join(HERE, "gemini", "node_modules", "@google", "gemini-cli", "bundle", "gemini.js")
 
@@ -31,19 +30,13 @@ def _children(pid):
         return []
 
 
-def _cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
-
-
 class GeminiAgent(Agent):
     name = "gemini"
 
     READY = r"Type your message"
-    PERMISSION = r"Allow execution"
+    PERMISSION = r"Allow execution"  # Enter picks "1. Allow once"
+    PROMPT_PAUSE = 1.0
+    EXIT_COMMAND = "/quit"
 
     def env(self):
         e = dict(self.world.env)
@@ -84,45 +77,17 @@ class GeminiAgent(Agent):
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             for c in _children(self.wrapper):
-                if any(b"gemini.js" in a for a in _cmdline(c)):
+                if any(b"gemini.js" in a for a in proc_strings(c, "cmdline")):
                     self.pid = c
                     return c
             time.sleep(0.05)
         raise RuntimeError(f"gemini's inner process never appeared; screen:\n{self.screen()}")
 
-    def prompt(self, text):
-        self.tmux.send_text(text)
-        time.sleep(1.0)
-        self.tmux.send_keys("Enter")
-
     def wait_ready(self, timeout=60):
         return self.wait_for(self.READY, timeout, what="gemini input box")
-
-    def wait_permission(self, timeout=30):
-        self.wait_for(self.PERMISSION, timeout, interval=0.05, what="gemini confirmation dialog")
-        return time.monotonic()
-
-    def approve(self, tries=3, wait=2.0):
-        for _ in range(tries):
-            self.tmux.send_keys("Enter")
-            try:
-                self.wait_for(self.PERMISSION, wait, absent=True, interval=0.05,
-                              what="gemini confirmation closed")
-                return
-            except ScreenTimeout:
-                pass
-        raise ScreenTimeout(f"gemini confirmation still open after {tries} Enters; screen:\n{self.screen()}")
 
     def wait_working(self, timeout=20):
         return self.wait_for(r"esc to cancel", timeout, what="gemini turn running")
 
     def wait_turn_done(self, reply="done", timeout=30):
         return self.wait_for(r"✦ " + reply, timeout, what=f"gemini reply {reply!r}")
-
-    def alive(self):
-        return self.pid is not None and pid_alive(self.pid)
-
-    def exit(self, timeout=20):
-        self.prompt("/quit")
-        if not self.wait_gone(timeout):
-            raise ScreenTimeout(f"gemini still running {timeout}s after /quit; screen:\n{self.screen()}")

@@ -4,9 +4,8 @@ POST /v1/messages (streaming SSE or plain JSON), /v1/messages/count_tokens;
 everything else is logged and answered 404. See mockbase.SCRIPT_HELP.
 """
 import json
-import sys
 
-from .mockbase import MockServer, parse_script, SCRIPT_HELP
+from .mockbase import MockServer, scripted_reply, serve_from_command_line
 
 
 def _last_user_text(messages):
@@ -42,10 +41,7 @@ class AnthropicMock(MockServer):
             return ("text", "done"), 0
         if "Bash" not in tools:  # a side request (title, summary, ...): answer at once
             return ("text", "ok"), 0
-        kind, arg, delay = parse_script(text)
-        if kind in ("tool", "ask"):
-            return (kind, arg), delay
-        return ("text", "ok"), delay
+        return scripted_reply(text, kinds=("tool", "ask"))
 
     def handle(self, h, method, path, body):
         p = path.split("?")[0]
@@ -105,12 +101,4 @@ class AnthropicMock(MockServer):
 
 
 if __name__ == "__main__":  # manual use: python3 -m harness.mock_anthropic [log.jsonl]
-    import time
-    m = AnthropicMock(sys.argv[1] if len(sys.argv) > 1 else None).start()
-    print(f"ANTHROPIC_BASE_URL={m.base_url}", flush=True)
-    print(SCRIPT_HELP, file=sys.stderr)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        m.stop()
+    serve_from_command_line(AnthropicMock, lambda m: f"ANTHROPIC_BASE_URL={m.base_url}")

@@ -9,27 +9,16 @@ then the argument string in chunks, then `finish_reason: "tool_calls"`, then `[D
 Requests that offer no `bash` tool (OpenCode's title request) get a plain text reply.
 """
 import json
-import sys
 import time
 
-from .mockbase import MockServer, parse_script, SCRIPT_HELP
-
-
-def _text_of(msg):
-    c = msg.get("content")
-    if isinstance(c, str):
-        return c
-    return "\n".join(p.get("text", "") for p in c or [] if isinstance(p, dict))
+from .mockbase import MockServer, content_text, scripted_reply, serve_from_command_line, tool_names
 
 
 class ChatMock(MockServer):
     name = "chat-mock"
 
     def plan(self, body):
-        tools = set()
-        for t in body.get("tools") or []:
-            if isinstance(t, dict):
-                tools.add((t.get("function") or {}).get("name") or t.get("name"))
+        tools = tool_names(body)
         msgs = body.get("messages") or []
         # A tool result after the last user message: the turn is finishing.
         for m in reversed(msgs):
@@ -46,12 +35,9 @@ class ChatMock(MockServer):
             if isinstance(m, dict) and m.get("role") == "user":
                 # Copilot puts a `<current_datetime>` block before the prompt, on lines of its
                 # own: parse_script reads the first line that is a script.
-                last_user = _text_of(m)
+                last_user = content_text(m.get("content"))
                 break
-        kind, arg, delay = parse_script(last_user)
-        if kind == "tool":
-            return ("tool", arg), delay
-        return ("text", "ok"), delay
+        return scripted_reply(last_user)
 
     def handle(self, h, method, path, body):
         p = path.split("?")[0]
@@ -107,11 +93,4 @@ class ChatMock(MockServer):
 
 
 if __name__ == "__main__":  # manual use: python3 -m harness.mock_chat [log.jsonl]
-    m = ChatMock(sys.argv[1] if len(sys.argv) > 1 else None).start()
-    print(f"base_url = {m.base_url}/v1", flush=True)
-    print(SCRIPT_HELP, file=sys.stderr)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        m.stop()
+    serve_from_command_line(ChatMock, lambda m: f"base_url = {m.base_url}/v1")

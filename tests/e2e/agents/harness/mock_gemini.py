@@ -7,9 +7,8 @@ POST …:generateContent (the start-up summary of the previous session, on anoth
 short text; …:countTokens a count. Everything else is logged and answered 404.
 """
 import json
-import sys
 
-from .mockbase import MockServer, parse_script, SCRIPT_HELP
+from .mockbase import MockServer, scripted_reply, serve_from_command_line
 
 
 def _last_content(body):
@@ -45,10 +44,7 @@ class GeminiMock(MockServer):
         if any(isinstance(p, dict) and "functionResponse" in p for p in last.get("parts") or []):
             # Held a moment, as a model thinks: the turn is visibly working again after the tool.
             return ("text", "done"), self.after_tool_delay
-        kind, arg, delay = parse_script(_last_user_text(body))
-        if kind == "tool":
-            return ("tool", arg), delay
-        return ("text", "ok"), delay
+        return scripted_reply(_last_user_text(body))
 
     def handle(self, h, method, path, body):
         p = path.split("?")[0]
@@ -81,12 +77,4 @@ class GeminiMock(MockServer):
 
 
 if __name__ == "__main__":  # manual use: python3 -m harness.mock_gemini [log.jsonl]
-    import time
-    m = GeminiMock(sys.argv[1] if len(sys.argv) > 1 else None).start()
-    print(f"GOOGLE_GEMINI_BASE_URL={m.base_url}", flush=True)
-    print(SCRIPT_HELP, file=sys.stderr)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        m.stop()
+    serve_from_command_line(GeminiMock, lambda m: f"GOOGLE_GEMINI_BASE_URL={m.base_url}")

@@ -4,9 +4,8 @@ POST /v1/responses (streaming SSE); GET /v1/models answers an empty list;
 everything else is logged and answered 404. See mockbase.SCRIPT_HELP.
 """
 import json
-import sys
 
-from .mockbase import MockServer, parse_script, SCRIPT_HELP
+from .mockbase import MockServer, content_text, scripted_reply, serve_from_command_line, tool_names
 
 
 def _input_items(body):
@@ -16,21 +15,11 @@ def _input_items(body):
     return inp if isinstance(inp, list) else []
 
 
-def _text_of(item):
-    c = item.get("content")
-    if isinstance(c, str):
-        return c
-    return "\n".join(p.get("text", "") for p in c or [] if isinstance(p, dict))
-
-
 class OpenAIMock(MockServer):
     name = "openai-mock"
 
     def plan(self, body):
-        tools = set()
-        for t in body.get("tools") or []:
-            if isinstance(t, dict):
-                tools.add(t.get("name") or (t.get("function") or {}).get("name"))
+        tools = tool_names(body)
         items = _input_items(body)
         # A tool result after the last user message: the turn is finishing.
         for it in reversed(items):
@@ -43,15 +32,12 @@ class OpenAIMock(MockServer):
         last_user = ""
         for it in reversed(items):
             if it.get("type") == "message" and it.get("role") == "user":
-                t = _text_of(it)
+                t = content_text(it.get("content"))
                 if t.lstrip().startswith("<"):  # <environment_context>, <turn_aborted>, ...
                     continue
                 last_user = t
                 break
-        kind, arg, delay = parse_script(last_user)
-        if kind == "tool":
-            return ("tool", arg), delay
-        return ("text", "ok"), delay
+        return scripted_reply(last_user)
 
     def handle(self, h, method, path, body):
         p = path.split("?")[0]
@@ -95,12 +81,4 @@ class OpenAIMock(MockServer):
 
 
 if __name__ == "__main__":  # manual use: python3 -m harness.mock_openai [log.jsonl]
-    import time
-    m = OpenAIMock(sys.argv[1] if len(sys.argv) > 1 else None).start()
-    print(f"base_url = {m.base_url}/v1", flush=True)
-    print(SCRIPT_HELP, file=sys.stderr)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        m.stop()
+    serve_from_command_line(OpenAIMock, lambda m: f"base_url = {m.base_url}/v1")

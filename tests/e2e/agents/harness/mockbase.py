@@ -166,6 +166,45 @@ class MockServer:
         self.not_found(h)
 
 
+def content_text(content):
+    """The text of an OpenAI-style message or item content: a string, or parts with `text`."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def tool_names(body):
+    """The names of the tools a request offers (`{name}` or `{function: {name}}` entries)."""
+    out = set()
+    for t in body.get("tools") or []:
+        if isinstance(t, dict):
+            out.add(t.get("name") or (t.get("function") or {}).get("name"))
+    return out
+
+
+def scripted_reply(text, kinds=("tool",)):
+    """((kind, arg), delay) for the prompt `text`: a scripted kind in `kinds` as parse_script read
+    it, else the text "ok" (after any SLEEP)."""
+    kind, arg, delay = parse_script(text)
+    if kind in kinds:
+        return (kind, arg), delay
+    return ("text", "ok"), delay
+
+
+def serve_from_command_line(mock_cls, announce):
+    """`python3 -m harness.mock_<x> [log.jsonl]`: serves until Ctrl-C, after printing
+    announce(mock) (the variable that points an agent at it) and the scripting help."""
+    import sys
+    m = mock_cls(sys.argv[1] if len(sys.argv) > 1 else None).start()
+    print(announce(m), flush=True)
+    print(SCRIPT_HELP, file=sys.stderr)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        m.stop()
+
+
 def parse_script(text):
     """Returns (kind, arg, delay) for a prompt: kind "tool" (arg = shell command) or "text".
 

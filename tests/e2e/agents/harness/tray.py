@@ -154,9 +154,12 @@ def same_path(a, b):
 class Timeline:
     """Background poller of `list --json`. All times are time.monotonic()."""
 
-    def __init__(self, tray, interval=0.15):
+    def __init__(self, tray, interval=0.15, source=None):
         self.tray = tray
         self.interval = interval
+        # What is polled: `list --json` by default; any callable returning (sessions or None,
+        # raw text, error text) works (the window's rows: test_window.py).
+        self.source = source or tray.list
         self.snaps = []  # (t, sessions or None, error)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -176,7 +179,7 @@ class Timeline:
     def _run(self):
         while not self._stop.is_set():
             t = time.monotonic()
-            sessions, raw, err = self.tray.list()
+            sessions, raw, err = self.source()
             with self._lock:
                 self.snaps.append((t, sessions, err or None))
             self._stop.wait(max(0.0, self.interval - (time.monotonic() - t)))

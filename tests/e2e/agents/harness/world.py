@@ -18,9 +18,10 @@ MARKER = "AGENT_E2E_WORLD"
 RUN_MARKER = "AGENT_E2E_RUN"  # set by runner.py: one id for every world of a run
 
 
-def _environ_of(pid):
+def proc_strings(pid, name):
+    """/proc/<pid>/<name> (environ, cmdline) as its NUL-separated byte strings; [] once gone."""
     try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
             return f.read().split(b"\0")
     except OSError:
         return []
@@ -33,7 +34,7 @@ def pids_with_marker(value, marker=MARKER):
     me = os.getpid()
     out = []
     for d in os.listdir("/proc"):
-        if d.isdigit() and int(d) != me and needle in _environ_of(d):
+        if d.isdigit() and int(d) != me and needle in proc_strings(d, "environ"):
             out.append(int(d))
     return out
 
@@ -62,6 +63,22 @@ def pid_alive(pid):
         return s[s.rindex(")") + 2:].split()[0] != "Z"
     except (OSError, ValueError):
         return False
+
+
+def end_pids(pids, grace=3.0, kill_wait=3.0):
+    """SIGTERM, then SIGKILL after `grace` s, to each pid; waits up to `kill_wait` s more and
+    returns those still alive then."""
+    pids = [p for p in pids if p and pid_alive(p)]
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, kill_wait)):
+        for p in pids:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+            time.sleep(0.05)
+    return [p for p in pids if pid_alive(p)]
 
 
 class World:
