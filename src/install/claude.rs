@@ -284,7 +284,8 @@ fn finish(
         source.to_string()
     };
     // A safety net, not a code path: whatever the tree did, never write what is not JSON.
-    let doc: Value = serde_json::from_str(&text)
+    // Comments pass (Gemini CLI's settings are JSON with comments; a strict JSON input has none).
+    let doc: Value = parse_json_with_comments(&text)
         .map_err(|e| format!("editing produced invalid JSON ({e}); please report this"))?;
     if let Some(hooks) = doc.get("hooks").and_then(Value::as_object) {
         for (event, _) in &spec.events {
@@ -343,6 +344,25 @@ pub fn parse_json(path: &Path, text: Option<&str>) -> Result<Value, InstallError
         format: "JSON",
         detail: e.to_string(),
     })
+}
+
+/// JSON with comments (`//`, `/* */`) and nothing else loose: what Gemini CLI reads (it strips
+/// comments, then parses strict JSON).
+pub fn parse_json_with_comments(text: &str) -> Result<Value, String> {
+    let options = ParseOptions {
+        allow_comments: true,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+        ..ParseOptions::default()
+    };
+    jsonc_parser::parse_to_serde_value::<Value>(text, &options).map_err(|e| e.to_string())
 }
 
 /// The pure plan for `settings.json` given its current text.
