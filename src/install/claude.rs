@@ -360,7 +360,6 @@ pub fn parse_json_with_comments(text: &str) -> Result<Value, String> {
         allow_bare_decimal_point_numbers: false,
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
-        ..ParseOptions::default()
     };
     jsonc_parser::parse_to_serde_value::<Value>(text, &options).map_err(|e| e.to_string())
 }
