@@ -392,7 +392,6 @@ async fn reap_loop<F: Future<Output = ()>>(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Runs the reaper's schedule for `secs` of paused time with `due` as the registry's answer
     /// (re-read at each pass); returns the passes' times in seconds from the start.

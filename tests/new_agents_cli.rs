@@ -177,3 +177,49 @@ fn status_names_the_copilot_version_from_the_sessions_folder() {
     // Positive control: the journaled event is there (the version is read beside it).
     assert!(text.contains(id), "{text}");
 }
+
+#[test]
+fn status_names_the_opencode_version_from_the_package_of_its_running_binary() {
+    // OpenCode sends no version; the process the plugin names runs a binary from the
+    // `opencode-ai` npm package, whose package.json names it. A real process (a copy of `sleep`
+    // at `opencode-ai/bin/opencode`) sends a plugin event; `status --json` names 1.18.33.
+    let w = World::new();
+    let pkg = w.path().join("npm/node_modules/opencode-ai");
+    std::fs::create_dir_all(pkg.join("bin")).unwrap();
+    std::fs::write(
+        pkg.join("package.json"),
+        r#"{"name":"opencode-ai","version":"1.18.33","bin":{"opencode":"./bin/opencode.exe"}}"#,
+    )
+    .unwrap();
+    let exe = pkg.join("bin/opencode");
+    std::fs::copy("/bin/sleep", &exe).unwrap();
+    let mut child = std::process::Command::new(&exe)
+        .arg("30")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = "ses_dd1229c72ffen4TkoQjVFBx9Vv";
+    let event = format!(
+        r#"{{"v":1,"pid":{},"directory":"/home/dev/proj","ts":1796082597000,"type":"session.status","properties":{{"sessionID":"{id}","status":{{"type":"busy"}}}}}}"#,
+        child.id()
+    );
+    let bin = common::bin().display().to_string();
+    run_hook_via(
+        &w,
+        std::path::Path::new("/bin/sh"),
+        &format!("{bin} hook --agent opencode"),
+        &event,
+        &[],
+    );
+    let status = w.run(&["status", "--json"]);
+    let text = String::from_utf8_lossy(&status.stdout).to_string();
+    common::signal(child.id(), libc::SIGKILL);
+    let _ = child.wait();
+    assert!(text.contains(id), "the event is there: {text}");
+    assert!(
+        text.contains(r#""agent_version": "1.18.33""#),
+        "status names no OpenCode version: {text}"
+    );
+}

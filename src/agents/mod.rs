@@ -188,6 +188,13 @@ pub trait AgentAdapter: Sync + 'static {
 
     /// `doctor`'s findings on the hooks, and the hook command line to probe (ours, as written).
     fn doctor_hooks(&self, agent: Agent, bin: &Path) -> (Vec<Finding>, Option<String>);
+    /// The payload `doctor` feeds the hook command line [`AgentAdapter::doctor_hooks`] returned:
+    /// what this agent sends to that command at a session's start, with `probe_id` as the
+    /// session id (the hook sends it as a probe, never as a session). The default is Claude
+    /// Code's shape.
+    fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
+        crate::doctor::probe::probe_payload(probe_id)
+    }
     /// The agent's version behind an observation, where something on disk tells it.
     fn version_of(&self, obs: &Observation) -> Option<String> {
         let _ = obs;

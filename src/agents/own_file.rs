@@ -105,48 +105,90 @@ pub fn as_plan(path: &Path, old: Option<String>, op: FileOp) -> Plan {
     }
 }
 
-/// `doctor`'s line for an agent whose hooks are a file of ours: installed means the file holds
-/// exactly what `install` writes for this binary. No delivery probe: the payloads are not
-/// Claude's.
+/// `doctor`'s lines for an agent whose hooks are a file of ours, and the command line to probe.
+/// Installed means the file holds exactly what `install` writes for this binary; otherwise the
+/// finding says which of the usual breakages it is (missing, not ours, naming a binary that is
+/// gone or another one, edited or written by an older version) and what to run.
+/// `probe_command` reads, from the file's text, the command line the agent will run for a
+/// session's start (`None`: the file names none we can run).
 pub fn doctor_findings(
     agent: Agent,
     dir: Option<PathBuf>,
     bin: &Path,
     fix: &str,
+    probe_command: fn(&str) -> Option<String>,
 ) -> (Vec<Finding>, Option<String>) {
     let adapter = agent.adapter();
+    let name = adapter.product_name();
     let Some(dir) = dir else {
         return (
             vec![Finding::Problem(format!(
-                "cannot find {}'s folder: set HOME (or {})",
-                adapter.product_name(),
+                "cannot find {name}'s folder: set HOME (or {})",
                 adapter.config_dir_env()
             ))],
             None,
         );
     };
     let path = adapter.hooks_file(&dir);
-    let finding = match adapter.plan_hooks(
+    let text = match crate::install::read_optional(&path) {
+        Ok(Some(text)) => text,
+        Ok(None) => {
+            return (
+                vec![Finding::Problem(format!(
+                    "{name} is not hooked: {} is missing, so no {name} event reaches Agent Tray; run `{fix}`",
+                    path.display()
+                ))],
+                None,
+            )
+        }
+        Err(e) => return (vec![Finding::Problem(e.to_string())], None),
+    };
+    let plan = adapter.plan_hooks(
         &dir,
         bin,
         crate::install::Action::Install,
         Default::default(),
-    ) {
-        Err(e) => Finding::Problem(e.to_string()),
+    );
+    let command = probe_command(&text);
+    let finding = match plan {
+        Err(e) => {
+            return (
+                vec![Finding::Problem(format!(
+                "{e}; {name} events do not reach Agent Tray: move that file away, then run `{fix}`"
+            ))],
+                None,
+            )
+        }
         Ok(plan) if plan.changes.iter().all(|c| c.new.is_none()) => Finding::Ok(format!(
-            "{} events reach Agent Tray through {}",
-            adapter.product_name(),
+            "{name} is hooked through {} (ours, current)",
             path.display()
         )),
-        Ok(_) if path.exists() => Finding::Problem(format!(
-            "{} was written for another agent-tray binary: run `{fix}`",
-            path.display()
-        )),
-        Ok(_) => Finding::Problem(format!(
-            "{} is not hooked ({} is missing): run `{fix}`",
-            adapter.product_name(),
-            path.display()
-        )),
+        Ok(_) => {
+            let named = command
+                .as_deref()
+                .and_then(crate::install::shell_words)
+                .and_then(|w| w.into_iter().next());
+            match named {
+                Some(old) if Path::new(&old) != bin && !Path::new(&old).exists() => {
+                    return (
+                        vec![Finding::Problem(format!(
+                            "{} runs {old}, which no longer exists, so every {name} event is lost; run `{fix}` to point it at {}",
+                            path.display(),
+                            bin.display()
+                        ))],
+                        None,
+                    )
+                }
+                Some(old) if Path::new(&old) != bin => Finding::Problem(format!(
+                    "{} runs another agent-tray ({old}); run `{fix}` to point it here",
+                    path.display()
+                )),
+                _ => Finding::Problem(format!(
+                    "{} is not what this agent-tray writes (edited, or written by an older version); run `{fix}` to rewrite it",
+                    path.display()
+                )),
+            }
+        }
     };
-    (vec![finding], None)
+    (vec![finding], command)
 }

@@ -37,11 +37,17 @@ fn agent_name(agent: Agent) -> &'static str {
     agent.adapter().product_name()
 }
 
-/// The payload the agent would send, reduced to what the hook needs, with a probe session id.
-pub fn probe_payload(probe_id: &str) -> Vec<u8> {
-    let cwd = std::env::current_dir()
+/// The folder `doctor` runs in, for a probe payload's `cwd`.
+pub fn probe_cwd() -> String {
+    std::env::current_dir()
         .map(|d| d.display().to_string())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The payload Claude Code would send, reduced to what the hook needs, with a probe session id
+/// (the default [`crate::agents::AgentAdapter::probe_payload`]).
+pub fn probe_payload(probe_id: &str) -> Vec<u8> {
+    let cwd = probe_cwd();
     serde_json::json!({
         "session_id": probe_id,
         "hook_event_name": "SessionStart",
@@ -116,7 +122,8 @@ pub fn run(agent: Agent, command: &str, paths: &TrayPaths) -> Finding {
         at.timestamp_nanos_opt().unwrap_or_default()
     );
     let started = Instant::now();
-    match run_command(command, &probe_payload(&probe_id), PROBE_DEADLINE) {
+    let payload = agent.adapter().probe_payload(&probe_id);
+    match run_command(command, &payload, PROBE_DEADLINE) {
         RunOutcome::Exited(Some(0)) => {}
         RunOutcome::Exited(code) => {
             let code = code.map_or("a signal".to_string(), |c| format!("code {c}"));

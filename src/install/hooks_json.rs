@@ -249,7 +249,8 @@ fn finish(
         source.to_string()
     };
     // A safety net, not a code path: whatever the tree did, never write what is not JSON.
-    let doc: Value = serde_json::from_str(&text)
+    // Comments pass (Gemini CLI's settings are JSON with comments; a strict JSON input has none).
+    let doc: Value = parse_json_with_comments(&text)
         .map_err(|e| format!("editing produced invalid JSON ({e}); please report this"))?;
     if let Some(hooks) = doc.get("hooks").and_then(Value::as_object) {
         for (event, _) in &spec.events {
@@ -310,6 +311,24 @@ pub fn parse_json(path: &Path, text: Option<&str>) -> Result<Value, InstallError
     })
 }
 
+/// JSON with comments (`//`, `/* */`) and nothing else loose: what Gemini CLI reads (it strips
+/// comments, then parses strict JSON).
+pub fn parse_json_with_comments(text: &str) -> Result<Value, String> {
+    let options = ParseOptions {
+        allow_comments: true,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    };
+    jsonc_parser::parse_to_serde_value::<Value>(text, &options).map_err(|e| e.to_string())
+}
+
 /// The pure plan for a JSON settings file that holds our hooks in a `hooks` object (Claude
 /// Code's `settings.json` and the agents that copied it), given its current text; with the
 /// edited document, for agents that check a setting beside the hooks.
@@ -319,7 +338,20 @@ pub fn plan_text(
     spec: &HookSpec<'_>,
     action: Action,
 ) -> Result<(Plan, Value), InstallError> {
-    parse_json(path, old)?;
+    plan_text_parsed_by(path, old, spec, action, parse_json)
+}
+
+/// [`plan_text`] for a file its agent reads in a looser dialect (Gemini CLI: JSON with
+/// comments): `parse` decides what is refused untouched; the edit itself keeps every byte
+/// outside our entries.
+pub fn plan_text_parsed_by(
+    path: &Path,
+    old: Option<&str>,
+    spec: &HookSpec<'_>,
+    action: Action,
+    parse: fn(&Path, Option<&str>) -> Result<Value, InstallError>,
+) -> Result<(Plan, Value), InstallError> {
+    parse(path, old)?;
     let edited = edit_hooks(old.unwrap_or(""), spec, action, path).map_err(|detail| {
         InstallError::Unexpected {
             path: path.to_path_buf(),

@@ -70,6 +70,14 @@ pub fn render(bin: &Path) -> String {
     text
 }
 
+/// The command line the hook file in `text` runs for `sessionStart` (what `doctor` probes).
+pub fn session_start_command_in(text: &str) -> Option<String> {
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    doc.pointer("/hooks/sessionStart/0/bash")?
+        .as_str()
+        .map(str::to_string)
+}
+
 /// Whether `text` is a hook file every command of which is ours (any binary path).
 fn all_ours(text: &str) -> Result<bool, String> {
     let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;

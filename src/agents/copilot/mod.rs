@@ -180,7 +180,20 @@ impl AgentAdapter for CopilotCli {
             self.config_dir(),
             bin,
             "agent-tray install --copilot",
+            install::session_start_command_in,
         )
+    }
+    /// Copilot's `sessionStart` payload (the command probed is the `sessionStart` one).
+    fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
+        serde_json::json!({
+            "sessionId": probe_id,
+            "timestamp": chrono::Utc::now().timestamp_millis(),
+            "cwd": crate::doctor::probe::probe_cwd(),
+            "source": "new",
+            "initialPrompt": "",
+        })
+        .to_string()
+        .into_bytes()
     }
     /// From the session folder's first line (`session.start` names the CLI's version).
     fn version_of(&self, obs: &crate::model::Observation) -> Option<String> {

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use super::{AgentAdapter, HookEvent, InstallOptions};
 use crate::doctor::{hook_findings, Finding};
 use crate::hook_payload::HookFields;
-use crate::install::hooks_json::{self, parse_json, HookSpec};
+use crate::install::hooks_json::{self, parse_json_with_comments, HookSpec};
 use crate::install::{read_optional, Action, InstallError, Plan};
 use crate::model::{Agent, EventKind};
 
@@ -65,6 +65,27 @@ pub fn spec(bin: &Path) -> HookSpec<'_> {
     HookSpec::for_events(Agent::Gemini, bin, EVENTS, gemini_entry)
 }
 
+/// `settings.json` parsed as Gemini CLI reads it: JSON with comments (it strips them first).
+/// Anything looser (trailing commas, single quotes) is refused untouched, as Gemini refuses it.
+pub fn parse_settings(path: &Path, text: Option<&str>) -> Result<Value, InstallError> {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Value::Object(serde_json::Map::new()));
+    };
+    let doc = parse_json_with_comments(text).map_err(|detail| InstallError::Unparsable {
+        path: path.to_path_buf(),
+        format: "JSON with comments",
+        detail,
+    })?;
+    if !doc.is_object() {
+        return Err(InstallError::Unparsable {
+            path: path.to_path_buf(),
+            format: "JSON with comments",
+            detail: "the top level is not an object".into(),
+        });
+    }
+    Ok(doc)
+}
+
 /// The pure plan for `settings.json` given its current text.
 pub fn plan_text(
     path: &Path,
@@ -72,7 +93,8 @@ pub fn plan_text(
     bin: &Path,
     action: Action,
 ) -> Result<Plan, InstallError> {
-    let (mut plan, doc) = hooks_json::plan_text(path, old, &spec(bin), action)?;
+    let (mut plan, doc) =
+        hooks_json::plan_text_parsed_by(path, old, &spec(bin), action, parse_settings)?;
     if action == Action::Install
         && doc.pointer("/hooksConfig/enabled").and_then(Value::as_bool) == Some(false)
     {
@@ -178,7 +200,7 @@ impl AgentAdapter for GeminiCli {
             );
         };
         let path = self.hooks_file(&dir);
-        let doc = match read_optional(&path).and_then(|t| parse_json(&path, t.as_deref())) {
+        let doc = match read_optional(&path).and_then(|t| parse_settings(&path, t.as_deref())) {
             Ok(doc) => doc,
             Err(e) => return (vec![Finding::Problem(e.to_string())], None),
         };
@@ -199,6 +221,20 @@ impl AgentAdapter for GeminiCli {
             )));
         }
         (out, command)
+    }
+
+    /// Gemini CLI's `SessionStart` payload, as recorded from 0.61.0.
+    fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
+        json!({
+            "session_id": probe_id,
+            "transcript_path": "",
+            "cwd": crate::doctor::probe::probe_cwd(),
+            "hook_event_name": "SessionStart",
+            "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "source": "startup",
+        })
+        .to_string()
+        .into_bytes()
     }
 
     fn resume_command(&self, quoted_id: &str) -> String {
@@ -462,6 +498,42 @@ mod tests {
         let err =
             plan_text(path, Some("{\"hooks\": "), Path::new(BIN), Action::Install).unwrap_err();
         assert!(matches!(err, InstallError::Unparsable { .. }), "{err}");
+    }
+
+    #[test]
+    fn settings_with_comments_are_merged_and_only_truly_invalid_files_refused() {
+        let path = Path::new("/g/.gemini/settings.json");
+        let bin = Path::new("/usr/bin/agent-tray");
+        let original = "{\n  // the theme I like\n  \"ui\": { \"theme\": \"Dracula\" }, /* keep */\n  \"hooks\": {\n    // mine\n    \"BeforeTool\": [{\"matcher\": \"*\", \"hooks\": [{\"type\": \"command\", \"command\": \"mine.sh\"}]}]\n  }\n}\n";
+        let plan = plan_text(path, Some(original), bin, Action::Install).expect("JSONC merges");
+        let installed = plan.changes[0].new.clone().expect("ours added");
+        for kept in [
+            "// the theme I like",
+            "/* keep */",
+            "// mine",
+            "\"theme\": \"Dracula\"",
+        ] {
+            assert!(installed.contains(kept), "{kept} kept:\n{installed}");
+        }
+        let plan = plan_text(path, Some(&installed), bin, Action::Uninstall).expect("uninstall");
+        let back = plan.changes[0].new.clone().expect("ours removed");
+        for kept in ["// the theme I like", "/* keep */", "// mine", "mine.sh"] {
+            assert!(back.contains(kept), "{kept} kept:\n{back}");
+        }
+        assert_eq!(
+            parse_json_with_comments(&back).unwrap(),
+            parse_json_with_comments(original).unwrap()
+        );
+        // Looser than Gemini CLI reads: refused untouched.
+        for bad in ["{\"a\": 1,}", "{'a': 1}", "{\"a\": 1", "[1]"] {
+            assert!(
+                matches!(
+                    plan_text(path, Some(bad), bin, Action::Install),
+                    Err(InstallError::Unparsable { .. })
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

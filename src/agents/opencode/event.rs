@@ -15,6 +15,16 @@
 //! - `permission.asked` → waiting for permission; `permission.replied` → working (the tool runs,
 //!   or after `reject` the idle that follows at once ends the turn).
 //! - `question.asked` → waiting for input; `question.replied` / `question.rejected` → working.
+//! - Asks and replies are paired by request id (`permission.asked.id` =
+//!   `permission.replied.requestID`). OpenCode asks several at once when the model calls tools in
+//!   parallel, and they are answered one by one: a reply that leaves requests open keeps the
+//!   session waiting (for the newest one still open), and a reply to an id that was never asked,
+//!   or was answered already, changes nothing. The pairing needs every ask and reply in order,
+//!   which only the plugin sees (each event runs a hook process of its own, and the engine's
+//!   rules are the same for every agent), so the plugin keeps the open requests and adds to a
+//!   reply whether its id was open (`known`) and which stay open (`pending`). A plugin written by
+//!   an older install sends neither: its replies end the wait, as before (`doctor` says it is
+//!   out of date).
 //! - `session.error` → the turn failed (its error's name and message), except
 //!   `MessageAbortedError`, which is the user's Esc Esc: an interrupt.
 //! - `session.deleted` → ended.
@@ -68,6 +78,19 @@ struct Forwarded {
     #[serde(rename = "type")]
     kind: String,
     properties: Props,
+    /// On a reply: whether its request id was open (the plugin's pairing).
+    known: Option<bool>,
+    /// On an ask or a reply: the session's requests still open after it, oldest first.
+    pending: Option<Vec<Pending>>,
+}
+
+/// A request still waiting for the user, as the plugin lists it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Pending {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    permission: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -125,6 +148,21 @@ pub fn parse(
         .map_err(|e| OpenCodeEventError::NotAnEvent(cap(e.to_string(), MAX_SHORT)))?;
     let p = f.properties;
     let kind = f.kind.as_str();
+    let is_reply = matches!(
+        kind,
+        "permission.replied" | "question.replied" | "question.rejected"
+    );
+    // A reply to a request the plugin never saw open (answered already, or asked before it
+    // loaded) says nothing about this session's wait.
+    if is_reply && f.known == Some(false) {
+        return Err(OpenCodeEventError::KnownIgnored(kind.to_string()));
+    }
+    // A reply that leaves requests open: the session still waits, for the newest one.
+    let still_open = if is_reply {
+        f.pending.unwrap_or_default().pop()
+    } else {
+        None
+    };
     let info_id = p.info.as_ref().and_then(|i| i.id.clone());
     let session_id = p
         .session_id
@@ -138,8 +176,17 @@ pub fn parse(
     let mut error = None;
     let mut title = None;
     let mut cwd = f.directory.map(|d| cap(d, MAX_PATH));
-    let event = match kind {
-        "session.created" => {
+    let event = match (kind, still_open) {
+        (_, Some(open)) => {
+            if open.kind.as_deref() == Some("question") {
+                waiting_for = Some("an answer to a question".to_string());
+                EventKind::Elicitation
+            } else {
+                tool = open.permission.map(|t| cap(t, MAX_SHORT));
+                EventKind::PermissionRequest
+            }
+        }
+        ("session.created", None) => {
             let info = p.info.unwrap_or_default();
             // A subagent's child session (the `task` tool) is not a session of its own here.
             if info.parent_id.is_some() {
@@ -151,7 +198,7 @@ pub fn parse(
             }
             EventKind::SessionStart
         }
-        "session.status" => {
+        ("session.status", None) => {
             let s = p.status.unwrap_or_default();
             match s.kind.as_deref() {
                 Some("busy") => {
@@ -172,8 +219,8 @@ pub fn parse(
                 _ => return Err(ignored()),
             }
         }
-        "session.idle" => EventKind::Stop,
-        "session.error" => {
+        ("session.idle", None) => EventKind::Stop,
+        ("session.error", None) => {
             let e = p.error.unwrap_or_default();
             if e.name.as_deref() == Some("MessageAbortedError") {
                 EventKind::Interrupt
@@ -191,23 +238,23 @@ pub fn parse(
                 EventKind::StopFailure
             }
         }
-        "session.deleted" => EventKind::SessionEnd,
-        "permission.asked" => {
+        ("session.deleted", None) => EventKind::SessionEnd,
+        ("permission.asked", None) => {
             tool = p.permission.map(|t| cap(t, MAX_SHORT));
             EventKind::PermissionRequest
         }
-        "permission.replied" => {
+        ("permission.replied", None) => {
             let _ = p.reply;
             tool = p.permission.map(|t| cap(t, MAX_SHORT));
             EventKind::PreToolUse
         }
-        "question.asked" => {
+        ("question.asked", None) => {
             waiting_for = Some("an answer to a question".to_string());
             EventKind::Elicitation
         }
-        "question.replied" | "question.rejected" => EventKind::ElicitationResult,
-        "server.instance.disposed" => return Err(ignored()),
-        other => {
+        ("question.replied" | "question.rejected", None) => EventKind::ElicitationResult,
+        ("server.instance.disposed", None) => return Err(ignored()),
+        (other, None) => {
             return Err(OpenCodeEventError::UnknownEvent(cap(
                 other.to_string(),
                 MAX_SHORT,
@@ -361,6 +408,105 @@ mod tests {
             parse(Agent::Claude, reply, now()).expect("reply").event,
             EventKind::ElicitationResult
         );
+    }
+
+    /// The recorded ask and reply of scenario A, as the plugin forwards them with its pairing.
+    fn paired(kind: &str, id: &str, known: Option<bool>, pending: &str) -> Vec<u8> {
+        let (id_key, extra) = if kind.ends_with(".asked") {
+            (
+                "id",
+                r#","permission":"bash","patterns":["echo hello-from-mock > tool_ran.txt"]"#,
+            )
+        } else {
+            ("requestID", r#","reply":"once""#)
+        };
+        let known = known
+            .map(|k| format!(r#","known":{k}"#))
+            .unwrap_or_default();
+        format!(
+            r#"{{"v":1,"pid":7723,"directory":"/p","ts":1796082597546,"type":"{kind}","properties":{{"sessionID":"ses_dd1229c72ffen4TkoQjVFBx9Vv","{id_key}":"{id}"{extra}}}{known},"pending":{pending}}}"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn a_reply_that_leaves_requests_open_keeps_the_session_waiting_for_the_newest() {
+        // Two bash calls asked at once; the first answered: the session still waits for the
+        // second. The last answered: working.
+        let body = paired(
+            "permission.replied",
+            "per_22edd7d6b001QoDrnGEiFEJpPJ",
+            Some(true),
+            r#"[{"type":"permission","permission":"edit"},{"type":"permission","permission":"bash"}]"#,
+        );
+        let obs = parse(Agent::Claude, &body, now()).expect("still waiting");
+        assert_eq!(obs.event, EventKind::PermissionRequest);
+        assert_eq!(
+            obs.tool_name.as_deref(),
+            Some("bash"),
+            "the newest open one"
+        );
+        let body = paired(
+            "permission.replied",
+            "per_22edd7d6b001QoDrnGEiFEJpPJ",
+            Some(true),
+            r#"[{"type":"question"}]"#,
+        );
+        let obs = parse(Agent::Claude, &body, now()).expect("a question still open");
+        assert_eq!(obs.event, EventKind::Elicitation);
+        let last = paired(
+            "permission.replied",
+            "per_22edd7d6b001QoDrnGEiFEJpPJ",
+            Some(true),
+            "[]",
+        );
+        assert_eq!(
+            parse(Agent::Claude, &last, now()).expect("answered").event,
+            EventKind::PreToolUse
+        );
+        let answer = br#"{"pid":7,"type":"question.replied","properties":{"sessionID":"ses_1","requestID":"que_2"},"known":true,"pending":[{"type":"question"}]}"#;
+        assert_eq!(
+            parse(Agent::Claude, answer, now())
+                .expect("another question")
+                .event,
+            EventKind::Elicitation
+        );
+    }
+
+    #[test]
+    fn a_reply_to_a_request_never_open_changes_nothing() {
+        for kind in [
+            "permission.replied",
+            "question.replied",
+            "question.rejected",
+        ] {
+            let body = paired(kind, "per_old", Some(false), "[]");
+            assert!(
+                matches!(
+                    parse(Agent::Claude, &body, now()),
+                    Err(OpenCodeEventError::KnownIgnored(_))
+                ),
+                "{kind}"
+            );
+        }
+        // Positive control, and an older plugin (no pairing): the reply ends the wait.
+        let old_plugin = paired("permission.replied", "per_1", None, "[]");
+        assert_eq!(
+            parse(Agent::Claude, &old_plugin, now())
+                .expect("old plugin")
+                .event,
+            EventKind::PreToolUse
+        );
+        // An ask lists itself among the open requests: still the ask.
+        let ask = paired(
+            "permission.asked",
+            "per_2",
+            None,
+            r#"[{"type":"permission","permission":"bash"}]"#,
+        );
+        let obs = parse(Agent::Claude, &ask, now()).expect("ask");
+        assert_eq!(obs.event, EventKind::PermissionRequest);
+        assert_eq!(obs.tool_name.as_deref(), Some("bash"));
     }
 
     #[test]

@@ -52,6 +52,17 @@ pub fn render(bin: &Path) -> String {
         .replace("__FORWARDED__", &forwarded)
 }
 
+/// The command line the plugin in `text` runs for every event (`<BIN> hook --agent opencode`,
+/// shell-quoted as `doctor` runs it), or `None` when the text names no binary.
+pub fn hook_command_in(text: &str) -> Option<String> {
+    let line = text.lines().find_map(|l| l.strip_prefix("const BIN = "))?;
+    let bin: String = serde_json::from_str(line.trim_end().strip_suffix(';')?).ok()?;
+    Some(format!(
+        "{} hook --agent opencode",
+        crate::install::shell_quote(&bin)
+    ))
+}
+
 /// Plans install (`install = true`) or uninstall of our plugin at `path`, which holds `old`.
 pub fn plan(
     path: &Path,
@@ -110,6 +121,16 @@ mod tests {
         assert!(!text.contains("__"), "every placeholder filled");
         // Never awaited, never thrown: the spawn is fire-and-forget inside a try.
         assert!(text.contains("child.unref()") && text.contains("catch (_)"));
+    }
+
+    #[test]
+    fn doctor_reads_the_hook_command_line_the_plugin_runs() {
+        let text = render(Path::new("/opt/a b/agent-tray"));
+        assert_eq!(
+            hook_command_in(&text).as_deref(),
+            Some("'/opt/a b/agent-tray' hook --agent opencode")
+        );
+        assert_eq!(hook_command_in("export const X = 1;\n"), None);
     }
 
     #[test]

@@ -113,7 +113,33 @@ impl AgentAdapter for OpenCode {
             self.config_dir(),
             bin,
             "agent-tray install --opencode",
+            install::hook_command_in,
         )
+    }
+    /// What the plugin forwards when OpenCode makes a session (`session.created`).
+    fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
+        let cwd = crate::doctor::probe::probe_cwd();
+        serde_json::json!({
+            "v": 1,
+            "directory": cwd,
+            "ts": chrono::Utc::now().timestamp_millis(),
+            "type": "session.created",
+            "properties": {"info": {"id": probe_id, "directory": cwd, "title": "agent-tray doctor"}},
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    /// From the running process: OpenCode's hooks and plugin context send no version, but its
+    /// binary sits in its npm package (`…/opencode-ai/bin/opencode`, or the platform package
+    /// `opencode-linux-x64/bin/opencode`) beside the `package.json` that names it.
+    fn version_of(&self, obs: &crate::model::Observation) -> Option<String> {
+        let exe = std::fs::read_link(format!("/proc/{}/exe", obs.pid?)).ok()?;
+        version_beside(&exe)
+    }
+    fn version_unknown_text(&self) -> String {
+        "version unknown: OpenCode sends none, and its process is gone or not from an npm package"
+            .into()
     }
 
     fn resume_command(&self, quoted_id: &str) -> String {
@@ -121,10 +147,57 @@ impl AgentAdapter for OpenCode {
     }
 }
 
+/// The most of a `package.json` read for the version.
+const MAX_PACKAGE_JSON: u64 = 64 * 1024;
+
+/// The version in the `package.json` of the npm package whose `bin/` holds `exe`, when that
+/// package is OpenCode's (`opencode-ai`, or a platform package `opencode-<os>-<arch>…`).
+pub fn version_beside(exe: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let path = exe.parent()?.parent()?.join("package.json");
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_PACKAGE_JSON)
+        .read_to_string(&mut text)
+        .ok()?;
+    let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let name = doc.get("name")?.as_str()?;
+    if name != "opencode-ai" && !name.starts_with("opencode-") {
+        return None;
+    }
+    let version = doc.get("version")?.as_str()?;
+    (!version.is_empty() && version.len() <= 64).then(|| version.to_string())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_version_comes_from_the_npm_package_holding_the_binary() {
+        let tmp = tempfile::tempdir().unwrap();
+        for (name, want) in [
+            ("opencode-ai", Some("1.18.33")),
+            ("opencode-linux-x64", Some("1.18.33")),
+            ("left-pad", None),
+        ] {
+            let bin = tmp.path().join(name).join("bin");
+            std::fs::create_dir_all(&bin).unwrap();
+            std::fs::write(
+                tmp.path().join(name).join("package.json"),
+                format!(r#"{{"name":"{name}","version":"1.18.33","bin":{{"opencode":"./bin/opencode"}}}}"#),
+            )
+            .unwrap();
+            assert_eq!(
+                version_beside(&bin.join("opencode")).as_deref(),
+                want,
+                "{name}"
+            );
+        }
+        assert_eq!(version_beside(Path::new("/usr/local/bin/opencode")), None);
+    }
 
     #[test]
     fn resume_names_the_session() {

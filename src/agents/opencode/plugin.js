@@ -29,22 +29,54 @@ function pick(p) {
   return out;
 }
 
+// Requests still waiting for the user, by session, then by request id: OpenCode may ask several
+// at once (parallel tool calls) and they are answered one by one, by id. Only this process sees
+// every ask and reply in order (each event runs a hook process of its own), so the pairing is
+// done here: a reply says whether its id was open (`known`) and which requests stay open
+// (`pending`, oldest first). An idle or deleted session has none left.
+const OPEN = new Map();
+const ASKS = { "permission.asked": "permission", "question.asked": "question" };
+const REPLIES = new Set(["permission.replied", "question.replied", "question.rejected"]);
+const MAX_OPEN = 64;
+
+function pair(type, p, line) {
+  const sid = p.sessionID;
+  if (typeof sid !== "string") return;
+  let open = OPEN.get(sid);
+  if (ASKS[type] && typeof p.id === "string") {
+    if (!open) OPEN.set(sid, (open = new Map()));
+    open.delete(p.id);
+    open.set(p.id, { type: ASKS[type], permission: typeof p.permission === "string" ? p.permission : undefined });
+    if (open.size > MAX_OPEN) open.delete(open.keys().next().value);
+  }
+  if (REPLIES.has(type)) {
+    line.known = !!open && typeof p.requestID === "string" && open.delete(p.requestID);
+  }
+  const idle = type === "session.idle" || type === "session.deleted" || (type === "session.status" && p.status && p.status.type === "idle");
+  if (idle) open = undefined;
+  if (ASKS[type] || REPLIES.has(type)) line.pending = open ? [...open.values()] : [];
+  if (!open || open.size === 0) OPEN.delete(sid);
+}
+
 export const AgentTray = async ({ directory }) => ({
   event: async ({ event }) => {
     try {
       if (!event || !WANTED.has(event.type)) return;
-      const line = JSON.stringify({
+      const props = event.properties || {};
+      const line = {
         v: 1,
         pid: process.pid,
         directory,
         ts: Date.now(),
         type: event.type,
-        properties: pick(event.properties || {}),
-      });
+        properties: pick(props),
+      };
+      pair(event.type, props, line);
+      const text = JSON.stringify(line);
       const child = spawn(BIN, ["hook", "--agent", "opencode"], { stdio: ["pipe", "ignore", "ignore"] });
       child.on("error", () => {});
       child.stdin.on("error", () => {});
-      child.stdin.end(line);
+      child.stdin.end(text);
       child.unref();
     } catch (_) {
       // never let the tray break the agent
