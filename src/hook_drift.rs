@@ -189,7 +189,11 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
         .adapter()
         .plan_hooks(dir, bin, Action::Install, InstallOptions { trust });
     let text = install::read_optional(&file).ok().flatten();
-    let doc: Option<Value> = text.as_deref().and_then(|t| serde_json::from_str(t).ok());
+    // Read leniently (comments allowed, as Gemini CLI reads its settings): only to count our
+    // entries and see the agent's own switches; whether the file is acceptable is the plan's call.
+    let doc: Option<Value> = text
+        .as_deref()
+        .and_then(|t| install::hooks_json::parse_json_with_comments(t).ok());
     let ours = doc.as_ref().map_or(0, |d| our_entries(d, agent, bin));
     match plan {
         Ok(plan) => {
@@ -470,6 +474,48 @@ mod tests {
             Some("Claude Code hooks were removed from ~/.claude/settings.json")
         );
         assert_eq!(health(Agent::Claude, false).drift_message(None), None);
+    }
+
+    /// Gemini CLI's settings.json may hold comments (Gemini strips them): the check reads such
+    /// a file as Gemini does, so our entries are counted and `hooksConfig.enabled` is seen.
+    #[test]
+    fn a_gemini_settings_file_with_comments_is_read_as_gemini_reads_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("gemini");
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = Path::new("/opt/at/agent-tray");
+        let file = dir.join("settings.json");
+        std::fs::write(
+            &file,
+            "{\n  // the user's note\n  \"hooksConfig\": { \"enabled\": false } /* off */\n}\n",
+        )
+        .unwrap();
+        let plan = crate::agents::gemini::plan_text(
+            &file,
+            Some(&std::fs::read_to_string(&file).unwrap()),
+            bin,
+            Action::Install,
+        )
+        .unwrap();
+        std::fs::write(&file, plan.changes[0].new.clone().unwrap()).unwrap();
+        assert!(std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("// the user's note"));
+        let h = check(Agent::Gemini, &dir, bin, false, true);
+        assert!(h.installed && !h.drifted, "{h:?}");
+        assert_eq!(
+            h.trusted,
+            Some(false),
+            "hooksConfig.enabled false is seen: {h:?}"
+        );
+
+        // One event's entry dropped by hand: changed, not removed.
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("\"AfterAgent\""), "{text}");
+        let pruned = text.replacen("\"AfterAgent\"", "\"AfterAgentOff\"", 1);
+        std::fs::write(&file, pruned).unwrap();
+        let h = check(Agent::Gemini, &dir, bin, false, true);
+        assert_eq!(h.drift, Some(DriftKind::Changed), "{h:?}");
     }
 
     #[test]
