@@ -46,6 +46,14 @@ class CodexAppServer(ScenarioTest):
         _, s = self.tl.wait(a.name, a.cwd, lambda s: s.get("pid") == a.pid,
                             f"listed with the TUI's pid {a.pid}", 10)
         lock = os.path.join(self.world.codex_home, "thread-writer-locks", s["session_id"] + ".lock")
+        # The claim is about a connected feed: the rollout can list the session (and its pid) before
+        # the feed's reconnect backoff (up to 2 s) has reached the server. Killing before that
+        # measured the backoff, not the kill (one CI run: 1.19 s).
+        deadline = time.monotonic() + 10
+        while "codex_app_server_connected" not in self.tray.daemon_log(tail=10**7):
+            self.assertLess(time.monotonic(), deadline, "the app-server feed never connected; daemon log:\n"
+                            + self.tray.daemon_log())
+            time.sleep(0.05)
         t_kill = self.since()
         a.kill9()
         t_end, _ = self.wait_state("ended", 5, since=t_kill, what=f"ended after kill -9 of the TUI (pid {a.pid})")
