@@ -458,12 +458,7 @@ mod tests {
     }
 
     fn fixture_lines(rel: &str) -> Vec<serde_json::Value> {
-        let text = std::fs::read_to_string(fixtures().join(rel))
-            .unwrap_or_else(|e| panic!("fixture {rel}: {e}"));
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        crate::test_support::recorded_json_lines(rel)
     }
 
     fn at() -> DateTime<Utc> {

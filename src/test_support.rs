@@ -64,3 +64,17 @@ impl ProcessTable for ScriptedTable {
         children
     }
 }
+
+/// The JSON lines of a fixture recorded from a real agent, `rel` under `tests/fixtures/`
+/// (tests/fixtures/*/README.md says how each was recorded).
+pub(crate) fn recorded_json_lines(rel: &str) -> Vec<serde_json::Value> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("fixture {rel}: {e}")))
+        .collect()
+}

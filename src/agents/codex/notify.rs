@@ -53,13 +53,7 @@ mod tests {
     use super::*;
 
     fn fixture_lines() -> Vec<serde_json::Value> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/codex/real-0.169.0/notify-argv.jsonl");
-        let text = std::fs::read_to_string(&path).unwrap();
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        crate::test_support::recorded_json_lines("codex/real-0.169.0/notify-argv.jsonl")
     }
 
     fn at() -> DateTime<Utc> {
