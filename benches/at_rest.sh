@@ -26,6 +26,7 @@
 #
 # Usage: benches/at_rest.sh   (builds the release app and CLI first; SKIP_BUILD=1 to skip;
 #        PROFILE=debug measures the debug build instead, for a quick check of the script only)
+#        LEGS=latency runs only leg 5; APP/CLI measure other binaries, e.g. a baseline build)
 # Needs what tests/desktop/run.sh needs (Xvfb, dbus-daemon, trayer, WebKitWebDriver, node with
 # tests/desktop/node_modules). Everything runs in a temp world; every process is ended by pid.
 set -euo pipefail
@@ -89,7 +90,7 @@ DBUS_SESSION_BUS_ADDRESS="$(head -n1 "$run_dir/bus.address")"
 export DBUS_SESSION_BUS_ADDRESS NO_AT_BRIDGE=1 GTK_A11Y=none GSETTINGS_BACKEND=memory
 
 echo "# agent-tray at rest, $profile build ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ))"
-APP="$here/target/$profile/agent-tray-desktop" CLI="$here/target/$profile/agent-tray" \
+APP="${APP:-$here/target/$profile/agent-tray-desktop}" CLI="${CLI:-$here/target/$profile/agent-tray}" \
   RUN_DIR="$run_dir" timeout -k 10 3600 node benches/at_rest.mjs </dev/null
 
 if [ "${SKIP_CORE:-}" != "1" ]; then

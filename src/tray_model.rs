@@ -7,9 +7,15 @@
 //!
 //! Why the menu plan exists: rebuilding a tray menu replaces the native menu object, which on
 //! Linux re-exports it over D-Bus and closes a menu the user has open. Labels change every minute
-//! (time in state) and states change often; the set of rows changes rarely. So the shell rebuilds
-//! only when the set of rows changes and otherwise updates the existing items' text in place
-//! ([`plan_menu_update`]).
+//! (time in state) and states change often; the number of rows changes rarely (never, once the
+//! menu is at its cap). So the shell rebuilds only when the number of rows changes and otherwise
+//! updates the existing items' text in place, position by position ([`plan_menu_update`]).
+//!
+//! Why the menu is capped ([`MENU_ROWS_MAX`]): every row is a native item the shell creates on
+//! the main thread (the thread that also delivers the window's events), and with hundreds of
+//! sessions each rebuild stalled the window for ~300 ms, for a menu no one can read. The menu
+//! keeps what wants attention (every session waiting on the user, then working ones, then the
+//! most recent) and ends with a "+N more" line that opens the window, which lists them all.
 //!
 //! What it does not do: read the clock (the caller passes `now`), know about icons' pixels or
 //! menu item ids, or escape text for a toolkit (that is the shell's concern: GTK treats `_` as a
@@ -185,14 +191,23 @@ pub struct MenuRow {
     pub section: Section,
 }
 
+/// At most this many session rows in the tray menu, unless more sessions wait on the user
+/// (those are never cut). A menu is for what wants attention now; the window lists everything.
+/// Every row is a native menu item that the shell builds on the main thread and, on Linux,
+/// exports over D-Bus: 250 rows stalled the window's events for ~300 ms at each rebuild.
+pub const MENU_ROWS_MAX: usize = 10;
+
 /// Everything the tray shows, for one snapshot at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrayModel {
     pub status: TrayStatus,
     pub counts: TrayCounts,
-    /// Needs-you rows first, then working, idle, ended; within a section, oldest session first
-    /// so rows do not jump around as their labels change.
+    /// At most [`MENU_ROWS_MAX`] rows (every needs-you one, then working ones, then the rest,
+    /// most recent state first), shown needs-you first, then working, idle, ended; within a
+    /// section, oldest session first so rows do not jump around as their labels change.
     pub rows: Vec<MenuRow>,
+    /// Sessions left out of `rows` by the cap: the menu's [`TrayModel::more_line`].
+    pub more: usize,
 }
 
 /// How a menu row says how long its session has been in its state.
@@ -254,7 +269,7 @@ impl TrayModel {
             TrayStatus::None
         };
 
-        let mut ordered: Vec<&Session> = sessions.iter().collect();
+        let (mut ordered, more) = menu_sessions(sessions);
         ordered.sort_by(|a, b| {
             Section::of(a.state)
                 .cmp(&Section::of(b.state))
@@ -276,8 +291,37 @@ impl TrayModel {
             status,
             counts,
             rows,
+            more,
         }
     }
+
+    /// `+240 more — Open Agent Tray`: the menu's last session line when the cap left sessions
+    /// out (a click opens the window, which lists them all); `None` when every session has a row.
+    pub fn more_line(&self) -> Option<String> {
+        (self.more > 0).then(|| format!("+{} more — Open Agent Tray", self.more))
+    }
+}
+
+/// The sessions the menu shows (at most [`MENU_ROWS_MAX`], but every one waiting on the user)
+/// and how many it leaves out. Most relevant first: waiting, then working, then idle, then
+/// ended, and within each the most recent state first. The choice depends on states and their
+/// starts only, never on the clock, so the rows shown change only when sessions do.
+fn menu_sessions(sessions: &[Session]) -> (Vec<&Session>, usize) {
+    let mut relevant: Vec<&Session> = sessions.iter().collect();
+    relevant.sort_by(|a, b| {
+        Section::of(a.state)
+            .cmp(&Section::of(b.state))
+            .then_with(|| b.state_since.cmp(&a.state_since))
+            .then_with(|| a.session_id.cmp(&b.session_id))
+    });
+    let waiting = relevant
+        .iter()
+        .filter(|s| Section::of(s.state) == Section::NeedsYou)
+        .count();
+    let shown = waiting.max(MENU_ROWS_MAX).min(relevant.len());
+    let more = relevant.len() - shown;
+    relevant.truncate(shown);
+    (relevant, more)
 }
 
 /// `Claude · api-server · needs permission · since 14:02` ([`MenuTime::ClockTime`]): the
@@ -326,24 +370,37 @@ pub fn format_elapsed(seconds: i64) -> String {
 pub enum MenuUpdate {
     /// Same rows, same order, same text: touch nothing.
     Unchanged,
-    /// Same set of sessions: set the text of the items in place, position by position (the
-    /// shell maps positions to session ids with `rows`, so a reorder needs no rebuild either).
+    /// As many rows: set the text of the items in place, position by position (the shell maps
+    /// positions to session ids with `rows`, so a reorder needs no rebuild, and neither does a
+    /// session taking the place of another in a menu at its cap).
     Relabel,
-    /// Sessions came or went: build a new menu.
+    /// Rows came or went: build a new menu.
     Rebuild,
 }
 
 pub fn plan_menu_update(old: &[MenuRow], new: &[MenuRow]) -> MenuUpdate {
-    let mut old_ids: Vec<&str> = old.iter().map(|r| r.session_id.as_str()).collect();
-    let mut new_ids: Vec<&str> = new.iter().map(|r| r.session_id.as_str()).collect();
-    old_ids.sort_unstable();
-    new_ids.sort_unstable();
-    if old_ids != new_ids {
+    if old.len() != new.len() {
         MenuUpdate::Rebuild
     } else if old == new {
         MenuUpdate::Unchanged
     } else {
         MenuUpdate::Relabel
+    }
+}
+
+/// [`plan_menu_update`] with the menu's count line ([`TrayModel::more`]) too: its text changing
+/// is a relabel, its coming or going a rebuild (it is an item of its own).
+pub fn plan_menu_update_with_more(
+    old: &[MenuRow],
+    old_more: usize,
+    new: &[MenuRow],
+    new_more: usize,
+) -> MenuUpdate {
+    match plan_menu_update(old, new) {
+        MenuUpdate::Rebuild => MenuUpdate::Rebuild,
+        _ if (old_more == 0) != (new_more == 0) => MenuUpdate::Rebuild,
+        MenuUpdate::Unchanged if old_more != new_more => MenuUpdate::Relabel,
+        other => other,
     }
 }
 
@@ -628,6 +685,150 @@ mod tests {
         assert_eq!(
             resume_command(Agent::Claude, "33413ec6-95b9-4336-8b7d-2d91c4d8b30c"),
             "claude --resume 33413ec6-95b9-4336-8b7d-2d91c4d8b30c"
+        );
+    }
+
+    fn ids(rows: &[MenuRow]) -> Vec<&str> {
+        rows.iter().map(|r| r.session_id.as_str()).collect()
+    }
+
+    /// `n` idle sessions `idle0..`, each started and idle one second after the previous.
+    fn idle_sessions(n: i64) -> Vec<Session> {
+        (0..n)
+            .map(|i| {
+                let mut s = session(&format!("idle{i}"), Agent::Claude, SessionState::Idle, i);
+                s.state_since = at(i);
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_menu_shows_at_most_its_cap_of_rows_and_counts_the_rest() {
+        // 250 sessions made a 250-row menu, rebuilt on the main thread whenever one came or
+        // went: a stall for the window's events and a menu nobody can read.
+        let sessions = idle_sessions(250);
+        let model = TrayModel::build(&sessions, at(300));
+        assert_eq!(model.rows.len(), MENU_ROWS_MAX);
+        assert_eq!(model.more, 250 - MENU_ROWS_MAX);
+        assert_eq!(
+            model.more_line().as_deref(),
+            Some("+240 more — Open Agent Tray")
+        );
+        // The most recent are the ones shown, in the menu's usual order (oldest first).
+        let expected: Vec<String> = (240..250).map(|i| format!("idle{i}")).collect();
+        assert_eq!(ids(&model.rows), expected);
+        // At the cap or under it, every session has its row and there is no count line.
+        let few = TrayModel::build(&sessions[..MENU_ROWS_MAX], at(300));
+        assert_eq!(few.rows.len(), MENU_ROWS_MAX);
+        assert_eq!((few.more, few.more_line()), (0, None));
+    }
+
+    #[test]
+    fn sessions_waiting_on_you_are_never_cut_then_working_ones_come_before_the_rest() {
+        let mut sessions = idle_sessions(30);
+        // Old waiting sessions, more of them than the cap: every one is shown, first.
+        for i in 0..(MENU_ROWS_MAX as i64 + 2) {
+            sessions.push(session(
+                &format!("wait{i}"),
+                Agent::Codex,
+                SessionState::WaitingForInput,
+                -1000 + i,
+            ));
+        }
+        sessions.push(session("work", Agent::Claude, SessionState::Working, -5000));
+        let model = TrayModel::build(&sessions, at(100));
+        let shown = ids(&model.rows);
+        assert_eq!(
+            shown.len(),
+            MENU_ROWS_MAX + 2,
+            "only waiting rows: {shown:?}"
+        );
+        assert!(shown.iter().all(|id| id.starts_with("wait")), "{shown:?}");
+        assert_eq!(model.more, 31);
+        // Under the cap, a working session (however old) outranks any idle one.
+        let mut fewer = idle_sessions(30);
+        fewer.push(session(
+            "wait",
+            Agent::Codex,
+            SessionState::WaitingForPermission,
+            0,
+        ));
+        fewer.push(session("work", Agent::Claude, SessionState::Working, -5000));
+        let model = TrayModel::build(&fewer, at(100));
+        let shown = ids(&model.rows);
+        assert_eq!(&shown[..2], ["wait", "work"]);
+        assert_eq!(shown.len(), MENU_ROWS_MAX);
+        assert_eq!(
+            &shown[2..],
+            (22..30).map(|i| format!("idle{i}")).collect::<Vec<_>>(),
+            "the most recently idle fill the rest"
+        );
+        assert_eq!(model.more, 32 - MENU_ROWS_MAX);
+    }
+
+    #[test]
+    fn the_capped_rows_keep_their_order_as_labels_change() {
+        // A row's position must not move with the minute: the shown set and its order depend
+        // on states and their starts, never on `now`.
+        let sessions = idle_sessions(40);
+        let early = TrayModel::build(&sessions, at(100));
+        let late = TrayModel::build(&sessions, at(100 + 3 * 3600));
+        assert_eq!(ids(&early.rows), ids(&late.rows));
+        assert_eq!(
+            plan_menu_update_with_more(&early.rows, early.more, &late.rows, late.more),
+            MenuUpdate::Relabel
+        );
+        // Input order does not matter either.
+        let mut reversed = sessions.clone();
+        reversed.reverse();
+        assert_eq!(
+            ids(&TrayModel::build(&reversed, at(100)).rows),
+            ids(&early.rows)
+        );
+    }
+
+    #[test]
+    fn a_new_session_in_a_full_menu_relabels_it_in_place() {
+        // With the menu at its cap, a new session takes a row another had: as many items as
+        // before, so no rebuild (a rebuild per hook is what stalled the window's events).
+        let before = TrayModel::build(&idle_sessions(30), at(100));
+        let after = TrayModel::build(&idle_sessions(31), at(100));
+        assert_ne!(ids(&before.rows), ids(&after.rows), "the newest took a row");
+        assert_eq!(before.rows.len(), after.rows.len());
+        assert_eq!(
+            plan_menu_update_with_more(&before.rows, before.more, &after.rows, after.more),
+            MenuUpdate::Relabel
+        );
+        assert_eq!(
+            plan_menu_update(&before.rows, &after.rows),
+            MenuUpdate::Relabel
+        );
+    }
+
+    #[test]
+    fn the_count_line_changing_alone_relabels_and_its_coming_or_going_rebuilds() {
+        let rows = TrayModel::build(&idle_sessions(3), at(10)).rows;
+        assert_eq!(
+            plan_menu_update_with_more(&rows, 5, &rows, 5),
+            MenuUpdate::Unchanged
+        );
+        assert_eq!(
+            plan_menu_update_with_more(&rows, 5, &rows, 6),
+            MenuUpdate::Relabel
+        );
+        assert_eq!(
+            plan_menu_update_with_more(&rows, 0, &rows, 1),
+            MenuUpdate::Rebuild
+        );
+        assert_eq!(
+            plan_menu_update_with_more(&rows, 2, &rows, 0),
+            MenuUpdate::Rebuild
+        );
+        let other = TrayModel::build(&idle_sessions(4), at(10)).rows;
+        assert_eq!(
+            plan_menu_update_with_more(&rows, 5, &other, 5),
+            MenuUpdate::Rebuild
         );
     }
 }

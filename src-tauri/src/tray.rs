@@ -5,7 +5,9 @@
 //! come or go, and otherwise relabelled in place, because replacing a menu closes it under the
 //! user's pointer (and on Linux re-exports it over D-Bus). Rows are addressed by position
 //! (`session:<n>`), with the position → session map kept beside the items, so a reorder (a session
-//! moving to "needs you") is a relabel too.
+//! moving to "needs you") is a relabel too, and a relabel sets only the items whose text changed.
+//! The model caps the rows (each item is a round trip to the main thread, which also delivers
+//! the window's events); a "+N more" item then opens the window.
 //!
 //! On Linux a click on the icon only ever opens the menu, so everything the app offers is in the
 //! menu: open the window, install hooks, settings, logs, quit.
@@ -21,7 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_tray::tray_model::{
-    plan_menu_update, until_next_midnight, MenuRow, MenuTime, MenuUpdate, TrayModel, TrayStatus,
+    plan_menu_update_with_more, until_next_midnight, MenuRow, MenuTime, MenuUpdate, TrayModel,
+    TrayStatus,
 };
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
@@ -41,6 +44,9 @@ const SETTLE: Duration = Duration::from_millis(100);
 pub struct TrayMenu<R: Runtime> {
     rows: Vec<MenuRow>,
     items: Vec<MenuItem<R>>,
+    /// Sessions the capped menu leaves out, and the "+N more" item that says so.
+    more: usize,
+    more_item: Option<MenuItem<R>>,
     status: Option<TrayStatus>,
     title: Option<String>,
     /// The hook drift lines the menu shows ([`drift_lines`]); a change rebuilds it.
@@ -53,6 +59,8 @@ impl<R: Runtime> TrayMenu<R> {
         TrayMenu {
             rows: Vec::new(),
             items: Vec::new(),
+            more: 0,
+            more_item: None,
             status: Some(TrayStatus::None),
             title: None,
             drift: Vec::new(),
@@ -114,7 +122,7 @@ fn menu_text(label: &str) -> String {
 
 /// Creates the tray icon with an empty menu. Call once, in setup.
 pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
-    let (menu, _) = build_menu(app, &[])?;
+    let (menu, _) = build_menu(app, &[], None)?;
     let icon = Image::from_bytes(icon_bytes(TrayStatus::None))?;
     let builder = TrayIconBuilder::with_id(TRAY_ID)
         .icon(icon)
@@ -134,11 +142,19 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
 /// The id of the menu's "Waiting on you today" line (read from the store as the menu is built).
 pub const WAITING_TODAY_ID: &str = "waiting-today";
 
-/// Builds the whole menu: the session rows, today's "waiting on you" line, then the app's items.
+/// The id of the menu's "+N more — Open Agent Tray" line ([`TrayModel::more_line`]).
+pub const MORE_ID: &str = "more";
+
+/// The items of a built menu that a later render relabels in place.
+pub type MenuItems<R> = (Vec<MenuItem<R>>, Option<MenuItem<R>>);
+
+/// Builds the whole menu: the session rows (capped by the model), the `more` line when the cap
+/// left sessions out, today's "waiting on you" line, then the app's items.
 pub fn build_menu<R: Runtime>(
     app: &AppHandle<R>,
     rows: &[MenuRow],
-) -> tauri::Result<(Menu<R>, Vec<MenuItem<R>>)> {
+    more: Option<&str>,
+) -> tauri::Result<(Menu<R>, MenuItems<R>)> {
     let menu = Menu::new(app)?;
     let mut items = Vec::with_capacity(rows.len());
     if rows.is_empty() {
@@ -156,6 +172,14 @@ pub fn build_menu<R: Runtime>(
         menu.append(&item)?;
         items.push(item);
     }
+    let more_item = match more {
+        Some(text) => {
+            let item = MenuItem::with_id(app, MORE_ID, menu_text(text), true, None::<&str>)?;
+            menu.append(&item)?;
+            Some(item)
+        }
+        None => None,
+    };
     menu.append(&PredefinedMenuItem::separator(app)?)?;
     let waiting = crate::history::waiting_today_line(app);
     menu.append(&MenuItem::with_id(
@@ -178,7 +202,7 @@ pub fn build_menu<R: Runtime>(
     }
     menu.append(&PredefinedMenuItem::separator(app)?)?;
     menu.append(&MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?)?;
-    Ok((menu, items))
+    Ok((menu, (items, more_item)))
 }
 
 /// One line per agent whose recorded hooks drifted (empty before the engine's watch is managed).
@@ -268,8 +292,9 @@ fn apply<R: Runtime>(
         menu.title = Some(title);
     }
     let drift = drift_lines(app);
+    let more_line = model.more_line();
     let update = if drift == menu.drift {
-        plan_menu_update(&menu.rows, &model.rows)
+        plan_menu_update_with_more(&menu.rows, menu.more, &model.rows, model.more)
     } else {
         MenuUpdate::Rebuild
     };
@@ -277,17 +302,28 @@ fn apply<R: Runtime>(
     match update {
         MenuUpdate::Unchanged => {}
         MenuUpdate::Relabel => {
-            for (item, row) in menu.items.iter().zip(&model.rows) {
-                item.set_text(menu_text(&row.label))?;
+            for ((item, old), row) in menu.items.iter().zip(&menu.rows).zip(&model.rows) {
+                if old.label != row.label {
+                    item.set_text(menu_text(&row.label))?;
+                }
+            }
+            if let (Some(item), Some(text)) = (&menu.more_item, &more_line) {
+                if menu.more != model.more {
+                    item.set_text(menu_text(text))?;
+                }
             }
             menu.rows = model.rows;
+            menu.more = model.more;
         }
         MenuUpdate::Rebuild => {
-            let (new_menu, items) = build_menu(app, &model.rows)?;
+            let (new_menu, (items, more_item)) =
+                build_menu(app, &model.rows, more_line.as_deref())?;
             tray.set_menu(new_menu)?;
             tracing::debug!(rows = model.rows.len(), "tray menu rebuilt");
             menu.items = items;
+            menu.more_item = more_item;
             menu.rows = model.rows;
+            menu.more = model.more;
         }
     }
     Ok(())
@@ -435,6 +471,8 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
 pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
     match id {
         "open" => crate::popover::open(app),
+        // The sessions the capped menu leaves out are all in the full window.
+        MORE_ID => crate::window::show(app),
         "settings" => crate::window::open_settings(app),
         "install" => {
             let app = app.clone();

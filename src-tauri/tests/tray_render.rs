@@ -202,3 +202,99 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
         "clicks showed the session: {focused:?}"
     );
 }
+
+/// A tray icon that counts the menus set on it (calls run inline: no event loop runs yet).
+#[derive(Default)]
+struct CountingTray {
+    menus: AtomicUsize,
+}
+
+impl tray::TraySurface<MockRuntime> for CountingTray {
+    fn set_status(&self, _status: TrayStatus) -> tauri::Result<()> {
+        Ok(())
+    }
+
+    fn set_title(&self, _title: &str) -> tauri::Result<()> {
+        Ok(())
+    }
+
+    fn set_menu(&self, _menu: tauri::menu::Menu<MockRuntime>) -> tauri::Result<()> {
+        self.menus.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_session_joining_a_full_menu_relabels_it_and_its_row_opens_that_session() {
+    // Every hook that started a session rebuilt the whole menu, one item per session, on the
+    // main thread that also carries the window's events: with 250 sessions a ~300 ms stall.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registry = Arc::new(SessionsRegistry::new());
+    let app = mock_builder()
+        .build(mock_context(noop_assets()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    agent_tray_desktop::manage_state(
+        &app,
+        registry.clone(),
+        SettingsStore::load(dir.path().join("settings.json")),
+        EngineStatus::Running {
+            socket: "/tmp/test.sock".into(),
+        },
+        dir.path().join("logs"),
+    );
+    let _window = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let focused: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = focused.clone();
+    app.listen_any(EVENT_FOCUS, move |event| {
+        if let Ok(parsed) = serde_json::from_str::<FocusSession>(event.payload()) {
+            sink.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(parsed.session_id);
+        }
+    });
+    let handle = app.handle().clone();
+    tray::manage_menu(&handle);
+    let surface = CountingTray::default();
+    let mut menu = tray::TrayMenu::new();
+    let start = |id: &str| {
+        let at = chrono::Utc::now();
+        let obs = Observation::new(id, Agent::Claude, EventKind::SessionStart, at)
+            .with_cwd(Some(format!("/home/dev/{id}")));
+        registry.observe(obs).unwrap_or_else(|e| panic!("{e}"));
+        // Each session's state starts after the previous one's (the clock's resolution).
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let mut render = |menu: &mut tray::TrayMenu<MockRuntime>| {
+        tray::render_on(&handle, &surface, menu).unwrap_or_else(|e| panic!("render: {e}"));
+        surface.menus.load(Ordering::Acquire)
+    };
+
+    start("first");
+    assert_eq!(render(&mut menu), 1, "the first row builds a menu");
+    // Positive control: below the cap, a new row is a new item, so a rebuild.
+    start("second");
+    assert_eq!(render(&mut menu), 2, "a second row rebuilds the menu");
+    for i in 0..40 {
+        start(&format!("s{i:02}"));
+    }
+    assert_eq!(render(&mut menu), 3, "more rows, one rebuild");
+    start("newest");
+    assert_eq!(
+        render(&mut menu),
+        3,
+        "a session joining a menu at its cap rebuilt it"
+    );
+    // The newest session has a row (the most recent are shown, oldest first: it is the last),
+    // and a click on it opens that session.
+    tray::handle_menu_item(
+        &handle,
+        &format!("session:{}", agent_tray::tray_model::MENU_ROWS_MAX - 1),
+    );
+    assert_eq!(
+        *focused.lock().unwrap_or_else(|p| p.into_inner()),
+        ["newest"],
+        "the menu's last row is the newest session"
+    );
+}
