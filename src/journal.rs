@@ -2,7 +2,8 @@
 //!
 //! Every `agent-tray hook` appends its observation here **before** it tries the socket: with no
 //! app running, a wedged one, or a send that runs out of its budget, the event is still on disk,
-//! and the engine replays it when it (re)starts and on every tick while it runs. Records carry
+//! and the engine replays it when it (re)starts and, while it runs, when inotify says a journal
+//! changed (with a slow safety tick for what inotify misses). Records carry
 //! the hook's sequence id and the registry drops a sequence id it has applied already, so a
 //! record that also came over the socket is applied once.
 //!
@@ -12,8 +13,14 @@
 //!   never interleave inside a line; and a session's history can be dropped as a whole.
 //! - **Private**: the folder is 0700 and the files 0600. Records hold only what an observation
 //!   holds (ids, paths, the model, a tool's name): never prompt text, tool input or replies.
-//! - **The engine reads only what was appended**: a cursor (inode + offset) per file; a tick
-//!   costs a `readdir` and a `stat` per file when nothing changed. Files are read line by line,
+//! - **The engine reads only what was appended**: a cursor (inode + offset) per file; a pass
+//!   costs a `readdir` and a `stat` per file when nothing changed.
+//! - **Woken by inotify, not a clock** (the `notify` crate on the folder): at rest the replay
+//!   sleeps; a hook's append wakes it and a burst of them is read in one pass. The engine's own
+//!   reads (opens) and the status file it writes do not wake it. A pass still runs every
+//!   [`REPLAY_SAFETY_TICK`] for what inotify cannot report (its queue overflowed, the folder was
+//!   replaced before the watch moved, no watch could be set up), and compaction and removal run on
+//!   their own slow schedule ([`MAINTAIN_EVERY`]). Files are read line by line,
 //!   so a long backlog costs time, not memory.
 //! - **Replay at start is selective by age, never by size**: replaying a week of journals would
 //!   raise ghosts that the TTL then takes five minutes to clear. A file is replayed at start, all
@@ -49,6 +56,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use chrono::{DateTime, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -58,10 +66,18 @@ use crate::registry::{AppliedSeqs, ObserveOutcome, SessionsRegistry};
 
 /// The record format's version.
 pub const RECORD_VERSION: u32 = 1;
-/// How often the engine looks for records it has not applied.
-pub const REPLAY_INTERVAL: Duration = Duration::from_secs(2);
-/// Compaction and removal run every this many replay ticks (and after the first one).
-const COMPACT_EVERY_TICKS: u64 = 30;
+/// How often the engine looks for records it has not applied when inotify said nothing: the
+/// safety net for what inotify cannot see (its queue overflowed, the folder was replaced, no
+/// watch could be set up). A record the hook appends is applied at once, woken by inotify.
+pub const REPLAY_SAFETY_TICK: Duration = Duration::from_secs(60);
+/// How long after inotify's first word of a change the replay reads: a turn's hooks come in a
+/// burst and are read in one pass. The socket normally delivers a record first anyway; the
+/// replay is what applies it when the socket did not.
+const WAKE_SETTLE: Duration = Duration::from_millis(200);
+/// Compaction and removal run at the first pass and then at a pass at least this long after the
+/// last time they ran (nothing there is urgent: a journal is removed after days, compacted past
+/// half a megabyte).
+pub const MAINTAIN_EVERY: Duration = Duration::from_secs(300);
 /// Journals untouched this long are removed.
 pub const MAX_AGE: Duration = Duration::from_secs(3 * 24 * 3600);
 /// A fully applied journal larger than this is compacted once it has been quiet for
@@ -801,7 +817,8 @@ pub struct JournalReplay {
     dir: PathBuf,
     cursors: HashMap<PathBuf, Cursor>,
     started: bool,
-    ticks: u64,
+    /// When compaction and removal last ran (`None`: not yet).
+    maintained_at: Option<SystemTime>,
     probe: Arc<LivenessProbe>,
     totals: ReplayStats,
     /// How far the drop log has been read (and logged).
@@ -828,7 +845,7 @@ impl JournalReplay {
             dir,
             cursors: HashMap::new(),
             started: false,
-            ticks: 0,
+            maintained_at: None,
             probe,
             totals: ReplayStats::default(),
             drops_read: 0,
@@ -857,10 +874,14 @@ impl JournalReplay {
         let mut stats = ReplayStats::default();
         self.replay(registry, now, &mut stats);
         // After the replay, never before: compaction may only drop what was applied.
-        if self.ticks.is_multiple_of(COMPACT_EVERY_TICKS) {
+        let due = self.maintained_at.is_none_or(|last| {
+            now.duration_since(last)
+                .is_ok_and(|since| since >= MAINTAIN_EVERY)
+        });
+        if due {
             self.maintain(now, &mut stats);
+            self.maintained_at = Some(now);
         }
-        self.ticks += 1;
         self.totals.add(&stats);
         stats
     }
@@ -1106,8 +1127,9 @@ pub fn process_started_at(pid: u32) -> Option<DateTime<Utc>> {
     crate::process::started_at(pid)
 }
 
-/// Starts the engine's journal replay: once at start, then every [`REPLAY_INTERVAL`], each pass
-/// on a blocking thread (it reads files), until `token` is cancelled.
+/// Starts the engine's journal replay: once at start, then whenever inotify says a journal
+/// changed, and at the latest every [`REPLAY_SAFETY_TICK`]; each pass on a blocking thread (it
+/// reads files), until `token` is cancelled.
 pub fn spawn_replay(
     registry: Arc<SessionsRegistry>,
     paths: TrayPaths,
@@ -1116,64 +1138,187 @@ pub fn spawn_replay(
     spawn_replay_with(
         registry,
         JournalReplay::new(paths.journal_dir()),
-        REPLAY_INTERVAL,
+        REPLAY_SAFETY_TICK,
         token,
     )
 }
 
-/// [`spawn_replay`] with the replay and the interval given (tests).
+/// [`spawn_replay`] with the replay and the safety tick given (tests).
 pub fn spawn_replay_with(
     registry: Arc<SessionsRegistry>,
     replay: JournalReplay,
-    interval: Duration,
+    safety_tick: Duration,
     token: CancellationToken,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let mut replay = Some(replay);
-        let mut ticker = tokio::time::interval(interval);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = token.cancelled() => return,
-                _ = ticker.tick() => {}
+        // One wake-up waiting is enough: the pass it starts reads everything appended before
+        // it, so a signal sent while one waits is dropped (see `JournalWatch`).
+        let (wake_tx, wakes) = mpsc::channel(1);
+        let dir = replay.dir.clone();
+        // Watched before the first pass: a record appended between the pass and the watch
+        // would otherwise wait for the safety tick.
+        let mut watch = JournalWatch::start(&dir, wake_tx.clone());
+        replay_loop(replay, wakes, safety_tick, token, move |current| {
+            // The folder removed and made again, or no watch yet: watch (again) first.
+            if !watch.watching(&dir) {
+                watch = JournalWatch::start(&dir, wake_tx.clone());
             }
-            let Some(mut current) = replay.take() else {
-                return;
-            };
-            let registry = Arc::clone(&registry);
-            let done = tokio::task::spawn_blocking(move || {
-                // A bug that panics in one pass must not end the replay for the rest of the run.
-                let stats = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    current.tick(&registry, SystemTime::now())
-                }));
-                if let Err(e) = current.write_status(&registry) {
-                    tracing::debug!(error = %e, "journal status not written");
+            replay_pass(Arc::clone(&registry), current)
+        })
+        .await;
+    })
+}
+
+/// One pass on a blocking thread; `None` when the replay cannot go on.
+async fn replay_pass(
+    registry: Arc<SessionsRegistry>,
+    mut current: JournalReplay,
+) -> Option<JournalReplay> {
+    let done = tokio::task::spawn_blocking(move || {
+        // A bug that panics in one pass must not end the replay for the rest of the run.
+        let stats = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            current.tick(&registry, SystemTime::now())
+        }));
+        if let Err(e) = current.write_status(&registry) {
+            tracing::debug!(error = %e, "journal status not written");
+        }
+        (current, stats)
+    })
+    .await;
+    match done {
+        Ok((back, Ok(stats))) => {
+            if stats.applied + stats.corrupt > 0 {
+                tracing::info!(
+                    applied = stats.applied,
+                    corrupt = stats.corrupt,
+                    skipped_files = stats.skipped_files,
+                    "journal_replayed"
+                );
+            }
+            Some(back)
+        }
+        Ok((back, Err(_))) => {
+            tracing::error!("a journal replay pass panicked; the next pass goes on");
+            Some(back)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "journal replay stopped");
+            None
+        }
+    }
+}
+
+/// When the replay runs a pass: once at once, then [`WAKE_SETTLE`] after a wake-up, and after
+/// `safety_tick` with none. Nothing else wakes it: at rest (no hook appending) it sleeps for
+/// `safety_tick`. `pass` takes the state and gives it back (`None`: stop).
+async fn replay_loop<S, F, Fut>(
+    state: S,
+    mut wakes: mpsc::Receiver<()>,
+    safety_tick: Duration,
+    token: CancellationToken,
+    mut pass: F,
+) where
+    F: FnMut(S) -> Fut,
+    Fut: std::future::Future<Output = Option<S>>,
+{
+    let mut state = Some(state);
+    let mut wakes_open = true;
+    loop {
+        let Some(current) = state.take() else {
+            return;
+        };
+        tokio::select! {
+            () = token.cancelled() => return,
+            next = pass(current) => state = next,
+        }
+        let safety = tokio::time::sleep(safety_tick);
+        tokio::pin!(safety);
+        tokio::select! {
+            () = token.cancelled() => return,
+            () = &mut safety => {}
+            got = wakes.recv(), if wakes_open => {
+                wakes_open = got.is_some();
+                // Let a burst of appends (a turn's hooks) end, then read them in one pass; what
+                // woke meanwhile is read by that pass too.
+                tokio::select! {
+                    () = token.cancelled() => return,
+                    () = tokio::time::sleep(WAKE_SETTLE) => {}
                 }
-                (current, stats)
-            })
-            .await;
-            match done {
-                Ok((back, Ok(stats))) => {
-                    if stats.applied + stats.corrupt > 0 {
-                        tracing::info!(
-                            applied = stats.applied,
-                            corrupt = stats.corrupt,
-                            skipped_files = stats.skipped_files,
-                            "journal_replayed"
-                        );
-                    }
-                    replay = Some(back);
-                }
-                Ok((back, Err(_))) => {
-                    tracing::error!("a journal replay pass panicked; the next pass goes on");
-                    replay = Some(back);
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "journal replay stopped");
-                    return;
-                }
+                while wakes.try_recv().is_ok() {}
             }
         }
+    }
+}
+
+/// inotify on the journal folder (the `notify` crate), waking the replay when a journal file
+/// is created, written, renamed or removed. Opens and reads are not changes (the replay's own
+/// reads would wake it again), nor is the status file the replay writes beside the journals.
+struct JournalWatch {
+    watcher: Option<notify::RecommendedWatcher>,
+    /// The folder's inode when the watch was set: a folder removed and made again is a new
+    /// inode the old watch does not see.
+    ino: Option<u64>,
+}
+
+impl JournalWatch {
+    fn start(dir: &Path, wake: mpsc::Sender<()>) -> Self {
+        use notify::{RecursiveMode, Watcher};
+        let none = JournalWatch {
+            watcher: None,
+            ino: None,
+        };
+        // The hook makes the folder on its first record; made here, it can be watched from the
+        // start (private, as the hook makes it).
+        if let Err(error) = create_private_dir(dir) {
+            tracing::debug!(%error, "journal folder not made; replay polls until it is");
+            return none;
+        }
+        let handler = move |event: notify::Result<notify::Event>| {
+            let wakes = match &event {
+                // An error (the kernel queue overflowed, ...): look, it costs one pass.
+                Err(_) => true,
+                Ok(event) => wakes_the_replay(event),
+            };
+            if wakes {
+                // Full: a wake-up is already waiting, and its pass reads this change too.
+                let _ = wake.try_send(());
+            }
+        };
+        let mut watcher = match notify::recommended_watcher(handler) {
+            Ok(w) => w,
+            Err(error) => {
+                tracing::warn!(%error, "cannot watch the journal; replay polls every minute");
+                return none;
+            }
+        };
+        if let Err(error) = watcher.watch(dir, RecursiveMode::NonRecursive) {
+            tracing::warn!(%error, "cannot watch the journal; replay polls every minute");
+            return none;
+        }
+        JournalWatch {
+            watcher: Some(watcher),
+            ino: fs::metadata(dir).ok().map(|m| m.ino()),
+        }
+    }
+
+    /// Still watching the folder that is there now.
+    fn watching(&self, dir: &Path) -> bool {
+        self.watcher.is_some() && fs::metadata(dir).ok().map(|m| m.ino()) == self.ino
+    }
+}
+
+/// Whether a file-system event means a journal may hold records the replay has not read.
+fn wakes_the_replay(event: &notify::Event) -> bool {
+    if event.need_rescan() {
+        return true;
+    }
+    if matches!(event.kind, notify::EventKind::Access(_)) {
+        return false;
+    }
+    event.paths.iter().any(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(".jsonl"))
     })
 }
 
@@ -1668,5 +1813,147 @@ mod tests {
                 "this process started {drift}s ago"
             );
         }
+    }
+
+    /// The times (whole seconds from the start) at which a replay loop ran its passes over
+    /// `secs` seconds of paused time, with a wake-up sent at each of `wake_at` (in ms).
+    async fn replay_pass_times(secs: u64, wake_at: &[u64]) -> Vec<u64> {
+        let start = tokio::time::Instant::now();
+        let (wake_tx, wakes) = mpsc::channel(1);
+        let token = CancellationToken::new();
+        let passes = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = passes.clone();
+        let task = tokio::spawn(replay_loop(
+            (),
+            wakes,
+            REPLAY_SAFETY_TICK,
+            token.clone(),
+            move |()| {
+                seen.lock()
+                    .unwrap()
+                    .push(start.elapsed().as_millis() as u64);
+                std::future::ready(Some(()))
+            },
+        ));
+        for &ms in wake_at {
+            tokio::time::sleep_until(start + Duration::from_millis(ms)).await;
+            let _ = wake_tx.try_send(());
+        }
+        tokio::time::sleep_until(start + Duration::from_secs(secs)).await;
+        token.cancel();
+        task.await.unwrap();
+        let times = passes.lock().unwrap().clone();
+        times
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn at_rest_the_replay_sleeps_for_its_safety_tick_not_every_two_seconds() {
+        // Nothing appended for ten minutes (the tray at rest): a pass at start, then one a
+        // minute at most. The replay used to look every 2 s: 300 passes in these ten minutes.
+        let idle = replay_pass_times(600, &[]).await;
+        assert!((1..=11).contains(&idle.len()), "passes at (ms) {idle:?}");
+        // The positive control: a wake-up (a hook appended) brings a pass within the settle
+        // time, long before the safety tick would.
+        let woken = replay_pass_times(10, &[5_000]).await;
+        assert_eq!(woken.len(), 2, "passes at (ms) {woken:?}");
+        assert!(
+            (5_000..=5_000 + WAKE_SETTLE.as_millis() as u64).contains(&woken[1]),
+            "the woken pass came at {} ms",
+            woken[1]
+        );
+        // A burst of wake-ups (a turn's hooks) inside the settle time is read in one pass.
+        let burst = replay_pass_times(10, &[5_000, 5_050, 5_100, 5_150]).await;
+        assert_eq!(burst.len(), 2, "passes at (ms) {burst:?}");
+    }
+
+    #[test]
+    fn only_changes_to_journal_files_wake_the_replay() {
+        use notify::event::{AccessKind, CreateKind, DataChange, ModifyKind};
+        use notify::{Event, EventKind};
+        let at = |kind, name: &str| Event::new(kind).add_path(PathBuf::from("/j").join(name));
+        let appended = EventKind::Modify(ModifyKind::Data(DataChange::Any));
+        // A hook appended, or began a session's file: read it.
+        assert!(wakes_the_replay(&at(appended, "claude-s1.jsonl")));
+        assert!(wakes_the_replay(&at(
+            EventKind::Create(CreateKind::File),
+            "codex-s2.jsonl"
+        )));
+        // The replay's own reads and the status file it writes must not wake it again.
+        assert!(!wakes_the_replay(&at(
+            EventKind::Access(AccessKind::Any),
+            "claude-s1.jsonl"
+        )));
+        assert!(!wakes_the_replay(&at(appended, STATUS_FILE)));
+        assert!(!wakes_the_replay(&at(
+            EventKind::Create(CreateKind::File),
+            ".status.json.tmp"
+        )));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_record_appended_while_the_engine_runs_is_applied_at_once_not_at_the_safety_tick() {
+        // The socket failed (a wedged or restarting listener) and the hook's record is only in
+        // the journal: the running engine applies it when inotify says the file grew, not at
+        // its safety tick (here three hours, so only inotify can bring it in time).
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("journal");
+        let registry = Arc::new(SessionsRegistry::new());
+        let token = CancellationToken::new();
+        let task = spawn_replay_with(
+            registry.clone(),
+            JournalReplay::with_probe(dir.clone(), Arc::new(|_, _| false)),
+            Duration::from_secs(3 * 3600),
+            token.clone(),
+        );
+        // The first pass is done once it wrote its status.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !dir.join(STATUS_FILE).exists() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(dir.join(STATUS_FILE).exists(), "the first pass ran");
+        let applied_within = |id: &'static str| {
+            let registry = registry.clone();
+            async move {
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while registry.get(id).is_none() && Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                registry.get(id).is_some()
+            }
+        };
+        // A new session's file (created), then a second record in it (appended), then another.
+        append(
+            &dir,
+            &JournalRecord::new(obs("live-1", EventKind::SessionStart, "l1"), false),
+        )
+        .unwrap();
+        assert!(applied_within("live-1").await, "a new journal file is read");
+        append(
+            &dir,
+            &JournalRecord::new(obs("live-1", EventKind::UserPromptSubmit, "l2"), false),
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while registry.get("live-1").unwrap().state != crate::model::SessionState::Working
+            && Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            registry.get("live-1").unwrap().state,
+            crate::model::SessionState::Working,
+            "an append to a file already read is read"
+        );
+        append(
+            &dir,
+            &JournalRecord::new(obs("live-2", EventKind::SessionStart, "l3"), false),
+        )
+        .unwrap();
+        assert!(applied_within("live-2").await, "and the next session's too");
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("the replay stops when cancelled")
+            .unwrap();
     }
 }

@@ -11,7 +11,9 @@
 //!   mtimes, for whatever events were missed (a full channel, an overflowed inotify queue, a
 //!   network file system, a watch that could not be added).
 //! - **The tick** (every [`FeedTiming::tick`]) is for what no file-system event reports: a lock
-//!   released by a dead process, a process gone while its file stays behind.
+//!   released by a dead process, a process gone while its file stays behind. It runs only while
+//!   the feed has such a thing to check ([`Feed::wants_tick`]): at rest, with no agent file
+//!   followed, nothing wakes a feed but a file event and the rescan.
 //! - **Folders that do not exist yet** (an agent installed after the tray) are watched through
 //!   their nearest existing ancestor, non-recursively; when something appears there, the watches
 //!   are re-synced and the new folder scanned. The rescan re-syncs too, so even a missed event only
@@ -101,6 +103,12 @@ pub trait Feed: Send + 'static {
     /// Check what no file event reports.
     fn tick(&mut self, _now: SystemTime) -> Vec<FeedOutput> {
         Vec::new()
+    }
+    /// Whether [`Feed::tick`] has anything to check now (a process the feed vouches for, a lock
+    /// it follows). Asked after every piece of work; while it is false the runner does not wake
+    /// for ticks at all. A feed that overrides `tick` and follows nothing says false.
+    fn wants_tick(&self) -> bool {
+        true
     }
 }
 
@@ -336,6 +344,9 @@ pub fn spawn_feed<F: Feed>(
         let mut tick = tokio::time::interval(timing.tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
+        // At rest (no agent file followed) a feed has nothing to tick for: it then sleeps until
+        // a file event or its rescan. Its lock is free here: every job was awaited.
+        let mut tick_wanted = lock(&shared).feed.wants_tick();
         loop {
             tokio::select! {
                 () = token.cancelled() => break,
@@ -352,11 +363,12 @@ pub fn spawn_feed<F: Feed>(
                     run(&shared, &registry, Work::Paths(batch)).await;
                 }
                 _ = rescan.tick() => run(&shared, &registry, Work::Rescan).await,
-                _ = tick.tick() => run(&shared, &registry, Work::Tick).await,
+                _ = tick.tick(), if tick_wanted => run(&shared, &registry, Work::Tick).await,
             }
             if overflow.swap(false, Ordering::Relaxed) {
                 run(&shared, &registry, Work::Rescan).await;
             }
+            tick_wanted = lock(&shared).feed.wants_tick();
         }
         tracing::debug!(feed = name, "file_feed_stopped");
     })
@@ -399,5 +411,70 @@ mod tests {
             &HashSet::from([dir.path().join("elsewhere")]),
             &roots
         ));
+    }
+    /// A feed with nothing to read that counts its ticks, and wants them only when told to.
+    struct CountingFeed {
+        ticks: Arc<std::sync::atomic::AtomicU64>,
+        wants: Arc<AtomicBool>,
+        stats: Arc<FeedStats>,
+    }
+
+    impl Feed for CountingFeed {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn stats(&self) -> Arc<FeedStats> {
+            self.stats.clone()
+        }
+        fn watch_roots(&self) -> Vec<WatchRoot> {
+            Vec::new()
+        }
+        fn on_paths(&mut self, _: &HashSet<PathBuf>, _: SystemTime) -> Vec<FeedOutput> {
+            Vec::new()
+        }
+        fn rescan(&mut self, _: SystemTime) -> Vec<FeedOutput> {
+            Vec::new()
+        }
+        fn tick(&mut self, _: SystemTime) -> Vec<FeedOutput> {
+            self.ticks.fetch_add(1, Ordering::Relaxed);
+            Vec::new()
+        }
+        fn wants_tick(&self) -> bool {
+            self.wants.load(Ordering::Relaxed)
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_feed_following_nothing_is_not_woken_by_its_tick_and_one_following_something_is() {
+        // The tray at rest with no agent files: the feeds ticked every 5 s anyway (12 wake-ups
+        // a minute each, for nothing to check).
+        let ticks = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let wants = Arc::new(AtomicBool::new(false));
+        let feed = CountingFeed {
+            ticks: ticks.clone(),
+            wants: wants.clone(),
+            stats: Arc::new(FeedStats::default()),
+        };
+        let token = CancellationToken::new();
+        let task = spawn_feed(
+            feed,
+            Arc::new(SessionsRegistry::new()),
+            FeedTiming::default(),
+            token.clone(),
+        );
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        assert_eq!(
+            ticks.load(Ordering::Relaxed),
+            0,
+            "no tick while nothing is followed"
+        );
+        // The positive control: once the feed follows something (seen after its next piece of
+        // work, here the rescan), it ticks every 5 s again.
+        wants.store(true, Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        let ticked = ticks.load(Ordering::Relaxed);
+        assert!(ticked >= 7, "ticked {ticked} times in the minute after");
+        token.cancel();
+        task.await.unwrap();
     }
 }

@@ -42,8 +42,11 @@ use crate::registry::SessionsRegistry;
 const QUEUE: usize = 256;
 /// At most this many changes are taken off the stream into one queue slot.
 const MAX_BATCH: usize = 512;
-/// How often the forwarder marks the engine alive (what a crash's open intervals close at).
-const ALIVE_EVERY: Duration = Duration::from_secs(1);
+/// How often the forwarder marks the engine alive (what a crash's open intervals close at): a
+/// crash loses at most this much of the intervals open then. Every change is committed as it
+/// comes, whatever this is; at rest this is the writer's only wake-up (one SQLite transaction),
+/// so it is not every second.
+const ALIVE_EVERY: Duration = Duration::from_secs(10);
 /// How long the store must write without a failure before it counts as back.
 const RESUME_AFTER: Duration = Duration::from_secs(60);
 /// How often old history is pruned while running (also once at start).
@@ -608,5 +611,65 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
+    }
+    /// The commands the forwarder sends over `secs` seconds of paused time, with one hook event
+    /// observed at `observe_at` (seconds), by second.
+    async fn forwarded(secs: u64, observe_at: Option<u64>) -> Vec<(u64, &'static str)> {
+        let registry = Arc::new(SessionsRegistry::new());
+        let (tx, mut rx) = mpsc::channel::<Command>(QUEUE);
+        let (_days, retention) = tokio::sync::watch::channel(90);
+        let token = CancellationToken::new();
+        let start = tokio::time::Instant::now();
+        let task = tokio::spawn(forward(
+            registry.clone(),
+            Record::Alive { at: Utc::now() },
+            registry.subscribe_stamped(),
+            registry.subscribe_usage(),
+            retention,
+            tx,
+            token.clone(),
+        ));
+        let seen = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Some(command) = rx.recv().await {
+                let what = match command {
+                    Command::Records(r) if matches!(r[..], [Record::Alive { .. }]) => "alive",
+                    // The last batch, at the stop.
+                    Command::Records(r)
+                        if r.iter().any(|r| matches!(r, Record::Stopping { .. })) =>
+                    {
+                        "stop"
+                    }
+                    Command::Records(_) => "change",
+                    Command::Prune(_) | Command::Retention(..) => "prune",
+                };
+                seen.push((start.elapsed().as_secs(), what));
+            }
+            seen
+        });
+        for s in 1..=secs {
+            tokio::time::sleep_until(start + Duration::from_secs(s)).await;
+            if observe_at == Some(s) {
+                let obs =
+                    Observation::new("s1", Agent::Claude, EventKind::SessionStart, Utc::now());
+                registry.observe(obs).unwrap();
+            }
+        }
+        token.cancel();
+        task.await.unwrap();
+        seen.await.unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn at_rest_the_writer_marks_the_engine_alive_every_ten_seconds_not_every_second() {
+        // Nothing happening for a minute (the tray at rest): the writer woke the SQLite thread
+        // every second to write `alive_at` (60 transactions a minute).
+        let idle = forwarded(60, None).await;
+        let alive = idle.iter().filter(|(_, w)| *w == "alive").count();
+        assert!((6..=8).contains(&alive), "alive marks: {idle:?}");
+        assert!(idle.iter().all(|(_, w)| *w != "change"), "{idle:?}");
+        // The positive control: a change is forwarded as it comes, not at the next mark.
+        let busy = forwarded(10, Some(5)).await;
+        assert!(busy.contains(&(5, "change")), "forwarded: {busy:?}");
     }
 }

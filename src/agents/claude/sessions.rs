@@ -465,6 +465,10 @@ impl<T: ProcessTable + Send + 'static> Feed for ClaudeSessionsFeed<T> {
         out
     }
 
+    fn wants_tick(&self) -> bool {
+        self.files.values().any(|t| t.reported.is_some())
+    }
+
     /// Re-checks every process this feed vouched for: a `kill -9` leaves the file behind.
     fn tick(&mut self, _now: SystemTime) -> Vec<FeedOutput> {
         let mut out = Vec::new();

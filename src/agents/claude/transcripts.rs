@@ -695,6 +695,12 @@ impl Feed for ClaudeTranscriptsFeed {
         out
     }
 
+    /// A followed transcript not adopted yet waits for its live-session file (which another
+    /// feed reads): only then is there something to tick for.
+    fn wants_tick(&self) -> bool {
+        self.followed.values().any(|f| !f.adopted)
+    }
+
     /// Adopts transcripts whose live-session file has appeared since first sight.
     fn tick(&mut self, _now: SystemTime) -> Vec<FeedOutput> {
         let waiting: Vec<PathBuf> = self

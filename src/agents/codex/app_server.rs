@@ -25,6 +25,8 @@
 //!
 //! The feed never starts a server: it connects only when the socket exists and the pid in
 //! `app-server-daemon/daemon.pid` is alive, and retries with a capped backoff ([`Backoff`]).
+//! While no server runs it does not poll: inotify on the folders of the socket and the pid file
+//! wakes it when one starts, with a look every [`ABSENT_RECHECK`] as the safety net.
 //! Parsing ([`parse_server_message`]) and every decision ([`ThreadBook::handle`], [`tui_deaths`])
 //! are pure; the socket lives in [`spawn`].
 
@@ -54,6 +56,11 @@ pub const DAEMON_PID_FILE: &str = "app-server-daemon/daemon.pid";
 pub const TUI_CHECK_INTERVAL: Duration = Duration::from_millis(250);
 /// The longest wait between two connection attempts.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// While no server runs (most of the time for most users), how often the feed looks again when
+/// inotify said nothing: the safety net for a watch that could not be set up (no `CODEX_HOME`
+/// yet, the inotify limit). A server that starts is noticed at once, by inotify on the folders
+/// its socket and pid file are in.
+pub const ABSENT_RECHECK: Duration = Duration::from_secs(60);
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 /// A connect or handshake that takes longer than this is given up (and retried).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -812,23 +819,18 @@ pub fn spawn(
 async fn follow_home(registry: Arc<SessionsRegistry>, home: PathBuf, token: CancellationToken) {
     let mut backoff = Backoff::default();
     loop {
-        let server = {
-            let home = home.clone();
-            tokio::task::spawn_blocking(move || running_server(&home))
-                .await
-                .ok()
-                .flatten()
+        let look = Arc::new(|home: &Path| running_server(home));
+        let Some(server_pid) = wait_for_server(&home, look, ABSENT_RECHECK, &token).await else {
+            return;
         };
-        if let Some(server_pid) = server {
-            let mut handshake_done = false;
-            let ended = connection(&registry, &home, server_pid, &token, &mut handshake_done).await;
-            if handshake_done {
-                // It worked: retry soon (a TUI's death can reset the connection; see below).
-                backoff.reset();
-            }
-            if let Err(error) = ended {
-                tracing::debug!(home = %home.display(), %error, "codex_app_server_connection_ended");
-            }
+        let mut handshake_done = false;
+        let ended = connection(&registry, &home, server_pid, &token, &mut handshake_done).await;
+        if handshake_done {
+            // It worked: retry soon (a TUI's death can reset the connection; see below).
+            backoff.reset();
+        }
+        if let Err(error) = ended {
+            tracing::debug!(home = %home.display(), %error, "codex_app_server_connection_ended");
         }
         let wait = backoff.failed();
         tokio::select! {
@@ -836,6 +838,82 @@ async fn follow_home(registry: Arc<SessionsRegistry>, home: PathBuf, token: Canc
             () = tokio::time::sleep(wait) => {}
         }
     }
+}
+
+/// Looks for a running server under a `CODEX_HOME` ([`running_server`]; tests script it).
+type ServerLook = dyn Fn(&Path) -> Option<u32> + Send + Sync;
+
+/// Waits until `look` finds a server for `home` (its pid), looking at once, then whenever
+/// inotify reports a change to the server's socket or pid file (or the folders holding them),
+/// and at the latest every `recheck`; `None` when `token` is cancelled. The watch is set before
+/// each look, so a server that appears between the two is not missed.
+async fn wait_for_server(
+    home: &Path,
+    look: Arc<ServerLook>,
+    recheck: Duration,
+    token: &CancellationToken,
+) -> Option<u32> {
+    loop {
+        // One signal waiting is enough: it makes the next look, which sees everything.
+        let (tx, mut signals) = tokio::sync::mpsc::channel(1);
+        let _watch = watch_server_files(home, tx);
+        let found = {
+            let (home, look) = (home.to_path_buf(), Arc::clone(&look));
+            tokio::task::spawn_blocking(move || look(&home))
+                .await
+                .ok()
+                .flatten()
+        };
+        if found.is_some() {
+            return found;
+        }
+        tokio::select! {
+            () = token.cancelled() => return None,
+            () = tokio::time::sleep(recheck) => {}
+            _ = signals.recv() => {}
+        }
+    }
+}
+
+/// inotify (the `notify` crate) on `home` and the folders of [`CONTROL_SOCKET`] and
+/// [`DAEMON_PID_FILE`] that exist, signalling a change to one of those names. `None` when no
+/// watch could be set (then only the recheck looks).
+fn watch_server_files(
+    home: &Path,
+    signals: tokio::sync::mpsc::Sender<()>,
+) -> Option<notify::RecommendedWatcher> {
+    use notify::{RecursiveMode, Watcher};
+    let names: Vec<std::ffi::OsString> = [CONTROL_SOCKET, DAEMON_PID_FILE]
+        .iter()
+        .flat_map(|rel| Path::new(rel).iter().map(|part| part.to_os_string()))
+        .collect();
+    let handler = move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        // Opens are not changes (notify reports them; the look's own reads would wake it).
+        if matches!(event.kind, notify::EventKind::Access(_)) {
+            return;
+        }
+        let ours = event.need_rescan()
+            || event
+                .paths
+                .iter()
+                .any(|p| p.file_name().is_some_and(|n| names.iter().any(|m| m == n)));
+        if ours {
+            // Full: a signal is already waiting, and its look sees this change too.
+            let _ = signals.try_send(());
+        }
+    };
+    let mut watcher = notify::recommended_watcher(handler).ok()?;
+    let folders = [CONTROL_SOCKET, DAEMON_PID_FILE]
+        .iter()
+        .filter_map(|rel| home.join(rel).parent().map(Path::to_path_buf));
+    let mut watching = false;
+    for folder in std::iter::once(home.to_path_buf()).chain(folders) {
+        if folder.is_dir() {
+            watching |= watcher.watch(&folder, RecursiveMode::NonRecursive).is_ok();
+        }
+    }
+    watching.then_some(watcher)
 }
 
 /// Why a connection ended early.
@@ -1497,5 +1575,53 @@ mod tests {
         assert_eq!(parse_daemon_pid("123\n"), Some(123));
         assert_eq!(parse_daemon_pid(r#"{"pid":0}"#), None);
         assert_eq!(parse_daemon_pid("garbage"), None);
+    }
+    #[tokio::test(start_paused = true)]
+    async fn with_no_codex_server_the_feed_looks_once_a_minute_not_every_two_seconds() {
+        // Most users run no Codex app server: the feed looked for one every 2 s all day (300
+        // looks in ten minutes).
+        let home = tempfile::tempdir().unwrap();
+        let looks = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counted = looks.clone();
+        let look = Arc::new(move |_: &Path| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            None
+        });
+        let token = CancellationToken::new();
+        let waited = tokio::time::timeout(
+            Duration::from_secs(600),
+            wait_for_server(home.path(), look, ABSENT_RECHECK, &token),
+        )
+        .await;
+        assert!(waited.is_err(), "no server was found");
+        let looks = looks.load(std::sync::atomic::Ordering::Relaxed);
+        assert!((1..=11).contains(&looks), "{looks} looks in ten minutes");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_codex_server_that_starts_is_found_at_once_not_at_the_recheck() {
+        // The positive control, with real files and real inotify: a server starting (its
+        // socket listening, its pid file written) is found although the recheck is an hour.
+        let home = tempfile::tempdir().unwrap();
+        let token = CancellationToken::new();
+        let look = Arc::new(|home: &Path| running_server(home));
+        let found = tokio::spawn({
+            let (home, token) = (home.path().to_path_buf(), token.clone());
+            async move { wait_for_server(&home, look, Duration::from_secs(3600), &token).await }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let socket = home.path().join(CONTROL_SOCKET);
+        std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let pid_file = home.path().join(DAEMON_PID_FILE);
+        std::fs::create_dir_all(pid_file.parent().unwrap()).unwrap();
+        std::fs::write(&pid_file, format!("{{\"pid\": {}}}", std::process::id())).unwrap();
+        let Ok(found) = tokio::time::timeout(Duration::from_secs(10), found).await else {
+            panic!("not found within 10 s: only the hour's recheck would have found it");
+        };
+        let found = found.unwrap();
+        assert_eq!(found, Some(std::process::id()));
+        token.cancel();
     }
 }

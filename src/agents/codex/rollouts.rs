@@ -761,6 +761,10 @@ impl<T: ProcessTable + Send + 'static> Feed for CodexRolloutsFeed<T> {
         out
     }
 
+    fn wants_tick(&self) -> bool {
+        !self.threads.is_empty()
+    }
+
     fn tick(&mut self, now: SystemTime) -> Vec<FeedOutput> {
         let mut out = Vec::new();
         if !self.threads.is_empty() {

@@ -173,6 +173,11 @@ impl CopilotSessionsFeed {
 }
 
 impl Feed for CopilotSessionsFeed {
+    /// Everything it reads comes by file events and rescans: no tick.
+    fn wants_tick(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "copilot_sessions"
     }
