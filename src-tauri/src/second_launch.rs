@@ -169,6 +169,7 @@ async fn read_line(stream: &mut tokio::net::UnixStream) -> std::io::Result<Strin
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
