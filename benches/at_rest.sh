@@ -13,9 +13,10 @@
 #      show seconds, as a row does for its state's first hour: the clock's worst case), then in
 #      the steady state (the page's rows aged by two hours where its clock reads them, so they
 #      show minutes); with the UI's own counters (clock wake-ups, times rewritten, rows built);
-#   3. open-to-painted over 20 opens: a second launch (what the tray's "Open" does too) to the
-#      window's first frame holding the sessions (the UI stamps it, see ui/src/main.ts), and the
-#      part of it up to the page's navigation start (performance.timeOrigin);
+#   3. open-to-painted over 20 opens each way: a second launch, and a session's item of the tray
+#      menu clicked through its dbusmenu on the private bus (in process), to the window's first
+#      frame holding the sessions (the UI stamps it, see ui/src/main.ts), and the part of it up
+#      to the page's navigation start (performance.timeOrigin); STOP_AFTER=3 stops there;
 #   4. window opened then closed: PSS and CPU over CLOSED_SECS (default 60), from 10 s after
 #      closing;
 #   5. hook-to-row-in-the-DOM over 200 `observe` calls (a MutationObserver in the page stamps

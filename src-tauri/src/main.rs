@@ -4,6 +4,11 @@
 fn main() {
     // Before any thread exists: the arenas are set when a thread first allocates.
     agent_tray_desktop::at_rest::limit_arenas();
+    // A second launch: the running app opens its window, and this process is done before any
+    // GUI library initialises (see `second_launch`).
+    if agent_tray_desktop::second_launch::handed_over() {
+        return;
+    }
     // Linux: WebKitGTK's compositing mode renders the page through OpenGL; with no GPU (a VM, a
     // remote display, Xvfb) that is Mesa's software GL, and each repaint of the window (the row
     // clocks' once a second) costs it most of a core and some 150 MB more in the web process

@@ -679,6 +679,23 @@ test("a closed window is gone, WebKit processes and all, and comes back as the u
   assert.ok(webProcessesOf(appPid).length > 0, "the new window has its WebKitWebProcess");
 });
 
+test("a second launch hands over before any GUI starts: with no display it still opens the running app's window, and exits 0", async () => {
+  await attachToWindow();
+  await closeWindow();
+  await waitFor("no window at all", () => !appWindowExists(), 5000);
+  await waitFor("no WebKitWebProcess left", () => webProcessesOf(appPid).length === 0, 10_000);
+  // No DISPLAY: a launch that initialised GTK before handing over could not even start.
+  const noDisplay = { ...env };
+  delete noDisplay.DISPLAY;
+  const second = start(APP, [], { env: noDisplay });
+  await waitFor("the second launch to exit", () => second.exitCode !== null || second.signalCode !== null, 10_000);
+  assert.equal(second.exitCode, 0, "the second launch exits 0");
+  await waitFor("the window shown again", () => appWindowVisible(), 10_000);
+  await attachToWindow();
+  assert.ok(webProcessesOf(appPid).length > 0, "the running app made the window");
+  assert.ok(alive(appPid), "the running app still runs");
+});
+
 /// A world of its own for an app started by this file (not by WebDriver): its own folders and
 /// socket, and (through dbus-run-session) its own session bus, so the single-instance check
 /// does not hand the launch over to the suite's app.

@@ -18,7 +18,8 @@
 #   5. the UI in Chromium with the IPC mocked (screenshots in tests/desktop/artifacts/);
 #   6. the real app under a private Xvfb and a private session bus through WebKitWebDriver, with
 #      a tray host (trayer) and a notification server (dunst).
-# Set SKIP_E2E=1 to stop after step 5, E2E_ONLY=1 to build the app and CLI and run step 6 only.
+# Set SKIP_E2E=1 to stop after step 5, E2E_ONLY=1 to build the app and CLI and run step 6 only,
+# E2E_FILTER=<regex> to run only the real-app tests whose name matches.
 #
 # Nothing hangs and nothing is left behind:
 # - every suite runs under `timeout` (and node's per-test --test-timeout), so a wedged test fails
@@ -167,5 +168,6 @@ background+=("$!")
 sleep 0.3
 
 e2e_status=0
-(cd "$here" && deadline "$E2E_TIMEOUT" node --test --test-concurrency=1 --test-timeout="$TEST_TIMEOUT_MS" e2e.test.mjs </dev/null) || e2e_status=$?
+(cd "$here" && deadline "$E2E_TIMEOUT" node --test --test-concurrency=1 --test-timeout="$TEST_TIMEOUT_MS" \
+  ${E2E_FILTER:+--test-name-pattern="$E2E_FILTER"} e2e.test.mjs </dev/null) || e2e_status=$?
 exit "$e2e_status"
