@@ -9,63 +9,10 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, World};
+use common::{bin, run_with_path, World};
 use serde_json::Value;
-
-/// A folder with stand-ins for `claude` and `codex`, so doctor treats both agents as installed
-/// (hook problems of an agent that is not installed are only notes).
-fn fake_agents(w: &World) -> String {
-    let dir = w.path().join("agents-bin");
-    std::fs::create_dir_all(&dir).unwrap();
-    for name in ["claude", "codex"] {
-        let p = dir.join(name);
-        std::fs::write(&p, "#!/bin/sh\nexit 0\n").unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    format!("{}:/usr/bin:/bin", dir.display())
-}
-
-fn run_with_path(w: &World, program: &Path, path: &str, args: &[&str]) -> Output {
-    let mut cmd = Command::new(program);
-    cmd.args(args).env_clear().env("PATH", path);
-    for (k, v) in &w.envs {
-        cmd.env(k, v);
-    }
-    // A binary copied a moment ago may still be open for writing in a child another test thread
-    // is forking (ETXTBSY): retry for a short while.
-    let start = Instant::now();
-    loop {
-        match cmd.stdin(Stdio::null()).output() {
-            Ok(out) => return out,
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && start.elapsed().as_secs() < 5 => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => panic!("cannot run {}: {e}", program.display()),
-        }
-    }
-}
-
-fn doctor(w: &World, path: &str) -> (bool, String) {
-    let out = run_with_path(w, &bin(), path, &["doctor"]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
-fn install(w: &World, program: &Path, path: &str) {
-    let out = run_with_path(w, program, path, &["install", "--trust"]);
-    assert!(
-        out.status.success(),
-        "install failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// The hook command line `install` wrote for Claude's `event`.
 fn claude_command(w: &World, event: &str) -> String {
@@ -248,4 +195,16 @@ fn unknown_hook_events_through_the_real_hook_are_counted_and_shown_by_doctor() {
     assert!(w.session("future-1").is_none());
     assert!(!w.journal_text().contains("FutureEvent"));
     drop(daemon);
+}
+
+fn fake_agents(w: &World) -> String {
+    common::path_with_fake_agents(w, &["claude", "codex"])
+}
+
+fn install(w: &World, program: &Path, path: &str) {
+    common::install_with_path(w, program, path, &["--trust"]);
+}
+
+fn doctor(w: &World, path: &str) -> (bool, String) {
+    common::doctor_with_path(w, path)
 }

@@ -9,67 +9,8 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use common::{bin, World};
-
-/// Stand-ins for the three programs on PATH, so doctor treats them as installed (hook problems
-/// of an agent that is not installed are only notes).
-fn fake_agents(w: &World) -> String {
-    let dir = w.path().join("agents-bin");
-    std::fs::create_dir_all(&dir).unwrap();
-    for name in ["copilot", "opencode", "gemini"] {
-        let p = dir.join(name);
-        std::fs::write(&p, "#!/bin/sh\nexit 0\n").unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    format!("{}:/usr/bin:/bin", dir.display())
-}
-
-fn run_with_path(w: &World, program: &Path, path: &str, args: &[&str]) -> Output {
-    let mut cmd = Command::new(program);
-    cmd.args(args).env_clear().env("PATH", path);
-    for (k, v) in &w.envs {
-        cmd.env(k, v);
-    }
-    // A binary copied a moment ago may still be open for writing in a child another test thread
-    // is forking (ETXTBSY): retry for a short while.
-    let start = Instant::now();
-    loop {
-        match cmd.stdin(Stdio::null()).output() {
-            Ok(out) => return out,
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && start.elapsed().as_secs() < 5 => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => panic!("cannot run {}: {e}", program.display()),
-        }
-    }
-}
-
-fn install(w: &World, program: &Path, path: &str) {
-    let out = run_with_path(
-        w,
-        program,
-        path,
-        &["install", "--copilot", "--opencode", "--gemini"],
-    );
-    assert!(
-        out.status.success(),
-        "install failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn doctor(w: &World, path: &str) -> (bool, String) {
-    let out = run_with_path(w, &bin(), path, &["doctor"]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
 
 fn copilot_file(w: &World) -> PathBuf {
     w.path().join("home/.copilot/hooks/agent-tray.json")
@@ -260,4 +201,16 @@ fn a_hook_file_or_plugin_naming_a_binary_that_is_gone_fails_doctor_with_the_path
     let (ok, text) = doctor(&w, &path);
     assert!(ok, "{text}");
     drop(daemon);
+}
+
+fn fake_agents(w: &World) -> String {
+    common::path_with_fake_agents(w, &["copilot", "opencode", "gemini"])
+}
+
+fn install(w: &World, program: &Path, path: &str) {
+    common::install_with_path(w, program, path, &["--copilot", "--opencode", "--gemini"]);
+}
+
+fn doctor(w: &World, path: &str) -> (bool, String) {
+    common::doctor_with_path(w, path)
 }

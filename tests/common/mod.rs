@@ -273,3 +273,62 @@ pub fn sleeper() -> Child {
         .spawn()
         .unwrap()
 }
+
+/// A folder with an `exit 0` stand-in for each of `programs`, and a PATH that has it first:
+/// doctor treats those agents as installed (hook problems of an agent that is not installed are
+/// only notes).
+pub fn path_with_fake_agents(w: &World, programs: &[&str]) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = w.path().join("agents-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in programs {
+        let p = dir.join(name);
+        std::fs::write(&p, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    format!("{}:/usr/bin:/bin", dir.display())
+}
+
+/// Runs `program` with only `path` and the world's variables in its environment.
+pub fn run_with_path(w: &World, program: &Path, path: &str, args: &[&str]) -> Output {
+    let mut cmd = Command::new(program);
+    cmd.args(args).env_clear().env("PATH", path);
+    for (k, v) in &w.envs {
+        cmd.env(k, v);
+    }
+    // A binary copied a moment ago may still be open for writing in a child another test thread
+    // is forking (ETXTBSY): retry for a short while.
+    let start = Instant::now();
+    loop {
+        match cmd.stdin(Stdio::null()).output() {
+            Ok(out) => return out,
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && start.elapsed().as_secs() < 5 => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("cannot run {}: {e}", program.display()),
+        }
+    }
+}
+
+/// `program install <flags>` with `path`; fails the test with install's stderr if it fails.
+pub fn install_with_path(w: &World, program: &Path, path: &str, flags: &[&str]) {
+    let mut args = vec!["install"];
+    args.extend_from_slice(flags);
+    let out = run_with_path(w, program, path, &args);
+    assert!(
+        out.status.success(),
+        "install failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `agent-tray doctor` with `path`: whether it passed, and its stdout and stderr together.
+pub fn doctor_with_path(w: &World, path: &str) -> (bool, String) {
+    let out = run_with_path(w, &bin(), path, &["doctor"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
