@@ -8,11 +8,14 @@
 //!   glibc keeps freed memory in its arenas for reuse, and most of it sits below live blocks
 //!   where the heap top cannot shrink. `malloc_trim(0)` returns every whole free page in every
 //!   arena to the kernel;
-//! - **WebKit's network process** (~25-30 MB) is not ended here. WebKit starts one per web
-//!   context and never ends it while the context lives, Tauri keeps the context for the app's
-//!   lifetime on Linux (so a reopened window does not start a second one), and no API ends it.
-//!   Ending it by signal was tried: the next window then never finished loading its page
-//!   (benches/at_rest.sh, leg 5), so it stays until WebKit or Tauri can end it.
+//! - **WebKit's network process** (20-35 MB): WebKit starts one per web context and never ends
+//!   it while the context lives, Tauri keeps the context for the app's lifetime on Linux (so a
+//!   reopened window does not start a second one), and no API ends it. So the app ends it with
+//!   SIGTERM, once no web process of its own is left (through a pidfd, after checking that
+//!   it is still the app's child running WebKit's binary), and WebKit starts a new one when the
+//!   next window loads its page. Not while WebKit automation is on (WebDriver tests): WebKit
+//!   ends its automation session when the network process goes, which once read as "the next
+//!   window never loads" (it did load; only the WebDriver session was gone).
 //!
 //! The trim runs once, [`SETTLE`] after the last window (main or popover) is gone, so the web
 //! process's IPC buffers have been freed first; a window opened meanwhile cancels it.
@@ -100,10 +103,115 @@ pub async fn release_when_closed(
     }
 }
 
-/// What the app does once no window is left: the heap is trimmed.
+/// What the app does once no window is left: WebKit's network process is ended (not under
+/// automation, see [`automation_allowed`]), then the heap is trimmed.
 pub fn release_now() {
+    #[cfg(target_os = "linux")]
+    {
+        if !automation_allowed(std::env::var_os("TAURI_WEBVIEW_AUTOMATION").as_deref()) {
+            let ended = webkit_children::end_network_processes();
+            tracing::debug!(ended, "network_process_ended_after_close");
+        }
+    }
     trim_heap();
     tracing::debug!("heap_trimmed_after_close");
+}
+
+/// Whether WebKit automation (WebDriver) is allowed, as Tauri reads `TAURI_WEBVIEW_AUTOMATION`.
+/// WebKit ends its automation session when the network process goes, so a WebDriver driving
+/// the app would lose its session at the first close: under automation the network process is
+/// left alone.
+pub fn automation_allowed(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_some_and(|v| v == "true")
+}
+
+/// The WebKit processes the app started, found by what they are (a child of this process running
+/// WebKit's network or web process binary), never by name alone.
+#[cfg(target_os = "linux")]
+pub mod webkit_children {
+    use std::path::Path;
+
+    /// The binary of WebKit's network process (in WebKit's libexec folder).
+    pub const NETWORK_PROCESS: &str = "WebKitNetworkProcess";
+    /// The binary of WebKit's web process.
+    pub const WEB_PROCESS: &str = "WebKitWebProcess";
+
+    /// The parent pid and state in a `/proc/PID/stat` line (the command name, in parentheses,
+    /// may hold spaces and parentheses: the fields start after the last `)`).
+    pub fn parent_and_state(stat: &str) -> Option<(u32, char)> {
+        let rest = stat.get(stat.rfind(')')? + 1..)?;
+        let mut fields = rest.split_ascii_whitespace();
+        let state = fields.next()?.chars().next()?;
+        let parent = fields.next()?.parse().ok()?;
+        Some((parent, state))
+    }
+
+    /// Live (not zombie) children of `parent` whose binary is called `binary`.
+    pub fn children_running(parent: u32, binary: &str) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| {
+                let proc_dir = Path::new("/proc").join(pid.to_string());
+                let Ok(stat) = std::fs::read_to_string(proc_dir.join("stat")) else {
+                    return false;
+                };
+                let ours =
+                    matches!(parent_and_state(&stat), Some((p, s)) if p == parent && s != 'Z');
+                ours && std::fs::read_link(proc_dir.join("exe"))
+                    .is_ok_and(|exe| exe.file_name().is_some_and(|n| n == binary))
+            })
+            .collect()
+    }
+
+    /// Ends this process's WebKit network processes, unless a web process of ours still runs
+    /// (a window is still being torn down, or exists). Returns how many it signalled.
+    pub fn end_network_processes() -> usize {
+        let me = std::process::id();
+        if !children_running(me, WEB_PROCESS).is_empty() {
+            return 0;
+        }
+        children_running(me, NETWORK_PROCESS)
+            .into_iter()
+            .filter(|&pid| signal_child(me, pid, libc::SIGTERM))
+            .count()
+    }
+
+    /// Sends `signal` to `pid` through a pidfd, after checking (with the pidfd held, so the pid
+    /// cannot be reused meanwhile) that it is still a child of `parent`.
+    fn signal_child(parent: u32, pid: u32, signal: libc::c_int) -> bool {
+        let Ok(raw) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw, 0) };
+        let Ok(fd) = libc::c_int::try_from(fd) else {
+            return false;
+        };
+        if fd < 0 {
+            return false;
+        }
+        let still_ours = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| parent_and_state(&s))
+            .is_some_and(|(p, _)| p == parent);
+        // SAFETY: fd is the pidfd opened above; a null siginfo is allowed; close takes it back.
+        let sent = still_ours
+            && unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    fd,
+                    signal,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                )
+            } == 0;
+        // SAFETY: fd is ours and closed once.
+        unsafe { libc::close(fd) };
+        sent
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +229,50 @@ mod tests {
         assert!(!gl_disabled_by_default(on, Some(OsStr::new("always"))));
         assert!(!gl_disabled_by_default(Some(OsStr::new("0")), None));
         assert!(!gl_disabled_by_default(None, None));
+    }
+
+    #[test]
+    fn the_network_process_is_left_alone_only_under_automation() {
+        use std::ffi::OsStr;
+        assert!(automation_allowed(Some(OsStr::new("true"))));
+        assert!(!automation_allowed(Some(OsStr::new("1"))));
+        assert!(!automation_allowed(None));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_stat_line_gives_its_parent_and_state_whatever_the_command_name() {
+        use webkit_children::parent_and_state;
+        let stat = "4242 (Web (Kit) x) S 17 4242 4242 0 -1 4194560 1 0 0 0";
+        assert_eq!(parent_and_state(stat), Some((17, 'S')));
+        assert_eq!(parent_and_state("4242 (z) Z 1 0"), Some((1, 'Z')));
+        assert_eq!(parent_and_state("garbage"), None);
+    }
+
+    /// The finder goes by parent and binary: a real child of this test runs `sleep`; it is
+    /// found as `sleep` (the positive control) and never as a WebKit process.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn children_are_found_by_parent_and_binary() {
+        use webkit_children::{children_running, NETWORK_PROCESS};
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let me = std::process::id();
+        let found = children_running(me, "sleep");
+        let not_webkit = children_running(me, NETWORK_PROCESS);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(found.contains(&child.id()), "{found:?}");
+        assert!(!not_webkit.contains(&child.id()));
+        assert!(
+            !children_running(me, "sleep").contains(&child.id()),
+            "gone once reaped"
+        );
     }
 
     async fn settle_steps() {

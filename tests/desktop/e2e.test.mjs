@@ -178,6 +178,11 @@ function appWindowVisible() {
 
 /// The app's WebKitWebProcess children: there while a window exists, gone once it is closed.
 function webProcessesOf(pid) {
+  return webkitChildrenOf(pid, "WebKitWebProces");
+}
+
+/// The app's WebKit children of any kind (web, network, GPU process), by command name.
+function webkitChildrenOf(pid, prefix = "WebKit") {
   const found = [];
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -186,7 +191,7 @@ function webProcessesOf(pid) {
       const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       // fields[0] is the state, fields[1] the parent pid; a zombie is gone for our purposes.
-      if (Number(fields[1]) === pid && fields[0] !== "Z" && comm.startsWith("WebKitWebProces")) found.push(Number(entry));
+      if (Number(fields[1]) === pid && fields[0] !== "Z" && comm.startsWith(prefix)) found.push(Number(entry));
     } catch {
       // gone meanwhile
     }
@@ -782,4 +787,46 @@ test("--background starts with no window, except once on a first run with no hoo
   assert.deepEqual(shownWindowsOf(pid), []);
   assert.deepEqual(webProcessesOf(pid), []);
   assert.deepEqual(await endOwnApp(pid), []);
+});
+
+/// How many colours the window `id` shows (ImageMagick): a page with its rows painted shows
+/// dozens, an empty or unloaded one a handful.
+function coloursOf(id) {
+  const png = execFileSync("import", ["-window", id, "png:-"], { env, maxBuffer: 64 << 20 });
+  return Number(execFileSync("convert", ["png:-", "-format", "%k", "info:"], { input: png, env, encoding: "utf8" }).trim());
+}
+
+test("closing the window ends every WebKit process of the app, network process included, and the next window still loads its sessions", async () => {
+  // Without WebDriver: WebKit ends its automation session when the network process goes, so
+  // the app leaves that process alone under automation (the suite's app); this one is the
+  // app as users run it.
+  const own = ownWorld("reopen", { hooks: true });
+  const pid = await startOwnApp(own, []);
+  try {
+    const bus = fs.readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").find((v) => v.startsWith("DBUS_SESSION_BUS_ADDRESS="));
+    assert.ok(bus, "the app's private bus");
+    const withBus = { ...own, DBUS_SESSION_BUS_ADDRESS: bus.slice("DBUS_SESSION_BUS_ADDRESS=".length) };
+    execFileSync(CLI, ["observe", "--session", "e2e-reopen", "--event", "SessionStart", "--cwd", path.join(world, "proj/ledger")], { env: own, timeout: 10_000 });
+    const [first] = await waitFor("the window", () => shownWindowsOf(pid).length > 0 && shownWindowsOf(pid), 10_000);
+    // Positive controls: an open window has its web and network processes, and paints rows.
+    await waitFor("its network process", () => webkitChildrenOf(pid, "WebKitNetworkPr").length > 0, 10_000);
+    assert.ok(webProcessesOf(pid).length > 0);
+    const painted = await waitFor("the rows painted", () => { const n = coloursOf(first); return n > 20 && n; }, 10_000);
+    // Esc closes it (the page's own key handler), the keyboard focus given by xdotool.
+    execFileSync("xdotool", ["windowfocus", "--sync", first], { env });
+    execFileSync("xdotool", ["key", "Escape"], { env });
+    await waitFor("the window gone", () => shownWindowsOf(pid).length === 0, 10_000);
+    await waitFor("no WebKit process left under the app", () => webkitChildrenOf(pid).length === 0, 10_000);
+    assert.ok(alive(pid), "the app still runs");
+    // A second launch (what the tray's Open does too) opens it again, and WebKit starts what
+    // the page needs anew.
+    const second = start(APP, [], { env: withBus });
+    await waitFor("the second launch to hand over and exit", () => second.exitCode !== null, 10_000);
+    const [again] = await waitFor("the window again", () => shownWindowsOf(pid).length > 0 && shownWindowsOf(pid), 10_000);
+    await waitFor("a new network process", () => webkitChildrenOf(pid, "WebKitNetworkPr").length > 0, 10_000);
+    const repainted = await waitFor("the rows painted again", () => { const n = coloursOf(again); return n > painted / 2 && n; }, 10_000);
+    assert.ok(repainted > 20, `${repainted} colours, against ${painted} before closing`);
+  } finally {
+    assert.deepEqual(await endOwnApp(pid), []);
+  }
 });
