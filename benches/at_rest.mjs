@@ -426,6 +426,42 @@ try {
   console.log(`\n## 6. kill -9 of a watched process → ended in list --json, 20 kills (polling list --json)`);
   console.log(`p50 ${pct(kills, 0.5)} ms, max ${Math.max(...kills)} ms`);
   }
+
+  if (LEGS !== "latency") {
+  // 4 again, as users run it: without WebDriver automation. Under TAURI_WEBVIEW_AUTOMATION the
+  // app keeps WebKit's network process after its last window closes (WebKit ends the automation
+  // session with it), so leg 4 above shows the tree with it; here the app ends it.
+  await Promise.race([driver.quit(), sleep(10_000)]).catch(() => {});
+  driver = undefined;
+  for (const p of appPids()) process.kill(p, "SIGTERM");
+  await waitFor("the app to exit", () => appPids().length === 0);
+  delete env.TAURI_WEBVIEW_AUTOMATION;
+  for (let i = 0; i < 20; i++) sleepers[i] = undefined; // the ones leg 6 killed: new live ones
+  start(APP, ["--background"]);
+  await waitFor("the engine", () => cli("list", "--json"));
+  const app3 = await waitFor("the app", () => appPids()[0]);
+  feed();
+  start(APP, []); // a second launch: opens the running app's window
+  await waitFor("the window's web process", () => webProcesses(app3).length > 0);
+  await sleep(5000);
+  const shown = execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim().split("\n")[0];
+  execFileSync("xdotool", ["windowfocus", "--sync", shown], { env });
+  execFileSync("xdotool", ["key", "Escape"], { env });
+  const closedAt = Date.now();
+  await waitFor("the web process to end", () => webProcesses(app3).length === 0);
+  const webkitLeft = () => tree(app3).slice(1).filter((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/comm`, "latin1").startsWith("WebKit");
+    } catch {
+      return false;
+    }
+  }).length;
+  await waitFor("no WebKit process left", () => webkitLeft() === 0, 15_000).catch(() => {});
+  const gone = ((Date.now() - closedAt) / 1000).toFixed(1);
+  await sleep(Math.max(0, 10_000 - (Date.now() - closedAt)));
+  console.log(`\n## 4b. window opened then closed, no automation (from 10 s after closing; ${webkitLeft()} WebKit processes left, the last gone ${gone} s after closing)`);
+  console.log(`PSS ${mb(pssKb(tree(app3)))} MB (${ownKb(tree(app3))}): ${breakdown(app3)}; CPU over ${CLOSED_SECS} s: ${(await cpuOver(app3, CLOSED_SECS)).toFixed(3)} % of a core`);
+  }
   }
 } finally {
   try {

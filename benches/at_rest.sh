@@ -18,7 +18,9 @@
 #      frame holding the sessions (the UI stamps it, see ui/src/main.ts), and the part of it up
 #      to the page's navigation start (performance.timeOrigin); STOP_AFTER=3 stops there;
 #   4. window opened then closed: PSS and CPU over CLOSED_SECS (default 60), from 10 s after
-#      closing;
+#      closing under WebDriver (which keeps WebKit's network process), and again
+#      ("4b", after leg 6) with the app started without automation, opened by a second launch
+#      and closed with Esc (xdotool), as users run it;
 #   5. hook-to-row-in-the-DOM over 200 `observe` calls (a MutationObserver in the page stamps
 #      each new row);
 #   6. kill -9 of a watched process to `ended` in `list --json`, over 20 kills;

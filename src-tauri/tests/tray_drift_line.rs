@@ -51,7 +51,7 @@ fn installed(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 fn menu_line(app: &AppHandle<MockRuntime>) -> Option<String> {
-    let (menu, _) = tray::build_menu(app, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let (menu, _) = tray::build_menu(app, &[], None).unwrap_or_else(|e| panic!("{e}"));
     menu.get(ID)
         .and_then(|kind| kind.as_menuitem().cloned())
         .map(|item| item.text().unwrap_or_else(|e| panic!("{e}")))

@@ -266,7 +266,7 @@ fn a_session_joining_a_full_menu_relabels_it_and_its_row_opens_that_session() {
         // Each session's state starts after the previous one's (the clock's resolution).
         std::thread::sleep(Duration::from_millis(2));
     };
-    let mut render = |menu: &mut tray::TrayMenu<MockRuntime>| {
+    let render = |menu: &mut tray::TrayMenu<MockRuntime>| {
         tray::render_on(&handle, &surface, menu).unwrap_or_else(|e| panic!("render: {e}"));
         surface.menus.load(Ordering::Acquire)
     };

@@ -16,7 +16,7 @@ use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
 use tauri::AppHandle;
 
 fn line(app: &AppHandle<MockRuntime>) -> (String, bool) {
-    let (menu, _) = tray::build_menu(app, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let (menu, _) = tray::build_menu(app, &[], None).unwrap_or_else(|e| panic!("{e}"));
     let item = menu
         .get(tray::WAITING_TODAY_ID)
         .and_then(|kind| kind.as_menuitem().cloned())
