@@ -92,30 +92,7 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
 
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let registry = Arc::new(SessionsRegistry::new());
-    let app = mock_builder()
-        .build(mock_context(noop_assets()))
-        .unwrap_or_else(|e| panic!("{e}"));
-    agent_tray_desktop::manage_state(
-        &app,
-        registry.clone(),
-        SettingsStore::load(dir.path().join("settings.json")),
-        EngineStatus::Running {
-            socket: "/tmp/test.sock".into(),
-        },
-        dir.path().join("logs"),
-    );
-    let window = WebviewWindowBuilder::new(&app, "main", Default::default())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let focused: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = focused.clone();
-    app.listen_any(EVENT_FOCUS, move |event| {
-        if let Ok(parsed) = serde_json::from_str::<FocusSession>(event.payload()) {
-            sink.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(parsed.session_id);
-        }
-    });
+    let (app, window, focused) = app_with_a_window(dir.path(), &registry);
 
     let handle = app.handle().clone();
     let surface = MainThreadTray {
@@ -230,30 +207,7 @@ fn a_session_joining_a_full_menu_relabels_it_and_its_row_opens_that_session() {
     // main thread that also carries the window's events: with 250 sessions a ~300 ms stall.
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let registry = Arc::new(SessionsRegistry::new());
-    let app = mock_builder()
-        .build(mock_context(noop_assets()))
-        .unwrap_or_else(|e| panic!("{e}"));
-    agent_tray_desktop::manage_state(
-        &app,
-        registry.clone(),
-        SettingsStore::load(dir.path().join("settings.json")),
-        EngineStatus::Running {
-            socket: "/tmp/test.sock".into(),
-        },
-        dir.path().join("logs"),
-    );
-    let _window = WebviewWindowBuilder::new(&app, "main", Default::default())
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let focused: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = focused.clone();
-    app.listen_any(EVENT_FOCUS, move |event| {
-        if let Ok(parsed) = serde_json::from_str::<FocusSession>(event.payload()) {
-            sink.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(parsed.session_id);
-        }
-    });
+    let (app, _window, focused) = app_with_a_window(dir.path(), &registry);
     let handle = app.handle().clone();
     tray::manage_menu(&handle);
     let surface = CountingTray::default();
@@ -297,4 +251,42 @@ fn a_session_joining_a_full_menu_relabels_it_and_its_row_opens_that_session() {
         ["newest"],
         "the menu's last row is the newest session"
     );
+}
+
+/// The shell's state on `registry` in a mock app with its main window, and the session ids of
+/// the focus events it emits, in order.
+#[allow(clippy::type_complexity)]
+fn app_with_a_window(
+    dir: &std::path::Path,
+    registry: &Arc<SessionsRegistry>,
+) -> (
+    tauri::App<MockRuntime>,
+    tauri::WebviewWindow<MockRuntime>,
+    Arc<Mutex<Vec<String>>>,
+) {
+    let app = mock_builder()
+        .build(mock_context(noop_assets()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    agent_tray_desktop::manage_state(
+        &app,
+        registry.clone(),
+        SettingsStore::load(dir.join("settings.json")),
+        EngineStatus::Running {
+            socket: "/tmp/test.sock".into(),
+        },
+        dir.join("logs"),
+    );
+    let window = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let focused: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = focused.clone();
+    app.listen_any(EVENT_FOCUS, move |event| {
+        if let Ok(parsed) = serde_json::from_str::<FocusSession>(event.payload()) {
+            sink.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(parsed.session_id);
+        }
+    });
+    (app, window, focused)
 }
