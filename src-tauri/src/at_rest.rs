@@ -136,16 +136,6 @@ pub mod webkit_children {
     /// The binary of WebKit's web process.
     pub const WEB_PROCESS: &str = "WebKitWebProcess";
 
-    /// The parent pid and state in a `/proc/PID/stat` line (the command name, in parentheses,
-    /// may hold spaces and parentheses: the fields start after the last `)`).
-    pub fn parent_and_state(stat: &str) -> Option<(u32, char)> {
-        let rest = stat.get(stat.rfind(')')? + 1..)?;
-        let mut fields = rest.split_ascii_whitespace();
-        let state = fields.next()?.chars().next()?;
-        let parent = fields.next()?.parse().ok()?;
-        Some((parent, state))
-    }
-
     /// Live (not zombie) children of `parent` whose binary is called `binary`.
     pub fn children_running(parent: u32, binary: &str) -> Vec<u32> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -154,13 +144,9 @@ pub mod webkit_children {
         entries
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
             .filter(|&pid| {
-                let proc_dir = Path::new("/proc").join(pid.to_string());
-                let Ok(stat) = std::fs::read_to_string(proc_dir.join("stat")) else {
-                    return false;
-                };
-                let ours =
-                    matches!(parent_and_state(&stat), Some((p, s)) if p == parent && s != 'Z');
-                ours && std::fs::read_link(proc_dir.join("exe"))
+                let ours = agent_tray::process::read_stat(pid)
+                    .is_some_and(|stat| stat.ppid == parent && !stat.is_zombie());
+                ours && std::fs::read_link(Path::new("/proc").join(pid.to_string()).join("exe"))
                     .is_ok_and(|exe| exe.file_name().is_some_and(|n| n == binary))
             })
             .collect()
@@ -193,10 +179,7 @@ pub mod webkit_children {
         if fd < 0 {
             return false;
         }
-        let still_ours = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| parent_and_state(&s))
-            .is_some_and(|(p, _)| p == parent);
+        let still_ours = agent_tray::process::read_stat(pid).is_some_and(|s| s.ppid == parent);
         // SAFETY: fd is the pidfd opened above; a null siginfo is allowed; close takes it back.
         let sent = still_ours
             && unsafe {
@@ -237,16 +220,6 @@ mod tests {
         assert!(automation_allowed(Some(OsStr::new("true"))));
         assert!(!automation_allowed(Some(OsStr::new("1"))));
         assert!(!automation_allowed(None));
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_stat_line_gives_its_parent_and_state_whatever_the_command_name() {
-        use webkit_children::parent_and_state;
-        let stat = "4242 (Web (Kit) x) S 17 4242 4242 0 -1 4194560 1 0 0 0";
-        assert_eq!(parent_and_state(stat), Some((17, 'S')));
-        assert_eq!(parent_and_state("4242 (z) Z 1 0"), Some((1, 'Z')));
-        assert_eq!(parent_and_state("garbage"), None);
     }
 
     /// The finder goes by parent and binary: a real child of this test runs `sleep`; it is
