@@ -240,9 +240,12 @@ pub fn run() {
     let token = CancellationToken::new();
 
     let builder = tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
-            // A second launch: focus the first instead of starting another engine.
-            window::show(app);
+        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
+            // A second launch: focus the first instead of starting another engine (a second
+            // `--background` launch opens nothing, as `second_launch` answers it).
+            if second_launch::request_for(args.iter().skip(1)) == second_launch::REQUEST_OPEN {
+                window::show(app);
+            }
         }))
         .plugin(tauri_plugin_positioner::init())
         .plugin(autostart::plugin());

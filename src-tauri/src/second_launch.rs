@@ -34,6 +34,9 @@ use tokio_util::sync::CancellationToken;
 pub const SOCKET_NAME: &str = "desktop.sock";
 /// What a second launch asks.
 pub const REQUEST_OPEN: &str = "open";
+/// What a second `--background` launch asks (a login autostart while the app already runs):
+/// only whether an app is there. It opens nothing, as `--background` never opens the window.
+pub const REQUEST_BACKGROUND: &str = "background";
 /// What the running app answers once it has taken the request.
 pub const REPLY_OK: &str = "ok";
 /// How long either side waits for the other: a running app answers in microseconds; one that
@@ -61,9 +64,27 @@ pub fn socket_path(paths: &TrayPaths) -> PathBuf {
     paths.runtime_dir.join(SOCKET_NAME)
 }
 
+/// What a launch with these arguments asks a running app: [`REQUEST_BACKGROUND`] with
+/// `--background`, else [`REQUEST_OPEN`].
+pub fn request_for(args: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>) -> &'static str {
+    if args
+        .into_iter()
+        .any(|a| a.as_ref() == crate::autostart::BACKGROUND_ARG)
+    {
+        REQUEST_BACKGROUND
+    } else {
+        REQUEST_OPEN
+    }
+}
+
 /// The second launch's side: asks the app listening on `socket` to open its window. `Ok` means
 /// it took the request and this process has nothing left to do.
 pub fn hand_over(socket: &Path, deadline: Duration) -> Result<(), SecondLaunchError> {
+    ask(socket, REQUEST_OPEN, deadline)
+}
+
+/// Sends `request` to the app listening on `socket`; `Ok` once it answered [`REPLY_OK`].
+pub fn ask(socket: &Path, request: &str, deadline: Duration) -> Result<(), SecondLaunchError> {
     let no_answer = |e| SecondLaunchError::NoAnswer(socket.to_path_buf(), e);
     // A unix connect does not wait for the app to accept: it fails at once on a missing or
     // stale socket, and succeeds at once on a live one.
@@ -73,7 +94,7 @@ pub fn hand_over(socket: &Path, deadline: Duration) -> Result<(), SecondLaunchEr
         .set_write_timeout(Some(deadline))
         .map_err(no_answer)?;
     stream
-        .write_all(format!("{REQUEST_OPEN}\n").as_bytes())
+        .write_all(format!("{request}\n").as_bytes())
         .map_err(no_answer)?;
     let mut reply = Vec::with_capacity(8);
     stream
@@ -93,7 +114,12 @@ pub fn handed_over() -> bool {
     let Ok(paths) = TrayPaths::from_env() else {
         return false;
     };
-    hand_over(&socket_path(&paths), DEADLINE).is_ok()
+    ask(
+        &socket_path(&paths),
+        request_for(std::env::args_os().skip(1)),
+        DEADLINE,
+    )
+    .is_ok()
 }
 
 /// The running app's side: binds `socket` (0600, in a 0700 folder), replacing a file left by a
@@ -138,11 +164,13 @@ pub async fn serve(
         };
         let answered = tokio::time::timeout(DEADLINE, async {
             let request = read_line(&mut stream).await?;
-            let reply = if request == REQUEST_OPEN {
-                open();
-                REPLY_OK
-            } else {
-                "unknown"
+            let reply = match request.as_str() {
+                REQUEST_OPEN => {
+                    open();
+                    REPLY_OK
+                }
+                REQUEST_BACKGROUND => REPLY_OK,
+                _ => "unknown",
             };
             stream.write_all(format!("{reply}\n").as_bytes()).await?;
             stream.shutdown().await
@@ -297,6 +325,40 @@ mod tests {
         assert_eq!(opened.load(Ordering::SeqCst), 0);
         // Positive control: the same server opens on "open".
         hand_over(&socket, DEADLINE).expect("handed over");
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        token.cancel();
+        let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), served).await });
+    }
+
+    #[test]
+    fn a_second_background_launch_is_answered_and_opens_nothing() {
+        // A login autostart while the app already runs: the launch must end (the app is
+        // there) without opening the window, as `--background` never does.
+        assert_eq!(request_for(["--background"]), REQUEST_BACKGROUND);
+        assert_eq!(request_for(Vec::<String>::new()), REQUEST_OPEN);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let socket = dir.path().join(SOCKET_NAME);
+        let rt = rt();
+        let opened = Arc::new(AtomicUsize::new(0));
+        let token = CancellationToken::new();
+        let listener = rt.block_on(async { listen(&socket) }).expect("listen");
+        let counter = opened.clone();
+        let served = rt.spawn(serve(
+            listener,
+            socket.clone(),
+            move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            },
+            token.clone(),
+        ));
+        ask(&socket, request_for(["--background"]), DEADLINE).expect("answered");
+        assert_eq!(
+            opened.load(Ordering::SeqCst),
+            0,
+            "a background launch opened the window"
+        );
+        // Positive control: a plain second launch opens it.
+        ask(&socket, request_for(Vec::<String>::new()), DEADLINE).expect("answered");
         assert_eq!(opened.load(Ordering::SeqCst), 1);
         token.cancel();
         let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), served).await });
