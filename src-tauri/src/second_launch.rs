@@ -211,6 +211,32 @@ mod tests {
             .expect("runtime")
     }
 
+    /// An app's side listening on `socket`: the runtime, the count of `open`s it took, the
+    /// token that stops it and its task.
+    fn serving(
+        socket: &Path,
+    ) -> (
+        tokio::runtime::Runtime,
+        Arc<AtomicUsize>,
+        CancellationToken,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let rt = rt();
+        let opened = Arc::new(AtomicUsize::new(0));
+        let token = CancellationToken::new();
+        let listener = rt.block_on(async { listen(socket) }).expect("listen");
+        let counter = opened.clone();
+        let served = rt.spawn(serve(
+            listener,
+            socket.to_path_buf(),
+            move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            },
+            token.clone(),
+        ));
+        (rt, opened, token, served)
+    }
+
     #[test]
     fn a_launch_with_no_app_running_does_not_hand_over() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -225,24 +251,12 @@ mod tests {
     fn a_running_app_takes_the_open_request_and_the_second_launch_is_done() {
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join("run").join(SOCKET_NAME);
-        let rt = rt();
-        let opened = Arc::new(AtomicUsize::new(0));
-        let token = CancellationToken::new();
-        let listener = rt.block_on(async { listen(&socket) }).expect("listen");
+        let (rt, opened, token, served) = serving(&socket);
         let mode = std::fs::metadata(&socket)
             .expect("socket")
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
-        let counter = opened.clone();
-        let served = rt.spawn(serve(
-            listener,
-            socket.clone(),
-            move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-            },
-            token.clone(),
-        ));
         hand_over(&socket, DEADLINE).expect("handed over");
         hand_over(&socket, DEADLINE).expect("handed over again");
         assert_eq!(opened.load(Ordering::SeqCst), 2);
@@ -301,19 +315,7 @@ mod tests {
     fn a_request_that_is_not_open_is_refused_and_opens_nothing() {
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join(SOCKET_NAME);
-        let rt = rt();
-        let opened = Arc::new(AtomicUsize::new(0));
-        let token = CancellationToken::new();
-        let listener = rt.block_on(async { listen(&socket) }).expect("listen");
-        let counter = opened.clone();
-        let served = rt.spawn(serve(
-            listener,
-            socket.clone(),
-            move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-            },
-            token.clone(),
-        ));
+        let (rt, opened, token, served) = serving(&socket);
         let mut stream = UnixStream::connect(&socket).expect("connect");
         stream
             .set_read_timeout(Some(Duration::from_secs(5)))
@@ -338,19 +340,7 @@ mod tests {
         assert_eq!(request_for(Vec::<String>::new()), REQUEST_OPEN);
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join(SOCKET_NAME);
-        let rt = rt();
-        let opened = Arc::new(AtomicUsize::new(0));
-        let token = CancellationToken::new();
-        let listener = rt.block_on(async { listen(&socket) }).expect("listen");
-        let counter = opened.clone();
-        let served = rt.spawn(serve(
-            listener,
-            socket.clone(),
-            move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-            },
-            token.clone(),
-        ));
+        let (rt, opened, token, served) = serving(&socket);
         ask(&socket, request_for(["--background"]), DEADLINE).expect("answered");
         assert_eq!(
             opened.load(Ordering::SeqCst),
