@@ -178,6 +178,19 @@ class HarnessCodex(E2ETest):
         self.assertIn(flock_holder(lock), servers, "after kill -9 of the TUI the app-server should still hold the lock")
         self.assertNotIn("SessionEnd", rec.events())
 
+    def test_codex_exiting_before_its_prompt_is_shown_in_full_and_started_once_more(self):
+        """wait_ready() starts a Codex that died before its prompt once more, and keeps what it
+        printed (all of it, not only the last screen); here the first start has a flag Codex
+        does not know."""
+        a = self.codex(daemon=False)
+        a.start("--no-such-flag")
+        a._extra = []
+        a.wait_ready()
+        self.assertEqual(len(a.exits_before_prompt), 1, a.exits_before_prompt)
+        self.assertIn("the program exited", a.exits_before_prompt[0])
+        self.assertIn("--no-such-flag", a.exits_before_prompt[0])
+        a.exit()
+
     def test_codex_hook_review_screen_is_skipped_and_the_app_server_killed_by_pid(self):
         """Codex 0.171 stops at "Hooks need review" when hooks.json holds untrusted hooks, and
         its managed app-server outlives the TUI: the harness gets past the one and ends the

@@ -152,8 +152,9 @@ class Agent:
         self.tmux.start(argv, self.cwd)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            pid = self.tmux.pane_pid()
-            if pid and proc_comm(pid) not in (None, "sh"):
+            pid, dead, _ = self.tmux.pane_info()
+            # A program that exited at once did start: the next wait reports what it printed.
+            if pid and (dead or proc_comm(pid) not in (None, "sh")):
                 self.pid = pid
                 return pid
             time.sleep(0.05)
@@ -260,6 +261,7 @@ class CodexAgent(Agent):
         super().__init__(world, mock, cwd)
         self.daemon = daemon
         self.hook_reviews_skipped = 0
+        self.exits_before_prompt = []  # what wait_ready() saw each time Codex died before its prompt
         # Runs before the world's sweep by env marker: the managed app-server (and its
         # pid-update loop) outlive the TUI, so they are ended by the pids Codex recorded.
         world.on_cleanup(self.kill_app_server)
@@ -292,14 +294,51 @@ class CodexAgent(Agent):
         argv = [b]
         if not self.daemon:
             argv.append("--no-daemon")
-        return self._start(argv + list(extra))
+        self._extra = list(extra)
+        return self._start(argv + self._extra)
 
-    def wait_ready(self, timeout=40):
-        """The prompt with its model line; a hook-review screen on the way is skipped (Esc)."""
+    def wait_for(self, pattern, timeout=30, **kw):
+        try:
+            return super().wait_for(pattern, timeout, **kw)
+        except ScreenTimeout as e:
+            raise ScreenTimeout(f"{e}\n{self.own_logs()}") from None
+
+    def own_logs(self, lines=15):
+        """The ends of the logs Codex keeps in this world (its managed app-server's stderr): what
+        a failure message needs when the TUI died of an error from the server."""
+        out = []
+        for d in ("app-server-daemon", "log"):
+            folder = os.path.join(self.world.codex_home, d)
+            for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+                if name.endswith(".log"):
+                    with open(os.path.join(folder, name), errors="replace") as f:
+                        tail = f.read().splitlines()[-lines:]
+                    out.append(f"--- {d}/{name} (last {len(tail)} lines)\n" + "\n".join(tail))
+        return "\n".join(out) or "(codex wrote no log in this world)"
+
+    def wait_ready(self, timeout=40, restarts=1):
+        """The prompt with its model line; a hook-review screen on the way is skipped (Esc).
+
+        Codex in its default mode first installs and starts its own app-server (a 400 MB copy
+        into CODEX_HOME); in one CI run the TUI exited with an error during that start,
+        which is Codex's and not what any test here looks at. Such an exit before the prompt
+        is printed in full and Codex is started once more; a second one fails the test."""
         deadline = time.monotonic() + timeout
         while True:
-            screen = self.wait_for(f"{self.READY}|{self.HOOK_REVIEW}", max(1, deadline - time.monotonic()),
-                                   what="codex prompt ready (model line) or its hook-review screen")
+            try:
+                screen = self.wait_for(f"{self.READY}|{self.HOOK_REVIEW}", max(1, deadline - time.monotonic()),
+                                       what="codex prompt ready (model line) or its hook-review screen")
+            except ScreenTimeout as e:
+                if restarts < 1 or not self.tmux.is_dead():
+                    raise
+                restarts -= 1
+                self.exits_before_prompt.append(str(e))
+                sys.stderr.write(f"[codex] exited before its prompt; starting it once more. {e}\n")
+                self.kill_app_server()
+                self.tmux.kill_server()
+                self.start(*getattr(self, "_extra", []))
+                deadline = time.monotonic() + timeout
+                continue
             if not re.search(self.HOOK_REVIEW, screen):
                 return screen
             self.skip_hook_review()

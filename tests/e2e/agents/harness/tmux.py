@@ -89,8 +89,18 @@ class Tmux:
             screen = self.capture()
             if bool(test(screen)) != absent:
                 return screen
-            if time.monotonic() > deadline:
+            dead = self.is_dead()
+            if dead or time.monotonic() > deadline:
+                if dead:
+                    # The program exited (its last output may have come after the capture
+                    # above): one last look, then the whole history, since what it printed
+                    # may have scrolled off the screen.
+                    screen = self.capture()
+                    if bool(test(screen)) != absent:
+                        return screen
+                    screen = self.capture(history=True)
                 raise ScreenTimeout(
+                    f"{'the program exited, and ' if dead else ''}"
                     f"screen did not {'lose' if absent else 'show'} {what or pattern!r} within {timeout:.0f}s; "
                     f"last screen:\n{screen.rstrip()}\n--- end of screen")
             time.sleep(interval)
