@@ -122,8 +122,8 @@ fn spawn_second_launch_listener<R: Runtime>(
     let listener = match tauri::async_runtime::block_on(async { second_launch::listen(&socket) }) {
         Ok(listener) => listener,
         Err(error) => {
-            // The single-instance plugin still hands second launches over, only later.
-            tracing::warn!(%error, "second launches will not be handed over early");
+            // Second launches then wait for an answer and report that none came.
+            tracing::warn!(%error, "second launches cannot be handed over");
             return;
         }
     };
@@ -240,13 +240,6 @@ pub fn run() {
     let token = CancellationToken::new();
 
     let builder = tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
-            // A second launch: focus the first instead of starting another engine (a second
-            // `--background` launch opens nothing, as `second_launch` answers it).
-            if second_launch::request_for(args.iter().skip(1)) == second_launch::REQUEST_OPEN {
-                window::show(app);
-            }
-        }))
         .plugin(tauri_plugin_positioner::init())
         .plugin(autostart::plugin());
     let setup_paths = paths.clone();

@@ -4,11 +4,25 @@
 fn main() {
     // Before any thread exists: the arenas are set when a thread first allocates.
     agent_tray_desktop::at_rest::limit_arenas();
-    // A second launch: the running app opens its window, and this process is done before any
-    // GUI library initialises (see `second_launch`).
-    if agent_tray_desktop::second_launch::handed_over() {
-        return;
-    }
+    // One app per environment: a second launch has the running app open its window and is done
+    // before any GUI library initialises; the first holds the lock for its life (see
+    // `second_launch`).
+    use agent_tray_desktop::second_launch::{self, Launch};
+    let _instance = match second_launch::claim_for_this_launch() {
+        Ok(Some(Launch::HandedOver)) => return,
+        Ok(Some(Launch::First(lock))) => Some(lock),
+        Ok(None) => None,
+        Err(error @ second_launch::SecondLaunchError::NotAnswering { .. }) => {
+            eprintln!("agent-tray-desktop: {error}");
+            std::process::exit(1);
+        }
+        // The lock cannot be taken (a read-only runtime folder): starting is still better than
+        // not, and the engine reports a folder it cannot use.
+        Err(error) => {
+            eprintln!("agent-tray-desktop: {error}; starting without the one-app check");
+            None
+        }
+    };
     // Linux: WebKitGTK's compositing mode renders the page through OpenGL; with no GPU (a VM, a
     // remote display, Xvfb) that is Mesa's software GL, and each repaint of the window (the row
     // clocks' once a second) costs it most of a core and some 150 MB more in the web process

@@ -1,29 +1,35 @@
-//! A second launch of the app hands over to the running one before it initialises anything.
+//! One app per environment, and a second launch hands over to it before it initialises anything.
 //!
-//! Starting the app again (a launcher, a desktop entry, the CLI's users) must open the running
-//! app's window, not a second app. The single-instance plugin does that, but only once Tauri,
-//! GTK and the display are up in the second process: some 180 ms of a 250 ms budget for the
-//! window to open (benches/at_rest.sh, leg 3). So the running app also listens on a private unix
-//! socket of its own, `desktop.sock` beside the control socket (in the runtime folder, 0700; the
-//! socket 0600), and `main()` of a second launch first connects to it and sends `open`: on `ok`
-//! it exits at once, before the dynamic GUI libraries do any work. It needs no display, so it
-//! works from a shell with no `DISPLAY` too.
+//! Starting the app again (a launcher, a desktop entry, the CLI's users, a login autostart) must
+//! open the running app's window, not start a second app. `main()` settles that before Tauri,
+//! GTK or the display do any work (they cost a second launch some 180 ms of a 250 ms budget for
+//! the window to open, benches/at_rest.sh leg 3), and needs no display, so a launch from a shell
+//! with no `DISPLAY` works too:
 //!
-//! Every failure falls back to the normal start, where the single-instance plugin still stands
-//! (no app, a stale socket left by a crash, an app that does not answer within [`DEADLINE`]). Two
-//! first launches at once both find no socket and start; the plugin lets one through, and only
-//! that one binds the socket (the other exits in the plugin's setup, before binding). A socket
-//! file nobody answers on is a crash's leftover and is replaced; one that answers belongs to a
-//! running app and is left alone.
+//! 1. it connects to the running app's private socket, `desktop.sock` beside the control socket
+//!    (in the runtime folder, 0700; the socket 0600), and sends `open` (or `background`, which
+//!    opens nothing); on `ok` it exits at once;
+//! 2. else it takes an exclusive `flock` on `desktop.lock` beside it, held for the app's whole
+//!    life (close-on-exec, so no child it starts keeps it), and starts;
+//! 3. a lock already held means another launch is starting at the same moment (it holds the
+//!    lock but is not listening yet): it asks again until that app answers (up to
+//!    [`STARTING_WAIT`]); an app that holds the lock and never answers is reported, not doubled.
 //!
-//! Hand-written rather than a crate: the one crate-shaped piece (single-instance) is the plugin,
-//! which is what cannot run early; the rest is a connect, a line and a reply.
+//! Holding the lock, the app knows any socket file left is a crash's and replaces it. The lock is
+//! per environment (`XDG_RUNTIME_DIR`/`AGENT_TRAY_HOME`), as every other file of the app is; the
+//! single-instance plugin it replaces keyed on a D-Bus name, one per user's session bus, and its
+//! zbus executor woke a thread twice a second for the app's whole life (the largest share of
+//! the app's idle CPU once the engine's own timers were gone).
+//!
+//! Hand-written rather than a crate: it is a lock, a connect, a line and a reply.
 
+use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_tray::paths::TrayPaths;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -32,6 +38,14 @@ use tokio_util::sync::CancellationToken;
 
 /// The socket's file name in the runtime folder.
 pub const SOCKET_NAME: &str = "desktop.sock";
+/// The lock's file name beside it: the running app holds it for its whole life.
+pub const LOCK_NAME: &str = "desktop.lock";
+/// How long a launch that finds the lock held waits for the app holding it to answer: another
+/// launch at the same moment gets from its lock to its socket in about a second, more on a
+/// loaded machine.
+pub const STARTING_WAIT: Duration = Duration::from_secs(10);
+/// Between two questions to an app that holds the lock but does not answer yet.
+const STARTING_POLL: Duration = Duration::from_millis(25);
 /// What a second launch asks.
 pub const REQUEST_OPEN: &str = "open";
 /// What a second `--background` launch asks (a login autostart while the app already runs):
@@ -55,6 +69,17 @@ pub enum SecondLaunchError {
     AlreadyServed(PathBuf),
     #[error("cannot listen on {0}: {1}")]
     Listen(PathBuf, #[source] std::io::Error),
+    #[error("cannot take the app's lock {0}: {1}")]
+    Lock(PathBuf, #[source] std::io::Error),
+    #[error(
+        "another Agent Tray holds {lock} but did not answer on {socket} within {waited:?}; \
+         if it hangs, end it and start again"
+    )]
+    NotAnswering {
+        lock: PathBuf,
+        socket: PathBuf,
+        waited: Duration,
+    },
     #[error(transparent)]
     Paths(#[from] agent_tray::paths::PathsError),
 }
@@ -62,6 +87,83 @@ pub enum SecondLaunchError {
 /// Where the running app listens for this environment's second launches.
 pub fn socket_path(paths: &TrayPaths) -> PathBuf {
     paths.runtime_dir.join(SOCKET_NAME)
+}
+
+/// Where the running app's lock is.
+pub fn lock_path(paths: &TrayPaths) -> PathBuf {
+    paths.runtime_dir.join(LOCK_NAME)
+}
+
+/// The running app's claim on its environment: the `flock` on [`LOCK_NAME`], released when this
+/// is dropped or the process ends, however it ends.
+#[derive(Debug)]
+pub struct InstanceLock {
+    _file: File,
+}
+
+/// What a launch does.
+#[derive(Debug)]
+pub enum Launch {
+    /// A running app took the request: this process has nothing left to do.
+    HandedOver,
+    /// No app runs here: this process is the app, for as long as it holds the lock.
+    First(InstanceLock),
+}
+
+/// Takes the lock at `path` (creating it 0600, its folder 0700) without waiting: `None` when
+/// another process holds it.
+pub fn try_lock(path: &Path) -> Result<Option<InstanceLock>, SecondLaunchError> {
+    if let Some(dir) = path.parent() {
+        agent_tray::paths::create_private_dir(dir)?;
+    }
+    let lock_err = |e| SecondLaunchError::Lock(path.to_path_buf(), e);
+    // std opens with O_CLOEXEC: a child the app starts (a terminal it focuses, WebKit's
+    // processes) must not inherit the lock and keep it after the app has gone.
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(lock_err)?;
+    // SAFETY: flock on a descriptor this function owns; non-blocking, so it cannot hang.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(Some(InstanceLock { _file: file }));
+    }
+    let error = std::io::Error::last_os_error();
+    if error.kind() == std::io::ErrorKind::WouldBlock {
+        Ok(None)
+    } else {
+        Err(lock_err(error))
+    }
+}
+
+/// Settles a launch: hands `request` over to the app answering on `socket`, or takes `lock`
+/// and is the app; while another process holds the lock without answering yet (starting at the
+/// same moment), asks again until it answers, for at most `starting_wait`.
+pub fn claim(
+    socket: &Path,
+    lock: &Path,
+    request: &str,
+    starting_wait: Duration,
+) -> Result<Launch, SecondLaunchError> {
+    let given_up_at = Instant::now() + starting_wait;
+    loop {
+        if ask(socket, request, DEADLINE).is_ok() {
+            return Ok(Launch::HandedOver);
+        }
+        if let Some(held) = try_lock(lock)? {
+            return Ok(Launch::First(held));
+        }
+        if Instant::now() >= given_up_at {
+            return Err(SecondLaunchError::NotAnswering {
+                lock: lock.to_path_buf(),
+                socket: socket.to_path_buf(),
+                waited: starting_wait,
+            });
+        }
+        std::thread::sleep(STARTING_POLL);
+    }
 }
 
 /// What a launch with these arguments asks a running app: [`REQUEST_BACKGROUND`] with
@@ -75,12 +177,6 @@ pub fn request_for(args: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>) 
     } else {
         REQUEST_OPEN
     }
-}
-
-/// The second launch's side: asks the app listening on `socket` to open its window. `Ok` means
-/// it took the request and this process has nothing left to do.
-pub fn hand_over(socket: &Path, deadline: Duration) -> Result<(), SecondLaunchError> {
-    ask(socket, REQUEST_OPEN, deadline)
 }
 
 /// Sends `request` to the app listening on `socket`; `Ok` once it answered [`REPLY_OK`].
@@ -109,21 +205,23 @@ pub fn ask(socket: &Path, request: &str, deadline: Duration) -> Result<(), Secon
     }
 }
 
-/// What `main()` calls first: true when a running app took the launch over (exit now).
-pub fn handed_over() -> bool {
+/// What `main()` calls first, for this process's environment and arguments. `Ok(None)` when the
+/// environment names no folders (the app's start reports that).
+pub fn claim_for_this_launch() -> Result<Option<Launch>, SecondLaunchError> {
     let Ok(paths) = TrayPaths::from_env() else {
-        return false;
+        return Ok(None);
     };
-    ask(
+    claim(
         &socket_path(&paths),
+        &lock_path(&paths),
         request_for(std::env::args_os().skip(1)),
-        DEADLINE,
+        STARTING_WAIT,
     )
-    .is_ok()
+    .map(Some)
 }
 
 /// The running app's side: binds `socket` (0600, in a 0700 folder), replacing a file left by a
-/// crash, but never one another app answers on.
+/// crash, but never one another app answers on (an app of an older version, which took no lock).
 pub fn listen(socket: &Path) -> Result<UnixListener, SecondLaunchError> {
     let listen_err = |e| SecondLaunchError::Listen(socket.to_path_buf(), e);
     if let Some(dir) = socket.parent() {
@@ -242,7 +340,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join(SOCKET_NAME);
         assert!(matches!(
-            hand_over(&socket, DEADLINE),
+            ask(&socket, REQUEST_OPEN, DEADLINE),
             Err(SecondLaunchError::NoAnswer(..))
         ));
     }
@@ -257,8 +355,8 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
-        hand_over(&socket, DEADLINE).expect("handed over");
-        hand_over(&socket, DEADLINE).expect("handed over again");
+        ask(&socket, REQUEST_OPEN, DEADLINE).expect("handed over");
+        ask(&socket, REQUEST_OPEN, DEADLINE).expect("handed over again");
         assert_eq!(opened.load(Ordering::SeqCst), 2);
         token.cancel();
         rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), served).await })
@@ -275,7 +373,7 @@ mod tests {
         drop(std::os::unix::net::UnixListener::bind(&socket).expect("bind"));
         assert!(socket.exists());
         let started = std::time::Instant::now();
-        assert!(hand_over(&socket, DEADLINE).is_err());
+        assert!(ask(&socket, REQUEST_OPEN, DEADLINE).is_err());
         assert!(
             started.elapsed() < DEADLINE,
             "a stale socket refuses at once"
@@ -305,7 +403,7 @@ mod tests {
         let started = std::time::Instant::now();
         let deadline = Duration::from_millis(200);
         assert!(matches!(
-            hand_over(&socket, deadline),
+            ask(&socket, REQUEST_OPEN, deadline),
             Err(SecondLaunchError::NoAnswer(..))
         ));
         assert!(started.elapsed() < Duration::from_secs(5));
@@ -326,7 +424,7 @@ mod tests {
         assert_eq!(reply.trim(), "unknown");
         assert_eq!(opened.load(Ordering::SeqCst), 0);
         // Positive control: the same server opens on "open".
-        hand_over(&socket, DEADLINE).expect("handed over");
+        ask(&socket, REQUEST_OPEN, DEADLINE).expect("handed over");
         assert_eq!(opened.load(Ordering::SeqCst), 1);
         token.cancel();
         let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), served).await });
@@ -352,5 +450,95 @@ mod tests {
         assert_eq!(opened.load(Ordering::SeqCst), 1);
         token.cancel();
         let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), served).await });
+    }
+    #[test]
+    fn the_lock_is_held_once_until_its_holder_lets_go() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lock = dir.path().join("run").join(LOCK_NAME);
+        let first = try_lock(&lock).expect("lock").expect("free at first");
+        assert_eq!(
+            std::fs::metadata(&lock).expect("file").permissions().mode() & 0o777,
+            0o600
+        );
+        assert!(
+            try_lock(&lock).expect("lock").is_none(),
+            "held by the first"
+        );
+        drop(first);
+        assert!(try_lock(&lock).expect("lock").is_some(), "free once let go");
+    }
+
+    #[test]
+    fn a_child_the_app_starts_does_not_keep_its_lock() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lock = dir.path().join(LOCK_NAME);
+        let held = try_lock(&lock).expect("lock").expect("free");
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sleep");
+        drop(held);
+        let taken = try_lock(&lock).expect("lock");
+        // SAFETY: SIGKILL to the child this test started, by its pid.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
+        let _ = child.wait();
+        assert!(taken.is_some(), "the child inherited the lock");
+    }
+
+    #[test]
+    fn a_launch_at_the_same_moment_as_the_first_waits_for_it_and_hands_over() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let socket = dir.path().join(SOCKET_NAME);
+        let lock = dir.path().join(LOCK_NAME);
+        // The first launch: holds the lock, listens only 300 ms later (its start).
+        let first = try_lock(&lock).expect("lock").expect("free");
+        let starting = {
+            let socket = socket.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                serving(&socket)
+            })
+        };
+        let launch = claim(&socket, &lock, REQUEST_OPEN, Duration::from_secs(10)).expect("claim");
+        let (rt, opened, token, served) = starting.join().expect("first app");
+        assert!(matches!(launch, Launch::HandedOver), "{launch:?}");
+        assert_eq!(
+            opened.load(Ordering::SeqCst),
+            1,
+            "the first app opened its window"
+        );
+        token.cancel();
+        let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), served).await });
+        drop(first);
+    }
+
+    #[test]
+    fn an_app_holding_the_lock_without_answering_is_reported_and_one_that_died_is_replaced() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let socket = dir.path().join(SOCKET_NAME);
+        let lock = dir.path().join(LOCK_NAME);
+        let Launch::First(first) =
+            claim(&socket, &lock, REQUEST_OPEN, Duration::ZERO).expect("no app yet")
+        else {
+            panic!("no app runs: this launch is the app");
+        };
+        let started = Instant::now();
+        let wait = Duration::from_millis(300);
+        let second = claim(&socket, &lock, REQUEST_OPEN, wait);
+        assert!(
+            matches!(second, Err(SecondLaunchError::NotAnswering { .. })),
+            "{second:?}"
+        );
+        assert!(started.elapsed() >= wait, "it waited for the app to answer");
+        // The holder is gone (a crash releases the lock with the process): the next launch is
+        // the app.
+        drop(first);
+        assert!(matches!(
+            claim(&socket, &lock, REQUEST_OPEN, wait),
+            Ok(Launch::First(_))
+        ));
     }
 }

@@ -702,8 +702,8 @@ test("a second launch hands over before any GUI starts: with no display it still
 });
 
 /// A world of its own for an app started by this file (not by WebDriver): its own folders and
-/// socket, and (through dbus-run-session) its own session bus, so the single-instance check
-/// does not hand the launch over to the suite's app.
+/// socket and lock (so the launch is not handed over to the suite's app), and (through
+/// dbus-run-session) its own session bus for its tray and alerts.
 function ownWorld(name, { hooks }) {
   const dir = path.join(world, name);
   const own = {
@@ -787,6 +787,37 @@ test("--background starts with no window, except once on a first run with no hoo
   assert.deepEqual(shownWindowsOf(pid), []);
   assert.deepEqual(webProcessesOf(pid), []);
   assert.deepEqual(await endOwnApp(pid), []);
+});
+
+test("two launches at the same moment make one app: the later one waits for the first to answer, hands over and exits 0", async () => {
+  const own = ownWorld("twice", { hooks: true });
+  const exits = path.join(world, "twice");
+  // Two logins' autostarts in one private bus, started together; each writes its exit status.
+  const script = `("$0" --background; echo $? > "$1/a.exit") & ("$0" --background; echo $? > "$1/b.exit") & wait`;
+  const session = start("dbus-run-session", ["--", "sh", "-c", script, APP, exits], { env: own });
+  const statusFiles = () => ["a.exit", "b.exit"].filter((f) => fs.existsSync(path.join(exits, f)));
+  await waitFor("one of the two launches to exit", () => statusFiles().length > 0, 20_000);
+  const [ended] = statusFiles();
+  assert.equal(fs.readFileSync(path.join(exits, ended), "utf8").trim(), "0", "the launch that handed over exits 0");
+  const apps = () => worldPids(own.AGENT_TRAY_HOME).filter(isApp);
+  await waitFor("its engine", () => /No sessions/.test(execFileSync(CLI, ["list"], { env: own, encoding: "utf8", timeout: 5000 })), 10_000);
+  await new Promise((r) => setTimeout(r, 1000));
+  const running = apps();
+  assert.equal(running.length, 1, `one app runs: ${running}`);
+  assert.equal(statusFiles().length, 1, "the app itself still runs");
+  const [pid] = running;
+  busSessionOf.set(pid, session);
+  try {
+    // It answers later launches too: a plain one opens its window.
+    const bus = fs.readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").find((v) => v.startsWith("DBUS_SESSION_BUS_ADDRESS="));
+    const third = start(APP, [], { env: { ...own, DBUS_SESSION_BUS_ADDRESS: bus.slice("DBUS_SESSION_BUS_ADDRESS=".length) } });
+    await waitFor("the third launch to exit", () => third.exitCode !== null, 10_000);
+    assert.equal(third.exitCode, 0);
+    await waitFor("the window", () => shownWindowsOf(pid).length > 0, 10_000);
+    assert.deepEqual(apps(), [pid]);
+  } finally {
+    assert.deepEqual(await endOwnApp(pid), []);
+  }
 });
 
 /// How many colours the window `id` shows (ImageMagick): a page with its rows painted shows
