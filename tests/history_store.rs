@@ -482,6 +482,45 @@ fn kill_9_in_a_write_burst_leaves_a_sound_store_missing_at_most_the_last_second(
     drop(daemon);
 }
 
+#[test]
+fn kill_9_at_rest_closes_the_open_interval_within_a_second_of_the_kill() {
+    // Nothing happens for three seconds, then kill -9: the open interval must end where the
+    // engine was last alive (its once-a-second mark), not where it began.
+    let world = World::new();
+    let daemon = world.start_daemon();
+    world.observe(&["--session", "rest-1", "--event", "UserPromptSubmit"]);
+    assert_eq!(world.state_of("rest-1").as_deref(), Some("working"));
+    std::thread::sleep(Duration::from_secs(3));
+    let killed_at = Utc::now().timestamp_millis();
+    signal(daemon.pid(), libc::SIGKILL);
+    drop(daemon); // reaped: it writes nothing after this
+    let dead_at = Utc::now().timestamp_millis();
+    let conn = rusqlite::Connection::open(store_file(&world)).unwrap();
+    let open_interval = || -> Option<(i64, Option<i64>)> {
+        conn.query_row(
+            "SELECT i.from_ms, i.to_ms FROM intervals i JOIN sessions s ON s.id = i.session
+             WHERE s.session_id = 'rest-1' ORDER BY i.from_ms DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .ok()
+    };
+    let (from_ms, to_ms) = open_interval().expect("the interval was written");
+    assert_eq!(to_ms, None, "open when the engine died");
+    let daemon = world.start_daemon();
+    let closed_at = wait_until(Duration::from_secs(10), || {
+        open_interval().and_then(|(_, to)| to)
+    })
+    .expect("the next engine closes it");
+    assert!(
+        closed_at >= killed_at - 1500 && closed_at <= dead_at,
+        "closed at {} ms after it began, the kill {} ms after",
+        closed_at - from_ms,
+        killed_at - from_ms
+    );
+    drop(daemon);
+}
+
 /// A read-only mount on the store's folder (root ignores file modes; others get a 0555 folder).
 struct ReadOnly(PathBuf, bool);
 
@@ -536,7 +575,8 @@ fn a_read_only_store_folder_is_reported_once_and_the_engine_runs_on() {
         Some("working"),
         "the engine tracks sessions"
     );
-    // The writer retries each second (the alive mark): let several attempts fail.
+    // The writer retries each second (the alive mark goes into the store when its own file
+    // cannot be made, as here): let several attempts fail.
     std::thread::sleep(Duration::from_secs(3));
     world.observe(&[
         "--session",

@@ -19,6 +19,7 @@
 //! - **Stamps are the observations' own** ([`crate::registry::StampedChange`]), so a replayed
 //!   journal, or a script driving `observe --at`, lands in history at the time things happened.
 
+pub mod alive;
 pub mod cli;
 pub mod cost;
 pub mod query;
@@ -200,7 +201,10 @@ impl HistoryStore {
                 r.get(0)
             })
             .optional()?;
-        let alive = alive.unwrap_or(0);
+        // The writer's once-a-second mark is in a file of its own (see [`alive`]); the store's
+        // own is from the last stop, or from a writer that could not write the file.
+        let marked = alive::read_alive_mark(&alive::alive_mark_path(&self.path), Utc::now());
+        let alive = alive.max(marked).unwrap_or(0);
         self.conn.execute(
             "UPDATE intervals SET to_ms = max(from_ms, ?1) WHERE to_ms IS NULL",
             params![alive],

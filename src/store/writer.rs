@@ -27,6 +27,7 @@
 //! `watch` sender, so only the newest value matters and nothing queues; a change prunes at once.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,7 +46,8 @@ const MAX_BATCH: usize = 512;
 /// How often the forwarder marks the engine alive (what a crash's open intervals close at): a
 /// crash loses at most this much of the intervals open then, and the history promises at most a
 /// second. Every change is committed as it comes, whatever this is. At rest this is the writer's
-/// only wake-up (one small SQLite transaction a second, no fsync in WAL mode).
+/// only wake-up: one `pwrite` into the mark file ([`super::alive`]) from the forwarder, or, when
+/// that file cannot be written, one small SQLite transaction on the thread.
 const ALIVE_EVERY: Duration = Duration::from_secs(1);
 /// How long the store must write without a failure before it counts as back.
 const RESUME_AFTER: Duration = Duration::from_secs(60);
@@ -116,25 +118,21 @@ pub fn spawn_with_retention(
     };
     // Subscribe, then take the snapshot at once: no change is missed between the two, and a
     // change in both only repeats a state the snapshot already has (a no-op for the store).
-    let changes = registry.subscribe_stamped();
-    let usage = registry.subscribe_usage();
+    let inputs = Inputs {
+        changes: registry.subscribe_stamped(),
+        usage: registry.subscribe_usage(),
+        retention: retention_changes,
+    };
     let snapshot = Record::Resync {
         at: registry.clock().wall(),
         sessions: registry.list(),
     };
     let (tx, rx) = mpsc::channel::<Command>(QUEUE);
-    let thread = tokio::task::spawn_blocking(move || run_thread(config, rx));
+    let marking = Marking::new(super::alive::alive_mark_path(&config.path));
+    let store_opened = marking.store_opened.clone();
+    let thread = tokio::task::spawn_blocking(move || run_thread(config, rx, &store_opened));
     let task = tokio::spawn(async move {
-        forward(
-            registry,
-            snapshot,
-            changes,
-            usage,
-            retention_changes,
-            tx,
-            token,
-        )
-        .await;
+        forward(registry, snapshot, inputs, marking, tx, token).await;
         // The sender is gone: the thread drains what is queued, writes, and ends.
         if let Err(e) = thread.await {
             tracing::error!(error = %e, "history writer thread failed");
@@ -143,15 +141,26 @@ pub fn spawn_with_retention(
     (task, retention)
 }
 
+/// What the forwarder listens to.
+struct Inputs {
+    changes: broadcast::Receiver<crate::registry::StampedChange>,
+    usage: broadcast::Receiver<crate::usage::UsageReport>,
+    retention: tokio::sync::watch::Receiver<u32>,
+}
+
 async fn forward(
     registry: Arc<SessionsRegistry>,
     snapshot: Record,
-    mut changes: broadcast::Receiver<crate::registry::StampedChange>,
-    mut usage: broadcast::Receiver<crate::usage::UsageReport>,
-    mut retention: tokio::sync::watch::Receiver<u32>,
+    inputs: Inputs,
+    mut marking: Marking,
     tx: mpsc::Sender<Command>,
     token: CancellationToken,
 ) {
+    let Inputs {
+        mut changes,
+        mut usage,
+        mut retention,
+    } = inputs;
     let clock = registry.clock().clone();
     if tx.send(Command::Records(vec![snapshot])).await.is_err() {
         return;
@@ -200,7 +209,13 @@ async fn forward(
                 // The registry lives as long as `changes` does: its close ends the loop.
                 Err(broadcast::error::RecvError::Closed) => break,
             },
-            _ = alive.tick() => Command::Records(vec![Record::Alive { at: clock.wall() }]),
+            _ = alive.tick() => {
+                let at = clock.wall();
+                if marking.mark(at) {
+                    continue;
+                }
+                Command::Records(vec![Record::Alive { at }])
+            }
             _ = prune.tick() => Command::Prune(clock.wall()),
             Ok(()) = retention.changed() => {
                 Command::Retention(*retention.borrow_and_update(), clock.wall())
@@ -240,6 +255,55 @@ async fn forward(
     let _ = tx.send(Command::Records(last)).await;
 }
 
+/// Where the forwarder puts its once-a-second alive mark: the file beside the store
+/// ([`super::alive`]) once the thread has opened the store, else the store itself.
+///
+/// Not before: opening the store closes what a crashed engine left open at the mark it finds,
+/// and a mark this engine wrote first would close them now instead of at that crash.
+struct Marking {
+    path: PathBuf,
+    store_opened: Arc<AtomicBool>,
+    file: Option<super::alive::AliveMark>,
+    file_failed: bool,
+}
+
+impl Marking {
+    fn new(path: PathBuf) -> Self {
+        Marking {
+            path,
+            store_opened: Arc::new(AtomicBool::new(false)),
+            file: None,
+            file_failed: false,
+        }
+    }
+
+    /// Writes the mark `at` into the file; false when it must go into the store instead (the
+    /// store is not open yet, or the file cannot be written: a read-only folder).
+    fn mark(&mut self, at: DateTime<Utc>) -> bool {
+        if self.file.is_none() && !self.file_failed && self.store_opened.load(Ordering::Acquire) {
+            match super::alive::AliveMark::open(&self.path) {
+                Ok(file) => self.file = Some(file),
+                Err(error) => self.give_up_file(&error),
+            }
+        }
+        // 21 bytes into the page cache: nothing here waits on the disk.
+        match self.file.as_ref().map(|file| file.write(at)) {
+            Some(Ok(())) => true,
+            Some(Err(error)) => {
+                self.give_up_file(&error);
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn give_up_file(&mut self, error: &std::io::Error) {
+        tracing::debug!(%error, path = %self.path.display(), "no alive-mark file: the mark goes into the store");
+        self.file = None;
+        self.file_failed = true;
+    }
+}
+
 /// What the writer says about the store's health, decided from each write's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HealthReport {
@@ -276,7 +340,11 @@ impl StoreHealth {
     }
 }
 
-fn run_thread(mut config: WriterConfig, mut rx: mpsc::Receiver<Command>) {
+fn run_thread(
+    mut config: WriterConfig,
+    mut rx: mpsc::Receiver<Command>,
+    store_opened: &AtomicBool,
+) {
     let mut store: Option<HistoryStore> = None;
     let mut health = StoreHealth::default();
     while let Some(first) = rx.blocking_recv() {
@@ -298,6 +366,9 @@ fn run_thread(mut config: WriterConfig, mut rx: mpsc::Receiver<Command>) {
         }
         config.retention_days = retention_days;
         let result = write(&config, &mut store, &records, prune_at);
+        if store.is_some() {
+            store_opened.store(true, Ordering::Release);
+        }
         if result.is_err() {
             // A broken connection is reopened on the next batch.
             store = None;
@@ -353,7 +424,7 @@ fn prune(store: &mut HistoryStore, config: &WriterConfig, now: DateTime<Utc>) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
@@ -574,15 +645,8 @@ mod tests {
             conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
                 .unwrap_or(-1)
         };
-        let alive = || -> bool {
-            conn.query_row(
-                "SELECT count(*) FROM meta WHERE key = 'alive_at'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .unwrap_or(0)
-                > 0
-        };
+        let mark = super::super::alive::alive_mark_path(&path);
+        let alive = || super::super::alive::read_alive_mark(&mark, Utc::now()).is_some();
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while !alive() && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -613,9 +677,18 @@ mod tests {
             .unwrap();
     }
     /// The commands the forwarder sends over `secs` seconds of paused time, with one hook event
-    /// observed at `observe_at` (seconds), by second.
-    async fn forwarded(secs: u64, observe_at: Option<u64>) -> Vec<(u64, &'static str)> {
-        let registry = Arc::new(SessionsRegistry::new());
+    /// observed at `observe_at` (seconds), by second; the registry's wall clock starts at
+    /// [`FORWARDED_FROM`] and moves with the paused time.
+    async fn forwarded(
+        secs: u64,
+        observe_at: Option<u64>,
+        mark_file: Option<&std::path::Path>,
+    ) -> Vec<(u64, &'static str)> {
+        let clock = Arc::new(ManualClock::new(forwarded_from()));
+        let registry = Arc::new(SessionsRegistry::with_config(
+            RegistryConfig::default(),
+            clock.clone(),
+        ));
         let (tx, mut rx) = mpsc::channel::<Command>(QUEUE);
         let (_days, retention) = tokio::sync::watch::channel(90);
         let token = CancellationToken::new();
@@ -623,9 +696,12 @@ mod tests {
         let task = tokio::spawn(forward(
             registry.clone(),
             Record::Alive { at: Utc::now() },
-            registry.subscribe_stamped(),
-            registry.subscribe_usage(),
-            retention,
+            Inputs {
+                changes: registry.subscribe_stamped(),
+                usage: registry.subscribe_usage(),
+                retention,
+            },
+            opened_marking(mark_file),
             tx,
             token.clone(),
         ));
@@ -649,6 +725,7 @@ mod tests {
         });
         for s in 1..=secs {
             tokio::time::sleep_until(start + Duration::from_secs(s)).await;
+            clock.advance(Duration::from_secs(1));
             if observe_at == Some(s) {
                 let obs =
                     Observation::new("s1", Agent::Claude, EventKind::SessionStart, Utc::now());
@@ -660,16 +737,73 @@ mod tests {
         seen.await.unwrap()
     }
 
+    /// A [`Marking`] whose store is open; with no file, one whose file cannot be made.
+    fn opened_marking(file: Option<&std::path::Path>) -> Marking {
+        let mut marking = Marking::new(file.map(std::path::Path::to_path_buf).unwrap_or_default());
+        marking.store_opened.store(true, Ordering::Release);
+        marking.file_failed = file.is_none();
+        marking
+    }
+
+    fn forwarded_from() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-03-02T09:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn at_rest_the_writer_marks_the_engine_alive_once_a_second_and_forwards_no_change() {
-        // Nothing happening for a minute (the tray at rest): one `alive_at` mark a second (a
-        // crash loses at most a second of open intervals), and no change.
-        let idle = forwarded(60, None).await;
+    async fn at_rest_the_writer_marks_the_engine_alive_once_a_second_in_its_file_and_wakes_no_thread(
+    ) {
+        // Nothing happening for a minute (the tray at rest): the mark file follows the clock
+        // each second (a crash loses at most a second of open intervals), and nothing at all
+        // goes to the store's thread.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3.alive");
+        let idle = forwarded(60, None, Some(&path)).await;
+        assert!(
+            idle.iter().all(|(s, w)| *s == 0 || *w == "stop"),
+            "after the start only the stop reaches the thread: {idle:?}"
+        );
+        let last =
+            super::super::alive::read_alive_mark(&path, Utc::now() + chrono::TimeDelta::days(3650))
+                .expect("a mark");
+        let behind = forwarded_from().timestamp_millis() + 60_000 - last;
+        assert!(
+            (0..=1000).contains(&behind),
+            "the last mark is {behind} ms behind the clock"
+        );
+        // A change is forwarded as it comes, not at the next mark.
+        let busy = forwarded(10, Some(5), None).await;
+        assert!(busy.contains(&(5, "change")), "forwarded: {busy:?}");
+    }
+
+    #[test]
+    fn no_mark_reaches_the_file_before_the_store_has_closed_what_a_crash_left_open() {
+        // The store, when it opens, closes a crashed engine's intervals at the mark it finds:
+        // a mark of this engine's must not be there yet.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3.alive");
+        let at = forwarded_from();
+        let mut marking = Marking::new(path.clone());
+        assert!(
+            !marking.mark(at),
+            "before the store is open: into the store"
+        );
+        assert!(!path.exists());
+        marking.store_opened.store(true, Ordering::Release);
+        assert!(marking.mark(at), "once it is: into the file");
+        assert_eq!(
+            super::super::alive::read_alive_mark(&path, at),
+            Some(at.timestamp_millis())
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_mark_file_the_mark_goes_into_the_store_once_a_second() {
+        // A folder where the file cannot be made: the store's own `alive_at`, once a second.
+        let idle = forwarded(60, None, None).await;
         let alive = idle.iter().filter(|(_, w)| *w == "alive").count();
         assert!((59..=62).contains(&alive), "alive marks: {idle:?}");
         assert!(idle.iter().all(|(_, w)| *w != "change"), "{idle:?}");
-        // The positive control: a change is forwarded as it comes, not at the next mark.
-        let busy = forwarded(10, Some(5)).await;
-        assert!(busy.contains(&(5, "change")), "forwarded: {busy:?}");
     }
 }
