@@ -17,8 +17,20 @@
 //!   ends its automation session when the network process goes, which once read as "the next
 //!   window never loads" (it did load; only the WebDriver session was gone).
 //!
-//! The trim runs once, [`SETTLE`] after the last window (main or popover) is gone, so the web
-//! process's IPC buffers have been freed first; a window opened meanwhile cancels it.
+//! - **file pages only this process maps** ([`page_out_file_pages`]): the parts of the binary
+//!   and of WebKit, JavaScriptCore, GTK and their libraries that starting up or drawing the window
+//!   touched. Mapped by no other process, PSS charges them all to the app (some 50 MB of its 78
+//!   at rest under Xvfb, where no other GTK program runs), though a tray at rest runs almost none
+//!   of that code. `madvise(MADV_PAGEOUT)` (Linux ≥ 5.4) asks the kernel to reclaim them now, as
+//!   it would under memory pressure: it frees only pages no other process maps, never loses data
+//!   (they are clean file pages, read again from the file if the app needs them), and leaves
+//!   alone every mapping with memory of the app's own in it (written data, relocations), which
+//!   the kernel would otherwise move to swap.
+//!
+//! The release runs once, [`SETTLE`] after the last window (main or popover) is gone, so the web
+//! process's IPC buffers have been freed first; a window opened meanwhile cancels it. An app that
+//! starts with no window (`--background`, launch at login) runs it once too, [`START_SETTLE`]
+//! after starting, when the tray, the engine and the first scan are done with what start-up needs.
 //!
 //! **Arenas.** glibc gives each thread that allocates its own arena (up to eight per core), and
 //! an arena's freed memory is kept for that arena's next use: a day of a few allocations on
@@ -33,6 +45,10 @@ use tokio_util::sync::CancellationToken;
 /// How long after the last window closed the app gives memory back: time for the webview's
 /// teardown (and the web process's exit) to free what it held.
 pub const SETTLE: Duration = Duration::from_secs(2);
+
+/// How long after starting with no window the app gives memory back: start-up (the tray, the
+/// engine, the first scan of the agents' files) is over well within it.
+pub const START_SETTLE: Duration = Duration::from_secs(10);
 
 /// The most glibc malloc arenas the app uses (see the module comment).
 pub const ARENA_MAX: i32 = 2;
@@ -71,15 +87,23 @@ pub fn trim_heap() {
     }
 }
 
-/// Runs `release` once [`SETTLE`] (here `settle`) after each time the last window is gone, until
-/// `token` is cancelled. A window that opens again before then cancels that release; the app
-/// starting with no window releases nothing (nothing was held).
+/// Runs `release` once `settle` after each time the last window is gone, and once
+/// `start_settle` after starting when no window is open then, until `token` is cancelled. A
+/// window that opens before then cancels that release.
 pub async fn release_when_closed(
     mut presence: watch::Receiver<bool>,
+    start_settle: Duration,
     settle: Duration,
     mut release: impl FnMut(),
     token: CancellationToken,
 ) {
+    if !*presence.borrow() {
+        match stays_closed(&mut presence, start_settle, &token).await {
+            None => return,
+            Some(true) => release(),
+            Some(false) => {}
+        }
+    }
     loop {
         // Wait for a window to exist, then for it to be gone.
         for want in [true, false] {
@@ -92,19 +116,31 @@ pub async fn release_when_closed(
                 }
             }
         }
-        let settled = tokio::select! {
-            () = token.cancelled() => return,
-            () = tokio::time::sleep(settle) => true,
-            _ = presence.wait_for(|open| *open) => false,
-        };
-        if settled && !*presence.borrow() {
-            release();
+        match stays_closed(&mut presence, settle, &token).await {
+            None => return,
+            Some(true) => release(),
+            Some(false) => {}
         }
     }
 }
 
+/// Whether no window opens for `settle`; `None` once `token` is cancelled.
+async fn stays_closed(
+    presence: &mut watch::Receiver<bool>,
+    settle: Duration,
+    token: &CancellationToken,
+) -> Option<bool> {
+    let settled = tokio::select! {
+        () = token.cancelled() => return None,
+        () = tokio::time::sleep(settle) => true,
+        _ = presence.wait_for(|open| *open) => false,
+    };
+    Some(settled && !*presence.borrow())
+}
+
 /// What the app does once no window is left: WebKit's network process is ended (not under
-/// automation, see [`automation_allowed`]), then the heap is trimmed.
+/// automation, see [`automation_allowed`]), then the heap is trimmed and the file pages only the
+/// app maps are paged out.
 pub fn release_now() {
     #[cfg(target_os = "linux")]
     {
@@ -114,7 +150,97 @@ pub fn release_now() {
         }
     }
     trim_heap();
-    tracing::debug!("heap_trimmed_after_close");
+    #[cfg(target_os = "linux")]
+    {
+        let advised = page_out_file_pages();
+        tracing::debug!(
+            advised_bytes = advised,
+            "heap_trimmed_and_file_pages_paged_out"
+        );
+    }
+}
+
+/// Asks the kernel to reclaim the file pages only this process maps (see the module comment);
+/// returns how many bytes of mappings it advised. Nothing on a kernel without `MADV_PAGEOUT`.
+#[cfg(target_os = "linux")]
+pub fn page_out_file_pages() -> u64 {
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+        return 0;
+    };
+    let mut advised = 0;
+    for range in clean_file_mappings(&smaps) {
+        // SAFETY: `range` is a mapping of this process (from its own smaps); MADV_PAGEOUT only
+        // reclaims pages, which are read back on the next access, and never changes contents.
+        let rc = unsafe {
+            libc::madvise(
+                range.start as *mut libc::c_void,
+                range.end - range.start,
+                libc::MADV_PAGEOUT,
+            )
+        };
+        match rc {
+            0 => advised += (range.end - range.start) as u64,
+            // An old kernel: no such advice, none will work.
+            _ if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) => break,
+            // Unmapped meanwhile: the next one.
+            _ => {}
+        }
+    }
+    advised
+}
+
+/// The address ranges, in `/proc/self/smaps` text, of the mappings whose resident pages are all
+/// clean file pages: mapped from a regular file (not a device, a memfd or a deleted file), not
+/// writable, with no anonymous (copy-on-write) page and something resident.
+pub fn clean_file_mappings(smaps: &str) -> Vec<std::ops::Range<usize>> {
+    struct Mapping {
+        range: std::ops::Range<usize>,
+        file: bool,
+        rss_kb: u64,
+        anonymous_kb: u64,
+    }
+    let mut mappings: Vec<Mapping> = Vec::new();
+    for line in smaps.lines() {
+        let mut fields = line.split_whitespace();
+        let Some(first) = fields.next() else { continue };
+        if let Some((start, end)) = first.split_once('-') {
+            let (Ok(start), Ok(end)) = (
+                usize::from_str_radix(start, 16),
+                usize::from_str_radix(end, 16),
+            ) else {
+                continue;
+            };
+            let perms = fields.next().unwrap_or("");
+            let inode = fields.nth(2).unwrap_or("0");
+            let path: Vec<&str> = fields.collect();
+            let path = path.join(" ");
+            let file = path.starts_with('/')
+                && !path.starts_with("/dev/")
+                && !path.starts_with("/memfd:")
+                && !path.ends_with("(deleted)")
+                && inode != "0"
+                && !perms.contains('w');
+            mappings.push(Mapping {
+                range: start..end,
+                file,
+                rss_kb: 0,
+                anonymous_kb: 0,
+            });
+        } else if let Some(mapping) = mappings.last_mut() {
+            let kb = || fields.clone().next().and_then(|v| v.parse::<u64>().ok());
+            match first {
+                "Rss:" => mapping.rss_kb = kb().unwrap_or(0),
+                // Unparsable counts as some: such a mapping is left alone.
+                "Anonymous:" => mapping.anonymous_kb = kb().unwrap_or(1),
+                _ => {}
+            }
+        }
+    }
+    mappings
+        .into_iter()
+        .filter(|m| m.file && m.rss_kb > 0 && m.anonymous_kb == 0)
+        .map(|m| m.range)
+        .collect()
 }
 
 /// Whether WebKit automation (WebDriver) is allowed, as Tauri reads `TAURI_WEBVIEW_AUTOMATION`.
@@ -248,6 +374,139 @@ mod tests {
         );
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn an_app_started_with_its_window_open_releases_nothing_until_it_closes() {
+        let (presence, rx) = watch::channel(true);
+        let released = Arc::new(AtomicUsize::new(0));
+        let count = released.clone();
+        let token = CancellationToken::new();
+        let task = tokio::spawn(release_when_closed(
+            rx,
+            START_SETTLE,
+            SETTLE,
+            move || {
+                count.fetch_add(1, Ordering::SeqCst);
+            },
+            token.clone(),
+        ));
+        settle_steps().await;
+        tokio::time::sleep(START_SETTLE * 2).await;
+        assert_eq!(released.load(Ordering::SeqCst), 0);
+        presence.send_replace(false);
+        settle_steps().await;
+        tokio::time::sleep(SETTLE * 2).await;
+        assert_eq!(released.load(Ordering::SeqCst), 1);
+        token.cancel();
+        tokio::time::timeout(Duration::from_secs(1), task)
+            .await
+            .unwrap()
+            .unwrap();
+    }
+
+    const SMAPS: &str = "\
+55d0c0a00000-55d0c0b00000 r--p 00000000 fd:01 1001 /usr/bin/agent-tray-desktop
+Rss:                 512 kB
+Anonymous:             0 kB
+55d0c0b00000-55d0c1b00000 r-xp 00100000 fd:01 1001 /usr/bin/agent-tray-desktop
+Rss:                8000 kB
+Anonymous:             0 kB
+55d0c1b00000-55d0c1c00000 r--p 01100000 fd:01 1001 /usr/bin/agent-tray-desktop
+Rss:                 300 kB
+Anonymous:           300 kB
+55d0c1c00000-55d0c1d00000 rw-p 01200000 fd:01 1001 /usr/bin/agent-tray-desktop
+Rss:                  40 kB
+Anonymous:            12 kB
+55d0c2000000-55d0c3000000 rw-p 00000000 00:00 0 [heap]
+Rss:                9000 kB
+Anonymous:          9000 kB
+7f0000000000-7f0000100000 r-xp 00000000 fd:01 2002 /usr/lib/libwebkit2gtk-4.1.so.0
+Rss:                   0 kB
+Anonymous:             0 kB
+7f0000100000-7f0000200000 r--s 00000000 00:05 3003 /dev/dri/renderD128
+Rss:                  64 kB
+Anonymous:             0 kB
+7f0000200000-7f0000300000 r--p 00000000 00:01 4004 /memfd:wayland-cursor (deleted)
+Rss:                  64 kB
+Anonymous:             0 kB
+7f0000300000-7f0000400000 r--p 00000000 fd:01 5005 /tmp/gone (deleted)
+Rss:                  64 kB
+Anonymous:             0 kB
+7f0000400000-7f0000500000 r--s 00000000 fd:01 6006 /usr/share/icons/hicolor/icon-theme.cache
+Rss:                  16 kB
+Anonymous:             0 kB
+7ffd00000000-7ffd00001000 r-xp 00000000 00:00 0 [vdso]
+Rss:                   4 kB
+Anonymous:             0 kB
+";
+
+    #[test]
+    fn only_read_only_file_mappings_with_nothing_of_the_apps_own_are_paged_out() {
+        assert_eq!(
+            clean_file_mappings(SMAPS),
+            vec![
+                0x55d0c0a00000..0x55d0c0b00000,
+                0x55d0c0b00000..0x55d0c1b00000,
+                0x7f0000400000..0x7f0000500000,
+            ],
+            "the binary's read-only pages and a shared cache, not: relocated (copy-on-write) \
+             pages, writable data, the heap, nothing resident, a device, a memfd, a deleted file, \
+             the vdso"
+        );
+    }
+
+    /// Resident kB of the mapping that starts at `start`, from /proc/self/smaps.
+    #[cfg(target_os = "linux")]
+    fn resident_kb(start: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let header = format!("{start:x}-");
+        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&header));
+        lines
+            .find_map(|l| l.strip_prefix("Rss:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_mapped_only_here_leaves_the_resident_set_and_reads_back_the_same() {
+        // Beside the test binary, on the disk the build is on: /tmp may be a tmpfs, whose pages
+        // have no file to be read back from and stay resident without swap.
+        let exe = std::env::current_exe().unwrap();
+        let dir = tempfile::tempdir_in(exe.parent().unwrap()).unwrap();
+        let path = dir.path().join("pages");
+        let len = 4 << 20;
+        let content: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        use std::os::fd::AsRawFd;
+        // SAFETY: a private read-only mapping of a file this test owns, unmapped below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED);
+        // SAFETY: `base` maps `len` readable bytes until the munmap below.
+        let mapped = unsafe { std::slice::from_raw_parts(base as *const u8, len) };
+        assert_eq!(mapped, &content[..], "touched: every page resident");
+        let before = resident_kb(base as usize);
+        assert!(before >= 4000, "resident before: {before} kB");
+        assert!(page_out_file_pages() >= len as u64);
+        let after = resident_kb(base as usize);
+        assert_eq!(mapped, &content[..], "read back the same");
+        // SAFETY: unmapping what this test mapped; `mapped` is not used after.
+        unsafe { libc::munmap(base, len) };
+        assert!(
+            after < before / 4,
+            "resident: {before} kB before, {after} kB after"
+        );
+    }
+
     async fn settle_steps() {
         for _ in 0..10 {
             tokio::task::yield_now().await;
@@ -262,6 +521,7 @@ mod tests {
         let token = CancellationToken::new();
         let task = tokio::spawn(release_when_closed(
             rx,
+            START_SETTLE,
             SETTLE,
             move || {
                 count.fetch_add(1, Ordering::SeqCst);
@@ -269,12 +529,21 @@ mod tests {
             token.clone(),
         ));
         settle_steps().await;
-        tokio::time::sleep(SETTLE * 3).await;
+        tokio::time::sleep(START_SETTLE - Duration::from_secs(1)).await;
         assert_eq!(
             released.load(Ordering::SeqCst),
             0,
-            "never opened: nothing held"
+            "started with no window: not before start-up is over"
         );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(
+            released.load(Ordering::SeqCst),
+            1,
+            "started with no window: released once start-up is over"
+        );
+        tokio::time::sleep(START_SETTLE * 3).await;
+        assert_eq!(released.load(Ordering::SeqCst), 1, "and only once");
+        released.store(0, Ordering::SeqCst);
 
         presence.send_replace(true);
         settle_steps().await;

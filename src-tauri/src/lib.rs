@@ -105,6 +105,7 @@ pub fn start_background<R: Runtime>(app: &AppHandle<R>, token: &CancellationToke
     if let Some(presence) = app.try_state::<window::WindowPresence>() {
         tauri::async_runtime::spawn(at_rest::release_when_closed(
             presence.subscribe(),
+            at_rest::START_SETTLE,
             at_rest::SETTLE,
             at_rest::release_now,
             token.child_token(),
