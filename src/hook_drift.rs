@@ -413,30 +413,20 @@ fn watch_folders(
     folders: &BTreeSet<PathBuf>,
     signals: mpsc::Sender<()>,
 ) -> Option<notify::RecommendedWatcher> {
-    use notify::{RecursiveMode, Watcher};
-    let handler = move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        if matches!(event.kind, notify::EventKind::Access(_)) {
-            return;
+    // A signal checks everything (see SIGNALS).
+    let existing = folders.iter().filter(|f| f.is_dir()).map(PathBuf::as_path);
+    match crate::feeds::watch::wake_on_change(existing, relevant, signals) {
+        Ok((watcher, failed)) => {
+            for (folder, error) in failed {
+                tracing::warn!(%error, folder = %folder.display(), "cannot watch a hook folder");
+            }
+            Some(watcher)
         }
-        if event.paths.iter().any(|p| relevant(p)) {
-            // Full: a signal is already waiting, and it checks everything (see SIGNALS).
-            let _ = signals.try_send(());
-        }
-    };
-    let mut watcher = match notify::recommended_watcher(handler) {
-        Ok(w) => w,
         Err(error) => {
             tracing::warn!(%error, "cannot watch the hook files; drift is not noticed");
-            return None;
-        }
-    };
-    for folder in folders.iter().filter(|f| f.is_dir()) {
-        if let Err(error) = watcher.watch(folder, RecursiveMode::NonRecursive) {
-            tracing::warn!(%error, folder = %folder.display(), "cannot watch a hook folder");
+            None
         }
     }
-    Some(watcher)
 }
 
 #[cfg(test)]

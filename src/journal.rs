@@ -1262,7 +1262,6 @@ struct JournalWatch {
 
 impl JournalWatch {
     fn start(dir: &Path, wake: mpsc::Sender<()>) -> Self {
-        use notify::{RecursiveMode, Watcher};
         let none = JournalWatch {
             watcher: None,
             ino: None,
@@ -1273,28 +1272,21 @@ impl JournalWatch {
             tracing::debug!(%error, "journal folder not made; replay polls until it is");
             return none;
         }
-        let handler = move |event: notify::Result<notify::Event>| {
-            let wakes = match &event {
-                // An error (the kernel queue overflowed, ...): look, it costs one pass.
-                Err(_) => true,
-                Ok(event) => wakes_the_replay(event),
-            };
-            if wakes {
-                // Full: a wake-up is already waiting, and its pass reads this change too.
-                let _ = wake.try_send(());
+        let watcher = match crate::feeds::watch::wake_on_change([dir], journal_file, wake) {
+            Ok((watcher, failed)) if failed.is_empty() => watcher,
+            Ok((_, failed)) => {
+                let error = failed.into_iter().next().map(|(_, e)| e.to_string());
+                tracing::warn!(
+                    ?error,
+                    "cannot watch the journal; replay polls every minute"
+                );
+                return none;
             }
-        };
-        let mut watcher = match notify::recommended_watcher(handler) {
-            Ok(w) => w,
             Err(error) => {
                 tracing::warn!(%error, "cannot watch the journal; replay polls every minute");
                 return none;
             }
         };
-        if let Err(error) = watcher.watch(dir, RecursiveMode::NonRecursive) {
-            tracing::warn!(%error, "cannot watch the journal; replay polls every minute");
-            return none;
-        }
         JournalWatch {
             watcher: Some(watcher),
             ino: fs::metadata(dir).ok().map(|m| m.ino()),
@@ -1307,19 +1299,12 @@ impl JournalWatch {
     }
 }
 
-/// Whether a file-system event means a journal may hold records the replay has not read.
-fn wakes_the_replay(event: &notify::Event) -> bool {
-    if event.need_rescan() {
-        return true;
-    }
-    if matches!(event.kind, notify::EventKind::Access(_)) {
-        return false;
-    }
-    event.paths.iter().any(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.ends_with(".jsonl"))
-    })
+/// Whether a change to `path` may mean records the replay has not read: a journal file, not the
+/// status file the replay writes beside them.
+fn journal_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".jsonl"))
 }
 
 #[cfg(test)]
@@ -1870,7 +1855,9 @@ mod tests {
     fn only_changes_to_journal_files_wake_the_replay() {
         use notify::event::{AccessKind, CreateKind, DataChange, ModifyKind};
         use notify::{Event, EventKind};
-        let at = |kind, name: &str| Event::new(kind).add_path(PathBuf::from("/j").join(name));
+        let at = |kind, name: &str| Ok(Event::new(kind).add_path(PathBuf::from("/j").join(name)));
+        let wakes_the_replay =
+            |event: &notify::Result<Event>| crate::feeds::watch::change_wakes(event, journal_file);
         let appended = EventKind::Modify(ModifyKind::Data(DataChange::Any));
         // A hook appended, or began a session's file: read it.
         assert!(wakes_the_replay(&at(appended, "claude-s1.jsonl")));

@@ -856,6 +856,8 @@ async fn wait_for_server(
     loop {
         // One signal waiting is enough: it makes the next look, which sees everything.
         let (tx, mut signals) = tokio::sync::mpsc::channel(1);
+        // No watch (no CODEX_HOME yet: Codex not installed) drops the sender: then only the
+        // recheck looks (a closed channel must not count as a signal, or this loop spins).
         let _watch = watch_server_files(home, tx);
         let found = {
             let (home, look) = (home.to_path_buf(), Arc::clone(&look));
@@ -870,7 +872,7 @@ async fn wait_for_server(
         tokio::select! {
             () = token.cancelled() => return None,
             () = tokio::time::sleep(recheck) => {}
-            _ = signals.recv() => {}
+            Some(()) = signals.recv() => {}
         }
     }
 }
@@ -882,38 +884,27 @@ fn watch_server_files(
     home: &Path,
     signals: tokio::sync::mpsc::Sender<()>,
 ) -> Option<notify::RecommendedWatcher> {
-    use notify::{RecursiveMode, Watcher};
     let names: Vec<std::ffi::OsString> = [CONTROL_SOCKET, DAEMON_PID_FILE]
         .iter()
         .flat_map(|rel| Path::new(rel).iter().map(|part| part.to_os_string()))
         .collect();
-    let handler = move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        // Opens are not changes (notify reports them; the look's own reads would wake it).
-        if matches!(event.kind, notify::EventKind::Access(_)) {
-            return;
-        }
-        let ours = event.need_rescan()
-            || event
-                .paths
+    let folders: Vec<PathBuf> = std::iter::once(home.to_path_buf())
+        .chain(
+            [CONTROL_SOCKET, DAEMON_PID_FILE]
                 .iter()
-                .any(|p| p.file_name().is_some_and(|n| names.iter().any(|m| m == n)));
-        if ours {
-            // Full: a signal is already waiting, and its look sees this change too.
-            let _ = signals.try_send(());
-        }
+                .filter_map(|rel| home.join(rel).parent().map(Path::to_path_buf)),
+        )
+        .filter(|folder| folder.is_dir())
+        .collect();
+    let ours = move |path: &Path| {
+        path.file_name()
+            .is_some_and(|n| names.iter().any(|m| m == n))
     };
-    let mut watcher = notify::recommended_watcher(handler).ok()?;
-    let folders = [CONTROL_SOCKET, DAEMON_PID_FILE]
-        .iter()
-        .filter_map(|rel| home.join(rel).parent().map(Path::to_path_buf));
-    let mut watching = false;
-    for folder in std::iter::once(home.to_path_buf()).chain(folders) {
-        if folder.is_dir() {
-            watching |= watcher.watch(&folder, RecursiveMode::NonRecursive).is_ok();
-        }
-    }
-    watching.then_some(watcher)
+    // A signal's look sees every change since the last one.
+    let (watcher, failed) =
+        crate::feeds::watch::wake_on_change(folders.iter().map(PathBuf::as_path), ours, signals)
+            .ok()?;
+    (failed.len() < folders.len()).then_some(watcher)
 }
 
 /// Why a connection ended early.
@@ -1596,6 +1587,32 @@ mod tests {
         assert!(waited.is_err(), "no server was found");
         let looks = looks.load(std::sync::atomic::Ordering::Relaxed);
         assert!((1..=11).contains(&looks), "{looks} looks in ten minutes");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_no_codex_home_at_all_the_feed_waits_for_the_recheck_and_does_not_spin() {
+        // Codex not installed: no folder to watch. The feed once looked again at once, forever
+        // (a core at 100 %, a thread made and ended every 2.5 ms).
+        let parent = tempfile::tempdir().unwrap();
+        let home = parent.path().join("no-codex-here");
+        let looks = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counted = looks.clone();
+        let look = Arc::new(move |_: &Path| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            None
+        });
+        let token = CancellationToken::new();
+        let waited = tokio::time::timeout(
+            Duration::from_millis(500),
+            wait_for_server(&home, look, Duration::from_secs(3600), &token),
+        )
+        .await;
+        assert!(waited.is_err(), "no server was found");
+        let looks = looks.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(
+            looks, 1,
+            "{looks} looks in half a second with an hour's recheck"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
