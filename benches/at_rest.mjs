@@ -107,11 +107,45 @@ function ticks(pids) {
   }
   return m;
 }
-/// % of one core used by the app's tree over `seconds`.
+/// Run time (ns) and wake-ups of every thread of the tree, by "process/thread name"
+/// (/proc/PID/task/TID/schedstat: ns on the CPU, ns waiting to run, times run).
+function threadTimes(pids) {
+  const m = new Map();
+  for (const p of pids) {
+    let tids = [];
+    try {
+      tids = fs.readdirSync(`/proc/${p}/task`);
+    } catch {}
+    for (const t of tids) {
+      try {
+        const [ns, , runs] = fs.readFileSync(`/proc/${p}/task/${t}/schedstat`, "latin1").trim().split(/\s+/).map(Number);
+        const comm = fs.readFileSync(`/proc/${p}/task/${t}/comm`, "latin1").trim();
+        m.set(`${p}/${t}`, { comm, ns, runs });
+      } catch {}
+    }
+  }
+  return m;
+}
+/// % of one core used by the app's tree over `seconds` (THREAD_BREAKDOWN=1: and per thread name,
+/// ms and wake-ups over the window).
 async function cpuOver(root, seconds) {
   const before = ticks(tree(root));
+  const threadsBefore = process.env.THREAD_BREAKDOWN ? threadTimes(tree(root)) : null;
   const t0 = Date.now();
   await sleep(seconds * 1000);
+  if (threadsBefore) {
+    const byName = new Map();
+    for (const [id, t] of threadTimes(tree(root))) {
+      const b = threadsBefore.get(id) ?? { ns: 0, runs: 0 };
+      const sum = byName.get(t.comm) ?? { ms: 0, runs: 0, n: 0 };
+      sum.ms += (t.ns - b.ns) / 1e6;
+      sum.runs += t.runs - b.runs;
+      sum.n += 1;
+      byName.set(t.comm, sum);
+    }
+    const rows = [...byName].filter(([, v]) => v.runs > 0).sort((a, b) => b[1].ms - a[1].ms);
+    console.log(`  (per thread over ${seconds} s: ${rows.map(([c, v]) => `${c}${v.n > 1 ? ` ×${v.n}` : ""} ${v.ms.toFixed(1)} ms/${v.runs} runs`).join(", ")})`);
+  }
   const after = ticks(tree(root));
   let used = 0;
   const each = [];

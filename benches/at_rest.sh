@@ -29,7 +29,9 @@
 #
 # Usage: benches/at_rest.sh   (builds the release app and CLI first; SKIP_BUILD=1 to skip;
 #        PROFILE=debug measures the debug build instead, for a quick check of the script only)
-#        LEGS=latency runs only leg 5; APP/CLI measure other binaries, e.g. a baseline build)
+#        LEGS=latency runs only leg 5; APP/CLI measure other binaries, e.g. a baseline build;
+#        CPU_BREAKDOWN=1 adds CPU per process, THREAD_BREAKDOWN=1 run time and wake-ups per
+#        thread name from /proc/PID/task/*/schedstat)
 # Needs what tests/desktop/run.sh needs (Xvfb, dbus-daemon, trayer, WebKitWebDriver, node with
 # tests/desktop/node_modules). Everything runs in a temp world; every process is ended by pid.
 set -euo pipefail
