@@ -140,7 +140,8 @@ async fn stays_closed(
 
 /// What the app does once no window is left: WebKit's network process is ended (not under
 /// automation, see [`automation_allowed`]), then the heap is trimmed and the file pages only the
-/// app maps are paged out.
+/// app maps are paged out. Blocking (it waits up to a second for the network process to exit):
+/// run it on a blocking thread.
 pub fn release_now() {
     #[cfg(target_os = "linux")]
     {
@@ -160,33 +161,67 @@ pub fn release_now() {
     }
 }
 
-/// Asks the kernel to reclaim the file pages only this process maps (see the module comment);
-/// returns how many bytes of mappings it advised. Nothing on a kernel without `MADV_PAGEOUT`.
+/// Gives back the clean file pages of the app's read-only mappings (see the module comment), in
+/// two steps, and returns how many bytes of mappings it advised:
+/// - `MADV_PAGEOUT`: the kernel reclaims the pages no other process maps (they leave the page
+///   cache: the memory is free for the system);
+/// - then `MADV_DONTNEED` on the mappings that were already there, unchanged, before that step:
+///   their pages other processes share (the X server's Mesa and LLVM, GLib) leave the app's
+///   resident set and stay in the page cache, so reading them again is a page fault, not I/O.
+///
+/// Only mappings seen unchanged in both readings of smaps, 100 ms apart, get `MADV_DONTNEED`: on
+/// a private mapping it would throw away written pages, and the one way a read-only mapping
+/// with no copy-on-write page gets written is a library being loaded at that moment (the loader
+/// maps the file read-only first, then writes relocations into what it maps over it), which
+/// takes microseconds, not 100 ms. Blocking (the pause): run it on a blocking thread. Nothing on
+/// a kernel without `MADV_PAGEOUT` (Linux < 5.4).
 #[cfg(target_os = "linux")]
 pub fn page_out_file_pages() -> u64 {
-    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+    let read = || std::fs::read_to_string("/proc/self/smaps").ok();
+    let Some(smaps) = read() else {
         return 0;
     };
+    let first = clean_file_mappings(&smaps);
     let mut advised = 0;
-    for range in clean_file_mappings(&smaps) {
-        // SAFETY: `range` is a mapping of this process (from its own smaps); MADV_PAGEOUT only
-        // reclaims pages, which are read back on the next access, and never changes contents.
-        let rc = unsafe {
-            libc::madvise(
-                range.start as *mut libc::c_void,
-                range.end - range.start,
-                libc::MADV_PAGEOUT,
-            )
-        };
-        match rc {
-            0 => advised += (range.end - range.start) as u64,
-            // An old kernel: no such advice, none will work.
-            _ if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) => break,
+    for range in &first {
+        match advise(range, libc::MADV_PAGEOUT) {
+            Ok(()) => advised += (range.end - range.start) as u64,
+            // An old kernel: no such advice, and the second step is not worth it alone.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return 0,
             // Unmapped meanwhile: the next one.
-            _ => {}
+            Err(_) => {}
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let Some(smaps) = read() else {
+        return advised;
+    };
+    for range in clean_file_mappings(&smaps) {
+        if first.contains(&range) {
+            let _ = advise(&range, libc::MADV_DONTNEED);
         }
     }
     advised
+}
+
+#[cfg(target_os = "linux")]
+fn advise(range: &std::ops::Range<usize>, advice: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: `range` is a whole mapping of this process, read from its own smaps and checked
+    // by the caller: read-only, from a regular file, with no copy-on-write page, so its pages
+    // hold nothing the file does not; MADV_PAGEOUT and MADV_DONTNEED only drop them, and the next
+    // access reads them back.
+    let rc = unsafe {
+        libc::madvise(
+            range.start as *mut libc::c_void,
+            range.end - range.start,
+            advice,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// The address ranges, in `/proc/self/smaps` text, of the mappings whose resident pages are all
@@ -287,13 +322,23 @@ pub mod webkit_children {
         }
         children_running(me, NETWORK_PROCESS)
             .into_iter()
-            .filter(|&pid| signal_child(me, pid, libc::SIGTERM))
+            .filter(|&pid| signal_child(me, pid, libc::SIGTERM, EXIT_WAIT))
             .count()
     }
 
+    /// How long [`end_network_processes`] waits for the process to exit: until it has, its
+    /// pages of WebKit and GLib are mapped twice and cannot be paged out (see the module).
+    const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
     /// Sends `signal` to `pid` through a pidfd, after checking (with the pidfd held, so the pid
-    /// cannot be reused meanwhile) that it is still a child of `parent`.
-    fn signal_child(parent: u32, pid: u32, signal: libc::c_int) -> bool {
+    /// cannot be reused meanwhile) that it is still a child of `parent`; then waits up to
+    /// `exit_wait` for it to exit.
+    fn signal_child(
+        parent: u32,
+        pid: u32,
+        signal: libc::c_int,
+        exit_wait: std::time::Duration,
+    ) -> bool {
         let Ok(raw) = libc::pid_t::try_from(pid) else {
             return false;
         };
@@ -317,6 +362,17 @@ pub mod webkit_children {
                     0,
                 )
             } == 0;
+        if sent && !exit_wait.is_zero() {
+            let mut exited = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let timeout = libc::c_int::try_from(exit_wait.as_millis()).unwrap_or(libc::c_int::MAX);
+            // SAFETY: one pollfd for the pidfd above, which becomes readable when the process
+            // exits; bounded by the timeout.
+            unsafe { libc::poll(&mut exited, 1, timeout) };
+        }
         // SAFETY: fd is ours and closed once.
         unsafe { libc::close(fd) };
         sent
@@ -503,6 +559,61 @@ Anonymous:             0 kB
         unsafe { libc::munmap(base, len) };
         assert!(
             after < before / 4,
+            "resident: {before} kB before, {after} kB after"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_another_process_maps_too_leaves_the_resident_set_though_the_kernel_keeps_it() {
+        // A forked child maps the same pages, as the X server maps the Mesa and LLVM the window
+        // loaded: MADV_PAGEOUT leaves pages another process maps; the second step takes them
+        // out of this process all the same.
+        let exe = std::env::current_exe().unwrap();
+        let dir = tempfile::tempdir_in(exe.parent().unwrap()).unwrap();
+        let path = dir.path().join("shared-pages");
+        let len = 2 << 20;
+        let content: Vec<u8> = (0..len).map(|i| (i % 241) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        use std::os::fd::AsRawFd;
+        // SAFETY: a private read-only mapping of a file this test owns, unmapped below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED);
+        // SAFETY: `base` maps `len` readable bytes until the munmap below.
+        let view = unsafe { std::slice::from_raw_parts(base as *const u8, len) };
+        assert_eq!(view, &content[..]);
+        // SAFETY: the child only waits for its SIGKILL (pause is async-signal-safe).
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            loop {
+                // SAFETY: pause has no preconditions.
+                unsafe { libc::pause() };
+            }
+        }
+        assert!(child > 0, "fork");
+        let before = resident_kb(base as usize);
+        page_out_file_pages();
+        let after = resident_kb(base as usize);
+        assert_eq!(view, &content[..], "read back the same");
+        // SAFETY: SIGKILL to the child forked above, then reaping it; unmapping what this test
+        // mapped, `view` not used after.
+        unsafe {
+            libc::kill(child, libc::SIGKILL);
+            libc::waitpid(child, std::ptr::null_mut(), 0);
+            libc::munmap(base, len);
+        }
+        assert!(
+            before >= 2000 && after < before / 4,
             "resident: {before} kB before, {after} kB after"
         );
     }

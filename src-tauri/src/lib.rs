@@ -107,7 +107,7 @@ pub fn start_background<R: Runtime>(app: &AppHandle<R>, token: &CancellationToke
             presence.subscribe(),
             at_rest::START_SETTLE,
             at_rest::SETTLE,
-            at_rest::release_now,
+            || drop(tauri::async_runtime::spawn_blocking(at_rest::release_now)),
             token.child_token(),
         ));
     }

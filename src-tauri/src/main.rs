@@ -34,6 +34,15 @@ fn main() {
     if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
         std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
     }
+    // WebKit's UI-process memory-pressure monitor reads /proc/meminfo on a thread of its own
+    // every 5 s from the first window on, for the app's whole life (0.6 ms each: a fifth of
+    // the app's CPU once the window has closed, benches/at_rest.sh THREAD_BREAKDOWN=1). It
+    // exists to tell web processes to drop caches; the app has at most one small page, and
+    // none while the window is closed.
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR").is_none() {
+        std::env::set_var("WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR", "1");
+    }
     // With compositing off nothing in the app draws through OpenGL, yet GTK opens GLX when it
     // opens the display, which loads Mesa and, for software GL, LLVM: ~24 MB of the app's
     // 64 MB at rest (see `at_rest::gl_disabled_by_default`).
