@@ -43,11 +43,11 @@ use crate::registry::SessionsRegistry;
 const QUEUE: usize = 256;
 /// At most this many changes are taken off the stream into one queue slot.
 const MAX_BATCH: usize = 512;
-/// How often the forwarder marks the engine alive (what a crash's open intervals close at): a
-/// crash loses at most this much of the intervals open then, and the history promises at most a
-/// second. Every change is committed as it comes, whatever this is. At rest this is the writer's
-/// only wake-up: one `pwrite` into the mark file ([`super::alive`]) from the forwarder, or, when
-/// that file cannot be written, one small SQLite transaction on the thread.
+/// How often the engine is marked alive (what a crash's open intervals close at): a crash loses
+/// at most this much of the intervals open then, and the history promises at most a second.
+/// Every change is committed as it comes, whatever this is. At rest this is the writer's only
+/// wake-up: one `pwrite` into the mark file ([`super::alive`]) on the marker's own thread, or,
+/// when that file cannot be written, one small SQLite transaction on the writer's thread.
 const ALIVE_EVERY: Duration = Duration::from_secs(1);
 /// How long the store must write without a failure before it counts as back.
 const RESUME_AFTER: Duration = Duration::from_secs(60);
@@ -130,9 +130,12 @@ pub fn spawn_with_retention(
     let (tx, rx) = mpsc::channel::<Command>(QUEUE);
     let marking = Marking::new(super::alive::alive_mark_path(&config.path));
     let store_opened = marking.store_opened.clone();
+    let marker = AliveMarker::spawn(marking, registry.clock().clone(), ALIVE_EVERY, tx.clone());
     let thread = tokio::task::spawn_blocking(move || run_thread(config, rx, &store_opened));
     let task = tokio::spawn(async move {
-        forward(registry, snapshot, inputs, marking, tx, token).await;
+        forward(registry, snapshot, inputs, tx, token).await;
+        // Its sender too must go before the thread can end.
+        drop(marker);
         // The sender is gone: the thread drains what is queued, writes, and ends.
         if let Err(e) = thread.await {
             tracing::error!(error = %e, "history writer thread failed");
@@ -152,7 +155,6 @@ async fn forward(
     registry: Arc<SessionsRegistry>,
     snapshot: Record,
     inputs: Inputs,
-    mut marking: Marking,
     tx: mpsc::Sender<Command>,
     token: CancellationToken,
 ) {
@@ -165,8 +167,6 @@ async fn forward(
     if tx.send(Command::Records(vec![snapshot])).await.is_err() {
         return;
     }
-    let mut alive = tokio::time::interval(ALIVE_EVERY);
-    alive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut prune = tokio::time::interval(PRUNE_EVERY);
     prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut pending = None;
@@ -209,13 +209,6 @@ async fn forward(
                 // The registry lives as long as `changes` does: its close ends the loop.
                 Err(broadcast::error::RecvError::Closed) => break,
             },
-            _ = alive.tick() => {
-                let at = clock.wall();
-                if marking.mark(at) {
-                    continue;
-                }
-                Command::Records(vec![Record::Alive { at }])
-            }
             _ = prune.tick() => Command::Prune(clock.wall()),
             Ok(()) = retention.changed() => {
                 Command::Retention(*retention.borrow_and_update(), clock.wall())
@@ -255,7 +248,49 @@ async fn forward(
     let _ = tx.send(Command::Records(last)).await;
 }
 
-/// Where the forwarder puts its once-a-second alive mark: the file beside the store
+/// The once-a-second alive mark, on a thread of its own that does nothing else.
+///
+/// Not a tokio interval: the runtime's timer wheel parks until a coarse slot boundary and then
+/// again for the rest, so each one-second tick cost the idle app two or three wake-ups of a
+/// worker (strace of the `--background` app); a thread's timed wait wakes once. Dropping the
+/// marker stops the thread at once (its wait sees the stop channel close).
+struct AliveMarker {
+    _stop: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl AliveMarker {
+    /// Marks `every` from now until dropped; marks `marking` cannot take go into the store
+    /// through `tx` (dropped when the queue is full: the next comes a second later).
+    fn spawn(
+        mut marking: Marking,
+        clock: Arc<dyn crate::clock::Clock>,
+        every: Duration,
+        tx: mpsc::Sender<Command>,
+    ) -> Self {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let spawned = std::thread::Builder::new()
+            .name("alive-mark".into())
+            .spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(every)
+                {
+                    let at = clock.wall();
+                    if !marking.mark(at) {
+                        let _ = tx.try_send(Command::Records(vec![Record::Alive { at }]));
+                    }
+                }
+            });
+        match spawned {
+            Ok(_) => AliveMarker { _stop: Some(stop) },
+            Err(error) => {
+                tracing::error!(%error, "no alive-mark thread: a crash loses the open intervals");
+                AliveMarker { _stop: None }
+            }
+        }
+    }
+}
+
+/// Where the marker puts its once-a-second alive mark: the file beside the store
 /// ([`super::alive`]) once the thread has opened the store, else the store itself.
 ///
 /// Not before: opening the store closes what a crashed engine left open at the mark it finds,
@@ -679,11 +714,7 @@ mod tests {
     /// The commands the forwarder sends over `secs` seconds of paused time, with one hook event
     /// observed at `observe_at` (seconds), by second; the registry's wall clock starts at
     /// [`FORWARDED_FROM`] and moves with the paused time.
-    async fn forwarded(
-        secs: u64,
-        observe_at: Option<u64>,
-        mark_file: Option<&std::path::Path>,
-    ) -> Vec<(u64, &'static str)> {
+    async fn forwarded(secs: u64, observe_at: Option<u64>) -> Vec<(u64, &'static str)> {
         let clock = Arc::new(ManualClock::new(forwarded_from()));
         let registry = Arc::new(SessionsRegistry::with_config(
             RegistryConfig::default(),
@@ -701,7 +732,6 @@ mod tests {
                 usage: registry.subscribe_usage(),
                 retention,
             },
-            opened_marking(mark_file),
             tx,
             token.clone(),
         ));
@@ -752,29 +782,79 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn at_rest_the_writer_marks_the_engine_alive_once_a_second_in_its_file_and_wakes_no_thread(
-    ) {
-        // Nothing happening for a minute (the tray at rest): the mark file follows the clock
-        // each second (a crash loses at most a second of open intervals), and nothing at all
-        // goes to the store's thread.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("history.sqlite3.alive");
-        let idle = forwarded(60, None, Some(&path)).await;
+    async fn at_rest_the_forwarder_sends_the_thread_nothing() {
+        // Nothing happening for a minute (the tray at rest): after the start, only the stop
+        // reaches the writer's thread (the alive mark has a thread of its own, below).
+        let idle = forwarded(60, None).await;
         assert!(
             idle.iter().all(|(s, w)| *s == 0 || *w == "stop"),
             "after the start only the stop reaches the thread: {idle:?}"
         );
-        let last =
-            super::super::alive::read_alive_mark(&path, Utc::now() + chrono::TimeDelta::days(3650))
-                .expect("a mark");
-        let behind = forwarded_from().timestamp_millis() + 60_000 - last;
-        assert!(
-            (0..=1000).contains(&behind),
-            "the last mark is {behind} ms behind the clock"
-        );
-        // A change is forwarded as it comes, not at the next mark.
-        let busy = forwarded(10, Some(5), None).await;
+        // A change is forwarded as it comes.
+        let busy = forwarded(10, Some(5)).await;
         assert!(busy.contains(&(5, "change")), "forwarded: {busy:?}");
+    }
+
+    #[test]
+    fn the_marker_follows_the_clock_in_its_file_and_stops_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3.alive");
+        let clock = Arc::new(ManualClock::new(forwarded_from()));
+        let (tx, mut rx) = mpsc::channel::<Command>(QUEUE);
+        let marker = AliveMarker::spawn(
+            opened_marking(Some(&path)),
+            clock.clone(),
+            Duration::from_millis(20),
+            tx,
+        );
+        let read = || {
+            super::super::alive::read_alive_mark(
+                &path,
+                forwarded_from() + chrono::TimeDelta::days(1),
+            )
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while read() != Some(forwarded_from().timestamp_millis())
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(read(), Some(forwarded_from().timestamp_millis()), "marked");
+        clock.advance(Duration::from_secs(7));
+        let later = forwarded_from().timestamp_millis() + 7000;
+        while read() != Some(later) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(read(), Some(later), "the next mark follows the clock");
+        assert!(rx.try_recv().is_err(), "nothing went to the store");
+        drop(marker);
+        // Stopped: its sender is gone, so the channel closes.
+        while std::time::Instant::now() < deadline {
+            match rx.try_recv() {
+                Err(mpsc::error::TryRecvError::Disconnected) => return,
+                _ => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        panic!("the marker did not stop within 10 s of being dropped");
+    }
+
+    #[test]
+    fn without_a_mark_file_the_marker_puts_the_mark_into_the_store() {
+        // A folder where the file cannot be made: the store's own `alive_at`, each tick.
+        let clock = Arc::new(ManualClock::new(forwarded_from()));
+        let (tx, mut rx) = mpsc::channel::<Command>(QUEUE);
+        let _marker =
+            AliveMarker::spawn(opened_marking(None), clock, Duration::from_millis(20), tx);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut alive = 0;
+        while alive < 3 && std::time::Instant::now() < deadline {
+            match rx.try_recv() {
+                Ok(Command::Records(r)) if matches!(r[..], [Record::Alive { .. }]) => alive += 1,
+                Ok(_) => {}
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        assert_eq!(alive, 3, "alive marks into the store");
     }
 
     #[test]
@@ -796,14 +876,5 @@ mod tests {
             super::super::alive::read_alive_mark(&path, at),
             Some(at.timestamp_millis())
         );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn without_a_mark_file_the_mark_goes_into_the_store_once_a_second() {
-        // A folder where the file cannot be made: the store's own `alive_at`, once a second.
-        let idle = forwarded(60, None, None).await;
-        let alive = idle.iter().filter(|(_, w)| *w == "alive").count();
-        assert!((59..=62).contains(&alive), "alive marks: {idle:?}");
-        assert!(idle.iter().all(|(_, w)| *w != "change"), "{idle:?}");
     }
 }
