@@ -522,20 +522,21 @@ Anonymous:             0 kB
             .unwrap()
     }
 
+    /// A file of `len` known bytes, mapped private and read-only, every page touched: its folder
+    /// (kept while the mapping is used), its content and the mapping's start.
+    ///
+    /// Beside the test binary, on the disk the build is on: /tmp may be a tmpfs, whose pages
+    /// have no file to be read back from and stay resident without swap.
     #[cfg(target_os = "linux")]
-    #[test]
-    fn a_file_mapped_only_here_leaves_the_resident_set_and_reads_back_the_same() {
-        // Beside the test binary, on the disk the build is on: /tmp may be a tmpfs, whose pages
-        // have no file to be read back from and stay resident without swap.
+    fn mapped_file(len: usize) -> (tempfile::TempDir, Vec<u8>, *mut libc::c_void) {
+        use std::os::fd::AsRawFd;
         let exe = std::env::current_exe().unwrap();
         let dir = tempfile::tempdir_in(exe.parent().unwrap()).unwrap();
         let path = dir.path().join("pages");
-        let len = 4 << 20;
         let content: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
         std::fs::write(&path, &content).unwrap();
         let file = std::fs::File::open(&path).unwrap();
-        use std::os::fd::AsRawFd;
-        // SAFETY: a private read-only mapping of a file this test owns, unmapped below.
+        // SAFETY: a private read-only mapping of a file the caller's test owns and unmaps.
         let base = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -547,9 +548,19 @@ Anonymous:             0 kB
             )
         };
         assert_ne!(base, libc::MAP_FAILED);
+        // SAFETY: `base` maps `len` readable bytes.
+        let view = unsafe { std::slice::from_raw_parts(base as *const u8, len) };
+        assert_eq!(view, &content[..], "touched: every page resident");
+        (dir, content, base)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_mapped_only_here_leaves_the_resident_set_and_reads_back_the_same() {
+        let len = 4 << 20;
+        let (_dir, content, base) = mapped_file(len);
         // SAFETY: `base` maps `len` readable bytes until the munmap below.
         let mapped = unsafe { std::slice::from_raw_parts(base as *const u8, len) };
-        assert_eq!(mapped, &content[..], "touched: every page resident");
         let before = resident_kb(base as usize);
         assert!(before >= 4000, "resident before: {before} kB");
         assert!(page_out_file_pages() >= len as u64);
@@ -569,29 +580,10 @@ Anonymous:             0 kB
         // A forked child maps the same pages, as the X server maps the Mesa and LLVM the window
         // loaded: MADV_PAGEOUT leaves pages another process maps; the second step takes them
         // out of this process all the same.
-        let exe = std::env::current_exe().unwrap();
-        let dir = tempfile::tempdir_in(exe.parent().unwrap()).unwrap();
-        let path = dir.path().join("shared-pages");
         let len = 2 << 20;
-        let content: Vec<u8> = (0..len).map(|i| (i % 241) as u8).collect();
-        std::fs::write(&path, &content).unwrap();
-        let file = std::fs::File::open(&path).unwrap();
-        use std::os::fd::AsRawFd;
-        // SAFETY: a private read-only mapping of a file this test owns, unmapped below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        assert_ne!(base, libc::MAP_FAILED);
+        let (_dir, content, base) = mapped_file(len);
         // SAFETY: `base` maps `len` readable bytes until the munmap below.
         let view = unsafe { std::slice::from_raw_parts(base as *const u8, len) };
-        assert_eq!(view, &content[..]);
         // SAFETY: the child only waits for its SIGKILL (pause is async-signal-safe).
         let child = unsafe { libc::fork() };
         if child == 0 {

@@ -1567,11 +1567,9 @@ mod tests {
         assert_eq!(parse_daemon_pid(r#"{"pid":0}"#), None);
         assert_eq!(parse_daemon_pid("garbage"), None);
     }
-    #[tokio::test(start_paused = true)]
-    async fn with_no_codex_server_the_feed_looks_once_a_minute_not_every_two_seconds() {
-        // Most users run no Codex app server: the feed looked for one every 2 s all day (300
-        // looks in ten minutes).
-        let home = tempfile::tempdir().unwrap();
+    /// How many times `wait_for_server` looks for a server at `home` within `within`, with
+    /// `recheck`, when none ever runs.
+    async fn looks_for_no_server(home: &Path, recheck: Duration, within: Duration) -> u32 {
         let looks = Arc::new(std::sync::atomic::AtomicU32::new(0));
         let counted = looks.clone();
         let look = Arc::new(move |_: &Path| {
@@ -1579,13 +1577,19 @@ mod tests {
             None
         });
         let token = CancellationToken::new();
-        let waited = tokio::time::timeout(
-            Duration::from_secs(600),
-            wait_for_server(home.path(), look, ABSENT_RECHECK, &token),
-        )
-        .await;
+        let waited =
+            tokio::time::timeout(within, wait_for_server(home, look, recheck, &token)).await;
         assert!(waited.is_err(), "no server was found");
-        let looks = looks.load(std::sync::atomic::Ordering::Relaxed);
+        looks.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn with_no_codex_server_the_feed_looks_once_a_minute_not_every_two_seconds() {
+        // Most users run no Codex app server: the feed looked for one every 2 s all day (300
+        // looks in ten minutes).
+        let home = tempfile::tempdir().unwrap();
+        let looks =
+            looks_for_no_server(home.path(), ABSENT_RECHECK, Duration::from_secs(600)).await;
         assert!((1..=11).contains(&looks), "{looks} looks in ten minutes");
     }
 
@@ -1595,20 +1599,8 @@ mod tests {
         // (a core at 100 %, a thread made and ended every 2.5 ms).
         let parent = tempfile::tempdir().unwrap();
         let home = parent.path().join("no-codex-here");
-        let looks = Arc::new(std::sync::atomic::AtomicU32::new(0));
-        let counted = looks.clone();
-        let look = Arc::new(move |_: &Path| {
-            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            None
-        });
-        let token = CancellationToken::new();
-        let waited = tokio::time::timeout(
-            Duration::from_millis(500),
-            wait_for_server(&home, look, Duration::from_secs(3600), &token),
-        )
-        .await;
-        assert!(waited.is_err(), "no server was found");
-        let looks = looks.load(std::sync::atomic::Ordering::Relaxed);
+        let looks =
+            looks_for_no_server(&home, Duration::from_secs(3600), Duration::from_millis(500)).await;
         assert_eq!(
             looks, 1,
             "{looks} looks in half a second with an hour's recheck"
