@@ -410,13 +410,7 @@ mod tests {
     #[test]
     fn children_are_found_by_parent_and_binary() {
         use webkit_children::{children_running, NETWORK_PROCESS};
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = crate::test_support::sleeping_child();
         let me = std::process::id();
         let found = children_running(me, "sleep");
         let not_webkit = children_running(me, NETWORK_PROCESS);
@@ -432,19 +426,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_app_started_with_its_window_open_releases_nothing_until_it_closes() {
-        let (presence, rx) = watch::channel(true);
-        let released = Arc::new(AtomicUsize::new(0));
-        let count = released.clone();
-        let token = CancellationToken::new();
-        let task = tokio::spawn(release_when_closed(
-            rx,
-            START_SETTLE,
-            SETTLE,
-            move || {
-                count.fetch_add(1, Ordering::SeqCst);
-            },
-            token.clone(),
-        ));
+        let (presence, released, token, task) = counting_releases(true);
         settle_steps().await;
         tokio::time::sleep(START_SETTLE * 2).await;
         assert_eq!(released.load(Ordering::SeqCst), 0);
@@ -610,15 +592,17 @@ Anonymous:             0 kB
         );
     }
 
-    async fn settle_steps() {
-        for _ in 0..10 {
-            tokio::task::yield_now().await;
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn memory_is_released_once_after_the_last_window_closes_and_not_while_one_is_open() {
-        let (presence, rx) = watch::channel(false);
+    /// `release_when_closed` with the real settle times, a window open at start or not, counting
+    /// its releases: the presence to drive, the count, the token that stops it and its task.
+    fn counting_releases(
+        open_at_start: bool,
+    ) -> (
+        watch::Sender<bool>,
+        Arc<AtomicUsize>,
+        CancellationToken,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let (presence, rx) = watch::channel(open_at_start);
         let released = Arc::new(AtomicUsize::new(0));
         let count = released.clone();
         let token = CancellationToken::new();
@@ -631,6 +615,18 @@ Anonymous:             0 kB
             },
             token.clone(),
         ));
+        (presence, released, token, task)
+    }
+
+    async fn settle_steps() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn memory_is_released_once_after_the_last_window_closes_and_not_while_one_is_open() {
+        let (presence, released, token, task) = counting_releases(false);
         settle_steps().await;
         tokio::time::sleep(START_SETTLE - Duration::from_secs(1)).await;
         assert_eq!(

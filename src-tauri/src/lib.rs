@@ -26,6 +26,23 @@ pub mod launch;
 pub mod notifier;
 pub mod popover;
 pub mod second_launch;
+
+/// What several modules' tests need.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// A real child process of the test (`sleep 30`, its output nowhere); the test kills it by
+    /// its pid and reaps it.
+    #[allow(clippy::expect_used)]
+    pub fn sleeping_child() -> std::process::Child {
+        std::process::Command::new("sleep")
+            .arg("30")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sleep")
+    }
+}
 pub mod sessions;
 pub mod settings;
 pub mod terminal_focus;

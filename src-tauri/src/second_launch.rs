@@ -473,13 +473,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let lock = dir.path().join(LOCK_NAME);
         let held = try_lock(&lock).expect("lock").expect("free");
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("sleep");
+        let mut child = crate::test_support::sleeping_child();
         drop(held);
         let taken = try_lock(&lock).expect("lock");
         // SAFETY: SIGKILL to the child this test started, by its pid.
