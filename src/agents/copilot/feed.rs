@@ -5,14 +5,19 @@
 //! **Only a live lock makes a session.** A killed CLI leaves its lock (and `working: true` in
 //! `open-sessions-state.json`) behind until the next launch sweeps it, so a folder is followed
 //! only while exactly one of its locks names a live process (zombies count as dead), and its
-//! history is never replayed: following starts at the end of `events.jsonl` as first seen. A
-//! followed session whose holder died is left to the pid watcher (which ends it), never to
-//! this feed's guess.
+//! history is never replayed: following starts at the end of `events.jsonl` as first seen,
+//! except for the lines written since the holder took its lock, which are that process's own.
+//! Copilot creates `events.jsonl` at the first prompt, and an Esc a second later can land in the
+//! file before this feed first looks at it (a loaded machine, a rescan after a dropped watch):
+//! reading those lines keeps that abort. A followed session whose holder died is left to the pid
+//! watcher (which ends it), never to this feed's guess.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
+
+use chrono::{DateTime, Utc};
 
 use super::session_state::{self, SessionFileEvent};
 use crate::feeds::tail::{self, TailReader};
@@ -24,6 +29,9 @@ use crate::model::{Agent, EventKind, Observation, Source};
 const MAX_SESSIONS: usize = 2000;
 /// Entries of one session folder read to find its locks.
 const MAX_ENTRIES: usize = 256;
+/// At first sight of a followed file, the bytes at its end searched for lines written since the
+/// holder took its lock.
+const OWN_LINES_WINDOW: u64 = 256 * 1024;
 
 struct Followed {
     reader: TailReader,
@@ -98,15 +106,25 @@ impl CopilotSessionsFeed {
                     SessionFileEvent::Started { cwd } | SessionFileEvent::Resumed { cwd } => cwd,
                     _ => None,
                 });
-            let mut sighting = Observation::new(id, Agent::Copilot, EventKind::Sighting, stamp)
+            let mut sighting = Observation::new(&id, Agent::Copilot, EventKind::Sighting, stamp)
                 .with_source(Source::Transcript);
             sighting.pid = Some(holder);
             sighting.cwd = cwd;
             out.push(FeedOutput::observe(sighting));
+            let lock_taken = std::fs::metadata(dir.join(format!("inuse.{holder}.lock")))
+                .and_then(|m| m.modified())
+                .ok()
+                .map(DateTime::<Utc>::from);
+            let reader = match lock_taken {
+                Some(taken) => self.read_own_lines(&id, &mut file, &meta, taken, holder, out),
+                None => None,
+            };
             self.followed.insert(
                 dir.to_path_buf(),
                 Followed {
-                    reader: TailReader::at(meta.len(), Some(tail::FileIdentity::of(&meta))),
+                    reader: reader.unwrap_or_else(|| {
+                        TailReader::at(meta.len(), Some(tail::FileIdentity::of(&meta)))
+                    }),
                     holder,
                 },
             );
@@ -148,6 +166,40 @@ impl CopilotSessionsFeed {
                 out.push(FeedOutput::observe(obs));
             }
         }
+    }
+
+    /// At first sight: the abort or shutdown lines at the file's end stamped at or after
+    /// `lock_taken` (the holder wrote them), and a reader that goes on after them. Older lines
+    /// are an earlier process's history (`--resume`) and stay unread. `None` when the file cannot
+    /// be read: the caller follows from the end.
+    fn read_own_lines(
+        &self,
+        id: &str,
+        file: &mut std::fs::File,
+        meta: &std::fs::Metadata,
+        lock_taken: DateTime<Utc>,
+        holder: u32,
+        out: &mut Vec<FeedOutput>,
+    ) -> Option<TailReader> {
+        let last = tail::read_last_lines(file, meta, OWN_LINES_WINDOW).ok()?;
+        FeedStats::add(&self.stats.bytes_read, last.bytes_read);
+        FeedStats::add(&self.stats.lines, last.lines.len() as u64);
+        for line in &last.lines {
+            let Some((event, Some(at))) = std::str::from_utf8(line)
+                .ok()
+                .and_then(session_state::parse_line)
+            else {
+                continue;
+            };
+            if at < lock_taken {
+                continue;
+            }
+            let obs = session_state::observation(Agent::Copilot, id, &event, at, Some(holder));
+            if obs.event != EventKind::Sighting {
+                out.push(FeedOutput::observe(obs));
+            }
+        }
+        Some(TailReader::at(last.resume_at, Some(last.identity)))
     }
 
     fn session_dirs(&self) -> Vec<PathBuf> {
@@ -295,6 +347,48 @@ mod tests {
         assert_eq!(
             observed(&live.rescan(SystemTime::now())),
             vec![(EventKind::Sighting, Some(4242))]
+        );
+    }
+
+    /// Sets when the holder took its lock (the lock file's mtime).
+    fn lock_taken_at(dir: &Path, pid: u32, at: &str) {
+        let at: DateTime<Utc> = DateTime::parse_from_rfc3339(at).unwrap().into();
+        std::fs::File::options()
+            .write(true)
+            .open(dir.join(format!("inuse.{pid}.lock")))
+            .unwrap()
+            .set_modified(at.into())
+            .unwrap();
+    }
+
+    #[test]
+    fn an_esc_written_before_the_first_look_is_read_and_an_earlier_process_s_lines_are_not() {
+        const SHUTDOWN_BEFORE: &str = r#"{"type":"session.shutdown","data":{},"id":"7","timestamp":"2026-11-30T23:54:59.999Z","parentId":"6"}"#;
+        let (home, dir) = setup(4242);
+        // An earlier run of this session shut down just before this CLI took the lock at
+        // 23:55:00; this CLI's user pressed Esc at 23:55:01, before the feed's first look.
+        append(&dir, SHUTDOWN_BEFORE);
+        append(&dir, ABORT);
+        lock_taken_at(&dir, 4242, "2026-11-30T23:55:00Z");
+        let mut feed =
+            CopilotSessionsFeed::new(vec![home.path().to_path_buf()], Arc::default(), |p| {
+                p == 4242
+            });
+        let out = feed.rescan(SystemTime::now());
+        assert_eq!(
+            observed(&out),
+            vec![
+                (EventKind::Sighting, Some(4242)),
+                (EventKind::Interrupt, Some(4242))
+            ]
+        );
+        // Read once: the next look finds nothing new, and a later line is read after them.
+        assert!(observed(&feed.rescan(SystemTime::now())).is_empty());
+        append(&dir, ABORT);
+        let changed: HashSet<PathBuf> = [dir.join("events.jsonl")].into_iter().collect();
+        assert_eq!(
+            observed(&feed.on_paths(&changed, SystemTime::now())),
+            vec![(EventKind::Interrupt, Some(4242))]
         );
     }
 }
