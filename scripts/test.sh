@@ -12,19 +12,44 @@ cd "$root"
 export AGENT_TRAY_TEST_RUN="test-$$-$(date +%s%N)"
 
 failed=()
+failed_logs=()
 passed=()
+# Each step's output goes to a log of its own (shown live by `tail --pid`, which ends with the
+# step, so no leftover process can hold the runner's pipe): the summary ends with what the failed
+# steps' logs say failed, since a CI runner often keeps only the end of the output.
+logs="${TEST_LOGS:-$root/target/test-logs/$AGENT_TRAY_TEST_RUN}"
+mkdir -p "$logs"
 # Every step has a deadline: a hang fails that step (SIGTERM, then SIGKILL 10 s later) instead of
 # the whole run; stdin is never the runner's.
 step_timeout="${STEP_TIMEOUT:-2400}"
 step() {
   local name="$1"; shift
   printf '\n==== %s\n' "$name"
-  local start=$SECONDS
-  if timeout -k 10 "$step_timeout" "$@" </dev/null; then
+  local start=$SECONDS status log
+  log="$logs/$(printf '%02d' $((${#passed[@]} + ${#failed[@]} + 1))).log"
+  timeout -k 10 "$step_timeout" "$@" </dev/null >"$log" 2>&1 &
+  local pid=$!
+  tail -n +1 -s 0.2 --pid="$pid" -f "$log" &
+  local tail_pid=$!
+  wait "$pid"
+  status=$?
+  wait "$tail_pid"
+  if [ "$status" -eq 0 ]; then
     passed+=("$name ($((SECONDS - start))s)")
   else
     failed+=("$name ($((SECONDS - start))s)")
+    failed_logs+=("$log")
   fi
+}
+# The lines of a failed step's log that say what failed (test names, panics and their message,
+# assertion and error lines), each once, at most 16.
+what_failed() {
+  awk '
+    function emit(l) { if (!(l in seen) && n < 16) { seen[l] = 1; n++; print substr(l, 1, 240) } }
+    then_next { then_next = 0; emit($0); next }
+    /panicked at|^ +error: [|]-$/ { emit($0); then_next = 1; next }
+    /^test .* FAILED$|^(FAIL|ERROR): |^  (FAIL|ERROR) |^ *not ok |^ *✖ |^FAILED|^error(\[|:)|^ +error: |timed out|^[A-Za-z]*Error: / { emit($0) }
+  ' "$1"
 }
 
 scripts/setup.sh --test || { echo "setup failed: see above"; exit 1; }
@@ -47,4 +72,9 @@ printf '\n==== summary\n'
 for s in "${passed[@]}"; do echo "ok      $s"; done
 for s in "${failed[@]+"${failed[@]}"}"; do echo "FAILED  $s"; done
 echo "steps: ${#passed[@]} passed, ${#failed[@]} failed"
+for i in "${!failed_logs[@]}"; do
+  printf '\n---- what failed in: %s (log: %s)\n' "${failed[$i]}" "${failed_logs[$i]}"
+  lines="$(what_failed "${failed_logs[$i]}")"
+  if [ -n "$lines" ]; then echo "$lines"; else tail -n 10 "${failed_logs[$i]}" | cut -c1-240; fi
+done
 [ "${#failed[@]}" -eq 0 ]
