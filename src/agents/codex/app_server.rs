@@ -896,6 +896,11 @@ fn watch_server_files(
         )
         .filter(|folder| folder.is_dir())
         .collect();
+    // No folder (no CODEX_HOME: Codex not installed): no watcher at all, since making one costs
+    // an inotify instance and a thread, once a recheck for as long as Codex is absent.
+    if folders.is_empty() {
+        return None;
+    }
     let ours = move |path: &Path| {
         path.file_name()
             .is_some_and(|n| names.iter().any(|m| m == n))
