@@ -25,9 +25,11 @@ use tauri::{AppHandle, Listener, WebviewWindowBuilder};
 
 /// Renders while clicks are queued; each makes the icon and the row's label change.
 const RENDERS: usize = 3;
-/// The mock event loop handles one task a second: a render (two round trips, each behind a
-/// click) takes about four seconds; a deadlock takes forever.
-const DEADLINE: Duration = Duration::from_secs(90);
+/// The mock event loop handles one task a second: a render (its round trips, each behind a
+/// click) takes about six seconds, the whole test about 20; a deadlock takes forever. The
+/// watchdog fails the test when no render finishes for this long (progress, not a total time:
+/// a run on a loaded machine once took over 90 s in all without being stuck).
+const STALL: Duration = Duration::from_secs(60);
 
 /// Runs nothing on the main thread and waits for it: the round trip every Tauri tray call makes.
 fn round_trip(app: &AppHandle<MockRuntime>) -> tauri::Result<()> {
@@ -72,20 +74,26 @@ fn observe(registry: &SessionsRegistry, event: EventKind) {
 #[test]
 fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
     let finished = Arc::new(AtomicBool::new(false));
-    let watched = finished.clone();
+    // Renders finished so far: the watchdog's measure of progress.
+    let progress = Arc::new(AtomicUsize::new(0));
+    let (watched, watched_progress) = (finished.clone(), progress.clone());
     std::thread::spawn(move || {
-        let started = Instant::now();
-        while started.elapsed() < DEADLINE {
+        let (mut seen, mut since) = (0, Instant::now());
+        while since.elapsed() < STALL {
             if watched.load(Ordering::Acquire) {
                 return;
+            }
+            let now = watched_progress.load(Ordering::Acquire);
+            if now != seen {
+                (seen, since) = (now, Instant::now());
             }
             std::thread::sleep(Duration::from_millis(100));
         }
         // Straight to stderr: the harness's capture of eprintln! dies with the process.
         let _ = writeln!(
             std::io::stderr(),
-            "DEADLOCK: the tray's renders did not finish within {DEADLINE:?} while the menu \
-             was clicked (a render holds a lock across a main-thread call?)"
+            "DEADLOCK: no tray render finished for {STALL:?} ({seen} of {RENDERS} done) while \
+             the menu was clicked (a render holds a lock across a main-thread call?)"
         );
         std::process::exit(1);
     });
@@ -127,7 +135,7 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
         })
     };
     let renderer = {
-        let (handle, registry) = (handle.clone(), registry.clone());
+        let (handle, registry, progress) = (handle.clone(), registry.clone(), progress.clone());
         std::thread::spawn(move || {
             let mut done = 0;
             for i in 0..RENDERS {
@@ -142,6 +150,7 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
                     Ok(()) => done += 1,
                     Err(error) => eprintln!("render {i}: {error}"),
                 }
+                progress.fetch_add(1, Ordering::AcqRel);
             }
             stop.store(true, Ordering::Release);
             // Closing the last window ends the mock event loop.
