@@ -366,7 +366,7 @@ try {
     const phases = await driver.executeScript(() => {
       const n = performance.getEntriesByType("navigation")[0];
       const mark = (name) => performance.getEntriesByName(name)[0]?.startTime;
-      return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin };
+      return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, listening: mark("agent-tray:listening"), caughtUp: mark("agent-tray:caught-up"), frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin };
     });
     return { t, painted: painted - t, toPage: origin - t, phases };
   };
@@ -376,7 +376,7 @@ try {
     console.log(`${label}: p50 ${pct(opens, 0.5)} ms, p95 ${pct(opens, 0.95)} ms (all: ${opens.join(" ")})`);
     console.log(`  of which to the page's navigation start: p50 ${pct(toPage, 0.5)} ms, p95 ${pct(toPage, 0.95)} ms${extra}`);
     const phase = (k) => Math.round(pct(runs.map((r) => r.phases[k] ?? NaN), 0.5));
-    console.log(`  from navigation start (p50): HTML in ${phase("html")} ms, the script starts ${phase("start")} ms, rows built ${phase("rows")} ms, DOMContentLoaded ${phase("dcl")} ms, first frame ${phase("frame")} ms, the next (painted) ${phase("painted")} ms`);
+    console.log(`  from navigation start (p50): HTML in ${phase("html")} ms, the script starts ${phase("start")} ms, rows built ${phase("rows")} ms, DOMContentLoaded ${phase("dcl")} ms, first frame ${phase("frame")} ms, the next (painted) ${phase("painted")} ms; listeners set ${phase("listening")} ms, snapshot caught up ${phase("caughtUp")} ms`);
   };
   console.log(`\n## 3. open-to-painted (the request → first frame with ${SESSIONS} rows), 20 opens each`);
   const launchRuns = [];

@@ -846,8 +846,10 @@ async function start(): Promise<void> {
     on.openSettings(openSettings),
     on.installResult(showInstall),
   ]);
+  performance.mark("agent-tray:listening");
   if (boot) {
     await loadSnapshot();
+    performance.mark("agent-tray:caught-up");
   } else {
     // No boot data (a page loaded on its own): fetch both, at once.
     const [snap, memory] = await Promise.all([commands.getSnapshot(), commands.getWindowMemory()]);
