@@ -244,6 +244,31 @@ fn start_engine(paths: &TrayPaths) -> (Arc<SessionsRegistry>, Option<Engine>, En
     }
 }
 
+/// What `agent-tray-desktop --version` or `--help` prints, answered before anything starts (no
+/// display, no second-launch hand-over, no engine): `None` for every other command line, which
+/// starts the app.
+pub fn answer_without_starting(args: &[String]) -> Option<String> {
+    let wants = |short: &str, long: &str| args.iter().skip(1).any(|a| a == short || a == long);
+    if wants("-V", "--version") {
+        return Some(format!(
+            "agent-tray-desktop {}\n",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    if wants("-h", "--help") {
+        return Some(format!(
+            "agent-tray-desktop {}: the tray app of Agent Tray.\n\n\
+             Usage: agent-tray-desktop [--background]\n\n\
+             With the app already running in this environment, opens its window (with\n\
+             --background: does nothing) and exits. Otherwise starts the app with its window\n\
+             open, or with none under --background (the login item's way).\n\n\
+             The command line (list, doctor, install, ...) is `agent-tray`.\n",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    None
+}
+
 /// Builds and runs the desktop app until the user quits.
 pub fn run() {
     let paths = match TrayPaths::from_env() {

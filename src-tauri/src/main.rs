@@ -2,6 +2,11 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(answer) = agent_tray_desktop::answer_without_starting(&args) {
+        print!("{answer}");
+        return;
+    }
     // Before any thread exists: the arenas are set when a thread first allocates.
     agent_tray_desktop::at_rest::limit_arenas();
     // One app per environment: a second launch has the running app open its window and is done

@@ -1,0 +1,58 @@
+//! `agent-tray-desktop --version` and `--help` answer at once, with no display and no running
+//! app, and touch nothing: they once went on to start GTK (a panic with no display) or, with an
+//! app running, opened its window.
+
+use std::process::{Command, Stdio};
+
+fn run(arg: &str, home: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_agent-tray-desktop"))
+        .arg(arg)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home)
+        .env("XDG_RUNTIME_DIR", home.join("run"))
+        .env("AGENT_TRAY_HOME", home.join("tray"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn version_and_help_answer_without_a_display_and_create_nothing() {
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    for (arg, expected) in [
+        (
+            "--version",
+            format!("agent-tray-desktop {}\n", env!("CARGO_PKG_VERSION")),
+        ),
+        (
+            "-V",
+            format!("agent-tray-desktop {}\n", env!("CARGO_PKG_VERSION")),
+        ),
+    ] {
+        let out = run(arg, home.path());
+        assert!(out.status.success(), "{arg}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{arg}");
+    }
+    for arg in ["--help", "-h"] {
+        let out = run(arg, home.path());
+        assert!(out.status.success(), "{arg}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("Usage: agent-tray-desktop [--background]"),
+            "{arg}: {text}"
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{arg}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Nothing was started: no runtime folder, no app home, no lock.
+    let made: Vec<_> = std::fs::read_dir(home.path())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(made.is_empty(), "created {made:?}");
+}
