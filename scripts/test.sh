@@ -29,7 +29,8 @@ step() {
   log="$logs/$(printf '%02d' $((${#passed[@]} + ${#failed[@]} + 1))).log"
   timeout -k 10 "$step_timeout" "$@" </dev/null >"$log" 2>&1 &
   local pid=$!
-  tail -n +1 -s 0.2 --pid="$pid" -f "$log" &
+  # Not one of the run's processes: the last step looks for those, and its own tail is there.
+  env -u AGENT_TRAY_TEST_RUN tail -n +1 -s 0.2 --pid="$pid" -f "$log" &
   local tail_pid=$!
   wait "$pid"
   status=$?

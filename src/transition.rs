@@ -181,12 +181,14 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
     // A streamed session's state belongs to its stream; others may still end it.
     let listens = !record.session.streamed || obs.source == Source::Stream || terminal;
     if state_may_move && listens {
+        let fresh_session_start = opens_a_fresh_session(record, obs);
         record.session.last_event = Some(obs.event.as_str().to_string());
         match obs.subagent_id.as_deref() {
             Some(subagent) => apply_subagent(record, obs, subagent),
             None => {
                 record.subagent_waits.clear();
                 let target = target_state(record.own_state, obs)
+                    .or_else(|| fresh_session_start.then_some(SessionState::Starting))
                     .filter(|_| !is_pre_tool_use_of_the_asked_call(record, obs));
                 if let Some(target) = target {
                     move_own_state(record, target, obs, now);
@@ -253,6 +255,22 @@ fn revive(record: &mut SessionRecord, now: Now) {
     record.session.end_reason = None;
     record.session.error = None;
     record.session.state_since = now.wall;
+}
+
+/// A SessionStart hook for a session only a file has shown so far (no hook yet, no turn).
+/// Claude writes `idle` to its sessions file as it runs the hook; on a loaded machine the file
+/// was read first and the new session showed idle, never starting (a CI run of the real-agent
+/// suite). It is starting, as if the hook had come first. Once a hook has spoken, SessionStart
+/// (a `/clear`) leaves the state alone, as before.
+fn opens_a_fresh_session(record: &SessionRecord, obs: &Observation) -> bool {
+    let seen_only_in_files = record.session.last_event.as_deref().is_none_or(|last| {
+        last == EventKind::Sighting.as_str() || last == EventKind::StatusReport.as_str()
+    });
+    obs.event == EventKind::SessionStart
+        && !obs.source.is_passive()
+        && record.own_state == SessionState::Idle
+        && record.session.turn_started_at.is_none()
+        && seen_only_in_files
 }
 
 /// Where an event moves the session's own state, or `None` for "unchanged".
@@ -746,6 +764,23 @@ mod tests {
         );
         assert_eq!(res, Err(Ignored::EndedSession));
         assert_eq!(r.session.state, SessionState::Ended);
+    }
+
+    #[test]
+    fn a_session_start_hook_read_after_the_sessions_file_s_idle_still_says_starting() {
+        // Claude at launch writes `idle` to sessions/<pid>.json and runs its SessionStart hook;
+        // on a loaded machine the file was read first and the session stayed idle.
+        let mut idle = obs(EventKind::StatusReport, 5).with_source(Source::SessionsFile);
+        idle.status = Some(ReportedStatus::Idle);
+        let mut r = create(&idle, now(5)).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+        run(&mut r, obs(EventKind::SessionStart, 6), 6).unwrap();
+        assert_eq!(r.session.state, SessionState::Starting);
+        // After a turn, a SessionStart (a /clear) leaves an idle session idle.
+        run(&mut r, obs(EventKind::UserPromptSubmit, 8), 8).unwrap();
+        run(&mut r, obs(EventKind::Stop, 9), 9).unwrap();
+        run(&mut r, obs(EventKind::SessionStart, 10), 10).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
     }
 
     #[test]
