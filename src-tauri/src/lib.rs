@@ -49,6 +49,7 @@ pub mod terminal_focus;
 pub mod terminals;
 pub mod tmux;
 pub mod tray;
+pub mod ui_font;
 pub mod window;
 
 #[cfg(test)]
@@ -312,6 +313,8 @@ pub fn run() {
             app.manage(HostedEngine(Mutex::new(engine)));
             // With the positioner registered above: the tray may now place the popover.
             app.manage(popover::PopoverState::default());
+            // GTK is up and this is the main thread: the one place to read its settings.
+            app.manage(ui_font::DesktopFont(ui_font::desktop_font_name()));
             let handle = app.handle().clone();
             if let Err(error) = tray::create(&handle) {
                 // No tray (no tray host or no libayatana): the window and alerts still work.

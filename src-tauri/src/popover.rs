@@ -159,7 +159,11 @@ fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
         .find(|w| w.label == POPOVER)
         .cloned()
         .ok_or(tauri::Error::WindowNotFound)?;
-    let window = WebviewWindowBuilder::from_config(app, &config)?.build()?;
+    let mut builder = WebviewWindowBuilder::from_config(app, &config)?;
+    if let Some(script) = crate::window::font_script(app) {
+        builder = builder.initialization_script(&script);
+    }
+    let window = builder.build()?;
     tracing::info!("popover_created");
     if let Some(state) = app.try_state::<PopoverState>() {
         state.lock().had_focus = false;

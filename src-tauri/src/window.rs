@@ -156,7 +156,15 @@ fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
     if let Some(script) = boot(app).and_then(|b| boot_script(&b).ok()) {
         builder = builder.initialization_script(&script);
     }
+    if let Some(script) = font_script(app) {
+        builder = builder.initialization_script(&script);
+    }
     builder.build()
+}
+
+/// The script naming the desktop's UI font to the page (see `ui_font`), if there is one.
+pub fn font_script<R: Runtime>(app: &AppHandle<R>) -> Option<String> {
+    crate::ui_font::script_for(app.try_state::<crate::ui_font::DesktopFont>()?.inner())
 }
 
 /// Shows, unminimises and focuses the main window, creating it first if it is closed.

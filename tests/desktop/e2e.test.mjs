@@ -286,6 +286,16 @@ test("the app hosts the engine: the CLI talks to its socket", async () => {
   assert.match(await text("#empty"), /No sessions yet/);
 });
 
+test("the page is given the desktop's UI font up front, so WebKit looks up no family it lacks", async () => {
+  // This world has no desktop settings: GTK's font is its default, "Sans 10", a generic name.
+  const font = await driver.executeScript(() => ({
+    variable: getComputedStyle(document.documentElement).getPropertyValue("--ui-font").trim(),
+    body: getComputedStyle(document.body).fontFamily,
+  }));
+  assert.equal(font.variable, "sans-serif", JSON.stringify(font));
+  assert.equal(font.body, "sans-serif", JSON.stringify(font));
+});
+
 test("a session appears within a second of its first hook and moves through its states live", async () => {
   const cwd = path.join(world, "proj/api-server");
   const t0 = Date.now();
