@@ -454,6 +454,18 @@ test("time in state reads as the core's duration formatter says (shared vectors)
   await context.close();
 });
 
+test("rows within a section keep the core's order: oldest first, then the session ids byte by byte", async () => {
+  const sessions = [
+    view({ id: "a", state: "idle", started_at: "2026-11-29T10:00:00.000Z" }),
+    view({ id: "B", state: "idle", started_at: "2026-11-29T10:00:00.000Z" }),
+    view({ id: "z", state: "idle", started_at: "2026-11-29T09:00:00.000Z" }),
+  ];
+  // Rust compares "B" (0x42) before "a" (0x61); a locale's collation would put "a" first.
+  const { page, context } = await open(sessions);
+  assert.deepEqual(await page.$$eval(".row", (rows) => rows.map((r) => r.dataset.sessionId)), ["z", "B", "a"]);
+  await context.close();
+});
+
 /// Makes the page hidden or visible as a minimised (or occluded) window is, and says so.
 async function setHidden(page, hidden) {
   await page.evaluate((hidden) => {

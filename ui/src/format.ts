@@ -19,3 +19,22 @@ export function secondsSince(iso: string, now: number): number {
   const t = Date.parse(iso);
   return Number.isNaN(t) ? 0 : (now - t) / 1000;
 }
+
+/// A clock time ("14:02") for a row's "since": one formatter for every row. Each
+/// `toLocaleTimeString` call builds an ICU formatter of its own in WebKit, and a window opening
+/// with 50 rows formatted 50 of them before its first frame.
+let clockFormat: Intl.DateTimeFormat | undefined;
+export function clockTime(t: Date): string {
+  clockFormat ??= new Intl.DateTimeFormat([], { hour: "2-digit", minute: "2-digit" });
+  return clockFormat.format(t);
+}
+
+/// Oldest session first, then by id: the core's order (Rust compares the strings byte by byte;
+/// `localeCompare` would go through an ICU collator for every comparison, and need not agree).
+export function byStartThenId(
+  a: { session: { started_at: string; session_id: string } },
+  b: { session: { started_at: string; session_id: string } },
+): number {
+  const order = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return order(a.session.started_at, b.session.started_at) || order(a.session.session_id, b.session.session_id);
+}

@@ -36,7 +36,7 @@ import { AGENTS, SECTIONS } from "./bindings";
 import { agentBadge } from "./agents";
 import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot, WindowMemory } from "./bindings";
 import { el } from "./dom";
-import { formatElapsed, secondsSince } from "./format";
+import { byStartThenId, clockTime, formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
 import { createMemoryViews } from "./memory";
 
@@ -119,7 +119,7 @@ function displayOrder(): SessionView[] {
   const rows = [...state.sessions.values()]
     .filter((v) => state.filterAgent === "all" || v.session.agent === state.filterAgent)
     .filter((v) => matches(v, text))
-    .sort((a, b) => a.session.started_at.localeCompare(b.session.started_at) || a.session.session_id.localeCompare(b.session.session_id));
+    .sort(byStartThenId);
   return SECTIONS.flatMap((sec) => rows.filter((v) => v.section === sec.section));
 }
 
@@ -151,7 +151,7 @@ function rowActions(v: SessionView): { action: string; label: string; key: strin
 
 function sinceText(iso: string): string {
   const t = new Date(iso);
-  return Number.isNaN(t.getTime()) ? "" : ` since ${t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}`;
+  return Number.isNaN(t.getTime()) ? "" : ` since ${clockTime(t)}`;
 }
 
 function row(v: SessionView): HTMLElement {

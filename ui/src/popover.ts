@@ -10,7 +10,7 @@ import "./popover.css";
 import { AGENTS, SECTIONS } from "./bindings";
 import type { Agent, DayReport, SessionEvent, SessionView } from "./bindings";
 import { el } from "./dom";
-import { formatElapsed, secondsSince } from "./format";
+import { byStartThenId, formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
@@ -34,9 +34,7 @@ root.append(head, list, foot);
 
 /// Needs-you first, then working, idle, ended (the core's section order); oldest first within.
 function ordered(): SessionView[] {
-  const rows = [...sessions.values()].sort(
-    (a, b) => a.session.started_at.localeCompare(b.session.started_at) || a.session.session_id.localeCompare(b.session.session_id),
-  );
+  const rows = [...sessions.values()].sort(byStartThenId);
   return SECTIONS.flatMap((sec) => rows.filter((v) => v.section === sec.section));
 }
 
