@@ -211,6 +211,8 @@ test("hostile text from sessions renders as text and runs nothing", async () => 
   await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", seq: 2, view: v }),
     { ...hostile, session: { ...hostile.session, state: "idle", error: '"><img src=y onerror=window.__pwned=4>' }, section: "idle", state_label: "idle" });
   const row = page.locator(".row[data-session-id='evil']");
+  // Read as the user sees it: rows out of view are not rendered until scrolled to.
+  await row.scrollIntoViewIfNeeded();
   const text = await row.innerText();
   assert.ok(text.includes('<img src=x onerror="window.__pwned=1">'), text);
   assert.ok(text.includes("<b>bold</b>"), text);
