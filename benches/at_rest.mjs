@@ -309,7 +309,8 @@ try {
     for (const h of await driver.getAllWindowHandles()) {
       try {
         await driver.switchTo().window(h);
-        if ((await driver.executeScript(() => document.body.dataset.ready)) === "true") return true;
+        // The window's page (#app), not the popover's (a menu opening starts both).
+        if ((await driver.executeScript(() => document.body.dataset.ready === "true" && !!document.getElementById("app")))) return true;
       } catch {}
     }
     return false;
@@ -351,9 +352,10 @@ try {
   /// One open: `trigger()` asks for the window; the time to the first frame holding the rows,
   /// and to the page's navigation start (the shell's part: its own work, the window and the
   /// WebKit web process).
-  const openOnce = async (trigger) => {
+  const openOnce = async (trigger, before = async () => {}) => {
     await close();
     await sleep(500);
+    await before();
     const t = Date.now();
     await trigger();
     await attach();
@@ -429,6 +431,65 @@ try {
       }));
     }
     report("the tray menu's session item (dbusmenu Event \"clicked\", dbus-send's own start included)", trayRuns);
+    // As a StatusNotifierItem host does it: the menu opens (AboutToShow and an "opened" event on
+    // its root), the user reads it and clicks, the menu closes. The app starts its pages as the
+    // menu opens (src-tauri/src/menu_prewarm.rs); timed from the click, with the click at once
+    // and after 400 ms (a quick hand), 20 opens each.
+    const opened = () => {
+      dbus(menu.name, menu.path, "com.canonical.dbusmenu.AboutToShow", "int32:0");
+      dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", "int32:0", "string:opened", "variant:int32:0", "uint32:0");
+    };
+    for (const delay of [0, 400]) {
+      const menuRuns = [];
+      for (let i = 0; i < 20; i++) {
+        menuRuns.push(await openOnce(async () => {
+          const item = menuItems(menu).find((m) => m.id > 0 && !FIXED_ITEMS.includes(m.label));
+          if (!item) throw new Error("no session item in the tray menu");
+          dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", `int32:${item.id}`, "string:clicked", "variant:int32:0", "uint32:0");
+          dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", "int32:0", "string:closed", "variant:int32:0", "uint32:0");
+        }, async () => {
+          opened();
+          await sleep(delay);
+        }));
+      }
+      report(`the tray menu opened as a StatusNotifierItem host opens it, a session clicked ${delay} ms later (timed from the click)`, menuRuns);
+    }
+    // The menu's "Open Agent Tray": the popover, a page of its own (all the sessions, needs-you
+    // first), created on the click and destroyed when it closes. Opened with the window closed.
+    const openItem = menuItems(menu).find((m) => m.label === "Open Agent Tray");
+    if (!openItem) throw new Error("no Open item in the tray menu");
+    await close();
+    const popoverRuns = [];
+    for (let i = 0; i < 20; i++) {
+      await waitFor("no web process before the popover opens", () => webProcesses(app2).length === 0, 10_000);
+      await sleep(500);
+      const t = Date.now();
+      dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", `int32:${openItem.id}`, "string:clicked", "variant:int32:0", "uint32:0");
+      const painted = await waitFor("the popover's first paint", async () => {
+        for (const h of await driver.getAllWindowHandles()) {
+          try {
+            await driver.switchTo().window(h);
+            const at = await driver.executeScript(() => (document.getElementById("popover") ? window.__agentTrayPaintedAt : undefined));
+            if (typeof at === "number") return at;
+          } catch {}
+        }
+        return undefined;
+      });
+      const rows = await driver.executeScript(() => document.querySelectorAll(".pop-row").length);
+      if (rows < SESSIONS) throw new Error(`the popover painted with ${rows} rows`);
+      const origin = await driver.executeScript(() => Math.round(performance.timeOrigin));
+      const phases = await driver.executeScript(() => {
+        const n = performance.getEntriesByType("navigation")[0];
+        const mark = (name) => performance.getEntriesByName(name)[0]?.startTime;
+        return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, listening: mark("agent-tray:listening"), caughtUp: mark("agent-tray:caught-up"), frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin };
+      });
+      popoverRuns.push({ t, painted: painted - t, toPage: origin - t, phases });
+      try {
+        await driver.executeScript(() => void setTimeout(() => window.__TAURI_INTERNALS__.invoke("hide_popover"), 50));
+      } catch {}
+    }
+    await waitFor("the popover's web process to go", () => webProcesses(app2).length === 0, 10_000);
+    report("the tray menu's Open Agent Tray (the popover, dbusmenu Event \"clicked\")", popoverRuns);
   } else {
     console.log("the tray menu: not found on the bus (no dbusmenu), not measured");
   }

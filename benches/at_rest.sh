@@ -15,8 +15,11 @@
 #      show minutes); with the UI's own counters (clock wake-ups, times rewritten, rows built);
 #   3. open-to-painted over 20 opens each way: a second launch, and a session's item of the tray
 #      menu clicked through its dbusmenu on the private bus (in process), to the window's first
-#      frame holding the sessions (the UI stamps it, see ui/src/main.ts), and the part of it up
-#      to the page's navigation start (performance.timeOrigin); STOP_AFTER=3 stops there;
+#      frame holding the sessions (the UI stamps it, see ui/src/paint.ts), and the part of it up
+#      to the page's navigation start (performance.timeOrigin); the same session item clicked
+#      with the menu opened first as a StatusNotifierItem host opens it (AboutToShow, "opened":
+#      the app starts its pages then), the click at once and 400 ms later; then the menu's "Open
+#      Agent Tray", to the popover's first frame holding them; STOP_AFTER=3 stops there;
 #   4. window opened then closed: PSS and CPU over CLOSED_SECS (default 60), from 10 s after
 #      closing under WebDriver (which keeps WebKit's network process), and again
 #      ("4b", after leg 6) with the app started without automation, opened by a second launch

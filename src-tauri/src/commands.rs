@@ -177,12 +177,14 @@ pub async fn hide_popover<R: Runtime>(app: AppHandle<R>) -> Result<(), CommandEr
     Ok(())
 }
 
-/// What the user had in the window, for a window just created.
+/// What the user had in the window, and what was asked of it while its page was starting: the
+/// page's catch-up once its listeners are set (and its start, for a page created without them).
 #[tauri::command]
 pub async fn get_window_memory(
     memory: State<'_, WindowMemoryStore>,
 ) -> Result<WindowMemory, CommandError> {
-    Ok(memory.take())
+    // Called by the page once its listeners are set: from then on requests reach it as events.
+    Ok(memory.take_listening())
 }
 
 /// The window saves its filters, selection and scroll here as they change.

@@ -65,6 +65,10 @@ pub struct WindowMemory {
     /// the tray while the window was closed).
     #[serde(default)]
     pub install_report: Option<InstallReport>,
+    /// Set by the shell only, read once: show this session, with no filter hiding it (the tray
+    /// menu or an alert chose it while the window's page was not yet listening).
+    #[serde(default)]
+    pub focus: Option<String>,
 }
 
 /// Whether this app hosts the engine, and if not, why.

@@ -23,6 +23,7 @@ pub mod history;
 pub mod hook_drift;
 pub mod ipc;
 pub mod launch;
+pub mod menu_prewarm;
 pub mod notifier;
 pub mod popover;
 pub mod second_launch;
@@ -319,6 +320,9 @@ pub fn run() {
             if let Err(error) = tray::create(&handle) {
                 // No tray (no tray host or no libayatana): the window and alerts still work.
                 tracing::warn!(%error, "cannot create the tray icon");
+            } else {
+                // The pages its menu opens start while the menu is read (Linux).
+                menu_prewarm::watch(&handle);
             }
             // Starts the tray's render task too, which renders at once.
             start_background(&handle, &setup_token);

@@ -139,6 +139,25 @@ pub fn open<R: Runtime>(app: &AppHandle<R>) {
     let _ = window.set_focus();
 }
 
+/// Creates the popover hidden, if it is closed, for a click that may come (the tray menu is open,
+/// see `menu_prewarm`): [`open`] then shows it already loaded.
+pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
+    if app.get_webview_window(POPOVER).is_none() {
+        if let Err(error) = create(app) {
+            tracing::warn!(%error, "cannot create the popover");
+        }
+    }
+}
+
+/// Destroys the popover if it was created but never shown (prewarmed, not chosen).
+pub fn drop_if_hidden<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(window) = app.get_webview_window(POPOVER) {
+        if !window.is_visible().unwrap_or(true) && window.destroy().is_ok() {
+            tracing::info!("prewarmed_popover_dropped");
+        }
+    }
+}
+
 /// Closes the popover for good: its webview goes with it.
 pub fn close<R: Runtime>(app: &AppHandle<R>) {
     if let Some(window) = app.get_webview_window(POPOVER) {
@@ -160,6 +179,10 @@ fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
         .cloned()
         .ok_or(tauri::Error::WindowNotFound)?;
     let mut builder = WebviewWindowBuilder::from_config(app, &config)?;
+    // Painted from the snapshot it is created with, as the window is (see `window::boot_script`).
+    if let Some(script) = crate::window::snapshot_boot_script(app) {
+        builder = builder.initialization_script(&script);
+    }
     if let Some(script) = crate::window::font_script(app) {
         builder = builder.initialization_script(&script);
     }

@@ -61,6 +61,11 @@ pub fn note_presence<R: Runtime>(app: &AppHandle<R>, window: &WebviewWindow<R>) 
             if let Some(presence) = app.try_state::<WindowPresence>() {
                 presence.set(any_window_but(&app, &label));
             }
+            if label == MAIN {
+                if let Some(memory) = app.try_state::<WindowMemoryStore>() {
+                    memory.not_listening();
+                }
+            }
         }
     });
 }
@@ -71,42 +76,85 @@ fn any_window_but<R: Runtime>(app: &AppHandle<R>, label: &str) -> bool {
     app.webview_windows().keys().any(|l| l != label)
 }
 
-/// The window's state while it is closed (and while it is open: the UI saves every change).
+/// The window's state while it is closed (and while it is open: the UI saves every change), and
+/// whether the page of the window now open hears events yet.
 #[derive(Debug, Default)]
-pub struct WindowMemoryStore(Mutex<WindowMemory>);
+pub struct WindowMemoryStore(Mutex<MemorySlot>);
+
+#[derive(Debug, Default)]
+struct MemorySlot {
+    memory: WindowMemory,
+    /// The current window's page has set its listeners and caught up ([`Self::take_listening`]):
+    /// a request reaches it as an event. Before that (a page still starting, or no window), an
+    /// event would reach nobody, so the request is kept as a one-shot the page reads instead.
+    listening: bool,
+}
 
 impl WindowMemoryStore {
     /// What a window starting now restores; the one-shot requests are handed over once.
     pub fn take(&self) -> WindowMemory {
-        let mut memory = self.lock();
-        let taken = memory.clone();
-        memory.open_settings = false;
-        memory.install_report = None;
-        taken
+        take_from(&mut self.lock())
+    }
+
+    /// The page's catch-up once its listeners are set: the requests made while it was starting
+    /// (the one-shots, handed over once), after which requests reach it as events. One lock, so
+    /// no request falls between the two.
+    pub fn take_listening(&self) -> WindowMemory {
+        let mut slot = self.lock();
+        slot.listening = true;
+        take_from(&mut slot)
+    }
+
+    /// A new window's page is starting, or the window is gone: requests are kept until a page
+    /// catches up.
+    pub fn not_listening(&self) {
+        self.lock().listening = false;
+    }
+
+    /// Applies `keep` (a request as a one-shot) unless the page listens; whether it listens (the
+    /// caller then sends the request as an event). One lock: a page catching up meanwhile either
+    /// takes the one-shot or hears the event, never neither.
+    pub fn keep_unless_listening(&self, keep: impl FnOnce(&mut WindowMemory)) -> bool {
+        let mut slot = self.lock();
+        if !slot.listening {
+            keep(&mut slot.memory);
+        }
+        slot.listening
     }
 
     /// What the UI saves: its filters, selection and scroll (the one-shots stay the shell's).
     pub fn set(&self, saved: WindowMemory) {
-        let mut memory = self.lock();
+        let mut slot = self.lock();
+        let memory = &mut slot.memory;
         *memory = WindowMemory {
             open_settings: memory.open_settings,
             install_report: memory.install_report.take(),
+            focus: memory.focus.take(),
             ..saved
         };
     }
 
-    /// The window opens on `session_id` with no filter that could hide it.
-    pub fn focus(&self, session_id: String) {
-        let mut memory = self.lock();
-        memory.filter_text.clear();
-        memory.filter_agent = None;
-        memory.selected = Some(session_id);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, WindowMemory> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemorySlot> {
         // Plain data: still valid after a panic elsewhere.
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+fn take_from(slot: &mut MemorySlot) -> WindowMemory {
+    let taken = slot.memory.clone();
+    slot.memory.open_settings = false;
+    slot.memory.install_report = None;
+    slot.memory.focus = None;
+    taken
+}
+
+/// A request to show `session_id`: no filter hides it, it is selected, and the page is told to
+/// show it (the one-shot).
+fn focus_in(memory: &mut WindowMemory, session_id: String) {
+    memory.filter_text.clear();
+    memory.filter_agent = None;
+    memory.selected = Some(session_id.clone());
+    memory.focus = Some(session_id);
 }
 
 /// What the page finds in `window.__agentTrayBoot` when it starts: the snapshot and the saved
@@ -140,6 +188,19 @@ fn boot<R: Runtime>(app: &AppHandle<R>) -> Option<Boot> {
     })
 }
 
+/// The popover's boot data: the snapshot now, and no window state (the popover keeps none, and
+/// the window's one-shot requests stay for the window).
+pub fn snapshot_boot_script<R: Runtime>(app: &AppHandle<R>) -> Option<String> {
+    let source = app.try_state::<std::sync::Arc<crate::sessions::SessionsSource>>()?;
+    let settings = app.try_state::<crate::settings::SettingsStore>()?;
+    let engine = app.try_state::<crate::ipc::EngineStatus>()?;
+    let boot = Boot {
+        snapshot: crate::commands::snapshot(app, &source, &settings, &engine),
+        memory: WindowMemory::default(),
+    };
+    boot_script(&boot).ok()
+}
+
 /// Creates the main window from the configuration's `main` entry (created hidden; [`show`]
 /// shows it), with the boot data in it.
 fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
@@ -151,6 +212,10 @@ fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
         .find(|w| w.label == MAIN)
         .cloned()
         .ok_or_else(|| tauri::Error::WindowNotFound)?;
+    // A new page: requests wait for it to listen.
+    if let Some(memory) = app.try_state::<WindowMemoryStore>() {
+        memory.not_listening();
+    }
     let mut builder = WebviewWindowBuilder::from_config(app, &config)?;
     // Without it (state not managed, or not serialisable) the page asks over IPC instead.
     if let Some(script) = boot(app).and_then(|b| boot_script(&b).ok()) {
@@ -165,6 +230,30 @@ fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
 /// The script naming the desktop's UI font to the page (see `ui_font`), if there is one.
 pub fn font_script<R: Runtime>(app: &AppHandle<R>) -> Option<String> {
     crate::ui_font::script_for(app.try_state::<crate::ui_font::DesktopFont>()?.inner())
+}
+
+/// Creates the main window hidden, if it is closed, for a click that may come (the tray menu is
+/// open, see `menu_prewarm`): [`show`] then shows it already loaded.
+pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
+    if exists(app) {
+        return;
+    }
+    match create(app) {
+        Ok(window) => {
+            tracing::info!("window_prewarmed");
+            note_presence(app, &window);
+        }
+        Err(error) => tracing::warn!(%error, "cannot create the window"),
+    }
+}
+
+/// Destroys the main window if it was created but never shown (a prewarmed window nobody chose).
+pub fn drop_if_hidden<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(window) = app.get_webview_window(MAIN) {
+        if !window.is_visible().unwrap_or(true) && window.destroy().is_ok() {
+            tracing::info!("prewarmed_window_dropped");
+        }
+    }
 }
 
 /// Shows, unminimises and focuses the main window, creating it first if it is closed.
@@ -233,48 +322,56 @@ fn exists<R: Runtime>(app: &AppHandle<R>) -> bool {
     app.get_webview_window(MAIN).is_some()
 }
 
-fn update_memory<R: Runtime>(app: &AppHandle<R>, f: impl FnOnce(&mut WindowMemory)) {
-    if let Some(store) = app.try_state::<WindowMemoryStore>() {
-        f(&mut store.lock());
+/// Hands a request to the main window and shows it: as an event (`send`) when its page listens,
+/// else kept in the memory (`keep`) for the page to read when it starts or catches up (a window
+/// created now, or one whose page is still starting: an event would reach nobody).
+fn request<R: Runtime>(
+    app: &AppHandle<R>,
+    keep: impl FnOnce(&mut WindowMemory),
+    send: impl FnOnce(&AppHandle<R>) -> tauri::Result<()>,
+) {
+    let listening = app
+        .try_state::<WindowMemoryStore>()
+        .is_some_and(|store| store.keep_unless_listening(keep));
+    show(app);
+    if listening {
+        if let Err(error) = send(app) {
+            tracing::warn!(%error, "cannot send the window its request");
+        }
     }
 }
 
-/// The tray's "Settings": the window with its settings panel open. An open window hears
-/// [`EVENT_OPEN_SETTINGS`]; a window created now (too late to hear it) reads the request from
-/// the memory when it starts.
+/// The tray's "Settings": the window with its settings panel open (see [`request`]).
 pub fn open_settings<R: Runtime>(app: &AppHandle<R>) {
     menu_bar_app(app, false);
-    if exists(app) {
-        show(app);
-        let _ = app.emit(EVENT_OPEN_SETTINGS, ());
-    } else {
-        update_memory(app, |m| m.open_settings = true);
-        show(app);
-    }
+    request(
+        app,
+        |m| m.open_settings = true,
+        |app| app.emit(EVENT_OPEN_SETTINGS, ()),
+    );
 }
 
-/// The installer ran from the tray: the window shows its report (as [`open_settings`] does).
+/// The installer ran from the tray: the window shows its report (see [`request`]).
 pub fn show_install_report<R: Runtime>(app: &AppHandle<R>, report: InstallReport) {
-    if exists(app) {
-        show(app);
-        let _ = app.emit(EVENT_INSTALL_RESULT, report);
-    } else {
-        update_memory(app, |m| m.install_report = Some(report));
-        show(app);
-    }
+    let sent = report.clone();
+    request(
+        app,
+        |m| m.install_report = Some(report),
+        |app| app.emit(EVENT_INSTALL_RESULT, sent),
+    );
 }
 
-/// Shows the window on one session: the tray menu's rows and a click on an alert both end here.
-/// A window created now reads the session from the memory when it starts; one already open
-/// selects the row (clearing its filters) when it hears [`EVENT_FOCUS`].
+/// Shows the window on one session: the tray menu's rows and a click on an alert both end here
+/// (see [`request`]; the page selects the row, clearing its filters).
 pub fn focus_session<R: Runtime>(app: &AppHandle<R>, session_id: String) {
-    if let Some(memory) = app.try_state::<WindowMemoryStore>() {
-        memory.focus(session_id.clone());
-    }
-    show(app);
-    if let Err(error) = app.emit(EVENT_FOCUS, FocusSession { session_id }) {
-        tracing::warn!(%error, "cannot tell the window which session to show");
-    }
+    let sent = FocusSession {
+        session_id: session_id.clone(),
+    };
+    request(
+        app,
+        |m| focus_in(m, session_id),
+        |app| app.emit(EVENT_FOCUS, sent),
+    );
 }
 
 /// Whether the app opens its window at start. Without `--background` it does; with it (launch
@@ -401,9 +498,10 @@ mod tests {
             scroll_top: 120.0,
             ..WindowMemory::default()
         });
-        store.focus("b".into());
+        assert!(!store.keep_unless_listening(|m| focus_in(m, "b".into())));
         let memory = store.take();
         assert_eq!(memory.selected.as_deref(), Some("b"));
+        assert_eq!(memory.focus.as_deref(), Some("b"));
         assert_eq!(memory.filter_text, "");
         assert_eq!(memory.filter_agent, None);
         assert_eq!(memory.scroll_top, 120.0);
@@ -412,7 +510,7 @@ mod tests {
     #[test]
     fn requests_for_a_window_not_yet_created_are_handed_over_once_and_survive_its_saves() {
         let store = WindowMemoryStore::default();
-        store.lock().open_settings = true;
+        store.lock().memory.open_settings = true;
         store.set(WindowMemory {
             filter_text: "x".into(),
             ..WindowMemory::default()
@@ -424,5 +522,28 @@ mod tests {
         );
         assert_eq!(first.filter_text, "x");
         assert!(!store.take().open_settings, "handed over once");
+    }
+
+    #[test]
+    fn a_request_waits_for_a_page_still_starting_and_is_an_event_once_it_listens() {
+        let store = WindowMemoryStore::default();
+        // A window created (or prewarmed) a moment ago: its page has no listener yet.
+        assert!(!store.keep_unless_listening(|m| focus_in(m, "b".into())));
+        // The page saves its state as it starts: the request survives it.
+        store.set(WindowMemory {
+            selected: Some("a".into()),
+            ..WindowMemory::default()
+        });
+        // It catches up once its listeners are set, and gets the request once.
+        let caught_up = store.take_listening();
+        assert_eq!(caught_up.focus.as_deref(), Some("b"));
+        assert_eq!(store.take().focus, None, "handed over once");
+        // From then on a request is an event: nothing is kept for a later window.
+        assert!(store.keep_unless_listening(|m| m.open_settings = true));
+        assert!(!store.take().open_settings);
+        // The window is gone: the next request waits for the next page.
+        store.not_listening();
+        assert!(!store.keep_unless_listening(|m| m.open_settings = true));
+        assert!(store.take().open_settings);
     }
 }

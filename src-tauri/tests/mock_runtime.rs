@@ -385,6 +385,11 @@ fn a_clicked_alert_tells_the_window_to_show_its_session() {
         }
     });
     let _ = h.window.hide();
+    // The window's page has set its listeners and caught up (what its start does).
+    let memory = h
+        .app
+        .state::<agent_tray_desktop::window::WindowMemoryStore>();
+    let _ = memory.take_listening();
     let on_click = agent_tray_desktop::notifier::open_on_click(h.app.handle());
     on_click("s-died".to_string());
     assert!(
@@ -399,6 +404,49 @@ fn a_clicked_alert_tells_the_window_to_show_its_session() {
         [FocusSession {
             session_id: "s-died".into()
         }]
+    );
+}
+
+#[test]
+fn a_click_before_the_windows_page_listens_is_kept_for_its_catch_up() {
+    // The window exists (created a moment ago, or started as the tray menu opened) but its page
+    // has no listener yet: an event would reach nobody, so the shell keeps the request.
+    let h = harness();
+    let received: Arc<Mutex<Vec<FocusSession>>> = Arc::default();
+    let sink = received.clone();
+    h.app.listen_any(EVENT_FOCUS, move |event| {
+        if let Ok(parsed) = serde_json::from_str::<FocusSession>(event.payload()) {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(parsed);
+        }
+    });
+    let memory = h
+        .app
+        .state::<agent_tray_desktop::window::WindowMemoryStore>();
+    memory.not_listening();
+    let on_click = agent_tray_desktop::notifier::open_on_click(h.app.handle());
+    on_click("s-died".to_string());
+    // The page catches up once its listeners are set: the request is there, once.
+    let mut caught_up = None;
+    assert!(
+        eventually(|| {
+            let memory = h
+                .app
+                .state::<agent_tray_desktop::window::WindowMemoryStore>();
+            caught_up = memory.take_listening().focus;
+            if caught_up.is_none() {
+                memory.not_listening();
+            }
+            caught_up.is_some()
+        }),
+        "the request was kept for the page"
+    );
+    assert_eq!(caught_up.as_deref(), Some("s-died"));
+    assert!(
+        received
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty(),
+        "no event was sent to a page that could not hear it"
     );
 }
 

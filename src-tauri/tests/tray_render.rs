@@ -288,6 +288,10 @@ fn app_with_a_window(
     let window = WebviewWindowBuilder::new(&app, "main", Default::default())
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
+    // Its page has set its listeners and caught up (what the UI does as it starts): the shell
+    // sends it requests as events.
+    let _ = tauri::Manager::state::<agent_tray_desktop::window::WindowMemoryStore>(&app)
+        .take_listening();
     let focused: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = focused.clone();
     app.listen_any(EVENT_FOCUS, move |event| {

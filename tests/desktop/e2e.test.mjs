@@ -571,6 +571,132 @@ test("the tray menu's Open shows the popover at the top right corner, and losing
   await waitFor("the window shown again", () => appWindowVisible(), 10_000);
 });
 
+/// dbus-send on the test's private bus.
+const dbus = (dest, objectPath, method, ...args) =>
+  execFileSync("dbus-send", ["--session", "--print-reply", `--dest=${dest}`, objectPath, method, ...args], { env, encoding: "utf8", timeout: 5000 });
+
+/// The app indicator's menu of `pid` on the bus: its connection's name and the dbusmenu object
+/// path (what a StatusNotifierItem host reads and calls), or null.
+function trayMenu(pid) {
+  const names = [...dbus("org.freedesktop.DBus", "/", "org.freedesktop.DBus.ListNames").matchAll(/string "(:[^"]+)"/g)].map((m) => m[1]);
+  const name = names.find((n) => {
+    try {
+      return Number(/uint32 (\d+)/.exec(dbus("org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetConnectionUnixProcessID", `string:${n}`))[1]) === pid
+        && /NotificationItem/.test(dbus(n, "/org/ayatana", "org.freedesktop.DBus.Introspectable.Introspect"));
+    } catch {
+      return false;
+    }
+  });
+  if (!name) return null;
+  const find = (objectPath) => {
+    const xml = dbus(name, objectPath, "org.freedesktop.DBus.Introspectable.Introspect");
+    if (/interface name="com.canonical.dbusmenu"/.test(xml)) return objectPath;
+    for (const [, child] of xml.matchAll(/<node name="([^"]+)"/g)) {
+      const found = find(`${objectPath === "/" ? "" : objectPath}/${child}`);
+      if (found) return found;
+    }
+    return null;
+  };
+  const menuPath = find("/org/ayatana");
+  return menuPath ? { name, path: menuPath } : null;
+}
+
+/// The menu's items now: id and label, in order.
+function menuItems(menu) {
+  const layout = dbus(menu.name, menu.path, "com.canonical.dbusmenu.GetLayout", "int32:0", "int32:-1", "array:string:");
+  return layout.split(/struct \{\s*int32 /).slice(1).map((part) => ({
+    id: Number(/^(\d+)/.exec(part)[1]),
+    label: /string "label"\s*variant\s*string "([^"]*)"/.exec(part)?.[1] ?? "",
+  }));
+}
+
+/// What a StatusNotifierItem host sends when the user opens the menu, and when it closes.
+const menuOpened = (menu) => {
+  dbus(menu.name, menu.path, "com.canonical.dbusmenu.AboutToShow", "int32:0");
+  dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", "int32:0", "string:opened", "variant:int32:0", "uint32:0");
+};
+const menuClosed = (menu) => dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", "int32:0", "string:closed", "variant:int32:0", "uint32:0");
+const menuClick = (menu, id) => dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", `int32:${id}`, "string:clicked", "variant:int32:0", "uint32:0");
+
+/// Points the WebDriver session at the page for which `pick` (run in it) is true.
+async function attachWhere(what, pick) {
+  await waitFor(what, async () => {
+    for (const handle of await driver.getAllWindowHandles()) {
+      try {
+        await driver.switchTo().window(handle);
+        if (await driver.executeScript(pick)) return true;
+      } catch {
+        // a window being destroyed
+      }
+    }
+    return false;
+  }, 10_000);
+}
+
+test("opening the tray menu starts its pages hidden; the one chosen shows loaded, and what was not chosen is gone once the menu closes", async () => {
+  // Waiting on the user, so that they head the menu (it shows ten sessions at most).
+  cli("observe", "--session", "e2e-warm", "--event", "SessionStart", "--cwd", path.join(world, "proj/warmup"));
+  cli("observe", "--session", "e2e-warm", "--event", "PermissionRequest", "--tool", "Bash");
+  if (appWindowExists()) {
+    await attachWhere("the window's page", () => document.body.dataset.ready === "true" && !!document.querySelector("#app"));
+    await closeWindow();
+    await waitFor("the window closed", () => !appWindowExists(), 5000);
+  }
+  await waitFor("no web process", () => webProcessesOf(appPid).length === 0, 10_000);
+  const menu = trayMenu(appPid);
+  assert.ok(menu, "the tray's menu is on the bus");
+  const warmItem = () => menuItems(menu).find((m) => m.label.includes("warmup"));
+  await waitFor("the session's item in the menu", () => warmItem(), 5000);
+
+  // 1. The menu opens: the window and the popover start, hidden.
+  menuOpened(menu);
+  await waitFor("both pages started", () => webProcessesOf(appPid).length === 2, 10_000);
+  assert.ok(!appWindowVisible(), "the window is not shown by the menu opening");
+  assert.ok(!popoverWindow(), "nor the popover");
+  await attachWhere("the hidden window's page ready", () => document.body.dataset.ready === "true" && !!document.querySelector("#app"));
+  // 2. The user picks the session: the window shows on it, already loaded.
+  menuClick(menu, warmItem().id);
+  menuClosed(menu);
+  await waitFor("the window shown", () => appWindowVisible(), 5000);
+  await waitFor("the chosen session selected", async () =>
+    (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-warm", 5000);
+  // 3. The popover was not chosen: gone once the menu has closed.
+  await waitFor("the popover gone", () => !popoverExists(), 5000);
+  await waitFor("its web process gone", () => webProcessesOf(appPid).length === 1, 10_000);
+
+  // A choice made before the page listens still lands: the shell keeps it for the page.
+  await closeWindow();
+  await waitFor("the window closed", () => !appWindowExists(), 5000);
+  await waitFor("no web process", () => webProcessesOf(appPid).length === 0, 10_000);
+  cli("observe", "--session", "e2e-warm-2", "--event", "SessionStart", "--cwd", path.join(world, "proj/warmup-two"));
+  cli("observe", "--session", "e2e-warm-2", "--event", "PermissionRequest", "--tool", "Bash");
+  const secondItem = () => menuItems(menu).find((m) => m.label.includes("warmup-two"));
+  await waitFor("the second session's item", () => secondItem(), 5000);
+  menuOpened(menu);
+  menuClick(menu, secondItem().id);
+  menuClosed(menu);
+  await waitFor("the window shown", () => appWindowVisible(), 5000);
+  await attachWhere("the window's page ready", () => document.body.dataset.ready === "true" && !!document.querySelector("#app"));
+  await waitFor("the session chosen at once selected", async () =>
+    (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-warm-2", 5000);
+  await waitFor("the popover gone", () => !popoverExists(), 5000);
+
+  // The menu opened and closed with no choice: nothing is left.
+  await closeWindow();
+  await waitFor("the window closed", () => !appWindowExists(), 5000);
+  await waitFor("no web process", () => webProcessesOf(appPid).length === 0, 10_000);
+  menuOpened(menu);
+  await waitFor("both pages started", () => webProcessesOf(appPid).length === 2, 10_000);
+  menuClosed(menu);
+  await waitFor("no window left", () => !appWindowExists() && !popoverExists(), 5000);
+  await waitFor("no web process left", () => webProcessesOf(appPid).length === 0, 10_000);
+  // Leave the window open for the tests after this one.
+  const second = start(APP, []);
+  await waitFor("the second launch to hand over and exit", () => second.exitCode !== null, 10_000);
+  await waitFor("the window shown again", () => appWindowVisible(), 10_000);
+  await attachToWindow();
+});
+
 test("a Gemini CLI, a Copilot CLI and an OpenCode session each show live in the window, by name and in their colour, through their own hook command lines", async () => {
   // Each agent's hook command line exactly as `install --<agent>` writes it, fed the payload shape
   // its real binary sends (recorded from Gemini CLI 0.61.0, Copilot CLI 1.0.102 and OpenCode

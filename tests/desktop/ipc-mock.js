@@ -24,7 +24,7 @@
       mock.gate = new Promise((resolve) => (mock.releaseAll = resolve));
     },
     // What the shell keeps of the window between a close and the next open.
-    memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null },
+    memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null, focus: null },
     installReport: { ok: true, output: "hooks installed for claude and codex" },
     // The history views: what the core answered over a scripted day (tests/fixtures/
     // window_views.json, written by a Rust test from a real store). get_history answers a query
@@ -78,10 +78,15 @@
           if (gate) await gate;
           return copy;
         }
-        case "get_window_memory":
-          return JSON.parse(JSON.stringify(mock.memory));
+        case "get_window_memory": {
+          // As the shell does: the one-shot requests are handed over once.
+          const taken = JSON.parse(JSON.stringify(mock.memory));
+          Object.assign(mock.memory, { open_settings: false, install_report: null, focus: null });
+          return taken;
+        }
         case "save_window_memory":
-          mock.memory = args.state;
+          // As the shell does: the page saves its own state; the one-shots stay the shell's.
+          mock.memory = { ...args.state, open_settings: mock.memory.open_settings, install_report: mock.memory.install_report, focus: mock.memory.focus };
           return null;
         case "install_hooks":
           return mock.installReport;

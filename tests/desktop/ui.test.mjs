@@ -622,6 +622,40 @@ test("the first paint needs no IPC answer: the page starts from what the shell p
   await context.close();
 });
 
+test("a session chosen in the tray while the page was starting is shown once the page listens", async () => {
+  // The tray menu opened (the shell started the window hidden), then a session was chosen before
+  // the page had its listeners: the shell kept the request for the page's catch-up.
+  const a = view({ id: "a", project: "alpha", state: "idle" });
+  const b = view({ id: "b", project: "beta", state: "idle" });
+  const context = await browser.newContext({ viewport: { width: 760, height: 560 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.addInitScript(mockScript);
+  await page.addInitScript(({ a, b, settings }) => {
+    window.__mock.holdAll();
+    const engine = { kind: "running", socket: "/tmp/test.sock" };
+    const snapshot = { seq: 1, sessions: [a, b], engine, settings, version: "0.0.0-test", remotes: [] };
+    window.__agentTrayBoot = {
+      snapshot,
+      memory: { filter_text: "alp", filter_agent: null, selected: "a", scroll_top: 0, open_settings: false, install_report: null, focus: null },
+    };
+    window.__mock.snapshot = snapshot;
+    window.__mock.memory = { filter_text: "", filter_agent: null, selected: "b", scroll_top: 0, open_settings: false, install_report: null, focus: "b" };
+  }, { a, b, settings: defaultSettings });
+  await page.goto(baseUrl);
+  await page.waitForFunction(() => typeof window.__agentTrayPaintedAt === "number", null, { timeout: 5000 });
+  assert.deepEqual(await rowIds(page), ["a"], "painted as it was created: its filter, its selection");
+  await page.evaluate(() => window.__mock.releaseAll());
+  await page.waitForSelector("body[data-ready='true']");
+  await page.waitForFunction(() => document.querySelector(".row[aria-selected='true']")?.dataset.sessionId === "b", null, { timeout: 3000 });
+  assert.equal(await page.inputValue("#filter"), "", "no filter hides the chosen session");
+  assert.deepEqual(await rowIds(page), ["a", "b"]);
+  assert.equal(await page.evaluate(() => window.__mock.calls.filter((c) => c.cmd === "get_window_memory").length), 1, "one catch-up");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("the window's filters, selection and scroll are saved to the shell and restored from it", async () => {
   const many = Array.from({ length: 40 }, (_, n) => view({ id: `m${String(n).padStart(2, "0")}`, project: `proj-${n}`, state: "idle" }));
   const first = await open(many);
@@ -939,6 +973,37 @@ test("the popover lists the sessions that need you first, with today's totals in
   assert.deepEqual((await calls(page, "jump_to_session")).map((c) => c.args.sessionId), ["s-perm"]);
   assert.equal((await calls(page, "open_main_window")).length, 1);
   assert.equal((await calls(page, "hide_popover")).length, 1);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("the popover paints the sessions it was created with before any command is answered, then catches up", async () => {
+  const a = view({ id: "a", project: "alpha", state: "working" });
+  const b = view({ id: "b", project: "beta", state: "idle" });
+  const context = await browser.newContext({ viewport: { width: 340, height: 420 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.addInitScript(mockScript);
+  await page.addInitScript(({ a, b, settings }) => {
+    window.__mock.holdAll();
+    window.__TAURI_INTERNALS__.metadata = { currentWindow: { label: "popover" }, currentWebview: { windowLabel: "popover", label: "popover" } };
+    const engine = { kind: "running", socket: "/tmp/test.sock" };
+    window.__agentTrayBoot = {
+      snapshot: { seq: 1, sessions: [a], engine, settings, version: "0.0.0-test", remotes: [] },
+      memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null },
+    };
+    // What changed between the shell creating the page and the page listening.
+    window.__mock.snapshot = { seq: 3, sessions: [{ ...a, state_label: "needs input", section: "needs_you", session: { ...a.session, state: "waiting_for_input" } }, b], engine, settings, version: "0.0.0-test", remotes: [] };
+  }, { a, b, settings: defaultSettings });
+  await page.goto(`${baseUrl}popover.html`);
+  await page.waitForFunction(() => typeof window.__agentTrayPaintedAt === "number", null, { timeout: 5000 });
+  assert.equal(await page.evaluate(() => window.__mock.answered), 0, "painted before any command was answered");
+  assert.deepEqual(await rowIds(page, ".pop-row"), ["a"]);
+  await page.evaluate(() => window.__mock.releaseAll());
+  await page.waitForSelector("body[data-ready='true']");
+  assert.deepEqual(await rowIds(page, ".pop-row"), ["a", "b"], "the session its listener missed");
+  assert.equal(await page.locator(".pop-row[data-session-id='a']").getAttribute("data-section"), "needs_you", "the change its listener missed");
   assert.deepEqual(problems, []);
   await context.close();
 });

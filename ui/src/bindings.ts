@@ -175,7 +175,12 @@ open_settings: boolean,
  * Set by the shell only, read once: the installer's report to show at start (it ran from
  * the tray while the window was closed).
  */
-install_report: InstallReport | null, };
+install_report: InstallReport | null, 
+/**
+ * Set by the shell only, read once: show this session, with no filter hiding it (the tray
+ * menu or an alert chose it while the window's page was not yet listening).
+ */
+focus: string | null, };
 
 export type InstallReport = { ok: boolean, output: string, };
 

@@ -37,6 +37,7 @@ import { agentBadge } from "./agents";
 import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot, WindowMemory } from "./bindings";
 import { el } from "./dom";
 import { byStartThenId, clockTime, formatElapsed, secondsSince } from "./format";
+import { stampPaint } from "./paint";
 import { commands, errorMessage, on } from "./ipc";
 import { createMemoryViews } from "./memory";
 
@@ -373,11 +374,6 @@ declare global {
     __agentTrayClockWrites: number;
     /// How many rows were built: tests check that an event builds the one row it is about.
     __agentTrayRowsBuilt: number;
-    /// When the window first painted its sessions (epoch ms): the open-to-painted benchmark.
-    __agentTrayPaintedAt?: number;
-    /// The snapshot and the saved window state as the shell had them when it created the
-    /// window, set by its initialization script (window.rs): the first paint needs no IPC.
-    __agentTrayBoot?: { snapshot: Snapshot; memory: WindowMemory };
   }
 }
 window.__agentTrayTimerTicks = 0;
@@ -439,6 +435,7 @@ function remember(): void {
     scroll_top: Math.round(window.scrollY),
     open_settings: false,
     install_report: null,
+    focus: null,
   };
   const text = JSON.stringify(memory);
   if (text === lastSaved) return;
@@ -466,9 +463,27 @@ function restoreMemory(memory: WindowMemory): void {
   window.scrollTo(0, memory.scroll_top);
   memoryRestored = true;
   remember();
-  // What the tray asked for while the window was closed.
+  applyRequests(memory);
+}
+
+/// What the tray or an alert asked of the window while it was closed, or while this page was
+/// starting (its one-shots: the shell hands each over once).
+function applyRequests(memory: WindowMemory): void {
   if (memory.install_report) showInstall(memory.install_report);
   if (memory.open_settings) openSettings();
+  if (memory.focus) focusSession(memory.focus);
+}
+
+/// The user chose this session in the tray or an alert: show it, and give the list the focus.
+function focusSession(sessionId: string): void {
+  views.show("sessions");
+  state.filterText = "";
+  filterInput.value = "";
+  state.filterAgent = "all";
+  agentSelect.value = "all";
+  render();
+  listbox.focus({ preventScroll: true });
+  select(sessionId);
 }
 
 // ---- data ---------------------------------------------------------------------------------------
@@ -799,16 +814,6 @@ function openSettings(): void {
 settingsButton.addEventListener("click", openSettings);
 
 // ---- start ------------------------------------------------------------------------------------
-/// The frame after the first one that holds the rows: they are on screen by then.
-function stampPaint(): void {
-  // Marks for benches/at_rest.sh: where the page's part of an open goes.
-  performance.mark("agent-tray:rows");
-  requestAnimationFrame(() => {
-    performance.mark("agent-tray:frame");
-    requestAnimationFrame(() => (window.__agentTrayPaintedAt ??= Date.now()));
-  });
-}
-
 async function start(): Promise<void> {
   performance.mark("agent-tray:start");
   // The first paint needs no round trip to the shell: it created the page with the snapshot and
@@ -828,17 +833,7 @@ async function start(): Promise<void> {
       applyEvent(e);
       render();
     }),
-    on.focus(({ session_id }) => {
-      // The user chose this session in the tray or an alert: show it, and give the list the focus.
-      views.show("sessions");
-      state.filterText = "";
-      filterInput.value = "";
-      state.filterAgent = "all";
-      agentSelect.value = "all";
-      render();
-      listbox.focus({ preventScroll: true });
-      select(session_id);
-    }),
+    on.focus(({ session_id }) => focusSession(session_id)),
     on.settings((s) => {
       state.settings = s;
       void loadSnapshot();
@@ -848,7 +843,10 @@ async function start(): Promise<void> {
   ]);
   performance.mark("agent-tray:listening");
   if (boot) {
-    await loadSnapshot();
+    // What was asked of the window while this page started (the tray menu chose a session, say)
+    // reached no listener: the shell kept it, and from this call on sends requests as events.
+    const [, late] = await Promise.all([loadSnapshot(), commands.getWindowMemory()]);
+    applyRequests(late);
     performance.mark("agent-tray:caught-up");
   } else {
     // No boot data (a page loaded on its own): fetch both, at once.

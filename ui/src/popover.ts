@@ -8,10 +8,11 @@
 // after. A click on a row jumps to the session (its terminal, editor or tmux pane); Esc closes.
 import "./popover.css";
 import { AGENTS, SECTIONS } from "./bindings";
-import type { Agent, DayReport, SessionEvent, SessionView } from "./bindings";
+import type { Agent, DayReport, SessionEvent, SessionView, Snapshot } from "./bindings";
 import { el } from "./dom";
 import { byStartThenId, formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
+import { stampPaint } from "./paint";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
@@ -108,25 +109,42 @@ document.addEventListener("keydown", (e) => {
   if (e.key === "Escape") void commands.hidePopover();
 });
 
+/// Takes a snapshot's sessions, unless events newer than it were applied since.
+function applySnapshot(snap: Snapshot): void {
+  if (snap.seq < shownSeq) return;
+  for (const v of snap.sessions) {
+    const seq = eventSeq.get(v.session.session_id);
+    if (seq === undefined || seq <= snap.seq) sessions.set(v.session.session_id, v);
+  }
+  shownSeq = snap.seq;
+}
+
 async function start(): Promise<void> {
+  // As the window does: the shell created the page with the snapshot in it, so the sessions
+  // paint before any round trip through the shell's main thread (the popover used to wait for
+  // three, one after another: its listener, the snapshot and today's totals).
+  performance.mark("agent-tray:start");
+  const boot = window.__agentTrayBoot;
+  if (boot) {
+    applySnapshot(boot.snapshot);
+    render();
+    stampPaint();
+  }
   await on.sessions((e) => {
     applyEvent(e);
     render();
   });
-  const snap = await commands.getSnapshot();
-  if (snap.seq >= shownSeq) {
-    for (const v of snap.sessions) {
-      const seq = eventSeq.get(v.session.session_id);
-      if (seq === undefined || seq <= snap.seq) sessions.set(v.session.session_id, v);
-    }
-    shownSeq = snap.seq;
-  }
+  performance.mark("agent-tray:listening");
+  // An event sent between the boot snapshot and the listener reached nobody: this one covers it.
+  applySnapshot(await commands.getSnapshot());
+  performance.mark("agent-tray:caught-up");
   try {
     today = await commands.getToday();
   } catch (error) {
     todayError = errorMessage(error);
   }
   render();
+  if (!boot) stampPaint();
   setInterval(tick, 1000);
   document.body.dataset.ready = "true";
 }
