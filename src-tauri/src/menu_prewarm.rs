@@ -16,9 +16,8 @@
 //! the app sees the calls to it through a filter on that connection (it reads them, and passes
 //! every message on untouched).
 
-use std::sync::atomic::AtomicU64;
 #[cfg(target_os = "linux")]
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 #[cfg(target_os = "linux")]
@@ -58,6 +57,7 @@ pub fn classify(member: &str, ids: &[i32], events: &[&str]) -> Option<MenuSignal
 }
 
 /// The latest menu opening: a cleanup scheduled for an earlier one does nothing.
+#[cfg(target_os = "linux")]
 #[derive(Debug, Default)]
 pub struct MenuGeneration(AtomicU64);
 
