@@ -21,7 +21,7 @@ use agent_tray_desktop::ipc::{EngineStatus, FocusSession, EVENT_FOCUS};
 use agent_tray_desktop::settings::SettingsStore;
 use agent_tray_desktop::tray;
 use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
-use tauri::{AppHandle, Listener, WebviewWindowBuilder};
+use tauri::{AppHandle, Listener, Manager, WebviewWindowBuilder};
 
 /// Renders while clicks are queued; each makes the icon and the row's label change.
 const RENDERS: usize = 3;
@@ -117,8 +117,15 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
     // The user clicks the session's row, again and again: one click always waits in the queue.
     let stop = Arc::new(AtomicBool::new(false));
     let clicks = Arc::new(AtomicUsize::new(0));
+    // Set once the clicker has stopped, with no click of its left on the main thread's queue.
+    let clicker_done = Arc::new(AtomicBool::new(false));
     let clicker = {
-        let (handle, stop, clicks) = (handle.clone(), stop.clone(), clicks.clone());
+        let (handle, stop, clicks, done) = (
+            handle.clone(),
+            stop.clone(),
+            clicks.clone(),
+            clicker_done.clone(),
+        );
         std::thread::spawn(move || {
             while !stop.load(Ordering::Acquire) {
                 let (tx, rx) = mpsc::channel();
@@ -129,9 +136,10 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
                     let _ = tx.send(());
                 });
                 if queued.is_err() || rx.recv().is_err() {
-                    return;
+                    break;
                 }
             }
+            done.store(true, Ordering::Release);
         })
     };
     let renderer = {
@@ -153,8 +161,18 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
                 progress.fetch_add(1, Ordering::AcqRel);
             }
             stop.store(true, Ordering::Release);
-            // Closing the last window ends the mock event loop.
-            let _ = window.destroy();
+            // The last click done first (a click shows the window), then closing the last
+            // window ends the mock event loop (asked again if it fails).
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !clicker_done.load(Ordering::Acquire) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            for _ in 0..100 {
+                if window.destroy().is_ok() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
             (done, surface.statuses.into_inner().unwrap_or_default())
         })
     };
@@ -290,7 +308,8 @@ fn app_with_a_window(
         .unwrap_or_else(|e| panic!("{e}"));
     // Its page has set its listeners and caught up (what the UI does as it starts): the shell
     // sends it requests as events.
-    let _ = tauri::Manager::state::<agent_tray_desktop::window::WindowMemoryStore>(&app)
+    let _ = app
+        .state::<agent_tray_desktop::window::WindowMemoryStore>()
         .take_listening();
     let focused: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = focused.clone();
