@@ -7,7 +7,8 @@
 # prints the path of the .deb (target/release/bundle/deb/Agent Tray_<version>_amd64.deb) and of
 # the .rpm (target/release/bundle/rpm/Agent Tray-<version>-1.x86_64.rpm). The .deb
 # installs /usr/bin/agent-tray-desktop (the app), /usr/bin/agent-tray (the CLI the app's "Install
-# hooks…" runs and the hooks call), the menu entry and the icons; it depends on WebKitGTK 4.1 and
+# hooks…" runs and the hooks call), the menu entry (which runs `agent-tray open`: it opens the
+# running app's window, or starts the app) and the icons; it depends on WebKitGTK 4.1 and
 # libayatana-appindicator3-1. A release build: about 6 minutes on 2 cores from a cold cache.
 #
 # Needs what tests/desktop/run.sh needs to build (Rust, the -dev packages, Node) and works offline.
@@ -62,6 +63,10 @@ dpkg-deb -x "$deb" "$check"
 "$check/usr/bin/agent-tray" --version | grep -q '^agent-tray ' || { echo "usr/bin/agent-tray is not the CLI"; exit 1; }
 # The app itself is not run (it would open a window); it must be the one that links WebKitGTK.
 grep -q 'libwebkit2gtk-4.1' "$check/usr/bin/agent-tray-desktop" || { echo "usr/bin/agent-tray-desktop is not the app (no WebKitGTK)"; exit 1; }
+# The menu entry launches through the CLI (src/app_launch.rs): a launch while the app runs costs
+# the small static CLI's start, not the app's loading of GTK and WebKit.
+entry="$(ls "$check"/usr/share/applications/*.desktop)"
+grep -qx 'Exec=agent-tray open' "$entry" || { echo "$entry does not run agent-tray open:"; cat "$entry"; exit 1; }
 rpm="$(ls -t "$target"/release/bundle/rpm/*.rpm | head -n 1)"
 if command -v rpm2cpio >/dev/null && command -v cpio >/dev/null; then
   listed="$(rpm2cpio "$rpm" | cpio -t --quiet)"

@@ -82,6 +82,13 @@ enum Command {
     /// Agents on other machines, over SSH: `remote add NAME DESTINATION`, `list`, `remove NAME`.
     #[command(subcommand)]
     Remote(crate::remote::cli::RemoteCommand),
+    /// Open the desktop app's window, starting the app if it is not running (what the desktop
+    /// entry runs). The binary's entry handles it before this parser; listed here for --help.
+    Open {
+        /// Start the app with no window (launch at login); a running app is left as it is.
+        #[arg(long)]
+        background: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -164,6 +171,15 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Doctor => Ok(crate::doctor::run()),
         Command::Status { json } => crate::status::run(json),
         Command::Remote(command) => crate::remote::cli::run(command),
+        Command::Open { background } => {
+            let args: Vec<std::ffi::OsString> = background
+                .then(|| crate::app_launch::BACKGROUND_ARG.into())
+                .into_iter()
+                .collect();
+            crate::app_launch::run_open(&args)
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(|e| e.to_string())
+        }
     }
 }
 

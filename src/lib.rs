@@ -4,6 +4,7 @@
 
 pub mod agent_pid;
 pub mod agents;
+pub mod app_launch;
 pub mod atomic_file;
 pub mod cli;
 pub mod clock;

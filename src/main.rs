@@ -42,6 +42,19 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
             agent_tray::hook::run_notify(&args[2..]);
             std::process::exit(0)
         }
+        // What the desktop entry runs: a launch of the app while it runs costs this binary's
+        // start, not the app's (see `app_launch`).
+        Some("open") => {
+            let rest: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+            match agent_tray::app_launch::run_open(&rest) {
+                Ok(()) => std::process::exit(0),
+                Err(error) => {
+                    eprintln!("agent-tray open: {error}");
+                    let usage = matches!(error, agent_tray::app_launch::OpenError::Usage(_));
+                    std::process::exit(if usage { 2 } else { 1 })
+                }
+            }
+        }
         _ => {}
     }
     let code = std::panic::catch_unwind(cli::main).unwrap_or(ExitCode::from(101)); // as std: a panic in main exits 101

@@ -29,7 +29,7 @@ pub const ENTRY_NAME: &str = if cfg!(target_os = "macos") {
 };
 
 /// The argument every login entry passes: start in the tray, without the window.
-pub const BACKGROUND_ARG: &str = "--background";
+pub use agent_tray::app_launch::BACKGROUND_ARG;
 
 /// The plugin, configured with the entry's name and `--background`.
 pub fn plugin<R: Runtime>() -> TauriPlugin<R> {

@@ -15,6 +15,10 @@
 //!    lock but is not listening yet): it asks again until that app answers (up to
 //!    [`STARTING_WAIT`]); an app that holds the lock and never answers is reported, not doubled.
 //!
+//! The request side (the socket's name, `ask`) is the core's `app_launch`, shared with the CLI's
+//! `agent-tray open`: the desktop entry runs that, so a launch while the app runs costs a small
+//! static binary's start instead of this one's loading of GTK and WebKit.
+//!
 //! Holding the lock, the app knows any socket file left is a crash's and replaces it. The lock is
 //! per environment (`XDG_RUNTIME_DIR`/`AGENT_TRAY_HOME`), as every other file of the app is; the
 //! single-instance plugin it replaces keyed on a D-Bus name, one per user's session bus, and its
@@ -24,7 +28,7 @@
 //! Hand-written rather than a crate: it is a lock, a connect, a line and a reply.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
@@ -36,9 +40,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixListener;
 use tokio_util::sync::CancellationToken;
 
-/// The socket's file name in the runtime folder.
-pub const SOCKET_NAME: &str = "desktop.sock";
-/// The lock's file name beside it: the running app holds it for its whole life.
+pub use agent_tray::app_launch::{
+    ask, request_for, socket_path, DEADLINE, MAX_LINE, REPLY_OK, REQUEST_BACKGROUND, REQUEST_OPEN,
+    SOCKET_NAME,
+};
+
+/// The lock's file name beside the socket: the running app holds it for its whole life.
 pub const LOCK_NAME: &str = "desktop.lock";
 /// How long a launch that finds the lock held waits for the app holding it to answer: another
 /// launch at the same moment gets from its lock to its socket in about a second, more on a
@@ -46,25 +53,11 @@ pub const LOCK_NAME: &str = "desktop.lock";
 pub const STARTING_WAIT: Duration = Duration::from_secs(10);
 /// Between two questions to an app that holds the lock but does not answer yet.
 const STARTING_POLL: Duration = Duration::from_millis(25);
-/// What a second launch asks.
-pub const REQUEST_OPEN: &str = "open";
-/// What a second `--background` launch asks (a login autostart while the app already runs):
-/// only whether an app is there. It opens nothing, as `--background` never opens the window.
-pub const REQUEST_BACKGROUND: &str = "background";
-/// What the running app answers once it has taken the request.
-pub const REPLY_OK: &str = "ok";
-/// How long either side waits for the other: a running app answers in microseconds; one that
-/// takes longer is treated as not there (the second launch then starts normally).
-pub const DEADLINE: Duration = Duration::from_millis(500);
-/// A request is one short line; more is not ours.
-const MAX_REQUEST: usize = 64;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SecondLaunchError {
-    #[error("no app answers on {0}")]
-    NoAnswer(PathBuf, #[source] std::io::Error),
-    #[error("the app on {0} answered {1:?}")]
-    Refused(PathBuf, String),
+    #[error(transparent)]
+    Ask(#[from] agent_tray::app_launch::AskError),
     #[error("another app already listens on {0}")]
     AlreadyServed(PathBuf),
     #[error("cannot listen on {0}: {1}")]
@@ -82,11 +75,6 @@ pub enum SecondLaunchError {
     },
     #[error(transparent)]
     Paths(#[from] agent_tray::paths::PathsError),
-}
-
-/// Where the running app listens for this environment's second launches.
-pub fn socket_path(paths: &TrayPaths) -> PathBuf {
-    paths.runtime_dir.join(SOCKET_NAME)
 }
 
 /// Where the running app's lock is.
@@ -166,45 +154,6 @@ pub fn claim(
     }
 }
 
-/// What a launch with these arguments asks a running app: [`REQUEST_BACKGROUND`] with
-/// `--background`, else [`REQUEST_OPEN`].
-pub fn request_for(args: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>) -> &'static str {
-    if args
-        .into_iter()
-        .any(|a| a.as_ref() == crate::autostart::BACKGROUND_ARG)
-    {
-        REQUEST_BACKGROUND
-    } else {
-        REQUEST_OPEN
-    }
-}
-
-/// Sends `request` to the app listening on `socket`; `Ok` once it answered [`REPLY_OK`].
-pub fn ask(socket: &Path, request: &str, deadline: Duration) -> Result<(), SecondLaunchError> {
-    let no_answer = |e| SecondLaunchError::NoAnswer(socket.to_path_buf(), e);
-    // A unix connect does not wait for the app to accept: it fails at once on a missing or
-    // stale socket, and succeeds at once on a live one.
-    let mut stream = UnixStream::connect(socket).map_err(no_answer)?;
-    stream.set_read_timeout(Some(deadline)).map_err(no_answer)?;
-    stream
-        .set_write_timeout(Some(deadline))
-        .map_err(no_answer)?;
-    stream
-        .write_all(format!("{request}\n").as_bytes())
-        .map_err(no_answer)?;
-    let mut reply = Vec::with_capacity(8);
-    stream
-        .take(MAX_REQUEST as u64)
-        .read_to_end(&mut reply)
-        .map_err(no_answer)?;
-    let reply = String::from_utf8_lossy(&reply).trim().to_string();
-    if reply == REPLY_OK {
-        Ok(())
-    } else {
-        Err(SecondLaunchError::Refused(socket.to_path_buf(), reply))
-    }
-}
-
 /// What `main()` calls first, for this process's environment and arguments. `Ok(None)` when the
 /// environment names no folders (the app's start reports that).
 pub fn claim_for_this_launch() -> Result<Option<Launch>, SecondLaunchError> {
@@ -281,11 +230,11 @@ pub async fn serve(
     let _ = std::fs::remove_file(&socket);
 }
 
-/// The first line (up to [`MAX_REQUEST`] bytes), without its newline.
+/// The first line (up to [`MAX_LINE`] bytes), without its newline.
 async fn read_line(stream: &mut tokio::net::UnixStream) -> std::io::Result<String> {
-    let mut buf = Vec::with_capacity(MAX_REQUEST);
+    let mut buf = Vec::with_capacity(MAX_LINE);
     let mut byte = [0u8; 1];
-    while buf.len() < MAX_REQUEST {
+    while buf.len() < MAX_LINE {
         if stream.read(&mut byte).await? == 0 || byte[0] == b'\n' {
             break;
         }
@@ -300,6 +249,8 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
+
+    use std::io::{Read, Write};
 
     fn rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_multi_thread()
@@ -341,7 +292,7 @@ mod tests {
         let socket = dir.path().join(SOCKET_NAME);
         assert!(matches!(
             ask(&socket, REQUEST_OPEN, DEADLINE),
-            Err(SecondLaunchError::NoAnswer(..))
+            Err(agent_tray::app_launch::AskError::NoAnswer(..))
         ));
     }
 
@@ -404,7 +355,7 @@ mod tests {
         let deadline = Duration::from_millis(200);
         assert!(matches!(
             ask(&socket, REQUEST_OPEN, deadline),
-            Err(SecondLaunchError::NoAnswer(..))
+            Err(agent_tray::app_launch::AskError::NoAnswer(..))
         ));
         assert!(started.elapsed() < Duration::from_secs(5));
     }
