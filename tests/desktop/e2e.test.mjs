@@ -23,6 +23,7 @@ import path from "node:path";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { Builder, By, until } from "selenium-webdriver";
+import { trayHost } from "./tray-host.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -223,13 +224,14 @@ async function closeWindow() {
 }
 
 /// Points the WebDriver session at the app's current window (a new one after each reopening)
-/// once its page is ready.
+/// once its page is ready: the window's page (#app), not the popover's, which a menu opening
+/// starts beside it and destroys once the menu has closed.
 async function attachToWindow() {
   await waitFor("a window to drive", async () => {
     for (const handle of await driver.getAllWindowHandles()) {
       try {
         await driver.switchTo().window(handle);
-        if ((await driver.executeScript(() => document.body.dataset.ready)) === "true") return true;
+        if (await driver.executeScript(() => document.body.dataset.ready === "true" && !!document.getElementById("app"))) return true;
       } catch {
         // a window being destroyed
       }
@@ -449,17 +451,7 @@ test("the tray menu lists the sessions and choosing one selects it in the window
   // the test would pass without the menu ever opening.
   await closeWindow();
   await waitFor("the window hidden", () => !appWindowVisible(), 3000);
-  // trayer's panel is the window of class "trayer" that spans the tray (its 10x10 child and
-  // leader are not).
-  const geometries = execFileSync("xdotool", ["search", "--class", "trayer"], { env, encoding: "utf8" })
-    .trim().split("\n").filter(Boolean)
-    .map((id) => Object.fromEntries(execFileSync("xdotool", ["getwindowgeometry", "--shell", id], { env, encoding: "utf8" })
-      .trim().split("\n").map((l) => l.split("="))));
-  assert.ok(geometries.length > 0, "trayer is running");
-  const g = geometries.reduce((a, b) => (Number(b.WIDTH) > Number(a.WIDTH) ? b : a));
-  // The only icon in the tray sits at its right end (the tray is right-aligned).
-  const x = Number(g.X) + Number(g.WIDTH) - 16;
-  const y = Number(g.Y) + Number(g.HEIGHT) / 2;
+  const { x, y } = trayIcon();
   execFileSync("xdotool", ["mousemove", String(x), String(y), "click", "1"], { env });
   await new Promise((r) => setTimeout(r, 1000));
   execFileSync("import", ["-window", "root", path.join(artifacts, "e2e-tray-menu.png")], { env });
@@ -471,17 +463,6 @@ test("the tray menu lists the sessions and choosing one selects it in the window
     (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-tray", 5000);
   await driver.takeScreenshot().then((png) => fs.writeFileSync(path.join(artifacts, "e2e-window.png"), png, "base64"));
 });
-
-/// The tray's panel (trayer's widest window of its class) and where its only icon sits.
-function trayIcon() {
-  const geometries = execFileSync("xdotool", ["search", "--class", "trayer"], { env, encoding: "utf8" })
-    .trim().split("\n").filter(Boolean)
-    .map((id) => ({ id, ...Object.fromEntries(execFileSync("xdotool", ["getwindowgeometry", "--shell", id], { env, encoding: "utf8" })
-      .trim().split("\n").map((l) => l.split("="))) }));
-  assert.ok(geometries.length > 0, "trayer is running");
-  const g = geometries.reduce((a, b) => (Number(b.WIDTH) > Number(a.WIDTH) ? b : a));
-  return { panel: g.id, x: Number(g.X) + Number(g.WIDTH) - 16, y: Number(g.Y) + Number(g.HEIGHT) / 2 };
-}
 
 /// The popover's X window, when it is mapped.
 function popoverWindow() {
@@ -571,52 +552,7 @@ test("the tray menu's Open shows the popover at the top right corner, and losing
   await waitFor("the window shown again", () => appWindowVisible(), 10_000);
 });
 
-/// dbus-send on the test's private bus.
-const dbus = (dest, objectPath, method, ...args) =>
-  execFileSync("dbus-send", ["--session", "--print-reply", `--dest=${dest}`, objectPath, method, ...args], { env, encoding: "utf8", timeout: 5000 });
-
-/// The app indicator's menu of `pid` on the bus: its connection's name and the dbusmenu object
-/// path (what a StatusNotifierItem host reads and calls), or null.
-function trayMenu(pid) {
-  const names = [...dbus("org.freedesktop.DBus", "/", "org.freedesktop.DBus.ListNames").matchAll(/string "(:[^"]+)"/g)].map((m) => m[1]);
-  const name = names.find((n) => {
-    try {
-      return Number(/uint32 (\d+)/.exec(dbus("org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetConnectionUnixProcessID", `string:${n}`))[1]) === pid
-        && /NotificationItem/.test(dbus(n, "/org/ayatana", "org.freedesktop.DBus.Introspectable.Introspect"));
-    } catch {
-      return false;
-    }
-  });
-  if (!name) return null;
-  const find = (objectPath) => {
-    const xml = dbus(name, objectPath, "org.freedesktop.DBus.Introspectable.Introspect");
-    if (/interface name="com.canonical.dbusmenu"/.test(xml)) return objectPath;
-    for (const [, child] of xml.matchAll(/<node name="([^"]+)"/g)) {
-      const found = find(`${objectPath === "/" ? "" : objectPath}/${child}`);
-      if (found) return found;
-    }
-    return null;
-  };
-  const menuPath = find("/org/ayatana");
-  return menuPath ? { name, path: menuPath } : null;
-}
-
-/// The menu's items now: id and label, in order.
-function menuItems(menu) {
-  const layout = dbus(menu.name, menu.path, "com.canonical.dbusmenu.GetLayout", "int32:0", "int32:-1", "array:string:");
-  return layout.split(/struct \{\s*int32 /).slice(1).map((part) => ({
-    id: Number(/^(\d+)/.exec(part)[1]),
-    label: /string "label"\s*variant\s*string "([^"]*)"/.exec(part)?.[1] ?? "",
-  }));
-}
-
-/// What a StatusNotifierItem host sends when the user opens the menu, and when it closes.
-const menuOpened = (menu) => {
-  dbus(menu.name, menu.path, "com.canonical.dbusmenu.AboutToShow", "int32:0");
-  dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", "int32:0", "string:opened", "variant:int32:0", "uint32:0");
-};
-const menuClosed = (menu) => dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", "int32:0", "string:closed", "variant:int32:0", "uint32:0");
-const menuClick = (menu, id) => dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", `int32:${id}`, "string:clicked", "variant:int32:0", "uint32:0");
+const { trayMenu, menuItems, menuOpened, menuClosed, menuClick, trayIcon } = trayHost(env);
 
 /// Points the WebDriver session at the page for which `pick` (run in it) is true.
 async function attachWhere(what, pick) {
@@ -694,6 +630,53 @@ test("opening the tray menu starts its pages hidden; the one chosen shows loaded
   const second = start(APP, []);
   await waitFor("the second launch to hand over and exit", () => second.exitCode !== null, 10_000);
   await waitFor("the window shown again", () => appWindowVisible(), 10_000);
+  await attachToWindow();
+});
+
+test("in an XEmbed tray the menu pops up inside the app, and showing it starts the pages hidden too; Esc leaves nothing, a choice shows the window loaded", async () => {
+  cli("observe", "--session", "e2e-xembed", "--event", "SessionStart", "--cwd", path.join(world, "proj/xembed"));
+  cli("observe", "--session", "e2e-xembed", "--event", "PermissionRequest", "--tool", "Bash");
+  if (appWindowExists()) {
+    await attachWhere("the window's page", () => document.body.dataset.ready === "true" && !!document.querySelector("#app"));
+    await closeWindow();
+    await waitFor("the window closed", () => !appWindowExists(), 5000);
+  }
+  await waitFor("no web process", () => webProcessesOf(appPid).length === 0, 10_000);
+  const menu = trayMenu(appPid);
+  assert.ok(menu, "the tray's menu is on the bus");
+  // The row's place among the menu's items (sessions first, all enabled): as many Downs.
+  const downs = await waitFor("the session's item in the menu", () => {
+    const index = menuItems(menu).filter((m) => m.id > 0).findIndex((m) => m.label.includes("xembed"));
+    return index >= 0 && index + 1;
+  }, 5000);
+  await new Promise((r) => setTimeout(r, 800));
+  execFileSync("dunstctl", ["close-all"], { env });
+  await waitFor("no popup over the tray", () => execFileSync("dunstctl", ["count", "displayed"], { env, encoding: "utf8" }).trim() === "0", 3000);
+  const icon = trayIcon();
+  const clickIcon = () => execFileSync("xdotool", ["mousemove", String(icon.x), String(icon.y), "click", "1"], { env });
+
+  // 1. The menu pops up (nothing on the bus says so: trayer is no StatusNotifierItem host), and
+  // the window and the popover start, hidden. Esc closes the menu: both go.
+  clickIcon();
+  await waitFor("both pages started as the menu showed", () => webProcessesOf(appPid).length === 2, 10_000);
+  assert.ok(!appWindowVisible(), "the window is not shown by the menu popping up");
+  assert.ok(!popoverWindow(), "nor the popover");
+  execFileSync("import", ["-window", "root", path.join(artifacts, "e2e-xembed-menu.png")], { env });
+  execFileSync("xdotool", ["key", "Escape"], { env });
+  await waitFor("no window left once the menu closed", () => !appWindowExists() && !popoverExists(), 5000);
+  await waitFor("no web process left", () => webProcessesOf(appPid).length === 0, 10_000);
+
+  // 2. Again, and the session is chosen with the keyboard: the window shows on it, and the
+  // popover, not chosen, goes.
+  clickIcon();
+  await waitFor("both pages started as the menu showed", () => webProcessesOf(appPid).length === 2, 10_000);
+  await attachWhere("the hidden window's page ready", () => document.body.dataset.ready === "true" && !!document.querySelector("#app"));
+  execFileSync("xdotool", ["key", ...Array(downs).fill("Down"), "Return"], { env });
+  await waitFor("the window shown", () => appWindowVisible(), 5000);
+  await waitFor("the chosen session selected", async () =>
+    (await driver.executeScript(() => document.querySelector('.row[aria-selected="true"]')?.dataset.sessionId)) === "e2e-xembed", 5000);
+  await waitFor("the popover gone", () => !popoverExists(), 5000);
+  await waitFor("its web process gone", () => webProcessesOf(appPid).length === 1, 10_000);
   await attachToWindow();
 });
 
@@ -901,6 +884,29 @@ function shownWindowsOf(pid) {
     }
   });
 }
+
+test("the desktop entry's `agent-tray open` opens the running app's window, and with no app running becomes the app", async () => {
+  await attachToWindow();
+  await closeWindow();
+  await waitFor("no window at all", () => !appWindowExists(), 5000);
+  const launcher = start(CLI, ["open"]);
+  await waitFor("agent-tray open to exit", () => launcher.exitCode !== null || launcher.signalCode !== null, 10_000);
+  assert.equal(launcher.exitCode, 0, "agent-tray open exits 0 once the app took the request");
+  await waitFor("the window shown again", () => appWindowVisible(), 10_000);
+  await attachToWindow();
+  assert.ok(alive(appPid), "the running app still runs");
+
+  // No app in this world: the launcher execs the app itself (same pid), which starts.
+  const own = ownWorld("open-starts", { hooks: true });
+  const session = start("dbus-run-session", ["--", CLI, "open", "--background"], { env: own });
+  const pid = await waitFor("the app started by agent-tray open", () => worldPids(own.AGENT_TRAY_HOME).find(isApp), 10_000);
+  await waitFor("its engine", () => /No sessions/.test(execFileSync(CLI, ["list"], { env: own, encoding: "utf8", timeout: 5000 })), 10_000);
+  busSessionOf.set(pid, session);
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.deepEqual(shownWindowsOf(pid), [], "--background, passed on, opens no window");
+  assert.deepEqual(webProcessesOf(pid), [], "no webview at all");
+  assert.deepEqual(await endOwnApp(pid), [], "the app ends");
+});
 
 test("--background starts with no window, except once on a first run with no hooks (the installer)", async () => {
   // A first run, no sessions, no hooks: the window opens, once (the positive control for the
