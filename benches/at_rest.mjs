@@ -8,6 +8,7 @@ import path from "node:path";
 
 const require = createRequire(import.meta.url);
 const { Builder } = require("../tests/desktop/node_modules/selenium-webdriver");
+import { trayHost } from "../tests/desktop/tray-host.mjs";
 
 const APP = process.env.APP;
 const CLI = process.env.CLI;
@@ -228,42 +229,7 @@ async function visibleCpu(app) {
   return `${cpu.toFixed(3)} % of a core (UI: ${after.ticks - before.ticks} clock wake-ups, ${after.writes - before.writes} times rewritten, ${after.built - before.built} rows built)`;
 }
 
-/// A D-Bus method call on the private session bus, its reply as dbus-send prints it.
-const dbus = (dest, objectPath, method, ...args) =>
-  execFileSync("dbus-send", ["--session", "--print-reply", `--dest=${dest}`, objectPath, method, ...args], { env, encoding: "utf8", timeout: 5000 });
-/// The app indicator's menu of `pid` on the bus: its connection's name and the menu's object
-/// path (under /org/ayatana/NotificationItem/), or null.
-function trayMenu(pid) {
-  const names = [...dbus("org.freedesktop.DBus", "/", "org.freedesktop.DBus.ListNames").matchAll(/string "(:[^"]+)"/g)].map((m) => m[1]);
-  const name = names.find((n) => {
-    try {
-      return Number(/uint32 (\d+)/.exec(dbus("org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetConnectionUnixProcessID", `string:${n}`))[1]) === pid && /NotificationItem/.test(dbus(n, "/org/ayatana", "org.freedesktop.DBus.Introspectable.Introspect"));
-    } catch {
-      return false;
-    }
-  });
-  if (!name) return null;
-  const find = (objectPath) => {
-    const xml = dbus(name, objectPath, "org.freedesktop.DBus.Introspectable.Introspect");
-    if (/interface name="com.canonical.dbusmenu"/.test(xml)) return objectPath;
-    for (const [, child] of xml.matchAll(/<node name="([^"]+)"/g)) {
-      const found = find(`${objectPath === "/" ? "" : objectPath}/${child}`);
-      if (found) return found;
-    }
-    return null;
-  };
-  const menuPath = find("/org/ayatana");
-  return menuPath ? { name, path: menuPath } : null;
-}
-/// The menu's items now (ids change as the tray rebuilds it): id and label, in order.
-function menuItems(menu) {
-  const layout = dbus(menu.name, menu.path, "com.canonical.dbusmenu.GetLayout", "int32:0", "int32:-1", "array:string:");
-  return layout.split(/struct \{\s*int32 /).slice(1).map((part) => ({
-    id: Number(/^(\d+)/.exec(part)[1]),
-    label: /string "label"\s*variant\s*string "([^"]*)"/.exec(part)?.[1] ?? "",
-  }));
-}
-const FIXED_ITEMS = ["", "No sessions yet", "Open Agent Tray", "Install hooks…", "Settings", "Reveal logs", "Quit"];
+const { trayMenu, menuItems, firstSessionItem, menuOpened, menuClick, menuClosed, clickIcon, keys } = trayHost(env);
 
 let driver;
 try {
@@ -403,6 +369,27 @@ try {
     await attach();
   }
   report("a second launch", launchRuns, `; the second launch itself (start to exit) p50 ${pct(launches, 0.5)} ms`);
+  // What the desktop entry runs (src/app_launch.rs): the static CLI asks the running app, so a
+  // launch does not pay for loading GTK and WebKit in a process that only hands over.
+  const openRuns = [];
+  const openLaunches = [];
+  for (let i = 0; i < 20; i++) {
+    let launcher;
+    openRuns.push(await openOnce(async () => {
+      launcher = start(CLI, ["open"]);
+    }));
+    await waitFor("agent-tray open to exit", () => launcher.exitCode !== null, 10_000);
+    if (launcher.exitCode !== 0) throw new Error(`agent-tray open exited ${launcher.exitCode}`);
+  }
+  for (let i = 0; i < 5; i++) {
+    await close();
+    await sleep(500);
+    const t = process.hrtime.bigint();
+    execFileSync(CLI, ["open"], { env, stdio: "ignore", timeout: 10_000 });
+    openLaunches.push(Number((process.hrtime.bigint() - t) / 1_000_000n));
+    await attach();
+  }
+  report("a second launch from the desktop entry (agent-tray open)", openRuns, `; agent-tray open itself (start to exit) p50 ${pct(openLaunches, 0.5)} ms`);
   // After the app has given its memory back (2 s after the window closed, see src-tauri's
   // at_rest): its pages of WebKit, GTK and its own binary are paged out and read back as the
   // window opens. Opened 4 s after each close.
@@ -425,9 +412,9 @@ try {
     const trayRuns = [];
     for (let i = 0; i < 20; i++) {
       trayRuns.push(await openOnce(async () => {
-        const item = menuItems(menu).find((m) => m.id > 0 && !FIXED_ITEMS.includes(m.label));
+        const item = firstSessionItem(menu);
         if (!item) throw new Error("no session item in the tray menu");
-        dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", `int32:${item.id}`, "string:clicked", "variant:int32:0", "uint32:0");
+        menuClick(menu, item.id);
       }));
     }
     report("the tray menu's session item (dbusmenu Event \"clicked\", dbus-send's own start included)", trayRuns);
@@ -435,20 +422,16 @@ try {
     // its root), the user reads it and clicks, the menu closes. The app starts its pages as the
     // menu opens (src-tauri/src/menu_prewarm.rs); timed from the click, with the click at once
     // and after 400 ms (a quick hand), 20 opens each.
-    const opened = () => {
-      dbus(menu.name, menu.path, "com.canonical.dbusmenu.AboutToShow", "int32:0");
-      dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", "int32:0", "string:opened", "variant:int32:0", "uint32:0");
-    };
     for (const delay of [0, 400]) {
       const menuRuns = [];
       for (let i = 0; i < 20; i++) {
         menuRuns.push(await openOnce(async () => {
-          const item = menuItems(menu).find((m) => m.id > 0 && !FIXED_ITEMS.includes(m.label));
+          const item = firstSessionItem(menu);
           if (!item) throw new Error("no session item in the tray menu");
-          dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", `int32:${item.id}`, "string:clicked", "variant:int32:0", "uint32:0");
-          dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", "int32:0", "string:closed", "variant:int32:0", "uint32:0");
+          menuClick(menu, item.id);
+          menuClosed(menu);
         }, async () => {
-          opened();
+          menuOpened(menu);
           await sleep(delay);
         }));
       }
@@ -464,7 +447,7 @@ try {
       await waitFor("no web process before the popover opens", () => webProcesses(app2).length === 0, 10_000);
       await sleep(500);
       const t = Date.now();
-      dbus(menu.name, menu.path, "com.canonical.dbusmenu.Event", `int32:${openItem.id}`, "string:clicked", "variant:int32:0", "uint32:0");
+      menuClick(menu, openItem.id);
       const painted = await waitFor("the popover's first paint", async () => {
         for (const h of await driver.getAllWindowHandles()) {
           try {
@@ -492,6 +475,22 @@ try {
     report("the tray menu's Open Agent Tray (the popover, dbusmenu Event \"clicked\")", popoverRuns);
   } else {
     console.log("the tray menu: not found on the bus (no dbusmenu), not measured");
+  }
+  // An XEmbed tray (trayer): a click on the icon pops the GtkMenu up in the app, which starts
+  // the pages as the menu shows (menu_prewarm); the user moves to the first session (Down) and
+  // chooses it (Return) 400 ms after the click. Timed from the Return (xdotool's start included).
+  {
+    const xembedRuns = [];
+    for (let i = 0; i < 20; i++) {
+      xembedRuns.push(await openOnce(async () => {
+        keys("Return");
+      }, async () => {
+        clickIcon();
+        await sleep(400);
+        keys("Down");
+      }));
+    }
+    report("an XEmbed tray's menu (trayer): the icon clicked, the first session chosen with the keyboard 400 ms later (timed from the Return)", xembedRuns);
   }
   if (process.env.STOP_AFTER === "3") throw new Error("stopped after leg 3 (STOP_AFTER=3)");
 
