@@ -404,6 +404,19 @@ try {
     await waitFor("the second launch to exit", () => second.exitCode !== null, 10_000);
   }
   report("a second launch after the app gave its memory back (opened 4 s after closing)", restedRuns);
+  // The same through the menu entry's agent-tray open: how a user opens the window long after
+  // closing it (the network process ended too, and started again beside the web process).
+  const restedOpenRuns = [];
+  for (let i = 0; i < Number(process.env.RESTED_OPENS ?? 8); i++) {
+    await close();
+    await sleep(3500);
+    let launcher;
+    restedOpenRuns.push(await openOnce(async () => {
+      launcher = start(CLI, ["open"]);
+    }));
+    await waitFor("agent-tray open to exit", () => launcher.exitCode !== null, 10_000);
+  }
+  report("agent-tray open after the app gave its memory back (opened 4 s after closing)", restedOpenRuns);
   // The tray's menu, in process: a session's item, clicked through the app indicator's
   // dbusmenu on the private bus (what the tray host sends when the user clicks it). The menu's
   // "Open Agent Tray" shows the popover, not this window.
