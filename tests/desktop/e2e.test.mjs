@@ -569,10 +569,8 @@ async function attachWhere(what, pick) {
   }, 10_000);
 }
 
-test("opening the tray menu starts its pages hidden; the one chosen shows loaded, and what was not chosen is gone once the menu closes", async () => {
-  // Waiting on the user, so that they head the menu (it shows ten sessions at most).
-  cli("observe", "--session", "e2e-warm", "--event", "SessionStart", "--cwd", path.join(world, "proj/warmup"));
-  cli("observe", "--session", "e2e-warm", "--event", "PermissionRequest", "--tool", "Bash");
+/// The window closed with no web process left, and the tray's menu on the bus.
+async function closedWithTrayMenu() {
   if (appWindowExists()) {
     await attachWhere("the window's page", () => document.body.dataset.ready === "true" && !!document.querySelector("#app"));
     await closeWindow();
@@ -581,6 +579,14 @@ test("opening the tray menu starts its pages hidden; the one chosen shows loaded
   await waitFor("no web process", () => webProcessesOf(appPid).length === 0, 10_000);
   const menu = trayMenu(appPid);
   assert.ok(menu, "the tray's menu is on the bus");
+  return menu;
+}
+
+test("opening the tray menu starts its pages hidden; the one chosen shows loaded, and what was not chosen is gone once the menu closes", async () => {
+  // Waiting on the user, so that they head the menu (it shows ten sessions at most).
+  cli("observe", "--session", "e2e-warm", "--event", "SessionStart", "--cwd", path.join(world, "proj/warmup"));
+  cli("observe", "--session", "e2e-warm", "--event", "PermissionRequest", "--tool", "Bash");
+  const menu = await closedWithTrayMenu();
   const warmItem = () => menuItems(menu).find((m) => m.label.includes("warmup"));
   await waitFor("the session's item in the menu", () => warmItem(), 5000);
 
@@ -636,14 +642,7 @@ test("opening the tray menu starts its pages hidden; the one chosen shows loaded
 test("in an XEmbed tray the menu pops up inside the app, and showing it starts the pages hidden too; Esc leaves nothing, a choice shows the window loaded", async () => {
   cli("observe", "--session", "e2e-xembed", "--event", "SessionStart", "--cwd", path.join(world, "proj/xembed"));
   cli("observe", "--session", "e2e-xembed", "--event", "PermissionRequest", "--tool", "Bash");
-  if (appWindowExists()) {
-    await attachWhere("the window's page", () => document.body.dataset.ready === "true" && !!document.querySelector("#app"));
-    await closeWindow();
-    await waitFor("the window closed", () => !appWindowExists(), 5000);
-  }
-  await waitFor("no web process", () => webProcessesOf(appPid).length === 0, 10_000);
-  const menu = trayMenu(appPid);
-  assert.ok(menu, "the tray's menu is on the bus");
+  const menu = await closedWithTrayMenu();
   // The row's place among the menu's items (sessions first, all enabled): as many Downs.
   const downs = await waitFor("the session's item in the menu", () => {
     const index = menuItems(menu).filter((m) => m.id > 0).findIndex((m) => m.label.includes("xembed"));
