@@ -1,13 +1,19 @@
 //! What the core costs (issue 2): one pid-watcher tick, and registry throughput.
 //!
-//! - **Tick:** `plan` with the watcher's probe (one `/proc/<pid>/stat` read per pid into reused
-//!   buffers, `StatProbe`) over 1, 100 and 1,000 live pids — real sleeping children spawned for
-//!   the run — after the first tick has confirmed them all, so it measures the steady state the
-//!   watcher runs every 10 s; beside it, in the same run, the older probe (`kill(0)` and two
-//!   stat reads per pid, `probe_pid`) as the baseline, and the floor: the same stat files opened,
-//!   read into one buffer and closed in a tight loop, nothing parsed or decided (a tick cannot
-//!   cost less than the reads it must make; the ratio to it is what the machine's load does not
-//!   move).
+//! - **Tick:** `plan` with the watcher's probe over 1, 100 and 1,000 live pids — real sleeping
+//!   children spawned for the run — after the first tick has confirmed them all, so it measures
+//!   the steady state the watcher runs every 10 s. Two ticks:
+//!   - **the engine's**: every pid holds its exit event (a pidfd), as the watcher keeps them once
+//!     confirmed, so the tick is one `poll(2)` over them all and the tokens read when they were
+//!     opened (`TickProbe`);
+//!   - **stat only**: pids that could not get an exit event (older kernels, a descriptor limit),
+//!     one `/proc/<pid>/stat` read per pid into reused buffers (`StatProbe`).
+//!
+//!   Beside them, in the same run, the older probe (`kill(0)` and two stat reads per pid,
+//!   `probe_pid`) as the baseline, and the floor of the stat-only tick: the same stat files
+//!   opened, read into one buffer and closed in a tight loop, nothing parsed or decided (that tick
+//!   cannot cost less than the reads it must make; the ratio to it is what the machine's load
+//!   does not move).
 //! - **Registry:** observations applied per second through `SessionsRegistry::observe`, from one
 //!   thread and from 8 threads at once, over 500 sessions cycling through a turn
 //!   (UserPromptSubmit, PreToolUse, PostToolUse, Stop), with a subscriber attached so changes are
@@ -25,7 +31,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_tray::liveness::pid_watcher::{plan, ConfirmedPids};
+use agent_tray::liveness::exit_event::ExitHandle;
+use agent_tray::liveness::pid_watcher::{plan, ConfirmedPids, HeldExit, TickProbe};
 use agent_tray::model::{Agent, EventKind, Observation};
 use agent_tray::process::{
     probe_pid as probe_process, start_token as process_start_token, StatProbe,
@@ -67,8 +74,16 @@ fn read_stat_files(pids: &[u32], buf: &mut [u8]) -> usize {
     total
 }
 
-/// The tick's median, the baseline probe's and the floor's, over `rounds`.
-fn tick_cost(n: usize, rounds: usize) -> (Duration, Duration, Duration) {
+/// One size's medians over `rounds`.
+struct TickCost {
+    engine: Duration,
+    stat_only: Duration,
+    baseline: Duration,
+    floor: Duration,
+}
+
+/// The engine's tick, the stat-only tick, the baseline probe's and the floor's medians.
+fn tick_cost(n: usize, rounds: usize) -> TickCost {
     let mut children = spawn_sleepers(n);
     let candidates: Vec<PidCandidate> = children
         .iter()
@@ -82,14 +97,24 @@ fn tick_cost(n: usize, rounds: usize) -> (Duration, Duration, Duration) {
             last_seen: Utc::now(),
         })
         .collect();
+    let held: Vec<HeldExit> = candidates
+        .iter()
+        .map(|c| HeldExit {
+            pid: c.pid,
+            exit: ExitHandle::open(c.pid).expect("pidfd_open (Linux >= 5.3)"),
+            token: c.pid_start.clone(),
+        })
+        .collect();
     let mut confirmed = ConfirmedPids::default();
     let first = plan(&candidates, &mut confirmed, probe_process);
     assert_eq!(first.len(), n, "every live prompted pid is vouched for");
-    let mut samples = Vec::with_capacity(rounds);
+    let mut engine = Vec::with_capacity(rounds);
+    let mut stat_only = Vec::with_capacity(rounds);
     let mut baseline = Vec::with_capacity(rounds);
+    let mut floor = Vec::with_capacity(rounds);
+    let mut tick_probe = TickProbe::default();
     let mut stat_probe = StatProbe::default();
     let pids: Vec<u32> = children.iter().map(Child::id).collect();
-    let mut floor = Vec::with_capacity(rounds);
     let mut buf = vec![0u8; 1024];
     for _ in 0..rounds {
         let start = Instant::now();
@@ -97,21 +122,37 @@ fn tick_cost(n: usize, rounds: usize) -> (Duration, Duration, Duration) {
         floor.push(start.elapsed());
         assert!(read > 0);
         let start = Instant::now();
+        tick_probe.begin(&held);
+        let decisions = plan(&candidates, &mut confirmed, |pid| tick_probe.probe(pid));
+        engine.push(start.elapsed());
+        assert_eq!(decisions.len(), n);
+        assert_eq!(
+            tick_probe.asked_directly(),
+            0,
+            "every pid answered by its event"
+        );
+        let start = Instant::now();
         let decisions = plan(&candidates, &mut confirmed, |pid| stat_probe.probe(pid));
-        samples.push(start.elapsed());
+        stat_only.push(start.elapsed());
         assert_eq!(decisions.len(), n);
         let start = Instant::now();
         let decisions = plan(&candidates, &mut confirmed, probe_process);
         baseline.push(start.elapsed());
         assert_eq!(decisions.len(), n);
     }
+    drop(held);
     for c in &mut children {
         let _ = c.kill();
     }
     for c in &mut children {
         let _ = c.wait();
     }
-    (median(samples), median(baseline), median(floor))
+    TickCost {
+        engine: median(engine),
+        stat_only: median(stat_only),
+        baseline: median(baseline),
+        floor: median(floor),
+    }
 }
 
 const TURN: [EventKind; 4] = [
@@ -195,23 +236,31 @@ fn main() {
     );
     println!("\n## pid watcher: one steady-state tick (plan + real probe), median");
     println!(
-        "{:>6}  {:>12}  {:>12}  {:>16}  {:>14}  {:>12}",
-        "pids", "tick", "per pid", "baseline probe", "floor (reads)", "tick/floor"
+        "{:>6}  {:>12}  {:>12}  {:>14}  {:>14}  {:>14}  {:>16}",
+        "pids",
+        "tick",
+        "per pid",
+        "stat-only tick",
+        "floor (reads)",
+        "stat/floor",
+        "baseline probe"
     );
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
     for (n, rounds) in [
         (1usize, 200usize),
         (100, 50),
         (1000, if quick { 5 } else { 20 }),
     ] {
-        let (t, before, floor) = tick_cost(n, rounds);
+        let cost = tick_cost(n, rounds);
         println!(
-            "{:>6}  {:>10.1}µs  {:>10.2}µs  {:>14.1}µs  {:>12.1}µs  {:>11.2}×",
+            "{:>6}  {:>10.1}µs  {:>10.2}µs  {:>12.1}µs  {:>12.1}µs  {:>13.2}×  {:>14.1}µs",
             n,
-            t.as_secs_f64() * 1e6,
-            t.as_secs_f64() * 1e6 / n as f64,
-            before.as_secs_f64() * 1e6,
-            floor.as_secs_f64() * 1e6,
-            t.as_secs_f64() / floor.as_secs_f64()
+            us(cost.engine),
+            us(cost.engine) / n as f64,
+            us(cost.stat_only),
+            us(cost.floor),
+            cost.stat_only.as_secs_f64() / cost.floor.as_secs_f64(),
+            us(cost.baseline)
         );
     }
     let per_thread = if quick { 20_000 } else { 200_000 };

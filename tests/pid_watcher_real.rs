@@ -223,6 +223,44 @@ async fn a_sigkilled_agent_ends_by_its_exit_event_with_the_tick_hours_away() {
 }
 
 #[tokio::test]
+async fn a_live_agent_is_vouched_for_by_every_tick_while_its_exit_event_answers() {
+    // After the first tick the watcher answers this pid from its exit event, not from /proc:
+    // the session must still be refreshed tick after tick, and its death still end it.
+    let registry = Arc::new(SessionsRegistry::new());
+    let token = CancellationToken::new();
+    let task = pid_watcher::spawn(registry.clone(), TICK, token.clone());
+    let mut child = sleeper();
+    prompted(&registry, "s1", child.id());
+    assert!(confirmed(&registry, "s1").await, "never confirmed");
+    let real_token = agent_tray::process::start_token(child.id());
+    let first = registry.get("s1").unwrap().last_seen;
+    let mut refreshes = 0;
+    let mut last = first;
+    for _ in 0..4 {
+        tokio::time::sleep(TICK + Duration::from_millis(50)).await;
+        let s = registry.get("s1").unwrap();
+        assert_eq!(s.state, SessionState::Working, "{:?}", s.end_reason);
+        assert_eq!(s.pid_start, real_token);
+        if s.last_seen > last {
+            refreshes += 1;
+            last = s.last_seen;
+        }
+    }
+    assert!(refreshes >= 2, "vouched {refreshes} times in 4 ticks");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        wait_for(TICK * 2, || state(&registry, "s1")
+            == Some((SessionState::Ended, Some(EndReason::ProcessGone))))
+        .await,
+        "{:?}",
+        state(&registry, "s1")
+    );
+    token.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test]
 async fn without_exit_events_the_same_kill_waits_for_the_tick() {
     // The control for the test above: the same watcher with exit events off confirms the agent
     // just the same, and then does not notice its death before the tick, so it is the event that

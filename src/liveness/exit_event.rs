@@ -19,6 +19,12 @@
 //!
 //! Where a handle cannot be had (an older kernel, a platform without either, a descriptor limit),
 //! [`ExitWatchError::Unsupported`] says so and the watcher keeps that pid on its tick.
+//!
+//! **The tick asks the same descriptors.** A handle is cheap to clone (the descriptor is shared):
+//! the waiting task holds one, and the watcher's safety-net tick asks all of them at once with one
+//! `poll(2)` ([`not_exited`]). That answers "still the same process, still running" for every
+//! held pid in a fraction of what reading each one's `/proc/<pid>/stat` costs (a stat line is
+//! formatted by the kernel on every read; a pidfd's readiness is a flag).
 
 use std::io;
 
@@ -37,13 +43,14 @@ pub enum ExitWatchError {
     },
 }
 
-/// One process's exit, as a descriptor that becomes readable when it exits.
-#[derive(Debug)]
+/// One process's exit, as a descriptor that becomes readable when it exits. Clones share the
+/// descriptor; it is closed when the last one is dropped.
+#[derive(Debug, Clone)]
 pub struct ExitHandle {
     #[cfg(target_os = "linux")]
-    fd: std::os::fd::OwnedFd,
+    fd: std::sync::Arc<std::os::fd::OwnedFd>,
     #[cfg(target_os = "macos")]
-    queue: kqueue::Watcher,
+    queue: std::sync::Arc<kqueue::Watcher>,
 }
 
 impl ExitHandle {
@@ -71,7 +78,9 @@ impl ExitHandle {
         })?;
         // SAFETY: the syscall returned a fresh descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        Ok(ExitHandle { fd })
+        Ok(ExitHandle {
+            fd: std::sync::Arc::new(fd),
+        })
     }
 
     /// Opens the exit event of the process that has `pid` now. Blocking, no runtime needed.
@@ -94,7 +103,9 @@ impl ExitHandle {
                 Some(libc::ESRCH) => ExitWatchError::Gone { pid },
                 _ => ExitWatchError::Unsupported { pid, source },
             })?;
-        Ok(ExitHandle { queue })
+        Ok(ExitHandle {
+            queue: std::sync::Arc::new(queue),
+        })
     }
 
     /// Elsewhere there is no exit event: the tick covers every pid.
@@ -108,12 +119,13 @@ impl ExitHandle {
 
     /// Resolves when the process has exited. An error means the descriptor could not be
     /// registered with the reactor: the process's fate is unknown, and the tick must tell.
-    /// Must be called inside a tokio runtime.
+    /// Must be called inside a tokio runtime, on one clone of a handle only (a descriptor is
+    /// registered with the reactor once).
     pub async fn exited(self) -> io::Result<()> {
         #[cfg(target_os = "linux")]
         {
-            // SAFETY: the OwnedFd moves into the AsyncFd, which owns it until dropped, and an
-            // OwnedFd always answers the same descriptor.
+            // SAFETY: this clone of the shared OwnedFd moves into the AsyncFd, which keeps the
+            // descriptor open until dropped, and an OwnedFd always answers the same descriptor.
             let fd = unsafe {
                 tokio::io::unix::AsyncFd::register_with_interest(
                     self.fd,
@@ -127,8 +139,9 @@ impl ExitHandle {
         }
         #[cfg(target_os = "macos")]
         {
-            // SAFETY: the kqueue watcher moves into the AsyncFd, which owns it until dropped; it
-            // owns its queue descriptor for its whole life and always answers that one.
+            // SAFETY: this clone of the shared kqueue watcher moves into the AsyncFd, which keeps
+            // it until dropped; it owns its queue descriptor for its whole life and always
+            // answers that one.
             let queue = unsafe {
                 tokio::io::unix::AsyncFd::register_with_interest(
                     self.queue,
@@ -144,6 +157,46 @@ impl ExitHandle {
             Err(io::Error::from(io::ErrorKind::Unsupported))
         }
     }
+}
+
+/// Asks, in one `poll(2)` that does not wait, which of these processes have certainly not exited:
+/// `true` where the descriptor reports nothing. `false` where it is readable (the process exited),
+/// or reports an error or an invalid descriptor: the caller must then ask the process itself.
+/// Blocking only as long as the kernel takes to look; no runtime needed.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+pub fn not_exited(handles: &[&ExitHandle]) -> io::Result<Vec<bool>> {
+    use std::os::fd::AsRawFd;
+    let mut fds: Vec<libc::pollfd> = handles
+        .iter()
+        .map(|h| libc::pollfd {
+            #[cfg(target_os = "linux")]
+            fd: h.fd.as_raw_fd(),
+            #[cfg(target_os = "macos")]
+            fd: h.queue.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let count = libc::nfds_t::try_from(fds.len()).map_err(io::Error::other)?;
+    loop {
+        // SAFETY: `fds` is a live, writable array of `count` pollfd structs; a zero timeout
+        // returns at once.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), count, 0) };
+        if rc >= 0 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(fds.iter().map(|f| f.revents == 0).collect())
+}
+
+/// Elsewhere no handle can be opened, so none is ever asked about.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub fn not_exited(handles: &[&ExitHandle]) -> io::Result<Vec<bool>> {
+    Ok(vec![false; handles.len()])
 }
 
 #[cfg(test)]
@@ -193,5 +246,41 @@ mod tests {
             .expect("no exit event within 10 s of SIGKILL")
             .unwrap();
         child.wait().unwrap();
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    #[test]
+    fn one_poll_tells_the_running_processes_from_the_exited_ones() {
+        let spawn = || {
+            Command::new("sleep")
+                .arg("600")
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let (mut running, mut killed, mut reaped) = (spawn(), spawn(), spawn());
+        let handles: Vec<ExitHandle> = [&running, &killed, &reaped]
+            .iter()
+            .map(|c| ExitHandle::open(c.id()).unwrap())
+            .collect();
+        let asked: Vec<&ExitHandle> = handles.iter().collect();
+        assert_eq!(not_exited(&asked).unwrap(), vec![true, true, true]);
+        // Killed and not reaped (a zombie), and killed and reaped: both have exited.
+        killed.kill().unwrap();
+        reaped.kill().unwrap();
+        reaped.wait().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut answer = not_exited(&asked).unwrap();
+        while answer != vec![true, false, false] && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+            answer = not_exited(&asked).unwrap();
+        }
+        assert_eq!(answer, vec![true, false, false]);
+        // A clone asks the same descriptor.
+        let clone = handles[1].clone();
+        assert_eq!(not_exited(&[&clone]).unwrap(), vec![false]);
+        running.kill().unwrap();
+        running.wait().unwrap();
+        killed.wait().unwrap();
     }
 }

@@ -41,9 +41,12 @@
 //! a live idle session between two vouches; the registry's reaper runs [`plan`] itself (with a
 //! fresh memory) on the silent sessions that have a pid before ending them.
 //!
-//! Cost: the candidates are copied under the registry lock with no I/O; every probe (a `kill(0)`
-//! and a `/proc` read, or a `ps` on macOS) runs off the lock on a blocking thread, once per
-//! distinct pid.
+//! Cost: the candidates are copied under the registry lock with no I/O; the probes run off the
+//! lock on a blocking thread, once per distinct pid ([`TickProbe`]). A pid the watcher holds an
+//! exit event for is answered from one `poll(2)` over all those events and the start token read
+//! when its event was opened: the event refers to that one process, so while it has not fired the
+//! process is alive and still the same one. Any other pid, and a pid whose event fired, is asked
+//! directly (one `/proc/<pid>/stat` read, or a `ps` on macOS).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -53,7 +56,7 @@ use chrono::{DateTime, Utc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::exit_event::{ExitHandle, ExitWatchError};
+use super::exit_event::{not_exited, ExitHandle, ExitWatchError};
 use crate::model::EndReason;
 pub use crate::process::{probe_pid, PidProbe};
 use crate::registry::{PidCandidate, PidOwner, SessionChange, SessionsRegistry};
@@ -199,6 +202,67 @@ pub fn plan(
     decisions
 }
 
+/// A process the watcher holds an exit event for, with the start token its probe read right after
+/// the event was opened (so the token is that process's).
+#[derive(Debug, Clone)]
+pub struct HeldExit {
+    pub pid: u32,
+    pub exit: ExitHandle,
+    pub token: Option<String>,
+}
+
+/// The tick's probe: [`TickProbe::begin`] asks every held exit event at once, then
+/// [`TickProbe::probe`] answers each pid, reading `/proc` only for those it cannot answer from
+/// the events.
+#[derive(Debug, Default)]
+pub struct TickProbe {
+    stat: crate::process::StatProbe,
+    /// Pids whose exit event has not fired this tick, with their tokens.
+    running: HashMap<u32, Option<String>>,
+    /// Pids asked directly since the last `begin`.
+    asked_directly: usize,
+}
+
+impl TickProbe {
+    /// Starts a tick: one `poll(2)` over `held`. A failed poll leaves every pid to be asked
+    /// directly.
+    pub fn begin(&mut self, held: &[HeldExit]) {
+        self.running.clear();
+        self.asked_directly = 0;
+        let handles: Vec<&ExitHandle> = held.iter().map(|h| &h.exit).collect();
+        match not_exited(&handles) {
+            Ok(answers) => {
+                for (h, running) in held.iter().zip(answers) {
+                    if running {
+                        self.running.insert(h.pid, h.token.clone());
+                    }
+                }
+            }
+            Err(e) => tracing::debug!(error = %e, "exit events could not be asked; probing"),
+        }
+    }
+
+    /// Answers one pid: alive with its held token while its exit event has not fired, or else
+    /// what the process itself says. A fired event is not taken as "gone" on its own: the number
+    /// may already belong to a new process another session reported.
+    pub fn probe(&mut self, pid: u32) -> PidProbe {
+        match self.running.get(&pid) {
+            Some(token) => PidProbe::Alive {
+                token: token.clone(),
+            },
+            None => {
+                self.asked_directly += 1;
+                self.stat.probe(pid)
+            }
+        }
+    }
+
+    /// How many pids this tick asked directly rather than from their events.
+    pub fn asked_directly(&self) -> usize {
+        self.asked_directly
+    }
+}
+
 /// Decides what a process's exit event means: every session of that pid ends, as
 /// [`EndReason::ProcessGone`], if this watcher had confirmed the pid (the same rule as [`plan`]'s
 /// for a pid found gone). Pure apart from forgetting the pid in `confirmed`.
@@ -262,8 +326,12 @@ pub fn spawn(
     spawn_with(registry, WatchOptions::with_interval(interval), token)
 }
 
-/// Exit events ready to be handed to the reactor, opened on the tick's blocking thread.
-type Opened = Vec<(u32, ExitHandle)>;
+/// A pid with a live exit-event task: the token stops the task, the handle and start token
+/// answer the tick.
+struct Watched {
+    stop: CancellationToken,
+    held: HeldExit,
+}
 
 /// Runs the watcher until `token` is cancelled: a tick at once, then every `interval`; an early
 /// tick `confirm_after` a new pid shows up in a change; and, between ticks, an end as soon as a
@@ -284,9 +352,9 @@ pub fn spawn_with(
         // per watched pid anyway.
         let (exits_tx, mut exits_rx) = tokio::sync::mpsc::channel::<u32>(64);
         let mut confirmed = ConfirmedPids::default();
-        let mut stat_probe = crate::process::StatProbe::default();
-        // Pids with a live exit-event task (the token stops it), and pids that could not get one.
-        let mut watched: HashMap<u32, CancellationToken> = HashMap::new();
+        let mut tick_probe = TickProbe::default();
+        // Pids with a live exit-event task, and pids that could not get one.
+        let mut watched: HashMap<u32, Watched> = HashMap::new();
         let mut unwatchable: HashSet<u32> = HashSet::new();
         let mut next_tick = tokio::time::Instant::now();
         let mut early_tick: Option<tokio::time::Instant> = None;
@@ -336,39 +404,58 @@ pub fn spawn_with(
                 None => HashSet::new(),
             };
             let opener = options.exit_events.clone();
+            let held: Vec<HeldExit> = watched.values().map(|w| w.held.clone()).collect();
             let carried = std::mem::take(&mut confirmed);
-            let mut probe = std::mem::take(&mut stat_probe);
+            let mut probe = std::mem::take(&mut tick_probe);
             let tick = tokio::task::spawn_blocking(move || {
                 let mut carried = carried;
-                let mut opened: Opened = Vec::new();
+                let mut opened: Vec<HeldExit> = Vec::new();
                 let mut refused: Vec<u32> = Vec::new();
+                probe.begin(&held);
+                drop(held);
                 let decisions = plan(&candidates, &mut carried, |pid| {
-                    if let (true, Some(open)) = (to_open.contains(&pid), opener.as_ref()) {
-                        match open(pid) {
-                            Ok(handle) => opened.push((pid, handle)),
-                            Err(ExitWatchError::Gone { .. }) => {}
+                    let exit = match (to_open.contains(&pid), opener.as_ref()) {
+                        (true, Some(open)) => match open(pid) {
+                            Ok(handle) => Some(handle),
+                            Err(ExitWatchError::Gone { .. }) => None,
                             Err(e @ ExitWatchError::Unsupported { .. }) => {
                                 tracing::debug!(error = %e, "pid stays on the tick");
                                 refused.push(pid);
+                                None
                             }
-                        }
+                        },
+                        _ => None,
+                    };
+                    // Probed after the event was opened: a token read now is that process's.
+                    let found = probe.probe(pid);
+                    if let (Some(exit), PidProbe::Alive { token }) = (exit, &found) {
+                        opened.push(HeldExit {
+                            pid,
+                            exit,
+                            token: token.clone(),
+                        });
                     }
-                    probe.probe(pid)
+                    found
                 });
                 (carried, probe, decisions, opened, refused)
             });
             let decisions = match tick.await {
                 Ok((carried, probe, decisions, opened, refused)) => {
                     confirmed = carried;
-                    stat_probe = probe;
+                    tick_probe = probe;
                     unwatchable.extend(refused);
-                    for (pid, handle) in opened {
+                    for held in opened {
                         // Only a pid this tick confirmed is the session's process; any other
                         // handle is closed here.
-                        if confirmed.contains(pid) {
+                        if confirmed.contains(held.pid) {
                             let stop = token.child_token();
-                            watched.insert(pid, stop.clone());
-                            tokio::spawn(wait_for_exit(pid, handle, exits_tx.clone(), stop));
+                            tokio::spawn(wait_for_exit(
+                                held.pid,
+                                held.exit.clone(),
+                                exits_tx.clone(),
+                                stop.clone(),
+                            ));
+                            watched.insert(held.pid, Watched { stop, held });
                         }
                     }
                     decisions
@@ -384,10 +471,10 @@ pub fn spawn_with(
                 decision.apply(&registry);
             }
             // Pids no longer confirmed (ended, recycled, no session left) stop being watched.
-            watched.retain(|pid, stop| {
+            watched.retain(|pid, w| {
                 let keep = confirmed.contains(*pid);
                 if !keep {
-                    stop.cancel();
+                    w.stop.cancel();
                 }
                 keep
             });
@@ -398,8 +485,8 @@ pub fn spawn_with(
                 .collect();
             unwatchable.retain(|pid| live.contains(pid));
         }
-        for stop in watched.values() {
-            stop.cancel();
+        for w in watched.values() {
+            w.stop.cancel();
         }
     })
 }
@@ -672,6 +759,80 @@ mod tests {
         );
         assert!(!confirmed.contains(100));
         assert!(confirmed.contains(200));
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    fn sleeper() -> std::process::Child {
+        std::process::Command::new("sleep")
+            .arg("600")
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    fn held(pid: u32, exit: ExitHandle, token: &str) -> HeldExit {
+        HeldExit {
+            pid,
+            exit,
+            token: Some(token.into()),
+        }
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    #[test]
+    fn a_held_exit_event_answers_for_its_process_until_it_fires() {
+        let mut child = sleeper();
+        let pid = child.id();
+        // The held token is not the process's real one: an answer carrying it was not read
+        // from the process.
+        let held = [held(pid, ExitHandle::open(pid).unwrap(), "held")];
+        let mut probe = TickProbe::default();
+        probe.begin(&held);
+        assert_eq!(probe.probe(pid), alive("held"));
+        assert_eq!(probe.asked_directly(), 0);
+        // A pid with no event is asked directly, with its real token.
+        let mut other = sleeper();
+        assert_eq!(
+            probe.probe(other.id()),
+            PidProbe::Alive {
+                token: crate::process::start_token(other.id())
+            }
+        );
+        assert_eq!(probe.asked_directly(), 1);
+
+        child.kill().unwrap();
+        child.wait().unwrap();
+        probe.begin(&held);
+        assert_eq!(probe.probe(pid), PidProbe::Gone);
+        assert_eq!(probe.asked_directly(), 1, "the fired event was asked about");
+        other.kill().unwrap();
+        other.wait().unwrap();
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    #[test]
+    fn a_fired_event_is_checked_against_the_process_that_has_the_number_now() {
+        // The held event's process died and (as the kernel may do) its number now names another
+        // live process: that one answers, with its own token, not "gone".
+        let mut dead = sleeper();
+        let dead_exit = ExitHandle::open(dead.id()).unwrap();
+        dead.kill().unwrap();
+        dead.wait().unwrap();
+        let mut now_there = sleeper();
+        let pid = now_there.id();
+        let mut probe = TickProbe::default();
+        probe.begin(&[held(pid, dead_exit, "dead-process")]);
+        let found = probe.probe(pid);
+        assert_eq!(
+            found,
+            PidProbe::Alive {
+                token: crate::process::start_token(pid)
+            }
+        );
+        assert_ne!(found, alive("dead-process"));
+        now_there.kill().unwrap();
+        now_there.wait().unwrap();
     }
 
     fn prompted_session(registry: &SessionsRegistry, id: &str, pid: u32) {
