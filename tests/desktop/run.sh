@@ -39,6 +39,9 @@ cd "$root"
 
 export AGENT_TRAY_DESKTOP_RUN="desktop-$$-$(date +%s%N)"
 run_dir="$(mktemp -d "${TMPDIR:-/tmp}/agent-tray-desktop-run.XXXXXX")"
+# Caches go into the run too: Mesa (loaded by WebKit) finds its shader cache from the user's
+# passwd entry, not HOME, so without this a run wrote to the real ~/.cache/mesa_shader_cache.
+export XDG_CACHE_HOME="$run_dir/cache"
 # Deadlines in seconds (per-test in milliseconds).
 BUILD_TIMEOUT="${BUILD_TIMEOUT:-3600}"
 SUITE_TIMEOUT="${SUITE_TIMEOUT:-900}"
