@@ -334,7 +334,7 @@ try {
     const phases = await driver.executeScript(() => {
       const n = performance.getEntriesByType("navigation")[0];
       const mark = (name) => performance.getEntriesByName(name)[0]?.startTime;
-      return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, listening: mark("agent-tray:listening"), caughtUp: mark("agent-tray:caught-up"), frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin };
+      return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, load: n?.loadEventStart, listening: mark("agent-tray:listening"), caughtUp: mark("agent-tray:caught-up"), frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin };
     });
     return { t, painted: painted - t, toPage: origin - t, phases };
   };
@@ -344,9 +344,24 @@ try {
     console.log(`${label}: p50 ${pct(opens, 0.5)} ms, p95 ${pct(opens, 0.95)} ms (all: ${opens.join(" ")})`);
     console.log(`  of which to the page's navigation start: p50 ${pct(toPage, 0.5)} ms, p95 ${pct(toPage, 0.95)} ms${extra}`);
     const phase = (k) => Math.round(pct(runs.map((r) => r.phases[k] ?? NaN), 0.5));
-    console.log(`  from navigation start (p50): HTML in ${phase("html")} ms, the script starts ${phase("start")} ms, rows built ${phase("rows")} ms, DOMContentLoaded ${phase("dcl")} ms, first frame ${phase("frame")} ms, the next (painted) ${phase("painted")} ms; listeners set ${phase("listening")} ms, snapshot caught up ${phase("caughtUp")} ms`);
+    console.log(`  from navigation start (p50): HTML in ${phase("html")} ms, the script starts ${phase("start")} ms, rows built ${phase("rows")} ms, DOMContentLoaded ${phase("dcl")} ms, load ${phase("load")} ms, first frame ${phase("frame")} ms, the next (painted) ${phase("painted")} ms; listeners set ${phase("listening")} ms, snapshot caught up ${phase("caughtUp")} ms`);
   };
   console.log(`\n## 3. open-to-painted (the request → first frame with ${SESSIONS} rows), 20 opens each`);
+  // OPEN_ONLY=1: only the opens through `agent-tray open` (OPENS of them, default 20), then stop:
+  // a quick loop for work on the page's start.
+  if (process.env.OPEN_ONLY) {
+    const runs = [];
+    for (let i = 0; i < Number(process.env.OPENS ?? 20); i++) {
+      let launcher;
+      runs.push(await openOnce(async () => {
+        launcher = start(CLI, ["open"]);
+      }));
+      await waitFor("agent-tray open to exit", () => launcher.exitCode !== null, 10_000);
+      if (launcher.exitCode !== 0) throw new Error(`agent-tray open exited ${launcher.exitCode}`);
+    }
+    report("a second launch from the desktop entry (agent-tray open)", runs);
+    throw new Error("stopped after the opens (OPEN_ONLY=1)");
+  }
   const launchRuns = [];
   const launches = [];
   for (let i = 0; i < 20; i++) {
@@ -477,7 +492,7 @@ try {
       const phases = await driver.executeScript(() => {
         const n = performance.getEntriesByType("navigation")[0];
         const mark = (name) => performance.getEntriesByName(name)[0]?.startTime;
-        return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, listening: mark("agent-tray:listening"), caughtUp: mark("agent-tray:caught-up"), frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin };
+        return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, load: n?.loadEventStart, listening: mark("agent-tray:listening"), caughtUp: mark("agent-tray:caught-up"), frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin };
       });
       popoverRuns.push({ t, painted: painted - t, toPage: origin - t, phases });
       try {

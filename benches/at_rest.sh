@@ -32,7 +32,7 @@
 #
 # Usage: benches/at_rest.sh   (builds the release app and CLI first; SKIP_BUILD=1 to skip;
 #        PROFILE=debug measures the debug build instead, for a quick check of the script only)
-#        LEGS=latency runs only leg 5; APP/CLI measure other binaries, e.g. a baseline build;
+#        LEGS=latency runs only leg 5; LEGS=window OPEN_ONLY=1 only leg 3's `agent-tray open` runs; APP/CLI measure other binaries, e.g. a baseline build;
 #        CPU_BREAKDOWN=1 adds CPU per process, THREAD_BREAKDOWN=1 run time and wake-ups per
 #        thread name from /proc/PID/task/*/schedstat)
 # Needs what tests/desktop/run.sh needs (Xvfb, dbus-daemon, trayer, WebKitWebDriver, node with
@@ -96,6 +96,8 @@ background+=("$!")
 for _ in $(seq 100); do [ -s "$run_dir/bus.address" ] && break; sleep 0.1; done
 DBUS_SESSION_BUS_ADDRESS="$(head -n1 "$run_dir/bus.address")"
 export DBUS_SESSION_BUS_ADDRESS NO_AT_BRIDGE=1 GTK_A11Y=none GSETTINGS_BACKEND=memory
+# Mesa (loaded by WebKit) finds its shader cache from the passwd entry, not HOME: keep it here.
+export XDG_CACHE_HOME="$run_dir/cache"
 
 echo "# agent-tray at rest, $profile build ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ))"
 APP="${APP:-$here/target/$profile/agent-tray-desktop}" CLI="${CLI:-$here/target/$profile/agent-tray}" \
