@@ -347,11 +347,12 @@ try {
     console.log(`  from navigation start (p50): HTML in ${phase("html")} ms, the script starts ${phase("start")} ms, rows built ${phase("rows")} ms, DOMContentLoaded ${phase("dcl")} ms, load ${phase("load")} ms, first frame ${phase("frame")} ms, the next (painted) ${phase("painted")} ms; listeners set ${phase("listening")} ms, snapshot caught up ${phase("caughtUp")} ms`);
   };
   console.log(`\n## 3. open-to-painted (the request → first frame with ${SESSIONS} rows), 20 opens each`);
-  // OPEN_ONLY=1: only the opens through `agent-tray open` (OPENS of them, default 20), then stop:
-  // a quick loop for work on the page's start.
-  if (process.env.OPEN_ONLY) {
+  /// `count` opens through what the desktop entry runs (src/app_launch.rs): the static CLI asks
+  /// the running app, so a launch does not pay for loading GTK and WebKit in a process that only
+  /// hands over.
+  const opensThroughCli = async (count) => {
     const runs = [];
-    for (let i = 0; i < Number(process.env.OPENS ?? 20); i++) {
+    for (let i = 0; i < count; i++) {
       let launcher;
       runs.push(await openOnce(async () => {
         launcher = start(CLI, ["open"]);
@@ -359,7 +360,12 @@ try {
       await waitFor("agent-tray open to exit", () => launcher.exitCode !== null, 10_000);
       if (launcher.exitCode !== 0) throw new Error(`agent-tray open exited ${launcher.exitCode}`);
     }
-    report("a second launch from the desktop entry (agent-tray open)", runs);
+    return runs;
+  };
+  // OPEN_ONLY=1: only the opens through `agent-tray open` (OPENS of them, default 20), then stop:
+  // a quick loop for work on the page's start.
+  if (process.env.OPEN_ONLY) {
+    report("a second launch from the desktop entry (agent-tray open)", await opensThroughCli(Number(process.env.OPENS ?? 20)));
     throw new Error("stopped after the opens (OPEN_ONLY=1)");
   }
   const launchRuns = [];
@@ -384,18 +390,8 @@ try {
     await attach();
   }
   report("a second launch", launchRuns, `; the second launch itself (start to exit) p50 ${pct(launches, 0.5)} ms`);
-  // What the desktop entry runs (src/app_launch.rs): the static CLI asks the running app, so a
-  // launch does not pay for loading GTK and WebKit in a process that only hands over.
-  const openRuns = [];
+  const openRuns = await opensThroughCli(20);
   const openLaunches = [];
-  for (let i = 0; i < 20; i++) {
-    let launcher;
-    openRuns.push(await openOnce(async () => {
-      launcher = start(CLI, ["open"]);
-    }));
-    await waitFor("agent-tray open to exit", () => launcher.exitCode !== null, 10_000);
-    if (launcher.exitCode !== 0) throw new Error(`agent-tray open exited ${launcher.exitCode}`);
-  }
   for (let i = 0; i < 5; i++) {
     await close();
     await sleep(500);
