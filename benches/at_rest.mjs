@@ -347,38 +347,34 @@ try {
     console.log(`  from navigation start (p50): HTML in ${phase("html")} ms, the script starts ${phase("start")} ms, rows built ${phase("rows")} ms, DOMContentLoaded ${phase("dcl")} ms, load ${phase("load")} ms, first frame ${phase("frame")} ms, the next (painted) ${phase("painted")} ms; listeners set ${phase("listening")} ms, snapshot caught up ${phase("caughtUp")} ms`);
   };
   console.log(`\n## 3. open-to-painted (the request → first frame with ${SESSIONS} rows), 20 opens each`);
-  /// `count` opens through what the desktop entry runs (src/app_launch.rs): the static CLI asks
-  /// the running app, so a launch does not pay for loading GTK and WebKit in a process that only
-  /// hands over.
-  const opensThroughCli = async (count) => {
+  /// `count` opens, each by starting `cmd args` (a second launch, or the desktop entry's
+  /// `agent-tray open`), which must exit 0; `before` runs after each close (see openOnce).
+  const opensBy = async (cmd, args, count, before = async () => {}) => {
     const runs = [];
     for (let i = 0; i < count; i++) {
       let launcher;
       runs.push(await openOnce(async () => {
-        launcher = start(CLI, ["open"]);
-      }));
-      await waitFor("agent-tray open to exit", () => launcher.exitCode !== null, 10_000);
-      if (launcher.exitCode !== 0) throw new Error(`agent-tray open exited ${launcher.exitCode}`);
+        launcher = start(cmd, args);
+      }, before));
+      await waitFor(`${path.basename(cmd)} to exit`, () => launcher.exitCode !== null, 10_000);
+      if (launcher.exitCode !== 0) throw new Error(`${path.basename(cmd)} ${args.join(" ")} exited ${launcher.exitCode}`);
     }
     return runs;
   };
+  // What the desktop entry runs (src/app_launch.rs): the static CLI asks the running app, so a
+  // launch does not pay for loading GTK and WebKit in a process that only hands over.
+  const opensThroughCli = (count, before) => opensBy(CLI, ["open"], count, before);
+  /// Opened 4 s after each close (openOnce waits 0.5 s, then 3 s more): the app has given its
+  /// memory back by then (2 s after the window closed, see src-tauri's at_rest).
+  const rested = () => sleep(3000);
   // OPEN_ONLY=1: only the opens through `agent-tray open` (OPENS of them, default 20), then stop:
   // a quick loop for work on the page's start.
   if (process.env.OPEN_ONLY) {
     report("a second launch from the desktop entry (agent-tray open)", await opensThroughCli(Number(process.env.OPENS ?? 20)));
     throw new Error("stopped after the opens (OPEN_ONLY=1)");
   }
-  const launchRuns = [];
+  const launchRuns = await opensBy(APP, [], 20);
   const launches = [];
-  for (let i = 0; i < 20; i++) {
-    let second;
-    const run = await openOnce(async () => {
-      second = start(APP, []);
-    });
-    await waitFor("the second launch to exit", () => second.exitCode !== null, 10_000);
-    if (second.exitCode !== 0) throw new Error(`the second launch exited ${second.exitCode}`);
-    launchRuns.push(run);
-  }
   // The second launch's own run time, measured apart (its exit is seen late through the event
   // loop above): start to exit, with the window closed as in the runs above.
   for (let i = 0; i < 5; i++) {
@@ -401,32 +397,14 @@ try {
     await attach();
   }
   report("a second launch from the desktop entry (agent-tray open)", openRuns, `; agent-tray open itself (start to exit) p50 ${pct(openLaunches, 0.5)} ms`);
-  // After the app has given its memory back (2 s after the window closed, see src-tauri's
-  // at_rest): its pages of WebKit, GTK and its own binary are paged out and read back as the
-  // window opens. Opened 4 s after each close.
-  const restedRuns = [];
-  for (let i = 0; i < Number(process.env.RESTED_OPENS ?? 8); i++) {
-    await close();
-    await sleep(3500);
-    let second;
-    restedRuns.push(await openOnce(async () => {
-      second = start(APP, []);
-    }));
-    await waitFor("the second launch to exit", () => second.exitCode !== null, 10_000);
-  }
+  // After the app has given its memory back: its pages of WebKit, GTK and its own binary are
+  // paged out and read back as the window opens.
+  const restedOpens = Number(process.env.RESTED_OPENS ?? 8);
+  const restedRuns = await opensBy(APP, [], restedOpens, rested);
   report("a second launch after the app gave its memory back (opened 4 s after closing)", restedRuns);
   // The same through the menu entry's agent-tray open: how a user opens the window long after
   // closing it (the network process ended too, and started again beside the web process).
-  const restedOpenRuns = [];
-  for (let i = 0; i < Number(process.env.RESTED_OPENS ?? 8); i++) {
-    await close();
-    await sleep(3500);
-    let launcher;
-    restedOpenRuns.push(await openOnce(async () => {
-      launcher = start(CLI, ["open"]);
-    }));
-    await waitFor("agent-tray open to exit", () => launcher.exitCode !== null, 10_000);
-  }
+  const restedOpenRuns = await opensThroughCli(restedOpens, rested);
   report("agent-tray open after the app gave its memory back (opened 4 s after closing)", restedOpenRuns);
   // The tray's menu, in process: a session's item, clicked through the app indicator's
   // dbusmenu on the private bus (what the tray host sends when the user clicks it). The menu's
