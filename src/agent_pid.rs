@@ -372,7 +372,6 @@ mod tests {
     #[cfg(target_os = "linux")]
     mod real_processes {
         use super::*;
-        use std::os::unix::fs::PermissionsExt;
         use std::process::{Child, Command, Stdio};
         use std::time::{Duration, Instant};
 
@@ -384,8 +383,7 @@ mod tests {
                 .into_iter()
                 .find(|p| std::path::Path::new(p).exists())
                 .expect("sleep exists");
-            std::fs::copy(sleep, &path).unwrap();
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            crate::test_support::copy_executable(std::path::Path::new(sleep), &path);
             path
         }
 
@@ -427,8 +425,7 @@ mod tests {
                 .find(|p| std::path::Path::new(p).exists())
                 .expect("a shell exists");
             let path = dir.join(name);
-            std::fs::copy(std::fs::canonicalize(sh).unwrap(), &path).unwrap();
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            crate::test_support::copy_executable(&std::fs::canonicalize(sh).unwrap(), &path);
             path
         }
 

@@ -6,7 +6,6 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -20,15 +19,12 @@ fn install_cli(world: &World, with_app: bool) -> PathBuf {
     let dir = world.path().join("bin");
     std::fs::create_dir_all(&dir).unwrap();
     let cli = dir.join("agent-tray");
-    std::fs::copy(bin(), &cli).unwrap();
+    common::copy_executable(&bin(), &cli);
     if with_app {
-        let app = dir.join("agent-tray-desktop");
-        std::fs::write(
-            &app,
-            "#!/bin/sh\necho \"$$ $*\" > \"$AGENT_TRAY_HOME/started\"\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).unwrap();
+        common::write_executable(
+            &dir.join("agent-tray-desktop"),
+            b"#!/bin/sh\necho \"$$ $*\" > \"$AGENT_TRAY_HOME/started\"\n",
+        );
     }
     cli
 }

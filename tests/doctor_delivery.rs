@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -95,8 +94,7 @@ fn doctor_fails_with_the_moved_line_when_the_hook_binary_is_gone() {
     let old_dir = w.path().join("old-bin");
     std::fs::create_dir_all(&old_dir).unwrap();
     let copy: PathBuf = old_dir.join("agent-tray");
-    std::fs::copy(bin(), &copy).unwrap();
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    common::copy_executable(&bin(), &copy);
     install(&w, &copy, &path);
     std::fs::remove_file(&copy).unwrap();
     let daemon = w.start_daemon();

@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::{bin, World};
@@ -168,8 +167,7 @@ fn a_hook_file_or_plugin_naming_a_binary_that_is_gone_fails_doctor_with_the_path
     let old_dir = w.path().join("old-bin");
     std::fs::create_dir_all(&old_dir).unwrap();
     let copy = old_dir.join("agent-tray");
-    std::fs::copy(bin(), &copy).unwrap();
-    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    common::copy_executable(&bin(), &copy);
     install(&w, &copy, &path);
     std::fs::remove_file(&copy).unwrap();
     let daemon = w.start_daemon();

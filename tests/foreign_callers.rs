@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -21,8 +20,7 @@ fn shell_named(w: &World, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     if !path.exists() {
-        std::fs::copy(std::fs::canonicalize("/bin/sh").unwrap(), &path).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        common::copy_executable(&std::fs::canonicalize("/bin/sh").unwrap(), &path);
     }
     path
 }

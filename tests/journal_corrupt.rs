@@ -47,7 +47,7 @@ fn corrupt_records_are_skipped_and_counted_and_replay_goes_on() {
     // A live "agent": a sleeping process whose name is `claude`.
     let bin = world.path().join("bin");
     fs::create_dir_all(&bin).unwrap();
-    fs::copy("/bin/sleep", bin.join("claude")).unwrap();
+    common::copy_executable(std::path::Path::new("/bin/sleep"), &bin.join("claude"));
     let mut agent = Command::new(bin.join("claude"))
         .arg("600")
         .stdin(Stdio::null())

@@ -192,7 +192,7 @@ fn status_names_the_opencode_version_from_the_package_of_its_running_binary() {
     )
     .unwrap();
     let exe = pkg.join("bin/opencode");
-    std::fs::copy("/bin/sleep", &exe).unwrap();
+    common::copy_executable(std::path::Path::new("/bin/sleep"), &exe);
     let mut child = std::process::Command::new(&exe)
         .arg("30")
         .stdin(std::process::Stdio::null())

@@ -48,19 +48,14 @@ impl PluginHost {
         let delivered = dir.join("delivered");
         let wrapper = dir.join("agent-tray-counted");
         let real = common::bin().display().to_string();
-        std::fs::write(
+        common::write_executable(
             &wrapper,
             format!(
                 "#!/bin/sh\n'{real}' \"$@\"\necho done >> '{}'\n",
                 delivered.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(
-            &wrapper,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+            )
+            .as_bytes(),
+        );
         let quoted = |p: &str| serde_json::to_string(p).unwrap();
         let bin_line = format!("const BIN = {};", quoted(&real));
         assert!(text.contains(&bin_line), "the plugin names this binary");

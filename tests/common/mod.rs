@@ -278,13 +278,10 @@ pub fn sleeper() -> Child {
 /// doctor treats those agents as installed (hook problems of an agent that is not installed are
 /// only notes).
 pub fn path_with_fake_agents(w: &World, programs: &[&str]) -> String {
-    use std::os::unix::fs::PermissionsExt;
     let dir = w.path().join("agents-bin");
     std::fs::create_dir_all(&dir).unwrap();
     for name in programs {
-        let p = dir.join(name);
-        std::fs::write(&p, "#!/bin/sh\nexit 0\n").unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_executable(&dir.join(name), b"#!/bin/sh\nexit 0\n");
     }
     format!("{}:/usr/bin:/bin", dir.display())
 }
@@ -331,4 +328,49 @@ pub fn doctor_with_path(w: &World, path: &str) -> (bool, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
+}
+
+/// Writes an executable file from a child process (`sh -c 'cat > file'`), never from this one.
+///
+/// The tests of one file run on many threads of one process. A file this process held open for
+/// writing would be inherited by any child another test thread forks at that moment, until that
+/// child execs; running the file then fails with "Text file busy" (ETXTBSY). Written by another
+/// process, the file's write descriptor never exists here, so no fork can carry it.
+pub fn write_executable(path: &Path, contents: &[u8]) {
+    use std::io::Write;
+    let mut writer = Command::new("sh")
+        .arg("-c")
+        .arg("cat > \"$1\" && chmod 755 \"$1\"")
+        .arg("sh")
+        .arg(path)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    writer
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(contents)
+        .expect("the writer reads its stdin");
+    let status = writer.wait().expect("the writer ends");
+    assert!(status.success(), "writing {} failed", path.display());
+}
+
+/// Copies `from` to an executable `to` from a child process; see [`write_executable`] for why.
+pub fn copy_executable(from: &Path, to: &Path) {
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg("cat < \"$1\" > \"$2\" && chmod 755 \"$2\"")
+        .arg("sh")
+        .arg(from)
+        .arg(to)
+        .stdin(Stdio::null())
+        .status()
+        .expect("sh runs");
+    assert!(
+        status.success(),
+        "copying {} to {} failed",
+        from.display(),
+        to.display()
+    );
 }

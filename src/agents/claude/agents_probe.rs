@@ -198,13 +198,10 @@ mod tests {
         // A stand-in `claude` that prints the recorded list, and one that hangs.
         let dir = tempfile::tempdir().unwrap();
         let good = dir.path().join("claude-good");
-        std::fs::write(&good, format!("#!/bin/sh\ncat <<'EOF'\n{RECORDED}\nEOF\n")).unwrap();
+        let script = format!("#!/bin/sh\ncat <<'EOF'\n{RECORDED}\nEOF\n");
+        crate::test_support::write_executable(&good, script.as_bytes());
         let hung = dir.path().join("claude-hung");
-        std::fs::write(&hung, "#!/bin/sh\nexec sleep 60\n").unwrap();
-        for p in [&good, &hung] {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
+        crate::test_support::write_executable(&hung, b"#!/bin/sh\nexec sleep 60\n");
         let token = CancellationToken::new();
         let out = run_probe(&good, &token).unwrap();
         assert_eq!(parse_agents_list(&out).len(), 1);
