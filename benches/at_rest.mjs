@@ -309,6 +309,14 @@ try {
   }
   if (process.env.STOP_AFTER === "2") throw new Error("stopped after leg 2 (STOP_AFTER=2)");
 
+  /// Runs in the page: its phases from navigation start (the HTML in, the module script starting,
+  /// the rows built, the DOM done, `load`, the first frame's callback and the next) and every mark.
+  const pagePhases = () => {
+    const n = performance.getEntriesByType("navigation")[0];
+    const mark = (name) => performance.getEntriesByName(name)[0]?.startTime;
+    const marks = Object.fromEntries(performance.getEntriesByType("mark").map((m) => [m.name, m.startTime]));
+    return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, load: n?.loadEventStart, listening: mark("agent-tray:listening"), caughtUp: mark("agent-tray:caught-up"), frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin, marks };
+  };
   const close = async () => {
     try {
       await driver.executeScript(() => void setTimeout(() => window.__TAURI_INTERNALS__.invoke("hide_window"), 50));
@@ -329,13 +337,8 @@ try {
     const rows = await driver.executeScript(() => document.querySelectorAll(".row[data-session-id]").length);
     if (rows < SESSIONS) throw new Error(`painted with ${rows} rows`);
     const origin = await driver.executeScript(() => Math.round(performance.timeOrigin));
-    // The page's part, from its navigation start: the HTML in, the module script starting, the
-    // rows built, the DOM done, the first frame's callback and the next (see ui/src/main.ts).
-    const phases = await driver.executeScript(() => {
-      const n = performance.getEntriesByType("navigation")[0];
-      const mark = (name) => performance.getEntriesByName(name)[0]?.startTime;
-      return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, load: n?.loadEventStart, listening: mark("agent-tray:listening"), caughtUp: mark("agent-tray:caught-up"), frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin };
-    });
+    // The page's part, from its navigation start (see pagePhases and ui/src/main.ts).
+    const phases = await driver.executeScript(pagePhases);
     return { t, painted: painted - t, toPage: origin - t, phases };
   };
   const report = (label, runs, extra = "") => {
@@ -345,6 +348,18 @@ try {
     console.log(`  of which to the page's navigation start: p50 ${pct(toPage, 0.5)} ms, p95 ${pct(toPage, 0.95)} ms${extra}`);
     const phase = (k) => Math.round(pct(runs.map((r) => r.phases[k] ?? NaN), 0.5));
     console.log(`  from navigation start (p50): HTML in ${phase("html")} ms, the script starts ${phase("start")} ms, rows built ${phase("rows")} ms, DOMContentLoaded ${phase("dcl")} ms, load ${phase("load")} ms, first frame ${phase("frame")} ms, the next (painted) ${phase("painted")} ms; listeners set ${phase("listening")} ms, snapshot caught up ${phase("caughtUp")} ms`);
+    // MARKS=1: every performance mark the page set, p50 from navigation start, in time order:
+    // where a build with extra marks spends. (WebKit times no resource loaded through the app's
+    // own URL scheme, so files have no entries to show.)
+    if (process.env.MARKS) {
+      const names = [...new Set(runs.flatMap((r) => Object.keys(r.phases.marks ?? {})))];
+      const marks = names
+        .map((name) => [name, Math.round(pct(runs.map((r) => r.phases.marks?.[name] ?? NaN), 0.5))])
+        .sort((a, b) => a[1] - b[1])
+        .map(([name, t]) => `${name} ${t}`)
+        .join(", ");
+      console.log(`  marks (p50): ${marks}`);
+    }
   };
   console.log(`\n## 3. open-to-painted (the request → first frame with ${SESSIONS} rows), 20 opens each`);
   /// `count` opens, each by starting `cmd args` (a second launch, or the desktop entry's
@@ -370,7 +385,11 @@ try {
   // OPEN_ONLY=1: only the opens through `agent-tray open` (OPENS of them, default 20), then stop:
   // a quick loop for work on the page's start.
   if (process.env.OPEN_ONLY) {
-    report("a second launch from the desktop entry (agent-tray open)", await opensThroughCli(Number(process.env.OPENS ?? 20)));
+    const runs = await opensThroughCli(Number(process.env.OPENS ?? 20));
+    report("a second launch from the desktop entry (agent-tray open)", runs);
+    // RUNS_JSON=file: each open as measured (its request's epoch ms, the page's phases and
+    // marks), to line up with a system-wide profile recorded on the wall clock.
+    if (process.env.RUNS_JSON) fs.writeFileSync(process.env.RUNS_JSON, JSON.stringify(runs));
     throw new Error("stopped after the opens (OPEN_ONLY=1)");
   }
   const launchRuns = await opensBy(APP, [], 20);
@@ -463,11 +482,7 @@ try {
       const rows = await driver.executeScript(() => document.querySelectorAll(".pop-row").length);
       if (rows < SESSIONS) throw new Error(`the popover painted with ${rows} rows`);
       const origin = await driver.executeScript(() => Math.round(performance.timeOrigin));
-      const phases = await driver.executeScript(() => {
-        const n = performance.getEntriesByType("navigation")[0];
-        const mark = (name) => performance.getEntriesByName(name)[0]?.startTime;
-        return { html: n?.responseEnd, start: mark("agent-tray:start"), rows: mark("agent-tray:rows"), dcl: n?.domContentLoadedEventEnd, load: n?.loadEventStart, listening: mark("agent-tray:listening"), caughtUp: mark("agent-tray:caught-up"), frame: mark("agent-tray:frame"), painted: window.__agentTrayPaintedAt - performance.timeOrigin };
-      });
+      const phases = await driver.executeScript(pagePhases);
       popoverRuns.push({ t, painted: painted - t, toPage: origin - t, phases });
       try {
         await driver.executeScript(() => void setTimeout(() => window.__TAURI_INTERNALS__.invoke("hide_popover"), 50));
