@@ -533,6 +533,10 @@ test("a clock tick rewrites only the times that changed, in place, and builds no
     view({ id: "old-1", state: "idle", state_since: ago(2 * 3600 + 10) }),
     view({ id: "old-2", state: "idle", state_since: ago(3 * 3600 + 20) }),
   ], { clockAt: now });
+  // First the first frame, and the task after it that adds the clock times to the rows'
+  // descriptions (describeSince): a change of its own, once, not the tick's.
+  await page.clock.runFor(100);
+  await page.waitForFunction(() => [...document.querySelectorAll(".row [id$='-keys']")].every((d) => / since /.test(d.textContent)));
   await page.evaluate(() => {
     window.__mutations = [];
     new MutationObserver((records) => window.__mutations.push(...records.map((r) => `${r.type} ${r.target.parentElement?.closest(".row")?.dataset.sessionId}`)))
@@ -611,6 +615,15 @@ test("the first paint needs no IPC answer: the page starts from what the shell p
   assert.deepEqual(await rowIds(page), ["a"]);
   assert.equal(await page.$eval(".row[aria-selected='true']", (r) => r.dataset.sessionId), "a", "the saved selection, at once");
   assert.equal(await page.evaluate(() => window.__mock.calls.some((c) => c.cmd === "get_window_memory")), false, "the saved state came with the page");
+  // What a screen reader hears of a row says since when: added once the first frame is out
+  // (the first clock time builds a date formatter, which the first frame does not wait for).
+  const described = (id) =>
+    page.$eval(`.row[data-session-id='${id}']`, (r) => document.getElementById(r.getAttribute("aria-describedby")).textContent);
+  await page.waitForFunction(() => {
+    const row = document.querySelector(".row[data-session-id='a']");
+    return /since \d{1,2}:\d{2}/.test(document.getElementById(row?.getAttribute("aria-describedby") ?? "")?.textContent ?? "");
+  }, null, { timeout: 5000 });
+  assert.match(await described("a"), /^working since \d{1,2}:\d{2}.*\. Enter: jump/);
   await page.evaluate(() => window.__mock.releaseAll());
   await page.waitForSelector("body[data-ready='true']");
   assert.deepEqual(await rowIds(page, "section[data-section='needs_you'] .row"), ["a"], "the change its listeners missed");
@@ -618,6 +631,7 @@ test("the first paint needs no IPC answer: the page starts from what the shell p
   // Live from then on.
   await upsert(page, 4, view({ id: "c", project: "gamma", state: "working", secondsInState: 0 }));
   assert.deepEqual(await rowIds(page, "section[data-section='working'] .row"), ["c"]);
+  assert.match(await described("c"), /^working since \d{1,2}:\d{2}/, "a row built later says since when at once");
   assert.deepEqual(problems, []);
   await context.close();
 });

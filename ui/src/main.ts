@@ -155,6 +155,28 @@ function sinceText(iso: string): string {
   return Number.isNaN(t.getTime()) ? "" : ` since ${clockTime(t)}`;
 }
 
+/// Whether the rows' descriptions say since when (a clock time). Not in the first frame: the
+/// first clock time builds WebKit's ICU date formatter for the locale, 10-12 ms of a new page's
+/// start (benches/at_rest.sh, MARKS=1), for text only a screen reader hears. Once the first frame
+/// is on screen, [`describeSince`] adds the times; rows built from then on have them at once.
+let descriptionsSayWhen = false;
+
+/// The hidden description a screen reader hears for a row: its state, since when, its keys.
+function describe(v: SessionView, offered: ReturnType<typeof rowActions>): string {
+  const since = descriptionsSayWhen ? sinceText(v.session.state_since) : "";
+  return `${v.state_label}${since}. ${offered.map((a) => `${a.key}: ${a.label.toLowerCase()}`).join(", ")}.`;
+}
+
+/// Puts the clock times into the descriptions of the rows built before they had them.
+function describeSince(): void {
+  if (descriptionsSayWhen) return;
+  descriptionsSayWhen = true;
+  for (const [sessionId, { view }] of built) {
+    const description = document.getElementById(`${domId(sessionId)}-keys`);
+    if (description) setText(description, describe(view, rowActions(view)));
+  }
+}
+
 function row(v: SessionView): HTMLElement {
   const s = v.session;
   const id = domId(s.session_id);
@@ -172,7 +194,7 @@ function row(v: SessionView): HTMLElement {
   const description = el(
     "span",
     { attrs: { id: `${id}-keys`, hidden: "" } },
-    `${v.state_label}${sinceText(s.state_since)}. ${offered.map((a) => `${a.key}: ${a.label.toLowerCase()}`).join(", ")}.`,
+    describe(v, offered),
   );
   return el(
     "li",
@@ -823,7 +845,7 @@ async function start(): Promise<void> {
   if (boot) {
     applySnapshot(boot.snapshot);
     restoreMemory(boot.memory);
-    stampPaint();
+    stampPaint(describeSince);
   }
   // Then the listeners, all at once. An event sent between the snapshot the page started from
   // and the listeners reached nobody: the snapshot fetched after them covers it (it is newer by
@@ -853,7 +875,7 @@ async function start(): Promise<void> {
     const [snap, memory] = await Promise.all([commands.getSnapshot(), commands.getWindowMemory()]);
     applySnapshot(snap);
     restoreMemory(memory);
-    stampPaint();
+    stampPaint(describeSince);
   }
   document.body.dataset.ready = "true";
 }

@@ -14,11 +14,15 @@ declare global {
 }
 
 /// Marks the rows as built, then stamps the frame after the first one that holds them: they are
-/// on screen by then.
-export function stampPaint(): void {
+/// on screen by then. `afterPaint` runs in a task of its own once they are: work the first frame
+/// need not wait for.
+export function stampPaint(afterPaint?: () => void): void {
   performance.mark("agent-tray:rows");
   requestAnimationFrame(() => {
     performance.mark("agent-tray:frame");
-    requestAnimationFrame(() => (window.__agentTrayPaintedAt ??= Date.now()));
+    requestAnimationFrame(() => {
+      window.__agentTrayPaintedAt ??= Date.now();
+      if (afterPaint) setTimeout(afterPaint, 0);
+    });
   });
 }
