@@ -383,7 +383,7 @@ mod tests {
                 .into_iter()
                 .find(|p| std::path::Path::new(p).exists())
                 .expect("sleep exists");
-            crate::test_support::copy_executable(std::path::Path::new(sleep), &path);
+            crate::test_executables::copy_executable(std::path::Path::new(sleep), &path);
             path
         }
 
@@ -425,7 +425,7 @@ mod tests {
                 .find(|p| std::path::Path::new(p).exists())
                 .expect("a shell exists");
             let path = dir.join(name);
-            crate::test_support::copy_executable(&std::fs::canonicalize(sh).unwrap(), &path);
+            crate::test_executables::copy_executable(&std::fs::canonicalize(sh).unwrap(), &path);
             path
         }
 

@@ -30,6 +30,8 @@ pub mod remote;
 pub mod status;
 pub mod store;
 #[cfg(test)]
+pub(crate) mod test_executables;
+#[cfg(test)]
 pub(crate) mod test_support;
 pub mod transition;
 pub mod tray_model;

@@ -1,6 +1,5 @@
 //! Test-only fixtures that several modules' unit tests share, so each scripted world is written
-//! once: a process table the tests script instead of reading `/proc`, and executables written
-//! so that running them cannot fail with "Text file busy".
+//! once: a process table the tests script instead of reading `/proc`.
 
 #![allow(clippy::expect_used)]
 
@@ -80,52 +79,4 @@ pub(crate) fn recorded_json_lines(rel: &str) -> Vec<serde_json::Value> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("fixture {rel}: {e}")))
         .collect()
-}
-
-/// Writes an executable file from a child process (`sh -c 'cat > file'`), never from this one.
-///
-/// Unit tests run on many threads of one process. A file this process held open for writing
-/// would be inherited by any child another test thread forks at that moment, until that child
-/// execs; running the file then fails with "Text file busy" (ETXTBSY). Written by another
-/// process, the file's write descriptor never exists here, so no fork can carry it.
-pub(crate) fn write_executable(path: &std::path::Path, contents: &[u8]) {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut writer = Command::new("sh")
-        .arg("-c")
-        .arg("cat > \"$1\" && chmod 755 \"$1\"")
-        .arg("sh")
-        .arg(path)
-        .stdin(Stdio::piped())
-        .spawn()
-        .expect("sh runs");
-    writer
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(contents)
-        .expect("the writer reads its stdin");
-    let status = writer.wait().expect("the writer ends");
-    assert!(status.success(), "writing {} failed", path.display());
-}
-
-/// Copies `from` to an executable `to` from a child process; see [`write_executable`] for why.
-/// (Only Linux's real-process tests copy one.)
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub(crate) fn copy_executable(from: &std::path::Path, to: &std::path::Path) {
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("cat < \"$1\" > \"$2\" && chmod 755 \"$2\"")
-        .arg("sh")
-        .arg(from)
-        .arg(to)
-        .stdin(std::process::Stdio::null())
-        .status()
-        .expect("sh runs");
-    assert!(
-        status.success(),
-        "copying {} to {} failed",
-        from.display(),
-        to.display()
-    );
 }

@@ -8,6 +8,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+// Executables written from a child process, so running them cannot fail with ETXTBSY: the unit
+// tests' own file, shared. (Each test file is a crate of its own, and not every one uses both.)
+#[path = "../../src/test_executables.rs"]
+mod test_executables;
+#[allow(unused_imports)]
+pub(crate) use test_executables::{copy_executable, write_executable};
+
 /// Runs `shell -c command` the way an agent runs a hook: a clean environment (PATH, the
 /// world's variables and `extra`), the payload on stdin, output to nowhere; waits at most 10 s.
 pub fn run_hook_via(w: &World, shell: &Path, command: &str, payload: &str, extra: &[(&str, &str)]) {
@@ -328,49 +335,4 @@ pub fn doctor_with_path(w: &World, path: &str) -> (bool, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
-}
-
-/// Writes an executable file from a child process (`sh -c 'cat > file'`), never from this one.
-///
-/// The tests of one file run on many threads of one process. A file this process held open for
-/// writing would be inherited by any child another test thread forks at that moment, until that
-/// child execs; running the file then fails with "Text file busy" (ETXTBSY). Written by another
-/// process, the file's write descriptor never exists here, so no fork can carry it.
-pub fn write_executable(path: &Path, contents: &[u8]) {
-    use std::io::Write;
-    let mut writer = Command::new("sh")
-        .arg("-c")
-        .arg("cat > \"$1\" && chmod 755 \"$1\"")
-        .arg("sh")
-        .arg(path)
-        .stdin(Stdio::piped())
-        .spawn()
-        .expect("sh runs");
-    writer
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(contents)
-        .expect("the writer reads its stdin");
-    let status = writer.wait().expect("the writer ends");
-    assert!(status.success(), "writing {} failed", path.display());
-}
-
-/// Copies `from` to an executable `to` from a child process; see [`write_executable`] for why.
-pub fn copy_executable(from: &Path, to: &Path) {
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg("cat < \"$1\" > \"$2\" && chmod 755 \"$2\"")
-        .arg("sh")
-        .arg(from)
-        .arg(to)
-        .stdin(Stdio::null())
-        .status()
-        .expect("sh runs");
-    assert!(
-        status.success(),
-        "copying {} to {} failed",
-        from.display(),
-        to.display()
-    );
 }

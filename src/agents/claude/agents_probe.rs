@@ -199,9 +199,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let good = dir.path().join("claude-good");
         let script = format!("#!/bin/sh\ncat <<'EOF'\n{RECORDED}\nEOF\n");
-        crate::test_support::write_executable(&good, script.as_bytes());
+        crate::test_executables::write_executable(&good, script.as_bytes());
         let hung = dir.path().join("claude-hung");
-        crate::test_support::write_executable(&hung, b"#!/bin/sh\nexec sleep 60\n");
+        crate::test_executables::write_executable(&hung, b"#!/bin/sh\nexec sleep 60\n");
         let token = CancellationToken::new();
         let out = run_probe(&good, &token).unwrap();
         assert_eq!(parse_agents_list(&out).len(), 1);
