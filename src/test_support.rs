@@ -1,8 +1,6 @@
 //! Test-only fixtures that several modules' unit tests share, so each scripted world is written
 //! once: a process table the tests script instead of reading `/proc`.
 
-#![allow(clippy::expect_used)]
-
 use std::collections::HashMap;
 
 use crate::process::{ProcInfo, ProcessTable};

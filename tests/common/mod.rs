@@ -300,18 +300,11 @@ pub fn run_with_path(w: &World, program: &Path, path: &str, args: &[&str]) -> Ou
     for (k, v) in &w.envs {
         cmd.env(k, v);
     }
-    // A binary copied a moment ago may still be open for writing in a child another test thread
-    // is forking (ETXTBSY): retry for a short while.
-    let start = Instant::now();
-    loop {
-        match cmd.stdin(Stdio::null()).output() {
-            Ok(out) => return out,
-            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && start.elapsed().as_secs() < 5 => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => panic!("cannot run {}: {e}", program.display()),
-        }
-    }
+    // Programs run here are cargo's binary or copies made by copy_executable, never open for
+    // writing in this process: no ETXTBSY to wait out.
+    cmd.stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
 }
 
 /// `program install <flags>` with `path`; fails the test with install's stderr if it fails.
