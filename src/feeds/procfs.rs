@@ -196,7 +196,18 @@ mod tests {
         );
         assert_eq!(probe_lock_by_flock(&path), LockProbe::Held(None));
         drop(file);
-        let locks = read_proc_locks().unwrap();
+        // Another test thread's fork keeps every descriptor of this process (this lock's too)
+        // until its child execs: the lock goes within milliseconds of that, so wait up to 3 s.
+        let given_up_at = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        let locks = loop {
+            let locks = read_proc_locks().unwrap();
+            if lock_holder(&path, &locks) == LockProbe::Free
+                || std::time::Instant::now() >= given_up_at
+            {
+                break locks;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
         assert_eq!(lock_holder(&path, &locks), LockProbe::Free);
         assert_eq!(probe_lock_by_flock(&path), LockProbe::Free);
         assert_eq!(
