@@ -11,7 +11,7 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_tray::model::{Agent, EventKind, Observation};
@@ -114,6 +114,25 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
     let mut menu = tray::TrayMenu::new();
     tray::render_on(&handle, &surface, &mut menu).unwrap_or_else(|e| panic!("first render: {e}"));
 
+    // The mock runtime runs a main-thread task inline, on the caller's own thread, until its
+    // event loop has started: the clicker and the renderer wait for the loop's `Ready`, or
+    // nothing would queue behind anything (a run where they won the race saw one click).
+    let loop_running = Arc::new((Mutex::new(false), Condvar::new()));
+    let wait_for_loop = {
+        let loop_running = loop_running.clone();
+        move || {
+            let (started, ready) = &*loop_running;
+            let guard = started.lock().unwrap_or_else(|p| p.into_inner());
+            let (guard, timeout) = ready
+                .wait_timeout_while(guard, STALL, |started| !*started)
+                .unwrap_or_else(|p| p.into_inner());
+            assert!(
+                *guard && !timeout.timed_out(),
+                "the event loop never started"
+            );
+        }
+    };
+
     // The user clicks the session's row, again and again: one click always waits in the queue.
     let stop = Arc::new(AtomicBool::new(false));
     let clicks = Arc::new(AtomicUsize::new(0));
@@ -126,7 +145,9 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
             clicks.clone(),
             clicker_done.clone(),
         );
+        let wait_for_loop = wait_for_loop.clone();
         std::thread::spawn(move || {
+            wait_for_loop();
             while !stop.load(Ordering::Acquire) {
                 let (tx, rx) = mpsc::channel();
                 let (app, clicks) = (handle.clone(), clicks.clone());
@@ -145,6 +166,7 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
     let renderer = {
         let (handle, registry, progress) = (handle.clone(), registry.clone(), progress.clone());
         std::thread::spawn(move || {
+            wait_for_loop();
             let mut done = 0;
             for i in 0..RENDERS {
                 // Working and needing permission in turn: a new icon and a relabelled row.
@@ -177,7 +199,13 @@ fn clicking_the_menu_while_the_tray_renders_never_freezes_the_app() {
         })
     };
 
-    app.run(|_, _| {});
+    app.run(move |_, event| {
+        if matches!(event, tauri::RunEvent::Ready) {
+            let (started, ready) = &*loop_running;
+            *started.lock().unwrap_or_else(|p| p.into_inner()) = true;
+            ready.notify_all();
+        }
+    });
     finished.store(true, Ordering::Release);
     let (rendered, statuses) = renderer.join().unwrap_or_else(|_| panic!("renderer"));
     let _ = clicker.join();
