@@ -8,8 +8,11 @@
 //! entry runs, asks from this lean, static binary instead (a millisecond or two) and only when no
 //! app answers starts the app itself, by `exec`, so the launcher's process becomes the app.
 //!
-//! The request side lives here, in the core both binaries share; the app's side (the lock that
-//! makes it one per environment, the listener) is the desktop crate's `second_launch`.
+//! The request side lives here, in the core both binaries share; so does the app's side (the
+//! lock that makes it one per environment, the listener and its replies: [`instance`]), which the
+//! desktop crate's `second_launch` wires to its window.
+
+pub mod instance;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};

@@ -4,6 +4,7 @@
 
 pub mod agent_pid;
 pub mod agents;
+pub mod app_install;
 pub mod app_launch;
 pub mod atomic_file;
 pub mod cli;
@@ -20,6 +21,7 @@ pub mod hook_drift;
 pub mod hook_payload;
 pub mod install;
 pub mod journal;
+pub mod jump;
 pub mod liveness;
 pub mod model;
 pub mod notify_policy;

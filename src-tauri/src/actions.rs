@@ -1,237 +1,34 @@
 //! What the window's row actions and the tray's items do outside the app: jump to a session's
-//! terminal, reveal a transcript or the logs, run the hooks installer. Each is planned as data
-//! first (testable), then executed by spawning a program.
+//! terminal, reveal a transcript or the logs, install the hooks. Each is decided by the core
+//! ([`agent_tray::jump`] plans the jump and the reveal as programs to run,
+//! [`agent_tray::app_install`] installs in-process); here they are carried out.
 //!
-//! What reaches a command line comes from session data (a cwd, a tmux location, a transcript
-//! path read from files on disk), so:
-//! - a folder or file is used only when its path is absolute: a relative one would resolve
-//!   against the app's own folder, and an absolute path can never be read as an option;
-//! - `--` ends the options before every path handed to `code`/`cursor` and macOS's `open`.
-//!   `xdg-open` is the exception: it refuses `--` itself ("unexpected option"), and takes one
-//!   argument, which the rule above makes an absolute path;
-//! - tmux is addressed by server socket and fully qualified target ([`crate::tmux`]);
-//! - every program runs through [`crate::launch::run_within`]: reaped, with a deadline. A
-//!   terminal is started through `setsid -f`, which returns at once, so the user's terminal is
-//!   never the app's child (nor killed at a deadline).
+//! What stays here is what needs the machine: asking tmux for its clients, checking that a
+//! folder or a program is there right before running, and running each program through
+//! [`crate::launch::run_within`] (reaped, with a deadline; a terminal is started through
+//! `setsid -f`, which returns at once, so the user's terminal is never the app's child). Failures
+//! become the UI's [`CommandError`].
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
+use std::path::Path;
 
+use agent_tray::jump::terminals::most_recent_tmux_client;
+use agent_tray::jump::tmux::{TmuxLocation, TmuxServer};
+use agent_tray::jump::{
+    client_terminal, jump_steps, process_facts, remote_jump, tmux_clients_args, FrontTerminal,
+    BRING_FORWARD, TMUX_TIMEOUT,
+};
 use agent_tray::model::Session;
 
-use crate::ipc::{CommandError, ErrorCode, InstallReport};
-use crate::launch::{run_within, Capture, LaunchError, LAUNCH_TIMEOUT};
-use crate::terminals::{
-    focus_launches, most_recent_tmux_client, terminal_of, zellij_launch, zellij_of, FocusCommand,
-    Terminal, ZellijPane,
+pub use agent_tray::jump::{
+    decide_jump, editor_of, jump_launches, reveal_launch, Editor, JumpPlan, Launch, ProcessFacts,
 };
-use crate::tmux::{socket_from_env, TmuxLocation, TmuxServer};
 
-/// How long `tmux select-window`/`select-pane` may take (it answers in milliseconds).
-pub const TMUX_TIMEOUT: Duration = Duration::from_secs(2);
-/// How long `agent-tray install` may take (it edits a few small files).
-pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(60);
+use crate::ipc::{CommandError, ErrorCode, InstallReport};
+use crate::launch::{run_within, Capture, LaunchError};
 
-/// How to bring the user to a session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum JumpPlan {
-    /// Select the window, then the pane, on the agent's tmux server (after bringing the
-    /// terminal of its most recent client to the front, when that is known).
-    Tmux {
-        server: TmuxServer,
-        location: TmuxLocation,
-        front: Option<FrontTerminal>,
-    },
-    /// Select the zellij pane (after bringing its terminal to the front, when known).
-    Zellij {
-        pane: ZellijPane,
-        front: Option<FrontTerminal>,
-    },
-    /// Bring the terminal's tab that runs the session to the front (kitty, WezTerm,
-    /// Terminal.app, iTerm2, Ghostty, GNOME Terminal, Konsole: see [`crate::terminals`]).
-    Tab {
-        front: FrontTerminal,
-        dir: Option<PathBuf>,
-    },
-    /// Open the session's folder in the editor whose terminal runs it (`code -- <dir>`).
-    Editor { editor: Editor, dir: PathBuf },
-    /// Open a terminal in the session's folder.
-    Terminal { dir: PathBuf },
-}
-
-/// An editor with a built-in terminal that agents are often run in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Editor {
-    VsCode,
-    Cursor,
-}
-
-impl Editor {
-    /// The command that opens a folder in it (what each installs on PATH).
-    pub fn program(self) -> &'static str {
-        match self {
-            Editor::VsCode => "code",
-            Editor::Cursor => "cursor",
-        }
-    }
-}
-
-/// What is known about a session's process: the editor whose terminal runs it, and the tmux
-/// server it runs under (from its `TMUX` variable).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProcessFacts {
-    pub editor: Option<Editor>,
-    pub tmux_socket: Option<PathBuf>,
-    /// The terminal emulator, from its environment and ancestry.
-    pub terminal: Option<Terminal>,
-    /// Its terminal device (`/dev/ttys003`): how Terminal.app and iTerm2 find its tab.
-    pub tty: Option<String>,
-    pub zellij: Option<ZellijPane>,
-    /// For a session in tmux: the terminal of the tmux client used last (the agent's own
-    /// environment names the terminal the tmux server was started from, maybe long closed).
-    pub tmux_client: Option<FrontTerminal>,
-}
-
-/// A terminal to bring to the front, and the device of the tab to select in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FrontTerminal {
-    pub terminal: Terminal,
-    pub tty: Option<String>,
-}
-
-/// A program and its arguments, as a jump or a reveal will run it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launch {
-    pub program: String,
-    pub args: Vec<String>,
-    /// The folder it starts in (a terminal opens there).
-    pub cwd: Option<PathBuf>,
-    pub capture: Capture,
-    pub timeout: Duration,
-}
-
-impl Launch {
-    fn new(program: &str, args: &[&str]) -> Self {
-        Launch {
-            program: program.to_string(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            cwd: None,
-            capture: Capture::Nothing,
-            timeout: LAUNCH_TIMEOUT,
-        }
-    }
-
-    fn path(mut self, path: &Path) -> Self {
-        self.args.push(path.display().to_string());
-        self
-    }
-
-    fn command(&self) -> Command {
-        let mut command = Command::new(&self.program);
-        command.args(&self.args);
-        if let Some(cwd) = &self.cwd {
-            command.current_dir(cwd);
-        }
-        command
-    }
-}
-/// Which editor's terminal a process runs in, from its environment and the names of its
-/// ancestors (nearest first). VS Code and Cursor (a VS Code fork) both set
-/// `TERM_PROGRAM=vscode` in their terminals; Cursor shows itself in `CURSOR_*` variables, in
-/// paths to its own helper programs, or in the name of an ancestor process.
-pub fn editor_of(env: &[(String, String)], ancestors: &[String]) -> Option<Editor> {
-    let var = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let named = |name: &str| ancestors.iter().any(|a| a.eq_ignore_ascii_case(name));
-    let in_vscode_terminal = var("TERM_PROGRAM") == Some("vscode");
-    let cursor_signs = env.iter().any(|(k, _)| k.starts_with("CURSOR_"))
-        || [
-            "VSCODE_GIT_ASKPASS_NODE",
-            "VSCODE_GIT_ASKPASS_MAIN",
-            "GIT_ASKPASS",
-        ]
-        .iter()
-        .filter_map(|k| var(k))
-        .any(|path| path.to_ascii_lowercase().contains("cursor"))
-        || named("cursor");
-    if (in_vscode_terminal || named("cursor")) && cursor_signs {
-        Some(Editor::Cursor)
-    } else if in_vscode_terminal || named("code") {
-        Some(Editor::VsCode)
-    } else {
-        None
-    }
-}
-
-/// Where a jump goes, decided from the session, what is known of its process and which
-/// programs are on PATH. Pure: the facts about the machine come in as arguments.
-///
-/// A tmux pane wins (it names the exact place); then the editor, when its command is installed;
-/// then a terminal in the session's folder. A folder that is not an absolute path is nowhere to
-/// go.
-pub fn decide_jump(
-    session: &Session,
-    facts: &ProcessFacts,
-    on_path: impl Fn(&str) -> bool,
-) -> Option<JumpPlan> {
-    if let Some(location) = session.tmux.as_deref().and_then(TmuxLocation::parse) {
-        return Some(JumpPlan::Tmux {
-            server: TmuxServer::from_socket(facts.tmux_socket.as_deref()),
-            location,
-            front: facts.tmux_client.clone(),
-        });
-    }
-    let own_terminal = facts.terminal.clone().map(|terminal| FrontTerminal {
-        terminal,
-        tty: facts.tty.clone(),
-    });
-    if let Some(pane) = facts.zellij.clone() {
-        return Some(JumpPlan::Zellij {
-            pane,
-            front: own_terminal,
-        });
-    }
-    let dir = session
-        .cwd
-        .as_deref()
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute());
-    if let Some(front) = own_terminal.filter(|f| !front_launches(f, None).is_empty()) {
-        return Some(JumpPlan::Tab { front, dir });
-    }
-    let dir = dir?;
-    match facts.editor {
-        Some(editor) if on_path(editor.program()) => Some(JumpPlan::Editor { editor, dir }),
-        _ => Some(JumpPlan::Terminal { dir }),
-    }
-}
-
-/// What brings `front` forward on this platform (empty: it cannot be addressed here).
-fn front_launches(front: &FrontTerminal, dir: Option<&Path>) -> Vec<Launch> {
-    let folder = dir.map(|d| d.display().to_string());
-    focus_launches(
-        &front.terminal,
-        front.tty.as_deref(),
-        folder.as_deref(),
-        cfg!(target_os = "macos"),
-    )
-    .into_iter()
-    .map(Launch::from)
-    .collect()
-}
-
-impl From<FocusCommand> for Launch {
-    fn from(command: FocusCommand) -> Self {
-        let mut launch = Launch::new(&command.program, &[]);
-        launch.args = command.args;
-        launch.capture = Capture::Output;
-        launch
-    }
-}
-
-/// The jump for a session on this machine: looks at its process (Linux: `/proc`; macOS:
-/// `proc_pidinfo`, `KERN_PROCARGS2`, `ps`), its tmux clients, and PATH. Blocking (a few small
-/// file reads, at most one `tmux list-clients`): call it off the async workers.
+/// The jump for a session on this machine: looks at its process (see
+/// [`agent_tray::jump::process_facts`]), its tmux clients, and PATH. Blocking (a few small file
+/// reads, at most one `tmux list-clients`): call it off the async workers.
 pub fn plan_jump(session: &Session) -> Option<JumpPlan> {
     let mut facts = session.pid.map(process_facts).unwrap_or_default();
     if let Some(location) = session.tmux.as_deref().and_then(TmuxLocation::parse) {
@@ -245,32 +42,13 @@ pub fn plan_jump(session: &Session) -> Option<JumpPlan> {
 /// process and the tty tmux reports for it.
 fn tmux_client_terminal(server: &TmuxServer, location: &TmuxLocation) -> Option<FrontTerminal> {
     let mut command = server.command();
-    command.args([
-        "list-clients",
-        "-t",
-        &location.session_target(),
-        "-F",
-        "#{client_activity} #{client_pid} #{client_tty}",
-    ]);
+    command.args(tmux_clients_args(location));
     let finished = run_within(&mut command, TMUX_TIMEOUT, Capture::Output).ok()?;
     if !finished.status.success() {
         return None;
     }
     let (pid, tty) = most_recent_tmux_client(&finished.stdout)?;
-    let env = process_environ(pid);
-    let ancestors = ancestor_names(pid);
-    Some(FrontTerminal {
-        terminal: terminal_of(&env, &ancestors)?,
-        tty,
-    })
-}
-
-fn ancestor_names(pid: u32) -> Vec<String> {
-    use agent_tray::process::{ancestry, SystemProcesses};
-    ancestry(&SystemProcesses, pid, 8)
-        .into_iter()
-        .map(|(_, info)| info.comm)
-        .collect()
+    client_terminal(pid, tty)
 }
 
 fn on_path(program: &str) -> bool {
@@ -288,90 +66,8 @@ fn on_path(program: &str) -> bool {
     })
 }
 
-/// A process's environment from `/proc/<pid>/environ` (readable for the user's own processes;
-/// empty otherwise, or where `/proc` is absent). The probes are the core's
-/// ([`agent_tray::process`]), shared with the feeds and the pid walk.
-pub(crate) fn process_environ(pid: u32) -> Vec<(String, String)> {
-    agent_tray::process::environ(pid).unwrap_or_default()
-}
-
-/// The editor whose terminal runs `pid` (from its environment and the names of up to a few
-/// ancestors) and its tmux server.
-fn process_facts(pid: u32) -> ProcessFacts {
-    let env = process_environ(pid);
-    let ancestors = ancestor_names(pid);
-    ProcessFacts {
-        editor: editor_of(&env, &ancestors),
-        tmux_socket: socket_from_env(&env),
-        terminal: terminal_of(&env, &ancestors),
-        tty: agent_tray::process::tty(pid),
-        zellij: zellij_of(&env),
-        tmux_client: None,
-    }
-}
-
-#[cfg(all(test, target_os = "linux"))]
-fn process_editor(pid: u32) -> Option<Editor> {
-    process_facts(pid).editor
-}
-
 fn launch_failed(what: &str, error: impl std::fmt::Display) -> CommandError {
     CommandError::new(ErrorCode::LaunchFailed, format!("cannot {what}: {error}"))
-}
-
-/// The programs a jump runs, in order. Pure.
-pub fn jump_launches(plan: &JumpPlan) -> Vec<Launch> {
-    match plan {
-        JumpPlan::Tmux {
-            server,
-            location,
-            front,
-        } => {
-            let tmux = |verb: &str, target: String| {
-                let mut launch = Launch::new("tmux", &[]);
-                launch.args = server.args();
-                launch
-                    .args
-                    .extend([verb.to_string(), "-t".to_string(), target]);
-                launch.capture = Capture::Output;
-                launch.timeout = TMUX_TIMEOUT;
-                launch
-            };
-            let mut launches = front
-                .as_ref()
-                .map(|f| front_launches(f, None))
-                .unwrap_or_default();
-            launches.push(tmux("select-window", location.window_target()));
-            if location.has_pane() {
-                launches.push(tmux("select-pane", location.pane_target()));
-            }
-            launches
-        }
-        JumpPlan::Zellij { pane, front } => {
-            let mut launches = front
-                .as_ref()
-                .map(|f| front_launches(f, None))
-                .unwrap_or_default();
-            launches.push(Launch::from(zellij_launch(pane)));
-            launches
-        }
-        JumpPlan::Tab { front, dir } => front_launches(front, dir.as_deref()),
-        JumpPlan::Editor { editor, dir } => vec![Launch::new(editor.program(), &["--"]).path(dir)],
-        JumpPlan::Terminal { dir } => vec![terminal_launch(dir)],
-    }
-}
-
-#[cfg(target_os = "macos")]
-fn terminal_launch(dir: &Path) -> Launch {
-    Launch::new("open", &["-a", "Terminal", "--"]).path(dir)
-}
-
-/// `setsid -f` forks the terminal off and returns at once: the terminal is not the app's child.
-#[cfg(not(target_os = "macos"))]
-fn terminal_launch(dir: &Path) -> Launch {
-    let mut launch = Launch::new("setsid", &["-f", "x-terminal-emulator"]);
-    launch.cwd = Some(dir.to_path_buf());
-    launch
 }
 
 /// Runs one launch: Ok when it exits successfully within its deadline.
@@ -396,109 +92,77 @@ fn missing_folder(dir: &Path) -> CommandError {
     )
 }
 
-/// Runs a jump. The terminal brought forward before a tmux or zellij pane is best effort (the
-/// pane is still selected when it fails); a tab that cannot be reached falls back to a new
-/// terminal in the session's folder.
+/// Runs a jump as [`agent_tray::jump::jump_steps`] lays it out: the folder and program it needs
+/// checked first, the best-effort launches (logged when they fail), then the required ones; when
+/// one of those fails, the fallback (a new terminal in the folder), if its folder exists.
 pub fn execute_jump(plan: &JumpPlan) -> Result<(), CommandError> {
-    let what = match plan {
-        JumpPlan::Tmux { front, .. } | JumpPlan::Zellij { front, .. } => {
-            let front_count = front
-                .as_ref()
-                .map(|f| front_launches(f, None).len())
-                .unwrap_or(0);
-            let launches = jump_launches(plan);
-            let (front_launches, select) = launches.split_at(front_count.min(launches.len()));
-            for launch in front_launches {
-                if let Err(error) = run(launch, "bring the terminal forward") {
-                    tracing::info!(%error, "jump_front_failed");
-                }
-            }
-            for launch in select {
-                run(launch, "select the pane")?;
-            }
-            return Ok(());
+    let steps = jump_steps(plan);
+    if let Some(dir) = &steps.folder {
+        if !dir.is_dir() {
+            return Err(missing_folder(dir));
         }
-        JumpPlan::Tab { dir, .. } => {
-            let tab = jump_launches(plan)
-                .iter()
-                .try_for_each(|launch| run(launch, "bring the terminal's tab forward"));
-            return match (tab, dir) {
-                (Ok(()), _) => Ok(()),
-                (Err(error), Some(dir)) if dir.is_dir() => {
-                    tracing::info!(%error, "jump_tab_failed");
-                    execute_jump(&JumpPlan::Terminal { dir: dir.clone() })
-                }
-                (Err(error), _) => Err(error),
-            };
-        }
-        JumpPlan::Editor { editor, dir } => {
-            if !dir.is_dir() {
-                return Err(missing_folder(dir));
-            }
-            editor.program()
-        }
-        JumpPlan::Terminal { dir } => {
-            if !dir.is_dir() {
-                return Err(missing_folder(dir));
-            }
-            #[cfg(not(target_os = "macos"))]
-            if !on_path("x-terminal-emulator") {
-                return Err(launch_failed(
-                    "open a terminal",
-                    "no x-terminal-emulator on PATH",
-                ));
-            }
-            "open a terminal"
-        }
-    };
-    for launch in jump_launches(plan) {
-        run(&launch, what)?;
     }
-    Ok(())
+    if let Some(program) = steps.program {
+        if !on_path(program) {
+            return Err(launch_failed(steps.what, format!("no {program} on PATH")));
+        }
+    }
+    for launch in &steps.best_effort {
+        if let Err(error) = run(launch, BRING_FORWARD) {
+            tracing::info!(%error, "jump_front_failed");
+        }
+    }
+    let required = steps
+        .required
+        .iter()
+        .try_for_each(|launch| run(launch, steps.what));
+    match (required, &steps.fallback) {
+        (Ok(()), _) => Ok(()),
+        (Err(error), Some(fallback)) if jump_steps(fallback).folder.is_some_and(|d| d.is_dir()) => {
+            tracing::info!(%error, "jump_tab_failed");
+            execute_jump(fallback)
+        }
+        (Err(error), _) => Err(error),
+    }
 }
 
 /// Opens a terminal running `argv` (a remote jump: `ssh -t -- DESTINATION …`). Where no
 /// terminal is known the error carries the command line, for the user to run it.
 pub fn execute_remote_jump(argv: &[String]) -> Result<(), CommandError> {
-    let line = argv
-        .iter()
-        .map(|w| agent_tray::remote::command::shell_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ");
-    #[cfg(target_os = "macos")]
-    let known = false;
-    #[cfg(not(target_os = "macos"))]
-    let known = on_path("x-terminal-emulator");
-    if !known {
-        return Err(CommandError::new(
-            ErrorCode::NothingToOpen,
-            format!("no terminal to open here; run: {line}"),
-        ));
-    }
-    let mut launch = Launch::new("setsid", &["-f", "x-terminal-emulator", "-e"]);
-    launch.args.extend(argv.iter().cloned());
+    let jump = remote_jump(argv);
+    let launch = jump
+        .launch
+        .filter(|_| jump.program.is_none_or(on_path))
+        .ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::NothingToOpen,
+                format!("no terminal to open here; run: {}", jump.command_line),
+            )
+        })?;
     run(&launch, "open a terminal")
 }
 
-/// How a file is shown in the file manager (macOS selects it; elsewhere its folder opens).
-/// None for a path that is not absolute.
-pub fn reveal_launch(path: &Path) -> Option<Launch> {
-    if !path.is_absolute() {
-        return None;
+/// Brings the user to `session`: a remote one through `ssh` to its host's `destination` (the
+/// core quotes every word), a local one as [`plan_jump`] decides. Blocking.
+pub fn jump(session: &Session, destination: Option<String>) -> Result<(), CommandError> {
+    if session.host.is_some() {
+        let argv = destination
+            .and_then(|destination| agent_tray::remote::command::jump_argv(&destination, session))
+            .ok_or_else(|| {
+                CommandError::new(
+                    ErrorCode::NothingToOpen,
+                    "this remote session has no tmux pane or folder to go to",
+                )
+            })?;
+        return execute_remote_jump(&argv);
     }
-    #[cfg(target_os = "macos")]
-    {
-        Some(Launch::new("open", &["-R", "--"]).path(path))
-    }
-    #[cfg(not(target_os = "macos"))]
-    {
-        let folder = if path.is_dir() {
-            path
-        } else {
-            path.parent().unwrap_or(path)
-        };
-        Some(Launch::new("xdg-open", &[]).path(folder))
-    }
+    let plan = plan_jump(session).ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::NothingToOpen,
+            "this session has no folder or terminal to go to",
+        )
+    })?;
+    execute_jump(&plan)
 }
 
 /// Shows a file in the platform's file manager. Blocking (waits for the launcher).
@@ -518,6 +182,17 @@ pub fn reveal(path: &Path) -> Result<(), CommandError> {
     run(&launch, "open the file manager")
 }
 
+/// Shows a session's transcript (`None`: none is known for it). Blocking.
+pub fn reveal_transcript(transcript: Option<String>) -> Result<(), CommandError> {
+    let path = transcript.ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::NothingToOpen,
+            "no transcript is known for this session",
+        )
+    })?;
+    reveal(Path::new(&path))
+}
+
 /// Shows the log folder; on a blocking thread, so the caller (the tray's menu handler, on the
 /// main thread) never waits for the file manager.
 pub fn reveal_logs<R: tauri::Runtime>(app: &tauri::AppHandle<R>) {
@@ -530,402 +205,26 @@ pub fn reveal_logs<R: tauri::Runtime>(app: &tauri::AppHandle<R>) {
     });
 }
 
-/// The `agent-tray` CLI: beside this program (how the bundles ship it), else on PATH.
-pub fn cli_path() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("agent-tray")))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from("agent-tray"))
-}
-
-/// Runs `agent-tray install` and reports what it said. Blocking.
+/// Installs the hooks in-process, as `agent-tray install` does, with the `agent-tray` CLI
+/// beside this program (else on PATH) as the program they run, and reports what the CLI would
+/// have printed. Blocking.
 pub fn install_hooks() -> InstallReport {
-    let cli = cli_path();
-    let mut command = Command::new(&cli);
-    command.arg("install");
-    match run_within(&mut command, INSTALL_TIMEOUT, Capture::Output) {
-        Ok(finished) => {
-            let mut text = finished.stdout;
-            if !text.is_empty() && !finished.stderr.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&finished.stderr);
-            tracing::info!(ok = finished.status.success(), "installer_ran");
-            InstallReport {
-                ok: finished.status.success(),
-                output: text.trim().to_string(),
-            }
-        }
-        Err(error) => InstallReport {
+    let own_exe = std::env::current_exe().ok();
+    let path_var = std::env::var_os("PATH");
+    let Some(bin) = agent_tray::app_install::hook_binary(own_exe.as_deref(), path_var.as_deref())
+    else {
+        return InstallReport {
             ok: false,
-            output: error.to_string(),
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::terminals::{Terminal, ZellijPane};
-    use agent_tray::model::{Agent, SessionState};
-
-    fn session() -> Session {
-        let mut s = Session::new("s", Agent::Claude, SessionState::Idle, chrono::Utc::now());
-        s.cwd = Some("/home/dev/api".into());
-        s
-    }
-
-    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    fn names(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn editor(editor: Editor) -> ProcessFacts {
-        ProcessFacts {
-            editor: Some(editor),
-            ..ProcessFacts::default()
-        }
-    }
-
-    fn tmux_plan(plan: Option<JumpPlan>) -> (TmuxServer, String, String) {
-        match plan {
-            Some(JumpPlan::Tmux {
-                server, location, ..
-            }) => (server, location.window_target(), location.pane_target()),
-            other => panic!("not a tmux jump: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_session_in_tmux_jumps_to_its_pane_on_its_own_server() {
-        let mut s = session();
-        s.tmux = Some("work:@3.%7".into());
-        let facts = ProcessFacts {
-            editor: Some(Editor::VsCode),
-            tmux_socket: Some("/tmp/tmux-1000/other".into()),
-            ..ProcessFacts::default()
-        };
-        let plan = decide_jump(&s, &facts, |_| true);
-        let (server, window, pane) = tmux_plan(plan.clone());
-        assert_eq!(server, TmuxServer::Socket("/tmp/tmux-1000/other".into()));
-        assert_eq!((window.as_str(), pane.as_str()), ("work:@3", "work:@3.%7"));
-        // What runs: the server's socket first, then targets that name the session; never a
-        // bare `%7`, which exists on every tmux server.
-        let args: Vec<Vec<String>> = jump_launches(&plan.unwrap_or_else(|| panic!("a plan")))
-            .into_iter()
-            .map(|l| {
-                assert_eq!(l.program, "tmux");
-                l.args
-            })
-            .collect();
-        assert_eq!(
-            args,
-            [
-                [
-                    "-S",
-                    "/tmp/tmux-1000/other",
-                    "select-window",
-                    "-t",
-                    "work:@3"
-                ],
-                [
-                    "-S",
-                    "/tmp/tmux-1000/other",
-                    "select-pane",
-                    "-t",
-                    "work:@3.%7"
-                ],
-            ]
-        );
-        // The agent's environment could not be read: the default server, still fully qualified.
-        let (server, _, pane) = tmux_plan(decide_jump(&s, &ProcessFacts::default(), |_| true));
-        assert_eq!((server, pane.as_str()), (TmuxServer::Default, "work:@3.%7"));
-    }
-
-    fn kitty(window: &str) -> Terminal {
-        Terminal::Kitty {
-            window_id: window.into(),
-            listen_on: Some("unix:/tmp/kitty-1".into()),
-        }
-    }
-
-    fn programs(plan: &JumpPlan) -> Vec<(String, Vec<String>)> {
-        jump_launches(plan)
-            .into_iter()
-            .map(|l| (l.program, l.args))
-            .collect()
-    }
-
-    #[test]
-    fn tmux_inside_a_terminal_brings_the_clients_terminal_first_then_the_pane() {
-        let mut s = session();
-        s.tmux = Some("work:@3.%7".into());
-        let facts = ProcessFacts {
-            // The agent's own environment names the terminal tmux was started from: ignored.
-            terminal: Some(kitty("99")),
-            tmux_client: Some(FrontTerminal {
-                terminal: kitty("2"),
-                tty: Some("/dev/pts/5".into()),
-            }),
-            ..ProcessFacts::default()
-        };
-        let plan = decide_jump(&s, &facts, |_| true).unwrap_or_else(|| panic!("a plan"));
-        let run = programs(&plan);
-        let order: Vec<&str> = run.iter().map(|(p, _)| p.as_str()).collect();
-        #[cfg(not(target_os = "macos"))]
-        assert_eq!(order, ["kitty", "tmux", "tmux"]);
-        #[cfg(target_os = "macos")]
-        assert_eq!(order, ["open", "kitty", "tmux", "tmux"]);
-        assert!(run.iter().any(|(_, a)| a.contains(&"id:2".to_string())));
-        assert!(!run.iter().any(|(_, a)| a.contains(&"id:99".to_string())));
-    }
-
-    #[test]
-    fn a_session_in_a_terminal_tab_brings_that_tab_forward_before_any_editor_or_new_terminal() {
-        let facts = ProcessFacts {
-            terminal: Some(kitty("4")),
-            editor: Some(Editor::VsCode),
-            ..ProcessFacts::default()
-        };
-        let plan = decide_jump(&session(), &facts, |_| true);
-        assert!(
-            matches!(&plan, Some(JumpPlan::Tab { front, dir: Some(_) }) if front.terminal == kitty("4")),
-            "{plan:?}"
-        );
-        // A terminal that cannot be addressed here (kitty without a socket on Linux, Ghostty
-        // on Linux): a terminal in the folder, as before.
-        #[cfg(not(target_os = "macos"))]
-        for terminal in [
-            Terminal::Kitty {
-                window_id: "4".into(),
-                listen_on: None,
-            },
-            Terminal::Ghostty,
-        ] {
-            let facts = ProcessFacts {
-                terminal: Some(terminal),
-                ..ProcessFacts::default()
-            };
-            assert_eq!(
-                decide_jump(&session(), &facts, |_| true),
-                Some(JumpPlan::Terminal {
-                    dir: PathBuf::from("/home/dev/api")
-                })
-            );
-        }
-        // A session in zellij inside WezTerm: WezTerm's pane, then zellij's.
-        let facts = ProcessFacts {
-            terminal: Some(Terminal::WezTerm {
-                pane_id: Some("8".into()),
-            }),
-            zellij: Some(ZellijPane {
-                session: "work".into(),
-                pane_id: "2".into(),
-            }),
-            ..ProcessFacts::default()
-        };
-        let plan = decide_jump(&session(), &facts, |_| true).unwrap_or_else(|| panic!("a plan"));
-        let run = programs(&plan);
-        assert_eq!(run.last().map(|(p, _)| p.as_str()), Some("zellij"));
-        assert!(run.iter().any(|(p, _)| p == "wezterm"));
-    }
-
-    #[test]
-    fn a_bare_or_malformed_tmux_location_is_not_jumped_to() {
-        for location in ["%7", "work:%7", "work:@3.%7; rm -rf ~", "-t:@1"] {
-            let mut s = session();
-            s.tmux = Some(location.into());
-            assert_eq!(
-                decide_jump(&s, &ProcessFacts::default(), |_| true),
-                Some(JumpPlan::Terminal {
-                    dir: PathBuf::from("/home/dev/api")
-                }),
-                "{location:?}: the folder instead"
-            );
-        }
-    }
-
-    #[test]
-    fn a_session_outside_tmux_opens_a_terminal_in_its_folder() {
-        assert_eq!(
-            decide_jump(&session(), &ProcessFacts::default(), |_| true),
-            Some(JumpPlan::Terminal {
-                dir: PathBuf::from("/home/dev/api")
-            })
-        );
-        let mut nowhere = session();
-        nowhere.cwd = None;
-        assert_eq!(
-            decide_jump(&nowhere, &editor(Editor::Cursor), |_| true),
-            None,
-            "nothing to jump to"
-        );
-    }
-
-    #[test]
-    fn a_relative_folder_is_nowhere_to_go() {
-        for cwd in ["-rf", "api", "./api", "--help", ""] {
-            let mut s = session();
-            s.cwd = Some(cwd.into());
-            assert_eq!(
-                decide_jump(&s, &editor(Editor::VsCode), |_| true),
-                None,
-                "{cwd:?}"
-            );
-        }
-        assert_eq!(reveal_launch(Path::new("-x/transcript.jsonl")), None);
-        assert_eq!(reveal_launch(Path::new("transcript.jsonl")), None);
-    }
-
-    #[test]
-    fn every_path_handed_to_a_program_is_absolute_and_after_the_options() {
-        let dir = PathBuf::from("/home/dev/-rf");
-        let [editor] = jump_launches(&JumpPlan::Editor {
-            editor: Editor::Cursor,
-            dir: dir.clone(),
-        })
-        .try_into()
-        .unwrap_or_else(|l| panic!("one launch: {l:?}"));
-        assert_eq!(editor.program, "cursor");
-        assert_eq!(editor.args, ["--", "/home/dev/-rf"]);
-        let [terminal] = jump_launches(&JumpPlan::Terminal { dir: dir.clone() })
-            .try_into()
-            .unwrap_or_else(|l| panic!("one launch: {l:?}"));
-        #[cfg(not(target_os = "macos"))]
-        {
-            // The folder is where it starts, not an argument; setsid returns at once.
-            assert_eq!(
-                (terminal.program.as_str(), terminal.args.as_slice()),
-                (
-                    "setsid",
-                    ["-f".to_string(), "x-terminal-emulator".to_string()].as_slice()
-                )
-            );
-            assert_eq!(terminal.cwd.as_deref(), Some(dir.as_path()));
-            // xdg-open refuses `--`; its one argument is an absolute folder.
-            let reveal = reveal_launch(Path::new("/home/dev/-rf/t.jsonl"))
-                .unwrap_or_else(|| panic!("absolute"));
-            assert_eq!(reveal.program, "xdg-open");
-            assert_eq!(reveal.args, ["/home/dev/-rf"]);
-        }
-        #[cfg(target_os = "macos")]
-        {
-            assert_eq!(terminal.args, ["-a", "Terminal", "--", "/home/dev/-rf"]);
-            let reveal = reveal_launch(Path::new("/home/dev/-rf/t.jsonl"))
-                .unwrap_or_else(|| panic!("absolute"));
-            assert_eq!(reveal.args, ["-R", "--", "/home/dev/-rf/t.jsonl"]);
-        }
-    }
-
-    #[test]
-    fn a_session_in_an_editors_terminal_opens_its_folder_in_that_editor() {
-        assert_eq!(
-            decide_jump(&session(), &editor(Editor::Cursor), |p| p == "cursor"),
-            Some(JumpPlan::Editor {
-                editor: Editor::Cursor,
-                dir: PathBuf::from("/home/dev/api")
-            })
-        );
-        // VS Code's terminal, but `code` was never put on PATH: a terminal in the folder
-        // is still somewhere to go.
-        assert_eq!(
-            decide_jump(&session(), &editor(Editor::VsCode), |_| false),
-            Some(JumpPlan::Terminal {
-                dir: PathBuf::from("/home/dev/api")
-            })
-        );
-    }
-
-    #[test]
-    fn vs_code_and_cursor_are_told_apart_by_environment_and_ancestry() {
-        // Claude started in VS Code's integrated terminal.
-        let vscode = env(&[
-            ("TERM_PROGRAM", "vscode"),
-            ("VSCODE_GIT_ASKPASS_NODE", "/usr/share/code/code"),
-        ]);
-        assert_eq!(
-            editor_of(&vscode, &names(&["claude", "bash", "code"])),
-            Some(Editor::VsCode)
-        );
-        // Cursor sets TERM_PROGRAM=vscode too; its helper paths and names give it away.
-        let cursor = env(&[
-            ("TERM_PROGRAM", "vscode"),
-            (
-                "VSCODE_GIT_ASKPASS_NODE",
-                "/opt/Cursor/resources/app/cursor",
+            output: format!(
+                "cannot find the {} program beside this app or on PATH: the hooks run it",
+                agent_tray::app_install::CLI_BINARY
             ),
-        ]);
-        assert_eq!(editor_of(&cursor, &[]), Some(Editor::Cursor));
-        assert_eq!(
-            editor_of(
-                &env(&[("TERM_PROGRAM", "vscode")]),
-                &names(&["zsh", "cursor"])
-            ),
-            Some(Editor::Cursor)
-        );
-        // Environment unreadable (another user's process): ancestry alone still tells.
-        assert_eq!(
-            editor_of(&[], &names(&["claude", "bash", "code"])),
-            Some(Editor::VsCode)
-        );
-        // A plain terminal, or a terminal that merely runs something called "codex".
-        assert_eq!(
-            editor_of(
-                &env(&[("TERM_PROGRAM", "tmux")]),
-                &names(&["codex", "bash", "gnome-terminal-"])
-            ),
-            None
-        );
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn the_editor_is_read_from_a_real_processs_environment() {
-        // An agent started from Cursor's terminal: its environment says so in /proc.
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .env("TERM_PROGRAM", "vscode")
-            .env("CURSOR_TRACE_ID", "abc")
-            .env("TMUX", "/tmp/agent-tray-test/sock,4242,0")
-            .spawn()
-            .unwrap_or_else(|e| panic!("{e}"));
-        // Until it has exec'd, the child shows the test's own environment in /proc, and for a
-        // moment during exec (its new name set, its stack not yet) an empty one.
-        let execd = |pid: u32| {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-            let environ = || std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            while agent_tray::process::read_stat(pid).map(|s| s.comm) != Some("sleep".into())
-                || environ().is_empty()
-            {
-                assert!(std::time::Instant::now() < deadline, "sleep never started");
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
         };
-        execd(child.id());
-        let seen = process_editor(child.id());
-        let socket = process_facts(child.id()).tmux_socket;
-        let mut plain = std::process::Command::new("sleep")
-            .arg("30")
-            .env_remove("TERM_PROGRAM")
-            .spawn()
-            .unwrap_or_else(|e| panic!("{e}"));
-        execd(plain.id());
-        let plain_seen = process_editor(plain.id());
-        for c in [&mut child, &mut plain] {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        assert_eq!(seen, Some(Editor::Cursor));
-        assert_eq!(socket, Some(PathBuf::from("/tmp/agent-tray-test/sock")));
-        if std::env::var("TERM_PROGRAM").is_err() {
-            assert_eq!(plain_seen, None, "a plain terminal's process");
-        }
+    };
+    let outcome = agent_tray::app_install::install_hooks(&bin);
+    tracing::info!(ok = outcome.ok, "installer_ran");
+    InstallReport {
+        ok: outcome.ok,
+        output: outcome.output,
     }
 }

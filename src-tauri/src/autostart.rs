@@ -39,20 +39,8 @@ pub fn plugin<R: Runtime>() -> TauriPlugin<R> {
         .build()
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum LoginError {
-    #[error("not starting this app at login: {reason}. Fix: {fix}")]
-    InsecureProgram { reason: String, fix: String },
-    #[error("the autostart plugin is not set up in this app")]
-    NoPlugin,
-    #[error("cannot change the login entry: {0}")]
-    Plugin(String),
-}
-
-/// Turns "Launch at login" on or off. The app's is [`PluginLogin`]; tests record the calls.
-pub trait LoginSwitch: Send + Sync + 'static {
-    fn set(&self, enabled: bool) -> Result<(), LoginError>;
-}
+/// The switch and its errors are the settings' (which apply it); the plugin implements it.
+pub use crate::settings::{LoginError, LoginSwitch};
 
 /// The plugin's entry for this program.
 pub struct PluginLogin<R: Runtime> {

@@ -32,30 +32,11 @@ pub async fn get_snapshot<R: Runtime>(
     settings: State<'_, SettingsStore>,
     engine: State<'_, EngineStatus>,
 ) -> Result<Snapshot, CommandError> {
-    Ok(snapshot(&app, &source, &settings, &engine))
-}
-
-/// The snapshot as [`get_snapshot`] answers it; the window is also created with one in it.
-pub fn snapshot<R: Runtime>(
-    app: &AppHandle<R>,
-    source: &SessionsSource,
-    settings: &SettingsStore,
-    engine: &EngineStatus,
-) -> Snapshot {
-    let settings = settings.get();
-    let rows = source.rows(&settings);
-    Snapshot {
-        seq: rows.seq,
-        sessions: rows.rows,
-        engine: engine.clone(),
-        settings,
-        version: app.package_info().version.to_string(),
-        remotes: source.registry().remote_links().all(),
-    }
+    Ok(crate::snapshot::snapshot(&app, &source, &settings, &engine))
 }
 
 /// Brings the user to the session: its tmux pane, else its editor (VS Code, Cursor), else a
-/// terminal in its folder.
+/// terminal in its folder; a remote session through `ssh` to its host.
 #[tauri::command]
 pub async fn jump_to_session(
     source: State<'_, Arc<SessionsSource>>,
@@ -64,36 +45,13 @@ pub async fn jump_to_session(
     let session = source
         .find(&session_id)
         .ok_or_else(|| unknown(&session_id))?;
-    // A remote session: a terminal running `ssh -t DESTINATION tmux attach …` (the core builds
-    // it from the configured destination, every word quoted).
-    if let Some(host) = session.host.clone() {
-        let argv = source
-            .registry()
-            .remote_links()
-            .destination_of(&host)
-            .and_then(|destination| agent_tray::remote::command::jump_argv(&destination, &session))
-            .ok_or_else(|| {
-                CommandError::new(
-                    ErrorCode::NothingToOpen,
-                    "this remote session has no tmux pane or folder to go to",
-                )
-            })?;
-        return tauri::async_runtime::spawn_blocking(move || actions::execute_remote_jump(&argv))
-            .await
-            .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))?;
-    }
-    // Planning reads the process's /proc entries: off the async workers, like the launch.
-    tauri::async_runtime::spawn_blocking(move || {
-        let plan = actions::plan_jump(&session).ok_or_else(|| {
-            CommandError::new(
-                ErrorCode::NothingToOpen,
-                "this session has no folder or terminal to go to",
-            )
-        })?;
-        actions::execute_jump(&plan)
-    })
-    .await
-    .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))?
+    let links = source.registry().remote_links();
+    let destination = session
+        .host
+        .as_deref()
+        .and_then(|h| links.destination_of(h));
+    // Planning reads the process's /proc entries and runs programs: off the async workers.
+    blocking(move || actions::jump(&session, destination)).await
 }
 
 /// Shows the session's transcript file in the file manager.
@@ -105,14 +63,16 @@ pub async fn reveal_transcript(
     let session = source
         .find(&session_id)
         .ok_or_else(|| unknown(&session_id))?;
-    let path = session.transcript_path.ok_or_else(|| {
-        CommandError::new(
-            ErrorCode::NothingToOpen,
-            "no transcript is known for this session",
-        )
-    })?;
     // Waits for the file manager's launcher (bounded): off the async workers.
-    tauri::async_runtime::spawn_blocking(move || actions::reveal(std::path::Path::new(&path)))
+    blocking(move || actions::reveal_transcript(session.transcript_path)).await
+}
+
+/// Runs a blocking action off the async workers; a task that could not finish is a failed
+/// launch.
+async fn blocking(
+    action: impl FnOnce() -> Result<(), CommandError> + Send + 'static,
+) -> Result<(), CommandError> {
+    tauri::async_runtime::spawn_blocking(action)
         .await
         .map_err(|e| CommandError::new(ErrorCode::LaunchFailed, e.to_string()))?
 }
@@ -146,7 +106,7 @@ pub async fn save_settings<R: Runtime>(
     Ok(())
 }
 
-/// Runs the hooks installer (`agent-tray install`) and returns what it printed.
+/// Installs the hooks (what `agent-tray install` does, in-process) and returns its report.
 #[tauri::command]
 pub async fn install_hooks() -> Result<InstallReport, CommandError> {
     tauri::async_runtime::spawn_blocking(actions::install_hooks)

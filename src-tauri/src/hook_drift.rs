@@ -185,7 +185,7 @@ pub fn spawn<R: Runtime>(
     // The tray shows the drift too: each change of the health wakes its renderer.
     let mut tray_health = health.clone();
     let opening = app
-        .try_state::<Arc<crate::tray::MenuOpening>>()
+        .try_state::<Arc<crate::menu_opening::MenuOpening>>()
         .map(|o| o.inner().clone());
     let tray_token = token.clone();
     tauri::async_runtime::spawn(async move {

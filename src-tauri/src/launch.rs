@@ -17,20 +17,12 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long an editor's CLI, `xdg-open`, `open` or `setsid` may take to hand off.
-pub const LAUNCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// What a launch's output is wanted for, and how long a launcher may take: the core's, whose
+/// jump plans name them ([`agent_tray::jump`]).
+pub use agent_tray::jump::{Capture, LAUNCH_TIMEOUT};
 /// Output kept per stream; the rest is read and dropped.
 const OUTPUT_CAP: usize = 64 * 1024;
 const POLL: Duration = Duration::from_millis(10);
-
-/// Whether a launch's output is wanted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Capture {
-    /// stdout and stderr to /dev/null (launchers, which may leave a program holding them).
-    Nothing,
-    /// stdout and stderr read into memory (commands that leave nothing behind).
-    Output,
-}
 
 /// A program that ran to its end within its deadline.
 #[derive(Debug)]

@@ -23,6 +23,7 @@ pub mod history;
 pub mod hook_drift;
 pub mod ipc;
 pub mod launch;
+pub mod menu_opening;
 pub mod menu_prewarm;
 pub mod notifier;
 pub mod popover;
@@ -46,9 +47,8 @@ pub(crate) mod test_support {
 }
 pub mod sessions;
 pub mod settings;
+pub mod snapshot;
 pub mod terminal_focus;
-pub mod terminals;
-pub mod tmux;
 pub mod tray;
 pub mod ui_font;
 pub mod window;
@@ -130,31 +130,6 @@ pub fn start_background<R: Runtime>(app: &AppHandle<R>, token: &CancellationToke
             token.child_token(),
         ));
     }
-}
-
-/// Listens for second launches (see `second_launch`): each opens the window, on the main thread.
-fn spawn_second_launch_listener<R: Runtime>(
-    app: &AppHandle<R>,
-    paths: &TrayPaths,
-    token: CancellationToken,
-) {
-    let socket = second_launch::socket_path(paths);
-    let listener = match tauri::async_runtime::block_on(async { second_launch::listen(&socket) }) {
-        Ok(listener) => listener,
-        Err(error) => {
-            // Second launches then wait for an answer and report that none came.
-            tracing::warn!(%error, "second launches cannot be handed over");
-            return;
-        }
-    };
-    let app = app.clone();
-    let open = move || {
-        let handle = app.clone();
-        if let Err(error) = app.run_on_main_thread(move || window::show(&handle)) {
-            tracing::warn!(%error, "cannot open the window for a second launch");
-        }
-    };
-    tauri::async_runtime::spawn(second_launch::serve(listener, socket, open, token));
 }
 
 /// Applies the settings that act outside the shell (session TTL, launch at login) now and on
@@ -326,7 +301,7 @@ pub fn run() {
             }
             // Starts the tray's render task too, which renders at once.
             start_background(&handle, &setup_token);
-            spawn_second_launch_listener(&handle, &setup_paths, setup_token.child_token());
+            second_launch::spawn_listener(&handle, &setup_paths, setup_token.child_token());
             if let Some(health) = hook_health {
                 hook_drift::spawn(
                     &handle,

@@ -19,8 +19,23 @@ use agent_tray::store::writer::HistoryRetention;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::autostart::LoginSwitch;
 use crate::ipc::AppSettings;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error("not starting this app at login: {reason}. Fix: {fix}")]
+    InsecureProgram { reason: String, fix: String },
+    #[error("the autostart plugin is not set up in this app")]
+    NoPlugin,
+    #[error("cannot change the login entry: {0}")]
+    Plugin(String),
+}
+
+/// Turns "Launch at login" on or off. The app's is the autostart plugin's
+/// (`crate::autostart::PluginLogin`); tests record the calls.
+pub trait LoginSwitch: Send + Sync + 'static {
+    fn set(&self, enabled: bool) -> Result<(), LoginError>;
+}
 
 #[derive(Debug)]
 pub struct SettingsStore {

@@ -329,16 +329,7 @@ fn apply<R: Runtime>(
     Ok(())
 }
 
-/// Wakes the tray's renderer when its menu is about to open (a click or hover on the icon, on
-/// the platforms whose tray reports one), so the times it shows are current when read.
-#[derive(Debug, Default)]
-pub struct MenuOpening(tokio::sync::Notify);
-
-impl MenuOpening {
-    pub fn notify(&self) {
-        self.0.notify_one();
-    }
-}
+pub use crate::menu_opening::MenuOpening;
 
 /// How rows say their time: "3m in state" where the menu's opening is reported (the renderer
 /// runs then, so the minutes are current when read); a clock time ("since 14:02") on Linux,
@@ -399,7 +390,7 @@ pub async fn render_loop(
         };
         tokio::select! {
             () = token.cancelled() => break,
-            () = opening.0.notified() => {}
+            () = opening.notified() => {}
             () = refresh => {}
             Ok(()) = settings.changed() => { settings.borrow_and_update(); }
             change = changes.recv() => {

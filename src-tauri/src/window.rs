@@ -183,7 +183,7 @@ fn boot<R: Runtime>(app: &AppHandle<R>) -> Option<Boot> {
     let engine = app.try_state::<crate::ipc::EngineStatus>()?;
     let memory = app.try_state::<WindowMemoryStore>()?;
     Some(Boot {
-        snapshot: crate::commands::snapshot(app, &source, &settings, &engine),
+        snapshot: crate::snapshot::snapshot(app, &source, &settings, &engine),
         memory: memory.take(),
     })
 }
@@ -195,7 +195,7 @@ pub fn snapshot_boot_script<R: Runtime>(app: &AppHandle<R>) -> Option<String> {
     let settings = app.try_state::<crate::settings::SettingsStore>()?;
     let engine = app.try_state::<crate::ipc::EngineStatus>()?;
     let boot = Boot {
-        snapshot: crate::commands::snapshot(app, &source, &settings, &engine),
+        snapshot: crate::snapshot::snapshot(app, &source, &settings, &engine),
         memory: WindowMemory::default(),
     };
     boot_script(&boot).ok()

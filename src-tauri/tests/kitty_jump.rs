@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use agent_tray::jump::terminals::Terminal;
 use agent_tray::model::{Agent, Session, SessionState};
 use agent_tray_desktop::actions::{execute_jump, plan_jump, JumpPlan};
-use agent_tray_desktop::terminals::Terminal;
 
 fn wait_for(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use agent_tray::jump::tmux::TmuxServer;
 use agent_tray::model::{Agent, Session, SessionState};
 use agent_tray_desktop::actions::{execute_jump, plan_jump, JumpPlan};
 use agent_tray_desktop::terminal_focus::{TerminalFocus, TmuxFocus};
-use agent_tray_desktop::tmux::TmuxServer;
 
 /// A private tmux server on its own socket, killed on drop: session `work` with window @0 (pane
 /// %0) and window @1 split in two (%1, %2); @0 is the current window, %1 @1's active pane.

@@ -111,7 +111,7 @@ impl InstallArgs {
     /// The agents named by flags; with none, every agent that says so
     /// ([`crate::agents::AgentAdapter::install_by_default`]: found installed here; Claude Code
     /// and Codex always, as before other agents were known).
-    fn agents(&self) -> Vec<Agent> {
+    pub fn agents(&self) -> Vec<Agent> {
         if !self.only.0.is_empty() {
             return self.only.0.clone();
         }

@@ -10,6 +10,10 @@
 //!
 //! A location that does not parse (no session, an id that is not `@N`/`%N`) is not used at all:
 //! it comes from a file on disk and is not trusted to be a tmux target.
+//!
+//! "Is the user looking at this pane?" is read here too ([`parse_tmux_answer`]): the desktop
+//! shell asks tmux with [`TMUX_FORMAT`] and hands the answer in, so the rule is tested without
+//! a tmux server.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -128,6 +132,32 @@ impl TmuxServer {
     }
 }
 
+/// The tmux format asked for: the window and pane tmux resolved the target to, clients attached
+/// to the session, whether the window is the session's current one, whether the pane is its
+/// window's active pane. The ids are checked because `display-message` does not fail on a target
+/// that no longer exists: it answers for the session's current pane instead.
+pub const TMUX_FORMAT: &str =
+    "#{window_id} #{pane_id} #{session_attached} #{window_active} #{pane_active}";
+
+/// The `-t` target for a tmux location: `session:@window.%pane` in full (a bare `%N` names a
+/// pane on whatever server is asked). None for a location that does not parse.
+pub fn tmux_target(location: &str) -> Option<String> {
+    TmuxLocation::parse(location).map(|l| l.pane_target())
+}
+
+/// Reads tmux's answer to [`TMUX_FORMAT`] about `location`: looking when tmux answered for
+/// that very window and pane, at least one client is attached to the session, and the window
+/// and pane are the active ones.
+pub fn parse_tmux_answer(answer: &str, location: &TmuxLocation) -> bool {
+    let fields: Vec<&str> = answer.split_whitespace().collect();
+    let [window, pane, attached, window_active, pane_active] = fields[..] else {
+        return false;
+    };
+    let same_place = window == location.window() && location.pane().is_none_or(|p| p == pane);
+    let attached = attached.parse::<u32>().is_ok_and(|n| n > 0);
+    same_place && attached && window_active == "1" && pane_active == "1"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,5 +206,45 @@ mod tests {
             ["-S", "/s"]
         );
         assert!(TmuxServer::Default.args().is_empty());
+    }
+
+    #[test]
+    fn the_target_names_the_session_window_and_pane() {
+        assert_eq!(tmux_target("work:@3.%7").as_deref(), Some("work:@3.%7"));
+        assert_eq!(tmux_target("work:@3").as_deref(), Some("work:@3"));
+        assert_eq!(
+            tmux_target("%7"),
+            None,
+            "a bare pane id names no server's pane"
+        );
+        assert_eq!(tmux_target("  "), None);
+    }
+
+    #[test]
+    fn only_an_attached_session_with_the_active_window_and_pane_is_looked_at() {
+        let here = TmuxLocation::parse("work:@3.%7").unwrap_or_else(|| panic!("parses"));
+        assert!(parse_tmux_answer("@3 %7 1 1 1\n", &here));
+        assert!(
+            parse_tmux_answer("@3 %7 2 1 1", &here),
+            "two clients attached"
+        );
+        assert!(
+            !parse_tmux_answer("@3 %7 0 1 1", &here),
+            "detached: nobody sees it"
+        );
+        assert!(
+            !parse_tmux_answer("@3 %7 1 0 1", &here),
+            "another window is shown"
+        );
+        assert!(
+            !parse_tmux_answer("@3 %7 1 1 0", &here),
+            "another pane of the window is active"
+        );
+        assert!(
+            !parse_tmux_answer("@0 %0 1 1 1", &here),
+            "tmux answered for another pane (ours is gone)"
+        );
+        assert!(!parse_tmux_answer("", &here), "no answer");
+        assert!(!parse_tmux_answer("garbage", &here));
     }
 }

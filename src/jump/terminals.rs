@@ -5,7 +5,7 @@
 //! none of it can be tested on a machine that lacks the terminal. So the detection reads only
 //! facts handed in (the agent's environment and the names of its ancestors, nearest first), and
 //! the result is a list of programs to run ([`focus_launches`]); both are pure and tested on
-//! recorded environments. Running the list is `actions::execute_jump`'s job.
+//! recorded environments. Running the list is the desktop shell's job (its `actions`).
 //!
 //! What each terminal tells its children, and what addresses a tab from outside:
 //! - **kitty**: `KITTY_WINDOW_ID`, and `KITTY_LISTEN_ON` when remote control listens on a socket
@@ -110,7 +110,7 @@ fn kitty_socket(text: &str) -> Option<String> {
 /// (nearest first). An explicit id (`KITTY_WINDOW_ID`, `WEZTERM_PANE`, …) wins over
 /// `TERM_PROGRAM`, which tmux and editors overwrite; ancestry is the last resort (another
 /// user's process, whose environment cannot be read). `None` when nothing tells, or when the
-/// process runs in an editor's terminal (`TERM_PROGRAM=vscode`: see `actions::editor_of`).
+/// process runs in an editor's terminal (`TERM_PROGRAM=vscode`: see [`super::editor_of`]).
 pub fn terminal_of(env: &[(String, String)], ancestors: &[String]) -> Option<Terminal> {
     let named = |name: &str| ancestors.iter().any(|a| a.eq_ignore_ascii_case(name));
     if var(env, "TERM_PROGRAM") == Some("vscode") {
@@ -589,7 +589,7 @@ mod tests {
                 names(&["claude", "-zsh", "iTerm2"]),
                 Some(Terminal::ITerm2),
             ),
-            // An editor's terminal is the editor's (actions::editor_of), not a terminal's.
+            // An editor's terminal is the editor's (jump::editor_of), not a terminal's.
             (
                 env(&[("TERM_PROGRAM", "vscode")]),
                 names(&["claude", "zsh", "Code Helper"]),

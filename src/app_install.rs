@@ -1,0 +1,185 @@
+//! Installing the hooks from the desktop app: what `agent-tray install` does, in-process, with
+//! its report as text.
+//!
+//! The window's "Install hooks" and the tray's item once ran a child `agent-tray install` and
+//! passed its output along. In-process, the plan and the writes are the CLI's own
+//! ([`crate::install::plan`], [`crate::install::write_file`]: the same merge, the same backup,
+//! the same re-read before the rename), and the report's lines are the ones the CLI prints, so
+//! the window shows what it showed before.
+//!
+//! One thing differs from running the CLI: the hooks must run the `agent-tray` CLI, not the app
+//! that installs them. [`hook_binary`] finds it as the CLI would name itself (its canonical
+//! path, as `current_exe` gives it), so an install from the app and one from a shell write the
+//! same command and neither sees the other's entries as moved.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use crate::install::{self, Action, FileChange, InstallArgs, InstallError};
+
+/// The CLI's binary name (beside the app in every package, else on PATH).
+pub const CLI_BINARY: &str = "agent-tray";
+
+/// What an install from the app did: whether it succeeded, and what `agent-tray install` would
+/// have printed (stdout, then stderr).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallOutcome {
+    pub ok: bool,
+    pub output: String,
+}
+
+/// The `agent-tray` CLI the hooks should run: beside `own_exe` (how the bundles ship it), else
+/// the first on `path_var`; canonical, as the CLI's own `current_exe` names it. None when there
+/// is none.
+pub fn hook_binary(own_exe: Option<&Path>, path_var: Option<&OsStr>) -> Option<PathBuf> {
+    let beside = own_exe.and_then(|exe| exe.parent().map(|dir| dir.join(CLI_BINARY)));
+    let on_path = path_var
+        .into_iter()
+        .flat_map(std::env::split_paths)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(CLI_BINARY));
+    beside
+        .into_iter()
+        .chain(on_path)
+        .find(|p| is_executable(p))
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `agent-tray install` (no flags) with `bin` as the program the hooks run: refuses a `bin`
+/// other users could replace, plans, writes, records the install for the drift watch (in the
+/// data folder of `TrayPaths::from_env`, as the CLI does), and reports in the CLI's words.
+/// Blocking: a few small file reads and writes.
+pub fn install_hooks(bin: &Path) -> InstallOutcome {
+    let args = InstallArgs::default();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let ok = match apply(&args, bin, &mut out) {
+        Ok(()) => {
+            record(&args, bin, &mut err);
+            true
+        }
+        Err(e) => {
+            err.push(format!("agent-tray: {e}"));
+            false
+        }
+    };
+    let mut output = out.join("\n");
+    if !output.is_empty() && !err.is_empty() {
+        output.push('\n');
+    }
+    output.push_str(&err.join("\n"));
+    InstallOutcome {
+        ok,
+        output: output.trim().to_string(),
+    }
+}
+
+/// The CLI's install, its lines pushed to `out`; the notes come last, as the CLI prints them
+/// after recording the install.
+fn apply(args: &InstallArgs, bin: &Path, out: &mut Vec<String>) -> Result<(), InstallError> {
+    install::path_safety::check(bin).map_err(InstallError::InsecurePath)?;
+    let plan = install::plan(args, Action::Install, bin)?;
+    let pending: Vec<&FileChange> = plan.changes.iter().filter(|c| c.new.is_some()).collect();
+    for change in &pending {
+        if let Some(new) = change.new.as_deref() {
+            let backup = install::write_file(&change.path, change.old.as_deref(), new)?;
+            out.push(match backup {
+                Some(b) => format!(
+                    "updated {} (previous version kept as {})",
+                    change.path.display(),
+                    b.display()
+                ),
+                None => format!("created {}", change.path.display()),
+            });
+        }
+    }
+    if pending.is_empty() {
+        out.push("agent-tray install: already done, nothing changed".to_string());
+    }
+    out.extend(plan.notes.iter().map(|note| format!("note: {note}")));
+    Ok(())
+}
+
+/// Notes the install for the drift watch ([`crate::hook_drift`]), as the CLI does. Best effort:
+/// a record that cannot be written costs only the drift alert, said in the report.
+fn record(args: &InstallArgs, bin: &Path, err: &mut Vec<String>) {
+    let Ok(paths) = crate::paths::TrayPaths::from_env() else {
+        return;
+    };
+    for agent in args.agents() {
+        let Some(dir) = agent.adapter().config_dir() else {
+            continue;
+        };
+        let entry = crate::hook_drift::InstalledHooks {
+            agent,
+            dir,
+            bin: bin.to_path_buf(),
+            trust: args.trust,
+            at: chrono::Utc::now(),
+        };
+        if let Err(e) = crate::hook_drift::note(&paths.data_dir, Action::Install, entry) {
+            err.push(format!(
+                "agent-tray: {e} (removed hooks will not be noticed)"
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn executable(path: &Path) {
+        std::fs::write(path, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+
+    #[test]
+    fn the_hooks_run_the_cli_beside_the_app_else_the_one_on_path_never_the_app_itself() {
+        // A package: /usr/bin/agent-tray-desktop beside /usr/bin/agent-tray.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bundle = dir.path().join("bundle");
+        let elsewhere = dir.path().join("elsewhere");
+        let empty = dir.path().join("empty");
+        for d in [&bundle, &elsewhere, &empty] {
+            std::fs::create_dir_all(d).expect("dir");
+        }
+        let app = bundle.join("agent-tray-desktop");
+        executable(&app);
+        executable(&bundle.join(CLI_BINARY));
+        executable(&elsewhere.join(CLI_BINARY));
+        let path_var = std::env::join_paths([&elsewhere]).expect("PATH");
+        let canonical = |p: PathBuf| std::fs::canonicalize(p).expect("canonical");
+        assert_eq!(
+            hook_binary(Some(&app), Some(&path_var)),
+            Some(canonical(bundle.join(CLI_BINARY)))
+        );
+        // A development build run from elsewhere: the CLI on PATH.
+        let lone = empty.join("agent-tray-desktop");
+        assert_eq!(
+            hook_binary(Some(&lone), Some(&path_var)),
+            Some(canonical(elsewhere.join(CLI_BINARY)))
+        );
+        // A symlink on PATH is written as its target, as the CLI's current_exe names it.
+        let links = dir.path().join("links");
+        std::fs::create_dir_all(&links).expect("dir");
+        std::os::unix::fs::symlink(elsewhere.join(CLI_BINARY), links.join(CLI_BINARY))
+            .expect("symlink");
+        let via_link = std::env::join_paths([&links]).expect("PATH");
+        assert_eq!(
+            hook_binary(Some(&lone), Some(&via_link)),
+            Some(canonical(elsewhere.join(CLI_BINARY)))
+        );
+        // Nowhere (or only a relative PATH entry): none, rather than a bare name in the hooks.
+        let relative = std::env::join_paths(["bin"]).expect("PATH");
+        assert_eq!(hook_binary(Some(&lone), Some(&relative)), None);
+        assert_eq!(hook_binary(None, None), None);
+    }
+}
