@@ -57,6 +57,7 @@ scripts/setup.sh --test || { echo "setup failed: see above"; exit 1; }
 
 step "cargo fmt --check" cargo fmt --all -- --check
 step "the repository stands alone (no paths outside it)" scripts/check-standalone.sh
+step "every relative link in the docs resolves" python3 scripts/check-doc-links.py
 step "core: clippy -D warnings" cargo clippy -p agent-tray --all-targets -- -D warnings
 step "core: no tauri/wry/tao/webkit" bash -c '! cargo tree -p agent-tray -e normal --prefix none | grep -E "^(tauri|wry|tao|webkit2gtk)[ -]"'
 step "core: unit and integration tests" cargo test -p agent-tray
