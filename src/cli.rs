@@ -172,7 +172,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         )),
         Command::Doctor => Ok(crate::doctor::run()),
         Command::Status { json } => crate::status::run(json),
-        Command::Remote(command) => crate::remote::cli::run(command),
+        Command::Remote(command) => crate::remote::cli::run(command).map_err(|e| e.to_string()),
         Command::Open { background } => {
             let args: Vec<std::ffi::OsString> = background
                 .then(|| crate::app_launch::BACKGROUND_ARG.into())
