@@ -162,7 +162,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::List { json } => list(json),
         Command::Watch { json, protocol } => watch(json, protocol),
         Command::History(args) => history(args),
-        Command::Stats(args) => crate::store::cli::stats(&paths()?, &args),
+        Command::Stats(args) => {
+            crate::store::cli::stats(&paths()?, &args).map_err(|e| e.to_string())
+        }
         Command::Install(args) => Ok(crate::install::run(&args, crate::install::Action::Install)),
         Command::Uninstall(args) => Ok(crate::install::run(
             &args,
@@ -170,7 +172,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         )),
         Command::Doctor => Ok(crate::doctor::run()),
         Command::Status { json } => crate::status::run(json),
-        Command::Remote(command) => crate::remote::cli::run(command),
+        Command::Remote(command) => crate::remote::cli::run(command).map_err(|e| e.to_string()),
         Command::Open { background } => {
             let args: Vec<std::ffi::OsString> = background
                 .then(|| crate::app_launch::BACKGROUND_ARG.into())
@@ -286,24 +288,27 @@ fn observe(args: ObserveArgs) -> Result<ExitCode, String> {
 
 fn list(json: bool) -> Result<ExitCode, String> {
     let list: SessionList = ask(&Request::List)?;
-    print_sessions(&list.sessions, json)
+    print_sessions(&list.sessions, json).map_err(|e| e.to_string())
 }
 
 /// From the store when there is one; else (no store yet, or it cannot be read) the running
 /// engine's in-memory list of ended sessions.
 fn history(args: crate::store::cli::HistoryArgs) -> Result<ExitCode, String> {
     let paths = paths()?;
-    if let Some(code) = crate::store::cli::history(&paths, &args)? {
+    if let Some(code) = crate::store::cli::history(&paths, &args).map_err(|e| e.to_string())? {
         return Ok(code);
     }
     let list: SessionList = ask(&Request::History { limit: args.limit })?;
-    print_sessions(&list.sessions, args.json)
+    print_sessions(&list.sessions, args.json).map_err(|e| e.to_string())
 }
 
-pub(crate) fn print_sessions(sessions: &[Session], json: bool) -> Result<ExitCode, String> {
+pub(crate) fn print_sessions(
+    sessions: &[Session],
+    json: bool,
+) -> Result<ExitCode, serde_json::Error> {
     let mut out = std::io::stdout().lock();
     let text = if json {
-        serde_json::to_string_pretty(sessions).map_err(|e| e.to_string())? + "\n"
+        serde_json::to_string_pretty(sessions)? + "\n"
     } else {
         format_table(sessions, Utc::now())
     };

@@ -60,6 +60,32 @@ pub struct HooksEdit {
     pub notes: Vec<String>,
 }
 
+/// Why [`edit_hooks`] left a hooks document alone. The text is today's detail line of
+/// `InstallError::Unexpected`, so what the user reads does not change.
+#[derive(Debug, thiserror::Error)]
+pub enum EditHooksError {
+    /// The text is not JSON the syntax tree reads (callers check it with a strict parser first,
+    /// so this is rare).
+    #[error("{0}")]
+    Syntax(#[from] jsonc_parser::errors::ParseError),
+    #[error("the top level is not a JSON object")]
+    TopLevelNotObject,
+    #[error("\"hooks\" is not a JSON object")]
+    HooksNotObject,
+    #[error("cannot add \"hooks\"")]
+    CannotAddHooks,
+    #[error("\"hooks\".\"{event}\" is not a list")]
+    EventNotList { event: String },
+    /// The safety net: the edit itself produced text that does not parse back.
+    #[error("editing produced invalid JSON ({0}); please report this")]
+    ProducedInvalidJson(ParseJsonError),
+}
+
+/// Why [`parse_json_with_comments`] refused a text: the parser's own message.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct ParseJsonError(#[from] jsonc_parser::errors::ParseError);
+
 /// The result of [`edit_hooks`]: the new text, its parsed value, and what moved.
 #[derive(Debug, Clone)]
 pub struct EditedHooks {
@@ -83,19 +109,19 @@ pub fn edit_hooks(
     spec: &HookSpec<'_>,
     action: Action,
     file: &Path,
-) -> Result<EditedHooks, String> {
+) -> Result<EditedHooks, EditHooksError> {
     let source = if text.trim().is_empty() { "{}\n" } else { text };
-    let root = CstRootNode::parse(source, &ParseOptions::default()).map_err(|e| e.to_string())?;
+    let root = CstRootNode::parse(source, &ParseOptions::default())?;
     let obj = root
         .value()
         .and_then(|v| v.as_object())
-        .ok_or("the top level is not a JSON object")?;
+        .ok_or(EditHooksError::TopLevelNotObject)?;
     let mut edit = HooksEdit::default();
     let hooks = match last_prop(&obj, "hooks") {
         Some(prop) => Some(
             prop.value()
                 .and_then(|v| v.as_object())
-                .ok_or("\"hooks\" is not a JSON object")?,
+                .ok_or(EditHooksError::HooksNotObject)?,
         ),
         None => None,
     };
@@ -108,18 +134,18 @@ pub fn edit_hooks(
             last_prop(&obj, "hooks")
                 .and_then(|p| p.value())
                 .and_then(|v| v.as_object())
-                .ok_or("cannot add \"hooks\"")?
+                .ok_or(EditHooksError::CannotAddHooks)?
         }
     };
     let command = hook_command(spec.bin, spec.agent);
     for (event, matcher) in &spec.events {
         let event_prop = last_prop(&hooks, event);
         let groups = match &event_prop {
-            Some(prop) => Some(
-                prop.value()
-                    .and_then(|v| v.as_array())
-                    .ok_or_else(|| format!("\"hooks\".\"{event}\" is not a list"))?,
-            ),
+            Some(prop) => Some(prop.value().and_then(|v| v.as_array()).ok_or_else(|| {
+                EditHooksError::EventNotList {
+                    event: event.to_string(),
+                }
+            })?),
             None => None,
         };
         let mut have_ours = false;
@@ -242,7 +268,7 @@ fn finish(
     root: &CstRootNode,
     mut edit: HooksEdit,
     spec: &HookSpec<'_>,
-) -> Result<EditedHooks, String> {
+) -> Result<EditedHooks, EditHooksError> {
     let text = if edit.changed {
         root.to_string()
     } else {
@@ -250,8 +276,8 @@ fn finish(
     };
     // A safety net, not a code path: whatever the tree did, never write what is not JSON.
     // Comments pass (Gemini CLI's settings are JSON with comments; a strict JSON input has none).
-    let doc: Value = parse_json_with_comments(&text)
-        .map_err(|e| format!("editing produced invalid JSON ({e}); please report this"))?;
+    let doc: Value =
+        parse_json_with_comments(&text).map_err(EditHooksError::ProducedInvalidJson)?;
     if let Some(hooks) = doc.get("hooks").and_then(Value::as_object) {
         for (event, _) in &spec.events {
             let Some(groups) = hooks.get(*event).and_then(Value::as_array) else {
@@ -313,7 +339,7 @@ pub fn parse_json(path: &Path, text: Option<&str>) -> Result<Value, InstallError
 
 /// JSON with comments (`//`, `/* */`) and nothing else loose: what Gemini CLI reads (it strips
 /// comments, then parses strict JSON).
-pub fn parse_json_with_comments(text: &str) -> Result<Value, String> {
+pub fn parse_json_with_comments(text: &str) -> Result<Value, ParseJsonError> {
     let options = ParseOptions {
         allow_comments: true,
         allow_loose_object_property_names: false,
@@ -326,7 +352,7 @@ pub fn parse_json_with_comments(text: &str) -> Result<Value, String> {
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
     };
-    jsonc_parser::parse_to_serde_value::<Value>(text, &options).map_err(|e| e.to_string())
+    Ok(jsonc_parser::parse_to_serde_value::<Value>(text, &options)?)
 }
 
 /// The pure plan for a JSON settings file that holds our hooks in a `hooks` object (Claude
@@ -352,10 +378,10 @@ pub fn plan_text_parsed_by(
     parse: fn(&Path, Option<&str>) -> Result<Value, InstallError>,
 ) -> Result<(Plan, Value), InstallError> {
     parse(path, old)?;
-    let edited = edit_hooks(old.unwrap_or(""), spec, action, path).map_err(|detail| {
+    let edited = edit_hooks(old.unwrap_or(""), spec, action, path).map_err(|e| {
         InstallError::Unexpected {
             path: path.to_path_buf(),
-            detail,
+            detail: e.to_string(),
         }
     })?;
     let plan = Plan {
@@ -713,5 +739,57 @@ mod tests {
         assert!(diff.contains(&format!(
             "+            \"command\": \"{BIN} hook --agent claude\""
         )));
+    }
+
+    /// Which refusal a settings file gets decides the line the user reads; each of these is a
+    /// file someone (or another tool) left in a shape our edit cannot take.
+    fn refusal(text: &str) -> EditHooksError {
+        let bin = Path::new(BIN);
+        let spec = crate::agents::claude::install::spec(bin);
+        match edit_hooks(text, &spec, Action::Install, Path::new("settings.json")) {
+            Ok(_) => panic!("{text:?} was edited, but our hooks cannot go into it"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn a_settings_file_whose_top_level_is_a_list_is_refused_as_not_an_object() {
+        // A settings.json overwritten with an array by a script gone wrong.
+        assert!(matches!(
+            refusal("[1, 2]"),
+            EditHooksError::TopLevelNotObject
+        ));
+    }
+
+    #[test]
+    fn a_hooks_key_that_is_not_an_object_is_refused_as_such() {
+        // Someone wrote `"hooks": []`, thinking hooks were a list.
+        assert!(matches!(
+            refusal(r#"{"hooks": []}"#),
+            EditHooksError::HooksNotObject
+        ));
+    }
+
+    #[test]
+    fn an_event_that_is_not_a_list_is_refused_naming_the_event() {
+        // One event's groups written as an object instead of a list.
+        match refusal(r#"{"hooks": {"Stop": {"command": "x"}}}"#) {
+            EditHooksError::EventNotList { event } => assert_eq!(event, "Stop"),
+            other => panic!("expected the Stop event to be named, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_refused_with_the_parsers_message() {
+        // A half-saved file: the syntax tree refuses it before anything is edited.
+        let e = refusal(r#"{"hooks": "#);
+        assert!(matches!(e, EditHooksError::Syntax(_)), "{e:?}");
+    }
+
+    #[test]
+    fn json_with_a_trailing_comma_is_refused_by_the_comment_tolerant_parser() {
+        // Gemini CLI strips comments but refuses anything looser; so must we.
+        assert!(parse_json_with_comments("// ours\n{\"a\": 1}").is_ok());
+        assert!(parse_json_with_comments("{\"a\": 1,}").is_err());
     }
 }

@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use clap::Subcommand;
 
-use super::config::{self, remotes_path};
+use serde::Serialize;
+
+use super::config::{self, remotes_path, RemoteConfigError, RemoteEntry};
 use super::link::RemoteLinkStatus;
 use crate::cli::escape_controls;
 use crate::control::client::ControlClient;
 use crate::control::protocol::{Request, TypedReply};
-use crate::paths::TrayPaths;
+use crate::paths::{PathsError, TrayPaths};
 
 const BUDGET: Duration = Duration::from_secs(3);
 
@@ -48,13 +50,51 @@ fn nudge(paths: &TrayPaths) -> bool {
         .is_ok()
 }
 
-pub fn run(command: RemoteCommand) -> Result<ExitCode, String> {
-    let paths = TrayPaths::from_env().map_err(|e| e.to_string())?;
+/// Why a `remote` command failed; each text is its source's, printed after `agent-tray: `.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteCliError {
+    #[error(transparent)]
+    Paths(#[from] PathsError),
+    /// `remotes.json` could not be read or changed, or the name or destination was refused.
+    #[error(transparent)]
+    Config(#[from] RemoteConfigError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+/// One element of `remote list --json` (a public contract: the names stay). Typed like the
+/// control socket's replies, so its shape is checked by the compiler rather than by eye.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RemoteListRow {
+    pub name: String,
+    pub destination: String,
+    /// The link as the running engine reports it; null when no engine runs or it has not begun.
+    pub link: Option<RemoteLinkStatus>,
+}
+
+/// The rows of `remote list --json`: every configured remote in the file's order, each with its
+/// link's status when the engine (`links`) knows of it.
+pub fn list_rows(
+    remotes: &[RemoteEntry],
+    links: Option<&[RemoteLinkStatus]>,
+) -> Vec<RemoteListRow> {
+    remotes
+        .iter()
+        .map(|r| RemoteListRow {
+            name: r.name.clone(),
+            destination: r.destination.clone(),
+            link: links.and_then(|l| l.iter().find(|s| s.name == r.name).cloned()),
+        })
+        .collect()
+}
+
+pub fn run(command: RemoteCommand) -> Result<ExitCode, RemoteCliError> {
+    let paths = TrayPaths::from_env()?;
     let file = remotes_path(&paths.data_dir);
     let mut out = std::io::stdout().lock();
     match command {
         RemoteCommand::Add { name, destination } => {
-            config::add(&file, &name, &destination).map_err(|e| e.to_string())?;
+            config::add(&file, &name, &destination)?;
             let when = if nudge(&paths) {
                 "Agent Tray connects now"
             } else {
@@ -63,12 +103,12 @@ pub fn run(command: RemoteCommand) -> Result<ExitCode, String> {
             let _ = writeln!(out, "added remote {name} ({destination}); {when}");
         }
         RemoteCommand::Remove { name } => {
-            let entry = config::remove(&file, &name).map_err(|e| e.to_string())?;
+            let entry = config::remove(&file, &name)?;
             nudge(&paths);
             let _ = writeln!(out, "removed remote {} ({})", entry.name, entry.destination);
         }
         RemoteCommand::List { json } => {
-            let (remotes, _) = config::load(&file).map_err(|e| e.to_string())?;
+            let (remotes, _) = config::load(&file)?;
             let links = link_statuses(&paths);
             let link_of = |name: &str| {
                 links
@@ -76,16 +116,8 @@ pub fn run(command: RemoteCommand) -> Result<ExitCode, String> {
                     .and_then(|l| l.iter().find(|s| s.name == name).cloned())
             };
             if json {
-                let rows: Vec<serde_json::Value> = remotes
-                    .remotes
-                    .iter()
-                    .map(|r| {
-                        serde_json::json!({
-                            "name": r.name, "destination": r.destination, "link": link_of(&r.name)
-                        })
-                    })
-                    .collect();
-                let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+                let rows = list_rows(&remotes.remotes, links.as_deref());
+                let text = serde_json::to_string_pretty(&rows)?;
                 let _ = writeln!(out, "{text}");
             } else if remotes.remotes.is_empty() {
                 let _ = writeln!(
@@ -120,4 +152,56 @@ pub fn describe(status: &RemoteLinkStatus) -> String {
         ),
     };
     escape_controls(&text).into_owned()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::remote::link::LinkState;
+
+    fn entry(name: &str, destination: &str) -> RemoteEntry {
+        RemoteEntry {
+            name: name.into(),
+            destination: destination.into(),
+        }
+    }
+
+    #[test]
+    fn remote_list_json_keeps_its_field_names_order_and_the_link_of_each_remote() {
+        // Two remotes, the engine running and connected to one of them: a script reading
+        // `remote list --json` must see exactly the text it saw when the rows were built by hand
+        // (names, key order, a null link for the one the engine has not reported).
+        let since = chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let link = RemoteLinkStatus {
+            name: "box".into(),
+            destination: "dev@box.example".into(),
+            state: LinkState::Connected,
+            since,
+            message: None,
+            sessions: 2,
+            remote_version: Some("0.1.0".into()),
+        };
+        let remotes = [entry("box", "dev@box.example"), entry("pi", "pi.local")];
+        let rows = list_rows(&remotes, Some(std::slice::from_ref(&link)));
+        let typed = serde_json::to_string_pretty(&rows).unwrap();
+        let by_hand = serde_json::to_string_pretty(&serde_json::json!([
+            {"name": "box", "destination": "dev@box.example", "link": link},
+            {"name": "pi", "destination": "pi.local", "link": null},
+        ]))
+        .unwrap();
+        assert_eq!(typed, by_hand);
+    }
+
+    #[test]
+    fn remote_list_json_says_null_links_when_no_engine_runs() {
+        // The tray is not running: every link is null, not missing, so scripts can tell.
+        let rows = list_rows(&[entry("box", "dev@box.example")], None);
+        assert_eq!(
+            serde_json::to_value(&rows).unwrap(),
+            serde_json::json!([{"name": "box", "destination": "dev@box.example", "link": null}])
+        );
+    }
 }

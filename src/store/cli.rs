@@ -11,6 +11,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::query::{self, ExportFormat, HistoryFilter, Period};
 use super::waiting::{self, GroupBy, Tally};
+use super::StoreError;
 use crate::cli::{escape_controls, human_age};
 use crate::model::Agent;
 use crate::paths::TrayPaths;
@@ -73,14 +74,39 @@ pub struct StatsArgs {
     pub now: Option<DateTime<Utc>>,
 }
 
+/// Why `history` could not answer from the store. The text is what the CLI prints after
+/// `agent-tray: `.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// A filter or an export was asked for, and there is no store to answer it (the engine's
+    /// in-memory list cannot).
+    #[error("no history yet (looked for {})", path.display())]
+    NoStore { path: std::path::PathBuf },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Export(#[from] query::ExportError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+/// Why `stats` could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
 /// `history` from the store. `Ok(None)`: there is no store yet, ask the engine instead.
-pub fn history(paths: &TrayPaths, args: &HistoryArgs) -> Result<Option<ExitCode>, String> {
+pub fn history(paths: &TrayPaths, args: &HistoryArgs) -> Result<Option<ExitCode>, HistoryError> {
     let path = super::store_path(&paths.data_dir);
     let conn = match query::open_reader(&path) {
         Ok(Some(conn)) => conn,
         Ok(None) if !args.filtered() && args.export.is_none() => return Ok(None),
-        Ok(None) => return Err(format!("no history yet (looked for {})", path.display())),
-        Err(e) => return Err(e.to_string()),
+        Ok(None) => return Err(HistoryError::NoStore { path }),
+        Err(e) => return Err(e.into()),
     };
     let prices = prices(paths);
     let mut out = std::io::stdout().lock();
@@ -89,15 +115,14 @@ pub fn history(paths: &TrayPaths, args: &HistoryArgs) -> Result<Option<ExitCode>
         return Ok(Some(ExitCode::SUCCESS));
     }
     if args.json {
-        let entries =
-            query::history_with_usage(&conn, &args.filter(), &prices).map_err(|e| e.to_string())?;
-        let text = serde_json::to_string_pretty(&entries).map_err(|e| e.to_string())? + "\n";
+        let entries = query::history_with_usage(&conn, &args.filter(), &prices)?;
+        let text = serde_json::to_string_pretty(&entries)? + "\n";
         let _ = out.write_all(text.as_bytes());
         return Ok(Some(ExitCode::SUCCESS));
     }
     drop(out);
-    let sessions = query::history(&conn, &args.filter()).map_err(|e| e.to_string())?;
-    crate::cli::print_sessions(&sessions, false).map(Some)
+    let sessions = query::history(&conn, &args.filter())?;
+    Ok(crate::cli::print_sessions(&sessions, false).map(Some)?)
 }
 
 /// The price table: shipped, with the user's `<data>/prices.json` over it (a broken one is said
@@ -111,7 +136,7 @@ fn prices(paths: &TrayPaths) -> PriceTable {
 }
 
 /// `stats`.
-pub fn stats(paths: &TrayPaths, args: &StatsArgs) -> Result<ExitCode, String> {
+pub fn stats(paths: &TrayPaths, args: &StatsArgs) -> Result<ExitCode, StatsError> {
     let path = super::store_path(&paths.data_dir);
     let now = args.now.unwrap_or_else(Utc::now);
     let tz = waiting::user_time_zone();
@@ -120,11 +145,10 @@ pub fn stats(paths: &TrayPaths, args: &StatsArgs) -> Result<ExitCode, String> {
         (_, Some(day)) => Period::Since(day),
         _ => Period::Today,
     };
-    let conn = query::open_reader(&path).map_err(|e| e.to_string())?;
-    let tally = query::stats(conn.as_ref(), period, args.by, now, tz, &prices(paths))
-        .map_err(|e| e.to_string())?;
+    let conn = query::open_reader(&path)?;
+    let tally = query::stats(conn.as_ref(), period, args.by, now, tz, &prices(paths))?;
     let text = if args.json {
-        serde_json::to_string_pretty(&tally).map_err(|e| e.to_string())? + "\n"
+        serde_json::to_string_pretty(&tally)? + "\n"
     } else {
         format_tally(&tally)
     };
@@ -205,4 +229,43 @@ pub fn format_tally(tally: &Tally) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn args(search: Option<&str>) -> HistoryArgs {
+        HistoryArgs {
+            limit: 50,
+            json: false,
+            search: search.map(str::to_string),
+            agent: None,
+            project: None,
+            export: None,
+        }
+    }
+
+    #[test]
+    fn a_filtered_history_before_any_store_exists_is_refused_naming_the_store() {
+        // A fresh install: `history --search x` before the engine ever wrote the store. The
+        // engine's in-memory list cannot filter, so the user is told where history would be.
+        let home = tempfile::tempdir().unwrap();
+        let paths = TrayPaths::under(home.path());
+        match history(&paths, &args(Some("x"))) {
+            Err(HistoryError::NoStore { path }) => {
+                assert_eq!(path, super::super::store_path(&paths.data_dir));
+            }
+            other => panic!("expected NoStore, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_plain_history_before_any_store_exists_falls_back_to_the_engine() {
+        // The same fresh install, plain `history`: not an error, the caller asks the engine.
+        let home = tempfile::tempdir().unwrap();
+        let paths = TrayPaths::under(home.path());
+        assert!(matches!(history(&paths, &args(None)), Ok(None)));
+    }
 }

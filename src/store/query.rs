@@ -269,6 +269,23 @@ pub(crate) fn intervals_of(
     Ok(rows)
 }
 
+/// Why `history --export` stopped; each variant's text is its source's own (what the CLI printed
+/// before these were typed).
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Usage(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Csv(#[from] csv::Error),
+    /// Writing the output (a closed pipe, a full disk).
+    #[error(transparent)]
+    Write(#[from] std::io::Error),
+}
+
 /// `history --export`: the matching sessions, as CSV (one row a session) or JSON (each with its
 /// intervals).
 pub fn export(
@@ -277,8 +294,8 @@ pub fn export(
     format: ExportFormat,
     prices: &PriceTable,
     out: &mut dyn std::io::Write,
-) -> Result<(), String> {
-    let rows = history_rows(conn, filter).map_err(|e| e.to_string())?;
+) -> Result<(), ExportError> {
+    let rows = history_rows(conn, filter)?;
     match format {
         ExportFormat::Json => {
             let mut all = Vec::with_capacity(rows.len());
@@ -286,15 +303,14 @@ pub fn export(
                 let ended_at =
                     (session.state == SessionState::Ended).then_some(session.state_since);
                 all.push(ExportedSession {
-                    intervals: intervals_of(conn, id).map_err(|e| e.to_string())?,
-                    usage: super::cost::session_usage(conn, id, prices)
-                        .map_err(|e| e.to_string())?,
+                    intervals: intervals_of(conn, id)?,
+                    usage: super::cost::session_usage(conn, id, prices)?,
                     ended_at,
                     session,
                 });
             }
-            serde_json::to_writer_pretty(&mut *out, &all).map_err(|e| e.to_string())?;
-            writeln!(out).map_err(|e| e.to_string())
+            serde_json::to_writer_pretty(&mut *out, &all)?;
+            Ok(writeln!(out)?)
         }
         ExportFormat::Csv => {
             let mut w = csv::Writer::from_writer(out);
@@ -317,12 +333,9 @@ pub fn export(
                 "cache_read_tokens",
                 "cache_write_tokens",
                 "cost_estimate_usd",
-            ])
-            .map_err(|e| e.to_string())?;
+            ])?;
             for (id, s) in rows {
-                let usage = super::cost::session_usage(conn, id, prices)
-                    .map_err(|e| e.to_string())?
-                    .total;
+                let usage = super::cost::session_usage(conn, id, prices)?.total;
                 let ended = s.state == SessionState::Ended;
                 w.write_record([
                     s.session_id.clone(),
@@ -352,10 +365,9 @@ pub fn export(
                         .cost_estimate_usd
                         .map(|c| c.to_string())
                         .unwrap_or_default(),
-                ])
-                .map_err(|e| e.to_string())?;
+                ])?;
             }
-            w.flush().map_err(|e| e.to_string())
+            Ok(w.flush()?)
         }
     }
 }

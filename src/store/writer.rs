@@ -426,14 +426,23 @@ fn run_thread(
     }
 }
 
+/// Why a batch did not reach the store; logged, then the connection is reopened on the next batch.
+#[derive(Debug, thiserror::Error)]
+enum WriteError {
+    #[error(transparent)]
+    Open(#[from] super::StoreError),
+    #[error(transparent)]
+    Apply(#[from] rusqlite::Error),
+}
+
 fn write(
     config: &WriterConfig,
     store: &mut Option<HistoryStore>,
     records: &[Record],
     prune_at: Option<DateTime<Utc>>,
-) -> Result<(), String> {
+) -> Result<(), WriteError> {
     if store.is_none() {
-        let mut opened = HistoryStore::open(&config.path).map_err(|e| e.to_string())?;
+        let mut opened = HistoryStore::open(&config.path)?;
         prune(&mut opened, config, Utc::now());
         *store = Some(opened);
     }
@@ -441,7 +450,7 @@ fn write(
         return Ok(());
     };
     if !records.is_empty() {
-        open.apply(records).map_err(|e| e.to_string())?;
+        open.apply(records)?;
     }
     if let Some(now) = prune_at {
         prune(open, config, now);

@@ -195,10 +195,10 @@ pub fn plan_texts(
                 detail: e.to_string().trim().replace('\n', " "),
             })?;
     let edited =
-        edit_hooks(hooks_old.unwrap_or(""), &spec(bin), action, hooks_path).map_err(|detail| {
+        edit_hooks(hooks_old.unwrap_or(""), &spec(bin), action, hooks_path).map_err(|e| {
             InstallError::Unexpected {
                 path: hooks_path.to_path_buf(),
-                detail,
+                detail: e.to_string(),
             }
         })?;
     let (hooks_doc, edit) = (edited.doc, edited.edit);

@@ -79,8 +79,8 @@ pub fn session_start_command_in(text: &str) -> Option<String> {
 }
 
 /// Whether `text` is a hook file every command of which is ours (any binary path).
-fn all_ours(text: &str) -> Result<bool, String> {
-    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+fn all_ours(text: &str) -> Result<bool, serde_json::Error> {
+    let doc: serde_json::Value = serde_json::from_str(text)?;
     let Some(hooks) = doc.get("hooks").and_then(|h| h.as_object()) else {
         return Ok(false);
     };
@@ -129,10 +129,10 @@ pub fn plan(
         });
     };
     match all_ours(old) {
-        Err(detail) => Err(InstallError::Unparsable {
+        Err(e) => Err(InstallError::Unparsable {
             path: path.to_path_buf(),
             format: "JSON",
-            detail,
+            detail: e.to_string(),
         }),
         Ok(false) => Err(refuse(
             "this file holds hooks that agent-tray did not write".to_string(),

@@ -71,10 +71,10 @@ pub fn parse_settings(path: &Path, text: Option<&str>) -> Result<Value, InstallE
     let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
         return Ok(Value::Object(serde_json::Map::new()));
     };
-    let doc = parse_json_with_comments(text).map_err(|detail| InstallError::Unparsable {
+    let doc = parse_json_with_comments(text).map_err(|e| InstallError::Unparsable {
         path: path.to_path_buf(),
         format: "JSON with comments",
-        detail,
+        detail: e.to_string(),
     })?;
     if !doc.is_object() {
         return Err(InstallError::Unparsable {
