@@ -58,9 +58,11 @@ scripts/setup.sh --test || { echo "setup failed: see above"; exit 1; }
 step "cargo fmt --check" cargo fmt --all -- --check
 step "the repository stands alone (no paths outside it)" scripts/check-standalone.sh
 step "every relative link in the docs resolves" python3 scripts/check-doc-links.py
-step "core: clippy -D warnings" cargo clippy -p agent-tray --all-targets -- -D warnings
+step "core and domain: clippy -D warnings" cargo clippy -p agent-tray-domain -p agent-tray --all-targets -- -D warnings
 step "core: no tauri/wry/tao/webkit" bash -c '! cargo tree -p agent-tray -e normal --prefix none | grep -E "^(tauri|wry|tao|webkit2gtk)[ -]"'
-step "core: unit and integration tests" cargo test -p agent-tray
+# The domain crate depends on nothing of the project (so no import can run back up to it).
+step "domain: depends on nothing of the project" bash -c '! cargo tree -p agent-tray-domain -e normal --prefix none | grep -E "^(agent-tray|tauri|wry|tao|webkit2gtk)[ -]" | grep -v "^agent-tray-domain "'
+step "domain and core: unit and integration tests" cargo test -p agent-tray-domain -p agent-tray
 step "desktop and UI (tests/desktop/run.sh)" tests/desktop/run.sh
 # After the desktop step: the host's build scripts and proc-macros it built are reused.
 step "macOS: clippy -D warnings for aarch64 and x86_64 (scripts/check-macos.sh)" scripts/check-macos.sh

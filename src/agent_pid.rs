@@ -19,6 +19,7 @@
 //! feeds and the pid watcher), so the tests script every tree; the Linux table reads `/proc` (one
 //! small read per step). Other platforms report no pid for now.
 
+use crate::agents::AgentKnowledge;
 use crate::model::Agent;
 
 /// Deeper than any real hook ancestry (hook → sh → claude is two steps).

@@ -15,6 +15,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use crate::agents::AgentKnowledge;
 use crate::install::{self, Action, FileChange, InstallArgs, InstallError};
 
 /// The CLI's binary name (beside the app in every package, else on PATH).

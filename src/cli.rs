@@ -17,6 +17,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 
+use crate::agents::AgentKnowledge;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::protocol::{
     ObserveReply, OutcomeKind, Request, SessionList, SessionsLine, TypedReply, WatchLine,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::Value;
 
+use crate::agents::AgentKnowledge;
 use crate::control::client::ControlClient;
 use crate::control::protocol::{PingInfo, TypedReply};
 use crate::control::Request;

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use crate::agent_pid;
+use crate::agents::AgentKnowledge;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::Request;
 use crate::delivery;

@@ -33,6 +33,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::agents::AgentKnowledge;
 use crate::agents::InstallOptions;
 use crate::install::{self, Action, Ownership};
 use crate::model::Agent;

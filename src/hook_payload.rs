@@ -21,6 +21,7 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
+use crate::agents::AgentKnowledge;
 use crate::agents::{ForeignProgram, HookEvent};
 use crate::model::{Agent, EventKind, Observation, Source};
 

@@ -2,13 +2,16 @@
 //!
 //! No GUI here and no Tauri: the desktop shell and `agent-tray daemon` both host the [`engine`].
 
+// The domain crate's modules, under the paths the rest of the code (and the desktop shell,
+// the tests, the benches and the fuzz targets) has always used.
+pub use agent_tray_domain::{clock, model, transition};
+
 pub mod agent_pid;
 pub mod agents;
 pub mod app_install;
 pub mod app_launch;
 pub mod atomic_file;
 pub mod cli;
-pub mod clock;
 pub mod control;
 pub mod delivery;
 pub mod doctor;
@@ -23,7 +26,6 @@ pub mod install;
 pub mod journal;
 pub mod jump;
 pub mod liveness;
-pub mod model;
 pub mod notify_policy;
 pub mod paths;
 pub mod process;
@@ -35,7 +37,6 @@ pub mod store;
 pub(crate) mod test_executables;
 #[cfg(test)]
 pub(crate) mod test_support;
-pub mod transition;
 pub mod tray_model;
 pub mod usage;
 pub mod window_rows;

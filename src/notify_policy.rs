@@ -33,6 +33,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::agents::AgentKnowledge;
 use crate::model::{EndReason, Session, SessionState};
 use crate::tray_model::{project_name, Section};
 

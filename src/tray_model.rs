@@ -25,6 +25,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::agents::AgentKnowledge;
 use crate::duration_text::{format_duration, Precision};
 use crate::model::{Agent, Session, SessionState};
 

@@ -23,6 +23,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::agents::AgentKnowledge;
 use crate::model::{Agent, Session, SessionState};
 use crate::tray_model::{Section, SessionView};
 

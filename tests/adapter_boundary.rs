@@ -14,6 +14,7 @@
 //! the registry exported, not hand-written knowledge. Exceptions are listed in [`ALLOWED`],
 //! each with its reason; keep that list tiny.
 
+use agent_tray::agents::AgentKnowledge;
 use std::path::{Path, PathBuf};
 
 use agent_tray::agents::REGISTERED;
@@ -30,7 +31,7 @@ fn agent_words() -> Vec<String> {
         words.push(a.display_name().to_string());
         words.push(a.product_name().to_string());
         words.push(a.program().to_string());
-        words.extend(a.aliases().iter().map(|s| s.to_string()));
+        words.extend(agent.aliases().iter().map(|s| s.to_string()));
         words.extend(a.process_names().iter().map(|s| s.to_string()));
     }
     let mut words: Vec<String> = words

@@ -4,22 +4,23 @@
 //! payloads map onto [`Observation`](crate::model::Observation)s, which processes are its, where
 //! its configuration lives and how our hooks are merged into it, what `doctor` checks, its
 //! resume command, its name and colour. The rest of the code asks [`AgentAdapter`] (through
-//! [`Agent::adapter`]) and never matches on an agent, so an agent added here is known to the
-//! hook, the pid walk, `install`, `doctor`, the tray and the window at once.
+//! [`AgentKnowledge::adapter`]) and never matches on an agent, so an agent added here is known to
+//! the hook, the pid walk, `install`, `doctor`, the tray and the window at once.
 //!
-//! Why a trait object behind a `Copy` id rather than an enum: an enum makes every `match` in the
-//! code a place to edit for each new agent (that was the state before: the knowledge was spread
-//! over a dozen modules). [`Agent`] is a small id (its `&'static str` is the `agent` field's value,
-//! a public contract) carrying a pointer to its adapter; comparing, hashing and serialising use
-//! the id only.
+//! Why a trait object looked up by a `Copy` id rather than an enum: an enum makes every `match`
+//! in the code a place to edit for each new agent (that was the state before: the knowledge was
+//! spread over a dozen modules). [`Agent`] is a plain id of the domain crate (its `&'static str`
+//! is the `agent` field's value, a public contract); the adapter is found here, by the id's place
+//! in [`Agent::ALL`], so the domain never depends on what is above it.
 //!
 //! # Adding an agent
-//! 1. Make a folder `src/agents/<name>/` with a `mod.rs` holding a unit struct that implements
-//!    [`AgentAdapter`], and `impl Agent { pub const <Name>: Agent = Agent::registered("<id>",
-//!    &<Struct>); }` (the id is what `list --json` prints; never change it once released).
-//! 2. Add `pub mod <name>;` and the agent to [`REGISTERED`] below: that one line is the
-//!    registration. The `--<id>` flag of `install`/`uninstall`, `doctor`, the window's filter
-//!    and the UI's colour follow from it.
+//! 1. Add its id (and the other spellings people type) to `Agent` in the domain crate
+//!    (`domain/src/model.rs`: a constant and its place in `Agent::ALL`; the id is what
+//!    `list --json` prints, never changed once released).
+//! 2. Make a folder `src/agents/<name>/` with a `mod.rs` holding a unit struct that implements
+//!    [`AgentAdapter`], add `pub mod <name>;` and the adapter to [`ADAPTERS`] below, in the same
+//!    place as in `Agent::ALL` (a test checks). The `--<id>` flag of `install`/`uninstall`,
+//!    `doctor`, the window's filter and the UI's colour follow from it.
 //! 3. Test the adapter on payloads recorded from the real binary (`tests/fixtures/<id>/`).
 
 use std::path::{Path, PathBuf};
@@ -38,16 +39,37 @@ pub mod opencode;
 pub mod own_file;
 pub mod qwen;
 
-/// Every agent Agent Tray knows, in the order the window and `doctor` list them. The one
-/// registration list: an agent not here does not exist for the rest of the code.
-pub const REGISTERED: &[Agent] = &[
-    Agent::Claude,
-    Agent::Codex,
-    Agent::Gemini,
-    Agent::Qwen,
-    Agent::Copilot,
-    Agent::OpenCode,
+/// Every agent Agent Tray knows, in the order the window and `doctor` list them.
+pub const REGISTERED: &[Agent] = Agent::ALL;
+
+/// Each agent's adapter, in the order of [`Agent::ALL`]: the registration. Its length is the
+/// domain's count of agents, so an agent without an adapter does not compile, and a test checks
+/// that each adapter sits at its agent's place.
+pub const ADAPTERS: [&dyn AgentAdapter; Agent::ALL.len()] = [
+    &claude::ClaudeCode,
+    &codex::Codex,
+    &gemini::GeminiCli,
+    &qwen::QwenCode,
+    &copilot::CopilotCli,
+    &opencode::OpenCode,
 ];
+
+/// What the core knows about an agent, asked through its id.
+pub trait AgentKnowledge {
+    /// Everything known about this agent.
+    fn adapter(self) -> &'static dyn AgentAdapter;
+    /// The name shown to people ("Claude", "Codex").
+    fn display_name(self) -> &'static str;
+}
+
+impl AgentKnowledge for Agent {
+    fn adapter(self) -> &'static dyn AgentAdapter {
+        ADAPTERS[self.index()]
+    }
+    fn display_name(self) -> &'static str {
+        self.adapter().display_name()
+    }
+}
 
 /// What a hook event name means for one agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +97,9 @@ pub struct InstallOptions {
 pub trait AgentAdapter: Sync + 'static {
     // --- identity -------------------------------------------------------------------------
 
+    /// The agent's id, as [`Agent::as_str`] spells it: how [`ADAPTERS`] is checked against
+    /// [`Agent::ALL`].
+    fn id(&self) -> &'static str;
     /// The short name the window and the tray show ("Claude").
     fn display_name(&self) -> &'static str;
     /// The product's full name, for sentences (`doctor`, drift alerts): "Claude Code".
@@ -83,10 +108,6 @@ pub trait AgentAdapter: Sync + 'static {
     }
     /// The colour the window shows the agent's name in (a CSS colour, readable on both themes).
     fn colour(&self) -> &'static str;
-    /// Other spellings `--agent` and the control socket accept ("claude-code").
-    fn aliases(&self) -> &'static [&'static str] {
-        &[]
-    }
     /// The program people run (looked up on PATH by `doctor` and `install`).
     fn program(&self) -> &'static str;
 
@@ -300,11 +321,7 @@ pub fn standard_hook_event(name: &str) -> HookEvent {
 
 /// The registered agent with this id or alias (case-insensitive).
 pub fn by_name(name: &str) -> Option<Agent> {
-    let name = name.to_ascii_lowercase();
-    REGISTERED
-        .iter()
-        .copied()
-        .find(|a| a.as_str() == name || a.adapter().aliases().contains(&name.as_str()))
+    Agent::by_name(name)
 }
 
 /// The agent a bare `agent-tray hook` (no `--agent`, no telling payload) stands for: hook lines
@@ -375,4 +392,24 @@ pub(crate) fn absolute(path: &Path) -> PathBuf {
     std::env::current_dir()
         .map(|d| d.join(path))
         .unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // An agent added to the domain's vocabulary with its adapter in another place of ADAPTERS
+    // would answer for the wrong agent everywhere (names, hooks, processes): each adapter must
+    // sit at its own agent's index.
+    #[test]
+    fn each_adapter_sits_at_its_agents_place() {
+        for (agent, adapter) in Agent::ALL.iter().zip(ADAPTERS) {
+            assert_eq!(
+                adapter.id(),
+                agent.as_str(),
+                "ADAPTERS is out of step with Agent::ALL"
+            );
+            assert_eq!(agent.adapter().id(), agent.as_str());
+        }
+    }
 }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 
 use super::Finding;
+use crate::agents::AgentKnowledge;
 use crate::control::client::ControlClient;
 use crate::control::Request;
 use crate::delivery::{DeliveryReport, PROBE_PREFIX};

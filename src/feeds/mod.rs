@@ -39,6 +39,7 @@ use chrono::{DateTime, Utc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::agents::AgentKnowledge;
 use crate::model::{Agent, EndReason, Observation};
 use crate::registry::{PidOwner, SessionsRegistry};
 

@@ -33,6 +33,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::agents::AgentKnowledge;
 use crate::atomic_file::{AtomicWrite, AtomicWriteError, Current};
 use crate::model::Agent;
 

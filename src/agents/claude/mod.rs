@@ -28,13 +28,10 @@ pub mod transcripts;
 /// Claude Code's adapter.
 pub struct ClaudeCode;
 
-impl Agent {
-    /// Claude Code (`"claude"`).
-    #[allow(non_upper_case_globals)]
-    pub const Claude: Agent = Agent::registered("claude", &ClaudeCode);
-}
-
 impl AgentAdapter for ClaudeCode {
+    fn id(&self) -> &'static str {
+        "claude"
+    }
     fn display_name(&self) -> &'static str {
         "Claude"
     }
@@ -43,9 +40,6 @@ impl AgentAdapter for ClaudeCode {
     }
     fn colour(&self) -> &'static str {
         "#c15f3c"
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["claude-code", "claude_code"]
     }
     fn program(&self) -> &'static str {
         "claude"

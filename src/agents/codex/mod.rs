@@ -41,13 +41,10 @@ const MAX_DEPTH: usize = 16;
 /// Codex's adapter.
 pub struct Codex;
 
-impl Agent {
-    /// Codex (`"codex"`).
-    #[allow(non_upper_case_globals)]
-    pub const Codex: Agent = Agent::registered("codex", &Codex);
-}
-
 impl AgentAdapter for Codex {
+    fn id(&self) -> &'static str {
+        "codex"
+    }
     fn display_name(&self) -> &'static str {
         "Codex"
     }

@@ -28,12 +28,6 @@ use crate::process::{ProcessTable, SystemProcesses};
 /// GitHub Copilot CLI's adapter.
 pub struct CopilotCli;
 
-impl Agent {
-    /// GitHub Copilot CLI (`"copilot"`).
-    #[allow(non_upper_case_globals)]
-    pub const Copilot: Agent = Agent::registered("copilot", &CopilotCli);
-}
-
 /// Shells a hook command may run under (stepped over).
 const SHELLS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "ash", "busybox",
@@ -106,6 +100,9 @@ fn plan_own_file(path: &Path, bin: &Path, action: Action) -> Result<Plan, Instal
 }
 
 impl AgentAdapter for CopilotCli {
+    fn id(&self) -> &'static str {
+        "copilot"
+    }
     fn display_name(&self) -> &'static str {
         "Copilot"
     }
@@ -114,9 +111,6 @@ impl AgentAdapter for CopilotCli {
     }
     fn colour(&self) -> &'static str {
         "#8957e5"
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["github-copilot", "copilot-cli"]
     }
     fn program(&self) -> &'static str {
         "copilot"
@@ -240,6 +234,7 @@ impl AgentAdapter for CopilotCli {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::agents::AgentKnowledge;
 
     use crate::test_support::ScriptedTable as Tree;
 

@@ -30,12 +30,6 @@ use crate::model::{Agent, EventKind};
 /// Gemini CLI's adapter.
 pub struct GeminiCli;
 
-impl Agent {
-    /// Gemini CLI (`"gemini"`).
-    #[allow(non_upper_case_globals)]
-    pub const Gemini: Agent = Agent::registered("gemini", &GeminiCli);
-}
-
 /// The events we register, and whether they take a tool matcher. Never `BeforeModel` or
 /// `AfterModel` (per streamed chunk), nor `PreCompress`/`BeforeToolSelection` (per model call,
 /// saying nothing about the state).
@@ -107,6 +101,9 @@ pub fn plan_text(
 }
 
 impl AgentAdapter for GeminiCli {
+    fn id(&self) -> &'static str {
+        "gemini"
+    }
     fn display_name(&self) -> &'static str {
         "Gemini"
     }
@@ -115,9 +112,6 @@ impl AgentAdapter for GeminiCli {
     }
     fn colour(&self) -> &'static str {
         "#4285f4"
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["gemini-cli", "gemini_cli"]
     }
     fn program(&self) -> &'static str {
         "gemini"

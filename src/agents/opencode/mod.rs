@@ -25,21 +25,15 @@ use crate::model::Agent;
 /// OpenCode's adapter.
 pub struct OpenCode;
 
-impl Agent {
-    /// OpenCode (`"opencode"`).
-    #[allow(non_upper_case_globals)]
-    pub const OpenCode: Agent = Agent::registered("opencode", &OpenCode);
-}
-
 impl AgentAdapter for OpenCode {
+    fn id(&self) -> &'static str {
+        "opencode"
+    }
     fn display_name(&self) -> &'static str {
         "OpenCode"
     }
     fn colour(&self) -> &'static str {
         "#c78a00"
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["open-code", "opencode-ai"]
     }
     fn program(&self) -> &'static str {
         "opencode"
@@ -174,6 +168,7 @@ pub fn version_beside(exe: &Path) -> Option<String> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::agents::AgentKnowledge;
 
     #[test]
     fn the_version_comes_from_the_npm_package_holding_the_binary() {

@@ -23,12 +23,6 @@ use crate::model::{Agent, EventKind};
 /// Qwen Code's adapter.
 pub struct QwenCode;
 
-impl Agent {
-    /// Qwen Code (`"qwen"`).
-    #[allow(non_upper_case_globals)]
-    pub const Qwen: Agent = Agent::registered("qwen", &QwenCode);
-}
-
 /// The events we register (Claude's names), and whether they take a tool matcher.
 pub const EVENTS: &[(&str, bool)] = &[
     ("SessionStart", false),
@@ -65,6 +59,9 @@ pub fn plan_text(
 }
 
 impl AgentAdapter for QwenCode {
+    fn id(&self) -> &'static str {
+        "qwen"
+    }
     fn display_name(&self) -> &'static str {
         "Qwen"
     }
@@ -73,9 +70,6 @@ impl AgentAdapter for QwenCode {
     }
     fn colour(&self) -> &'static str {
         "#615ced"
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        &["qwen-code", "qwen_code"]
     }
     fn program(&self) -> &'static str {
         "qwen"

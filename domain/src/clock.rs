@@ -13,7 +13,13 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::transition::Now;
+/// The two clocks a decision needs: wall time for what people see, monotonic time for how long
+/// a session has been silent (it must not jump with the wall clock, nor run while asleep).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    pub wall: DateTime<Utc>,
+    pub mono: Duration,
+}
 
 pub trait Clock: Send + Sync {
     fn wall(&self) -> DateTime<Utc>;

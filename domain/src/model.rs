@@ -18,40 +18,61 @@ use serde::{Deserialize, Serialize};
 
 /// Which coding agent a session belongs to. Fixed at a session's first sighting.
 ///
-/// An id (its string is the `agent` field's value: `"claude"`, `"codex"`, … a public contract)
-/// carrying its adapter, which holds all that is known about the agent
-/// ([`crate::agents`]). Equality, order, hashing and the serialised form use the id only. The
-/// agents are the constants their adapters define (`Agent::Claude`, …) and [`Agent::ALL`].
+/// A plain id: its string is the `agent` field's value (`"claude"`, `"codex"`, … a public
+/// contract). The domain knows only the vocabulary, the ids and the other spellings people type
+/// for them; everything known *about* an agent is its adapter's, looked up by the core's
+/// `agents` module. Equality, order, hashing and the serialised form use the id only.
 #[derive(Clone, Copy)]
 pub struct Agent {
     id: &'static str,
-    adapter: &'static dyn crate::agents::AgentAdapter,
+    aliases: &'static [&'static str],
 }
 
+#[allow(non_upper_case_globals)]
 impl Agent {
-    /// Every registered agent ([`crate::agents::REGISTERED`]).
-    pub const ALL: &'static [Agent] = crate::agents::REGISTERED;
+    pub const Claude: Agent = Agent::named("claude", &["claude-code", "claude_code"]);
+    pub const Codex: Agent = Agent::named("codex", &[]);
+    pub const Gemini: Agent = Agent::named("gemini", &["gemini-cli", "gemini_cli"]);
+    pub const Qwen: Agent = Agent::named("qwen", &["qwen-code", "qwen_code"]);
+    pub const Copilot: Agent = Agent::named("copilot", &["github-copilot", "copilot-cli"]);
+    pub const OpenCode: Agent = Agent::named("opencode", &["open-code", "opencode-ai"]);
 
-    /// An agent's constant, made by its adapter's folder (see [`crate::agents`]).
-    pub(crate) const fn registered(
-        id: &'static str,
-        adapter: &'static dyn crate::agents::AgentAdapter,
-    ) -> Agent {
-        Agent { id, adapter }
+    /// Every agent, in the order the window and `doctor` list them. The core's `agents` module
+    /// has one adapter for each, in the same order (a test there checks).
+    pub const ALL: &'static [Agent] = &[
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Qwen,
+        Agent::Copilot,
+        Agent::OpenCode,
+    ];
+
+    const fn named(id: &'static str, aliases: &'static [&'static str]) -> Agent {
+        Agent { id, aliases }
     }
 
     pub fn as_str(self) -> &'static str {
         self.id
     }
 
-    /// The name shown to people ("Claude", "Codex").
-    pub fn display_name(self) -> &'static str {
-        self.adapter.display_name()
+    /// Other spellings `--agent` and the control socket accept ("claude-code").
+    pub fn aliases(self) -> &'static [&'static str] {
+        self.aliases
     }
 
-    /// Everything known about this agent.
-    pub fn adapter(self) -> &'static dyn crate::agents::AgentAdapter {
-        self.adapter
+    /// This agent's place in [`Agent::ALL`].
+    pub fn index(self) -> usize {
+        Agent::ALL.iter().position(|a| a.id == self.id).unwrap_or(0)
+    }
+
+    /// The agent an id or an alias names, any case.
+    pub fn by_name(name: &str) -> Option<Agent> {
+        let name = name.to_ascii_lowercase();
+        Agent::ALL
+            .iter()
+            .copied()
+            .find(|a| a.id == name || a.aliases.contains(&name.as_str()))
     }
 }
 
@@ -127,13 +148,13 @@ impl ts_rs::TS for Agent {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown agent {0:?} (expected one of: {known})", known = crate::agents::REGISTERED.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "))]
+#[error("unknown agent {0:?} (expected one of: {known})", known = Agent::ALL.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", "))]
 pub struct UnknownAgent(pub String);
 
 impl FromStr for Agent {
     type Err = UnknownAgent;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        crate::agents::by_name(s).ok_or_else(|| UnknownAgent(s.to_string()))
+        Agent::by_name(s).ok_or_else(|| UnknownAgent(s.to_string()))
     }
 }
 
@@ -738,7 +759,7 @@ pub fn cut_to(text: &mut String, limit: usize) -> bool {
 
 /// Field limits applied while an observation is parsed: a 1 MiB `cwd` in a request or a journal
 /// line is never copied whole into a `String`, only its first [`FieldLimit`] bytes are.
-pub(crate) mod bounded {
+pub mod bounded {
     use std::fmt;
 
     use serde::de::{Deserializer, Visitor};
