@@ -149,63 +149,63 @@ pub fn main() -> ExitCode {
     };
     match run(cli.command) {
         Ok(code) => code,
-        Err(message) => {
-            eprintln!("agent-tray: {}", escape_controls(&message));
+        Err(error) => {
+            // `{}`, not `{:#}`: the line is the outermost error's text alone, as it always was
+            // (a typed error whose Display already quotes its source would repeat it).
+            eprintln!("agent-tray: {}", escape_controls(&error.to_string()));
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(command: Command) -> Result<ExitCode, String> {
+/// The edge of the program: every typed error ends here as one line, so `anyhow` carries them.
+fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Daemon => daemon(),
         Command::Observe(args) => observe(args),
         Command::List { json } => list(json),
         Command::Watch { json, protocol } => watch(json, protocol),
         Command::History(args) => history(args),
-        Command::Stats(args) => {
-            crate::store::cli::stats(&paths()?, &args).map_err(|e| e.to_string())
-        }
+        Command::Stats(args) => Ok(crate::store::cli::stats(&paths()?, &args)?),
         Command::Install(args) => Ok(crate::install::run(&args, crate::install::Action::Install)),
         Command::Uninstall(args) => Ok(crate::install::run(
             &args,
             crate::install::Action::Uninstall,
         )),
         Command::Doctor => Ok(crate::doctor::run()),
-        Command::Status { json } => crate::status::run(json),
-        Command::Remote(command) => crate::remote::cli::run(command).map_err(|e| e.to_string()),
+        Command::Status { json } => Ok(crate::status::run(json)?),
+        Command::Remote(command) => Ok(crate::remote::cli::run(command)?),
         Command::Open { background } => {
             let args: Vec<std::ffi::OsString> = background
                 .then(|| crate::app_launch::BACKGROUND_ARG.into())
                 .into_iter()
                 .collect();
-            crate::app_launch::run_open(&args)
-                .map(|()| ExitCode::SUCCESS)
-                .map_err(|e| e.to_string())
+            crate::app_launch::run_open(&args)?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-fn paths() -> Result<TrayPaths, String> {
-    TrayPaths::from_env().map_err(|e| e.to_string())
+fn paths() -> anyhow::Result<TrayPaths> {
+    Ok(TrayPaths::from_env()?)
 }
 
-fn connect(paths: &TrayPaths) -> Result<ControlClient, String> {
+fn connect(paths: &TrayPaths) -> anyhow::Result<ControlClient> {
     ControlClient::connect(&paths.socket, CLI_BUDGET).map_err(|e| match e {
-        ClientError::NotRunning(_) => format!(
+        ClientError::NotRunning(_) => anyhow::anyhow!(
             "no Agent Tray is running (start the app, or `agent-tray daemon`); looked for {}",
             paths.socket.display()
         ),
-        other => other.to_string(),
+        other => other.into(),
     })
 }
 
 /// Sends one request and reads its result as `T`, streamed from the socket whatever its size.
-fn ask<T: serde::de::DeserializeOwned>(request: &Request) -> Result<T, String> {
+fn ask<T: serde::de::DeserializeOwned>(request: &Request) -> anyhow::Result<T> {
     let paths = paths()?;
     let mut client = connect(&paths)?;
-    let reply: TypedReply<T> = client.request_typed(request).map_err(|e| e.to_string())?;
-    reply.into_result().map_err(|e| e.to_string())
+    let reply: TypedReply<T> = client.request_typed(request)?;
+    Ok(reply.into_result()?)
 }
 
 pub fn init_logging() {
@@ -224,18 +224,18 @@ pub fn init_logging() {
         .try_init();
 }
 
-fn daemon() -> Result<ExitCode, String> {
+fn daemon() -> anyhow::Result<ExitCode> {
     init_logging();
-    let config = EngineConfig::from_env(HostKind::Daemon).map_err(|e| e.to_string())?;
+    let config = EngineConfig::from_env(HostKind::Daemon)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("cannot start the runtime: {e}"))?;
     // Bounded: a blocking thread stuck in a system call must not keep the daemon alive after
     // SIGTERM (dropping a runtime waits for its blocking threads without end).
     crate::engine::block_on_bounded(runtime, async move {
-        let engine = Engine::start(config).map_err(|e| e.to_string())?;
+        let engine = Engine::start(config)?;
         wait_for_stop_signal().await?;
         tracing::info!("stop signal received; shutting down");
         engine.shutdown().await;
@@ -243,10 +243,10 @@ fn daemon() -> Result<ExitCode, String> {
     })
 }
 
-async fn wait_for_stop_signal() -> Result<(), String> {
+async fn wait_for_stop_signal() -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
-    let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
     tokio::select! {
         _ = term.recv() => {}
         _ = int.recv() => {}
@@ -254,14 +254,14 @@ async fn wait_for_stop_signal() -> Result<(), String> {
     Ok(())
 }
 
-fn observe(args: ObserveArgs) -> Result<ExitCode, String> {
+fn observe(args: ObserveArgs) -> anyhow::Result<ExitCode> {
     let agent: Agent = match &args.agent {
-        Some(name) => name.parse().map_err(|e| format!("{e}"))?,
+        Some(name) => name.parse().map_err(|e| anyhow::anyhow!("{e}"))?,
         None => crate::agents::LEGACY_HOOK_AGENT,
     };
     let event: EventKind = args.event.parse().map_err(|_| {
         let known: Vec<&str> = EventKind::HOOK_EVENTS.iter().map(|e| e.as_str()).collect();
-        format!(
+        anyhow::anyhow!(
             "unknown event {:?}; expected one of {}",
             args.event,
             known.join(", ")
@@ -278,7 +278,7 @@ fn observe(args: ObserveArgs) -> Result<ExitCode, String> {
     obs.prompt_source = args.prompt_source;
     obs.subagent_id = args.subagent;
     obs.error = args.error;
-    obs.validate().map_err(|e| e.to_string())?;
+    obs.validate()?;
     let result: ObserveReply = ask(&Request::Observe { observation: obs })?;
     if result.outcome == OutcomeKind::Ignored {
         let reason = result.reason.map_or("", |r| r.as_str());
@@ -287,20 +287,20 @@ fn observe(args: ObserveArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(json: bool) -> Result<ExitCode, String> {
+fn list(json: bool) -> anyhow::Result<ExitCode> {
     let list: SessionList = ask(&Request::List)?;
-    print_sessions(&list.sessions, json).map_err(|e| e.to_string())
+    Ok(print_sessions(&list.sessions, json)?)
 }
 
 /// From the store when there is one; else (no store yet, or it cannot be read) the running
 /// engine's in-memory list of ended sessions.
-fn history(args: crate::store::cli::HistoryArgs) -> Result<ExitCode, String> {
+fn history(args: crate::store::cli::HistoryArgs) -> anyhow::Result<ExitCode> {
     let paths = paths()?;
-    if let Some(code) = crate::store::cli::history(&paths, &args).map_err(|e| e.to_string())? {
+    if let Some(code) = crate::store::cli::history(&paths, &args)? {
         return Ok(code);
     }
     let list: SessionList = ask(&Request::History { limit: args.limit })?;
-    print_sessions(&list.sessions, args.json).map_err(|e| e.to_string())
+    Ok(print_sessions(&list.sessions, args.json)?)
 }
 
 pub(crate) fn print_sessions(
@@ -318,23 +318,23 @@ pub(crate) fn print_sessions(
     Ok(ExitCode::SUCCESS)
 }
 
-fn watch(json: bool, protocol: Option<u32>) -> Result<ExitCode, String> {
+fn watch(json: bool, protocol: Option<u32>) -> anyhow::Result<ExitCode> {
     use crate::control::protocol::REMOTE_PROTOCOL;
     if let Some(asked) = protocol.filter(|p| *p != REMOTE_PROTOCOL) {
-        return Err(format!(
+        anyhow::bail!(
             "remote protocol {asked} is not spoken here (agent-tray {} speaks {REMOTE_PROTOCOL})",
             env!("CARGO_PKG_VERSION")
-        ));
+        );
     }
     let paths = paths()?;
     let mut client = connect(&paths)?;
     if protocol.is_some() {
         exit_when_stdout_closes();
     }
-    client.send(&Request::Watch).map_err(|e| e.to_string())?;
+    client.send(&Request::Watch)?;
     let mut client = client.without_deadline();
-    let first: TypedReply<SessionList> = client.read_reply_as().map_err(|e| e.to_string())?;
-    let snapshot = first.into_result().map_err(|e| e.to_string())?.sessions;
+    let first: TypedReply<SessionList> = client.read_reply_as()?;
+    let snapshot = first.into_result()?.sessions;
     let mut out = std::io::stdout();
     if json {
         // Ended sessions for a remote link, asked after the watch began: one that ends between
@@ -348,8 +348,7 @@ fn watch(json: bool, protocol: Option<u32>) -> Result<ExitCode, String> {
             protocol: Some(REMOTE_PROTOCOL),
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
             ended,
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
         let _ = writeln!(out, "{line}");
     } else {
         let _ = write!(out, "{}", format_table(&snapshot, Utc::now()));
@@ -358,7 +357,7 @@ fn watch(json: bool, protocol: Option<u32>) -> Result<ExitCode, String> {
     loop {
         let line = match client.read_line() {
             Ok(line) => line,
-            Err(_) => return Err("the engine went away".into()),
+            Err(_) => anyhow::bail!("the engine went away"),
         };
         if json {
             let _ = writeln!(out, "{line}");

@@ -71,13 +71,22 @@ pub fn report(paths: &TrayPaths) -> StatusReport {
     StatusReport { engine, agents }
 }
 
+/// Why `status` printed no report; each text is its source's.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    #[error(transparent)]
+    Paths(#[from] crate::paths::PathsError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
 /// Prints the report; exits 1 when any recorded hooks drifted.
-pub fn run(json: bool) -> Result<ExitCode, String> {
-    let paths = TrayPaths::from_env().map_err(|e| e.to_string())?;
+pub fn run(json: bool) -> Result<ExitCode, StatusError> {
+    let paths = TrayPaths::from_env()?;
     let report = report(&paths);
     let mut text = String::new();
     if json {
-        text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n";
+        text = serde_json::to_string_pretty(&report)? + "\n";
     } else {
         match &report.engine {
             Some(p) => text.push_str(&format!("engine: {} pid {}\n", p.host, p.pid)),
