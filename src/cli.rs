@@ -22,9 +22,11 @@ use crate::control::client::{ClientError, ControlClient};
 use crate::control::protocol::{
     ObserveReply, OutcomeKind, Request, SessionList, SessionsLine, TypedReply, WatchLine,
 };
+pub use crate::duration_text::human_age;
 use crate::engine::{Engine, EngineConfig, HostKind};
 use crate::model::{Agent, EventKind, Observation, Session, Source};
 use crate::paths::TrayPaths;
+pub use crate::terminal_text::escape_controls;
 
 /// How long the CLI waits for the engine.
 const CLI_BUDGET: Duration = Duration::from_secs(3);
@@ -432,36 +434,6 @@ pub fn short_id(id: &str) -> &str {
         Some((end, _)) => &id[..end],
         None => id,
     }
-}
-
-/// True for characters that must not reach a terminal raw: C0 and C1 controls and DEL, and the
-/// invisible format characters that reorder or hide text (bidi overrides, zero-width marks).
-fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
-}
-
-/// `text` with every character [`needs_escape`] names written as `\u{..}`; unchanged (and not
-/// copied) when there is none.
-pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(needs_escape) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if needs_escape(c) {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// A human duration: `45s`, `3m 05s`, `2h 05m`, `3d 4h` (the core's one duration formatter, as
-/// the window shows it).
-pub fn human_age(secs: i64) -> String {
-    crate::duration_text::format_duration(secs, crate::duration_text::Precision::Seconds)
 }
 
 /// "a", "a or b", "a, b or c".

@@ -205,7 +205,7 @@ fn check_app(paths: &TrayPaths) -> (Vec<Finding>, bool) {
                 "Agent Tray is running ({} pid {}, {} live sessions)",
                 info.host, info.pid, info.sessions
             )));
-            if let Some(links) = crate::remote::cli::link_statuses(paths) {
+            if let Some(links) = crate::remote::status::link_statuses(paths) {
                 out.extend(remote_findings(&links));
             }
         }
@@ -262,7 +262,7 @@ pub fn remote_findings(links: &[crate::remote::RemoteLinkStatus]) -> Vec<Finding
                 "remote {} ({}): {}",
                 link.name,
                 link.destination,
-                crate::remote::cli::describe(link)
+                crate::remote::status::describe(link)
             );
             match link.state {
                 LinkState::Connected => Finding::Ok(line),

@@ -51,6 +51,12 @@ pub fn format_duration(seconds: i64, precision: Precision) -> String {
     format!("{}d {}h", s / DAY, (s % DAY) / HOUR)
 }
 
+/// A human duration: `45s`, `3m 05s`, `2h 05m`, `3d 4h` (the core's one duration formatter, as
+/// the window shows it).
+pub fn human_age(secs: i64) -> String {
+    format_duration(secs, Precision::Seconds)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -129,10 +135,7 @@ mod tests {
         // They used to disagree: the CLI said "4m" and "1h05m" where the window said "4m 05s"
         // and "1h 05m".
         for n in EXAMPLES {
-            assert_eq!(
-                crate::cli::human_age(n),
-                format_duration(n, Precision::Seconds)
-            );
+            assert_eq!(human_age(n), format_duration(n, Precision::Seconds));
             assert_eq!(
                 crate::tray_model::format_elapsed(n),
                 format_duration(n, Precision::Minutes)

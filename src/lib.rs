@@ -33,6 +33,7 @@ pub mod registry;
 pub mod remote;
 pub mod status;
 pub mod store;
+pub mod terminal_text;
 #[cfg(test)]
 pub(crate) mod test_executables;
 #[cfg(test)]

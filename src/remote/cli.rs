@@ -14,9 +14,9 @@ use serde::Serialize;
 
 use super::config::{self, remotes_path, RemoteConfigError, RemoteEntry};
 use super::link::RemoteLinkStatus;
-use crate::cli::escape_controls;
+pub use super::status::{describe, link_statuses};
 use crate::control::client::ControlClient;
-use crate::control::protocol::{Request, TypedReply};
+use crate::control::protocol::Request;
 use crate::paths::{PathsError, TrayPaths};
 
 const BUDGET: Duration = Duration::from_secs(3);
@@ -34,13 +34,6 @@ pub enum RemoteCommand {
     },
     /// Remove a remote (its sessions leave the tray).
     Remove { name: String },
-}
-
-/// Asks the running engine for its links' statuses; `None` when none runs.
-pub fn link_statuses(paths: &TrayPaths) -> Option<Vec<RemoteLinkStatus>> {
-    let mut client = ControlClient::connect(&paths.socket, BUDGET).ok()?;
-    let reply: TypedReply<Vec<RemoteLinkStatus>> = client.request_typed(&Request::Remotes).ok()?;
-    reply.into_result().ok()
 }
 
 /// Tells the running engine to reread the remotes; false when none runs.
@@ -137,21 +130,6 @@ pub fn run(command: RemoteCommand) -> Result<ExitCode, RemoteCliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// One status as a line for people (the message escaped: it may quote the remote's stderr).
-pub fn describe(status: &RemoteLinkStatus) -> String {
-    use super::link::LinkState;
-    let since = status.since.format("%Y-%m-%d %H:%M:%S UTC");
-    let text = match status.state {
-        LinkState::Connected => format!("connected, {} sessions", status.sessions),
-        LinkState::Connecting => "connecting".to_string(),
-        LinkState::Unreachable | LinkState::NotRunning | LinkState::Unusable => format!(
-            "unreachable since {since}: {}",
-            status.message.as_deref().unwrap_or("")
-        ),
-    };
-    escape_controls(&text).into_owned()
 }
 
 #[cfg(test)]

@@ -271,7 +271,7 @@ fn last_line(stderr: &str) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("");
-    let mut shown: String = crate::cli::escape_controls(line).into_owned();
+    let mut shown: String = crate::terminal_text::escape_controls(line).into_owned();
     if shown.len() > 200 {
         let mut end = 200;
         while !shown.is_char_boundary(end) {

@@ -27,6 +27,7 @@ pub mod command;
 pub mod config;
 pub mod link;
 pub mod reconcile;
+pub mod status;
 pub mod wire;
 
 pub use crate::control::protocol::REMOTE_PROTOCOL;

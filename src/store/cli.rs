@@ -12,9 +12,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use super::query::{self, ExportFormat, HistoryFilter, Period};
 use super::waiting::{self, GroupBy, Tally};
 use super::StoreError;
-use crate::cli::{escape_controls, human_age};
+use crate::duration_text::human_age;
 use crate::model::Agent;
 use crate::paths::TrayPaths;
+use crate::terminal_text::escape_controls;
 use crate::usage::PriceTable;
 
 #[derive(Debug, Clone, clap::Args)]
