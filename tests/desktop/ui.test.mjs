@@ -234,6 +234,9 @@ test("with no sessions the window explains how they arrive and offers the instal
   const { page, context } = await open([]);
   const empty = page.locator("#empty");
   assert.match(await empty.innerText(), /No sessions yet/);
+  // Every agent named once, as a list people read ("…, Copilot or OpenCode"), not "A or B or C".
+  assert.match(await empty.innerText(), /\(Claude, Codex, Gemini, Qwen, Copilot or OpenCode\)/);
+  assert.doesNotMatch(await empty.innerText(), / or [^.]* or /);
   assert.match(await empty.innerText(), /hooks/);
   await page.click("#install-hooks");
   await page.waitForFunction(() => document.querySelector("#banner")?.textContent?.includes("hooks installed"));
@@ -298,6 +301,36 @@ for (const colorScheme of ["light", "dark"]) {
     const light = (r + g + b) / 3 > 128;
     assert.equal(light, colorScheme === "light", `background ${bg}`);
     await page.screenshot({ path: path.join(artifacts, `window-${colorScheme}.png`) });
+    await context.close();
+  });
+}
+
+// The README's pictures, made here from the current build so they never go stale: a working day
+// with every agent Agent Tray knows, in both themes, and the popover. The README links these
+// files (docs/screenshots/readme-*.png); the run that changes the UI rewrites them.
+const readmeShots = path.join(here, "..", "..", "docs", "screenshots");
+function readmeSessions() {
+  return [
+    view({ id: "r-claude", agent: "claude", project: "api-server", state: "waiting_for_permission", waiting_for: "Bash", secondsInState: 48 }),
+    view({ id: "r-codex", agent: "codex", project: "web_app", state: "working", last_tool: "exec_command", secondsInState: 95 }),
+    view({ id: "r-gemini", agent: "gemini", project: "data-pipeline", state: "waiting_for_input", secondsInState: 20, model: "gemini-2.5-pro" }),
+    view({ id: "r-copilot", agent: "copilot", project: "mobile-app", state: "working", secondsInState: 310, model: "gpt-5" }),
+    view({ id: "r-opencode", agent: "opencode", project: "infra", state: "idle", secondsInState: 900, model: "claude-sonnet-4" }),
+    view({ id: "r-qwen", agent: "qwen", project: "docs-site", state: "ended", secondsInState: 30, model: "qwen3-coder" }),
+  ];
+}
+for (const colorScheme of ["light", "dark"]) {
+  test(`the README's picture of the window, ${colorScheme}, shows every agent`, async () => {
+    const { page, context, problems } = await open(readmeSessions(), { colorScheme });
+    const agents = await page.evaluate(() => [...document.querySelectorAll(".row")].map((r) => r.textContent));
+    for (const name of ["Claude", "Codex", "Gemini", "Copilot", "OpenCode", "Qwen"]) {
+      assert.ok(agents.some((t) => t.includes(name)), `a row names ${name}: ${agents.join(" | ")}`);
+    }
+    const file = path.join(readmeShots, `readme-window-${colorScheme}.png`);
+    const before = Date.now();
+    await page.screenshot({ path: file });
+    assert.ok(fs.statSync(file).mtimeMs >= before - 1000, `${file} was written by this run`);
+    assert.deepEqual(problems, []);
     await context.close();
   });
 }
@@ -929,12 +962,16 @@ for (const colorScheme of ["light", "dark"]) {
     await page.setViewportSize({ width: 760, height: 900 });
     await page.waitForTimeout(100);
     await page.screenshot({ path: path.join(artifacts, `today-${colorScheme}.png`), fullPage: true });
+    // docs/desktop.md shows these: the same picture, from this build.
+    fs.copyFileSync(path.join(artifacts, `today-${colorScheme}.png`), path.join(readmeShots, `today-${colorScheme}.png`));
     await page.click("#tab-history");
     await page.waitForSelector("#history .history-row");
     await page.click("#history-list .history-row[data-session-id='s-shop']");
     await page.waitForSelector("#session-detail:not([hidden]) #timeline-chart");
     await page.waitForTimeout(100);
     await page.screenshot({ path: path.join(artifacts, `history-${colorScheme}.png`), fullPage: true });
+    // docs/desktop.md shows these: the same picture, from this build.
+    fs.copyFileSync(path.join(artifacts, `history-${colorScheme}.png`), path.join(readmeShots, `history-${colorScheme}.png`));
     assert.deepEqual(problems, []);
     await context.close();
   });
@@ -1018,6 +1055,50 @@ test("the popover paints the sessions it was created with before any command is 
   await page.waitForSelector("body[data-ready='true']");
   assert.deepEqual(await rowIds(page, ".pop-row"), ["a", "b"], "the session its listener missed");
   assert.equal(await page.locator(".pop-row[data-session-id='a']").getAttribute("data-section"), "needs_you", "the change its listener missed");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+// A session dismissed (or ended and aged out) between the shell creating the popover and the
+// popover listening: its removal reached nobody, and the catch-up snapshot no longer has it.
+// The popover must drop the row, as the window does; it used to keep it (the two pages merged
+// snapshots with code of their own, and the popover's only ever added rows).
+test("the popover drops a row that a newer snapshot dropped", async () => {
+  const a = view({ id: "a", project: "alpha", state: "working" });
+  const b = view({ id: "b", project: "beta", state: "ended" });
+  const context = await browser.newContext({ viewport: { width: 340, height: 420 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  await page.addInitScript(mockScript);
+  await page.addInitScript(({ a, b, settings }) => {
+    window.__TAURI_INTERNALS__.metadata = { currentWindow: { label: "popover" }, currentWebview: { windowLabel: "popover", label: "popover" } };
+    const engine = { kind: "running", socket: "/tmp/test.sock" };
+    window.__agentTrayBoot = {
+      snapshot: { seq: 1, sessions: [a, b], engine, settings, version: "0.0.0-test", remotes: [] },
+      memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null },
+    };
+    window.__mock.snapshot = { seq: 4, sessions: [a], engine, settings, version: "0.0.0-test", remotes: [] };
+  }, { a, b, settings: defaultSettings });
+  await page.goto(`${baseUrl}popover.html`);
+  await page.waitForSelector("body[data-ready='true']");
+  assert.deepEqual(await rowIds(page, ".pop-row"), ["a"], "the row the newer snapshot dropped is gone");
+  // And a removal event after it is applied too, as in the window.
+  await page.evaluate(() => window.__mock.emit("sessions-changed", { kind: "removed", seq: 5, session_id: "a" }));
+  await page.waitForSelector(".pop-empty");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("the README's picture of the popover: what needs you first, every agent", async () => {
+  const views = JSON.parse(JSON.stringify(windowViews));
+  views.today.cost_estimate_usd = 4.2;
+  const { page, context, problems } = await openPopover(readmeSessions(), { views });
+  assert.deepEqual((await rowIds(page, ".pop-row")).slice(0, 2), ["r-claude", "r-gemini"], "the two that need you first");
+  const file = path.join(readmeShots, "readme-popover.png");
+  const before = Date.now();
+  await page.screenshot({ path: file });
+  assert.ok(fs.statSync(file).mtimeMs >= before - 1000, `${file} was written by this run`);
   assert.deepEqual(problems, []);
   await context.close();
 });

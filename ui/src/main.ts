@@ -40,15 +40,15 @@ import { byStartThenId, clockTime, formatElapsed, secondsSince } from "./format"
 import { stampPaint } from "./paint";
 import { commands, errorMessage, on } from "./ipc";
 import { createMemoryViews } from "./memory";
+import { SessionsStore } from "./sessions-store";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
+const store = new SessionsStore();
+
 const state = {
-  sessions: new Map<string, SessionView>(),
-  /// The sequence number of the snapshot shown (-1 before the first one).
-  shownSeq: -1,
-  /// The sequence number of the last event applied to each row since that snapshot.
-  eventSeq: new Map<string, number>(),
+  /// The rows shown: the store's map, changed in place by snapshots and events.
+  sessions: store.sessions,
   engine: null as EngineStatus | null,
   settings: null as AppSettings | null,
   version: "",
@@ -237,10 +237,16 @@ function row(v: SessionView): HTMLElement {
   );
 }
 
+/// "A", "A or B", "A, B or C": a list people read, however many agents there are.
+function listOf(names: string[]): string {
+  if (names.length < 2) return names.join("");
+  return `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`;
+}
+
 function emptyState(): HTMLElement {
   const install = el("button", { class: "primary", attrs: { type: "button", id: "install-hooks" } }, "Install hooks");
   install.addEventListener("click", () => void runInstaller());
-  const names = AGENTS.map((a) => a.name).join(" or ");
+  const names = listOf(AGENTS.map((a) => a.name));
   return el(
     "div",
     { class: "empty", attrs: { id: "empty" } },
@@ -248,7 +254,7 @@ function emptyState(): HTMLElement {
     el(
       "p",
       {},
-      `Sessions appear here as soon as ${names} runs on this machine: their hooks report each session to Agent Tray, and their own session files are watched too.`,
+      `Sessions appear here as soon as a coding agent (${names}) runs on this machine: its hooks report each session to Agent Tray, and its own session files are watched too.`,
     ),
     el("p", {}, "If nothing shows up while an agent runs, install the hooks:"),
     install,
@@ -511,41 +517,20 @@ function focusSession(sessionId: string): void {
 // ---- data ---------------------------------------------------------------------------------------
 /// Applies one event unless it is older than what the window shows.
 function applyEvent(e: SessionEvent): void {
-  const id = e.kind === "upsert" ? e.view.session.session_id : e.session_id;
-  if (e.seq < state.shownSeq) return;
-  const last = state.eventSeq.get(id);
-  if (last !== undefined && e.seq < last) return;
-  state.eventSeq.set(id, e.seq);
-  if (e.kind === "upsert") {
-    state.sessions.set(id, e.view);
-    return;
-  }
-  if (state.selected === id) {
-    // Keep a keyboard user's place: the next row (or the one before) becomes active.
-    const order = displayOrder().map((v) => v.session.session_id);
-    const at = order.indexOf(id);
-    state.selected = order[at + 1] ?? order[at - 1] ?? null;
-  }
-  state.sessions.delete(id);
+  // A removed row that was selected hands the selection on (the next row, or the one before),
+  // so a keyboard user keeps their place; worked out before the row goes.
+  const order =
+    e.kind === "removed" && state.selected === e.session_id && store.accepts(e)
+      ? displayOrder().map((v) => v.session.session_id)
+      : null;
+  if (!store.applyEvent(e) || !order || e.kind !== "removed") return;
+  const at = order.indexOf(e.session_id);
+  state.selected = order[at + 1] ?? order[at - 1] ?? null;
 }
 
-/// Shows a snapshot unless an older one than what is shown; rows changed by events newer than
-/// the snapshot keep what those events said.
+/// Shows a snapshot unless an older one than what is shown (see `SessionsStore`).
 function applySnapshot(snap: Snapshot): void {
-  if (snap.seq < state.shownSeq) return;
-  const next = new Map<string, SessionView>();
-  for (const v of snap.sessions) next.set(v.session.session_id, v);
-  for (const [id, seq] of state.eventSeq) {
-    if (seq <= snap.seq) {
-      state.eventSeq.delete(id);
-      continue;
-    }
-    const current = state.sessions.get(id);
-    if (current) next.set(id, current);
-    else next.delete(id);
-  }
-  state.sessions = next;
-  state.shownSeq = snap.seq;
+  if (!store.applySnapshot(snap)) return;
   state.engine = snap.engine;
   state.remotes = snap.remotes ?? [];
   state.settings = snap.settings;

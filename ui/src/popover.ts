@@ -8,17 +8,17 @@
 // after. A click on a row jumps to the session (its terminal, editor or tmux pane); Esc closes.
 import "./popover.css";
 import { AGENTS, SECTIONS } from "./bindings";
-import type { Agent, DayReport, SessionEvent, SessionView, Snapshot } from "./bindings";
+import type { Agent, DayReport, SessionView } from "./bindings";
 import { el } from "./dom";
 import { byStartThenId, formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
 import { stampPaint } from "./paint";
+import { SessionsStore } from "./sessions-store";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
-const sessions = new Map<string, SessionView>();
-let shownSeq = -1;
-const eventSeq = new Map<string, number>();
+const store = new SessionsStore();
+const sessions = store.sessions;
 let today: DayReport | null = null;
 let todayError: string | null = null;
 let notice: string | null = null;
@@ -93,31 +93,10 @@ function tick(): void {
   }
 }
 
-/// An event older than what is shown is dropped (as in the window).
-function applyEvent(e: SessionEvent): void {
-  const id = e.kind === "upsert" ? e.view.session.session_id : e.session_id;
-  if (e.seq < shownSeq) return;
-  const last = eventSeq.get(id);
-  if (last !== undefined && e.seq < last) return;
-  eventSeq.set(id, e.seq);
-  if (e.kind === "upsert") sessions.set(id, e.view);
-  else sessions.delete(id);
-}
-
 openWindow.addEventListener("click", () => void commands.openMainWindow());
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape") void commands.hidePopover();
 });
-
-/// Takes a snapshot's sessions, unless events newer than it were applied since.
-function applySnapshot(snap: Snapshot): void {
-  if (snap.seq < shownSeq) return;
-  for (const v of snap.sessions) {
-    const seq = eventSeq.get(v.session.session_id);
-    if (seq === undefined || seq <= snap.seq) sessions.set(v.session.session_id, v);
-  }
-  shownSeq = snap.seq;
-}
 
 async function start(): Promise<void> {
   // As the window does: the shell created the page with the snapshot in it, so the sessions
@@ -126,17 +105,16 @@ async function start(): Promise<void> {
   performance.mark("agent-tray:start");
   const boot = window.__agentTrayBoot;
   if (boot) {
-    applySnapshot(boot.snapshot);
+    store.applySnapshot(boot.snapshot);
     render();
     stampPaint();
   }
   await on.sessions((e) => {
-    applyEvent(e);
-    render();
+    if (store.applyEvent(e)) render();
   });
   performance.mark("agent-tray:listening");
   // An event sent between the boot snapshot and the listener reached nobody: this one covers it.
-  applySnapshot(await commands.getSnapshot());
+  store.applySnapshot(await commands.getSnapshot());
   performance.mark("agent-tray:caught-up");
   try {
     today = await commands.getToday();
