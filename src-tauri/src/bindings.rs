@@ -70,6 +70,15 @@ fn render() -> String {
             json(serde_json::json!(sections()))
         ),
         format!(
+            "const LIMITS = {} as const;",
+            json(serde_json::json!({
+                "historyDaysDefault": agent_tray::store::DEFAULT_RETENTION_DAYS,
+                "historyDaysMax": agent_tray::store::MAX_RETENTION_DAYS,
+                "sessionTtlSecsDefault": agent_tray::registry::DEFAULT_SESSION_TTL.as_secs(),
+                "sessionTtlSecsMax": agent_tray::env_knobs::MAX_SESSION_TTL.as_secs(),
+            }))
+        ),
+        format!(
             "const EVENTS = {} as const;",
             json(serde_json::json!({
                 "sessions": EVENT_SESSIONS,

@@ -32,7 +32,7 @@
 // (window.__agentTrayBoot), so the first paint waits for no IPC; the listeners and a catch-up
 // snapshot follow it.
 import "./style.css";
-import { AGENTS, SECTIONS } from "./bindings";
+import { AGENTS, LIMITS, SECTIONS } from "./bindings";
 import { agentBadge } from "./agents";
 import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot, WindowMemory } from "./bindings";
 import { el } from "./dom";
@@ -710,25 +710,27 @@ const TOGGLES: { key: keyof AppSettings["notifications"]; label: string }[] = [
   { key: "include_subagents", label: "Also for subagents" },
 ];
 
-/// The session TTL: a whole number of seconds (at least 1), or empty for the engine's default.
+/// The session TTL: a whole number of seconds (1 to the core's limit), or empty for the engine's
+/// default.
 function ttlInput(draft: AppSettings): HTMLInputElement {
-  const input = el("input", { attrs: { type: "number", min: "1", step: "1", id: "set-ttl", placeholder: "default" } });
+  const input = el("input", { attrs: { type: "number", min: "1", max: String(LIMITS.sessionTtlSecsMax), step: "1", id: "set-ttl", placeholder: "default" } });
   input.value = draft.session_ttl_secs === null ? "" : String(draft.session_ttl_secs);
   input.addEventListener("change", () => {
     const secs = Math.floor(Number(input.value));
-    draft.session_ttl_secs = input.value.trim() === "" || !(secs >= 1) ? null : secs;
+    draft.session_ttl_secs = input.value.trim() === "" || !(secs >= 1) ? null : Math.min(secs, LIMITS.sessionTtlSecsMax);
     input.value = draft.session_ttl_secs === null ? "" : String(draft.session_ttl_secs);
   });
   return input;
 }
 
-/// How long history is kept: whole days from 1 to 36500, or empty for the engine's default.
+/// How long history is kept: whole days from 1 to the core's limit, or empty for the engine's
+/// default (the core's limits and default, from the generated bindings).
 function historyDaysInput(draft: AppSettings): HTMLInputElement {
-  const input = el("input", { attrs: { type: "number", min: "1", max: "36500", step: "1", id: "set-history-days", placeholder: "90" } });
+  const input = el("input", { attrs: { type: "number", min: "1", max: String(LIMITS.historyDaysMax), step: "1", id: "set-history-days", placeholder: String(LIMITS.historyDaysDefault) } });
   input.value = draft.history_days === null ? "" : String(draft.history_days);
   input.addEventListener("change", () => {
     const days = Math.floor(Number(input.value));
-    draft.history_days = input.value.trim() === "" || !(days >= 1) ? null : Math.min(days, 36500);
+    draft.history_days = input.value.trim() === "" || !(days >= 1) ? null : Math.min(days, LIMITS.historyDaysMax);
     input.value = draft.history_days === null ? "" : String(draft.history_days);
   });
   return input;
