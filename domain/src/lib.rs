@@ -9,4 +9,5 @@
 
 pub mod clock;
 pub mod model;
+pub mod pending;
 pub mod transition;

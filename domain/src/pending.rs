@@ -1,0 +1,821 @@
+//! Permission requests an agent is waiting on, and the rule that makes answering them safe: each
+//! request is answered at most once, and an answer reaches the request it names or none.
+//!
+//! Why a book of its own: an answer can come from several places at once (the window, the
+//! popover, the tray menu, an alert's button, the CLI), the agent can move on by itself (the user
+//! answered in the terminal, the tool ran, the session ended), and every wait has a deadline after
+//! which the agent asks in its terminal. The races between these are the whole difficulty, so
+//! every decision is made here, in one pure structure with the time passed in, and checked by
+//! property tests over any interleaving. The engine holds the book under its lock and does the
+//! I/O (telling the waiting hook) after releasing it.
+//!
+//! The rules:
+//! - A request is identified by its host, its session and the agent's own id for the call (a
+//!   tool-use id, a request id; a digest of the input where the agent gives none). The same call
+//!   asked again with the same input is the same request (a hook retried, two feeds telling the
+//!   same); asked with another input it is a new request, and the old one is closed as replaced,
+//!   so an answer given while reading the old input never allows the new one.
+//! - Request ids are never reused: a counter with a salt the engine picks when it starts, so an
+//!   id from an earlier engine (or an earlier request) is unknown, never another request's.
+//! - An answer to a closed request is refused with why it closed (answered, and by whom; expired;
+//!   the agent moved on; replaced; the session ended); an unknown id is refused as unknown. A
+//!   refusal never touches any other request.
+//! - An answer the agent does not accept (allow for the session, where it has no such thing) is
+//!   refused and the request stays open for another answer.
+//! - At or after its deadline a request can no longer be answered: the agent is already asking
+//!   in its terminal, and a late allow must not land on whatever it asks next.
+//! - Closed requests are remembered (at most [`CLOSED_KEPT`], oldest first out) only to say why
+//!   an answer came too late.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// How many closed requests are remembered to explain a late answer.
+pub const CLOSED_KEPT: usize = 1024;
+
+/// How many requests may be open at once; past it the oldest is closed as abandoned. Far above
+/// any real use (an agent waits on one request at a time, OpenCode on a few), it only bounds what
+/// a runaway or hostile sender can make the engine hold.
+pub const OPEN_MAX: usize = 256;
+
+/// A request's id, as the CLI, the window and the alerts name it (`r<number>-<salt>`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RequestId(String);
+
+impl RequestId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Which session a request belongs to: `host` is `None` for this machine.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SessionKey {
+    pub host: Option<String>,
+    pub session_id: String,
+}
+
+/// Which answers the agent accepts for a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accepts {
+    /// "Allow for this session" (Claude's `updatedPermissions`, OpenCode's `always`).
+    pub allow_for_session: bool,
+    /// A message with a denial, shown to the model.
+    pub deny_message: bool,
+}
+
+/// What an agent asks, as it asked it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ask {
+    pub session: SessionKey,
+    /// The agent's own id for the call (tool-use id, request id), or a digest of the input.
+    pub call_id: String,
+    /// A digest of everything asked (tool and input): another digest for the same call is a new
+    /// request.
+    pub input_digest: String,
+    pub asked_at: DateTime<Utc>,
+    /// Until when an answer can still reach the agent.
+    pub answer_by: DateTime<Utc>,
+    pub accepts: Accepts,
+}
+
+/// An open request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingRequest {
+    pub id: RequestId,
+    pub ask: Ask,
+}
+
+/// An answer the user gives.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "answer")]
+pub enum Answer {
+    Allow,
+    AllowForSession,
+    Deny { message: Option<String> },
+}
+
+/// Where an answer was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerSource {
+    Window,
+    Popover,
+    TrayMenu,
+    Alert,
+    Cli,
+}
+
+/// Why a request closed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum Outcome {
+    /// Answered from here.
+    Answered {
+        answer: Answer,
+        source: AnswerSource,
+    },
+    /// The agent went on without us: answered in its terminal, the tool ran, or the turn ended.
+    MovedOn,
+    /// The session ended.
+    SessionEnded,
+    /// Its deadline passed: the agent asks in its terminal.
+    Expired,
+    /// The same call was asked again with another input.
+    Replaced { by: RequestId },
+    /// The side waiting for the answer went away (the hook gave up or was killed), or the book
+    /// was full.
+    Abandoned,
+}
+
+/// A closed request, remembered to explain a late answer and recorded in the history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Closed {
+    pub id: RequestId,
+    pub ask: Ask,
+    pub outcome: Outcome,
+    pub at: DateTime<Utc>,
+}
+
+impl Closed {
+    /// How long the agent waited.
+    pub fn waited(&self) -> chrono::Duration {
+        self.at - self.ask.asked_at
+    }
+}
+
+/// What [`PendingBook::ask`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Asked {
+    pub id: RequestId,
+    /// True when this call was already open with the same input (nothing new to show).
+    pub again: bool,
+    /// The request this one replaced (same call, another input).
+    pub replaced: Option<Closed>,
+    /// A request closed to keep the book within [`OPEN_MAX`].
+    pub evicted: Option<Closed>,
+}
+
+/// Which request an answer is for: an id, or a session that has exactly one open request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Request(RequestId),
+    Session(SessionKey),
+}
+
+/// Why an answer was refused. The `Display` text is what the CLI prints.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("no request {0} is known (it may be from before the engine restarted)")]
+    Unknown(RequestId),
+    #[error("request {id} is closed: {}", describe(outcome))]
+    Closed { id: RequestId, outcome: Outcome },
+    #[error("session {} has no request waiting for an answer", .0.session_id)]
+    NothingPending(SessionKey),
+    #[error("session {} has {} requests waiting; answer one by its id: {}", .session.session_id, .ids.len(), join(.ids))]
+    Ambiguous {
+        session: SessionKey,
+        ids: Vec<RequestId>,
+    },
+    #[error("request {0} cannot be allowed for the whole session: this agent does not offer it")]
+    NotAccepted(RequestId),
+}
+
+fn join(ids: &[RequestId]) -> String {
+    ids.iter()
+        .map(RequestId::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn describe(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Answered { answer, source } => {
+            let what = match answer {
+                Answer::Allow | Answer::AllowForSession => "allowed",
+                Answer::Deny { .. } => "denied",
+            };
+            let from = match source {
+                AnswerSource::Window => "the window",
+                AnswerSource::Popover => "the popover",
+                AnswerSource::TrayMenu => "the tray menu",
+                AnswerSource::Alert => "an alert",
+                AnswerSource::Cli => "the command line",
+            };
+            format!("already {what} from {from}")
+        }
+        Outcome::MovedOn => "the agent moved on (answered in its terminal, or the tool ran)".into(),
+        Outcome::SessionEnded => "the session ended".into(),
+        Outcome::Expired => "it expired; the agent asks in its terminal".into(),
+        Outcome::Replaced { by } => format!("the agent asked again with other input, as {by}"),
+        Outcome::Abandoned => "the agent stopped waiting for an answer".into(),
+    }
+}
+
+/// An accepted answer, to be delivered to the waiting side.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answered {
+    pub closed: Closed,
+}
+
+/// The open requests and the recently closed ones.
+#[derive(Debug)]
+pub struct PendingBook {
+    salt: String,
+    next: u64,
+    open: BTreeMap<RequestId, PendingRequest>,
+    closed: VecDeque<Closed>,
+}
+
+impl PendingBook {
+    /// A book whose ids end with `salt`; the engine picks a new one each time it starts, so no id
+    /// of an earlier engine names a request of this one.
+    pub fn new(salt: &str) -> PendingBook {
+        let salt: String = salt
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(16)
+            .collect();
+        PendingBook {
+            salt,
+            next: 1,
+            open: BTreeMap::new(),
+            closed: VecDeque::new(),
+        }
+    }
+
+    /// The open requests, oldest first.
+    pub fn open(&self) -> impl Iterator<Item = &PendingRequest> {
+        let mut all: Vec<&PendingRequest> = self.open.values().collect();
+        all.sort_by(|a, b| (a.ask.asked_at, &a.id).cmp(&(b.ask.asked_at, &b.id)));
+        all.into_iter()
+    }
+
+    /// The open requests of one session.
+    pub fn open_for<'a>(
+        &'a self,
+        session: &'a SessionKey,
+    ) -> impl Iterator<Item = &'a PendingRequest> {
+        self.open().filter(move |r| &r.ask.session == session)
+    }
+
+    pub fn get(&self, id: &RequestId) -> Option<&PendingRequest> {
+        self.open.get(id)
+    }
+
+    /// Records what an agent asks.
+    pub fn ask(&mut self, ask: Ask, now: DateTime<Utc>) -> Asked {
+        let same_call = self
+            .open
+            .values()
+            .find(|r| r.ask.session == ask.session && r.ask.call_id == ask.call_id)
+            .map(|r| r.id.clone());
+        if let Some(existing) = &same_call {
+            if self.open[existing].ask.input_digest == ask.input_digest {
+                return Asked {
+                    id: existing.clone(),
+                    again: true,
+                    replaced: None,
+                    evicted: None,
+                };
+            }
+        }
+        let id = RequestId(format!("r{}-{}", self.next, self.salt));
+        self.next += 1;
+        let replaced =
+            same_call.and_then(|old| self.close(&old, Outcome::Replaced { by: id.clone() }, now));
+        let evicted = if self.open.len() >= OPEN_MAX {
+            let oldest = self.open().next().map(|r| r.id.clone());
+            oldest.and_then(|old| self.close(&old, Outcome::Abandoned, now))
+        } else {
+            None
+        };
+        self.open.insert(
+            id.clone(),
+            PendingRequest {
+                id: id.clone(),
+                ask,
+            },
+        );
+        Asked {
+            id,
+            again: false,
+            replaced,
+            evicted,
+        }
+    }
+
+    /// Which open request `target` names.
+    pub fn resolve(&self, target: &Target) -> Result<RequestId, Refusal> {
+        match target {
+            Target::Request(id) => {
+                if self.open.contains_key(id) {
+                    Ok(id.clone())
+                } else if let Some(closed) = self.closed.iter().rev().find(|c| &c.id == id) {
+                    Err(Refusal::Closed {
+                        id: id.clone(),
+                        outcome: closed.outcome.clone(),
+                    })
+                } else {
+                    Err(Refusal::Unknown(id.clone()))
+                }
+            }
+            Target::Session(session) => {
+                let ids: Vec<RequestId> = self.open_for(session).map(|r| r.id.clone()).collect();
+                match ids.len() {
+                    0 => Err(Refusal::NothingPending(session.clone())),
+                    1 => Ok(ids[0].clone()),
+                    _ => Err(Refusal::Ambiguous {
+                        session: session.clone(),
+                        ids,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Answers a request. Exactly one answer to a request is ever accepted; every other is
+    /// refused with why, and changes nothing but the expiry of the request it names.
+    pub fn answer(
+        &mut self,
+        target: &Target,
+        answer: Answer,
+        source: AnswerSource,
+        now: DateTime<Utc>,
+    ) -> Result<Answered, Refusal> {
+        let id = self.resolve(target)?;
+        let ask = &self.open[&id].ask;
+        if now >= ask.answer_by {
+            self.close(&id, Outcome::Expired, now);
+            return Err(Refusal::Closed {
+                id,
+                outcome: Outcome::Expired,
+            });
+        }
+        if answer == Answer::AllowForSession && !ask.accepts.allow_for_session {
+            return Err(Refusal::NotAccepted(id));
+        }
+        // A message the agent cannot show is dropped rather than refused: the denial is what
+        // matters, and refusing it would leave the agent waiting.
+        let answer = match answer {
+            Answer::Deny { message } => Answer::Deny {
+                message: message.filter(|m| ask.accepts.deny_message && !m.is_empty()),
+            },
+            other => other,
+        };
+        let closed = self
+            .close(&id, Outcome::Answered { answer, source }, now)
+            .ok_or_else(|| Refusal::Unknown(id.clone()))?;
+        Ok(Answered { closed })
+    }
+
+    /// The agent went on by itself: with a call id, that call's request; without, every open
+    /// request of the session (a signal that does not say which call, such as a finished turn).
+    pub fn moved_on(
+        &mut self,
+        session: &SessionKey,
+        call_id: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Vec<Closed> {
+        let ids: Vec<RequestId> = self
+            .open
+            .values()
+            .filter(|r| &r.ask.session == session && call_id.is_none_or(|c| r.ask.call_id == c))
+            .map(|r| r.id.clone())
+            .collect();
+        ids.iter()
+            .filter_map(|id| self.close(id, Outcome::MovedOn, now))
+            .collect()
+    }
+
+    /// The session ended: its requests can no longer be answered.
+    pub fn session_ended(&mut self, session: &SessionKey, now: DateTime<Utc>) -> Vec<Closed> {
+        let ids: Vec<RequestId> = self
+            .open
+            .values()
+            .filter(|r| &r.ask.session == session)
+            .map(|r| r.id.clone())
+            .collect();
+        ids.iter()
+            .filter_map(|id| self.close(id, Outcome::SessionEnded, now))
+            .collect()
+    }
+
+    /// The side waiting for `id`'s answer went away.
+    pub fn abandoned(&mut self, id: &RequestId, now: DateTime<Utc>) -> Option<Closed> {
+        self.close(id, Outcome::Abandoned, now)
+    }
+
+    /// Closes every request whose deadline is at or before `now`.
+    pub fn expire(&mut self, now: DateTime<Utc>) -> Vec<Closed> {
+        let ids: Vec<RequestId> = self
+            .open
+            .values()
+            .filter(|r| r.ask.answer_by <= now)
+            .map(|r| r.id.clone())
+            .collect();
+        ids.iter()
+            .filter_map(|id| self.close(id, Outcome::Expired, now))
+            .collect()
+    }
+
+    /// The next deadline, for the engine's timer.
+    pub fn next_deadline(&self) -> Option<DateTime<Utc>> {
+        self.open.values().map(|r| r.ask.answer_by).min()
+    }
+
+    fn close(&mut self, id: &RequestId, outcome: Outcome, now: DateTime<Utc>) -> Option<Closed> {
+        let request = self.open.remove(id)?;
+        let closed = Closed {
+            id: request.id,
+            ask: request.ask,
+            outcome,
+            at: now,
+        };
+        if self.closed.len() >= CLOSED_KEPT {
+            self.closed.pop_front();
+        }
+        self.closed.push_back(closed.clone());
+        Some(closed)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use proptest::prelude::*;
+
+    fn at(secs: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_800_000_000 + secs, 0)
+            .single()
+            .unwrap_or_default()
+    }
+
+    fn session(id: &str) -> SessionKey {
+        SessionKey {
+            host: None,
+            session_id: id.into(),
+        }
+    }
+
+    fn ask_for(session_id: &str, call: &str, digest: &str, asked: i64, wait: i64) -> Ask {
+        Ask {
+            session: session(session_id),
+            call_id: call.into(),
+            input_digest: digest.into(),
+            asked_at: at(asked),
+            answer_by: at(asked + wait),
+            accepts: Accepts {
+                allow_for_session: true,
+                deny_message: true,
+            },
+        }
+    }
+
+    // Two places answer the same request at once (the CLI and an alert's button): the first wins,
+    // the second is told who answered, and the agent gets one decision.
+    #[test]
+    fn a_second_answer_to_the_same_request_is_refused_and_names_the_first() {
+        let mut book = PendingBook::new("s1");
+        let id = book.ask(ask_for("a", "toolu_1", "d1", 0, 60), at(0)).id;
+        let first = book.answer(
+            &Target::Request(id.clone()),
+            Answer::Allow,
+            AnswerSource::Cli,
+            at(5),
+        );
+        assert!(first.is_ok(), "the first answer is accepted");
+        let second = book.answer(
+            &Target::Request(id.clone()),
+            Answer::Deny { message: None },
+            AnswerSource::Alert,
+            at(6),
+        );
+        let refusal = second.expect_err("a second answer must be refused");
+        assert_eq!(
+            refusal.to_string(),
+            format!("request {id} is closed: already allowed from the command line")
+        );
+    }
+
+    // The user reads "rm -rf build" and clicks Allow while the agent, meanwhile, asked the same call
+    // again with another command: the click must not allow the new command.
+    #[test]
+    fn a_call_asked_again_with_other_input_is_a_new_request_and_the_old_id_is_refused() {
+        let mut book = PendingBook::new("s1");
+        let old = book
+            .ask(ask_for("a", "toolu_1", "rm build", 0, 60), at(0))
+            .id;
+        let asked = book.ask(ask_for("a", "toolu_1", "rm -rf /", 1, 60), at(1));
+        assert_ne!(asked.id, old, "changed input gets a new id");
+        assert_eq!(asked.replaced.map(|c| c.id), Some(old.clone()));
+        let late = book.answer(
+            &Target::Request(old),
+            Answer::Allow,
+            AnswerSource::Window,
+            at(2),
+        );
+        assert!(matches!(
+            late,
+            Err(Refusal::Closed {
+                outcome: Outcome::Replaced { .. },
+                ..
+            })
+        ));
+        assert!(
+            book.get(&asked.id).is_some(),
+            "the new request is still waiting for its own answer"
+        );
+    }
+
+    // A hook retried, or the app-server feed and the hook both telling of one prompt: one request.
+    #[test]
+    fn the_same_call_asked_again_with_the_same_input_keeps_its_id() {
+        let mut book = PendingBook::new("s1");
+        let first = book.ask(ask_for("a", "toolu_1", "d", 0, 60), at(0));
+        let again = book.ask(ask_for("a", "toolu_1", "d", 1, 60), at(1));
+        assert_eq!(again.id, first.id);
+        assert!(again.again && !first.again);
+        assert_eq!(book.open().count(), 1);
+    }
+
+    // The agent has already gone to its terminal prompt: a late allow must not land.
+    #[test]
+    fn an_answer_at_the_deadline_is_refused_as_expired() {
+        let mut book = PendingBook::new("s1");
+        let id = book.ask(ask_for("a", "c", "d", 0, 30), at(0)).id;
+        let answer = book.answer(
+            &Target::Request(id.clone()),
+            Answer::Allow,
+            AnswerSource::Window,
+            at(30),
+        );
+        assert!(matches!(
+            answer,
+            Err(Refusal::Closed {
+                outcome: Outcome::Expired,
+                ..
+            })
+        ));
+        let before = book.answer(
+            &Target::Request(id),
+            Answer::Allow,
+            AnswerSource::Window,
+            at(29),
+        );
+        assert!(
+            before.is_err(),
+            "expired is final, even for an answer stamped earlier"
+        );
+    }
+
+    // `agent-tray allow SESSION` when the session waits on one request, on none, or on two.
+    #[test]
+    fn a_session_names_its_request_only_when_it_has_exactly_one() {
+        let mut book = PendingBook::new("s1");
+        assert!(matches!(
+            book.resolve(&Target::Session(session("a"))),
+            Err(Refusal::NothingPending(_))
+        ));
+        let one = book.ask(ask_for("a", "c1", "d", 0, 60), at(0)).id;
+        assert_eq!(book.resolve(&Target::Session(session("a"))), Ok(one));
+        book.ask(ask_for("a", "c2", "d", 1, 60), at(1));
+        let err = book
+            .resolve(&Target::Session(session("a")))
+            .expect_err("two requests: ambiguous");
+        assert!(err.to_string().contains("2 requests waiting"), "{err}");
+    }
+
+    // A remote announcing a local session's id must not be able to take its requests.
+    #[test]
+    fn the_same_session_id_on_another_host_is_another_session() {
+        let mut book = PendingBook::new("s1");
+        book.ask(ask_for("a", "c", "d", 0, 60), at(0));
+        let remote = SessionKey {
+            host: Some("devbox".into()),
+            session_id: "a".into(),
+        };
+        assert!(matches!(
+            book.resolve(&Target::Session(remote.clone())),
+            Err(Refusal::NothingPending(_))
+        ));
+        assert!(
+            book.session_ended(&remote, at(1)).is_empty(),
+            "the local request stays open"
+        );
+        assert_eq!(book.open().count(), 1);
+    }
+
+    // Codex takes no "allow for this session": offering it must not silently allow once, or deny.
+    #[test]
+    fn an_answer_the_agent_does_not_take_is_refused_and_the_request_stays_open() {
+        let mut book = PendingBook::new("s1");
+        let mut ask = ask_for("a", "c", "d", 0, 60);
+        ask.accepts = Accepts {
+            allow_for_session: false,
+            deny_message: false,
+        };
+        let id = book.ask(ask, at(0)).id;
+        let refused = book.answer(
+            &Target::Request(id.clone()),
+            Answer::AllowForSession,
+            AnswerSource::Window,
+            at(1),
+        );
+        assert_eq!(refused, Err(Refusal::NotAccepted(id.clone())));
+        let denied = book
+            .answer(
+                &Target::Request(id),
+                Answer::Deny {
+                    message: Some("no".into()),
+                },
+                AnswerSource::Window,
+                at(2),
+            )
+            .expect("a plain deny is taken");
+        assert_eq!(
+            denied.closed.outcome,
+            Outcome::Answered {
+                answer: Answer::Deny { message: None },
+                source: AnswerSource::Window
+            },
+            "a message the agent cannot show is dropped, the denial stands"
+        );
+    }
+
+    // An engine restarted while a hook waited: the old id must be unknown, never another request.
+    #[test]
+    fn ids_of_an_earlier_engine_are_unknown_to_a_new_one() {
+        let mut before = PendingBook::new("aaa");
+        let old = before.ask(ask_for("a", "c", "d", 0, 60), at(0)).id;
+        let mut after = PendingBook::new("bbb");
+        let new = after.ask(ask_for("a", "c", "d", 0, 60), at(0)).id;
+        assert_ne!(old, new);
+        assert!(matches!(
+            after.resolve(&Target::Request(old)),
+            Err(Refusal::Unknown(_))
+        ));
+    }
+
+    #[test]
+    fn the_book_holds_at_most_its_cap_and_closes_the_oldest_as_abandoned() {
+        let mut book = PendingBook::new("s");
+        let first = book.ask(ask_for("s0", "c", "d", 0, 600), at(0)).id;
+        for n in 1..OPEN_MAX {
+            book.ask(
+                ask_for(&format!("s{n}"), "c", "d", n as i64, 600),
+                at(n as i64),
+            );
+        }
+        let asked = book.ask(ask_for("last", "c", "d", 1000, 600), at(1000));
+        assert_eq!(book.open().count(), OPEN_MAX);
+        assert_eq!(
+            asked.evicted.map(|c| (c.id, c.outcome)),
+            Some((first, Outcome::Abandoned))
+        );
+    }
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        Ask {
+            session: u8,
+            call: u8,
+            digest: u8,
+            wait: u8,
+        },
+        AnswerId {
+            nth: u8,
+            allow: bool,
+        },
+        AnswerSession {
+            session: u8,
+        },
+        MovedOn {
+            session: u8,
+            call: Option<u8>,
+        },
+        Ended {
+            session: u8,
+        },
+        Abandon {
+            nth: u8,
+        },
+        Tick {
+            secs: u8,
+        },
+        Expire,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0..3u8, 0..3u8, 0..2u8, 1..40u8).prop_map(|(session, call, digest, wait)| Step::Ask {
+                session,
+                call,
+                digest,
+                wait
+            }),
+            (any::<u8>(), any::<bool>()).prop_map(|(nth, allow)| Step::AnswerId { nth, allow }),
+            (0..3u8).prop_map(|session| Step::AnswerSession { session }),
+            (0..3u8, proptest::option::of(0..3u8))
+                .prop_map(|(session, call)| Step::MovedOn { session, call }),
+            (0..3u8).prop_map(|session| Step::Ended { session }),
+            any::<u8>().prop_map(|nth| Step::Abandon { nth }),
+            (0..20u8).prop_map(|secs| Step::Tick { secs }),
+            Just(Step::Expire),
+        ]
+    }
+
+    proptest! {
+        // Any interleaving of asks, answers from anywhere, expiries, terminal answers, abandoned
+        // waits and session ends: each request is answered at most once, never after it closed or
+        // after its deadline, and a refused answer changes no other request.
+        #[test]
+        fn any_interleaving_answers_each_request_at_most_once(steps in proptest::collection::vec(step(), 1..80)) {
+            let mut book = PendingBook::new("p");
+            let mut now = 0i64;
+            let mut ever: Vec<RequestId> = Vec::new();
+            let mut answered: std::collections::HashMap<RequestId, usize> = Default::default();
+            let mut closed_ids: std::collections::HashSet<RequestId> = Default::default();
+            for step in steps {
+                match step {
+                    Step::Ask { session, call, digest, wait } => {
+                        let asked = book.ask(ask_for(&format!("s{session}"), &format!("c{call}"), &format!("d{digest}"), now, wait as i64), at(now));
+                        if let Some(c) = asked.replaced { closed_ids.insert(c.id); }
+                        if !ever.contains(&asked.id) { ever.push(asked.id.clone()); }
+                        prop_assert!(!closed_ids.contains(&asked.id), "a closed id is never reopened");
+                    }
+                    Step::AnswerId { .. } | Step::Abandon { .. } if ever.is_empty() => {}
+                    Step::AnswerId { nth, allow } => {
+                        let id = ever[nth as usize % ever.len()].clone();
+                        let others_before: Vec<RequestId> = book.open().map(|r| r.id.clone()).filter(|o| o != &id).collect();
+                        let was_open = book.get(&id).cloned();
+                        let answer = if allow { Answer::Allow } else { Answer::Deny { message: Some("no".into()) } };
+                        match book.answer(&Target::Request(id.clone()), answer, AnswerSource::Cli, at(now)) {
+                            Ok(done) => {
+                                prop_assert_eq!(&done.closed.id, &id, "the answer reached the request it named");
+                                let open = was_open.expect("only an open request can be answered");
+                                prop_assert!(at(now) < open.ask.answer_by, "never after the deadline");
+                                *answered.entry(id.clone()).or_default() += 1;
+                                closed_ids.insert(id);
+                            }
+                            Err(_) => {
+                                if was_open.is_some() { closed_ids.insert(id.clone()); }
+                            }
+                        }
+                        let others_after: Vec<RequestId> = book.open().map(|r| r.id.clone()).filter(|o| o != &ever[nth as usize % ever.len()]).collect();
+                        prop_assert_eq!(others_before, others_after, "an answer touches no other request");
+                    }
+                    Step::AnswerSession { session } => {
+                        if let Ok(done) = book.answer(&Target::Session(session_key(session)), Answer::Allow, AnswerSource::Window, at(now)) {
+                            *answered.entry(done.closed.id.clone()).or_default() += 1;
+                            closed_ids.insert(done.closed.id);
+                        }
+                    }
+                    Step::MovedOn { session, call } => {
+                        let call = call.map(|c| format!("c{c}"));
+                        for c in book.moved_on(&session_key(session), call.as_deref(), at(now)) { closed_ids.insert(c.id); }
+                    }
+                    Step::Ended { session } => {
+                        for c in book.session_ended(&session_key(session), at(now)) { closed_ids.insert(c.id); }
+                        prop_assert_eq!(book.open_for(&session_key(session)).count(), 0);
+                    }
+                    Step::Abandon { nth } => {
+                        let id = ever[nth as usize % ever.len()].clone();
+                        if let Some(c) = book.abandoned(&id, at(now)) { closed_ids.insert(c.id); }
+                    }
+                    // Time passes without the expiry timer having run: an answer may come first.
+                    Step::Tick { secs } => now += secs as i64,
+                    Step::Expire => {
+                        for c in book.expire(at(now)) {
+                            prop_assert!(c.ask.answer_by <= at(now));
+                            closed_ids.insert(c.id);
+                        }
+                        prop_assert!(book.open().all(|r| r.ask.answer_by > at(now)), "nothing past its deadline stays open after a tick");
+                    }
+                }
+                for id in &closed_ids {
+                    prop_assert!(book.get(id).is_none(), "a closed request is never open again");
+                }
+            }
+            for (id, n) in answered {
+                prop_assert_eq!(n, 1, "request {} answered {} times", id, n);
+            }
+        }
+    }
+
+    fn session_key(n: u8) -> SessionKey {
+        session(&format!("s{n}"))
+    }
+}
