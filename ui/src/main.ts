@@ -32,7 +32,7 @@
 // (window.__agentTrayBoot), so the first paint waits for no IPC; the listeners and a catch-up
 // snapshot follow it.
 import "./style.css";
-import { AGENTS, LIMITS, SECTIONS } from "./bindings";
+import { AGENTS, SECTIONS } from "./bindings";
 import { agentBadge } from "./agents";
 import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot, WindowMemory } from "./bindings";
 import { el } from "./dom";
@@ -41,6 +41,7 @@ import { stampPaint } from "./paint";
 import { commands, errorMessage, on } from "./ipc";
 import { createMemoryViews } from "./memory";
 import { SessionsStore } from "./sessions-store";
+import { openSettings, type SettingsPage } from "./settings-view";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
@@ -498,7 +499,7 @@ function restoreMemory(memory: WindowMemory): void {
 /// starting (its one-shots: the shell hands each over once).
 function applyRequests(memory: WindowMemory): void {
   if (memory.install_report) showInstall(memory.install_report);
-  if (memory.open_settings) openSettings();
+  if (memory.open_settings) showSettings();
   if (memory.focus) focusSession(memory.focus);
 }
 
@@ -699,128 +700,22 @@ agentSelect.addEventListener("change", () => {
   render();
 });
 
-// ---- settings -------------------------------------------------------------------------------
-const TOGGLES: { key: keyof AppSettings["notifications"]; label: string }[] = [
-  { key: "enabled", label: "Desktop alerts" },
-  { key: "process_died", label: "A session's process died" },
-  { key: "needs_permission", label: "A session needs permission" },
-  { key: "needs_input", label: "A session needs input" },
-  { key: "long_turn_finished", label: "A long turn finished" },
-  { key: "turn_failed", label: "A turn failed with an API error" },
-  { key: "include_subagents", label: "Also for subagents" },
-];
-
-/// The session TTL: a whole number of seconds (1 to the core's limit), or empty for the engine's
-/// default.
-function ttlInput(draft: AppSettings): HTMLInputElement {
-  const input = el("input", { attrs: { type: "number", min: "1", max: String(LIMITS.sessionTtlSecsMax), step: "1", id: "set-ttl", placeholder: "default" } });
-  input.value = draft.session_ttl_secs === null ? "" : String(draft.session_ttl_secs);
-  input.addEventListener("change", () => {
-    const secs = Math.floor(Number(input.value));
-    draft.session_ttl_secs = input.value.trim() === "" || !(secs >= 1) ? null : Math.min(secs, LIMITS.sessionTtlSecsMax);
-    input.value = draft.session_ttl_secs === null ? "" : String(draft.session_ttl_secs);
-  });
-  return input;
-}
-
-/// How long history is kept: whole days from 1 to the core's limit, or empty for the engine's
-/// default (the core's limits and default, from the generated bindings).
-function historyDaysInput(draft: AppSettings): HTMLInputElement {
-  const input = el("input", { attrs: { type: "number", min: "1", max: String(LIMITS.historyDaysMax), step: "1", id: "set-history-days", placeholder: String(LIMITS.historyDaysDefault) } });
-  input.value = draft.history_days === null ? "" : String(draft.history_days);
-  input.addEventListener("change", () => {
-    const days = Math.floor(Number(input.value));
-    draft.history_days = input.value.trim() === "" || !(days >= 1) ? null : Math.min(days, LIMITS.historyDaysMax);
-    input.value = draft.history_days === null ? "" : String(draft.history_days);
-  });
-  return input;
-}
-
-/// The Remotes part of Settings: the links, a Remove button each, and an Add form. The core
-/// checks and writes remotes.json (as `agent-tray remote add/remove`); a refusal shows its message.
-function remotesFieldset(status = ""): HTMLElement {
-  const redraw = (text: string) => void loadSnapshot().finally(() => document.getElementById("set-remotes")?.replaceWith(remotesFieldset(text)));
-  const message = el("p", { attrs: { id: "remote-message", role: "status" } }, status);
-  const fail = (error: unknown) => {
-    message.textContent = errorMessage(error);
-    message.className = "error";
-  };
-  const name = el("input", { attrs: { id: "remote-name", placeholder: "name", "aria-label": "remote name" } });
-  const destination = el("input", { attrs: { id: "remote-destination", placeholder: "user@host", "aria-label": "ssh destination" } });
-  const add = el("button", { attrs: { type: "button", id: "add-remote" } }, "Add remote");
-  add.addEventListener("click", () => {
-    commands.addRemote(name.value.trim(), destination.value.trim()).then(() => redraw(`Added ${name.value.trim()}.`), fail);
-  });
-  const rows = state.remotes.map((r) => {
-    const remove = el("button", { class: "ghost", attrs: { type: "button", "data-remove": r.name } }, "Remove");
-    remove.addEventListener("click", () => commands.removeRemote(r.name).then(() => redraw(`Removed ${r.name}.`), fail));
-    return el("p", { class: "remote" }, `${r.name} (${r.destination}): ${r.state === "connected" ? `connected, ${r.sessions} sessions` : r.message ?? r.state} `, remove);
-  });
-  return el("fieldset", { attrs: { id: "set-remotes" } }, el("legend", {}, "Remotes"),
-    ...(rows.length === 0 ? [el("p", {}, "None yet.")] : rows),
-    el("div", { class: "remote-add" }, name, " ", destination, " ", add),
-    message,
-  );
-}
-
-function openSettings(): void {
-  const current = state.settings;
-  if (!current) return;
-  const draft: AppSettings = structuredClone(current);
-  const checkbox = (checked: boolean, onChange: (v: boolean) => void, id: string) => {
-    const input = el("input", { attrs: { type: "checkbox", id } });
-    input.checked = checked;
-    input.addEventListener("change", () => onChange(input.checked));
-    return input;
-  };
-  const number = (value: number, onChange: (v: number) => void, id: string) => {
-    const input = el("input", { attrs: { type: "number", min: "0", step: "1", id } });
-    input.value = String(value);
-    input.addEventListener("change", () => onChange(Math.max(0, Math.floor(Number(input.value) || 0))));
-    return input;
-  };
-  const line = (control: HTMLElement, label: string) => el("label", { class: "setting" }, control, " ", label);
-  const save = el("button", { class: "primary", attrs: { type: "button", id: "save-settings" } }, "Save");
-  const cancel = el("button", { class: "ghost", attrs: { type: "button" } }, "Cancel");
-  save.addEventListener("click", () => {
-    commands
-      .saveSettings(draft)
-      .then(() => {
-        state.settings = draft;
-        settingsPanel.close();
-      })
-      .catch((error) => {
-        state.notice = { kind: "error", text: errorMessage(error) };
-        renderBanner();
-      });
-  });
-  cancel.addEventListener("click", () => settingsPanel.close());
-  settingsPanel.replaceChildren(
-    el("h2", {}, "Settings"),
-    el("fieldset", {}, el("legend", {}, "Alerts"), ...TOGGLES.map((t) =>
-      line(checkbox(Boolean(draft.notifications[t.key]), (v) => ((draft.notifications[t.key] as boolean) = v), `set-${t.key}`), t.label),
-    ),
-      line(number(draft.notifications.long_turn_secs, (v) => (draft.notifications.long_turn_secs = v), "set-long-turn"), "seconds make a turn long"),
-      line(number(draft.notifications.cooldown_secs, (v) => (draft.notifications.cooldown_secs = v), "set-cooldown"), "seconds between alerts of one kind per session"),
-    ),
-    el("fieldset", {}, el("legend", {}, "Agents"), ...AGENTS.map(({ agent, name }) =>
-      line(checkbox(draft.agents.includes(agent), (v) => {
-        draft.agents = v ? [...new Set([...draft.agents, agent])] : draft.agents.filter((a) => a !== agent);
-      }, `set-agent-${agent}`), name),
-    )),
-    el("fieldset", {}, el("legend", {}, "App"),
-      line(checkbox(draft.menu_bar_counts, (v) => (draft.menu_bar_counts = v), "set-counts"), "Counts beside the menu-bar icon (macOS)"),
-      line(checkbox(draft.launch_at_login, (v) => (draft.launch_at_login = v), "set-login"), "Launch at login"),
-      line(checkbox(draft.repair_hooks_automatically, (v) => (draft.repair_hooks_automatically = v), "set-repair-hooks"), "Put the hooks back when another program removes them"),
-      line(ttlInput(draft), "seconds of silence end a session with no live process (empty: default, 300)"),
-      line(historyDaysInput(draft), "days of history to keep (empty: default, 90)"),
-    ),
-    remotesFieldset(),
-    el("div", { class: "dialog-buttons" }, cancel, save),
-  );
-  settingsPanel.showModal();
-}
-settingsButton.addEventListener("click", openSettings);
+// ---- settings (ui/src/settings-view.ts) -------------------------------------------------------
+const settingsPage: SettingsPage = {
+  panel: settingsPanel,
+  settings: () => state.settings,
+  remotes: () => state.remotes,
+  reload: loadSnapshot,
+  saved: (settings) => {
+    state.settings = settings;
+  },
+  failed: (text) => {
+    state.notice = { kind: "error", text };
+    renderBanner();
+  },
+};
+const showSettings = (): void => openSettings(settingsPage);
+settingsButton.addEventListener("click", showSettings);
 
 // ---- start ------------------------------------------------------------------------------------
 async function start(): Promise<void> {
@@ -847,7 +742,7 @@ async function start(): Promise<void> {
       state.settings = s;
       void loadSnapshot();
     }),
-    on.openSettings(openSettings),
+    on.openSettings(showSettings),
     on.installResult(showInstall),
   ]);
   performance.mark("agent-tray:listening");
