@@ -178,6 +178,16 @@ pub enum SessionState {
 }
 
 impl SessionState {
+    /// Every state, in the order of `docs/behaviour.md`.
+    pub const ALL: [SessionState; 6] = [
+        SessionState::Starting,
+        SessionState::Working,
+        SessionState::WaitingForPermission,
+        SessionState::WaitingForInput,
+        SessionState::Idle,
+        SessionState::Ended,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             SessionState::Starting => "starting",

@@ -70,6 +70,20 @@ fn render() -> String {
             json(serde_json::json!(sections()))
         ),
         format!(
+            "const STATE_LABELS: Record<SessionState, string> = {};",
+            json(serde_json::Value::Object(
+                agent_tray::model::SessionState::ALL
+                    .iter()
+                    .map(|s| {
+                        (
+                            s.as_str().to_string(),
+                            serde_json::json!(agent_tray::tray_model::state_label(*s)),
+                        )
+                    })
+                    .collect(),
+            ))
+        ),
+        format!(
             "const LIMITS = {} as const;",
             json(serde_json::json!({
                 "historyDaysDefault": agent_tray::store::DEFAULT_RETENTION_DAYS,

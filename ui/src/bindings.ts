@@ -300,6 +300,8 @@ export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"
 
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 
+export const STATE_LABELS: Record<SessionState, string> = {"starting":"starting","working":"working","waiting_for_permission":"needs permission","waiting_for_input":"needs input","idle":"idle","ended":"ended"};
+
 export const LIMITS = {"historyDaysDefault":90,"historyDaysMax":36500,"sessionTtlSecsDefault":300,"sessionTtlSecsMax":2592000} as const;
 
 export const EVENTS = {"sessions":"sessions-changed","focus":"focus-session","settings":"settings-changed","openSettings":"open-settings","installResult":"install-result"} as const;

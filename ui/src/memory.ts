@@ -11,7 +11,7 @@
 // Colours come from the page's CSS variables, read when a chart is drawn and again when the
 // system switches between light and dark.
 import type { Chart } from "chart.js";
-import { AGENTS } from "./bindings";
+import { AGENTS, STATE_LABELS } from "./bindings";
 import { agentBadge } from "./agents";
 import type { Agent, DayReport, HistoryEntry, HistoryQuery, KeyedSplit, LongWait, SessionDetail, SessionState, TimelineInterval } from "./bindings";
 import { el } from "./dom";
@@ -48,14 +48,6 @@ const WAIT_NAMES: Record<LongWait["kind"], string> = {
   idle_after_turn: "your next prompt",
 };
 
-const STATE_NAMES: Record<SessionState, string> = {
-  starting: "starting",
-  working: "working",
-  waiting_for_permission: "needs permission",
-  waiting_for_input: "needs input",
-  idle: "idle",
-  ended: "ended",
-};
 
 function stateColor(state: SessionState): string {
   if (state === "working") return cssVar("--working");
@@ -300,7 +292,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
         s.model ? el("span", { class: "model" }, s.model) : null,
         el("span", { class: "spacer" }),
         el("span", { class: "muted" }, `${dateTime(s.started_at)} · ${duration(length)}`),
-        el("span", { class: `pill pill-${s.state === "ended" ? "ended" : "working"}` }, s.state === "ended" ? "ended" : STATE_NAMES[s.state]),
+        el("span", { class: `pill pill-${s.state === "ended" ? "ended" : "working"}` }, s.state === "ended" ? "ended" : STATE_LABELS[s.state]),
       ),
       s.title ? el("div", { class: "line secondary" }, el("span", { class: "title" }, s.title)) : null,
     );
@@ -358,7 +350,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
             { attrs: { "data-state": i.state, "data-from": i.from, "data-to": i.to ?? "", "data-secs": String(Math.round(secs)) } },
             el("td", {}, clock(i.from)),
             el("td", {}, i.to ? clock(i.to) : "now"),
-            el("td", {}, el("span", { class: "swatch", attrs: { style: `background:${stateColor(i.state)}` } }), ` ${STATE_NAMES[i.state]}${i.waiting_for ? ` (${i.waiting_for})` : ""}`),
+            el("td", {}, el("span", { class: "swatch", attrs: { style: `background:${stateColor(i.state)}` } }), ` ${STATE_LABELS[i.state]}${i.waiting_for ? ` (${i.waiting_for})` : ""}`),
             el("td", {}, duration(secs)),
           );
         }),
@@ -423,7 +415,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
         labels: [""],
         // One dataset per interval, all on one row: floating bars from its start to its end.
         datasets: intervals.map((i) => ({
-          label: STATE_NAMES[i.state],
+          label: STATE_LABELS[i.state],
           data: [[at(i.from), at(i.to)] as [number, number]],
           backgroundColor: stateColor(i.state),
           borderColor: cssVar("--panel"),
