@@ -1028,26 +1028,35 @@ test("the popover lists the sessions that need you first, with today's totals in
   await context.close();
 });
 
-test("the popover paints the sessions it was created with before any command is answered, then catches up", async () => {
-  const a = view({ id: "a", project: "alpha", state: "working" });
-  const b = view({ id: "b", project: "beta", state: "idle" });
+/// Opens the popover as the shell creates it: with a boot snapshot in the page (`boot`, seq 1),
+/// while get_snapshot answers with what changed since (`later`, numbered `laterSeq`). With
+/// `hold`, no command is answered until the test releases them.
+async function bootPopover({ boot, later, laterSeq, hold = false }) {
   const context = await browser.newContext({ viewport: { width: 340, height: 420 } });
   const page = await context.newPage();
   const problems = [];
   page.on("pageerror", (e) => problems.push(e.message));
   await page.addInitScript(mockScript);
-  await page.addInitScript(({ a, b, settings }) => {
-    window.__mock.holdAll();
+  await page.addInitScript(({ boot, later, laterSeq, hold, settings }) => {
+    if (hold) window.__mock.holdAll();
     window.__TAURI_INTERNALS__.metadata = { currentWindow: { label: "popover" }, currentWebview: { windowLabel: "popover", label: "popover" } };
     const engine = { kind: "running", socket: "/tmp/test.sock" };
     window.__agentTrayBoot = {
-      snapshot: { seq: 1, sessions: [a], engine, settings, version: "0.0.0-test", remotes: [] },
+      snapshot: { seq: 1, sessions: boot, engine, settings, version: "0.0.0-test", remotes: [] },
       memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null },
     };
-    // What changed between the shell creating the page and the page listening.
-    window.__mock.snapshot = { seq: 3, sessions: [{ ...a, state_label: "needs input", section: "needs_you", session: { ...a.session, state: "waiting_for_input" } }, b], engine, settings, version: "0.0.0-test", remotes: [] };
-  }, { a, b, settings: defaultSettings });
+    window.__mock.snapshot = { seq: laterSeq, sessions: later, engine, settings, version: "0.0.0-test", remotes: [] };
+  }, { boot, later, laterSeq, hold, settings: defaultSettings });
   await page.goto(`${baseUrl}popover.html`);
+  return { page, context, problems };
+}
+
+test("the popover paints the sessions it was created with before any command is answered, then catches up", async () => {
+  const a = view({ id: "a", project: "alpha", state: "working" });
+  const b = view({ id: "b", project: "beta", state: "idle" });
+  // What changed between the shell creating the page and the page listening.
+  const changed = { ...a, state_label: "needs input", section: "needs_you", session: { ...a.session, state: "waiting_for_input" } };
+  const { page, context, problems } = await bootPopover({ boot: [a], later: [changed, b], laterSeq: 3, hold: true });
   await page.waitForFunction(() => typeof window.__agentTrayPaintedAt === "number", null, { timeout: 5000 });
   assert.equal(await page.evaluate(() => window.__mock.answered), 0, "painted before any command was answered");
   assert.deepEqual(await rowIds(page, ".pop-row"), ["a"]);
@@ -1066,21 +1075,7 @@ test("the popover paints the sessions it was created with before any command is 
 test("the popover drops a row that a newer snapshot dropped", async () => {
   const a = view({ id: "a", project: "alpha", state: "working" });
   const b = view({ id: "b", project: "beta", state: "ended" });
-  const context = await browser.newContext({ viewport: { width: 340, height: 420 } });
-  const page = await context.newPage();
-  const problems = [];
-  page.on("pageerror", (e) => problems.push(e.message));
-  await page.addInitScript(mockScript);
-  await page.addInitScript(({ a, b, settings }) => {
-    window.__TAURI_INTERNALS__.metadata = { currentWindow: { label: "popover" }, currentWebview: { windowLabel: "popover", label: "popover" } };
-    const engine = { kind: "running", socket: "/tmp/test.sock" };
-    window.__agentTrayBoot = {
-      snapshot: { seq: 1, sessions: [a, b], engine, settings, version: "0.0.0-test", remotes: [] },
-      memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null },
-    };
-    window.__mock.snapshot = { seq: 4, sessions: [a], engine, settings, version: "0.0.0-test", remotes: [] };
-  }, { a, b, settings: defaultSettings });
-  await page.goto(`${baseUrl}popover.html`);
+  const { page, context, problems } = await bootPopover({ boot: [a, b], later: [a], laterSeq: 4 });
   await page.waitForSelector("body[data-ready='true']");
   assert.deepEqual(await rowIds(page, ".pop-row"), ["a"], "the row the newer snapshot dropped is gone");
   // And a removal event after it is applied too, as in the window.
