@@ -82,6 +82,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The permission requests waiting for an answer from here.
+    Pending {
+        /// One JSON array of requests (a stable, documented format).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Allow a permission request: exits 0 once the agent has the answer.
+    Allow(crate::answering::cli::AllowArgs),
+    /// Deny a permission request: exits 0 once the agent has the answer.
+    Deny(crate::answering::cli::DenyArgs),
+    /// Whether each agent's permission requests can be answered from here, and how long they
+    /// wait: `answering claude off`, `answering codex on --wait 4`.
+    Answering(crate::answering::cli::AnsweringArgs),
     /// Agents on other machines, over SSH: `remote add NAME DESTINATION`, `list`, `remove NAME`.
     #[command(subcommand)]
     Remote(crate::remote::cli::RemoteCommand),
@@ -177,6 +190,10 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Doctor => Ok(crate::doctor::run()),
         Command::Status { json } => Ok(crate::status::run(json)?),
         Command::Remote(command) => Ok(crate::remote::cli::run(command)?),
+        Command::Pending { json } => Ok(crate::answering::cli::pending(json)?),
+        Command::Allow(args) => Ok(crate::answering::cli::allow(&args)?),
+        Command::Deny(args) => Ok(crate::answering::cli::deny(&args)?),
+        Command::Answering(args) => Ok(crate::answering::cli::answering(&args)?),
         Command::Open { background } => {
             let args: Vec<std::ffi::OsString> = background
                 .then(|| crate::app_launch::BACKGROUND_ARG.into())

@@ -174,7 +174,101 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
         }
     }
     obs.seq = Some(sequence_id(at));
+    if obs.event == EventKind::PermissionRequest {
+        if let Some(path) = obs.agent.adapter().answer_path() {
+            ask_and_print(&paths, obs, payload, path, cut, started);
+            return;
+        }
+    }
     deliver(&paths, obs, cut, started);
+}
+
+/// How long the hook waits for the engine's first reply to a permission request. Only a running
+/// engine can cost this (a hook with no engine learns it at connect); the agent's own dialog is
+/// on screen meanwhile.
+const ASK_REPLY_BUDGET: Duration = Duration::from_millis(1000);
+
+/// A permission request: journaled like every event, then sent as an `ask`; the hook waits on
+/// the connection for an answer and prints it in the agent's shape
+/// ([`crate::answering::hook_output`]). Every failure prints nothing, so the agent asks in its
+/// terminal as it would without us.
+fn ask_and_print(
+    paths: &TrayPaths,
+    obs: Observation,
+    payload: &[u8],
+    path: crate::answering::AnswerPath,
+    cut: bool,
+    started: Instant,
+) {
+    use crate::answering::{self, HookDecision, Printed};
+    use crate::control::protocol::{AskReply, TypedReply};
+    let parsed: Option<(serde_json::Value, answering::AskCall)> = if cut {
+        None
+    } else {
+        serde_json::from_slice::<serde_json::Value>(payload)
+            .ok()
+            .and_then(|v| answering::ask_call_from_payload(&v).map(|call| (v, call)))
+    };
+    let Some((payload, call)) = parsed else {
+        return deliver(paths, obs, cut, started);
+    };
+    let obs = match obs.admit() {
+        Ok(obs) => obs,
+        Err(e) => return log_error(paths, &format!("refused: {e}")),
+    };
+    let record = JournalRecord::new(obs, cut);
+    if let Err(e) = journal::append(&paths.journal_dir(), &record) {
+        log_error(paths, &format!("journal: {e}"));
+    }
+    let left = SEND_BUDGET.saturating_sub(started.elapsed());
+    if left.is_zero() {
+        return log_error(
+            paths,
+            "ask skipped: the hook's time budget was spent before the send",
+        );
+    }
+    let mut client = match ControlClient::connect(&paths.socket, left) {
+        Ok(client) => client,
+        Err(ClientError::NotRunning(_)) => return,
+        Err(e) => return log_error(paths, &format!("ask: {e}")),
+    };
+    client.set_deadline(Instant::now() + ASK_REPLY_BUDGET);
+    let ask = Request::Ask {
+        observation: record.observation.clone(),
+        call,
+    };
+    let reply = client
+        .send(&ask)
+        .and_then(|()| client.read_reply_as::<TypedReply<AskReply>>());
+    let asked = match reply.map(TypedReply::into_result) {
+        Ok(Ok(asked)) => asked,
+        // An engine from before answering does not know `ask`: it still gets the event.
+        Ok(Err(_)) => {
+            return send_observation(paths, record.observation, started);
+        }
+        Err(e) => return log_error(paths, &format!("ask: {e}")),
+    };
+    let (Some(id), Some(answer_by)) = (asked.id, asked.answer_by) else {
+        return; // not offered: the terminal's dialog is the answer
+    };
+    // The engine's deadline, but never past what the agent allows from this hook's start.
+    let engine_wait = (answer_by - Utc::now()).to_std().unwrap_or_default();
+    let by_agent = Duration::from_secs(path.max_wait_secs).saturating_sub(started.elapsed());
+    client.set_deadline(Instant::now() + engine_wait.min(by_agent));
+    let decision = match client.read_reply_as::<HookDecision>() {
+        Ok(decision) => decision,
+        Err(_) => return, // the deadline, or the engine went away: nothing printed
+    };
+    let Some(text) = answering::hook_output(path.reply, &decision, &payload) else {
+        return;
+    };
+    let mut out = io::stdout().lock();
+    if writeln!(out, "{text}").and_then(|()| out.flush()).is_err() {
+        return; // the agent is not reading: do not claim it has the answer
+    }
+    drop(out);
+    client.set_deadline(Instant::now() + Duration::from_millis(500));
+    let _ = client.send_json(&Printed { printed: id });
 }
 
 /// A hook call parsed by the agent's adapter ([`AgentAdapter::own_hook_call`]): journaled and
@@ -276,6 +370,20 @@ fn deliver(paths: &TrayPaths, obs: Observation, cut: bool, started: Instant) {
             observation: record.observation,
         })
     });
+    match result {
+        Ok(()) | Err(ClientError::NotRunning(_)) => {}
+        Err(e) => log_error(paths, &format!("send: {e}")),
+    }
+}
+
+/// Sends an already journaled observation within what is left of the budget (the fallback
+/// when an engine does not take an `ask`).
+fn send_observation(paths: &TrayPaths, observation: Observation, started: Instant) {
+    let left = SEND_BUDGET
+        .saturating_sub(started.elapsed())
+        .max(Duration::from_millis(100));
+    let result = ControlClient::connect(&paths.socket, left)
+        .and_then(|mut client| client.send(&Request::Observe { observation }));
     match result {
         Ok(()) | Err(ClientError::NotRunning(_)) => {}
         Err(e) => log_error(paths, &format!("send: {e}")),

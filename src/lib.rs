@@ -8,6 +8,7 @@ pub use agent_tray_domain::{clock, model, transition};
 
 pub mod agent_pid;
 pub mod agents;
+pub mod answering;
 pub mod app_install;
 pub mod app_launch;
 pub mod atomic_file;

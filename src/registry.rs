@@ -42,6 +42,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, watch};
 
+pub mod answers;
+
 use crate::clock::{Clock, SystemClock};
 use crate::liveness::pid_watcher::{self, ConfirmedPids, Decision};
 use crate::model::{EndReason, InvalidObservation, Observation, Session, SessionState};
@@ -230,6 +232,8 @@ struct Inner {
     /// Each remote's sessions, by remote name then session id: a mirror of what its link last
     /// heard ([`crate::remote`]), never touched by the rules, the TTL or the pid watcher here.
     remote: HashMap<String, HashMap<String, Session>>,
+    /// The permission requests the sessions wait on ([`answers`]).
+    answers: answers::Answers,
 }
 
 /// How many observations carrying a sequence id were applied (not de-duplicated away), and an
@@ -568,6 +572,7 @@ impl SessionsRegistry {
                 inner.applied_seqs.add(seq);
             }
             let outcome = self.observe_locked(&mut inner, &obs, now, &mut changes);
+            answers::settle_locked(&mut inner, now.wall, &mut changes);
             (outcome, stamp(&mut inner, &changes))
         };
         // Every observation and what became of it: what a post-mortem of a wrong state needs
@@ -712,7 +717,8 @@ impl SessionsRegistry {
             let Some(change) = end_locked(record, reason, now) else {
                 return false;
             };
-            let change = vec![change];
+            let mut change = vec![change];
+            answers::settle_locked(&mut inner, now.wall, &mut change);
             let seq = stamp(&mut inner, &change);
             (change, seq)
         };
@@ -820,6 +826,7 @@ impl SessionsRegistry {
                     .filter(|c| pids.contains(&c.pid))
                     .collect();
             }
+            answers::settle_locked(&mut inner, now.wall, &mut changes);
             stamp(&mut inner, &changes)
         };
         self.publish(changes, seq, now.wall);
@@ -866,6 +873,7 @@ impl SessionsRegistry {
                     }
                 }
             }
+            answers::settle_locked(&mut inner, now.wall, &mut changes);
             stamp(&mut inner, &changes)
         };
         self.publish(changes, seq, now.wall);

@@ -64,6 +64,7 @@ const CORE: Layers = &[
             "notify_policy",
             "window_rows",
             "jump",
+            "answering",
             "app_install",
             "app_launch",
             "hook",
@@ -73,7 +74,7 @@ const CORE: Layers = &[
     ("engine", &["engine"]),
     (
         "command line",
-        &["cli", "main", "store::cli", "remote::cli"],
+        &["cli", "main", "store::cli", "remote::cli", "answering::cli"],
     ),
 ];
 

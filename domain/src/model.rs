@@ -919,6 +919,11 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(skip)]
     pub prompt_source: Option<String>,
+    /// The permission requests the agent waits on that can be answered from here (see
+    /// [`crate::pending`]), oldest first; empty when none. Kept by the engine's book, never by
+    /// the transition rules.
+    #[serde(default)]
+    pub pending: Vec<crate::pending::PendingView>,
 }
 
 impl Session {
@@ -959,6 +964,7 @@ impl Session {
             unreachable_since: None,
             headless: false,
             prompt_source: None,
+            pending: Vec::new(),
         }
     }
 

@@ -33,6 +33,8 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::model::Agent;
+
 /// How many closed requests are remembered to explain a late answer.
 pub const CLOSED_KEPT: usize = 1024;
 
@@ -42,13 +44,35 @@ pub const CLOSED_KEPT: usize = 1024;
 pub const OPEN_MAX: usize = 256;
 
 /// A request's id, as the CLI, the window and the alerts name it (`r<number>-<salt>`).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(transparent)]
+#[ts(type = "string")]
 pub struct RequestId(String);
 
 impl RequestId {
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// An id as a user typed it (the CLI's argument). Only the book makes ids; one read from
+    /// outside is only ever compared with them.
+    pub fn parse(text: &str) -> RequestId {
+        RequestId(text.trim().to_string())
+    }
+
+    /// True when `text` has the shape of a request id (`r<number>-<salt>`), so the CLI can tell
+    /// an id from a session id.
+    pub fn looks_like(text: &str) -> bool {
+        let Some(rest) = text.strip_prefix('r') else {
+            return false;
+        };
+        let Some((number, salt)) = rest.split_once('-') else {
+            return false;
+        };
+        !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+            && !salt.is_empty()
+            && salt.bytes().all(|b| b.is_ascii_alphanumeric())
     }
 }
 
@@ -66,7 +90,7 @@ pub struct SessionKey {
 }
 
 /// Which answers the agent accepts for a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Accepts {
     /// "Allow for this session" (Claude's `updatedPermissions`, OpenCode's `always`).
     pub allow_for_session: bool,
@@ -74,10 +98,102 @@ pub struct Accepts {
     pub deny_message: bool,
 }
 
+/// How an agent lets a program outside its terminal answer a permission request, as its adapter
+/// says: whether answering is on before the user chooses, how long a hook may wait, which
+/// answers the agent takes and how the hook prints them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AnswerPath {
+    /// On where the terminal's own dialog stays usable while the hook waits (the first answer
+    /// wins, so waiting costs the user nothing); off where the wait hides the terminal's prompt.
+    pub on_by_default: bool,
+    /// Whether the terminal shows its own dialog while the hook waits.
+    pub terminal_stays_open: bool,
+    /// The wait when the user has not chosen one, in seconds.
+    pub default_wait_secs: u64,
+    /// The longest wait, in seconds: below the hook timeout `install` writes, so the agent never
+    /// kills our hook (and never reports it as failed).
+    pub max_wait_secs: u64,
+    pub accepts: Accepts,
+    pub reply: ReplyShape,
+}
+
+/// How a hook prints an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyShape {
+    /// `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":…}}}`
+    /// (Claude Code, Codex).
+    HookSpecificDecision,
+}
+
+/// What a request asks, as the user reads it before answering: every field is text to show as
+/// text (escaped, never markup), and nothing is cut: `input` is the tool's whole input.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct AskDetail {
+    /// The tool, as the agent names it (`Bash`, `Write`, `WebFetch`).
+    pub tool: String,
+    /// The exact command line, for a shell tool.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// The file a change is to, for an editing tool.
+    #[serde(default)]
+    pub file_path: Option<String>,
+    /// The size in bytes of the change (the new content or the replacement), where it has one.
+    #[serde(default)]
+    pub change_bytes: Option<u64>,
+    /// The address, for a fetching tool.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The agent's own one-line description of the call, where it gives one.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The folder the agent runs in.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The tool's whole input as JSON text.
+    #[serde(default)]
+    pub input: String,
+}
+
+/// An open request as a session row, `pending` and `list --json` show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct PendingView {
+    pub id: RequestId,
+    pub session_id: String,
+    /// The remote the session runs on; `null` on this machine.
+    pub host: Option<String>,
+    pub agent: Agent,
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub detail: AskDetail,
+    pub asked_at: DateTime<Utc>,
+    /// Until when an answer from here can reach the agent; after it the agent asks in its
+    /// terminal.
+    pub answer_by: DateTime<Utc>,
+    pub accepts: Accepts,
+}
+
+impl PendingRequest {
+    /// The request as rows and the CLI show it.
+    pub fn view(&self) -> PendingView {
+        PendingView {
+            id: self.id.clone(),
+            session_id: self.ask.session.session_id.clone(),
+            host: self.ask.session.host.clone(),
+            agent: self.ask.agent,
+            detail: self.ask.detail.clone(),
+            asked_at: self.ask.asked_at,
+            answer_by: self.ask.answer_by,
+            accepts: self.ask.accepts,
+        }
+    }
+}
+
 /// What an agent asks, as it asked it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ask {
     pub session: SessionKey,
+    pub agent: Agent,
+    pub detail: AskDetail,
     /// The agent's own id for the call (tool-use id, request id), or a digest of the input.
     pub call_id: String,
     /// A digest of everything asked (tool and input): another digest for the same call is a new
@@ -178,7 +294,7 @@ pub enum Target {
 pub enum Refusal {
     #[error("no request {0} is known (it may be from before the engine restarted)")]
     Unknown(RequestId),
-    #[error("request {id} is closed: {}", describe(outcome))]
+    #[error("request {id} is closed: {}", outcome.describe())]
     Closed { id: RequestId, outcome: Outcome },
     #[error("session {} has no request waiting for an answer", .0.session_id)]
     NothingPending(SessionKey),
@@ -198,27 +314,32 @@ fn join(ids: &[RequestId]) -> String {
         .join(", ")
 }
 
-fn describe(outcome: &Outcome) -> String {
-    match outcome {
-        Outcome::Answered { answer, source } => {
-            let what = match answer {
-                Answer::Allow | Answer::AllowForSession => "allowed",
-                Answer::Deny { .. } => "denied",
-            };
-            let from = match source {
-                AnswerSource::Window => "the window",
-                AnswerSource::Popover => "the popover",
-                AnswerSource::TrayMenu => "the tray menu",
-                AnswerSource::Alert => "an alert",
-                AnswerSource::Cli => "the command line",
-            };
-            format!("already {what} from {from}")
+impl Outcome {
+    /// Why the request closed, as a sentence's end ("request r1-x is closed: …").
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Answered { answer, source } => {
+                let what = match answer {
+                    Answer::Allow | Answer::AllowForSession => "allowed",
+                    Answer::Deny { .. } => "denied",
+                };
+                let from = match source {
+                    AnswerSource::Window => "the window",
+                    AnswerSource::Popover => "the popover",
+                    AnswerSource::TrayMenu => "the tray menu",
+                    AnswerSource::Alert => "an alert",
+                    AnswerSource::Cli => "the command line",
+                };
+                format!("already {what} from {from}")
+            }
+            Outcome::MovedOn => {
+                "the agent moved on (answered in its terminal, or the tool ran)".into()
+            }
+            Outcome::SessionEnded => "the session ended".into(),
+            Outcome::Expired => "it expired; the agent asks in its terminal".into(),
+            Outcome::Replaced { by } => format!("the agent asked again with other input, as {by}"),
+            Outcome::Abandoned => "the agent stopped waiting for an answer".into(),
         }
-        Outcome::MovedOn => "the agent moved on (answered in its terminal, or the tool ran)".into(),
-        Outcome::SessionEnded => "the session ended".into(),
-        Outcome::Expired => "it expired; the agent asks in its terminal".into(),
-        Outcome::Replaced { by } => format!("the agent asked again with other input, as {by}"),
-        Outcome::Abandoned => "the agent stopped waiting for an answer".into(),
     }
 }
 
@@ -473,6 +594,12 @@ mod tests {
     fn ask_for(session_id: &str, call: &str, digest: &str, asked: i64, wait: i64) -> Ask {
         Ask {
             session: session(session_id),
+            agent: Agent::Claude,
+            detail: AskDetail {
+                tool: "Bash".into(),
+                command: Some(digest.into()),
+                ..AskDetail::default()
+            },
             call_id: call.into(),
             input_digest: digest.into(),
             asked_at: at(asked),
@@ -656,6 +783,23 @@ mod tests {
     }
 
     // An engine restarted while a hook waited: the old id must be unknown, never another request.
+    #[test]
+    fn a_request_id_is_told_from_a_session_id_by_its_shape() {
+        let id = PendingBook::new("s1")
+            .ask(ask_for("a", "c", "d", 0, 60), at(0))
+            .id;
+        assert!(RequestId::looks_like(id.as_str()), "{id}");
+        for session_id in [
+            "0f6c4e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6",
+            "r1",
+            "r-abc",
+            "rx-1",
+            "",
+        ] {
+            assert!(!RequestId::looks_like(session_id), "{session_id:?}");
+        }
+    }
+
     #[test]
     fn ids_of_an_earlier_engine_are_unknown_to_a_new_one() {
         let mut before = PendingBook::new("aaa");

@@ -129,6 +129,12 @@ pub trait AgentAdapter: Sync + 'static {
         let _ = (fields, event);
         0
     }
+    /// How a permission request of this agent can be answered from outside its terminal
+    /// ([`crate::answering`]); `None` (the default): it cannot, and its requests are answered in
+    /// the terminal only.
+    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
+        None
+    }
     /// The other programs known to run this agent's hooks as if they were it (Copilot and
     /// Cursor load `.claude/settings.json`): their payloads are told apart and refused.
     fn foreign_callers(&self) -> &'static [ForeignProgram] {

@@ -292,6 +292,26 @@ impl ControlClient {
         Ok(line.trim_end().to_string())
     }
 
+    /// Moves the deadline for everything done on this connection from now on (a hook that waits
+    /// for an answer, up to its own bound).
+    pub fn set_deadline(&mut self, deadline: Instant) {
+        self.deadline = deadline;
+        self.reader.get_mut().deadline = deadline;
+    }
+
+    /// Writes one JSON line that is not a request (a hook's confirmation that it printed an
+    /// answer).
+    pub fn send_json<T: serde::Serialize>(&mut self, value: &T) -> Result<(), ClientError> {
+        let mut line =
+            serde_json::to_vec(value).map_err(|e| ClientError::BadReply(e.to_string()))?;
+        line.push(b'\n');
+        let left = self.remaining()?;
+        self.stream
+            .set_write_timeout(Some(left))
+            .map_err(|e| self.io_err(e))?;
+        self.stream.write_all(&line).map_err(|e| self.io_err(e))
+    }
+
     /// Lifts the deadline, for a long-lived `watch` stream.
     pub fn without_deadline(mut self) -> Self {
         self.deadline = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);

@@ -76,6 +76,24 @@ pub enum Request {
     Remotes,
     /// Reread `remotes.json` and try every waiting remote now.
     ReloadRemotes,
+    /// A hook's permission request: its observation, and what is asked. The engine replies with
+    /// an [`AskReply`]; while the request is open the connection stays, and the engine writes one
+    /// [`crate::answering::HookDecision`] line when it closes. The hook then confirms a printed
+    /// answer with a [`crate::answering::Printed`] line.
+    Ask {
+        observation: Observation,
+        call: crate::answering::AskCall,
+    },
+    /// The open permission requests ([`PendingList`]).
+    Pending,
+    /// Answers a permission request: `target` is a request id, or a session id with exactly one
+    /// open request. The reply ([`AnswerReply`]) comes once the agent's hook took the answer.
+    Answer {
+        target: String,
+        #[serde(flatten)]
+        answer: crate::answering::Answer,
+        source: crate::answering::AnswerSource,
+    },
 }
 
 fn default_history_limit() -> usize {
@@ -93,6 +111,11 @@ pub enum ErrorCode {
     InvalidObservation,
     /// The engine serves as many connections (or watchers) as it will; try again later.
     Busy,
+    /// An answer to a permission request was refused: unknown, already closed, ambiguous, or
+    /// not one the agent takes. The message says which.
+    Refused,
+    /// An answer was accepted but the agent's hook was no longer there to take it.
+    NotDelivered,
     Internal,
     /// A code this client does not know (a newer engine).
     #[serde(other)]
@@ -214,6 +237,34 @@ pub struct PingInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionList {
     pub sessions: Vec<Session>,
+}
+
+/// `ask`'s first reply: the request's id and deadline, or why it is not offered for an answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskReply {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<crate::answering::RequestId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_by: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `pending`'s result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingList {
+    pub pending: Vec<crate::answering::PendingView>,
+}
+
+/// `answer`'s result: the answer reached the agent's hook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerReply {
+    pub id: crate::answering::RequestId,
+    pub session_id: String,
+    #[serde(flatten)]
+    pub answer: crate::answering::Answer,
+    /// How long the agent had waited, in milliseconds.
+    pub waited_ms: u64,
 }
 
 /// What the engine did with an observation: `observe`'s result.
@@ -375,6 +426,28 @@ enum Op {
     Remotes,
     ReloadRemotes,
     ForeignCall,
+    Ask,
+    Pending,
+    Answer,
+}
+
+#[derive(Deserialize)]
+struct AskBody {
+    observation: Observation,
+    call: crate::answering::AskCall,
+}
+
+#[derive(Deserialize)]
+struct AnswerBody {
+    target: String,
+    #[serde(flatten)]
+    answer: crate::answering::Answer,
+    #[serde(default = "cli_source")]
+    source: crate::answering::AnswerSource,
+}
+
+fn cli_source() -> crate::answering::AnswerSource {
+    crate::answering::AnswerSource::Cli
 }
 
 #[derive(Deserialize)]
@@ -457,7 +530,7 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             let shown: String = name.chars().take(40).collect();
             return Err(Reply::error(
                 ErrorCode::BadRequest,
-                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event, delivery, foreign_call, remotes or reload_remotes)"),
+                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event, delivery, foreign_call, remotes, reload_remotes, ask, pending or answer)"),
             ));
         }
         Some(OpName::Other(_)) | None => {
@@ -500,6 +573,41 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
         Op::Delivery => Ok(Request::Delivery),
         Op::Remotes => Ok(Request::Remotes),
         Op::ReloadRemotes => Ok(Request::ReloadRemotes),
+        Op::Pending => Ok(Request::Pending),
+        Op::Ask => {
+            let body: AskBody = serde_json::from_slice(line).map_err(|e| {
+                Reply::error(ErrorCode::BadRequest, format!("bad \"ask\" request: {e}"))
+            })?;
+            let observation = body.observation.admit().map_err(|e| {
+                Reply::error(
+                    ErrorCode::InvalidObservation,
+                    format!("bad \"ask\" request: {e}"),
+                )
+            })?;
+            Ok(Request::Ask {
+                observation,
+                call: body.call,
+            })
+        }
+        Op::Answer => {
+            let body: AnswerBody = serde_json::from_slice(line).map_err(|e| {
+                Reply::error(
+                    ErrorCode::BadRequest,
+                    format!("bad \"answer\" request: {e}"),
+                )
+            })?;
+            if body.target.trim().is_empty() || body.target.len() > 256 {
+                return Err(Reply::error(
+                    ErrorCode::BadRequest,
+                    "an answer names a request id or a session id",
+                ));
+            }
+            Ok(Request::Answer {
+                target: body.target,
+                answer: body.answer,
+                source: body.source,
+            })
+        }
         Op::Probe => {
             let body: ProbeBody = serde_json::from_slice(line).map_err(|e| {
                 Reply::error(ErrorCode::BadRequest, format!("bad \"probe\" request: {e}"))

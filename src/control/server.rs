@@ -41,10 +41,13 @@ use tokio_util::sync::CancellationToken;
 use super::client::ControlClient;
 pub use super::protocol::WatchLine;
 use super::protocol::{
-    decode_request, ErrorBody, ErrorCode, ObserveReply, PingInfo, Reply, Request, SessionList,
-    SessionsLine, TypedReply, MAX_LINE,
+    decode_request, AnswerReply, AskReply, ErrorBody, ErrorCode, ObserveReply, PendingList,
+    PingInfo, Reply, Request, SessionList, SessionsLine, TypedReply, MAX_LINE,
 };
+use crate::answering::{AnswerSettings, AskCall, HookDecision, Printed};
+use crate::model::Observation;
 use crate::paths::{PathsError, TrayPaths};
+use crate::registry::answers::{AnswerError, AskOutcome, Delivery, PRINT_CONFIRM_TIMEOUT};
 use crate::registry::SessionsRegistry;
 
 /// Request connections (hook, CLI, doctor) served at once. With [`MAX_WATCHERS`] this stays
@@ -56,6 +59,8 @@ pub const MAX_WATCHERS: usize = 512;
 pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 /// A connection that sends nothing more for this long is closed (not `watch`, which only listens).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Hooks waiting for an answer to a permission request at once: as many as the book holds open.
+pub const MAX_ASKERS: usize = agent_tray_domain::pending::OPEN_MAX;
 /// A reply or change that cannot be written in this long is abandoned with its connection.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a refused connection is given to read its `busy` reply.
@@ -83,6 +88,8 @@ pub struct ControlServer {
     listener: UnixListener,
     socket: PathBuf,
     host: String,
+    /// Where the answering settings are ([`crate::answering::SETTINGS_FILE`]).
+    data_dir: PathBuf,
     _lock: File,
 }
 
@@ -128,6 +135,7 @@ impl ControlServer {
             listener,
             socket: paths.socket.clone(),
             host: host.to_string(),
+            data_dir: paths.data_dir.clone(),
             _lock: lock,
         })
     }
@@ -148,14 +156,19 @@ impl ControlServer {
             listener,
             socket,
             host,
+            data_dir,
             _lock: ownership_lock,
         } = self;
         tokio::spawn(async move {
             let pools = Pools {
                 requests: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
-                watchers: Arc::new(Semaphore::new(MAX_WATCHERS)),
             };
-            let host: Arc<str> = Arc::from(host.as_str());
+            let shared = Arc::new(Shared {
+                watchers: Arc::new(Semaphore::new(MAX_WATCHERS)),
+                askers: Arc::new(Semaphore::new(MAX_ASKERS)),
+                host: host.clone(),
+                data_dir,
+            });
             let my_uid = current_uid();
             loop {
                 let accepted = tokio::select! {
@@ -200,10 +213,9 @@ impl ControlServer {
                 };
                 let registry = registry.clone();
                 let token = token.clone();
-                let host = host.clone();
-                let watchers = pools.watchers.clone();
+                let shared = shared.clone();
                 tokio::spawn(async move {
-                    serve_connection(stream, permit, &watchers, &registry, &host, &token).await;
+                    serve_connection(stream, permit, &shared, &registry, &token).await;
                 });
             }
             if let Err(e) = fs::remove_file(&socket) {
@@ -290,7 +302,6 @@ async fn read_bounded_line<R: AsyncBufRead + Unpin>(
 /// The two connection pools: see the module comment.
 struct Pools {
     requests: Arc<Semaphore>,
-    watchers: Arc<Semaphore>,
 }
 
 /// Tells a connection there is no room for it, within a short bound, and closes it.
@@ -324,14 +335,23 @@ async fn write_line<W: AsyncWriteExt + Unpin, T: Serialize>(
     }
 }
 
+/// What every connection shares.
+struct Shared {
+    watchers: Arc<Semaphore>,
+    askers: Arc<Semaphore>,
+    host: String,
+    data_dir: PathBuf,
+}
+
 async fn serve_connection(
     stream: UnixStream,
     permit: OwnedSemaphorePermit,
-    watchers: &Arc<Semaphore>,
+    shared: &Shared,
     registry: &SessionsRegistry,
-    host: &str,
     token: &CancellationToken,
 ) {
+    let host = shared.host.as_str();
+    let watchers = &shared.watchers;
     let (read_half, mut write_half) = stream.into_split();
     let mut reader = BufReader::new(read_half);
     let mut buf = Vec::new();
@@ -377,6 +397,31 @@ async fn serve_connection(
                         drop(watch_permit);
                         return;
                     }
+                    Ok(Request::Ask { observation, call }) => {
+                        let Ok(ask_permit) = shared.askers.clone().try_acquire_owned() else {
+                            // The hook then prints nothing: the agent asks in its terminal.
+                            let busy = Reply::error(
+                                ErrorCode::Busy,
+                                format!("the engine holds {MAX_ASKERS} open requests at once"),
+                            );
+                            let _ = write_line(&mut write_half, &busy).await;
+                            return;
+                        };
+                        drop(permit);
+                        let ask = AskConnection {
+                            reader,
+                            writer: write_half,
+                        };
+                        ask.serve(registry, &shared.data_dir, observation, call, token)
+                            .await;
+                        drop(ask_permit);
+                        return;
+                    }
+                    Ok(Request::Answer {
+                        target,
+                        answer,
+                        source,
+                    }) => answer_request(registry, &target, answer, source).await,
                     Ok(request) => handle_typed(request, registry, host),
                     Err(reply) => {
                         tracing::warn!(
@@ -402,6 +447,147 @@ async fn serve_connection(
     }
 }
 
+/// Answers a permission request and waits for its hook to take the answer.
+async fn answer_request(
+    registry: &SessionsRegistry,
+    target: &str,
+    answer: crate::answering::Answer,
+    source: crate::answering::AnswerSource,
+) -> Answer {
+    let target = crate::answering::target_of(target);
+    match registry.answer_confirmed(&target, answer, source).await {
+        Ok(delivered) => {
+            tracing::info!(request = %delivered.request.id, session_id = %delivered.request.session_id, ?source, waited_ms = delivered.waited.as_millis() as u64, "permission_answered");
+            Answer::Answered(AnswerReply {
+                id: delivered.request.id,
+                session_id: delivered.request.session_id,
+                answer: delivered.answer,
+                waited_ms: u64::try_from(delivered.waited.as_millis()).unwrap_or(u64::MAX),
+            })
+        }
+        Err(e @ AnswerError::Refused(_)) => Answer::Error(ErrorBody {
+            code: ErrorCode::Refused,
+            message: e.to_string(),
+        }),
+        Err(e @ AnswerError::NotDelivered(_)) => Answer::Error(ErrorBody {
+            code: ErrorCode::NotDelivered,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// A hook's connection that waits for the answer to its permission request.
+struct AskConnection {
+    reader: BufReader<OwnedReadHalf>,
+    writer: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl AskConnection {
+    async fn serve(
+        mut self,
+        registry: &SessionsRegistry,
+        data_dir: &Path,
+        observation: Observation,
+        call: AskCall,
+        token: &CancellationToken,
+    ) {
+        let agent = observation.agent;
+        let choice = match AnswerSettings::load_in(data_dir) {
+            Ok(settings) => settings.effective(agent),
+            Err(e) => {
+                tracing::warn!(error = %e, "answering settings unreadable; not offering answers");
+                None
+            }
+        };
+        let Some(choice) = choice.filter(|c| c.enabled) else {
+            // Not answered from here: the observation is all there is.
+            if let Err(e) = registry.observe(observation) {
+                let error = Reply::error(ErrorCode::InvalidObservation, e.to_string());
+                let _ = write_line(&mut self.writer, &error).await;
+                return;
+            }
+            let reply = AskReply {
+                id: None,
+                answer_by: None,
+                reason: Some(format!("answering from the tray is off for {agent}")),
+            };
+            let _ = write_line(&mut self.writer, &TypedReply::ok(&reply)).await;
+            return;
+        };
+        let wait = Duration::from_secs(choice.wait_secs);
+        let outcome = match registry.ask(observation, call, wait, choice.accepts) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let error = Reply::error(ErrorCode::InvalidObservation, e.to_string());
+                let _ = write_line(&mut self.writer, &error).await;
+                return;
+            }
+        };
+        let (id, answer_by, decision) = match outcome {
+            AskOutcome::NotOffered { reason } => {
+                let reply = AskReply {
+                    id: None,
+                    answer_by: None,
+                    reason: Some(reason),
+                };
+                let _ = write_line(&mut self.writer, &TypedReply::ok(&reply)).await;
+                return;
+            }
+            AskOutcome::Waiting {
+                id,
+                answer_by,
+                decision,
+            } => (id, answer_by, decision),
+        };
+        let reply = AskReply {
+            id: Some(id.clone()),
+            answer_by: Some(answer_by),
+            reason: None,
+        };
+        if write_line(&mut self.writer, &TypedReply::ok(&reply))
+            .await
+            .is_err()
+        {
+            registry.request_over(&id);
+            return;
+        }
+        let left = (answer_by - chrono::Utc::now())
+            .to_std()
+            .unwrap_or(Duration::ZERO);
+        let mut line = Vec::new();
+        let delivery = tokio::select! {
+            // The engine stops: hang up, and the hook prints nothing.
+            () = token.cancelled() => None,
+            // The hook hung up (it gave up, or was killed), or broke the protocol.
+            _ = read_bounded_line(&mut self.reader, &mut line) => None,
+            () = tokio::time::sleep(left) => None,
+            delivery = decision => delivery.ok(),
+        };
+        let Some(Delivery { decision, printed }) = delivery else {
+            registry.request_over(&id);
+            return;
+        };
+        let answered = !matches!(decision, HookDecision::None { .. });
+        if write_line(&mut self.writer, &decision).await.is_err() || !answered {
+            return;
+        }
+        // The hook prints the answer for the agent, then says so: only then has it arrived.
+        line.clear();
+        let confirmed = tokio::time::timeout(
+            PRINT_CONFIRM_TIMEOUT,
+            read_bounded_line(&mut self.reader, &mut line),
+        )
+        .await;
+        let printed_this = matches!(confirmed, Ok(Ok(LineRead::Line)))
+            && serde_json::from_slice::<Printed>(trim_line(&line)).is_ok_and(|p| p.printed == id);
+        if printed_this {
+            if let Some(printed) = printed {
+                let _ = printed.send(());
+            }
+        }
+    }
+}
+
 fn trim_line(buf: &[u8]) -> &[u8] {
     let mut end = buf.len();
     while end > 0 && matches!(buf[end - 1], b'\n' | b'\r') {
@@ -418,6 +604,8 @@ pub enum Answer {
     Ping(PingInfo),
     Delivery(crate::delivery::DeliveryReport),
     Remotes(Vec<crate::remote::RemoteLinkStatus>),
+    Pending(PendingList),
+    Answered(AnswerReply),
     Error(ErrorBody),
 }
 
@@ -430,6 +618,8 @@ impl Answer {
             Answer::Ping(r) => serde_json::to_value(r),
             Answer::Delivery(r) => serde_json::to_value(r),
             Answer::Remotes(r) => serde_json::to_value(r),
+            Answer::Pending(r) => serde_json::to_value(r),
+            Answer::Answered(r) => serde_json::to_value(r),
             Answer::Error(e) => return Reply::error(e.code, e.message.clone()),
         };
         match value {
@@ -446,6 +636,8 @@ impl Answer {
             Answer::Ping(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Delivery(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Remotes(r) => write_line(writer, &TypedReply::ok(r)).await,
+            Answer::Pending(r) => write_line(writer, &TypedReply::ok(r)).await,
+            Answer::Answered(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Error(e) => write_line(writer, &Reply::error(e.code, e.message.clone())).await,
         }
     }
@@ -527,6 +719,14 @@ pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -
             })
         }
         Request::Remotes => Answer::Remotes(registry.remote_links().all()),
+        Request::Pending => Answer::Pending(PendingList {
+            pending: registry.pending(),
+        }),
+        // Both wait on a hook: served on the socket's connection task, never here.
+        Request::Ask { .. } | Request::Answer { .. } => Answer::Error(ErrorBody {
+            code: ErrorCode::BadRequest,
+            message: "ask and answer are served on the control socket only".into(),
+        }),
         Request::ReloadRemotes => {
             let listening = registry.remote_links().request_reload();
             Answer::Observed(ObserveReply {

@@ -42,13 +42,21 @@ pub const EVENTS: &[(&str, bool)] = &[
 /// Our hook timeout, in seconds (the hook itself gives up after about 100 ms).
 const TIMEOUT_SECS: u64 = 10;
 
+/// The `PermissionRequest` hook's timeout, in seconds: Claude's own default. The hook waits
+/// there for an answer from the tray while the terminal's dialog stays open beside it (the first
+/// answer wins), and gives up by itself before this.
+pub const PERMISSION_TIMEOUT_SECS: u64 = 600;
+
 /// Claude's entry: async (Claude does not wait for it) except SessionEnd, which runs as Claude
-/// exits and must finish first.
+/// exits and must finish first, and PermissionRequest, whose printed decision is the answer from
+/// the tray (Claude reads only a synchronous hook's output).
 fn claude_entry(event: &str, command: String) -> Value {
-    if event == "SessionEnd" {
-        json!({"type": "command", "command": command, "timeout": TIMEOUT_SECS})
-    } else {
-        json!({"type": "command", "command": command, "async": true, "timeout": TIMEOUT_SECS})
+    match event {
+        "SessionEnd" => json!({"type": "command", "command": command, "timeout": TIMEOUT_SECS}),
+        "PermissionRequest" => {
+            json!({"type": "command", "command": command, "timeout": PERMISSION_TIMEOUT_SECS})
+        }
+        _ => json!({"type": "command", "command": command, "async": true, "timeout": TIMEOUT_SECS}),
     }
 }
 

@@ -45,6 +45,24 @@ impl AgentAdapter for ClaudeCode {
         "claude"
     }
 
+    /// Its `PermissionRequest` hook runs beside the terminal's dialog and the first answer wins
+    /// (seen with 2.1.332): waiting costs the user nothing, so answering is on by default, and
+    /// the wait stays under the hook timeout `install` writes for that event.
+    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
+        use agent_tray_domain::pending::{Accepts, AnswerPath, ReplyShape};
+        Some(AnswerPath {
+            on_by_default: true,
+            terminal_stays_open: true,
+            default_wait_secs: 300,
+            max_wait_secs: install::PERMISSION_TIMEOUT_SECS - 10,
+            accepts: Accepts {
+                allow_for_session: true,
+                deny_message: true,
+            },
+            reply: ReplyShape::HookSpecificDecision,
+        })
+    }
+
     /// A transcript under `.claude` or `projects/`, or a `prompt_id` (only Claude sends it).
     fn payload_evidence(&self, fields: &HookFields, _event: EventKind) -> u8 {
         if let Some(path) = fields.transcript_path.as_deref() {

@@ -55,6 +55,26 @@ impl AgentAdapter for Codex {
         "codex"
     }
 
+    /// Codex hides its own approval prompt while a `PermissionRequest` hook runs (seen with
+    /// 0.171): every second of waiting is a second the terminal cannot answer. So it is opt-in,
+    /// the wait is short, and it ends before the hook timeout `install` writes, which spares the
+    /// user Codex's "Hook failed" line. Codex fails closed on `updatedPermissions`: no "allow for
+    /// this session".
+    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
+        use agent_tray_domain::pending::{Accepts, AnswerPath, ReplyShape};
+        Some(AnswerPath {
+            on_by_default: false,
+            terminal_stays_open: false,
+            default_wait_secs: 4,
+            max_wait_secs: install::timeout_secs("PermissionRequest").saturating_sub(1),
+            accepts: Accepts {
+                allow_for_session: false,
+                deny_message: true,
+            },
+            reply: ReplyShape::HookSpecificDecision,
+        })
+    }
+
     /// Its `turn_id`, a rollout `transcript_path`, or a `model` outside SessionStart (Claude
     /// sends `model` only there).
     fn payload_evidence(&self, fields: &HookFields, event: EventKind) -> u8 {

@@ -1,0 +1,491 @@
+//! Answering an agent's permission request from outside its terminal: what the hook sends, what
+//! it prints, and the user's per-agent choice.
+//!
+//! The path, end to end: the agent runs `agent-tray hook` for its `PermissionRequest`; the hook
+//! journals the event as always, then sends it to the engine as an `ask` with what is asked
+//! ([`AskCall`]) and keeps the connection open. The engine records the request in its book
+//! ([`agent_tray_domain::pending`]), shows it on the session's row, and writes one
+//! [`HookDecision`] back when someone answers, when the agent moves on, or at the deadline. The
+//! hook prints the answer in the agent's own shape ([`hook_output`]) and exits.
+//!
+//! Why the safety lives where it does:
+//! - **Every failure prints nothing.** No engine, an engine that dies mid-wait, a broken socket,
+//!   an unreadable line, the deadline: the hook prints no decision and the agent asks in its
+//!   terminal as it would without us. Only an explicit answer from the user is ever printed.
+//! - **The wait is bounded twice**: by the user's setting, clamped by the engine to the agent's
+//!   [`AnswerPath::max_wait_secs`], and by the hook itself from its own start, so an engine that
+//!   answers late or a clock that jumps cannot hold the agent past its hook timeout.
+//! - **What is asked is digested**: the same call asked again with other input is another request
+//!   (see the book), so an Allow given while reading one command never allows another.
+//! - **The choice is a file the engine reads per request** ([`SETTINGS_FILE`]), so the daemon, the
+//!   desktop app and a headless machine share it, and a change needs no restart.
+
+pub mod cli;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub use agent_tray_domain::pending::{
+    Accepts, Answer, AnswerPath, AnswerSource, AskDetail, PendingView, ReplyShape, RequestId,
+    Target,
+};
+
+use crate::agents::AgentKnowledge;
+use crate::model::Agent;
+use crate::paths::TrayPaths;
+
+/// The user's per-agent choices, in the data folder.
+pub const SETTINGS_FILE: &str = "answering.json";
+
+/// The most of a tool's input an ask carries: the request line's own limit leaves room for the
+/// observation beside it. A larger input is not offered for an answer (the user could not read
+/// it whole); the agent asks in its terminal.
+pub const MAX_INPUT_BYTES: usize = 256 * 1024;
+
+/// The user's choice for one agent; unset fields take the agent's defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentChoice {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_secs: Option<u64>,
+}
+
+/// `answering.json`: `{"agents": {"claude": {"enabled": true, "wait_secs": 120}}}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerSettings {
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentChoice>,
+}
+
+/// What is in force for one agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EffectiveChoice {
+    pub agent: Agent,
+    pub enabled: bool,
+    pub wait_secs: u64,
+    pub default_wait_secs: u64,
+    pub max_wait_secs: u64,
+    pub on_by_default: bool,
+    /// Whether the terminal keeps its own dialog while the hook waits.
+    pub terminal_stays_open: bool,
+    pub accepts: Accepts,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid answering settings: {source}; fix or delete it (the defaults apply without it)")]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] crate::atomic_file::AtomicWriteError),
+    #[error("{0} cannot be answered from outside its terminal")]
+    NotAnswerable(Agent),
+}
+
+impl AnswerSettings {
+    pub fn path(paths: &TrayPaths) -> PathBuf {
+        paths.data_dir.join(SETTINGS_FILE)
+    }
+
+    /// The settings on disk; none yet is the defaults.
+    pub fn load(paths: &TrayPaths) -> Result<AnswerSettings, SettingsError> {
+        Self::load_in(&paths.data_dir)
+    }
+
+    /// The settings in the data folder `data_dir`.
+    pub fn load_in(data_dir: &std::path::Path) -> Result<AnswerSettings, SettingsError> {
+        let path = data_dir.join(SETTINGS_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|source| SettingsError::Parse { path, source }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(AnswerSettings::default()),
+            Err(source) => Err(SettingsError::Read { path, source }),
+        }
+    }
+
+    /// Writes the settings (atomically, private to the user).
+    pub fn save(&self, paths: &TrayPaths) -> Result<(), SettingsError> {
+        paths
+            .ensure_private_dirs()
+            .map_err(|e| SettingsError::Read {
+                path: paths.data_dir.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        let mut text = serde_json::to_vec_pretty(self).map_err(|source| SettingsError::Parse {
+            path: Self::path(paths),
+            source,
+        })?;
+        text.push(b'\n');
+        crate::atomic_file::write(&Self::path(paths), &text)?;
+        Ok(())
+    }
+
+    /// Sets one agent's choice (`None` leaves that part as it is).
+    pub fn set(
+        &mut self,
+        agent: Agent,
+        enabled: Option<bool>,
+        wait_secs: Option<u64>,
+    ) -> Result<EffectiveChoice, SettingsError> {
+        if agent.adapter().answer_path().is_none() {
+            return Err(SettingsError::NotAnswerable(agent));
+        }
+        let choice = self.agents.entry(agent.as_str().to_string()).or_default();
+        if enabled.is_some() {
+            choice.enabled = enabled;
+        }
+        if wait_secs.is_some() {
+            choice.wait_secs = wait_secs;
+        }
+        self.effective(agent)
+            .ok_or(SettingsError::NotAnswerable(agent))
+    }
+
+    /// What is in force for `agent`; `None` when it cannot be answered from outside.
+    pub fn effective(&self, agent: Agent) -> Option<EffectiveChoice> {
+        let path = agent.adapter().answer_path()?;
+        let choice = self.agents.get(agent.as_str()).copied().unwrap_or_default();
+        Some(EffectiveChoice {
+            agent,
+            enabled: choice.enabled.unwrap_or(path.on_by_default),
+            wait_secs: clamp_wait(choice.wait_secs.unwrap_or(path.default_wait_secs), &path),
+            default_wait_secs: path.default_wait_secs,
+            max_wait_secs: path.max_wait_secs,
+            on_by_default: path.on_by_default,
+            terminal_stays_open: path.terminal_stays_open,
+            accepts: path.accepts,
+        })
+    }
+
+    /// Every answerable agent's choice in force.
+    pub fn all_effective(&self) -> Vec<EffectiveChoice> {
+        Agent::ALL
+            .iter()
+            .filter_map(|agent| self.effective(*agent))
+            .collect()
+    }
+}
+
+/// What an answer names: a request id (`r<number>-<salt>`), else a session of this machine.
+pub fn target_of(text: &str) -> Target {
+    let text = text.trim();
+    if RequestId::looks_like(text) {
+        Target::Request(RequestId::parse(text))
+    } else {
+        Target::Session(agent_tray_domain::pending::SessionKey {
+            host: None,
+            session_id: text.to_string(),
+        })
+    }
+}
+
+/// A wait within what the agent allows: at least one second, at most its maximum.
+pub fn clamp_wait(secs: u64, path: &AnswerPath) -> u64 {
+    secs.clamp(1, path.max_wait_secs.max(1))
+}
+
+/// What the hook sends with a permission request's observation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskCall {
+    /// The agent's id for the call where it gives one, else the digest.
+    pub call_id: String,
+    /// A digest of the tool and its whole input.
+    pub input_digest: String,
+    pub detail: AskDetail,
+}
+
+/// What the engine writes to a waiting hook: an answer to print, or why there is none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum HookDecision {
+    Allow,
+    AllowForSession,
+    Deny {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// Nothing to print: the agent asks in its terminal (or already moved on).
+    None {
+        reason: String,
+    },
+}
+
+impl HookDecision {
+    pub fn from_answer(answer: &Answer) -> HookDecision {
+        match answer {
+            Answer::Allow => HookDecision::Allow,
+            Answer::AllowForSession => HookDecision::AllowForSession,
+            Answer::Deny { message } => HookDecision::Deny {
+                message: message.clone(),
+            },
+        }
+    }
+}
+
+/// The hook's word that it printed the answer (what makes `allow` exit 0).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Printed {
+    pub printed: RequestId,
+}
+
+/// Reads what a `PermissionRequest` payload asks: the tool, its whole input, the folder. `None`
+/// when the payload names no tool, or its input is too large to show whole.
+pub fn ask_call_from_payload(payload: &Value) -> Option<AskCall> {
+    let text = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| payload.get(*k).and_then(Value::as_str))
+            .map(str::to_string)
+    };
+    let tool = text(&["tool_name", "toolName"])?;
+    if tool.trim().is_empty() {
+        return None;
+    }
+    let input = payload
+        .get("tool_input")
+        .or_else(|| payload.get("toolInput"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let input_text = serde_json::to_string(&input).ok()?;
+    if input_text.len() > MAX_INPUT_BYTES {
+        return None;
+    }
+    let field = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| input.get(*k).and_then(Value::as_str))
+            .map(str::to_string)
+    };
+    let change_bytes = ["content", "new_string", "newString", "patch"]
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str))
+        .map(|s| s.len() as u64);
+    let digest = digest(&tool, &input_text);
+    let call_id = text(&["tool_use_id", "toolUseId", "call_id"]).unwrap_or_else(|| digest.clone());
+    Some(AskCall {
+        call_id,
+        input_digest: digest,
+        detail: AskDetail {
+            tool,
+            command: field(&["command", "cmd"]),
+            file_path: field(&["file_path", "path", "filePath", "notebook_path"]),
+            change_bytes,
+            url: field(&["url"]),
+            description: field(&["description"]),
+            cwd: text(&["cwd"]),
+            input: input_text,
+        },
+    })
+}
+
+/// A digest of a call: the tool and its input, as 64-bit FNV-1a in hex. Not a secret: it only
+/// tells one input from another.
+pub fn digest(tool: &str, input: &str) -> String {
+    let hash = tool
+        .bytes()
+        .chain(std::iter::once(0))
+        .chain(input.bytes())
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    format!("{hash:016x}")
+}
+
+/// What the hook prints for an answer, in the agent's shape. `None` prints nothing (the agent's
+/// own prompt decides). `payload` is the request's payload: "allow for this session" hands back
+/// the agent's own suggestions of what to allow.
+pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) -> Option<String> {
+    let behaviour = match decision {
+        HookDecision::Allow => json!({"behavior": "allow"}),
+        HookDecision::AllowForSession => {
+            let suggestions = payload
+                .get("permission_suggestions")
+                .filter(|s| s.as_array().is_some_and(|a| !a.is_empty()))?;
+            json!({"behavior": "allow", "updatedPermissions": suggestions})
+        }
+        HookDecision::Deny { message } => match message {
+            Some(m) => json!({"behavior": "deny", "message": m}),
+            None => json!({"behavior": "deny", "message": "Denied from Agent Tray."}),
+        },
+        HookDecision::None { .. } => return None,
+    };
+    match shape {
+        ReplyShape::HookSpecificDecision => Some(
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behaviour}})
+                .to_string(),
+        ),
+    }
+}
+
+/// How long the hook waits, from its own start: the engine's deadline, but never past the
+/// agent's maximum.
+pub fn hook_wait(engine_wait: Duration, path: &AnswerPath) -> Duration {
+    engine_wait.min(Duration::from_secs(path.max_wait_secs))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn claude_payload(command: &str) -> Value {
+        json!({
+            "session_id": "s1", "hook_event_name": "PermissionRequest", "cwd": "/w/api",
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "Make a file"},
+            "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}], "behavior": "allow", "destination": "session"}]
+        })
+    }
+
+    #[test]
+    fn a_request_shows_the_whole_command_its_folder_and_description() {
+        let long = format!("echo {}", "x".repeat(10_000));
+        let call = ask_call_from_payload(&claude_payload(&long)).unwrap();
+        assert_eq!(call.detail.tool, "Bash");
+        assert_eq!(
+            call.detail.command.as_deref(),
+            Some(long.as_str()),
+            "never cut"
+        );
+        assert_eq!(call.detail.cwd.as_deref(), Some("/w/api"));
+        assert_eq!(call.detail.description.as_deref(), Some("Make a file"));
+        assert!(call.detail.input.contains(&long));
+    }
+
+    #[test]
+    fn other_input_for_the_same_tool_is_another_digest() {
+        let a = ask_call_from_payload(&claude_payload("touch a")).unwrap();
+        let b = ask_call_from_payload(&claude_payload("touch b")).unwrap();
+        let a2 = ask_call_from_payload(&claude_payload("touch a")).unwrap();
+        assert_ne!(a.input_digest, b.input_digest);
+        assert_eq!(a.input_digest, a2.input_digest);
+        assert_eq!(
+            a.call_id, a.input_digest,
+            "no tool-use id: the digest names the call"
+        );
+    }
+
+    #[test]
+    fn an_edit_shows_its_file_and_the_size_of_the_change() {
+        let payload = json!({"tool_name": "Write", "tool_input": {"file_path": "/w/a.rs", "content": "fn main() {}\n"}});
+        let call = ask_call_from_payload(&payload).unwrap();
+        assert_eq!(call.detail.file_path.as_deref(), Some("/w/a.rs"));
+        assert_eq!(call.detail.change_bytes, Some(13));
+    }
+
+    #[test]
+    fn an_input_too_large_to_show_whole_is_not_offered() {
+        let payload =
+            json!({"tool_name": "Write", "tool_input": {"content": "x".repeat(MAX_INPUT_BYTES)}});
+        assert!(ask_call_from_payload(&payload).is_none());
+        assert!(
+            ask_call_from_payload(&json!({"tool_input": {}})).is_none(),
+            "no tool"
+        );
+    }
+
+    #[test]
+    fn allow_and_deny_print_claudes_decision_and_nothing_prints_nothing() {
+        let payload = claude_payload("touch x");
+        let shape = ReplyShape::HookSpecificDecision;
+        let allow: Value =
+            serde_json::from_str(&hook_output(shape, &HookDecision::Allow, &payload).unwrap())
+                .unwrap();
+        assert_eq!(
+            allow,
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+        );
+        let deny = HookDecision::Deny {
+            message: Some("not now".into()),
+        };
+        let deny: Value =
+            serde_json::from_str(&hook_output(shape, &deny, &payload).unwrap()).unwrap();
+        assert_eq!(deny["hookSpecificOutput"]["decision"]["behavior"], "deny");
+        assert_eq!(deny["hookSpecificOutput"]["decision"]["message"], "not now");
+        let none = HookDecision::None {
+            reason: "expired".into(),
+        };
+        assert_eq!(hook_output(shape, &none, &payload), None);
+    }
+
+    #[test]
+    fn allow_for_the_session_hands_back_the_agents_own_suggestions_or_prints_nothing() {
+        let payload = claude_payload("touch x");
+        let shape = ReplyShape::HookSpecificDecision;
+        let out: Value = serde_json::from_str(
+            &hook_output(shape, &HookDecision::AllowForSession, &payload).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            out["hookSpecificOutput"]["decision"]["updatedPermissions"],
+            payload["permission_suggestions"]
+        );
+        // Without suggestions there is nothing to allow for the session: no decision rather
+        // than a plain allow the user did not choose.
+        let bare = json!({"tool_name": "Bash", "tool_input": {"command": "x"}});
+        assert_eq!(
+            hook_output(shape, &HookDecision::AllowForSession, &bare),
+            None
+        );
+    }
+
+    #[test]
+    fn claude_is_answered_by_default_and_codex_only_when_chosen_with_a_short_wait() {
+        let settings = AnswerSettings::default();
+        let claude = settings.effective(Agent::Claude).unwrap();
+        assert!(claude.enabled && claude.terminal_stays_open);
+        assert!(claude.max_wait_secs < crate::agents::claude::install::PERMISSION_TIMEOUT_SECS);
+        let codex = settings.effective(Agent::Codex).unwrap();
+        assert!(!codex.enabled && !codex.accepts.allow_for_session);
+        assert!(
+            codex.max_wait_secs < crate::agents::codex::install::timeout_secs("PermissionRequest")
+        );
+        assert!(
+            settings.effective(Agent::Gemini).is_none(),
+            "Gemini has no permission hook"
+        );
+    }
+
+    #[test]
+    fn a_chosen_wait_is_held_within_what_the_agent_allows() {
+        let mut settings = AnswerSettings::default();
+        let codex = settings.set(Agent::Codex, Some(true), Some(3600)).unwrap();
+        assert!(codex.enabled);
+        assert_eq!(codex.wait_secs, codex.max_wait_secs);
+        let claude = settings.set(Agent::Claude, None, Some(0)).unwrap();
+        assert_eq!(claude.wait_secs, 1);
+        assert!(matches!(
+            settings.set(Agent::Gemini, Some(true), None),
+            Err(SettingsError::NotAnswerable(_))
+        ));
+    }
+
+    #[test]
+    fn settings_survive_a_round_trip_through_their_file_and_a_broken_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = TrayPaths::under(dir.path());
+        assert_eq!(
+            AnswerSettings::load(&paths).unwrap(),
+            AnswerSettings::default()
+        );
+        let mut settings = AnswerSettings::default();
+        settings.set(Agent::Claude, Some(false), Some(42)).unwrap();
+        settings.save(&paths).unwrap();
+        let back = AnswerSettings::load(&paths).unwrap();
+        assert_eq!(back, settings);
+        assert!(!back.effective(Agent::Claude).unwrap().enabled);
+        std::fs::write(AnswerSettings::path(&paths), "{not json").unwrap();
+        let err = AnswerSettings::load(&paths).unwrap_err();
+        assert!(err.to_string().contains("fix or delete it"), "{err}");
+    }
+}

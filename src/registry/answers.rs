@@ -1,0 +1,404 @@
+//! The permission requests the sessions wait on, kept under the registry's lock.
+//!
+//! Why here and not beside the registry: a request lives exactly as long as its session waits
+//! for permission. Keeping the book under the same lock as the sessions makes "the agent moved
+//! on" and "the session ended" close its requests in the same step that changed the state, so an
+//! answer can never slip in between a terminal's answer and the request's end. The rules
+//! themselves are the domain's ([`agent_tray_domain::pending::PendingBook`]); this file applies
+//! them to the registry's sessions and wakes the hooks that wait.
+//!
+//! Each open request has one waiter: the `oneshot` the hook's connection task waits on. Waking
+//! one is a `oneshot` send, which never blocks, so it happens under the lock (the registry's rule
+//! is no I/O and no blocking send there). What the hook does with it (print, then confirm) is the
+//! connection task's, off the lock.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use agent_tray_domain::pending::{
+    Accepts, Answer, AnswerSource, Ask, Closed, Outcome, PendingBook, PendingView, Refusal,
+    RequestId, SessionKey, Target,
+};
+use chrono::{DateTime, Utc};
+use tokio::sync::oneshot;
+
+use super::{stamp, Inner, SessionChange, SessionsRegistry};
+use crate::answering::{AskCall, HookDecision};
+use crate::model::{InvalidObservation, Observation, SessionState};
+
+/// How long an answer waits for the hook to say it printed it.
+pub const PRINT_CONFIRM_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What the waiting hook is told: the decision, and where to confirm that it printed it.
+#[derive(Debug)]
+pub struct Delivery {
+    pub decision: HookDecision,
+    pub printed: Option<oneshot::Sender<()>>,
+}
+
+/// The book and its waiters.
+pub(super) struct Answers {
+    book: PendingBook,
+    waiters: HashMap<RequestId, oneshot::Sender<Delivery>>,
+}
+
+impl Default for Answers {
+    fn default() -> Self {
+        // A salt per registry, so no id of an earlier engine names a request of this one.
+        let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default() as u64;
+        let salt = format!("{:x}{:x}", nanos & 0xff_ffff, std::process::id() & 0xfff);
+        Answers {
+            book: PendingBook::new(&salt),
+            waiters: HashMap::new(),
+        }
+    }
+}
+
+/// What became of an `ask`.
+#[derive(Debug)]
+pub enum AskOutcome {
+    /// Open: answer it by `id` before `answer_by`; the decision comes on `decision`.
+    Waiting {
+        id: RequestId,
+        answer_by: DateTime<Utc>,
+        decision: oneshot::Receiver<Delivery>,
+    },
+    /// Not offered for an answer; the agent asks in its terminal.
+    NotOffered { reason: String },
+}
+
+/// Why an answer did not reach the agent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error("request {0} was answered, but the agent's hook stopped waiting before it could take the answer; the agent asks in its terminal")]
+    NotDelivered(RequestId),
+}
+
+/// An answer the agent's hook took (printed for the agent).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivered {
+    pub request: PendingView,
+    pub answer: Answer,
+    /// How long the agent had waited.
+    pub waited: Duration,
+}
+
+impl SessionsRegistry {
+    /// A permission request from a hook: its observation is applied as usual, and, while the
+    /// session waits for permission, the request is opened for `wait`.
+    pub fn ask(
+        &self,
+        obs: Observation,
+        call: AskCall,
+        wait: Duration,
+        accepts: Accepts,
+    ) -> Result<AskOutcome, InvalidObservation> {
+        let agent = obs.agent;
+        let session_id = obs.session_id.clone();
+        self.observe(obs)?;
+        let now = self.clock.now();
+        let mut changes = Vec::new();
+        let (outcome, seq) = {
+            let mut inner = self.lock();
+            let state = inner.live.get(&session_id).map(|r| r.session.state);
+            if state != Some(SessionState::WaitingForPermission) {
+                let reason = match state {
+                    None => "the session is not known".to_string(),
+                    Some(state) => format!("the session is {state}, not waiting for permission"),
+                };
+                return Ok(AskOutcome::NotOffered { reason });
+            }
+            let key = SessionKey {
+                host: None,
+                session_id: session_id.clone(),
+            };
+            let answer_by = now.wall
+                + chrono::Duration::from_std(wait).unwrap_or_else(|_| chrono::Duration::zero());
+            let asked = inner.answers.book.ask(
+                Ask {
+                    session: key.clone(),
+                    agent,
+                    detail: call.detail,
+                    call_id: call.call_id,
+                    input_digest: call.input_digest,
+                    asked_at: now.wall,
+                    answer_by,
+                    accepts,
+                },
+                now.wall,
+            );
+            let mut touched = BTreeSet::from([key]);
+            for closed in asked.replaced.into_iter().chain(asked.evicted) {
+                touched.insert(closed.ask.session.clone());
+                wake_closed(&mut inner.answers, &closed);
+            }
+            // The same call asked again (the hook ran twice): the newer hook waits, the older is
+            // told to leave the answer to it.
+            if let Some(older) = inner.answers.waiters.remove(&asked.id) {
+                let _ = older.send(Delivery {
+                    decision: HookDecision::None {
+                        reason: "the agent asked again".into(),
+                    },
+                    printed: None,
+                });
+            }
+            let (tx, rx) = oneshot::channel();
+            inner.answers.waiters.insert(asked.id.clone(), tx);
+            let answer_by = inner
+                .answers
+                .book
+                .get(&asked.id)
+                .map_or(answer_by, |r| r.ask.answer_by);
+            refresh_views(&mut inner, &touched, &mut changes);
+            let seq = stamp(&mut inner, &changes);
+            (
+                AskOutcome::Waiting {
+                    id: asked.id,
+                    answer_by,
+                    decision: rx,
+                },
+                seq,
+            )
+        };
+        self.publish(changes, seq, now.wall);
+        Ok(outcome)
+    }
+
+    /// Answers a request and hands the answer to its waiting hook. `Ok` carries what to wait on
+    /// for the hook's confirmation that it printed it ([`SessionsRegistry::answer_confirmed`]
+    /// does both).
+    pub fn answer(
+        &self,
+        target: &Target,
+        answer: Answer,
+        source: AnswerSource,
+    ) -> Result<(Closed, oneshot::Receiver<()>), AnswerError> {
+        let now = self.clock.now();
+        let mut changes = Vec::new();
+        let (result, seq) = {
+            let mut inner = self.lock();
+            let mut touched = BTreeSet::new();
+            let result = match inner.answers.book.answer(target, answer, source, now.wall) {
+                Err(refusal) => {
+                    // An answer at the deadline closes the request: its hook is told, and its row
+                    // loses it.
+                    if let Target::Request(id) = target {
+                        if inner.answers.book.get(id).is_none() {
+                            if let Some(waiter) = inner.answers.waiters.remove(id) {
+                                let _ = waiter.send(Delivery {
+                                    decision: HookDecision::None {
+                                        reason: refusal.to_string(),
+                                    },
+                                    printed: None,
+                                });
+                            }
+                        }
+                    }
+                    touched.extend(rows_with_requests(&inner));
+                    Err(AnswerError::Refused(refusal))
+                }
+                Ok(answered) => {
+                    let closed = answered.closed;
+                    touched.insert(closed.ask.session.clone());
+                    let (printed_tx, printed_rx) = oneshot::channel();
+                    let delivered = inner.answers.waiters.remove(&closed.id).is_some_and(|w| {
+                        let outcome = match &closed.outcome {
+                            Outcome::Answered { answer, .. } => HookDecision::from_answer(answer),
+                            other => HookDecision::None {
+                                reason: other.describe(),
+                            },
+                        };
+                        w.send(Delivery {
+                            decision: outcome,
+                            printed: Some(printed_tx),
+                        })
+                        .is_ok()
+                    });
+                    if delivered {
+                        Ok((closed, printed_rx))
+                    } else {
+                        Err(AnswerError::NotDelivered(closed.id))
+                    }
+                }
+            };
+            refresh_views(&mut inner, &touched, &mut changes);
+            (result, stamp(&mut inner, &changes))
+        };
+        self.publish(changes, seq, now.wall);
+        result
+    }
+
+    /// Answers a request and waits (at most [`PRINT_CONFIRM_TIMEOUT`]) for its hook to confirm
+    /// that the agent has the answer. `Ok` only then.
+    pub async fn answer_confirmed(
+        &self,
+        target: &Target,
+        answer: Answer,
+        source: AnswerSource,
+    ) -> Result<Delivered, AnswerError> {
+        let (closed, printed) = self.answer(target, answer, source)?;
+        let request = view_of(&closed);
+        match tokio::time::timeout(PRINT_CONFIRM_TIMEOUT, printed).await {
+            Ok(Ok(())) => {
+                let waited = closed.waited().to_std().unwrap_or_default();
+                let answer = match closed.outcome {
+                    Outcome::Answered { answer, .. } => answer,
+                    _ => return Err(AnswerError::NotDelivered(closed.id)),
+                };
+                Ok(Delivered {
+                    request,
+                    answer,
+                    waited,
+                })
+            }
+            _ => Err(AnswerError::NotDelivered(closed.id)),
+        }
+    }
+
+    /// The open requests, oldest first.
+    pub fn pending(&self) -> Vec<PendingView> {
+        self.lock().answers.book.open().map(|r| r.view()).collect()
+    }
+
+    /// The hook waiting on `id` is gone (it hung up, or its deadline passed): the request closes
+    /// as expired at or after its deadline, as abandoned before.
+    pub fn request_over(&self, id: &RequestId) {
+        let now = self.clock.now();
+        let mut changes = Vec::new();
+        let seq = {
+            let mut inner = self.lock();
+            inner.answers.waiters.remove(id);
+            let Some(open) = inner.answers.book.get(id).map(|r| r.ask.clone()) else {
+                return;
+            };
+            if now.wall >= open.answer_by {
+                inner.answers.book.expire(now.wall);
+            } else {
+                inner.answers.book.abandoned(id, now.wall);
+            }
+            refresh_views(&mut inner, &BTreeSet::from([open.session]), &mut changes);
+            stamp(&mut inner, &changes)
+        };
+        self.publish(changes, seq, now.wall);
+    }
+}
+
+/// The local sessions whose rows show a request.
+fn rows_with_requests(inner: &Inner) -> Vec<SessionKey> {
+    inner
+        .live
+        .values()
+        .filter(|r| !r.session.pending.is_empty())
+        .map(|r| SessionKey {
+            host: None,
+            session_id: r.session.session_id.clone(),
+        })
+        .collect()
+}
+
+/// A closed request as rows show it.
+fn view_of(closed: &Closed) -> PendingView {
+    agent_tray_domain::pending::PendingRequest {
+        id: closed.id.clone(),
+        ask: closed.ask.clone(),
+    }
+    .view()
+}
+
+/// Tells a closed request's hook that there is nothing to print.
+fn wake_closed(answers: &mut Answers, closed: &Closed) {
+    if let Some(waiter) = answers.waiters.remove(&closed.id) {
+        let _ = waiter.send(Delivery {
+            decision: HookDecision::None {
+                reason: closed.outcome.describe(),
+            },
+            printed: None,
+        });
+    }
+}
+
+/// Closes the requests whose session no longer waits for permission (the agent moved on: the
+/// terminal answered, the tool ran, the turn ended) or has ended, and those past their deadline;
+/// wakes their hooks and refreshes the rows. Called with every change to the sessions, before
+/// it is stamped.
+pub(super) fn settle_locked(
+    inner: &mut Inner,
+    now: DateTime<Utc>,
+    changes: &mut Vec<SessionChange>,
+) {
+    if inner.answers.book.open().next().is_none() {
+        return;
+    }
+    let mut closed = inner.answers.book.expire(now);
+    let open: Vec<SessionKey> = inner
+        .answers
+        .book
+        .open()
+        .map(|r| r.ask.session.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for key in open {
+        let state = match &key.host {
+            None => inner.live.get(&key.session_id).map(|r| r.session.state),
+            Some(host) => inner
+                .remote
+                .get(host)
+                .and_then(|m| m.get(&key.session_id))
+                .map(|s| s.state),
+        };
+        match state {
+            Some(SessionState::WaitingForPermission) => {}
+            Some(SessionState::Ended) | None => {
+                closed.extend(inner.answers.book.session_ended(&key, now));
+            }
+            Some(_) => closed.extend(inner.answers.book.moved_on(&key, None, now)),
+        }
+    }
+    if closed.is_empty() {
+        return;
+    }
+    let touched: BTreeSet<SessionKey> = closed.iter().map(|c| c.ask.session.clone()).collect();
+    for c in &closed {
+        tracing::info!(request = %c.id, session_id = %c.ask.session.session_id, outcome = %c.outcome.describe(), "permission_request_closed");
+        wake_closed(&mut inner.answers, c);
+    }
+    refresh_views(inner, &touched, changes);
+}
+
+/// Puts each touched local session's open requests on its row; a row whose list changed is
+/// published (its change already in `changes` is brought up to date, or a new one added).
+fn refresh_views(
+    inner: &mut Inner,
+    touched: &BTreeSet<SessionKey>,
+    changes: &mut Vec<SessionChange>,
+) {
+    for key in touched.iter().filter(|k| k.host.is_none()) {
+        let views: Vec<PendingView> = inner.answers.book.open_for(key).map(|r| r.view()).collect();
+        let Some(record) = inner.live.get_mut(&key.session_id) else {
+            continue;
+        };
+        if record.session.pending == views {
+            continue;
+        }
+        record.session.pending = views;
+        let session = record.session.clone();
+        let existing = changes.iter_mut().find_map(|c| match c {
+            SessionChange::Added { session: s } | SessionChange::Changed { session: s, .. }
+                if s.session_id == session.session_id && s.host.is_none() =>
+            {
+                Some(s)
+            }
+            _ => None,
+        });
+        match existing {
+            Some(s) => *s = session,
+            None => changes.push(SessionChange::Changed {
+                old_state: session.state,
+                session,
+            }),
+        }
+    }
+}

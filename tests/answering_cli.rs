@@ -1,0 +1,378 @@
+//! Answering a permission request from outside the agent's terminal, through the built binary:
+//! a real daemon, real hook processes fed a recorded-shape `PermissionRequest` payload on stdin,
+//! and `pending`/`allow`/`deny` as users and scripts run them. What the hook prints is what the
+//! agent reads, so each answer is proven by the hook's stdout, and each failure by its silence.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{signal, wait_until, World};
+use serde_json::Value;
+
+fn payload(session: &str, command: &str) -> String {
+    serde_json::json!({
+        "session_id": session,
+        "hook_event_name": "PermissionRequest",
+        "cwd": "/tmp/api-server",
+        "transcript_path": format!("/tmp/.claude/projects/p/{session}.jsonl"),
+        "permission_mode": "default",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Make a file"},
+        "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}], "behavior": "allow", "destination": "session"}]
+    })
+    .to_string()
+}
+
+/// A hook as Claude runs it for a permission request: started, fed its payload, left waiting.
+struct WaitingHook {
+    child: Child,
+    started: Instant,
+}
+
+impl WaitingHook {
+    fn start(w: &World, session: &str, command: &str) -> WaitingHook {
+        let mut child = w
+            .command(&["hook", "--agent", "claude"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload(session, command).as_bytes())
+            .unwrap();
+        WaitingHook { child, started }
+    }
+
+    /// Waits (bounded) for the hook to exit; its stdout, and how long it ran.
+    fn finish(mut self, limit: Duration) -> (String, Duration) {
+        let status = wait_until(limit, || self.child.try_wait().unwrap());
+        if status.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            panic!("the hook was still waiting after {limit:?}");
+        }
+        let ran = self.started.elapsed();
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert!(status.unwrap().success(), "the hook always exits 0");
+        (out, ran)
+    }
+
+    fn still_waiting(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for WaitingHook {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn pending(w: &World) -> Vec<Value> {
+    let out = w.run(&["pending", "--json"]);
+    assert!(
+        out.status.success(),
+        "pending --json failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn wait_for_request(w: &World, session: &str) -> Value {
+    wait_until(Duration::from_secs(10), || {
+        pending(w).into_iter().find(|r| r["session_id"] == session)
+    })
+    .unwrap_or_else(|| panic!("no request for {session} appeared in `pending`"))
+}
+
+fn decision(out: &str) -> Value {
+    let v: Value = serde_json::from_str(out.trim())
+        .unwrap_or_else(|e| panic!("the hook printed no JSON decision ({e}): {out:?}"));
+    v["hookSpecificOutput"]["decision"].clone()
+}
+
+#[test]
+fn allow_from_the_cli_reaches_the_hook_and_the_request_leaves_every_list() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let hook = WaitingHook::start(&w, "s-allow", "touch made-by-tool");
+    let request = wait_for_request(&w, "s-allow");
+    assert_eq!(request["tool"], "Bash");
+    assert_eq!(request["command"], "touch made-by-tool");
+    assert_eq!(request["cwd"], "/tmp/api-server");
+    assert_eq!(request["agent"], "claude");
+    // The session's row carries it too (`list --json`'s `pending`).
+    let row = w.session("s-allow").unwrap();
+    assert_eq!(row["state"], "waiting_for_permission");
+    assert_eq!(row["pending"][0]["id"], request["id"]);
+
+    let id = request["id"].as_str().unwrap();
+    let out = w.run(&["allow", id]);
+    assert!(
+        out.status.success(),
+        "allow failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (printed, _) = hook.finish(Duration::from_secs(5));
+    assert_eq!(decision(&printed), serde_json::json!({"behavior": "allow"}));
+    assert!(pending(&w).is_empty());
+    assert_eq!(
+        w.session("s-allow").unwrap()["pending"],
+        serde_json::json!([])
+    );
+
+    // Single use: a second answer is refused, says who answered, and exits non-zero.
+    let again = w.run(&["deny", id]);
+    assert!(!again.status.success());
+    let why = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        why.contains("already allowed from the command line"),
+        "{why}"
+    );
+}
+
+#[test]
+fn deny_by_session_id_carries_the_message_to_the_model() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let hook = WaitingHook::start(&w, "s-deny", "rm -rf build");
+    wait_for_request(&w, "s-deny");
+    let out = w.run(&["deny", "s-deny", "--message", "use the clean script"]);
+    assert!(
+        out.status.success(),
+        "deny failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (printed, _) = hook.finish(Duration::from_secs(5));
+    assert_eq!(
+        decision(&printed),
+        serde_json::json!({"behavior": "deny", "message": "use the clean script"})
+    );
+}
+
+#[test]
+fn allow_for_the_session_hands_back_the_agents_suggestions() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let hook = WaitingHook::start(&w, "s-session", "touch a");
+    let id = wait_for_request(&w, "s-session")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(w.run(&["allow", &id, "--for-session"]).status.success());
+    let (printed, _) = hook.finish(Duration::from_secs(5));
+    let decided = decision(&printed);
+    assert_eq!(decided["behavior"], "allow");
+    assert_eq!(
+        decided["updatedPermissions"][0]["rules"][0]["ruleContent"],
+        "touch:*"
+    );
+}
+
+#[test]
+fn the_terminal_answering_first_ends_the_request_and_the_waiting_hook_within_a_second() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let mut hook = WaitingHook::start(&w, "s-term", "touch t");
+    let id = wait_for_request(&w, "s-term")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(hook.still_waiting());
+    // The user answered in the terminal: the tool ran.
+    let moved = Instant::now();
+    w.observe(&[
+        "--session",
+        "s-term",
+        "--agent",
+        "claude",
+        "--event",
+        "PostToolUse",
+        "--tool",
+        "Bash",
+    ]);
+    let (printed, _) = hook.finish(Duration::from_secs(5));
+    assert!(
+        moved.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        moved.elapsed()
+    );
+    assert_eq!(printed, "", "nothing printed: the terminal's answer stands");
+    assert!(pending(&w).is_empty());
+    let late = w.run(&["allow", &id]);
+    assert!(!late.status.success());
+    assert!(
+        String::from_utf8_lossy(&late.stderr).contains("the agent moved on"),
+        "{}",
+        String::from_utf8_lossy(&late.stderr)
+    );
+}
+
+#[test]
+fn an_engine_killed_mid_wait_leaves_the_hook_silent_and_the_agent_to_its_terminal() {
+    let w = World::new();
+    let daemon = w.start_daemon();
+    let hook = WaitingHook::start(&w, "s-kill", "touch k");
+    wait_for_request(&w, "s-kill");
+    let killed = Instant::now();
+    signal(daemon.pid(), libc::SIGKILL);
+    let (printed, _) = hook.finish(Duration::from_secs(5));
+    assert!(
+        killed.elapsed() < Duration::from_secs(2),
+        "the hook noticed after {:?}",
+        killed.elapsed()
+    );
+    assert_eq!(printed, "", "never an implicit allow or deny");
+    drop(daemon);
+}
+
+#[test]
+fn a_hook_killed_mid_wait_closes_its_request() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let hook = WaitingHook::start(&w, "s-hookdies", "touch h");
+    let id = wait_for_request(&w, "s-hookdies")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    signal(hook.child.id(), libc::SIGKILL);
+    wait_until(Duration::from_secs(5), || pending(&w).is_empty())
+        .expect("the request of a hook that died is closed");
+    let late = w.run(&["allow", &id]);
+    assert!(!late.status.success());
+    assert!(
+        String::from_utf8_lossy(&late.stderr).contains("stopped waiting"),
+        "{}",
+        String::from_utf8_lossy(&late.stderr)
+    );
+    drop(hook);
+}
+
+#[test]
+fn with_no_engine_the_hook_prints_nothing_and_returns_at_once() {
+    let w = World::new();
+    let hook = WaitingHook::start(&w, "s-none", "touch n");
+    let (printed, ran) = hook.finish(Duration::from_secs(5));
+    assert_eq!(printed, "");
+    assert!(ran < Duration::from_secs(1), "ran {ran:?}");
+    // The event is still journaled for the engine's next start.
+    assert!(w.journal_text().contains("s-none"));
+}
+
+#[test]
+fn answering_off_leaves_the_request_to_the_terminal_but_still_shows_the_wait() {
+    let w = World::new();
+    let out = w.run(&["answering", "claude", "off"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Claude: off"));
+    let _daemon = w.start_daemon();
+    let hook = WaitingHook::start(&w, "s-off", "touch o");
+    let (printed, ran) = hook.finish(Duration::from_secs(5));
+    assert_eq!(printed, "");
+    assert!(ran < Duration::from_secs(2), "ran {ran:?}");
+    assert_eq!(
+        w.state_of("s-off").as_deref(),
+        Some("waiting_for_permission")
+    );
+    assert!(pending(&w).is_empty());
+}
+
+#[test]
+fn a_request_nobody_answers_expires_at_its_wait_and_a_late_answer_is_refused() {
+    let w = World::new();
+    assert!(w
+        .run(&["answering", "claude", "on", "--wait", "1"])
+        .status
+        .success());
+    let _daemon = w.start_daemon();
+    let hook = WaitingHook::start(&w, "s-exp", "touch e");
+    let id = wait_for_request(&w, "s-exp")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (printed, ran) = hook.finish(Duration::from_secs(5));
+    assert_eq!(printed, "", "no implicit decision at the deadline");
+    assert!(ran >= Duration::from_millis(900), "left after {ran:?}");
+    let late = w.run(&["allow", &id]);
+    assert!(!late.status.success());
+    assert!(
+        String::from_utf8_lossy(&late.stderr).contains("expired"),
+        "{}",
+        String::from_utf8_lossy(&late.stderr)
+    );
+}
+
+#[test]
+fn an_unknown_id_is_refused_plainly_and_touches_no_other_request() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let hook = WaitingHook::start(&w, "s-other", "touch u");
+    wait_for_request(&w, "s-other");
+    let out = w.run(&["allow", "r999-nothere"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no request r999-nothere is known"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(pending(&w).len(), 1, "the other request is untouched");
+    drop(hook);
+}
+
+#[test]
+fn two_answers_racing_exactly_one_wins_and_the_other_is_told() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let hook = WaitingHook::start(&w, "s-race", "touch r");
+    let id = wait_for_request(&w, "s-race")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let answers: Vec<_> = (0..4)
+        .map(|i| {
+            let verb = if i % 2 == 0 { "allow" } else { "deny" };
+            w.command(&[verb, &id])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let results: Vec<_> = answers
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let won = results.iter().filter(|o| o.status.success()).count();
+    assert_eq!(won, 1, "exactly one answer wins");
+    for lost in results.iter().filter(|o| !o.status.success()) {
+        assert!(
+            String::from_utf8_lossy(&lost.stderr).contains("is closed: already"),
+            "{}",
+            String::from_utf8_lossy(&lost.stderr)
+        );
+    }
+    let (printed, _) = hook.finish(Duration::from_secs(5));
+    let behavior = decision(&printed)["behavior"].as_str().unwrap().to_string();
+    assert!(behavior == "allow" || behavior == "deny");
+}
