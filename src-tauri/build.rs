@@ -22,6 +22,7 @@ const COMMANDS: &[&str] = &[
     "get_session_detail",
     "open_main_window",
     "hide_popover",
+    "answer_request",
 ];
 
 fn main() {

@@ -228,3 +228,37 @@ pub fn install_hooks() -> InstallReport {
         output: outcome.output,
     }
 }
+
+/// Answers a permission request through the engine's book, and waits (bounded, by the core) for
+/// the agent's hook to take the answer.
+pub async fn answer(
+    registry: &agent_tray::registry::SessionsRegistry,
+    request_id: &str,
+    choice: crate::ipc::AnswerChoice,
+    message: Option<String>,
+    from: crate::ipc::AnswerFrom,
+) -> Result<(), CommandError> {
+    use crate::ipc::{AnswerChoice, AnswerFrom};
+    use agent_tray::answering::{Answer, AnswerSource, RequestId, Target};
+    use agent_tray::registry::answers::AnswerError;
+    let answer = match choice {
+        AnswerChoice::Allow => Answer::Allow,
+        AnswerChoice::AllowForSession => Answer::AllowForSession,
+        AnswerChoice::Deny => Answer::Deny { message },
+    };
+    let source = match from {
+        AnswerFrom::Window => AnswerSource::Window,
+        AnswerFrom::Popover => AnswerSource::Popover,
+    };
+    let target = Target::Request(RequestId::parse(request_id));
+    match registry.answer_confirmed(&target, answer, source).await {
+        Ok(_) => Ok(()),
+        Err(e @ AnswerError::Refused(_)) => {
+            Err(CommandError::new(ErrorCode::AnswerRefused, e.to_string()))
+        }
+        Err(e @ AnswerError::NotDelivered(_)) => Err(CommandError::new(
+            ErrorCode::AnswerNotDelivered,
+            e.to_string(),
+        )),
+    }
+}

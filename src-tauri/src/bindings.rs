@@ -19,9 +19,9 @@ use agent_tray::window_rows::{agents, sections, AgentInfo, SectionInfo};
 use ts_rs::TS;
 
 use crate::ipc::{
-    AppSettings, CommandError, EngineStatus, ErrorCode, FocusSession, HistoryQuery, InstallReport,
-    SessionEvent, Snapshot, WindowMemory, EVENT_FOCUS, EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS,
-    EVENT_SESSIONS, EVENT_SETTINGS,
+    AnswerChoice, AnswerFrom, AppSettings, CommandError, EngineStatus, ErrorCode, FocusSession,
+    HistoryQuery, InstallReport, SessionEvent, Snapshot, WindowMemory, EVENT_FOCUS,
+    EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS, EVENT_SESSIONS, EVENT_SETTINGS,
 };
 
 fn render() -> String {
@@ -30,6 +30,12 @@ fn render() -> String {
         SessionState::decl(),
         EndReason::decl(),
         Session::decl(),
+        agent_tray::answering::RequestId::decl(),
+        agent_tray::answering::Accepts::decl(),
+        agent_tray::answering::AskDetail::decl(),
+        agent_tray::answering::PendingView::decl(),
+        AnswerChoice::decl(),
+        AnswerFrom::decl(),
         Section::decl(),
         SessionView::decl(),
         TrayStatus::decl(),

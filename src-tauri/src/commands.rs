@@ -10,8 +10,8 @@ use tauri::{AppHandle, Emitter, Runtime, State};
 
 use crate::actions;
 use crate::ipc::{
-    AppSettings, CommandError, EngineStatus, ErrorCode, HistoryQuery, InstallReport, Snapshot,
-    WindowMemory, EVENT_SETTINGS,
+    AnswerChoice, AnswerFrom, AppSettings, CommandError, EngineStatus, ErrorCode, HistoryQuery,
+    InstallReport, Snapshot, WindowMemory, EVENT_SETTINGS,
 };
 use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
@@ -52,6 +52,20 @@ pub async fn jump_to_session(
         .and_then(|h| links.destination_of(h));
     // Planning reads the process's /proc entries and runs programs: off the async workers.
     blocking(move || actions::jump(&session, destination)).await
+}
+
+/// Answers a permission request (Allow, Deny, Allow for this session) from the window or the
+/// popover. `Ok` once the agent's hook has taken the answer; otherwise a sentence saying why
+/// (already answered, expired, the agent moved on).
+#[tauri::command]
+pub async fn answer_request(
+    source: State<'_, Arc<SessionsSource>>,
+    request_id: String,
+    answer: AnswerChoice,
+    message: Option<String>,
+    from: AnswerFrom,
+) -> Result<(), CommandError> {
+    crate::actions::answer(source.registry(), &request_id, answer, message, from).await
 }
 
 /// Shows the session's transcript file in the file manager.

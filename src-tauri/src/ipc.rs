@@ -158,6 +158,27 @@ pub enum ErrorCode {
     SettingsNotSaved,
     InstallerFailed,
     HistoryUnavailable,
+    /// An answer to a permission request was refused (unknown, answered, expired, moved on).
+    AnswerRefused,
+    /// An answer was accepted but the agent's hook had stopped waiting for it.
+    AnswerNotDelivered,
+}
+
+/// Which answer a button or key gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerChoice {
+    Allow,
+    AllowForSession,
+    Deny,
+}
+
+/// Where in the app an answer was given (recorded with it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerFrom {
+    Window,
+    Popover,
 }
 
 impl CommandError {

@@ -114,6 +114,7 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
         commands::get_session_detail,
         commands::open_main_window,
         commands::hide_popover,
+        commands::answer_request,
     ])
 }
 

@@ -46,6 +46,7 @@ export function view({ id, agent = "claude", state = "idle", project, secondsInS
     subagents: 0,
     turn_started_at: null,
     headless: false,
+    pending: [],
     ...fields,
   };
   return {
@@ -54,6 +55,28 @@ export function view({ id, agent = "claude", state = "idle", project, secondsInS
     section: SECTION[state],
     state_label: LABEL[state],
     resume_command: agent === "claude" ? `claude --resume ${id}` : `codex resume ${id}`,
+  };
+}
+
+/// A permission request shaped exactly like the Rust PendingView: what `session` waits on.
+export function request({ id = "r1-a1b2", session, agent = "claude", tool = "Bash", command = null, file_path = null, change_bytes = null, url = null, description = null, cwd = null, input = null, secondsLeft = 240, allowForSession = true, host = null }) {
+  const now = Date.now();
+  return {
+    id,
+    session_id: session,
+    host,
+    agent,
+    tool,
+    command,
+    file_path,
+    change_bytes,
+    url,
+    description,
+    cwd: cwd ?? `/home/dev/${session}`,
+    input: input ?? JSON.stringify({ command, description }),
+    asked_at: new Date(now - 12_000).toISOString(),
+    answer_by: new Date(now + secondsLeft * 1000).toISOString(),
+    accepts: { allow_for_session: allowForSession, deny_message: true },
   };
 }
 
@@ -81,7 +104,15 @@ export function sampleSessions() {
   return [
     view({ id: "s-idle", project: "docs-site", state: "idle", secondsInState: 600 }),
     view({ id: "s-work", project: "web_app", agent: "codex", state: "working", last_tool: "exec_command", secondsInState: 75 }),
-    view({ id: "s-perm", project: "api-server", state: "waiting_for_permission", waiting_for: "Bash", secondsInState: 12, subagents: 2 }),
+    view({
+      id: "s-perm",
+      project: "api-server",
+      state: "waiting_for_permission",
+      waiting_for: "Bash",
+      secondsInState: 12,
+      subagents: 2,
+      pending: [request({ id: "r7-k3x9", session: "s-perm", command: "npm run migrate -- --env staging", description: "Run the database migrations", cwd: "/home/dev/api-server" })],
+    }),
     view({ id: "s-fail", project: "billing", state: "idle", error: "rate_limit", secondsInState: 30 }),
     view({ id: "s-dead", project: "infra", state: "ended", secondsInState: 4, transcript_path: "/home/dev/.claude/projects/x.jsonl" }),
   ];

@@ -126,6 +126,9 @@
         case "open_main_window":
         case "hide_popover":
           return null;
+        case "answer_request":
+          if (mock.answerRefusal) throw mock.answerRefusal;
+          return null;
         default:
           throw { code: "unknown_command", message: `the mock does not know ${cmd}` };
       }

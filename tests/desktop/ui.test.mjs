@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { view, sampleSessions, defaultSettings } from "./fixtures.mjs";
+import { view, request, sampleSessions, defaultSettings } from "./fixtures.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.resolve(here, "../../ui/dist");
@@ -194,6 +194,80 @@ test("row actions call their commands", async () => {
   await context.close();
 });
 
+test("a permission request shows what will run, whole and as text, and Allow, Deny and Allow for session answer it", async () => {
+  // A command as long as real ones get, carrying markup and a terminal escape: shown whole, as
+  // text, scrolling inside its box.
+  const command = `bash -c 'echo "<img src=x onerror=window.__pwned=1>"; \u001b]52;c;aGk=\u0007' && ${"make -j8 all ".repeat(120)}`;
+  const asking = view({
+    id: "s-ask",
+    project: "api-server",
+    state: "waiting_for_permission",
+    waiting_for: "Bash",
+    pending: [request({ id: "r4-z9y8", session: "s-ask", command, description: "Build <b>everything</b>", cwd: "/home/dev/api-server" })],
+  });
+  const { page, context, problems } = await open([asking, ...sampleSessions().filter((v) => v.session.session_id !== "s-perm")]);
+  const row = page.locator(".row[data-session-id='s-ask']");
+  const input = row.locator(".ask-input");
+  assert.equal(await input.evaluate((n) => n.textContent), command, "the whole command, never cut");
+  assert.ok(await input.evaluate((n) => n.scrollHeight > n.clientHeight), "long input scrolls inside its box");
+  assert.match(await row.locator(".ask-head").innerText(), /^Claude asks to use Bash in \/home\/dev\/api-server$/);
+  assert.match(await row.locator(".ask-note").innerText(), /Build <b>everything<\/b>/);
+  assert.match(await row.locator(".ask-left").innerText(), /^answer within \d+s, or in the terminal$/);
+  const injected = await page.$$eval(".ask img, .ask b, .ask [onerror]", (n) => n.length);
+  assert.equal(injected, 0, "no element came from the request's text");
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  await row.screenshot({ path: path.join(artifacts, "ask-row.png") });
+  // The buttons: Allow, Deny, Allow for session, each one command with the request's id.
+  await row.locator("[data-action='answer:allow']").click();
+  await row.locator("[data-action='answer:deny']").click();
+  await row.locator("[data-action='answer:allow_for_session']").click();
+  assert.deepEqual(
+    (await calls(page, "answer_request")).map((c) => c.args),
+    [
+      { requestId: "r4-z9y8", answer: "allow", message: null, from: "window" },
+      { requestId: "r4-z9y8", answer: "deny", message: null, from: "window" },
+      { requestId: "r4-z9y8", answer: "allow_for_session", message: null, from: "window" },
+    ],
+  );
+  // The keys: A, D, S on the selected row, announced in its description.
+  const description = await page.locator(`#${await row.getAttribute("id")}-keys`).textContent();
+  assert.match(description, /A: allow, D: deny, S: allow for session/);
+  await page.keyboard.press("a");
+  assert.equal((await calls(page, "answer_request")).length, 4, "A answers the selected row");
+  assert.equal((await calls(page, "answer_request"))[3].args.answer, "allow");
+  // A refusal from the core is shown as it says it.
+  await page.evaluate(() => (window.__mock.answerRefusal = { code: "answer_refused", message: "request r4-z9y8 is closed: already allowed from the command line" }));
+  await row.locator("[data-action='answer:deny']").click();
+  await page.waitForSelector("#banner:not([hidden])");
+  assert.match(await page.locator("#banner").innerText(), /already allowed from the command line/);
+  // Answered anywhere: the next event drops the request and its buttons with it.
+  await upsert(page, 2, { ...asking, session: { ...asking.session, state: "working", pending: [] }, section: "working", state_label: "working" });
+  await page.waitForSelector(".row[data-session-id='s-ask'] .ask", { state: "detached" });
+  assert.equal(await row.locator("[data-action^='answer:']").count(), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("a request no one can answer from here says where to answer it and offers nothing that could deny", async () => {
+  const gemini = view({ id: "s-gem", agent: "gemini", project: "data-pipeline", state: "waiting_for_permission", waiting_for: "run_shell_command" });
+  const remote = view({
+    id: "s-far",
+    project: "ml-train",
+    state: "waiting_for_permission",
+    host: "gpu-box",
+    pending: [request({ id: "r2-far1", session: "s-far", host: "gpu-box", command: "rm -rf checkpoints/old" })],
+  });
+  const { page, context, problems } = await open([gemini, remote]);
+  assert.equal(await page.locator(".row[data-session-id='s-gem'] .ask").innerText(), "Answer it in its terminal.");
+  assert.match(await page.locator(".row[data-session-id='s-far'] .ask").innerText(), /rm -rf checkpoints\/old[\s\S]*Answer it on gpu-box\./);
+  assert.equal(await page.locator("[data-action^='answer:']").count(), 0, "no answer button for either");
+  await page.click(".row[data-session-id='s-gem'] .project");
+  for (const key of ["a", "d", "s"]) await page.keyboard.press(key);
+  assert.deepEqual(await calls(page, "answer_request"), [], "no key answers either");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("hostile text from sessions renders as text and runs nothing", async () => {
   // A prompt-derived title, a path and a project name carrying markup, a script end tag and
   // right-to-left override marks: all must show literally, create no elements, run no code.
@@ -311,7 +385,15 @@ for (const colorScheme of ["light", "dark"]) {
 const readmeShots = path.join(here, "..", "..", "docs", "screenshots");
 function readmeSessions() {
   return [
-    view({ id: "r-claude", agent: "claude", project: "api-server", state: "waiting_for_permission", waiting_for: "Bash", secondsInState: 48 }),
+    view({
+      id: "r-claude",
+      agent: "claude",
+      project: "api-server",
+      state: "waiting_for_permission",
+      waiting_for: "Bash",
+      secondsInState: 48,
+      pending: [request({ id: "r3-q8w2", session: "r-claude", command: "npm run migrate -- --env staging", description: "Run the database migrations", cwd: "/home/dev/api-server" })],
+    }),
     view({ id: "r-codex", agent: "codex", project: "web_app", state: "working", last_tool: "exec_command", secondsInState: 95 }),
     view({ id: "r-gemini", agent: "gemini", project: "data-pipeline", state: "waiting_for_input", secondsInState: 20, model: "gemini-2.5-pro" }),
     view({ id: "r-copilot", agent: "copilot", project: "mobile-app", state: "working", secondsInState: 310, model: "gpt-5" }),
@@ -1072,6 +1154,26 @@ test("the popover paints the sessions it was created with before any command is 
 // popover listening: its removal reached nobody, and the catch-up snapshot no longer has it.
 // The popover must drop the row, as the window does; it used to keep it (the two pages merged
 // snapshots with code of their own, and the popover's only ever added rows).
+test("the popover answers a request with Allow and Deny, without jumping", async () => {
+  const { page, context, problems } = await openPopover(sampleSessions());
+  const row = page.locator(".pop-row[data-session-id='s-perm']");
+  assert.equal(await row.locator(".ask-input").evaluate((n) => n.textContent), "npm run migrate -- --env staging");
+  await row.locator("[data-answer='deny']").click();
+  await row.locator("[data-answer='allow']").click();
+  assert.deepEqual(
+    (await calls(page, "answer_request")).map((c) => c.args),
+    [
+      { requestId: "r7-k3x9", answer: "deny", message: null, from: "popover" },
+      { requestId: "r7-k3x9", answer: "allow", message: null, from: "popover" },
+    ],
+  );
+  assert.deepEqual(await calls(page, "jump_to_session"), [], "an answer is not a jump");
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 340), "no horizontal overflow");
+  await page.screenshot({ path: path.join(artifacts, "popover-ask.png") });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("the popover drops a row that a newer snapshot dropped", async () => {
   const a = view({ id: "a", project: "alpha", state: "working" });
   const b = view({ id: "b", project: "beta", state: "ended" });

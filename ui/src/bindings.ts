@@ -58,7 +58,106 @@ unreachable_since: string | null,
  * Run by Codex's background app-server with no terminal attached (`codex queue`, remote
  * control): live, but with no process of its own to watch or focus.
  */
-headless: boolean, };
+headless: boolean, 
+/**
+ * The permission requests the agent waits on that can be answered from here (see
+ * [`crate::pending`]), oldest first; empty when none. Kept by the engine's book, never by
+ * the transition rules.
+ */
+pending: Array<PendingView>, };
+
+export type RequestId = string;
+
+export type Accepts = { 
+/**
+ * "Allow for this session" (Claude's `updatedPermissions`, OpenCode's `always`).
+ */
+allow_for_session: boolean, 
+/**
+ * A message with a denial, shown to the model.
+ */
+deny_message: boolean, };
+
+export type AskDetail = { 
+/**
+ * The tool, as the agent names it (`Bash`, `Write`, `WebFetch`).
+ */
+tool: string, 
+/**
+ * The exact command line, for a shell tool.
+ */
+command: string | null, 
+/**
+ * The file a change is to, for an editing tool.
+ */
+file_path: string | null, 
+/**
+ * The size in bytes of the change (the new content or the replacement), where it has one.
+ */
+change_bytes: bigint | null, 
+/**
+ * The address, for a fetching tool.
+ */
+url: string | null, 
+/**
+ * The agent's own one-line description of the call, where it gives one.
+ */
+description: string | null, 
+/**
+ * The folder the agent runs in.
+ */
+cwd: string | null, 
+/**
+ * The tool's whole input as JSON text.
+ */
+input: string, };
+
+export type PendingView = { id: RequestId, session_id: string, 
+/**
+ * The remote the session runs on; `null` on this machine.
+ */
+host: string | null, agent: Agent, asked_at: string, 
+/**
+ * Until when an answer from here can reach the agent; after it the agent asks in its
+ * terminal.
+ */
+answer_by: string, accepts: Accepts, 
+/**
+ * The tool, as the agent names it (`Bash`, `Write`, `WebFetch`).
+ */
+tool: string, 
+/**
+ * The exact command line, for a shell tool.
+ */
+command: string | null, 
+/**
+ * The file a change is to, for an editing tool.
+ */
+file_path: string | null, 
+/**
+ * The size in bytes of the change (the new content or the replacement), where it has one.
+ */
+change_bytes: bigint | null, 
+/**
+ * The address, for a fetching tool.
+ */
+url: string | null, 
+/**
+ * The agent's own one-line description of the call, where it gives one.
+ */
+description: string | null, 
+/**
+ * The folder the agent runs in.
+ */
+cwd: string | null, 
+/**
+ * The tool's whole input as JSON text.
+ */
+input: string, };
+
+export type AnswerChoice = "allow" | "allow_for_session" | "deny";
+
+export type AnswerFrom = "window" | "popover";
 
 export type Section = "needs_you" | "working" | "idle" | "ended";
 
@@ -184,7 +283,7 @@ focus: string | null, };
 
 export type InstallReport = { ok: boolean, output: string, };
 
-export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed" | "history_unavailable";
+export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed" | "history_unavailable" | "answer_refused" | "answer_not_delivered";
 
 export type CommandError = { code: ErrorCode, message: string, };
 

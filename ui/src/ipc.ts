@@ -4,6 +4,8 @@ import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { EVENTS } from "./bindings";
 import type {
+  AnswerChoice,
+  AnswerFrom,
   AppSettings,
   CommandError,
   DayReport,
@@ -34,6 +36,8 @@ export const commands = {
   getSessionDetail: (sessionId: string) => invoke<SessionDetail | null>("get_session_detail", { sessionId }),
   openMainWindow: () => invoke<null>("open_main_window"),
   hidePopover: () => invoke<null>("hide_popover"),
+  answerRequest: (requestId: string, answer: AnswerChoice, message: string | null, from: AnswerFrom) =>
+    invoke<null>("answer_request", { requestId, answer, message, from }),
 };
 
 export const on = {

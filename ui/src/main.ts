@@ -34,7 +34,7 @@
 import "./style.css";
 import { AGENTS, SECTIONS } from "./bindings";
 import { agentBadge } from "./agents";
-import type { Agent, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot, WindowMemory } from "./bindings";
+import type { Agent, AnswerChoice, AppSettings, EngineStatus, RemoteLinkStatus, SessionEvent, SessionView, Snapshot, WindowMemory } from "./bindings";
 import { el } from "./dom";
 import { byStartThenId, clockTime, formatElapsed, secondsSince } from "./format";
 import { stampPaint } from "./paint";
@@ -42,6 +42,7 @@ import { commands, errorMessage, on } from "./ipc";
 import { createMemoryViews } from "./memory";
 import { SessionsStore } from "./sessions-store";
 import { openSettings, type SettingsPage } from "./settings-view";
+import { answerable, answerChoices, requestBlock } from "./requests";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
@@ -75,7 +76,7 @@ const agentSelect = el(
 );
 const settingsButton = el("button", { class: "ghost", attrs: { type: "button", id: "open-settings" } }, "Settings");
 const banner = el("div", { class: "banner", attrs: { role: "status", id: "banner", hidden: "" } });
-const KEYS_HELP = "↑↓ Home End: choose · Enter: jump · C: copy resume · T: transcript · Delete: dismiss · /: filter · Esc: hide";
+const KEYS_HELP = "↑↓ Home End: choose · A: allow · D: deny · S: allow for session · Enter: jump · C: copy resume · T: transcript · Delete: dismiss · /: filter · Esc: hide";
 const keysHelp = el("span", { class: "keys-help", attrs: { id: "keys-help" } }, KEYS_HELP);
 const listbox = el("div", {
   class: "listbox",
@@ -143,7 +144,9 @@ function domId(sessionId: string): string {
 /// What a row offers, for the buttons (mouse) and the row's description (keyboard, screen
 /// readers) alike.
 function rowActions(v: SessionView): { action: string; label: string; key: string }[] {
+  const request = answerable(v.session);
   return [
+    ...(request ? answerChoices(request).map((c) => ({ action: `answer:${c.choice}`, label: c.label, key: c.key })) : []),
     { action: "jump", label: "Jump", key: "Enter" },
     { action: "copy", label: "Copy resume", key: "C" },
     ...(v.session.transcript_path ? [{ action: "transcript", label: "Transcript", key: "T" }] : []),
@@ -185,13 +188,15 @@ function row(v: SessionView): HTMLElement {
   const detail = s.error ? `error: ${s.error}` : s.waiting_for ? `waiting for: ${s.waiting_for}` : s.last_tool ? `last tool: ${s.last_tool}` : null;
   // The buttons are for the mouse: an option's content is presentational to assistive
   // technology, so the same actions are offered by keys and spelled out in the description.
-  const actions = el(
-    "div",
-    { class: "actions", attrs: { "aria-hidden": "true" } },
-    ...offered.map((a) =>
-      el("button", { class: "action", attrs: { type: "button", "data-action": a.action, tabindex: "-1" }, title: a.action === "copy" ? v.resume_command : `${a.label} (${a.key})` }, a.label),
-    ),
-  );
+  const button = (a: (typeof offered)[number]) =>
+    el(
+      "button",
+      { class: `action${a.action.startsWith("answer:") ? ` ${a.action.replace(":", "-").replace(/_/g, "-")}` : ""}`, attrs: { type: "button", "data-action": a.action, tabindex: "-1" }, title: a.action === "copy" ? v.resume_command : `${a.label} (${a.key})` },
+      a.label,
+    );
+  const actions = el("div", { class: "actions", attrs: { "aria-hidden": "true" } }, ...offered.filter((a) => !a.action.startsWith("answer:")).map(button));
+  const answers = offered.filter((a) => a.action.startsWith("answer:"));
+  const ask = requestBlock(s, answers.length > 0 ? el("div", { class: "actions answers", attrs: { "aria-hidden": "true" } }, ...answers.map(button)) : null, Date.now());
   const description = el(
     "span",
     { attrs: { id: `${id}-keys`, hidden: "" } },
@@ -234,6 +239,7 @@ function row(v: SessionView): HTMLElement {
       el("span", { class: "spacer" }),
       actions,
     ),
+    ask,
     description,
   );
 }
@@ -380,6 +386,11 @@ function renderBanner(): void {
 /// already there: no node is replaced), and counts the writes.
 function tick(): void {
   const now = Date.now();
+  for (const node of listbox.querySelectorAll<HTMLElement>(".ask-left[data-answer-by]")) {
+    const left = Math.max(0, Math.round((Date.parse(node.dataset.answerBy ?? "") - now) / 1000));
+    const text = `answer within ${left}s, or in the terminal`;
+    if (node.textContent !== text) node.textContent = text;
+  }
   for (const node of listbox.querySelectorAll<HTMLElement>(".time[data-since]")) {
     const text = formatElapsed(secondsSince(node.dataset.since ?? "", now));
     const shown = node.firstChild;
@@ -581,7 +592,10 @@ async function act(action: string, id: string): Promise<void> {
   if (!v) return;
   if (!rowActions(v).some((a) => a.action === action)) return;
   try {
-    if (action === "jump") await commands.jumpToSession(id);
+    const request = answerable(v.session);
+    if (action.startsWith("answer:") && request) {
+      await commands.answerRequest(request.id, action.slice("answer:".length) as AnswerChoice, null, "window");
+    } else if (action === "jump") await commands.jumpToSession(id);
     else if (action === "transcript") await commands.revealTranscript(id);
     else if (action === "dismiss") await commands.dismissSession(id);
     else if (action === "copy") {
@@ -644,7 +658,20 @@ listbox.addEventListener("click", (event) => {
   if (action) void act(action, id);
 });
 
-const ROW_KEYS: Record<string, string> = { Enter: "jump", c: "copy", C: "copy", t: "transcript", T: "transcript", Delete: "dismiss" };
+const ROW_KEYS: Record<string, string> = {
+  Enter: "jump",
+  c: "copy",
+  C: "copy",
+  t: "transcript",
+  T: "transcript",
+  Delete: "dismiss",
+  a: "answer:allow",
+  A: "answer:allow",
+  d: "answer:deny",
+  D: "answer:deny",
+  s: "answer:allow_for_session",
+  S: "answer:allow_for_session",
+};
 
 listbox.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.altKey || event.metaKey) return;

@@ -8,12 +8,13 @@
 // after. A click on a row jumps to the session (its terminal, editor or tmux pane); Esc closes.
 import "./popover.css";
 import { AGENTS, SECTIONS } from "./bindings";
-import type { Agent, DayReport, SessionView } from "./bindings";
+import type { Agent, AnswerChoice, DayReport, SessionView } from "./bindings";
 import { el } from "./dom";
 import { byStartThenId, formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
 import { stampPaint } from "./paint";
 import { SessionsStore } from "./sessions-store";
+import { answerable, answerChoices, requestBlock } from "./requests";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
@@ -54,11 +55,43 @@ function row(v: SessionView): HTMLElement {
     ),
     el("span", { class: "pop-time", attrs: { "data-since": s.state_since } }, formatElapsed(secondsSince(s.state_since, Date.now()))),
   );
+  // A request this machine can answer: Allow and Deny right here (the click does not jump).
+  const request = answerable(s);
+  if (request) {
+    const buttons = el(
+      "span",
+      { class: "pop-answers" },
+      ...answerChoices(request)
+        .filter((c) => c.choice !== "allow_for_session")
+        .map((c) => {
+          const b = el("button", { class: `pop-answer pop-${c.choice}`, attrs: { type: "button", "data-answer": c.choice } }, c.label);
+          b.addEventListener("click", (e) => {
+            e.stopPropagation();
+            void answer(request.id, c.choice);
+          });
+          return b;
+        }),
+    );
+    const block = requestBlock(s, buttons, Date.now());
+    if (block) {
+      item.classList.add("has-ask");
+      item.append(block);
+    }
+  }
   item.addEventListener("click", () => void jump(s.session_id));
   item.addEventListener("keydown", (e) => {
     if (e.key === "Enter") void jump(s.session_id);
   });
   return item;
+}
+
+async function answer(requestId: string, choice: AnswerChoice): Promise<void> {
+  try {
+    await commands.answerRequest(requestId, choice, null, "popover");
+  } catch (error) {
+    notice = errorMessage(error);
+    render();
+  }
 }
 
 async function jump(sessionId: string): Promise<void> {

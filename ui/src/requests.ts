@@ -1,0 +1,63 @@
+// A permission request as the window and the popover show it: what the agent asks, whole, as
+// text. The command line, the file and the address come from the agent (and, through it, from
+// whatever the model read): they are put in the page as text nodes, never as markup, and long
+// input scrolls inside its box instead of being cut.
+import { AGENTS } from "./bindings";
+import type { AnswerChoice, PendingView, Session } from "./bindings";
+import { el } from "./dom";
+
+const agentName = (agent: PendingView["agent"]): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
+
+/// The answers a request takes, with their keys: Allow, Deny, and Allow for this session where
+/// the agent has it.
+export function answerChoices(p: PendingView): { choice: AnswerChoice; label: string; key: string }[] {
+  return [
+    { choice: "allow", label: "Allow", key: "A" },
+    { choice: "deny", label: "Deny", key: "D" },
+    ...(p.accepts.allow_for_session ? [{ choice: "allow_for_session" as const, label: "Allow for session", key: "S" }] : []),
+  ];
+}
+
+/// The request this machine can answer for a session: the oldest, and only a local one (a
+/// remote's requests are answered on that machine).
+export function answerable(s: Session): PendingView | null {
+  return !s.host && s.pending.length > 0 ? s.pending[0] : null;
+}
+
+/// What is asked, as one text: the command, else the file (and the size of the change), else the
+/// address, else the tool's whole input.
+export function askedText(p: PendingView): string {
+  if (p.command) return p.command;
+  if (p.file_path) return p.change_bytes != null ? `${p.file_path} (${p.change_bytes} bytes)` : p.file_path;
+  if (p.url) return p.url;
+  return p.input;
+}
+
+function secondsLeft(p: PendingView, now: number): number {
+  return Math.max(0, Math.round((new Date(p.answer_by).getTime() - now) / 1000));
+}
+
+/// The block under a row: who asks what, where; the whole input in a scrolling box; until when.
+/// `buttons` are the row's answer buttons, made by the caller (each page wires its own clicks).
+export function requestBlock(s: Session, buttons: HTMLElement | null, now: number): HTMLElement | null {
+  const p = s.pending[0];
+  if (!p) {
+    if (s.state !== "waiting_for_permission") return null;
+    // Nothing to answer here: say where it is answered, and offer nothing that could deny.
+    const where = s.host ? `Answer it on ${s.host}, in its terminal.` : "Answer it in its terminal.";
+    return el("div", { class: "ask ask-elsewhere", attrs: { "data-ask": "elsewhere" } }, where);
+  }
+  const more = s.pending.length > 1 ? ` (and ${s.pending.length - 1} more)` : "";
+  const folder = p.cwd ? ` in ${p.cwd}` : "";
+  const left = secondsLeft(p, now);
+  return el(
+    "div",
+    { class: "ask", attrs: { "data-request-id": p.id } },
+    el("div", { class: "ask-head" }, `${agentName(p.agent)} asks to use ${p.tool}${folder}${more}`),
+    el("pre", { class: "ask-input", attrs: { tabindex: "-1", "data-ask-input": "" } }, askedText(p)),
+    p.description ? el("div", { class: "ask-note" }, p.description) : null,
+    s.host
+      ? el("div", { class: "ask-note" }, `Answer it on ${s.host}.`)
+      : el("div", { class: "ask-foot" }, el("span", { class: "ask-left", attrs: { "data-answer-by": p.answer_by } }, `answer within ${left}s, or in the terminal`), buttons),
+  );
+}
