@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Answering a permission request, measured as whole processes:
+#  1. the hook's cost with answering on (the default for Claude) and NO app running, for a
+#     PermissionRequest payload, beside `true` in the same run (the goal: at most 1.5x `true`);
+#  2. from an answer to the agent moving on: a real `agent-tray hook` waits on a request, an
+#     `answer` is written to the socket, and the time until the hook has printed its decision and
+#     exited is taken (the goal: p99 at most 100 ms).
+#
+# Usage: benches/answering.sh [path/to/agent-tray]   (default: target/release/agent-tray)
+# RUNS=N sets the runs (default 300 for part 1, N/2 answers for part 2). Needs python3. Everything
+# runs in a temp AGENT_TRAY_HOME; nothing of the user's is touched.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${1:-$here/target/release/agent-tray}"
+runs="${RUNS:-300}"
+[ -x "$bin" ] || { echo "build it first: cargo build --release -p agent-tray" >&2; exit 1; }
+
+work="$(mktemp -d /tmp/answerbench.XXXXXX)"
+export AGENT_TRAY_HOME="$work/tray" HOME="$work/home" CLAUDE_CONFIG_DIR="$work/claude" CODEX_HOME="$work/codex"
+mkdir -p "$HOME" "$CLAUDE_CONFIG_DIR" "$CODEX_HOME"
+daemon=""
+trap '[ -n "$daemon" ] && kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+
+cat >"$work/bench.py" <<'PY'
+import json, os, shutil, socket, statistics, subprocess, sys, time
+part, binary, runs, home = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+def payload(i):
+    return json.dumps({
+        "session_id": f"bench-{i}", "hook_event_name": "PermissionRequest", "cwd": "/tmp/api-server",
+        "transcript_path": f"/tmp/.claude/projects/p/bench-{i}.jsonl", "permission_mode": "default",
+        "tool_name": "Bash", "tool_input": {"command": f"touch file-{i}", "description": "Make a file"},
+        "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}],
+                                    "behavior": "allow", "destination": "session"}],
+    }).encode()
+
+if part == "no-app":
+    path = os.path.join(home, "payload.json")
+    open(path, "wb").write(payload(0))
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    commands = {"true": [shutil.which("true")], "agent-tray": [binary, "hook", "--agent", "claude"]}
+    def once(argv):
+        fd = os.open(path, os.O_RDONLY)
+        t = time.perf_counter()
+        pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=[
+            (os.POSIX_SPAWN_DUP2, fd, 0), (os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)])
+        os.waitpid(pid, 0)
+        dt = time.perf_counter() - t
+        os.close(fd)
+        return dt
+    for _ in range(20):
+        for argv in commands.values():
+            once(argv)
+    times = {n: [] for n in commands}
+    for _ in range(runs):
+        for n, argv in commands.items():
+            times[n].append(once(argv))
+    med = {n: statistics.median(v) for n, v in times.items()}
+    print(f"PermissionRequest hook, answering on, no app running: {runs} runs each, interleaved")
+    for n in commands:
+        v = sorted(times[n])
+        print(f"  {n:<11} median {med[n]*1e3:7.3f} ms  p90 {v[int(len(v)*0.9)]*1e3:7.3f} ms  x true {med[n]/med['true']:5.2f}")
+else:
+    sock_path = os.path.join(os.environ["AGENT_TRAY_HOME"], "run", "agent-tray.sock")
+    def request(obj):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(sock_path)
+        s.sendall((json.dumps({"v": 1, **obj}) + "\n").encode())
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        return json.loads(data)
+    lat = []
+    for i in range(runs):
+        hook = subprocess.Popen([binary, "hook", "--agent", "claude"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        hook.stdin.write(payload(i)); hook.stdin.close()
+        rid = None
+        deadline = time.monotonic() + 5
+        while rid is None and time.monotonic() < deadline:
+            for r in request({"op": "pending"})["result"]["pending"]:
+                if r["session_id"] == f"bench-{i}":
+                    rid = r["id"]
+            if rid is None:
+                time.sleep(0.002)
+        assert rid, f"no request for bench-{i}"
+        t = time.perf_counter()
+        reply = request({"op": "answer", "target": rid, "answer": "allow", "source": "cli"})
+        hook.wait(timeout=5)
+        dt = time.perf_counter() - t
+        assert reply["ok"], reply
+        assert b'"behavior":"allow"' in hook.stdout.read()
+        lat.append(dt)
+        # End the session so the engine's list stays small.
+        request({"op": "observe", "observation": {"session_id": f"bench-{i}", "agent": "claude",
+                 "event": "SessionEnd", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "source": "cli"}})
+    v = sorted(lat)
+    q = lambda p: v[min(len(v) - 1, int(len(v) * p))] * 1e3
+    print(f"from the answer to the hook having printed it and exited: {runs} answers")
+    print(f"  p50 {q(0.5):.1f} ms  p90 {q(0.9):.1f} ms  p99 {q(0.99):.1f} ms  max {v[-1]*1e3:.1f} ms")
+PY
+
+python3 "$work/bench.py" no-app "$bin" "$runs" "$work"
+"$bin" daemon >"$work/daemon.log" 2>&1 &
+daemon=$!
+for _ in $(seq 100); do "$bin" list --json >/dev/null 2>&1 && break; sleep 0.05; done
+python3 "$work/bench.py" answer "$bin" "$(( runs / 2 > 20 ? runs / 2 : 20 ))" "$work"

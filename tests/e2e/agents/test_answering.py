@@ -1,0 +1,137 @@
+"""Issue 25: answering the real Claude Code's permission requests from outside its terminal.
+
+Claude in tmux against the mock model, our hooks installed by `agent-tray install --claude`,
+`agent-tray daemon` running. The mock asks for `touch made-by-tool`; every answer is proven by its
+effect on disk (the file made, or not) and by what the agent does next."""
+import json
+import os
+import time
+
+from e2e_base import ScenarioTest
+
+TOOL_PROMPT = "TOOL touch made-by-tool"
+
+
+class ClaudeAnswering(ScenarioTest):
+    def pending(self):
+        return json.loads(self.tray.run("pending", "--json").stdout)
+
+    def wait_request(self, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            mine = [r for r in self.pending() if r.get("cwd") and os.path.samefile(r["cwd"], self.agent.cwd)]
+            if mine:
+                return mine[0]
+            time.sleep(0.1)
+        self.fail(f"no permission request for {self.agent.cwd} in `pending` within {timeout}s; "
+                  f"pending: {self.pending()}\nscreen:\n{self.agent.screen()}")
+
+    def made(self):
+        return os.path.exists(os.path.join(self.agent.cwd, "made-by-tool"))
+
+    def test_allowed_from_the_cli_the_tool_runs_and_the_turn_ends(self):
+        a = self.setup_claude(hooks=True)
+        a.start()
+        a.wait_ready()
+        a.prompt(TOOL_PROMPT)
+        a.wait_permission()
+        request = self.wait_request()
+        self.assertEqual(request["tool"], "Bash")
+        self.assertIn("touch made-by-tool", request["command"])
+        self.assertFalse(self.made(), "nothing ran before the answer")
+        t = self.since()
+        r = self.tray.run("allow", request["id"])
+        self.assertIn("allowed", r.stdout)
+        a.wait_turn_done("done")
+        self.assertTrue(self.made(), "the allowed tool ran: its file is on disk")
+        self.wait_state("idle", 10, since=t, what="idle after the tray's allow let the tool run")
+        self.assertEqual(self.pending(), [], "the answered request is gone")
+
+    def test_denied_with_a_message_the_tool_does_not_run_and_the_agent_carries_on(self):
+        a = self.setup_claude(hooks=True)
+        a.start()
+        a.wait_ready()
+        a.prompt(TOOL_PROMPT)
+        a.wait_permission()
+        request = self.wait_request()
+        self.tray.run("deny", request["session_id"], "--message", "not in this folder")
+        # The dialog closes: the agent took the denial and carries on to the end of its turn.
+        a.wait_for(a.PERMISSION, 10, absent=True, interval=0.05, what="the dialog closed by the tray's deny")
+        self.wait_state("idle", 20, since=self.since(), what="idle after the denial")
+        time.sleep(1)
+        self.assertFalse(self.made(), "a denied tool never runs")
+        self.assertIn("not in this folder", json.dumps(a.mock.requests),
+                      "the model was told the user's message")
+
+    def test_answered_in_the_terminal_the_request_is_gone_within_a_second(self):
+        a = self.setup_claude(hooks=True)
+        a.start()
+        a.wait_ready()
+        a.prompt(TOOL_PROMPT)
+        a.wait_permission()
+        request = self.wait_request()
+        a.approve()
+        t = time.monotonic()
+        while self.pending() and time.monotonic() - t < 5:
+            time.sleep(0.05)
+        gone_after = time.monotonic() - t
+        self.assertEqual(self.pending(), [], f"request {request['id']} still pending after the terminal answered")
+        self.assertLess(gone_after, 1.0 + 0.2, f"the request left {gone_after:.2f}s after the terminal's answer")
+        a.wait_turn_done("done")
+        self.assertTrue(self.made())
+        late = self.tray.run("allow", request["id"], check=False)
+        self.assertNotEqual(late.returncode, 0, "a late answer is refused")
+        self.assertIn("moved on", late.stderr)
+
+    def test_engine_killed_mid_wait_the_terminal_dialog_still_answers(self):
+        a = self.setup_claude(hooks=True)
+        a.start()
+        a.wait_ready()
+        a.prompt(TOOL_PROMPT)
+        a.wait_permission()
+        self.wait_request()
+        self.tray.stop_daemon(kill=True)
+        time.sleep(0.5)
+        self.assertFalse(self.made(), "no implicit allow when the engine dies")
+        a.approve()
+        a.wait_turn_done("done")
+        self.assertTrue(self.made(), "the terminal's own dialog answered as if we were never there")
+
+
+class CodexAnswering(ScenarioTest):
+    """Codex hides its own prompt while the hook waits, so answering is opt-in there and short."""
+
+    def pending(self):
+        return json.loads(self.tray.run("pending", "--json").stdout)
+
+    def test_opted_in_allowed_from_the_cli_the_tool_runs(self):
+        self.tray.run("answering", "codex", "on")
+        a = self.setup_codex(hooks=True, app_server=False)
+        a.start()
+        a.wait_ready()
+        a.prompt("TOOL touch x_file")
+        deadline = time.monotonic() + 30
+        request = None
+        while request is None and time.monotonic() < deadline:
+            mine = [r for r in self.pending() if r.get("agent") == "codex"]
+            request = mine[0] if mine else None
+            if request is None:
+                time.sleep(0.05)
+        self.assertIsNotNone(request, f"no Codex request in `pending`; screen:\n{a.screen()}")
+        self.assertIn("touch x_file", request["command"])
+        self.assertFalse(request["accepts"]["allow_for_session"], "Codex takes no updatedPermissions")
+        self.tray.run("allow", request["id"])
+        a.wait_turn_done("done")
+        self.assertTrue(os.path.exists(os.path.join(a.cwd, "x_file")), "the allowed tool ran")
+        self.assertEqual(self.pending(), [])
+
+    def test_not_opted_in_the_prompt_comes_at_once_and_nothing_is_pending(self):
+        a = self.setup_codex(hooks=True, app_server=False)
+        a.start()
+        a.wait_ready()
+        a.prompt("TOOL touch x_file")
+        a.wait_permission()
+        self.assertEqual(self.pending(), [], "answering is off for Codex by default")
+        a.approve()
+        a.wait_turn_done("done")
+        self.assertTrue(os.path.exists(os.path.join(a.cwd, "x_file")))
