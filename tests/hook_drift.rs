@@ -118,3 +118,45 @@ fn hooks_removed_by_a_settings_rewrite_are_noticed_within_5_s_and_repaired_byte_
     println!("drift noticed {} ms after the rewrite", noticed.as_millis());
     drop(daemon);
 }
+
+/// An install from before answering wrote Claude's PermissionRequest entry as async (Claude then
+/// ignores what the hook prints): that is drift, and the repair makes it the synchronous entry the
+/// answer path needs, with nothing else changed.
+#[test]
+fn a_permission_entry_from_before_answering_is_drift_and_the_repair_makes_it_synchronous() {
+    let w = World::new();
+    let out = w.run(&["install", "--claude"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let settings = w.path().join("claude/settings.json");
+    let installed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let entry = &installed["hooks"]["PermissionRequest"][0]["hooks"][0];
+    assert_eq!(entry["timeout"], 600, "{entry:#}");
+    assert!(entry.get("async").is_none(), "synchronous: {entry:#}");
+    let (ok, s) = status(&w);
+    assert!(ok && hooks_of(&s, "claude")["drifted"] == false, "{s:#}");
+
+    // The entry as the previous version wrote it.
+    let mut old = installed.clone();
+    old["hooks"]["PermissionRequest"][0]["hooks"][0]["async"] = Value::Bool(true);
+    old["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"] = Value::from(10);
+    std::fs::write(&settings, serde_json::to_string_pretty(&old).unwrap()).unwrap();
+    let (ok, s) = status(&w);
+    assert!(!ok, "status exits 1 while hooks drifted: {s:#}");
+    assert_eq!(hooks_of(&s, "claude")["drifted"], true, "{s:#}");
+
+    let out = w.run(&["install", "--claude"]);
+    assert!(out.status.success());
+    let repaired: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(
+        repaired, installed,
+        "the repair writes exactly what install writes"
+    );
+    let (ok, s) = status(&w);
+    assert!(ok && hooks_of(&s, "claude")["drifted"] == false, "{s:#}");
+}

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp, CstRootNode};
+use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
 use jsonc_parser::ParseOptions;
 use serde_json::{Map, Value};
 
@@ -184,6 +184,13 @@ pub fn edit_hooks(
                             kept.push(hi);
                         }
                         (Ownership::Current, Action::Install) => {
+                            if make_synchronous(&entry, &(spec.entry)(event, command.clone())) {
+                                edit.notes.push(format!(
+                                    "{}: the {event} hook now runs synchronously, so that answers from the tray reach the agent",
+                                    file.display()
+                                ));
+                                edit.changed = true;
+                            }
                             have_ours = true;
                             kept.push(hi);
                         }
@@ -260,6 +267,38 @@ pub fn edit_hooks(
         }
     }
     finish(source, &root, edit, spec)
+}
+
+/// An entry of ours written as `async` (by a version from before answering) where the entry we
+/// write now is synchronous: drops `async` and takes our timeout (the old one was ours too, sized
+/// for an async hook). True when it changed the entry. Every other key stays as it is.
+fn make_synchronous(entry: &CstNode, wanted: &Value) -> bool {
+    let Some(obj) = entry.as_object() else {
+        return false;
+    };
+    if wanted.get("async").is_some() {
+        return false;
+    }
+    let Some(async_prop) = last_prop(&obj, "async") else {
+        return false;
+    };
+    let is_async = async_prop
+        .value()
+        .and_then(|v| v.as_boolean_lit())
+        .is_some_and(|b| b.value());
+    if !is_async {
+        return false;
+    }
+    async_prop.remove();
+    if let Some(timeout) = wanted.get("timeout") {
+        match last_prop(&obj, "timeout") {
+            Some(prop) => prop.set_value(input_value(timeout)),
+            None => {
+                obj.append("timeout", input_value(timeout));
+            }
+        }
+    }
+    true
 }
 
 /// The new text and value, and where ours are now.
