@@ -543,18 +543,33 @@ impl SessionsRegistry {
         obs: Observation,
         journaled: bool,
     ) -> Result<ObserveOutcome, InvalidObservation> {
+        self.observe_then(obs, journaled, |_, _, _| ())
+            .map(|(outcome, ())| outcome)
+    }
+
+    /// Applies an observation and then, under the same lock and before the changes are
+    /// numbered and published, runs `then` (an `ask` opens its request there, so the alert for
+    /// the new wait already carries the request). `then` runs for a duplicate too; not for a
+    /// `doctor` probe.
+    fn observe_then<T: Default>(
+        &self,
+        obs: Observation,
+        journaled: bool,
+        then: impl FnOnce(&mut Inner, transition::Now, &mut Vec<SessionChange>) -> T,
+    ) -> Result<(ObserveOutcome, T), InvalidObservation> {
         let obs = obs.admit()?;
         // A `doctor` probe sent as an ordinary event (by an older hook binary, or replayed from
         // its journal) is still a probe: recorded, never a session.
         if crate::delivery::is_probe_id(&obs.session_id) {
             self.delivery
                 .record_probe(&obs.session_id, Some(obs.agent), obs.at);
-            return Ok(ObserveOutcome::Quiet);
+            return Ok((ObserveOutcome::Quiet, T::default()));
         }
         let now = self.clock.now();
         let mut changes = Vec::new();
-        let (outcome, change_seq) = {
+        let (outcome, extra, change_seq) = {
             let mut inner = self.lock();
+            let mut duplicate = false;
             if let Some(seq) = obs.seq.as_deref() {
                 let hash = seq_hash(seq);
                 let pending = if journaled {
@@ -563,17 +578,23 @@ impl SessionsRegistry {
                     inner.seqs_pending.contains(&hash)
                 };
                 if pending || inner.seqs.contains(&hash) {
-                    return Ok(ObserveOutcome::Duplicate);
+                    duplicate = true;
+                } else {
+                    remember_seq(&mut inner, hash);
+                    if !journaled {
+                        remember_pending(&mut inner, hash);
+                    }
+                    inner.applied_seqs.add(seq);
                 }
-                remember_seq(&mut inner, hash);
-                if !journaled {
-                    remember_pending(&mut inner, hash);
-                }
-                inner.applied_seqs.add(seq);
             }
-            let outcome = self.observe_locked(&mut inner, &obs, now, &mut changes);
+            let outcome = if duplicate {
+                ObserveOutcome::Duplicate
+            } else {
+                self.observe_locked(&mut inner, &obs, now, &mut changes)
+            };
             answers::settle_locked(&mut inner, now.wall, &mut changes);
-            (outcome, stamp(&mut inner, &changes))
+            let extra = then(&mut inner, now, &mut changes);
+            (outcome, extra, stamp(&mut inner, &changes))
         };
         // Every observation and what became of it: what a post-mortem of a wrong state needs
         // (a quiet or ignored one leaves no other trace).
@@ -587,7 +608,7 @@ impl SessionsRegistry {
             "observed"
         );
         self.publish(changes, change_seq, obs.at.min(now.wall));
-        Ok(outcome)
+        Ok((outcome, extra))
     }
 
     fn observe_locked(

@@ -376,3 +376,50 @@ fn two_answers_racing_exactly_one_wins_and_the_other_is_told() {
     let behavior = decision(&printed)["behavior"].as_str().unwrap().to_string();
     assert!(behavior == "allow" || behavior == "deny");
 }
+
+#[test]
+fn every_answer_is_remembered_with_where_it_came_from_and_stats_counts_the_trays() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    // One answered from the CLI, one answered in the terminal (the agent moved on).
+    let hook = WaitingHook::start(&w, "s-hist-1", "touch a");
+    let id = wait_for_request(&w, "s-hist-1")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(w.run(&["allow", &id]).status.success());
+    hook.finish(Duration::from_secs(5));
+    let hook = WaitingHook::start(&w, "s-hist-2", "touch b");
+    wait_for_request(&w, "s-hist-2");
+    w.observe(&[
+        "--session",
+        "s-hist-2",
+        "--agent",
+        "claude",
+        "--event",
+        "PostToolUse",
+    ]);
+    hook.finish(Duration::from_secs(5));
+
+    let answers = wait_until(Duration::from_secs(10), || {
+        let out = w.run(&["stats", "--json"]);
+        let stats: Value = serde_json::from_slice(&out.stdout).ok()?;
+        let answers = stats["answers"].clone();
+        (answers["from_tray"] == 1 && answers["in_terminal"] == 1).then_some(answers)
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "stats never counted both answers: {}",
+            String::from_utf8_lossy(&w.run(&["stats", "--json"]).stdout)
+        )
+    });
+    assert_eq!(answers["by_source"]["cli"], 1, "{answers:#}");
+    assert_eq!(answers["expired"], 0);
+    let text = String::from_utf8_lossy(&w.run(&["stats"]).stdout).to_string();
+    assert!(
+        text.contains(
+            "Permission requests: 1 answered from the tray (cli 1), 1 in the terminal, 0 expired"
+        ),
+        "{text}"
+    );
+}

@@ -394,6 +394,11 @@ impl PendingBook {
         self.open.get(id)
     }
 
+    /// A request that closed (while it is remembered).
+    pub fn closed(&self, id: &RequestId) -> Option<&Closed> {
+        self.closed.iter().rev().find(|c| &c.id == id)
+    }
+
     /// Records what an agent asks.
     pub fn ask(&mut self, ask: Ask, now: DateTime<Utc>) -> Asked {
         let same_call = self

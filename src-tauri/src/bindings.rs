@@ -63,6 +63,8 @@ fn render() -> String {
         DayReport::decl(),
         TimelineInterval::decl(),
         SessionDetail::decl(),
+        agent_tray::store::requests::RequestRecord::decl(),
+        agent_tray::store::requests::AnswerCounts::decl(),
         HistoryEntry::decl(),
     ];
     let json = |value: serde_json::Value| value.to_string();
@@ -86,6 +88,24 @@ fn render() -> String {
                             serde_json::json!(agent_tray::tray_model::state_label(*s)),
                         )
                     })
+                    .collect(),
+            ))
+        ),
+        format!(
+            "const ANSWER_PLACES: Record<string, string> = {};",
+            json(serde_json::Value::Object(
+                agent_tray::store::requests::PLACE_NAMES
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
+                    .collect(),
+            ))
+        ),
+        format!(
+            "const REQUEST_OUTCOMES: Record<string, string> = {};",
+            json(serde_json::Value::Object(
+                agent_tray::store::requests::OUTCOME_NAMES
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
                     .collect(),
             ))
         ),

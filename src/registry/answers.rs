@@ -20,7 +20,7 @@ use agent_tray_domain::pending::{
     RequestId, SessionKey, Target,
 };
 use chrono::{DateTime, Utc};
-use tokio::sync::oneshot;
+use tokio::sync::{broadcast, oneshot};
 
 use super::{stamp, Inner, SessionChange, SessionsRegistry};
 use crate::answering::{AskCall, HookDecision};
@@ -36,10 +36,24 @@ pub struct Delivery {
     pub printed: Option<oneshot::Sender<()>>,
 }
 
-/// The book and its waiters.
+/// How many closed requests may wait for the history store before the oldest are lost.
+const CLOSED_BUFFER: usize = 256;
+
+/// The book, its waiters, and the stream of closed requests (what the history store records).
 pub(super) struct Answers {
     book: PendingBook,
     waiters: HashMap<RequestId, oneshot::Sender<Delivery>>,
+    /// Sent under the registry's lock: a broadcast send never blocks (a slow receiver lags).
+    closed: broadcast::Sender<Closed>,
+}
+
+impl Answers {
+    /// Records that a request closed: for the history store, if it listens.
+    fn record(&self, closed: &Closed) {
+        if self.closed.receiver_count() > 0 {
+            let _ = self.closed.send(closed.clone());
+        }
+    }
 }
 
 impl Default for Answers {
@@ -50,6 +64,7 @@ impl Default for Answers {
         Answers {
             book: PendingBook::new(&salt),
             waiters: HashMap::new(),
+            closed: broadcast::channel(CLOSED_BUFFER).0,
         }
     }
 }
@@ -97,18 +112,18 @@ impl SessionsRegistry {
     ) -> Result<AskOutcome, InvalidObservation> {
         let agent = obs.agent;
         let session_id = obs.session_id.clone();
-        self.observe(obs)?;
-        let now = self.clock.now();
-        let mut changes = Vec::new();
-        let (outcome, seq) = {
-            let mut inner = self.lock();
+        // One step: the wait and its request appear in the same change (an alert for the wait
+        // can offer to answer it).
+        let open = |inner: &mut Inner,
+                    now: crate::transition::Now,
+                    changes: &mut Vec<SessionChange>| {
             let state = inner.live.get(&session_id).map(|r| r.session.state);
             if state != Some(SessionState::WaitingForPermission) {
                 let reason = match state {
                     None => "the session is not known".to_string(),
                     Some(state) => format!("the session is {state}, not waiting for permission"),
                 };
-                return Ok(AskOutcome::NotOffered { reason });
+                return Some(AskOutcome::NotOffered { reason });
             }
             let key = SessionKey {
                 host: None,
@@ -151,19 +166,17 @@ impl SessionsRegistry {
                 .book
                 .get(&asked.id)
                 .map_or(answer_by, |r| r.ask.answer_by);
-            refresh_views(&mut inner, &touched, &mut changes);
-            let seq = stamp(&mut inner, &changes);
-            (
-                AskOutcome::Waiting {
-                    id: asked.id,
-                    answer_by,
-                    decision: rx,
-                },
-                seq,
-            )
+            refresh_views(inner, &touched, changes);
+            Some(AskOutcome::Waiting {
+                id: asked.id,
+                answer_by,
+                decision: rx,
+            })
         };
-        self.publish(changes, seq, now.wall);
-        Ok(outcome)
+        let (_, outcome) = self.observe_then(obs, false, open)?;
+        Ok(outcome.unwrap_or_else(|| AskOutcome::NotOffered {
+            reason: "a doctor probe is never a session".into(),
+        }))
     }
 
     /// Answers a request and hands the answer to its waiting hook. `Ok` carries what to wait on
@@ -187,6 +200,10 @@ impl SessionsRegistry {
                     if let Target::Request(id) = target {
                         if inner.answers.book.get(id).is_none() {
                             if let Some(waiter) = inner.answers.waiters.remove(id) {
+                                // It was open until this answer came too late: record its end.
+                                if let Some(closed) = inner.answers.book.closed(id).cloned() {
+                                    inner.answers.record(&closed);
+                                }
                                 let _ = waiter.send(Delivery {
                                     decision: HookDecision::None {
                                         reason: refusal.to_string(),
@@ -201,6 +218,7 @@ impl SessionsRegistry {
                 }
                 Ok(answered) => {
                     let closed = answered.closed;
+                    inner.answers.record(&closed);
                     touched.insert(closed.ask.session.clone());
                     let (printed_tx, printed_rx) = oneshot::channel();
                     let delivered = inner.answers.waiters.remove(&closed.id).is_some_and(|w| {
@@ -257,6 +275,12 @@ impl SessionsRegistry {
         }
     }
 
+    /// Every request that closes from now on, however it closed (what the history store
+    /// records). Bounded like [`subscribe`](Self::subscribe): a receiver that falls behind lags.
+    pub fn subscribe_closed_requests(&self) -> broadcast::Receiver<Closed> {
+        self.lock().answers.closed.subscribe()
+    }
+
     /// The open requests, oldest first.
     pub fn pending(&self) -> Vec<PendingView> {
         self.lock().answers.book.open().map(|r| r.view()).collect()
@@ -273,10 +297,18 @@ impl SessionsRegistry {
             let Some(open) = inner.answers.book.get(id).map(|r| r.ask.clone()) else {
                 return;
             };
-            if now.wall >= open.answer_by {
-                inner.answers.book.expire(now.wall);
+            let closed = if now.wall >= open.answer_by {
+                inner.answers.book.expire(now.wall)
             } else {
-                inner.answers.book.abandoned(id, now.wall);
+                inner
+                    .answers
+                    .book
+                    .abandoned(id, now.wall)
+                    .into_iter()
+                    .collect()
+            };
+            for c in &closed {
+                inner.answers.record(c);
             }
             refresh_views(&mut inner, &BTreeSet::from([open.session]), &mut changes);
             stamp(&mut inner, &changes)
@@ -309,6 +341,7 @@ fn view_of(closed: &Closed) -> PendingView {
 
 /// Tells a closed request's hook that there is nothing to print.
 fn wake_closed(answers: &mut Answers, closed: &Closed) {
+    answers.record(closed);
     if let Some(waiter) = answers.waiters.remove(&closed.id) {
         let _ = waiter.send(Delivery {
             decision: HookDecision::None {

@@ -188,6 +188,31 @@ pub fn format_tally(tally: &Tally) -> String {
                 .map_or_else(|| "unknown model".to_string(), |c| format!("~${c:.2}")),
         ));
     }
+    let a = &tally.answers;
+    if a.from_tray + a.in_terminal + a.expired > 0 {
+        let places: Vec<String> = a
+            .by_source
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let secs = |s: Option<f64>| s.map_or_else(|| "-".to_string(), |s| d(s.round() as i64));
+        out.push_str(&format!(
+            "Permission requests: {} answered from the tray{}, {} in the terminal, {} expired; median wait {} from the tray, {} in the terminal",
+            a.from_tray,
+            if places.is_empty() { String::new() } else { format!(" ({})", places.join(", ")) },
+            a.in_terminal,
+            a.expired,
+            secs(a.tray_median_wait_secs),
+            secs(a.terminal_median_wait_secs),
+        ));
+        if let Some(saved) = a.waiting_saved_estimate_secs {
+            out.push_str(&format!(
+                "; waiting saved (estimate) {}",
+                d(saved.round() as i64)
+            ));
+        }
+        out.push('\n');
+    }
     if !tally.groups.is_empty() {
         let by = match tally.by {
             GroupBy::Agent => "AGENT",

@@ -23,6 +23,7 @@ pub mod alive;
 pub mod cli;
 pub mod cost;
 pub mod query;
+pub mod requests;
 pub mod schema;
 pub mod views;
 pub mod waiting;
@@ -137,6 +138,8 @@ pub enum Record {
     Stopping { at: DateTime<Utc> },
     /// Token usage a feed reported ([`crate::usage`]).
     Usage(crate::usage::UsageReport),
+    /// A permission request that closed ([`requests`]).
+    Request(agent_tray_domain::pending::Closed),
 }
 
 /// An open SQLite connection on the store.
@@ -227,6 +230,7 @@ impl HistoryStore {
                 }
                 Record::Alive { at } => set_alive(&tx, *at)?,
                 Record::Usage(report) => apply_usage(&tx, report)?,
+                Record::Request(closed) => requests::apply_closed(&tx, closed)?,
                 Record::Stopping { at } => {
                     close_all_but(&tx, *at, &[])?;
                     set_alive(&tx, *at)?;

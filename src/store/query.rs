@@ -487,6 +487,10 @@ pub fn stats(
     };
     let (total, groups) = super::cost::tally_usage(&rows, &question, prices);
     waiting::add_usage(&mut tally, total, groups, &prices.as_of);
+    if let Some(conn) = conn {
+        tally.answers =
+            super::requests::counts(conn, from, now + chrono::TimeDelta::milliseconds(1))?;
+    }
     Ok(tally)
 }
 

@@ -88,6 +88,20 @@ pub const MIGRATIONS_SQL: &[&str] = &[
         INSERT INTO sessions_fts (rowid, cwd, repo, branch, title, model)
         VALUES (new.id, new.cwd, new.repo, new.branch, new.title, new.model);
     END;",
+    // 4: permission requests: how each ended, from where, and how long the agent waited (the
+    // tool's name only, never its input).
+    "CREATE TABLE requests (
+        id INTEGER PRIMARY KEY,
+        session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        request_id TEXT NOT NULL UNIQUE,
+        tool TEXT NOT NULL,
+        asked_ms INTEGER NOT NULL,
+        closed_ms INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        source TEXT
+    );
+    CREATE INDEX requests_by_session ON requests(session, asked_ms);
+    CREATE INDEX requests_by_closed ON requests(closed_ms);",
 ];
 
 /// The migrations, ready to run.
@@ -127,6 +141,13 @@ mod tests {
                 "INSERT INTO usage (session, key, model, at_ms, input, output, cache_read, cache_write)
                  VALUES (1, 'msg_1', 'claude-sonnet-4', 2000, 5, 6, 7, 8);
                  UPDATE intervals SET prompt_source = 'loop_wakeup' WHERE id = 1;",
+            )
+            .unwrap();
+        }
+        if version >= 4 {
+            conn.execute_batch(
+                "INSERT INTO requests (session, request_id, tool, asked_ms, closed_ms, outcome, source)
+                 VALUES (1, 'r1-a', 'Bash', 2000, 2500, 'allowed', 'cli');",
             )
             .unwrap();
         }
@@ -191,6 +212,20 @@ mod tests {
             ]
         );
         assert_eq!(columns("meta"), ["key", "value"]);
+        assert_eq!(
+            columns("requests"),
+            [
+                "id",
+                "session",
+                "request_id",
+                "tool",
+                "asked_ms",
+                "closed_ms",
+                "outcome",
+                "source"
+            ],
+            "a request keeps its tool's name, never its input"
+        );
     }
 
     #[test]

@@ -118,6 +118,8 @@ pub struct DayReport {
     /// The day's tokens (input, output and cache), when known.
     #[ts(type = "number | null")]
     pub tokens: Option<u64>,
+    /// The day's permission requests: answered from the tray, in the terminal, expired.
+    pub answers: super::requests::AnswerCounts,
 }
 
 /// One state interval of a session, for its timeline.
@@ -141,6 +143,8 @@ pub struct SessionDetail {
     pub cost_estimate_usd: Option<f64>,
     #[ts(type = "number | null")]
     pub tokens: Option<u64>,
+    /// Its permission requests, how each ended and from where.
+    pub requests: Vec<super::requests::RequestRecord>,
 }
 
 /// The same timelines with every live state read as `working`: the tally's `working` of these
@@ -258,6 +262,7 @@ pub fn day_report(timelines: &[Timeline], now: DateTime<Utc>, tz: Tz) -> DayRepo
             .collect(),
         cost_estimate_usd: None,
         tokens: None,
+        answers: super::requests::AnswerCounts::default(),
     }
 }
 
@@ -269,6 +274,8 @@ pub fn today(path: &Path, now: DateTime<Utc>, tz: Tz) -> Result<DayReport, Store
     };
     let timelines = query::timelines(&conn, from, now.max(from))?;
     let mut report = day_report(&timelines, now, tz);
+    report.answers =
+        super::requests::counts(&conn, from, now.max(from) + TimeDelta::milliseconds(1))?;
     // Cost so far: today's usage rows priced with the shipped table (or the user's override
     // beside the store). No rows: "not recorded", not zero.
     let prices = prices_beside(path);
@@ -436,6 +443,7 @@ fn detail_from(
         intervals,
         cost_estimate_usd: usage.total.cost_estimate_usd.filter(|_| recorded),
         tokens: recorded.then(|| usage.total.tokens.total()),
+        requests: super::requests::of_session(conn, id)?,
     }))
 }
 
@@ -751,11 +759,61 @@ mod tests {
                 waiting(docs(Working), WaitingForPermission, "Edit"),
             ),
         ];
+        // The shop's permission wait at 08:40 was answered from an alert at 09:05; an earlier
+        // request of the same wait was answered in the terminal.
+        let requests = {
+            use agent_tray_domain::pending::{
+                Accepts, Answer, AnswerSource, Ask, AskDetail, PendingBook, SessionKey, Target,
+            };
+            let mut book = PendingBook::new("day");
+            let ask = |call: &str, asked: &str| Ask {
+                session: SessionKey {
+                    host: None,
+                    session_id: "s-shop".into(),
+                },
+                agent: Agent::Claude,
+                detail: AskDetail {
+                    tool: "Bash".into(),
+                    ..AskDetail::default()
+                },
+                call_id: call.into(),
+                input_digest: call.into(),
+                asked_at: t(&at(asked)),
+                answer_by: t(&at(asked)) + TimeDelta::minutes(60),
+                accepts: Accepts {
+                    allow_for_session: true,
+                    deny_message: true,
+                },
+            };
+            book.ask(ask("c1", "08:40"), t(&at("08:40")));
+            let mut closed = book.moved_on(
+                &SessionKey {
+                    host: None,
+                    session_id: "s-shop".into(),
+                },
+                None,
+                t(&at("08:42")),
+            );
+            let id = book.ask(ask("c2", "08:43"), t(&at("08:43"))).id;
+            closed.push(
+                book.answer(
+                    &Target::Request(id),
+                    Answer::Allow,
+                    AnswerSource::Alert,
+                    t(&at("09:05")),
+                )
+                .unwrap()
+                .closed,
+            );
+            closed
+        };
         {
             let mut store = HistoryStore::open(&path).unwrap();
             for (when, session) in script {
                 store.apply(&[change(&when, session)]).unwrap();
             }
+            let records: Vec<Record> = requests.into_iter().map(Record::Request).collect();
+            store.apply(&records).unwrap();
         }
         let now = t("2026-11-30T15:00:00Z");
         let today = today(&path, now, Tz::UTC).unwrap();

@@ -147,6 +147,9 @@ pub struct Tally {
     pub prices_as_of: String,
     pub groups: Vec<Group>,
     pub longest_waits: Vec<Wait>,
+    /// Permission requests closed in the window: answered from the tray, in the terminal,
+    /// expired.
+    pub answers: super::requests::AnswerCounts,
 }
 
 /// How many of the longest waits a tally lists.
@@ -398,6 +401,7 @@ pub fn tally(timelines: &[Timeline], question: Question) -> Tally {
             })
             .collect(),
         longest_waits,
+        answers: super::requests::AnswerCounts::default(),
     }
 }
 

@@ -121,6 +121,7 @@ pub fn spawn_with_retention(
     let inputs = Inputs {
         changes: registry.subscribe_stamped(),
         usage: registry.subscribe_usage(),
+        requests: registry.subscribe_closed_requests(),
         retention: retention_changes,
     };
     let snapshot = Record::Resync {
@@ -148,6 +149,7 @@ pub fn spawn_with_retention(
 struct Inputs {
     changes: broadcast::Receiver<crate::registry::StampedChange>,
     usage: broadcast::Receiver<crate::usage::UsageReport>,
+    requests: broadcast::Receiver<agent_tray_domain::pending::Closed>,
     retention: tokio::sync::watch::Receiver<u32>,
 }
 
@@ -161,6 +163,7 @@ async fn forward(
     let Inputs {
         mut changes,
         mut usage,
+        mut requests,
         mut retention,
     } = inputs;
     let clock = registry.clock().clone();
@@ -209,6 +212,14 @@ async fn forward(
                 // The registry lives as long as `changes` does: its close ends the loop.
                 Err(broadcast::error::RecvError::Closed) => break,
             },
+            received = requests.recv() => match received {
+                Ok(closed) => Command::Records(vec![Record::Request(closed)]),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "history writer fell behind; permission requests not recorded");
+                    continue;
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
             _ = prune.tick() => Command::Prune(clock.wall()),
             Ok(()) = retention.changed() => {
                 Command::Retention(*retention.borrow_and_update(), clock.wall())
@@ -243,6 +254,9 @@ async fn forward(
     }
     while let Ok(report) = usage.try_recv() {
         last.push(Record::Usage(report));
+    }
+    while let Ok(closed) = requests.try_recv() {
+        last.push(Record::Request(closed));
     }
     last.push(Record::Stopping { at: clock.wall() });
     let _ = tx.send(Command::Records(last)).await;
@@ -739,6 +753,7 @@ mod tests {
             Inputs {
                 changes: registry.subscribe_stamped(),
                 usage: registry.subscribe_usage(),
+                requests: registry.subscribe_closed_requests(),
                 retention,
             },
             tx,

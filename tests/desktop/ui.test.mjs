@@ -957,6 +957,26 @@ test("Today shows a cost when the store has one, always as an estimate", async (
   await context.close();
 });
 
+test("Today counts the permission requests answered from Agent Tray, and a session's detail lists each one", async () => {
+  const { page, context, problems } = await openToday();
+  const a = windowViews.today.answers;
+  assert.equal(a.from_tray, 1, "the core's scripted day has one answer from an alert");
+  assert.equal(
+    await page.innerText("#answers-today"),
+    "Permission requests: 1 answered from Agent Tray (an alert 1), 1 in the terminal, 0 expired. Median wait 22m 00s from Agent Tray, 2m 00s in the terminal; waiting saved ≈ 0s.",
+  );
+  await page.click("#tab-history");
+  await page.waitForSelector("#history[data-ready='true'] .history-row");
+  await page.click("#history-list .history-row[data-session-id='s-shop']");
+  await page.waitForSelector("#session-detail[data-session-id='s-shop']:not([hidden]) #detail-requests");
+  const rows = await page.$$eval("#detail-requests li", (items) => items.map((i) => [i.dataset.outcome, i.textContent]));
+  assert.deepEqual(rows.map((r) => r[0]), windowViews.details["s-shop"].requests.map((r) => r.outcome));
+  assert.match(rows[0][1], /2m 00sBashanswered in the terminal, /);
+  assert.match(rows[1][1], /22m 00sBashallowed from an alert, /);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("History lists stored sessions and narrows them by text, agent and project as the core answers", async () => {
   const { page, context, problems } = await openHistory();
   const answer = (search, agent, project) =>

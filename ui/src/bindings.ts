@@ -379,7 +379,11 @@ cost_estimate_usd: number | null,
 /**
  * The day's tokens (input, output and cache), when known.
  */
-tokens: number | null, };
+tokens: number | null, 
+/**
+ * The day's permission requests: answered from the tray, in the terminal, expired.
+ */
+answers: AnswerCounts, };
 
 export type TimelineInterval = { state: SessionState, from: string, 
 /**
@@ -391,7 +395,53 @@ export type SessionDetail = { session: Session, project: string, intervals: Arra
 /**
  * The session's estimated cost in US dollars, when its usage is known.
  */
-cost_estimate_usd: number | null, tokens: number | null, };
+cost_estimate_usd: number | null, tokens: number | null, 
+/**
+ * Its permission requests, how each ended and from where.
+ */
+requests: Array<RequestRecord>, };
+
+export type RequestRecord = { request_id: string, tool: string, asked_at: string, closed_at: string, 
+/**
+ * `allowed`, `allowed_for_session`, `denied`, `answered_in_terminal`, `expired`,
+ * `session_ended`, `replaced`, `abandoned`.
+ */
+outcome: string, 
+/**
+ * `window`, `popover`, `tray_menu`, `alert`, `cli`, `terminal`, `timeout`; `null` otherwise.
+ */
+source: string | null, 
+/**
+ * How long the agent waited, in seconds.
+ */
+waited_secs: number, };
+
+export type AnswerCounts = { 
+/**
+ * Answered from Agent Tray (any of its places).
+ */
+from_tray: number, 
+/**
+ * Per place: `window`, `popover`, `tray_menu`, `alert`, `cli`.
+ */
+by_source: Record<string, number>, 
+/**
+ * Answered in the agent's terminal (the agent moved past the request).
+ */
+in_terminal: number, 
+/**
+ * Nobody answered in time: the agent asked in its terminal.
+ */
+expired: number, 
+/**
+ * The median wait of the answers from the tray, and of those in the terminal, in seconds.
+ */
+tray_median_wait_secs: number | null, terminal_median_wait_secs: number | null, 
+/**
+ * An estimate of the waiting the tray's answers saved: for each, the terminal's median wait
+ * less its own (never below zero). `null` until both kinds of answer are known.
+ */
+waiting_saved_estimate_secs: number | null, };
 
 export type HistoryEntry = { session: Session, project: string, };
 
@@ -400,6 +450,10 @@ export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 
 export const STATE_LABELS: Record<SessionState, string> = {"starting":"starting","working":"working","waiting_for_permission":"needs permission","waiting_for_input":"needs input","idle":"idle","ended":"ended"};
+
+export const ANSWER_PLACES: Record<string, string> = {"window":"the window","popover":"the popover","tray_menu":"the tray menu","alert":"an alert","cli":"the command line","terminal":"the terminal","timeout":"nobody (expired)"};
+
+export const REQUEST_OUTCOMES: Record<string, string> = {"allowed":"allowed","allowed_for_session":"allowed for the session","denied":"denied","answered_in_terminal":"answered in the terminal","expired":"expired","session_ended":"session ended","replaced":"asked again","abandoned":"abandoned"};
 
 export const LIMITS = {"historyDaysDefault":90,"historyDaysMax":36500,"sessionTtlSecsDefault":300,"sessionTtlSecsMax":2592000} as const;
 

@@ -11,9 +11,9 @@
 // Colours come from the page's CSS variables, read when a chart is drawn and again when the
 // system switches between light and dark.
 import type { Chart } from "chart.js";
-import { AGENTS, STATE_LABELS } from "./bindings";
+import { AGENTS, ANSWER_PLACES, REQUEST_OUTCOMES, STATE_LABELS } from "./bindings";
 import { agentBadge } from "./agents";
-import type { Agent, DayReport, HistoryEntry, HistoryQuery, KeyedSplit, LongWait, SessionDetail, SessionState, TimelineInterval } from "./bindings";
+import type { Agent, AnswerCounts, DayReport, HistoryEntry, RequestRecord, HistoryQuery, KeyedSplit, LongWait, SessionDetail, SessionState, TimelineInterval } from "./bindings";
 import { el } from "./dom";
 import { formatElapsed } from "./format";
 import { commands, errorMessage } from "./ipc";
@@ -182,9 +182,48 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
       el("div", { class: "columns" }, splitTable("by-agent", "By agent", day.by_agent, agentName), splitTable("by-project", "By project", day.by_project, (k) => k)),
       el("h3", {}, "Longest waits"),
       day.longest_waits.length ? waits : el("p", { class: "muted", attrs: { id: "longest-waits" } }, "No waits today."),
+      ...answersLine(day.answers),
       el("p", { class: "muted small" }, `Since midnight (${day.time_zone}). Waiting on you: needs permission, needs input, or idle after a turn until your next prompt.`),
     );
     drawDayChart(canvas, day);
+  }
+
+  /// The day's permission requests: how many the tray answered, and the waits beside the
+  /// terminal's. Nothing when there were none.
+  function answersLine(a: AnswerCounts): HTMLElement[] {
+    if (a.from_tray + a.in_terminal + a.expired === 0) return [];
+    const places = Object.entries(a.by_source)
+      .map(([place, n]) => `${ANSWER_PLACES[place] ?? place} ${n}`)
+      .join(", ");
+    const wait = (secs: number | null) => (secs === null ? "–" : duration(Math.round(secs)));
+    const saved = a.waiting_saved_estimate_secs !== null ? `; waiting saved ≈ ${duration(Math.round(a.waiting_saved_estimate_secs))}` : "";
+    return [el(
+      "p",
+      { attrs: { id: "answers-today" } },
+      `Permission requests: ${a.from_tray} answered from Agent Tray${places ? ` (${places})` : ""}, ${a.in_terminal} in the terminal, ${a.expired} expired. ` +
+        `Median wait ${wait(a.tray_median_wait_secs)} from Agent Tray, ${wait(a.terminal_median_wait_secs)} in the terminal${saved}.`,
+    )];
+  }
+
+  /// A stored session's permission requests: the tool, how it ended, from where, the wait.
+  function requestsList(requests: RequestRecord[]): HTMLElement[] {
+    if (requests.length === 0) return [];
+    return [
+      el("h3", {}, "Permission requests"),
+      el(
+        "ul",
+        { class: "requests", attrs: { id: "detail-requests" } },
+        ...requests.map((r) =>
+          el(
+            "li",
+            { attrs: { "data-outcome": r.outcome } },
+            el("span", { class: "wait-time" }, duration(Math.round(r.waited_secs))),
+            el("span", {}, r.tool),
+            el("span", { class: "muted" }, `${REQUEST_OUTCOMES[r.outcome] ?? r.outcome}${r.source && r.source !== "terminal" && r.source !== "timeout" ? ` from ${ANSWER_PLACES[r.source] ?? r.source}` : ""}, ${clock(r.asked_at)}`),
+          ),
+        ),
+      ),
+    ];
   }
 
   function drawDayChart(canvas: HTMLCanvasElement, day: DayReport): void {
@@ -390,6 +429,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
       ),
       el("div", { class: "chart-box timeline-box" }, canvas),
       intervals,
+      ...requestsList(d.requests),
     );
     detail.hidden = false;
     drawTimeline(canvas, d.intervals);
