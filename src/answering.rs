@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub use agent_tray_domain::pending::{
-    Accepts, Answer, AnswerPath, AnswerSource, AskDetail, PendingView, ReplyShape, RequestId,
-    Target,
+    Accepts, Answer, AnswerPath, AnswerSource, AskDetail, Outcome, PendingView, ReplyShape,
+    RequestId, Target,
 };
 
 use crate::agents::AgentKnowledge;
@@ -204,6 +204,10 @@ pub struct AskCall {
     /// A digest of the tool and its whole input.
     pub input_digest: String,
     pub detail: AskDetail,
+    /// Whether "allow for this session" has anything to allow: the agent suggested rules for it
+    /// (Claude's `permission_suggestions`). Without them the answer is not offered.
+    #[serde(default)]
+    pub suggests_for_session: bool,
 }
 
 /// What the engine writes to a waiting hook: an answer to print, or why there is none.
@@ -271,10 +275,15 @@ pub fn ask_call_from_payload(payload: &Value) -> Option<AskCall> {
         .find_map(|k| input.get(*k).and_then(Value::as_str))
         .map(|s| s.len() as u64);
     let digest = digest(&tool, &input_text);
+    let suggests_for_session = payload
+        .get("permission_suggestions")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
     let call_id = text(&["tool_use_id", "toolUseId", "call_id"]).unwrap_or_else(|| digest.clone());
     Some(AskCall {
         call_id,
         input_digest: digest,
+        suggests_for_session,
         detail: AskDetail {
             tool,
             command: field(&["command", "cmd"]),

@@ -110,6 +110,66 @@ pub struct Alert {
     pub summary: String,
     /// A second line with details (folder, branch, error), possibly empty.
     pub body: String,
+    /// The permission request the alert can answer with its own buttons (Allow, Deny): set for
+    /// a wait whose request this machine can answer.
+    #[serde(default)]
+    #[ts(type = "string | null")]
+    pub answers: Option<agent_tray_domain::pending::RequestId>,
+}
+
+/// An alert's button for "Allow" (the XDG action key).
+pub const ACTION_ALLOW: &str = "allow";
+/// An alert's button for "Deny".
+pub const ACTION_DENY: &str = "deny";
+/// A click on the alert's body (XDG's reserved name).
+pub const ACTION_OPEN: &str = "default";
+
+/// What the user did with an alert, as its action key says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlertAction {
+    /// Show the window on this session.
+    Open(String),
+    /// Answer this request.
+    Answer(
+        agent_tray_domain::pending::RequestId,
+        agent_tray_domain::pending::Answer,
+    ),
+    /// Closed, expired, or an action never offered: nothing.
+    Nothing,
+}
+
+impl Alert {
+    /// The buttons the alert offers beside a click on its body: Allow and Deny where it can
+    /// answer a request (never "allow for the session" from a popup: too much for one click).
+    pub fn buttons(&self) -> &'static [(&'static str, &'static str)] {
+        if self.answers.is_some() {
+            &[(ACTION_ALLOW, "Allow"), (ACTION_DENY, "Deny")]
+        } else {
+            &[]
+        }
+    }
+
+    /// What an action key the notification server reports means for this alert.
+    pub fn action(&self, key: &str) -> AlertAction {
+        use agent_tray_domain::pending::Answer;
+        match (key, &self.answers) {
+            (ACTION_OPEN, _) => AlertAction::Open(self.session_id.clone()),
+            (ACTION_ALLOW, Some(id)) => AlertAction::Answer(id.clone(), Answer::Allow),
+            (ACTION_DENY, Some(id)) => {
+                AlertAction::Answer(id.clone(), Answer::Deny { message: None })
+            }
+            _ => AlertAction::Nothing,
+        }
+    }
+
+    /// Whether this alert's request has ended as far as `session` shows (answered anywhere, the
+    /// agent moved on, the session ended): then the alert is withdrawn.
+    pub fn is_stale(&self, session: Option<&Session>) -> bool {
+        let Some(id) = &self.answers else {
+            return false;
+        };
+        session.is_none_or(|s| !s.pending.iter().any(|p| &p.id == id))
+    }
 }
 
 /// Which kind of alert a change calls for, before settings and cooldown. Pure: the state before,
@@ -230,6 +290,9 @@ impl NotifyPolicy {
             kind,
             summary: summary(kind, session),
             body: body(kind, session),
+            answers: (kind == AlertKind::NeedsPermission)
+                .then(|| answerable(session))
+                .flatten(),
         })
     }
 
@@ -302,8 +365,30 @@ fn summary(kind: AlertKind, session: &Session) -> String {
     }
 }
 
+/// The request an alert for `session` can answer: its oldest, on this machine only.
+fn answerable(session: &Session) -> Option<agent_tray_domain::pending::RequestId> {
+    if session.host.is_some() {
+        return None;
+    }
+    session.pending.first().map(|p| p.id.clone())
+}
+
 fn body(kind: AlertKind, session: &Session) -> String {
     let mut parts = Vec::new();
+    // What the agent asks to run, whole: the alert is where the user decides.
+    if kind == AlertKind::NeedsPermission && session.host.is_none() {
+        if let Some(p) = session.pending.first() {
+            let d = &p.detail;
+            if let Some(what) = d
+                .command
+                .as_ref()
+                .or(d.file_path.as_ref())
+                .or(d.url.as_ref())
+            {
+                parts.push(what.clone());
+            }
+        }
+    }
     if kind == AlertKind::TurnFailed {
         if let Some(error) = session.error.as_deref() {
             parts.push(format!("error: {error}"));
@@ -336,6 +421,104 @@ mod tests {
         Utc.timestamp_opt(1_800_000_000 + secs, 0)
             .single()
             .unwrap_or_default()
+    }
+
+    fn with_request(mut s: Session, id: &str, command: &str) -> Session {
+        use agent_tray_domain::pending::{Accepts, AskDetail, PendingView, RequestId};
+        s.pending = vec![PendingView {
+            id: RequestId::parse(id),
+            session_id: s.session_id.clone(),
+            host: s.host.clone(),
+            agent: s.agent,
+            detail: AskDetail {
+                tool: "Bash".into(),
+                command: Some(command.into()),
+                ..AskDetail::default()
+            },
+            asked_at: at(0),
+            answer_by: at(300),
+            accepts: Accepts {
+                allow_for_session: true,
+                deny_message: true,
+            },
+        }];
+        s
+    }
+
+    // The alert for a permission wait answers it: Allow and Deny name its request; the body says
+    // what would run; once the request is gone (answered anywhere, the agent moved on) the alert
+    // is stale and withdrawn.
+    #[test]
+    fn a_permission_alert_answers_its_request_and_is_withdrawn_once_it_ends() {
+        let mut policy = NotifyPolicy::new(NotifySettings::default());
+        let waiting = with_request(
+            session(SessionState::WaitingForPermission),
+            "r1-x",
+            "npm run migrate",
+        );
+        let alert = policy
+            .decide(Some(SessionState::Working), &waiting, at(10))
+            .unwrap_or_else(|| panic!("a permission wait alerts"));
+        assert_eq!(alert.buttons().len(), 2);
+        assert!(alert.body.contains("npm run migrate"), "{}", alert.body);
+        use agent_tray_domain::pending::{Answer, RequestId};
+        assert_eq!(
+            alert.action(ACTION_ALLOW),
+            AlertAction::Answer(RequestId::parse("r1-x"), Answer::Allow)
+        );
+        assert_eq!(
+            alert.action(ACTION_DENY),
+            AlertAction::Answer(RequestId::parse("r1-x"), Answer::Deny { message: None })
+        );
+        assert_eq!(alert.action(ACTION_OPEN), AlertAction::Open("s1".into()));
+        assert_eq!(alert.action("__closed"), AlertAction::Nothing);
+        assert!(!alert.is_stale(Some(&waiting)));
+        let moved_on = session(SessionState::Working);
+        assert!(alert.is_stale(Some(&moved_on)));
+        assert!(
+            alert.is_stale(None),
+            "a session gone takes its alert with it"
+        );
+        let asked_again = with_request(
+            session(SessionState::WaitingForPermission),
+            "r2-x",
+            "npm run migrate --force",
+        );
+        assert!(
+            alert.is_stale(Some(&asked_again)),
+            "another request is not this one"
+        );
+    }
+
+    // Nothing could deny by accident where nothing can be answered: a wait without a request
+    // (Gemini, answering off) or on a remote gets an alert with no buttons.
+    #[test]
+    fn an_alert_with_nothing_to_answer_offers_no_buttons() {
+        let mut policy = NotifyPolicy::new(NotifySettings::default());
+        let plain = policy
+            .decide(
+                Some(SessionState::Working),
+                &session(SessionState::WaitingForPermission),
+                at(10),
+            )
+            .unwrap_or_else(|| panic!("a permission wait alerts"));
+        assert!(plain.buttons().is_empty());
+        assert_eq!(plain.action(ACTION_ALLOW), AlertAction::Nothing);
+        let mut remote = with_request(
+            session(SessionState::WaitingForPermission),
+            "r1-y",
+            "rm -rf /",
+        );
+        remote.session_id = "s-remote".into();
+        remote.host = Some("gpu-box".into());
+        let far = NotifyPolicy::new(NotifySettings::default())
+            .decide(Some(SessionState::Working), &remote, at(10))
+            .unwrap_or_else(|| panic!("a remote's permission wait alerts"));
+        assert!(far.buttons().is_empty());
+        assert!(
+            !far.body.contains("rm -rf"),
+            "a remote's request is answered there"
+        );
     }
 
     fn session(state: SessionState) -> Session {

@@ -116,6 +116,9 @@ pub struct AgentInfo {
     pub name: String,
     /// The colour the window shows the agent's name in (a CSS colour, from its adapter).
     pub colour: String,
+    /// Whether its permission requests can be answered from outside its terminal at all (see
+    /// [`crate::answering`]); where not, a wait says to answer in the terminal.
+    pub answerable: bool,
 }
 
 /// A section of the window with its title. The UI's sections are generated from [`sections`].
@@ -133,6 +136,7 @@ pub fn agents() -> Vec<AgentInfo> {
             agent,
             name: agent.display_name().to_string(),
             colour: agent.adapter().colour().to_string(),
+            answerable: agent.adapter().answer_path().is_some(),
         })
         .collect()
 }

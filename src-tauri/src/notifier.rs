@@ -26,7 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use agent_tray::notify_policy::{Alert, NotifyPolicy};
+use agent_tray::answering::{Answer, RequestId};
+use agent_tray::notify_policy::{Alert, AlertAction, NotifyPolicy};
 use agent_tray::registry::SessionChange;
 use tauri::{AppHandle, Manager, Runtime};
 use tokio::sync::{broadcast, watch};
@@ -46,8 +47,52 @@ pub const ACTION_DEFAULT: &str = "default";
 
 /// What a click on an alert opens: the session's id, or None for anything else the server
 /// reports (the alert closed, expired, or an action we did not offer).
-pub fn click_target<'a>(action: &str, alert: &'a Alert) -> Option<&'a str> {
-    (action == ACTION_DEFAULT).then_some(alert.session_id.as_str())
+pub fn click_target(action: &str, alert: &Alert) -> Option<String> {
+    match alert.action(action) {
+        AlertAction::Open(session_id) => Some(session_id),
+        _ => None,
+    }
+}
+
+/// The server capability that says it shows an alert's buttons.
+pub const ACTIONS: &str = "actions";
+
+/// What the app does when an alert's Allow or Deny is chosen: answer the request.
+pub type OnAnswer = Arc<dyn Fn(RequestId, Answer) + Send + Sync>;
+
+/// An alert on screen and the server's handle to close it.
+#[cfg(all(unix, not(target_os = "macos")))]
+type ShownAlert = (Alert, Arc<notify_rust::NotificationHandle>);
+
+/// The alerts on screen that answer a request, kept to withdraw each once its request ends
+/// (answered anywhere else, the agent moved on). Linux only: elsewhere nothing is kept.
+#[derive(Clone, Default)]
+pub struct OpenAlerts {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    shown: Arc<std::sync::Mutex<Vec<ShownAlert>>>,
+}
+
+impl OpenAlerts {
+    /// Withdraws the alerts of `session_id` whose request `session` no longer shows (`None`: the
+    /// session is gone). Closing is a D-Bus call: done on a blocking thread.
+    #[cfg(all(unix, not(target_os = "macos")))]
+    fn withdraw_stale(&self, session_id: &str, session: Option<&agent_tray::model::Session>) {
+        let stale: Vec<Arc<notify_rust::NotificationHandle>> = {
+            let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
+            let (gone, kept): (Vec<_>, Vec<_>) = shown
+                .drain(..)
+                .partition(|(a, _)| a.session_id == session_id && a.is_stale(session));
+            *shown = kept;
+            gone.into_iter().map(|(_, h)| h).collect()
+        };
+        for handle in stale {
+            tracing::info!(session_id, "alert withdrawn: its request ended");
+            tauri::async_runtime::spawn(async move { handle.close_async().await });
+        }
+    }
+
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    fn withdraw_stale(&self, _session_id: &str, _session: Option<&agent_tray::model::Session>) {}
 }
 
 /// The server capability that says it parses markup in bodies.
@@ -102,6 +147,7 @@ pub async fn decide_loop(
     mut settings: watch::Receiver<AppSettings>,
     sink: impl AlertSink,
     focus: Arc<dyn TerminalFocus>,
+    open: OpenAlerts,
     token: CancellationToken,
 ) {
     let mut current = settings.borrow_and_update().clone();
@@ -118,8 +164,14 @@ pub async fn decide_loop(
         };
         let (old_state, session) = match change {
             Ok(SessionChange::Added { session }) => (None, session),
-            Ok(SessionChange::Changed { old_state, session }) => (Some(old_state), session),
-            Ok(SessionChange::Removed { .. }) => continue,
+            Ok(SessionChange::Changed { old_state, session }) => {
+                open.withdraw_stale(&session.session_id, Some(&session));
+                (Some(old_state), session)
+            }
+            Ok(SessionChange::Removed { session_id, .. }) => {
+                open.withdraw_stale(&session_id, None);
+                continue;
+            }
             // Missed changes cannot be alerted on after the fact; an old alert is noise anyway.
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 tracing::warn!(
@@ -160,15 +212,25 @@ pub struct DesktopAlerts {
 impl DesktopAlerts {
     /// Starts the alert thread; `on_click` runs (on a waiter thread) with the session's id when
     /// the user clicks an alert.
-    pub fn start(app_name: String, on_click: OnClick) -> Self {
+    pub fn start(
+        app_name: String,
+        on_click: OnClick,
+        on_answer: OnAnswer,
+        open: OpenAlerts,
+    ) -> Self {
         let (queue, rx) = mpsc::sync_channel::<Alert>(QUEUE);
         let spawned = std::thread::Builder::new()
             .name("desktop-alerts".into())
             .spawn(move || {
                 let reported = AtomicBool::new(false);
                 let waiters = Arc::new(AtomicUsize::new(0));
+                let reactions = Reactions {
+                    on_click,
+                    on_answer,
+                    open,
+                };
                 for alert in rx {
-                    show(&app_name, alert, &reported, &waiters, &on_click);
+                    show(&app_name, alert, &reported, &waiters, &reactions);
                 }
             });
         if let Err(error) = spawned {
@@ -190,12 +252,21 @@ impl AlertSink for DesktopAlerts {
     }
 }
 
+/// What the app does with what the user chooses on an alert, and where alerts that answer are
+/// kept.
+#[derive(Clone)]
+struct Reactions {
+    on_click: OnClick,
+    on_answer: OnAnswer,
+    open: OpenAlerts,
+}
+
 fn show(
     app_name: &str,
     alert: Alert,
     reported: &AtomicBool,
     waiters: &Arc<AtomicUsize>,
-    on_click: &OnClick,
+    reactions: &Reactions,
 ) {
     let mut notification = notify_rust::Notification::new();
     notification
@@ -203,13 +274,22 @@ fn show(
         .summary(&alert.summary)
         .body(&body_for_server(&alert.body, server_reads_markup()));
     #[cfg(all(unix, not(target_os = "macos")))]
-    notification.action(ACTION_DEFAULT, "Open");
+    {
+        notification.action(ACTION_DEFAULT, "Open");
+        // Allow and Deny only where the server shows buttons: elsewhere the alert opens the
+        // window, where the request can be read whole before answering.
+        if !alert.buttons().is_empty() && server_shows_buttons() {
+            for (key, label) in alert.buttons() {
+                notification.action(key, label);
+            }
+        }
+    }
     match notification.show() {
         #[cfg(all(unix, not(target_os = "macos")))]
-        Ok(handle) => follow_click(handle, alert, waiters, on_click),
+        Ok(handle) => follow_actions(Arc::new(handle), alert, waiters, reactions),
         #[cfg(not(all(unix, not(target_os = "macos"))))]
         Ok(_) => {
-            let _ = (waiters, on_click);
+            let _ = (waiters, reactions);
         }
         // Logged once: with no notification server every alert fails the same way.
         Err(error) if !reported.swap(true, Ordering::Relaxed) => {
@@ -219,30 +299,67 @@ fn show(
     }
 }
 
-/// Waits, on a thread of its own, for the user to click the alert or for it to close.
+/// Whether the notification server shows an alert's buttons (its `actions` capability).
 #[cfg(all(unix, not(target_os = "macos")))]
-fn follow_click(
-    handle: notify_rust::NotificationHandle,
+fn server_shows_buttons() -> bool {
+    notify_rust::get_capabilities()
+        .map(|caps| caps.iter().any(|c| c == ACTIONS))
+        .unwrap_or(false)
+}
+
+/// Waits, on a thread of its own, for the user to click the alert, choose one of its buttons,
+/// or close it. An alert that answers a request is kept in [`OpenAlerts`] meanwhile, so that an
+/// answer given elsewhere withdraws it.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn follow_actions(
+    handle: Arc<notify_rust::NotificationHandle>,
     alert: Alert,
     waiters: &Arc<AtomicUsize>,
-    on_click: &OnClick,
+    reactions: &Reactions,
 ) {
     if waiters.fetch_add(1, Ordering::AcqRel) >= MAX_WAITERS {
         waiters.fetch_sub(1, Ordering::AcqRel);
         tracing::debug!(session_id = %alert.session_id, "too many alerts open; this one's click is not followed");
         return;
     }
+    if alert.answers.is_some() {
+        let mut shown = reactions
+            .open
+            .shown
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        shown.push((alert.clone(), handle.clone()));
+    }
     let waiters_left = waiters.clone();
-    let on_click = on_click.clone();
+    let reactions = reactions.clone();
     let spawned = std::thread::Builder::new()
         .name("alert-click".into())
         .spawn(move || {
-            handle.wait_for_action(|action| {
-                if let Some(session_id) = click_target(action, &alert) {
-                    tracing::info!(%session_id, "alert clicked");
-                    on_click(session_id.to_string());
+            let mut chosen = None;
+            tauri::async_runtime::block_on(handle.wait_for_action_async(|response| {
+                if let notify_rust::NotificationResponse::Default = response {
+                    chosen = Some(alert.action(ACTION_DEFAULT));
+                } else if let notify_rust::NotificationResponse::Action(key) = response {
+                    chosen = Some(alert.action(key));
                 }
-            });
+            }));
+            match chosen {
+                Some(AlertAction::Open(session_id)) => {
+                    tracing::info!(%session_id, "alert clicked");
+                    (reactions.on_click)(session_id);
+                }
+                Some(AlertAction::Answer(request, answer)) => {
+                    tracing::info!(%request, "alert answered");
+                    (reactions.on_answer)(request, answer);
+                }
+                Some(AlertAction::Nothing) | None => {}
+            }
+            reactions
+                .open
+                .shown
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .retain(|(_, h)| !Arc::ptr_eq(h, &handle));
             waiters_left.fetch_sub(1, Ordering::AcqRel);
         });
     if spawned.is_err() {
@@ -256,14 +373,35 @@ pub fn open_on_click<R: Runtime>(app: &AppHandle<R>) -> OnClick {
     Arc::new(move |session_id| crate::window::focus_session(&handle, session_id))
 }
 
+/// What an alert's Allow or Deny does in the app: answer the request through the engine's book,
+/// as from anywhere else (a refusal, say already answered, is logged).
+pub fn answer_from_alert(registry: Arc<agent_tray::registry::SessionsRegistry>) -> OnAnswer {
+    Arc::new(move |request, answer| {
+        let registry = registry.clone();
+        tauri::async_runtime::spawn(async move {
+            let target = agent_tray::answering::Target::Request(request.clone());
+            let source = agent_tray::answering::AnswerSource::Alert;
+            if let Err(error) = registry.answer_confirmed(&target, answer, source).await {
+                tracing::warn!(%request, %error, "the alert's answer did not reach the agent");
+            }
+        });
+    })
+}
+
 /// Starts the policy loop and the alert thread for the app.
 pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
     let source = app.state::<Arc<crate::sessions::SessionsSource>>();
     let changes = source.registry().subscribe();
     let settings = app.state::<crate::settings::SettingsStore>().subscribe();
-    let sink = DesktopAlerts::start(app.package_info().name.clone(), open_on_click(app));
+    let open = OpenAlerts::default();
+    let sink = DesktopAlerts::start(
+        app.package_info().name.clone(),
+        open_on_click(app),
+        answer_from_alert(source.registry().clone()),
+        open.clone(),
+    );
     let focus: Arc<dyn TerminalFocus> = Arc::new(TmuxFocus::default());
-    tauri::async_runtime::spawn(decide_loop(changes, settings, sink, focus, token));
+    tauri::async_runtime::spawn(decide_loop(changes, settings, sink, focus, open, token));
 }
 
 #[cfg(test)]
@@ -277,6 +415,7 @@ mod tests {
             kind: AlertKind::ProcessDied,
             summary: "web: Claude's process 42 died".into(),
             body: String::new(),
+            answers: None,
         }
     }
 
@@ -301,7 +440,7 @@ mod tests {
     fn a_click_on_an_alert_opens_its_session_and_closing_it_opens_nothing() {
         // dunst, GNOME and KDE report a click on the body as the reserved "default" action;
         // an alert that expires or is dismissed reports "__closed" (notify-rust's name).
-        assert_eq!(click_target("default", &alert()), Some("s-died"));
+        assert_eq!(click_target("default", &alert()).as_deref(), Some("s-died"));
         assert_eq!(click_target("__closed", &alert()), None);
         assert_eq!(
             click_target("something-else", &alert()),

@@ -218,6 +218,7 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
         rx,
         Collect(alerts.clone()),
         Arc::new(agent_tray_desktop::terminal_focus::NeverLooking),
+        agent_tray_desktop::notifier::OpenAlerts::default(),
         token.clone(),
     ));
     observe(
@@ -469,6 +470,7 @@ fn a_session_the_user_is_looking_at_raises_no_alert_and_others_still_do() {
         rx,
         Collect(alerts.clone()),
         Arc::new(Looking(vec!["watched".into()])),
+        agent_tray_desktop::notifier::OpenAlerts::default(),
         token.clone(),
     ));
     for id in ["watched", "elsewhere"] {
@@ -642,4 +644,111 @@ fn the_window_events_keep_the_same_rows_as_a_fresh_snapshot() {
         "events left the window with {:?}, a snapshot says {expected:?}",
         window_rows()
     );
+}
+
+/// A permission wait whose request this machine can answer raises an alert that answers it;
+/// its Allow goes through the engine's book like any other answer (recorded as from an alert),
+/// and reaches the waiting hook.
+#[test]
+fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook() {
+    use agent_tray::answering::{Accepts, Answer, AskCall, AskDetail, HookDecision};
+    use agent_tray::registry::answers::AskOutcome;
+    let registry = Arc::new(SessionsRegistry::new());
+    let closed = registry.subscribe_closed_requests();
+    let (_tx, rx) = tokio::sync::watch::channel(AppSettings::default());
+    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
+    let token = CancellationToken::new();
+    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::decide_loop(
+        registry.subscribe(),
+        rx,
+        Collect(alerts.clone()),
+        Arc::new(agent_tray_desktop::terminal_focus::NeverLooking),
+        agent_tray_desktop::notifier::OpenAlerts::default(),
+        token.clone(),
+    ));
+    observe(&registry, "asks", EventKind::SessionStart, Some("/w/api"));
+    observe(&registry, "asks", EventKind::UserPromptSubmit, None);
+    let asked = registry
+        .ask(
+            Observation::new(
+                "asks",
+                Agent::Claude,
+                EventKind::PermissionRequest,
+                chrono::Utc::now(),
+            ),
+            AskCall {
+                call_id: "c1".into(),
+                input_digest: "d1".into(),
+                suggests_for_session: false,
+                detail: AskDetail {
+                    tool: "Bash".into(),
+                    command: Some("npm run migrate".into()),
+                    ..AskDetail::default()
+                },
+            },
+            Duration::from_secs(60),
+            Accepts {
+                allow_for_session: true,
+                deny_message: true,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let AskOutcome::Waiting { id, decision, .. } = asked else {
+        panic!("the request is open");
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let alert = loop {
+        if let Some(a) = alerts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .first()
+            .cloned()
+        {
+            break a;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no alert for the wait"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        alert.answers.as_ref(),
+        Some(&id),
+        "the alert already knows the request"
+    );
+    assert!(alert.body.contains("npm run migrate"), "{}", alert.body);
+
+    // The user chooses Allow on the alert.
+    let on_answer = agent_tray_desktop::notifier::answer_from_alert(registry.clone());
+    let agent_tray::notify_policy::AlertAction::Answer(request, answer) = alert.action("allow")
+    else {
+        panic!("Allow answers the request");
+    };
+    on_answer(request, answer);
+    let delivery = tauri::async_runtime::block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), decision).await
+    })
+    .unwrap_or_else(|_| panic!("the hook heard nothing"))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(delivery.decision, HookDecision::Allow);
+    if let Some(printed) = delivery.printed {
+        let _ = printed.send(());
+    }
+    let mut closed = closed;
+    let recorded = tauri::async_runtime::block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), closed.recv()).await
+    })
+    .unwrap_or_else(|_| panic!("nothing recorded"))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        recorded.outcome,
+        agent_tray::answering::Outcome::Answered {
+            answer: Answer::Allow,
+            source: agent_tray::answering::AnswerSource::Alert
+        }
+    );
+    assert!(registry.pending().is_empty());
+    token.cancel();
+    let _ = tauri::async_runtime::block_on(task);
 }

@@ -140,7 +140,10 @@ impl SessionsRegistry {
                     input_digest: call.input_digest,
                     asked_at: now.wall,
                     answer_by,
-                    accepts,
+                    accepts: Accepts {
+                        allow_for_session: accepts.allow_for_session && call.suggests_for_session,
+                        ..accepts
+                    },
                 },
                 now.wall,
             );

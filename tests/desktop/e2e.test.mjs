@@ -750,6 +750,81 @@ test("a Gemini CLI, a Copilot CLI and an OpenCode session each show live in the 
   }
 });
 
+/// A hook as Claude runs it for a permission request, left waiting on the app's engine; resolves
+/// with what it printed for Claude once it exits.
+function waitingHook(session, command, cwd) {
+  const child = spawn(CLI, ["hook", "--agent", "claude"], { env, stdio: ["pipe", "pipe", "ignore"] });
+  children.push(child);
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  const printed = new Promise((resolve) => child.on("exit", () => resolve(out)));
+  child.stdin.end(JSON.stringify({
+    session_id: session, hook_event_name: "PermissionRequest", cwd,
+    transcript_path: path.join(env.CLAUDE_CONFIG_DIR, "projects/p", `${session}.jsonl`),
+    tool_name: "Bash", tool_input: { command, description: "Make a file" }, permission_suggestions: [],
+  }));
+  return printed;
+}
+
+const displayedAlerts = () => execFileSync("dunstctl", ["count", "displayed"], { env, encoding: "utf8" }).trim();
+
+test("an alert's Allow answers the agent's request, and an answer from elsewhere withdraws the alert", async () => {
+  const cwd = path.join(world, "proj/ledger");
+  execFileSync("dunstctl", ["close-all"], { env });
+  cli("observe", "--session", "e2e-ask-1", "--event", "SessionStart", "--cwd", cwd);
+  const printed = waitingHook("e2e-ask-1", "touch made-by-alert", cwd);
+  // The alert says what would run, and offers Allow and Deny (dunst lists "actions").
+  await waitFor("the alert with the command", () => fs.readFileSync(NOTIFY_LOG, "utf8").includes("touch made-by-alert"), 5000);
+  await waitFor("the alert on screen", () => displayedAlerts() === "1", 3000);
+  const notify = fs.readFileSync(NOTIFY_LOG, "utf8");
+  const call = notify.slice(notify.lastIndexOf("member=Notify"));
+  assert.match(call, /string "allow"\s+string "Allow"\s+string "deny"\s+string "Deny"/, call);
+  // The user chooses Allow in dunst's menu: dunst sends ActionInvoked, the app answers.
+  fs.writeFileSync(process.env.DUNST_PICK_FILE, "Allow");
+  execFileSync("dunstctl", ["context"], { env });
+  const out = await within(5000, printed);
+  assert.deepEqual(JSON.parse(out).hookSpecificOutput.decision, { behavior: "allow" }, out);
+  assert.deepEqual(JSON.parse(cli("pending", "--json")), []);
+
+  // An answer from the command line: the alert for that request leaves the screen.
+  execFileSync("dunstctl", ["close-all"], { env });
+  cli("observe", "--session", "e2e-ask-2", "--event", "SessionStart", "--cwd", cwd);
+  const second = waitingHook("e2e-ask-2", "touch made-by-cli", cwd);
+  await waitFor("the second alert on screen", () => displayedAlerts() === "1", 5000);
+  const [request] = JSON.parse(cli("pending", "--json"));
+  cli("allow", request.id);
+  assert.equal(JSON.parse(await within(5000, second)).hookSpecificOutput.decision.behavior, "allow");
+  const answered = Date.now();
+  await waitFor("the alert withdrawn", () => displayedAlerts() === "0", 2000);
+  assert.ok(Date.now() - answered < 2000);
+
+  // The window's Allow on a third request.
+  cli("observe", "--session", "e2e-ask-3", "--event", "SessionStart", "--cwd", cwd);
+  const third = waitingHook("e2e-ask-3", "touch made-by-window", cwd);
+  await waitFor("the third request", () => JSON.parse(cli("pending", "--json")).length === 1, 5000);
+  execFileSync(CLI, ["open"], { env, timeout: 10_000 });
+  await waitFor("the window shown", () => appWindowVisible(), 5000);
+  await attachToWindow();
+  await waitFor("the request on its row", () =>
+    driver.executeScript(() => document.querySelector('.row[data-session-id="e2e-ask-3"] .ask-input')?.textContent), 5000);
+  assert.equal(
+    await driver.executeScript(() => document.querySelector('.row[data-session-id="e2e-ask-3"] .ask-input').textContent),
+    "touch made-by-window",
+  );
+  fs.writeFileSync(path.join(artifacts, "e2e-ask-row.png"), await driver.takeScreenshot(), "base64");
+  await driver.executeScript(() => document.querySelector('.row[data-session-id="e2e-ask-3"] [data-action="answer:allow"]').click());
+  assert.equal(JSON.parse(await within(5000, third)).hookSpecificOutput.decision.behavior, "allow");
+  await waitFor("the answer buttons gone", async () =>
+    !(await driver.executeScript(() => document.querySelector('.row[data-session-id="e2e-ask-3"] [data-action^="answer:"]'))), 2000);
+  execFileSync("dunstctl", ["close-all"], { env });
+  // Every answer is in the history, with where it came from.
+  const stats = await waitFor("the answers recorded", () => {
+    const s = JSON.parse(cli("stats", "--json"));
+    return s.answers.from_tray === 3 ? s : null;
+  }, 5000);
+  assert.deepEqual(stats.answers.by_source, { alert: 1, cli: 1, window: 1 });
+});
+
 test("an alert shows session text as text: markup in a folder name is not rendered", async () => {
   // A folder named like HTML: dunst (which reads markup in bodies) showed it as "[image]".
   const hostile = "<img src=x onerror=alert(1)>";

@@ -156,7 +156,13 @@ name_owned() {
   dbus-send --session --print-reply --dest=org.freedesktop.DBus / \
     org.freedesktop.DBus.NameHasOwner "string:$1" 2>/dev/null | grep -q 'boolean true'
 }
-dunst </dev/null >"$run_dir/dunst.log" 2>&1 &
+# The system's configuration, with the context menu's "dmenu" replaced by a picker the tests
+# steer (tests/desktop/dunst-pick.sh), so a test can choose an alert's Allow as a person would.
+export DUNST_PICK_FILE="$run_dir/dunst-pick" DUNST_MENU_LOG="$run_dir/dunst-menu.log"
+: >"$DUNST_PICK_FILE"
+sed "s|^\([[:space:]]*dmenu[[:space:]]*=\).*|\1 $here/dunst-pick.sh|" /etc/xdg/dunst/dunstrc >"$run_dir/dunstrc"
+grep -q "dunst-pick.sh" "$run_dir/dunstrc" || { echo "could not set dunst's dmenu in $run_dir/dunstrc"; exit 1; }
+dunst -config "$run_dir/dunstrc" </dev/null >"$run_dir/dunst.log" 2>&1 &
 background+=("$!")
 for _ in $(seq 100); do name_owned org.freedesktop.Notifications && break; sleep 0.1; done
 name_owned org.freedesktop.Notifications || { echo "dunst did not start (see $run_dir/dunst.log)"; exit 1; }

@@ -257,8 +257,11 @@ test("a request no one can answer from here says where to answer it and offers n
     host: "gpu-box",
     pending: [request({ id: "r2-far1", session: "s-far", host: "gpu-box", command: "rm -rf checkpoints/old" })],
   });
-  const { page, context, problems } = await open([gemini, remote]);
+  // Claude with nothing pending (just answered from here, or answering off): nothing to say.
+  const answered = view({ id: "s-answered", project: "api-server", state: "waiting_for_permission", waiting_for: "Bash" });
+  const { page, context, problems } = await open([gemini, remote, answered]);
   assert.equal(await page.locator(".row[data-session-id='s-gem'] .ask").innerText(), "Answer it in its terminal.");
+  assert.equal(await page.locator(".row[data-session-id='s-answered'] .ask").count(), 0);
   assert.match(await page.locator(".row[data-session-id='s-far'] .ask").innerText(), /rm -rf checkpoints\/old[\s\S]*Answer it on gpu-box\./);
   assert.equal(await page.locator("[data-action^='answer:']").count(), 0, "no answer button for either");
   await page.click(".row[data-session-id='s-gem'] .project");

@@ -291,7 +291,12 @@ export type AgentInfo = { agent: Agent, name: string,
 /**
  * The colour the window shows the agent's name in (a CSS colour, from its adapter).
  */
-colour: string, };
+colour: string, 
+/**
+ * Whether its permission requests can be answered from outside its terminal at all (see
+ * [`crate::answering`]); where not, a wait says to answer in the terminal.
+ */
+answerable: boolean, };
 
 export type SectionInfo = { section: Section, title: string, };
 
@@ -445,7 +450,7 @@ waiting_saved_estimate_secs: number | null, };
 
 export type HistoryEntry = { session: Session, project: string, };
 
-export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c"},{"agent":"codex","name":"Codex","colour":"#10a37f"},{"agent":"gemini","name":"Gemini","colour":"#4285f4"},{"agent":"qwen","name":"Qwen","colour":"#615ced"},{"agent":"copilot","name":"Copilot","colour":"#8957e5"},{"agent":"opencode","name":"OpenCode","colour":"#c78a00"}];
+export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c","answerable":true},{"agent":"codex","name":"Codex","colour":"#10a37f","answerable":true},{"agent":"gemini","name":"Gemini","colour":"#4285f4","answerable":false},{"agent":"qwen","name":"Qwen","colour":"#615ced","answerable":false},{"agent":"copilot","name":"Copilot","colour":"#8957e5","answerable":false},{"agent":"opencode","name":"OpenCode","colour":"#c78a00","answerable":false}];
 
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 

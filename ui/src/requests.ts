@@ -43,7 +43,11 @@ export function requestBlock(s: Session, buttons: HTMLElement | null, now: numbe
   const p = s.pending[0];
   if (!p) {
     if (s.state !== "waiting_for_permission") return null;
-    // Nothing to answer here: say where it is answered, and offer nothing that could deny.
+    // An agent answerable from here with nothing pending was just answered (the agent is about
+    // to move on) or has answering off: nothing to say. Elsewhere, say where it is answered, and
+    // offer nothing that could deny.
+    const answerableHere = AGENTS.find((a) => a.agent === s.agent)?.answerable ?? false;
+    if (answerableHere && !s.host) return null;
     const where = s.host ? `Answer it on ${s.host}, in its terminal.` : "Answer it in its terminal.";
     return el("div", { class: "ask ask-elsewhere", attrs: { "data-ask": "elsewhere" } }, where);
   }
