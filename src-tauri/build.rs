@@ -23,6 +23,8 @@ const COMMANDS: &[&str] = &[
     "open_main_window",
     "hide_popover",
     "answer_request",
+    "get_answering",
+    "set_answering",
 ];
 
 fn main() {

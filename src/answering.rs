@@ -63,12 +63,15 @@ pub struct AnswerSettings {
 }
 
 /// What is in force for one agent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct EffectiveChoice {
     pub agent: Agent,
     pub enabled: bool,
+    #[ts(type = "number")]
     pub wait_secs: u64,
+    #[ts(type = "number")]
     pub default_wait_secs: u64,
+    #[ts(type = "number")]
     pub max_wait_secs: u64,
     pub on_by_default: bool,
     /// Whether the terminal keeps its own dialog while the hook waits.

@@ -35,6 +35,7 @@ fn render() -> String {
         agent_tray::answering::AskDetail::decl(),
         agent_tray::answering::PendingView::decl(),
         AnswerChoice::decl(),
+        agent_tray::answering::EffectiveChoice::decl(),
         AnswerFrom::decl(),
         Section::decl(),
         SessionView::decl(),

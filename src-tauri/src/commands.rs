@@ -9,6 +9,8 @@ use std::sync::Arc;
 use tauri::{AppHandle, Emitter, Runtime, State};
 
 use crate::actions;
+use agent_tray::answering::EffectiveChoice;
+
 use crate::ipc::{
     AnswerChoice, AnswerFrom, AppSettings, CommandError, EngineStatus, ErrorCode, HistoryQuery,
     InstallReport, Snapshot, WindowMemory, EVENT_SETTINGS,
@@ -287,6 +289,46 @@ pub async fn remove_remote(
     name: String,
 ) -> Result<(), CommandError> {
     change_remotes_off_loop(source, RemoteChange::Remove { name }).await
+}
+
+/// Settings' "Answer from the tray": each answerable agent's choice in force (the engine reads
+/// the same file for every request).
+#[tauri::command]
+pub async fn get_answering() -> Result<Vec<EffectiveChoice>, CommandError> {
+    let paths = agent_tray::paths::TrayPaths::from_env()
+        .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?;
+    tauri::async_runtime::spawn_blocking(move || {
+        agent_tray::answering::AnswerSettings::load(&paths)
+            .map(|s| s.all_effective())
+            .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))
+    })
+    .await
+    .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?
+}
+
+/// Settings' "Answer from the tray" for one agent: on or off, and how long a request waits.
+#[tauri::command]
+pub async fn set_answering(
+    agent: agent_tray::model::Agent,
+    enabled: bool,
+    wait_secs: u64,
+) -> Result<EffectiveChoice, CommandError> {
+    let paths = agent_tray::paths::TrayPaths::from_env()
+        .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?;
+    tauri::async_runtime::spawn_blocking(move || {
+        let not_saved = |e: agent_tray::answering::SettingsError| {
+            CommandError::new(ErrorCode::SettingsNotSaved, e.to_string())
+        };
+        let mut settings =
+            agent_tray::answering::AnswerSettings::load(&paths).map_err(not_saved)?;
+        let choice = settings
+            .set(agent, Some(enabled), Some(wait_secs))
+            .map_err(not_saved)?;
+        settings.save(&paths).map_err(not_saved)?;
+        Ok(choice)
+    })
+    .await
+    .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?
 }
 
 #[cfg(test)]

@@ -61,6 +61,11 @@
       return mock.answer(cmd, args);
     },
   };
+  // What the core's answering settings hold by default (Claude on, Codex opt-in).
+  mock.answering = [
+    { agent: "claude", enabled: true, wait_secs: 300, default_wait_secs: 300, max_wait_secs: 590, on_by_default: true, terminal_stays_open: true, accepts: { allow_for_session: true, deny_message: true } },
+    { agent: "codex", enabled: false, wait_secs: 4, default_wait_secs: 4, max_wait_secs: 4, on_by_default: false, terminal_stays_open: false, accepts: { allow_for_session: false, deny_message: true } },
+  ];
   mock.answer = async (cmd, args) => {
       switch (cmd) {
         case "plugin:event|listen": {
@@ -126,6 +131,13 @@
         case "open_main_window":
         case "hide_popover":
           return null;
+        case "get_answering":
+          return JSON.parse(JSON.stringify(mock.answering));
+        case "set_answering": {
+          const c = mock.answering.find((x) => x.agent === args.agent);
+          Object.assign(c, { enabled: args.enabled, wait_secs: args.waitSecs });
+          return JSON.parse(JSON.stringify(c));
+        }
         case "answer_request":
           if (mock.answerRefusal) throw mock.answerRefusal;
           return null;

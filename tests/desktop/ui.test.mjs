@@ -271,6 +271,24 @@ test("a request no one can answer from here says where to answer it and offers n
   await context.close();
 });
 
+test("Settings turns answering from the tray on or off per agent, with its wait held within the agent's limit", async () => {
+  const { page, context, problems } = await open(sampleSessions());
+  await page.click("#open-settings");
+  await page.waitForSelector("#set-answer-claude");
+  assert.equal(await page.isChecked("#set-answer-claude"), true, "Claude: on by default");
+  assert.equal(await page.isChecked("#set-answer-codex"), false, "Codex: opt-in");
+  assert.match(await page.innerText("#set-answering"), /Codex: wait up to\s+seconds \(at most 4; its terminal shows the prompt only after this wait\)/);
+  await page.check("#set-answer-codex");
+  await page.fill("#set-answer-wait-codex", "60");
+  await page.dispatchEvent("#set-answer-wait-codex", "change");
+  assert.equal(await page.inputValue("#set-answer-wait-codex"), "4", "held within the agent's maximum");
+  await page.click("#save-settings");
+  await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === "set_answering"));
+  assert.deepEqual((await calls(page, "set_answering")).map((c) => c.args), [{ agent: "codex", enabled: true, waitSecs: 4 }]);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("hostile text from sessions renders as text and runs nothing", async () => {
   // A prompt-derived title, a path and a project name carrying markup, a script end tag and
   // right-to-left override marks: all must show literally, create no elements, run no code.

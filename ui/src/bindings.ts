@@ -157,6 +157,12 @@ input: string, };
 
 export type AnswerChoice = "allow" | "allow_for_session" | "deny";
 
+export type EffectiveChoice = { agent: Agent, enabled: boolean, wait_secs: number, default_wait_secs: number, max_wait_secs: number, on_by_default: boolean, 
+/**
+ * Whether the terminal keeps its own dialog while the hook waits.
+ */
+terminal_stays_open: boolean, accepts: Accepts, };
+
 export type AnswerFrom = "window" | "popover";
 
 export type Section = "needs_you" | "working" | "idle" | "ended";

@@ -4,7 +4,9 @@ import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { EVENTS } from "./bindings";
 import type {
+  Agent,
   AnswerChoice,
+  EffectiveChoice,
   AnswerFrom,
   AppSettings,
   CommandError,
@@ -38,6 +40,9 @@ export const commands = {
   hidePopover: () => invoke<null>("hide_popover"),
   answerRequest: (requestId: string, answer: AnswerChoice, message: string | null, from: AnswerFrom) =>
     invoke<null>("answer_request", { requestId, answer, message, from }),
+  getAnswering: () => invoke<EffectiveChoice[]>("get_answering"),
+  setAnswering: (agent: Agent, enabled: boolean, waitSecs: number) =>
+    invoke<EffectiveChoice>("set_answering", { agent, enabled, waitSecs }),
 };
 
 export const on = {

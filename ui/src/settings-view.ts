@@ -4,7 +4,7 @@
 // no session state of its own. Agent names and the limits of each number come from the core's
 // generated bindings.
 import { AGENTS, LIMITS } from "./bindings";
-import type { AppSettings, RemoteLinkStatus } from "./bindings";
+import type { AppSettings, EffectiveChoice, RemoteLinkStatus } from "./bindings";
 import { el } from "./dom";
 import { commands, errorMessage } from "./ipc";
 
@@ -87,6 +87,40 @@ function remotesFieldset(page: SettingsPage, status = ""): HTMLElement {
   );
 }
 
+/// "Answer from the tray", per agent that allows it: on or off, and how long a request waits
+/// before the agent asks in its terminal (held within what the agent allows). Filled once the
+/// core answers; `drafts` collects the edits that Save sends.
+function answeringFieldset(drafts: Map<string, EffectiveChoice>): HTMLElement {
+  const body = el("div", { attrs: { id: "set-answering-body" } }, "Loading…");
+  const fieldset = el("fieldset", { attrs: { id: "set-answering" } }, el("legend", {}, "Answer from the tray"), body);
+  commands.getAnswering().then(
+    (choices) => {
+      body.replaceChildren(
+        ...choices.map((c) => {
+          const name = AGENTS.find((a) => a.agent === c.agent)?.name ?? c.agent;
+          const enabled = el("input", { attrs: { type: "checkbox", id: `set-answer-${c.agent}` } });
+          enabled.checked = c.enabled;
+          const wait = el("input", { attrs: { type: "number", min: "1", max: String(c.max_wait_secs), step: "1", id: `set-answer-wait-${c.agent}` } });
+          wait.value = String(c.wait_secs);
+          const edit = () => {
+            const secs = Math.min(c.max_wait_secs, Math.max(1, Math.floor(Number(wait.value) || c.default_wait_secs)));
+            wait.value = String(secs);
+            drafts.set(c.agent, { ...c, enabled: enabled.checked, wait_secs: secs });
+          };
+          enabled.addEventListener("change", edit);
+          wait.addEventListener("change", edit);
+          const note = c.terminal_stays_open
+            ? "its dialog stays in the terminal meanwhile"
+            : "its terminal shows the prompt only after this wait";
+          return el("label", { class: "setting" }, enabled, ` ${name}: wait up to `, wait, ` seconds (at most ${c.max_wait_secs}; ${note})`);
+        }),
+      );
+    },
+    (error) => body.replaceChildren(el("p", { class: "error" }, errorMessage(error))),
+  );
+  return fieldset;
+}
+
 /// Fills the Settings dialog from the settings shown and opens it; Save sends the whole draft
 /// through one command.
 export function openSettings(page: SettingsPage): void {
@@ -94,6 +128,7 @@ export function openSettings(page: SettingsPage): void {
   const current = page.settings();
   if (!current) return;
   const draft: AppSettings = structuredClone(current);
+  const answering = new Map<string, EffectiveChoice>();
   const checkbox = (checked: boolean, onChange: (v: boolean) => void, id: string) => {
     const input = el("input", { attrs: { type: "checkbox", id } });
     input.checked = checked;
@@ -112,6 +147,7 @@ export function openSettings(page: SettingsPage): void {
   save.addEventListener("click", () => {
     commands
       .saveSettings(draft)
+      .then(() => Promise.all([...answering.values()].map((c) => commands.setAnswering(c.agent, c.enabled, c.wait_secs))))
       .then(() => {
         page.saved(draft);
         settingsPanel.close();
@@ -139,6 +175,7 @@ export function openSettings(page: SettingsPage): void {
       line(ttlInput(draft), `seconds of silence end a session with no live process (empty: default, ${LIMITS.sessionTtlSecsDefault})`),
       line(historyDaysInput(draft), `days of history to keep (empty: default, ${LIMITS.historyDaysDefault})`),
     ),
+    answeringFieldset(answering),
     remotesFieldset(page),
     el("div", { class: "dialog-buttons" }, cancel, save),
   );
