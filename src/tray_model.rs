@@ -190,6 +190,45 @@ pub struct MenuRow {
     /// `agent · project · state · time in state`, as plain text.
     pub label: String,
     pub section: Section,
+    /// The permission request the row's Allow and Deny items answer (a local session's oldest),
+    /// with what it asks, as the items say it.
+    pub answers: Option<MenuAnswer>,
+}
+
+/// A request the tray menu can answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MenuAnswer {
+    pub request: agent_tray_domain::pending::RequestId,
+    /// `Allow: npm run migrate`; a long input ends with `…` (the window shows it whole).
+    pub allow_label: String,
+}
+
+/// The most of a request's input an Allow item shows before its `…`.
+pub const MENU_ASK_CHARS: usize = 60;
+
+/// The Allow item of a session's oldest local request, if it has one.
+pub fn menu_answer(session: &Session) -> Option<MenuAnswer> {
+    if session.host.is_some() {
+        return None;
+    }
+    let p = session.pending.first()?;
+    let d = &p.detail;
+    let what = d
+        .command
+        .as_deref()
+        .or(d.file_path.as_deref())
+        .or(d.url.as_deref())
+        .unwrap_or(d.tool.as_str());
+    let one_line = what.split_whitespace().collect::<Vec<_>>().join(" ");
+    let shown: String = if one_line.chars().count() > MENU_ASK_CHARS {
+        one_line.chars().take(MENU_ASK_CHARS).collect::<String>() + "…"
+    } else {
+        one_line
+    };
+    Some(MenuAnswer {
+        request: p.id.clone(),
+        allow_label: format!("Allow: {shown}"),
+    })
 }
 
 /// At most this many session rows in the tray menu, unless more sessions wait on the user
@@ -286,6 +325,7 @@ impl TrayModel {
                     MenuTime::ClockTime(zone) => menu_label_since(s, now, zone),
                 },
                 section: Section::of(s.state),
+                answers: menu_answer(s),
             })
             .collect();
         TrayModel {
@@ -380,7 +420,10 @@ pub enum MenuUpdate {
 }
 
 pub fn plan_menu_update(old: &[MenuRow], new: &[MenuRow]) -> MenuUpdate {
-    if old.len() != new.len() {
+    // A request's Allow and Deny are items of their own: one coming, going or changing is a
+    // new menu.
+    let answers_differ = old.iter().zip(new).any(|(a, b)| a.answers != b.answers);
+    if old.len() != new.len() || answers_differ {
         MenuUpdate::Rebuild
     } else if old == new {
         MenuUpdate::Unchanged
@@ -613,6 +656,64 @@ mod tests {
         assert_eq!(plan_menu_update(&before, &added), MenuUpdate::Rebuild);
         assert_eq!(plan_menu_update(&added, &before), MenuUpdate::Rebuild);
         assert_eq!(plan_menu_update(&before, &before), MenuUpdate::Unchanged);
+    }
+
+    fn with_request(mut s: Session, id: &str, command: &str) -> Session {
+        use agent_tray_domain::pending::{Accepts, AskDetail, PendingView, RequestId};
+        s.pending = vec![PendingView {
+            id: RequestId::parse(id),
+            session_id: s.session_id.clone(),
+            host: s.host.clone(),
+            agent: s.agent,
+            detail: AskDetail {
+                tool: "Bash".into(),
+                command: Some(command.into()),
+                ..AskDetail::default()
+            },
+            asked_at: at(0),
+            answer_by: at(300),
+            accepts: Accepts {
+                allow_for_session: true,
+                deny_message: true,
+            },
+        }];
+        s
+    }
+
+    // The menu answers a local request with items of its own: they come with the request and go
+    // with it (a rebuild), a long command ends with a visible "…", and a remote's request has none.
+    #[test]
+    fn a_request_brings_its_allow_and_deny_items_and_takes_them_away() {
+        let waiting = session("a", Agent::Claude, SessionState::WaitingForPermission, 0);
+        let asked = with_request(waiting.clone(), "r1-x", "npm run migrate -- --env staging");
+        let before = TrayModel::build(std::slice::from_ref(&waiting), at(10)).rows;
+        let after = TrayModel::build(std::slice::from_ref(&asked), at(10)).rows;
+        let answer = after[0]
+            .answers
+            .clone()
+            .unwrap_or_else(|| panic!("the row answers"));
+        assert_eq!(answer.request.as_str(), "r1-x");
+        assert_eq!(
+            answer.allow_label,
+            "Allow: npm run migrate -- --env staging"
+        );
+        assert_eq!(plan_menu_update(&before, &after), MenuUpdate::Rebuild);
+        assert_eq!(plan_menu_update(&after, &before), MenuUpdate::Rebuild);
+        let long = with_request(
+            waiting.clone(),
+            "r2-x",
+            &format!("make {}", "x".repeat(200)),
+        );
+        let label = menu_answer(&long)
+            .map(|a| a.allow_label)
+            .unwrap_or_default();
+        assert!(
+            label.ends_with('…') && label.chars().count() == "Allow: ".len() + MENU_ASK_CHARS + 1,
+            "{label}"
+        );
+        let mut remote = asked.clone();
+        remote.host = Some("gpu-box".into());
+        assert_eq!(menu_answer(&remote), None);
     }
 
     #[test]

@@ -22,6 +22,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_tray::answering::{Answer, RequestId};
 use agent_tray::tray_model::{
     plan_menu_update_with_more, until_next_midnight, MenuRow, MenuTime, MenuUpdate, TrayModel,
     TrayStatus,
@@ -77,11 +78,17 @@ impl<R: Runtime> Default for TrayMenu<R> {
 /// The session behind each row position, as the menu on screen shows it: what a click on
 /// `session:<n>` opens. Replaced after every render; the lock is held only to swap or read.
 #[derive(Default)]
-pub struct MenuRows(Mutex<Vec<String>>);
+pub struct MenuRows(Mutex<Vec<(String, Option<RequestId>)>>);
 
 impl MenuRows {
     fn publish(&self, rows: &[MenuRow]) {
-        let ids = rows.iter().map(|r| r.session_id.clone()).collect();
+        let ids = rows
+            .iter()
+            .map(|r| {
+                let request = r.answers.as_ref().map(|a| a.request.clone());
+                (r.session_id.clone(), request)
+            })
+            .collect();
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = ids;
     }
 
@@ -90,7 +97,26 @@ impl MenuRows {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(index)
-            .cloned()
+            .map(|(id, _)| id.clone())
+    }
+
+    fn request_at(&self, index: usize) -> Option<RequestId> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(index)
+            .and_then(|(_, request)| request.clone())
+    }
+}
+
+/// The menu item that answers row `index`'s request: `answer:allow:3`, `answer:deny:3`.
+pub fn answer_item(id: &str) -> Option<(usize, Answer)> {
+    let (kind, index) = id.strip_prefix("answer:")?.split_once(':')?;
+    let index = index.parse().ok()?;
+    match kind {
+        "allow" => Some((index, Answer::Allow)),
+        "deny" => Some((index, Answer::Deny { message: None })),
+        _ => None,
     }
 }
 
@@ -171,6 +197,24 @@ pub fn build_menu<R: Runtime>(
         )?;
         menu.append(&item)?;
         items.push(item);
+        // A request the menu can answer: its own two items under its row.
+        if let Some(answer) = &row.answers {
+            let allow = format!("    {}", answer.allow_label);
+            menu.append(&MenuItem::with_id(
+                app,
+                format!("answer:allow:{i}"),
+                menu_text(&allow),
+                true,
+                None::<&str>,
+            )?)?;
+            menu.append(&MenuItem::with_id(
+                app,
+                format!("answer:deny:{i}"),
+                "    Deny",
+                true,
+                None::<&str>,
+            )?)?;
+        }
     }
     let more_item = match more {
         Some(text) => {
@@ -488,6 +532,27 @@ pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
                 crate::hook_drift::repair_now(&data_dir, agent)
             });
         }
+        other if answer_item(other).is_some() => {
+            let Some((index, answer)) = answer_item(other) else {
+                return;
+            };
+            let request = app
+                .try_state::<MenuRows>()
+                .and_then(|rows| rows.request_at(index));
+            let source = app.try_state::<Arc<crate::sessions::SessionsSource>>();
+            let (Some(request), Some(source)) = (request, source) else {
+                return;
+            };
+            let registry = source.registry().clone();
+            tracing::info!(%request, "request answered from the tray menu");
+            tauri::async_runtime::spawn(async move {
+                let target = agent_tray::answering::Target::Request(request.clone());
+                let source = agent_tray::answering::AnswerSource::TrayMenu;
+                if let Err(error) = registry.answer_confirmed(&target, answer, source).await {
+                    tracing::warn!(%request, %error, "the tray menu's answer did not reach the agent");
+                }
+            });
+        }
         other => {
             let Some(index) = other
                 .strip_prefix("session:")
@@ -611,5 +676,28 @@ mod render_loop_tests {
         );
         token.cancel();
         task.await.unwrap();
+    }
+}
+
+#[cfg(test)]
+mod answer_item_tests {
+    use super::*;
+
+    #[test]
+    fn a_menu_answer_item_names_its_row_and_answer_and_nothing_else_parses() {
+        assert_eq!(answer_item("answer:allow:3"), Some((3, Answer::Allow)));
+        assert_eq!(
+            answer_item("answer:deny:0"),
+            Some((0, Answer::Deny { message: None }))
+        );
+        for other in [
+            "answer:allow",
+            "answer:maybe:1",
+            "answer:allow:x",
+            "session:1",
+            "open",
+        ] {
+            assert_eq!(answer_item(other), None, "{other}");
+        }
     }
 }

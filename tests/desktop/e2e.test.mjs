@@ -823,6 +823,40 @@ test("an alert's Allow answers the agent's request, and an answer from elsewhere
     return s.answers.from_tray === 3 ? s : null;
   }, 5000);
   assert.deepEqual(stats.answers.by_source, { alert: 1, cli: 1, window: 1 });
+  for (const id of ["e2e-ask-1", "e2e-ask-2", "e2e-ask-3"]) cli("observe", "--session", id, "--event", "SessionEnd");
+});
+
+test("the tray menu's Allow under a waiting session answers its request", async () => {
+  // Only this request needs the user: end every other waiting session, so the menu's first row
+  // is this one, with its Allow and Deny right under it.
+  for (const s of JSON.parse(cli("list", "--json"))) {
+    if (s.state === "waiting_for_permission" || s.state === "waiting_for_input") {
+      cli("observe", "--session", s.session_id, "--agent", s.agent, "--event", "SessionEnd");
+    }
+  }
+  const cwd = path.join(world, "proj/vault");
+  cli("observe", "--session", "e2e-ask-menu", "--event", "SessionStart", "--cwd", cwd);
+  const printed = waitingHook("e2e-ask-menu", "touch made-by-menu", cwd);
+  await waitFor("the request", () => JSON.parse(cli("pending", "--json")).length === 1, 5000);
+  await new Promise((r) => setTimeout(r, 800)); // the tray renders 100 ms after a change
+  execFileSync("dunstctl", ["close-all"], { env });
+  await waitFor("no popup over the tray", () => displayedAlerts() === "0", 3000);
+  await closeWindow();
+  await waitFor("the window hidden", () => !appWindowVisible(), 3000);
+  const { x, y } = trayIcon();
+  execFileSync("xdotool", ["mousemove", String(x), String(y), "click", "1"], { env });
+  await new Promise((r) => setTimeout(r, 1000));
+  execFileSync("import", ["-window", "root", path.join(artifacts, "e2e-tray-answer.png")], { env });
+  // The first row is the session; the item under it is "Allow: touch made-by-menu".
+  execFileSync("xdotool", ["key", "Down", "Down", "Return"], { env });
+  const out = await within(5000, printed);
+  assert.equal(JSON.parse(out).hookSpecificOutput.decision.behavior, "allow", out);
+  const stats = await waitFor("recorded from the tray menu", () => {
+    const s = JSON.parse(cli("stats", "--json"));
+    return s.answers.by_source.tray_menu === 1 ? s : null;
+  }, 5000);
+  assert.equal(stats.answers.by_source.tray_menu, 1);
+  cli("observe", "--session", "e2e-ask-menu", "--event", "SessionEnd");
 });
 
 test("an alert shows session text as text: markup in a folder name is not rendered", async () => {
