@@ -351,6 +351,8 @@ fn follow_actions(
                 Some(AlertAction::Answer(request, answer)) => {
                     tracing::info!(%request, "alert answered");
                     (reactions.on_answer)(request, answer);
+                    // Some servers (dunst) keep an alert on screen after one of its buttons.
+                    tauri::async_runtime::block_on(handle.close_async());
                 }
                 Some(AlertAction::Nothing) | None => {}
             }

@@ -135,3 +135,82 @@ class CodexAnswering(ScenarioTest):
         a.approve()
         a.wait_turn_done("done")
         self.assertTrue(os.path.exists(os.path.join(a.cwd, "x_file")))
+
+
+class ClaudeAnsweredFromTheApp(ScenarioTest):
+    """The REAL desktop app (under a private Xvfb and session bus, as test_window runs it) hosting
+    the engine, the real Claude in tmux: the window's Allow lets the tool run; then, with dunst
+    on the bus, the alert's Allow (chosen in dunst's own menu, so dunst sends ActionInvoked) does
+    the same."""
+
+    def setUp(self):
+        super().setUp()
+        from harness.window import AppWindow, WindowError
+        self.window = AppWindow(self.world)
+        try:
+            self.window.check()
+        except WindowError as e:
+            self.fail(str(e))
+
+    def test_the_alerts_allow_and_the_windows_allow_each_let_the_tool_run(self):
+        import shutil
+        import subprocess
+        if not shutil.which("dunst"):
+            self.fail("dunst not installed: run scripts/setup.sh --test")
+        a = self.claude()
+        self.agent = a
+        self.tray.install("--claude")
+        self.window.start()
+        # dunst on the app's bus, its menu steered to pick "Allow" (tests/desktop/dunst-pick.sh).
+        here = os.path.dirname(os.path.abspath(__file__))
+        picker = os.path.realpath(os.path.join(here, "..", "..", "desktop", "dunst-pick.sh"))
+        rc = self.world.path("dunstrc")
+        with open(rc, "w") as f:
+            f.write(f"[global]\n    dmenu = {picker}\n")
+        pick = self.world.path("dunst-pick")
+        with open(pick, "w") as f:
+            f.write("Allow")
+        self.window.env.update({"DUNST_PICK_FILE": pick, "DUNST_MENU_LOG": self.world.path("logs", "dunst-menu.log")})
+        self.window._spawn("dunst", ["dunst", "-config", rc])
+
+        def ctl(*args):
+            return subprocess.run(["dunstctl", *args], env=self.window.env, capture_output=True, text=True, timeout=10)
+
+        def wait_displayed(n, timeout):
+            deadline = time.monotonic() + timeout
+            while ctl("count", "displayed").stdout.strip() != str(n) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            return ctl("count", "displayed").stdout.strip()
+
+        self.assertEqual(wait_displayed(0, 10), "0", "dunst answers on the bus")
+        a.start()
+        a.wait_ready()
+        # The alert first (one permission alert per session a minute: the cooldown).
+        a.prompt("TOOL touch made-by-alert")
+        a.wait_permission()
+        self.assertEqual(wait_displayed(1, 15), "1", "the permission alert is on screen")
+        ctl("context")
+        a.wait_turn_done("done")
+        self.assertTrue(os.path.exists(os.path.join(a.cwd, "made-by-alert")), "the alert's Allow ran the tool")
+        self.assertEqual(wait_displayed(0, 5), "0", "the answered alert is gone")
+
+        a.prompt("TOOL touch made-by-window")
+        a.wait_permission()
+        self.window.wait_js("return !!document.querySelector('.row [data-action=\"answer:allow\"]')", True, 15,
+                            "the request's Allow in the window")
+        self.window.screenshot("answer-claude-in-window")
+        self.window.js("document.querySelector('.row [data-action=\"answer:allow\"]').click()")
+        # The screen still shows the first turn's "done": wait for the tool's effect itself.
+        made = os.path.join(a.cwd, "made-by-window")
+        deadline = time.monotonic() + 15
+        while not os.path.exists(made) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertTrue(os.path.exists(made), "the window's Allow ran the tool")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            stats = json.loads(self.tray.run("stats", "--json").stdout)
+            if stats["answers"]["from_tray"] >= 2:
+                break
+            time.sleep(0.2)
+        self.assertEqual(stats["answers"]["by_source"], {"window": 1, "alert": 1}, stats["answers"])
+        self.assertEqual(self.window.stop(), [], "everything the app started ends by pid")
