@@ -38,6 +38,9 @@ use crate::agents::AgentKnowledge;
 use crate::model::Agent;
 use crate::paths::TrayPaths;
 
+/// The message of the deny the engine gives `doctor`'s probe of the answer path.
+pub const PROBE_ANSWER: &str = "Agent Tray doctor probe: not a real request";
+
 /// The user's per-agent choices, in the data folder.
 pub const SETTINGS_FILE: &str = "answering.json";
 

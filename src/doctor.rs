@@ -73,6 +73,7 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
             if reachable {
                 for (agent, command) in &probe_targets {
                     out.push(probe::run(*agent, command, paths));
+                    out.extend(probe::run_answer(*agent, command, paths));
                 }
                 out.extend(probe::delivery_findings(paths));
             } else if !probe_targets.is_empty() {

@@ -123,6 +123,23 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
     let parsed = match hook_payload::parse_hook(payload, agent) {
         // A `doctor` probe: proof that this command line reaches the engine. Never journaled
         // (the replay would make it a session), only sent.
+        // `doctor`'s probe of the answer path: asked like a real request, never journaled;
+        // the engine answers it at once (a deny the probe reads from this hook's stdout).
+        Ok(parsed)
+            if delivery::is_probe_id(&parsed.session_id)
+                && parsed.event == EventKind::PermissionRequest
+                && parsed
+                    .agent
+                    .and_then(|a| a.adapter().answer_path())
+                    .is_some() =>
+        {
+            let Some(path) = parsed.agent.and_then(|a| a.adapter().answer_path()) else {
+                return;
+            };
+            let obs = parsed.into_observation(at, None);
+            ask_and_print(&paths, obs, payload, path, cut, started, false);
+            return;
+        }
         Ok(parsed) if delivery::is_probe_id(&parsed.session_id) => {
             let probe = Request::Probe {
                 probe_id: parsed.session_id,
@@ -176,7 +193,7 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
     obs.seq = Some(sequence_id(at));
     if obs.event == EventKind::PermissionRequest {
         if let Some(path) = obs.agent.adapter().answer_path() {
-            ask_and_print(&paths, obs, payload, path, cut, started);
+            ask_and_print(&paths, obs, payload, path, cut, started, true);
             return;
         }
     }
@@ -199,6 +216,7 @@ fn ask_and_print(
     path: crate::answering::AnswerPath,
     cut: bool,
     started: Instant,
+    journaled: bool,
 ) {
     use crate::answering::{self, HookDecision, Printed};
     use crate::control::protocol::{AskReply, TypedReply};
@@ -210,15 +228,21 @@ fn ask_and_print(
             .and_then(|v| answering::ask_call_from_payload(&v).map(|call| (v, call)))
     };
     let Some((payload, call)) = parsed else {
-        return deliver(paths, obs, cut, started);
+        if journaled {
+            deliver(paths, obs, cut, started);
+        }
+        return;
     };
     let obs = match obs.admit() {
         Ok(obs) => obs,
         Err(e) => return log_error(paths, &format!("refused: {e}")),
     };
     let record = JournalRecord::new(obs, cut);
-    if let Err(e) = journal::append(&paths.journal_dir(), &record) {
-        log_error(paths, &format!("journal: {e}"));
+    // A `doctor` probe is never journaled: replayed, it would become a session.
+    if journaled {
+        if let Err(e) = journal::append(&paths.journal_dir(), &record) {
+            log_error(paths, &format!("journal: {e}"));
+        }
     }
     let left = SEND_BUDGET.saturating_sub(started.elapsed());
     if left.is_zero() {

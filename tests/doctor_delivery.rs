@@ -48,6 +48,19 @@ fn doctor_runs_the_installed_hooks_and_the_engine_confirms_the_probes() {
         "{text}"
     );
     assert!(took < Duration::from_secs(10), "doctor took {took:?}");
+    // The answer path, end to end through the same command lines, with no agent involved.
+    assert!(
+        text.contains("✓ Claude Code's answer path works: its hook took an answer from Agent Tray and printed it for Claude Code"),
+        "{text}"
+    );
+    assert!(text.contains("answering from the tray is on"), "{text}");
+    assert!(
+        text.contains("✓ Codex's answer path works")
+            && text.contains(
+                "answering from the tray is off; `agent-tray answering codex on` to use it"
+            ),
+        "{text}"
+    );
 
     // Probes are never sessions: not listed, not in history, not journaled for the replay.
     let list = w.list();

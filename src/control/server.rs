@@ -483,6 +483,28 @@ struct AskConnection {
 }
 
 impl AskConnection {
+    /// `doctor`'s probe of the answer path: recorded as a probe (never a session), answered at
+    /// once with a deny naming the probe, whatever the settings: what is proven is that the
+    /// hook's command line reaches this engine and prints an answer in the agent's shape.
+    async fn answer_probe(mut self, registry: &SessionsRegistry, observation: Observation) {
+        let _ = registry.observe(observation);
+        let reply = AskReply {
+            id: Some(crate::answering::RequestId::parse("probe")),
+            answer_by: Some(chrono::Utc::now() + chrono::Duration::seconds(5)),
+            reason: None,
+        };
+        if write_line(&mut self.writer, &TypedReply::ok(&reply))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        let decision = HookDecision::Deny {
+            message: Some(crate::answering::PROBE_ANSWER.into()),
+        };
+        let _ = write_line(&mut self.writer, &decision).await;
+    }
+
     async fn serve(
         mut self,
         registry: &SessionsRegistry,
@@ -492,6 +514,10 @@ impl AskConnection {
         token: &CancellationToken,
     ) {
         let agent = observation.agent;
+        if crate::delivery::is_probe_id(&observation.session_id) {
+            self.answer_probe(registry, observation).await;
+            return;
+        }
         let choice = match AnswerSettings::load_in(data_dir) {
             Ok(settings) => settings.effective(agent),
             Err(e) => {

@@ -70,12 +70,30 @@ enum RunOutcome {
 
 /// Runs `sh -c command` with `payload` on stdin, no inherited stdio, for at most `deadline`.
 fn run_command(command: &str, payload: &[u8], deadline: Duration) -> RunOutcome {
+    run_command_reading(command, payload, deadline, None)
+}
+
+/// The most of a hook's stdout read (an answer is one short line).
+const MAX_STDOUT: u64 = 64 * 1024;
+
+/// As [`run_command`], keeping what the command printed (bounded) in `stdout`.
+fn run_command_reading(
+    command: &str,
+    payload: &[u8],
+    deadline: Duration,
+    stdout: Option<&mut String>,
+) -> RunOutcome {
+    use std::io::Read;
     let started = Instant::now();
     let mut child = match Command::new("sh")
         .arg("-c")
         .arg(command)
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(if stdout.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stderr(Stdio::null())
         .spawn()
     {
@@ -86,22 +104,107 @@ fn run_command(command: &str, payload: &[u8], deadline: Duration) -> RunOutcome 
         // A hook that exits without reading makes this fail (EPIPE): its exit says the rest.
         let _ = stdin.write_all(payload);
     }
-    loop {
+    // The answer is one line, printed as the hook exits: read on a thread so a full pipe can
+    // never hold the hook.
+    let reader = child.stdout.take().map(|out| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = out.take(MAX_STDOUT).read_to_string(&mut text);
+            text
+        })
+    });
+    let outcome = loop {
         match child.try_wait() {
-            Ok(Some(status)) => return RunOutcome::Exited(status.code()),
+            Ok(Some(status)) => break RunOutcome::Exited(status.code()),
             Ok(None) if started.elapsed() >= deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return RunOutcome::TimedOut;
+                break RunOutcome::TimedOut;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return RunOutcome::CannotStart(e.to_string());
+                break RunOutcome::CannotStart(e.to_string());
             }
         }
+    };
+    if let (Some(reader), Some(stdout)) = (reader, stdout) {
+        *stdout = reader.join().unwrap_or_default();
     }
+    outcome
+}
+
+/// Proves an agent's answer path end to end: runs its hook command line with a probe
+/// permission request; the engine answers the probe at once, and the hook must print that
+/// answer in the agent's shape. No agent is involved, and the probe is never a session.
+pub fn run_answer(agent: Agent, command: &str, paths: &TrayPaths) -> Option<Finding> {
+    let path = agent.adapter().answer_path()?;
+    let name = agent_name(agent);
+    let enabled = crate::answering::AnswerSettings::load(paths)
+        .ok()
+        .and_then(|s| s.effective(agent))
+        .is_some_and(|c| c.enabled);
+    let probe_id = format!(
+        "{PROBE_PREFIX}{}-answer-{}-{}",
+        agent.as_str(),
+        std::process::id(),
+        Utc::now().timestamp_nanos_opt().unwrap_or_default()
+    );
+    let payload = serde_json::json!({
+        "session_id": probe_id,
+        "hook_event_name": "PermissionRequest",
+        "cwd": probe_cwd(),
+        "tool_name": "Bash",
+        "tool_input": {"command": "true", "description": "Agent Tray doctor probe"},
+        "probe": true,
+    })
+    .to_string();
+    let started = Instant::now();
+    let mut printed = String::new();
+    let outcome = run_command_reading(
+        command,
+        payload.as_bytes(),
+        PROBE_DEADLINE,
+        Some(&mut printed),
+    );
+    let expected = crate::answering::hook_output(
+        path.reply,
+        &crate::answering::HookDecision::Deny {
+            message: Some(crate::answering::PROBE_ANSWER.into()),
+        },
+        &serde_json::Value::Null,
+    );
+    let same = |a: &str, b: &str| {
+        serde_json::from_str::<serde_json::Value>(a.trim()).ok()
+            == serde_json::from_str::<serde_json::Value>(b).ok()
+    };
+    let finding = match (outcome, expected) {
+        (RunOutcome::Exited(Some(0)), Some(expected)) if same(&printed, &expected) => {
+            let state = if enabled {
+                "on".to_string()
+            } else {
+                format!("off; `agent-tray answering {} on` to use it", agent.as_str())
+            };
+            Finding::Ok(format!(
+                "{name}'s answer path works: its hook took an answer from Agent Tray and printed it for {name} ({} ms); answering from the tray is {state}",
+                started.elapsed().as_millis()
+            ))
+        }
+        (RunOutcome::Exited(Some(0)), _) if printed.trim().is_empty() => Finding::Problem(format!(
+            "{name}'s hook printed no answer to a probe request (`{command}`): answers from the tray cannot reach {name}; run `{}` (an older agent-tray binary?)",
+            fix_for(agent)
+        )),
+        (RunOutcome::Exited(Some(0)), _) => Finding::Problem(format!(
+            "{name}'s hook printed something other than an answer to a probe request: {:?}",
+            printed.trim()
+        )),
+        _ => Finding::Problem(format!(
+            "{name}'s hook did not answer a probe request (`{command}`); run `{}`",
+            fix_for(agent)
+        )),
+    };
+    Some(finding)
 }
 
 fn delivery_report(paths: &TrayPaths) -> Option<DeliveryReport> {
