@@ -253,7 +253,7 @@ pub async fn answer(
     let target = Target::Request(RequestId::parse(request_id));
     match registry.answer_confirmed(&target, answer, source).await {
         Ok(_) => Ok(()),
-        Err(e @ AnswerError::Refused(_)) => {
+        Err(e @ (AnswerError::Refused(_) | AnswerError::OnRemote { .. })) => {
             Err(CommandError::new(ErrorCode::AnswerRefused, e.to_string()))
         }
         Err(e @ AnswerError::NotDelivered(_)) => Err(CommandError::new(

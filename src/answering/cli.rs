@@ -257,12 +257,20 @@ pub fn format_pending(pending: &[PendingView], now: chrono::DateTime<Utc>) -> St
         if d.command.is_none() && d.file_path.is_none() && d.url.is_none() {
             out.push_str(&format!("  input: {}\n", escape_controls(&d.input)));
         }
-        let also = if p.accepts.allow_for_session {
-            ", allow --for-session"
-        } else {
-            ""
-        };
-        out.push_str(&format!("  answer: agent-tray allow|deny {}{also}\n", p.id));
+        match &p.host {
+            Some(host) => out.push_str(&format!(
+                "  answer: on {} (its terminal, or agent-tray there)\n",
+                escape_controls(host)
+            )),
+            None => {
+                let also = if p.accepts.allow_for_session {
+                    ", allow --for-session"
+                } else {
+                    ""
+                };
+                out.push_str(&format!("  answer: agent-tray allow|deny {}{also}\n", p.id));
+            }
+        }
     }
     out
 }

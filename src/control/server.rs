@@ -465,10 +465,12 @@ async fn answer_request(
                 waited_ms: u64::try_from(delivered.waited.as_millis()).unwrap_or(u64::MAX),
             })
         }
-        Err(e @ AnswerError::Refused(_)) => Answer::Error(ErrorBody {
-            code: ErrorCode::Refused,
-            message: e.to_string(),
-        }),
+        Err(e @ (AnswerError::Refused(_) | AnswerError::OnRemote { .. })) => {
+            Answer::Error(ErrorBody {
+                code: ErrorCode::Refused,
+                message: e.to_string(),
+            })
+        }
         Err(e @ AnswerError::NotDelivered(_)) => Answer::Error(ErrorBody {
             code: ErrorCode::NotDelivered,
             message: e.to_string(),

@@ -89,6 +89,8 @@ pub enum AnswerError {
     Refused(#[from] Refusal),
     #[error("request {0} was answered, but the agent's hook stopped waiting before it could take the answer; the agent asks in its terminal")]
     NotDelivered(RequestId),
+    #[error("request {id} is on {host}: answer it there (`agent-tray allow {id}` on that machine, or in its terminal)")]
+    OnRemote { id: RequestId, host: String },
 }
 
 /// An answer the agent's hook took (printed for the agent).
@@ -191,6 +193,16 @@ impl SessionsRegistry {
         answer: Answer,
         source: AnswerSource,
     ) -> Result<(Closed, oneshot::Receiver<()>), AnswerError> {
+        if let Target::Request(id) = target {
+            if self.book_lacks(id) {
+                if let Some(host) = self.remote_request_host(id) {
+                    return Err(AnswerError::OnRemote {
+                        id: id.clone(),
+                        host,
+                    });
+                }
+            }
+        }
         let now = self.clock.now();
         let mut changes = Vec::new();
         let (result, seq) = {
@@ -284,9 +296,39 @@ impl SessionsRegistry {
         self.lock().answers.closed.subscribe()
     }
 
-    /// The open requests, oldest first.
+    /// The open requests, oldest first: this machine's, then those the remotes' sessions show
+    /// (each with its host; answered on that machine).
     pub fn pending(&self) -> Vec<PendingView> {
-        self.lock().answers.book.open().map(|r| r.view()).collect()
+        let inner = self.lock();
+        let mut all: Vec<PendingView> = inner.answers.book.open().map(|r| r.view()).collect();
+        let mut remote: Vec<PendingView> = inner
+            .remote
+            .values()
+            .flat_map(|sessions| sessions.values())
+            .flat_map(|s| s.pending.iter().cloned())
+            .collect();
+        drop(inner);
+        remote.sort_by(|a, b| (a.asked_at, &a.id).cmp(&(b.asked_at, &b.id)));
+        all.extend(remote);
+        all
+    }
+
+    /// Whether this machine's book has never heard of `id` (neither open nor remembered closed).
+    fn book_lacks(&self, id: &RequestId) -> bool {
+        let inner = self.lock();
+        inner.answers.book.get(id).is_none() && inner.answers.book.closed(id).is_none()
+    }
+
+    /// The remote whose session shows request `id`, if one does (an answer to it is refused
+    /// here: it is answered on that machine).
+    pub fn remote_request_host(&self, id: &RequestId) -> Option<String> {
+        let inner = self.lock();
+        inner.remote.iter().find_map(|(host, sessions)| {
+            sessions
+                .values()
+                .any(|s| s.pending.iter().any(|p| &p.id == id))
+                .then(|| host.clone())
+        })
     }
 
     /// The hook waiting on `id` is gone (it hung up, or its deadline passed): the request closes
@@ -436,5 +478,60 @@ fn refresh_views(
                 session,
             }),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{Agent, Session};
+    use agent_tray_domain::pending::{AskDetail, PendingView};
+
+    // A remote's request is listed with its host, and an answer to it here is refused with where
+    // to answer it; it never reaches this machine's book.
+    #[test]
+    fn a_remotes_request_is_listed_with_its_host_and_answered_only_there() {
+        let registry = SessionsRegistry::new();
+        let now = chrono::Utc::now();
+        let mut s = Session::new(
+            "s-far",
+            Agent::Claude,
+            SessionState::WaitingForPermission,
+            now,
+        );
+        s.host = Some("gpu-box".into());
+        s.pending = vec![PendingView {
+            id: RequestId::parse("r4-far"),
+            session_id: "s-far".into(),
+            host: Some("gpu-box".into()),
+            agent: Agent::Claude,
+            detail: AskDetail {
+                tool: "Bash".into(),
+                command: Some("rm -rf checkpoints".into()),
+                ..AskDetail::default()
+            },
+            asked_at: now,
+            answer_by: now + chrono::Duration::seconds(60),
+            accepts: Accepts {
+                allow_for_session: false,
+                deny_message: false,
+            },
+        }];
+        registry.set_remote_sessions("gpu-box", vec![s]);
+        let listed = registry.pending();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].host.as_deref(), Some("gpu-box"));
+        let refused = registry
+            .answer(
+                &Target::Request(RequestId::parse("r4-far")),
+                Answer::Allow,
+                AnswerSource::Cli,
+            )
+            .unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "request r4-far is on gpu-box: answer it there (`agent-tray allow r4-far` on that machine, or in its terminal)"
+        );
     }
 }

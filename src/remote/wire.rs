@@ -71,6 +71,114 @@ struct WireSession {
     host: Option<String>,
     #[serde(default)]
     headless: bool,
+    /// What the remote's session waits on; at most [`MAX_REMOTE_PENDING`], the rest skipped
+    /// unbuilt.
+    #[serde(default, deserialize_with = "capped_pending")]
+    pending: Vec<WirePending>,
+}
+
+/// At most this many of a remote session's permission requests are taken (an agent waits on
+/// one at a time; OpenCode on a few).
+pub const MAX_REMOTE_PENDING: usize = 4;
+
+/// A remote's permission request, every text field bounded. Shown with its host, answered on
+/// that machine: its whole input is not carried (the command, file and address are, cut where
+/// long, with the cut mark).
+#[derive(Debug, Deserialize)]
+struct WirePending {
+    #[serde(deserialize_with = "required_name")]
+    id: String,
+    agent: Agent,
+    #[serde(default, deserialize_with = "bounded::name")]
+    tool: Option<String>,
+    #[serde(default, deserialize_with = "bounded::text")]
+    command: Option<String>,
+    #[serde(default, deserialize_with = "bounded::path")]
+    file_path: Option<String>,
+    #[serde(default)]
+    change_bytes: Option<u64>,
+    #[serde(default, deserialize_with = "bounded::text")]
+    url: Option<String>,
+    #[serde(default, deserialize_with = "bounded::text")]
+    description: Option<String>,
+    #[serde(default, deserialize_with = "bounded::path")]
+    cwd: Option<String>,
+    asked_at: DateTime<Utc>,
+    answer_by: DateTime<Utc>,
+}
+
+fn required_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    bounded::name(d).map(Option::unwrap_or_default)
+}
+
+/// Reads a list of requests, keeping the first [`MAX_REMOTE_PENDING`] readable ones and skipping
+/// the rest without building them: one line of a million entries costs a scan, not memory.
+fn capped_pending<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WirePending>, D::Error> {
+    struct Capped;
+    impl<'de> serde::de::Visitor<'de> for Capped {
+        type Value = Vec<WirePending>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of permission requests")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            #[derive(Deserialize)]
+            #[serde(untagged)]
+            #[allow(clippy::large_enum_variant)] // one at a time, while the list is read
+            enum Maybe {
+                Request(WirePending),
+                Other(serde::de::IgnoredAny),
+            }
+            let mut out = Vec::new();
+            while out.len() < MAX_REMOTE_PENDING {
+                match seq.next_element::<Maybe>()? {
+                    Some(Maybe::Request(r)) => out.push(r),
+                    Some(Maybe::Other(_)) => {}
+                    None => return Ok(out),
+                }
+            }
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(out)
+        }
+    }
+    d.deserialize_any(Capped)
+}
+
+impl WirePending {
+    fn into_view(self, session_id: &str, remote: &str) -> Option<crate::answering::PendingView> {
+        use crate::answering::{Accepts, AskDetail, PendingView, RequestId};
+        if !RequestId::looks_like(&self.id) {
+            return None;
+        }
+        Some(PendingView {
+            id: RequestId::parse(&self.id),
+            session_id: session_id.to_string(),
+            host: Some(remote.to_string()),
+            agent: self.agent,
+            detail: AskDetail {
+                tool: self.tool.unwrap_or_default(),
+                command: self.command,
+                file_path: self.file_path,
+                change_bytes: self.change_bytes,
+                url: self.url,
+                description: self.description,
+                cwd: self.cwd,
+                input: String::new(),
+            },
+            asked_at: self.asked_at,
+            answer_by: self.answer_by,
+            // Answered on that machine, not from here.
+            accepts: Accepts {
+                allow_for_session: false,
+                deny_message: false,
+            },
+        })
+    }
 }
 
 impl WireSession {
@@ -102,6 +210,12 @@ impl WireSession {
         session.subagents = self.subagents;
         session.turn_started_at = self.turn_started_at;
         session.headless = self.headless;
+        let id = session.session_id.clone();
+        session.pending = self
+            .pending
+            .into_iter()
+            .filter_map(|p| p.into_view(&id, remote))
+            .collect();
         session.host = Some(remote.to_string());
         Some(session)
     }
@@ -259,6 +373,42 @@ mod tests {
         assert_eq!(s.host.as_deref(), Some("devbox"));
         assert_eq!(s.state, SessionState::Working);
         assert_eq!(s.state_since.to_rfc3339(), "2026-11-30T10:04:00+00:00");
+    }
+
+    // A remote's requests show with its host, bounded: at most MAX_REMOTE_PENDING are taken from
+    // a list of any length, the rest skipped unbuilt; a long command is cut with the mark; an id
+    // that is not one is dropped; none can be answered from here.
+    #[test]
+    fn a_remotes_requests_show_with_its_host_bounded_and_never_answerable_here() {
+        let request = |id: &str| {
+            serde_json::json!({
+                "id": id, "session_id": "s1", "host": null, "agent": "claude", "tool": "Bash",
+                "command": format!("rm -rf {}", "x".repeat(5000)), "cwd": "/srv/api",
+                "input": "y".repeat(100_000),
+                "asked_at": "2026-11-30T10:04:00Z", "answer_by": "2026-11-30T10:09:00Z",
+                "accepts": {"allow_for_session": true, "deny_message": true}
+            })
+        };
+        let mut s = session_json("s1");
+        s["state"] = "waiting_for_permission".into();
+        let mut list = vec![request("not an id"), request("r1-abc")];
+        list.extend((0..100_000).map(|_| serde_json::json!(0)));
+        s["pending"] = serde_json::Value::Array(list);
+        let line = serde_json::json!({"kind": "changed", "session": s}).to_string();
+        let RemoteLine::Upsert(session) = parse_line(line.as_bytes(), "gpu-box").unwrap() else {
+            panic!("an upsert")
+        };
+        assert_eq!(session.pending.len(), 1, "{:?}", session.pending);
+        let p = &session.pending[0];
+        assert_eq!(p.id.as_str(), "r1-abc");
+        assert_eq!(p.host.as_deref(), Some("gpu-box"));
+        assert!(p.detail.input.is_empty(), "the whole input is not carried");
+        let command = p.detail.command.as_deref().unwrap_or_default();
+        assert!(
+            command.ends_with(CUT_MARK)
+                && command.len() <= FieldLimit::Text.bytes() + CUT_MARK.len()
+        );
+        assert!(!p.accepts.allow_for_session && !p.accepts.deny_message);
     }
 
     #[test]
