@@ -417,26 +417,38 @@ fn exit_when_stdout_closes() {
 }
 
 /// One `watch` line for people. Every piece of session text is escaped.
+/// ` on HOST` for a remote's session (its name escaped), nothing for this machine's.
+fn on_host(host: Option<&str>) -> String {
+    host.map(|h| format!(" on {}", escape_controls(h)))
+        .unwrap_or_default()
+}
+
 pub fn describe_change_line(line: &str) -> String {
     use crate::registry::SessionChange;
     match serde_json::from_str::<WatchLine>(line) {
         Ok(WatchLine::Change(SessionChange::Added { session })) => {
             format!(
-                "+ {} {} {}",
+                "+ {} {} {}{}",
                 session.agent,
                 escape_controls(short_id(&session.session_id)),
-                session.state
+                session.state,
+                on_host(session.host.as_deref())
             )
         }
         Ok(WatchLine::Change(SessionChange::Changed { old_state, session })) => format!(
-            "~ {} {} {} -> {}",
+            "~ {} {} {} -> {}{}",
             session.agent,
             escape_controls(short_id(&session.session_id)),
             old_state,
-            session.state
+            session.state,
+            on_host(session.host.as_deref())
         ),
-        Ok(WatchLine::Change(SessionChange::Removed { session_id, .. })) => {
-            format!("- {}", escape_controls(short_id(&session_id)))
+        Ok(WatchLine::Change(SessionChange::Removed { session_id, host })) => {
+            format!(
+                "- {}{}",
+                escape_controls(short_id(&session_id)),
+                on_host(host.as_deref())
+            )
         }
         Ok(WatchLine::Sessions(
             SessionsLine::Resync { sessions } | SessionsLine::Snapshot { sessions, .. },
@@ -476,10 +488,12 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
         );
     }
     let clean = |s: &str| -> String { escape_controls(s).into_owned() };
-    let rows: Vec<[String; 7]> = sessions
+    // HOST first: a remote's pid is that machine's, never one to look for (or kill) here.
+    let rows: Vec<[String; 8]> = sessions
         .iter()
         .map(|s| {
             [
+                s.host.as_deref().map_or_else(|| "local".into(), clean),
                 s.agent.to_string(),
                 s.state.to_string(),
                 clean(&s.project().unwrap_or_else(|| "-".into())),
@@ -491,7 +505,7 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
         })
         .collect();
     let header = [
-        "AGENT", "STATE", "PROJECT", "BRANCH", "PID", "FOR", "SESSION",
+        "HOST", "AGENT", "STATE", "PROJECT", "BRANCH", "PID", "FOR", "SESSION",
     ];
     let mut widths = header.map(str::len);
     for row in &rows {
@@ -546,7 +560,42 @@ mod tests {
         let table = format_table(&[session], now);
         assert!(!table.contains('\u{1b}'), "{table:?}");
         assert!(table.contains("evil\\u{1b}[2Jname"), "{table:?}");
-        assert!(table.starts_with("AGENT"));
+        assert!(table.starts_with("HOST"));
+    }
+
+    // A remote's pid is that machine's: the table and the watch lines say where each runs.
+    #[test]
+    fn the_table_and_the_watch_lines_say_where_each_session_runs() {
+        let now = Utc::now();
+        let mut here = Session::new(
+            "local-1",
+            Agent::Claude,
+            crate::model::SessionState::Idle,
+            now,
+        );
+        here.pid = Some(4242);
+        let mut far = Session::new(
+            "far-1",
+            Agent::Codex,
+            crate::model::SessionState::Working,
+            now,
+        );
+        far.pid = Some(4242);
+        far.host = Some("gpu-box".into());
+        let table = format_table(&[here, far.clone()], now);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].starts_with("HOST     AGENT"), "{table}");
+        assert!(lines[1].starts_with("local    claude"), "{table}");
+        assert!(lines[2].starts_with("gpu-box  codex"), "{table}");
+        let line =
+            serde_json::json!({"kind": "changed", "old_state": "idle", "session": far}).to_string();
+        assert_eq!(
+            describe_change_line(&line),
+            "~ codex far-1 idle -> working on gpu-box"
+        );
+        let gone =
+            describe_change_line(r#"{"kind":"removed","session_id":"far-1","host":"gpu-box"}"#);
+        assert_eq!(gone, "- far-1 on gpu-box");
     }
 
     #[test]

@@ -183,14 +183,10 @@ pub fn reveal(path: &Path) -> Result<(), CommandError> {
 }
 
 /// Shows a session's transcript (`None`: none is known for it). Blocking.
-pub fn reveal_transcript(transcript: Option<String>) -> Result<(), CommandError> {
-    let path = transcript.ok_or_else(|| {
-        CommandError::new(
-            ErrorCode::NothingToOpen,
-            "no transcript is known for this session",
-        )
-    })?;
-    reveal(Path::new(&path))
+pub fn reveal_transcript(session: &Session) -> Result<(), CommandError> {
+    let path = agent_tray::jump::local_transcript(session)
+        .map_err(|e| CommandError::new(ErrorCode::NothingToOpen, e.to_string()))?;
+    reveal(Path::new(path))
 }
 
 /// Shows the log folder; on a blocking thread, so the caller (the tray's menu handler, on the

@@ -80,7 +80,7 @@ pub async fn reveal_transcript(
         .find(&session_id)
         .ok_or_else(|| unknown(&session_id))?;
     // Waits for the file manager's launcher (bounded): off the async workers.
-    blocking(move || actions::reveal_transcript(session.transcript_path)).await
+    blocking(move || actions::reveal_transcript(&session)).await
 }
 
 /// Runs a blocking action off the async workers; a task that could not finish is a failed

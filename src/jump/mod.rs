@@ -459,6 +459,29 @@ pub fn remote_jump(argv: &[String]) -> RemoteJump {
     }
 }
 
+/// Why a session's transcript cannot be shown here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TranscriptRefusal {
+    #[error("no transcript is known for this session")]
+    Unknown,
+    /// The path is the remote's: a folder of that name here is another folder (or one the remote
+    /// chose to point at).
+    #[error("this session's transcript is on {0}, not on this machine")]
+    OnRemote(String),
+}
+
+/// The transcript file to show for `session`: only a local session's; a remote's path names a
+/// file on that machine and is never opened here.
+pub fn local_transcript(session: &Session) -> Result<&str, TranscriptRefusal> {
+    if let Some(host) = &session.host {
+        return Err(TranscriptRefusal::OnRemote(host.clone()));
+    }
+    session
+        .transcript_path
+        .as_deref()
+        .ok_or(TranscriptRefusal::Unknown)
+}
+
 /// How a file is shown in the file manager (macOS selects it; elsewhere its folder opens).
 /// None for a path that is not absolute.
 pub fn reveal_launch(path: &Path) -> Option<Launch> {
@@ -477,6 +500,30 @@ pub fn reveal_launch(path: &Path) -> Option<Launch> {
             path.parent().unwrap_or(path)
         };
         Some(Launch::new("xdg-open", &[]).path(folder))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod transcript_tests {
+    use super::*;
+    use crate::model::{Agent, SessionState};
+
+    #[test]
+    fn a_remotes_transcript_path_is_never_opened_here() {
+        let mut s = Session::new("s1", Agent::Claude, SessionState::Idle, chrono::Utc::now());
+        assert_eq!(local_transcript(&s), Err(TranscriptRefusal::Unknown));
+        s.transcript_path = Some("/home/dev/.claude/projects/p/s1.jsonl".into());
+        assert_eq!(
+            local_transcript(&s),
+            Ok("/home/dev/.claude/projects/p/s1.jsonl")
+        );
+        s.host = Some("gpu-box".into());
+        let refused = local_transcript(&s).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "this session's transcript is on gpu-box, not on this machine"
+        );
     }
 }
 

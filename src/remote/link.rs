@@ -42,8 +42,10 @@ use crate::registry::{SessionsRegistry, ENDED_TTL};
 pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait between tries at an unreachable remote.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// A link that stayed up this long starts its backoff from the beginning again.
-pub const STABLE_LINK: Duration = Duration::from_secs(30);
+/// A link that stayed up this long (a healthy spell) starts its backoff from the beginning
+/// again: a blip after it is retried after a second, whatever failed before. A host that drops
+/// every link sooner (flapping) keeps backing off.
+pub const STABLE_LINK: Duration = Duration::from_secs(10);
 /// How often a remote that cannot serve (no or too old `agent-tray`) is tried again.
 pub const UNUSABLE_RETRY: Duration = Duration::from_secs(600);
 /// How often a waiting link looks for a wake from sleep or a change of routes.
@@ -879,6 +881,28 @@ mod tests {
         // …one that stayed up starts over.
         assert_eq!(b.after_attempt(Some(STABLE_LINK)).as_secs(), 1);
         assert_eq!(b.after_attempt(None).as_secs(), 2);
+    }
+
+    // Reported: a link that had failed a few times at start, then ran healthy for 20 s and
+    // dropped while its host stayed up, waited 16 s before the next try (the earlier failures'
+    // backoff was kept until a 30 s spell). After a healthy spell the next try comes after 1 s.
+    #[test]
+    fn a_blip_after_a_healthy_spell_is_retried_after_a_second_whatever_failed_before() {
+        let mut b = Backoff::default();
+        for expected in [1, 2, 4, 8] {
+            assert_eq!(b.after_attempt(None).as_secs(), expected);
+        }
+        assert_eq!(b.after_attempt(Some(Duration::from_secs(20))).as_secs(), 1);
+        // A flapping host (each link drops within a second or two) still backs off.
+        let mut flapping = Backoff::default();
+        let waits: Vec<u64> = (0..5)
+            .map(|_| {
+                flapping
+                    .after_attempt(Some(Duration::from_secs(2)))
+                    .as_secs()
+            })
+            .collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16]);
     }
 
     #[test]

