@@ -38,6 +38,9 @@ use super::REMOTE_PROTOCOL;
 use crate::model::Session;
 use crate::registry::{SessionsRegistry, ENDED_TTL};
 
+/// Lines longer than this are parsed on a blocking thread.
+const BLOCKING_PARSE_FROM: usize = 256 * 1024;
+
 /// The first wait after a failure.
 pub const MIN_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait between tries at an unreachable remote.
@@ -629,7 +632,18 @@ impl Link {
                 }
                 Ok(LineRead::Eof) | Err(_) => break,
             }
-            let parsed = parse_line(&buf, &self.entry.name);
+            // A long line is parsed on a blocking thread: a remote's megabytes must never hold
+            // an async worker that local hooks and the CLI need.
+            let parsed = if buf.len() > BLOCKING_PARSE_FROM {
+                let line = std::mem::take(&mut buf);
+                let name = self.entry.name.clone();
+                match tokio::task::spawn_blocking(move || parse_line(&line, &name)).await {
+                    Ok(parsed) => parsed,
+                    Err(_) => break,
+                }
+            } else {
+                parse_line(&buf, &self.entry.name)
+            };
             if buf.capacity() > 1 << 20 {
                 buf = Vec::new();
             }

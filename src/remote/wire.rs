@@ -230,42 +230,83 @@ enum MaybeSession {
     Other(serde::de::IgnoredAny),
 }
 
-fn sessions_of(list: Vec<MaybeSession>, remote: &str) -> Vec<Session> {
+fn sessions_of(list: Vec<WireSession>, remote: &str) -> Vec<Session> {
     list.into_iter()
-        .filter_map(|s| match s {
-            MaybeSession::Session(s) => s.into_session(remote),
-            MaybeSession::Other(_) => None,
-        })
+        .filter_map(|s| s.into_session(remote))
         .take(MAX_REMOTE_SESSIONS)
         .collect()
 }
 
+/// Reads a list of sessions, keeping the first [`MAX_REMOTE_SESSIONS`] readable ones and
+/// skipping every other element without building it: a line of seven million zeros costs a scan
+/// of its bytes, not gigabytes of parsed values.
+fn capped_sessions<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WireSession>, D::Error> {
+    struct Capped;
+    impl<'de> serde::de::Visitor<'de> for Capped {
+        type Value = Vec<WireSession>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of sessions")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while out.len() < MAX_REMOTE_SESSIONS {
+                match seq.next_element::<MaybeSession>()? {
+                    Some(MaybeSession::Session(s)) => out.push(s),
+                    Some(MaybeSession::Other(_)) => {}
+                    None => return Ok(out),
+                }
+            }
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(out)
+        }
+    }
+    d.deserialize_any(Capped)
+}
+
+/// Only the line's `kind`; every other field is skipped unbuilt. The line is then read again as
+/// that kind's struct: two plain passes, because an internally tagged enum first copies the whole
+/// line into a tree of values (what took the engine to 3.4 GB on one hostile line).
 #[derive(Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum WireLine {
-    Snapshot {
-        sessions: Vec<MaybeSession>,
-        #[serde(default)]
-        protocol: Option<u32>,
-        #[serde(default, deserialize_with = "bounded::name")]
-        version: Option<String>,
-        #[serde(default)]
-        ended: Option<Vec<MaybeSession>>,
-    },
-    Resync {
-        sessions: Vec<MaybeSession>,
-    },
-    Added {
-        session: MaybeSession,
-    },
-    Changed {
-        session: MaybeSession,
-    },
-    Removed {
-        session_id: String,
-        #[serde(default)]
-        host: Option<serde::de::IgnoredAny>,
-    },
+struct KindOnly {
+    #[serde(deserialize_with = "required_name")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct SnapshotLine {
+    #[serde(deserialize_with = "capped_sessions")]
+    sessions: Vec<WireSession>,
+    #[serde(default)]
+    protocol: Option<u32>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    version: Option<String>,
+    #[serde(default, deserialize_with = "capped_sessions")]
+    ended: Vec<WireSession>,
+}
+
+#[derive(Deserialize)]
+struct ResyncLine {
+    #[serde(deserialize_with = "capped_sessions")]
+    sessions: Vec<WireSession>,
+}
+
+#[derive(Deserialize)]
+struct OneSessionLine {
+    session: MaybeSession,
+}
+
+#[derive(Deserialize)]
+struct RemovedLine {
+    #[serde(deserialize_with = "required_name")]
+    session_id: String,
+    #[serde(default)]
+    host: Option<serde::de::IgnoredAny>,
 }
 
 /// One line of a remote's stream, typed.
@@ -298,36 +339,55 @@ pub enum WireError {
 
 /// Parses one line from the remote named `remote` (its sessions get `host: remote`).
 pub fn parse_line(line: &[u8], remote: &str) -> Result<RemoteLine, WireError> {
-    let parsed: WireLine = serde_json::from_slice(line).map_err(|e| {
-        let mut why = e.to_string();
-        why.truncate(200);
-        WireError::Malformed(why)
-    })?;
-    Ok(match parsed {
-        WireLine::Snapshot {
-            sessions,
-            protocol,
-            version,
-            ended,
-        } => RemoteLine::Snapshot {
-            protocol,
-            version,
-            live: sessions_of(sessions, remote),
-            ended: sessions_of(ended.unwrap_or_default(), remote),
-        },
-        WireLine::Resync { sessions } => RemoteLine::Resync(sessions_of(sessions, remote)),
-        WireLine::Added { session } | WireLine::Changed { session } => {
-            match sessions_of(vec![session], remote).pop() {
+    fn read<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, WireError> {
+        serde_json::from_slice(line).map_err(|e| {
+            let mut why = e.to_string();
+            why.truncate(200);
+            WireError::Malformed(why)
+        })
+    }
+    let KindOnly { kind } = read(line)?;
+    Ok(match kind.as_str() {
+        "snapshot" => {
+            let SnapshotLine {
+                sessions,
+                protocol,
+                version,
+                ended,
+            } = read(line)?;
+            RemoteLine::Snapshot {
+                protocol,
+                version,
+                live: sessions_of(sessions, remote),
+                ended: sessions_of(ended, remote),
+            }
+        }
+        "resync" => {
+            let ResyncLine { sessions } = read(line)?;
+            RemoteLine::Resync(sessions_of(sessions, remote))
+        }
+        "added" | "changed" => {
+            let OneSessionLine { session } = read(line)?;
+            let one = match session {
+                MaybeSession::Session(s) => s.into_session(remote),
+                MaybeSession::Other(_) => None,
+            };
+            match one {
                 Some(session) => RemoteLine::Upsert(session),
                 None => RemoteLine::Nothing,
             }
         }
-        WireLine::Removed { session_id, host } => {
+        "removed" => {
+            let RemovedLine { session_id, host } = read(line)?;
             if host.is_some() || validate_session_id(&session_id).is_err() {
                 RemoteLine::Nothing
             } else {
                 RemoteLine::Removed(session_id)
             }
+        }
+        other => {
+            let shown: String = other.chars().take(40).collect();
+            return Err(WireError::Malformed(format!("unknown kind {shown:?}")));
         }
     })
 }
