@@ -827,18 +827,19 @@ test("an alert's Allow answers the agent's request, and an answer from elsewhere
 });
 
 test("the tray menu's Allow under a waiting session answers its request", async () => {
-  // Only this request needs the user: end every other waiting session, so the menu's first row
-  // is this one, with its Allow and Deny right under it.
-  for (const s of JSON.parse(cli("list", "--json"))) {
-    if (s.state === "waiting_for_permission" || s.state === "waiting_for_input") {
-      cli("observe", "--session", s.session_id, "--agent", s.agent, "--event", "SessionEnd");
-    }
-  }
   const cwd = path.join(world, "proj/vault");
   cli("observe", "--session", "e2e-ask-menu", "--event", "SessionStart", "--cwd", cwd);
   const printed = waitingHook("e2e-ask-menu", "touch made-by-menu", cwd);
   await waitFor("the request", () => JSON.parse(cli("pending", "--json")).length === 1, 5000);
   await new Promise((r) => setTimeout(r, 800)); // the tray renders 100 ms after a change
+  // Where its Allow is in the menu: needs-you rows come first, oldest first, each followed by
+  // its own Allow and Deny when it has a request (the core's order, tray_model).
+  const listed = JSON.parse(cli("list", "--json"));
+  const mine = listed.find((s) => s.session_id === "e2e-ask-menu");
+  const needsYou = (s) => s.state === "waiting_for_permission" || s.state === "waiting_for_input";
+  const before = listed.filter((s) => needsYou(s) && s.session_id !== mine.session_id &&
+    (s.started_at < mine.started_at || (s.started_at === mine.started_at && s.session_id < mine.session_id)));
+  const downs = before.reduce((n, s) => n + 1 + (s.pending.length > 0 && !s.host ? 2 : 0), 0) + 2;
   execFileSync("dunstctl", ["close-all"], { env });
   await waitFor("no popup over the tray", () => displayedAlerts() === "0", 3000);
   await closeWindow();
@@ -847,16 +848,19 @@ test("the tray menu's Allow under a waiting session answers its request", async 
   execFileSync("xdotool", ["mousemove", String(x), String(y), "click", "1"], { env });
   await new Promise((r) => setTimeout(r, 1000));
   execFileSync("import", ["-window", "root", path.join(artifacts, "e2e-tray-answer.png")], { env });
-  // The first row is the session; the item under it is "Allow: touch made-by-menu".
-  execFileSync("xdotool", ["key", "Down", "Down", "Return"], { env });
+  execFileSync("xdotool", ["key", ...Array(downs).fill("Down"), "Return"], { env });
   const out = await within(5000, printed);
-  assert.equal(JSON.parse(out).hookSpecificOutput.decision.behavior, "allow", out);
+  assert.equal(JSON.parse(out ?? "{}").hookSpecificOutput?.decision?.behavior, "allow", `the hook printed ${out}`);
   const stats = await waitFor("recorded from the tray menu", () => {
     const s = JSON.parse(cli("stats", "--json"));
     return s.answers.by_source.tray_menu === 1 ? s : null;
   }, 5000);
   assert.equal(stats.answers.by_source.tray_menu, 1);
   cli("observe", "--session", "e2e-ask-menu", "--event", "SessionEnd");
+  // The window as the next tests expect it: shown.
+  execFileSync(CLI, ["open"], { env, timeout: 10_000 });
+  await waitFor("the window shown again", () => appWindowVisible(), 5000);
+  await attachToWindow();
 });
 
 test("an alert shows session text as text: markup in a folder name is not rendered", async () => {
