@@ -147,7 +147,11 @@ pub fn execute_remote_jump(argv: &[String]) -> Result<(), CommandError> {
 pub fn jump(session: &Session, destination: Option<String>) -> Result<(), CommandError> {
     if session.host.is_some() {
         let argv = destination
-            .and_then(|destination| agent_tray::remote::command::jump_argv(&destination, session))
+            .and_then(|destination| {
+                // The link's own ssh program and config: an alias resolves to the same host.
+                let ssh = agent_tray::remote::SshCommand::from_env();
+                agent_tray::remote::command::jump_argv(&ssh, &destination, session)
+            })
             .ok_or_else(|| {
                 CommandError::new(
                     ErrorCode::NothingToOpen,

@@ -63,7 +63,11 @@ impl SessionsSource {
         sessions.extend(snapshot.ended);
         let now = self.registry.clock().wall();
         let mut rows = window_rows(&sessions, &settings.agents, &dismissed, now);
-        agent_tray::remote::command::wrap_remote_rows(&mut rows, self.registry.remote_links());
+        agent_tray::remote::command::wrap_remote_rows(
+            &mut rows,
+            self.registry.remote_links(),
+            &agent_tray::remote::SshCommand::from_env(),
+        );
         WindowRows {
             seq: snapshot.seq,
             rows,

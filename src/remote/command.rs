@@ -64,10 +64,25 @@ fn tmux_parts(location: &str) -> Option<(String, String, Option<String>)> {
     ))
 }
 
+/// `ssh -t` as the remote's link runs ssh: the same program (`AGENT_TRAY_SSH`) and config
+/// (`AGENT_TRAY_SSH_CONFIG`, as `-F`), so a host alias resolves to the machine the link talks to.
+fn ssh_words(ssh: &super::link::SshCommand) -> Vec<String> {
+    let mut words = vec![ssh.program.display().to_string(), "-t".into()];
+    if let Some(config) = &ssh.config_file {
+        words.push("-F".into());
+        words.push(config.display().to_string());
+    }
+    words
+}
+
 /// The argv that opens the remote session's place: `ssh -t -- DESTINATION <remote command>`,
 /// where the remote command attaches its tmux pane, or else opens a login shell in its folder.
 /// `None` when the session names neither.
-pub fn jump_argv(destination: &str, session: &Session) -> Option<Vec<String>> {
+pub fn jump_argv(
+    ssh: &super::link::SshCommand,
+    destination: &str,
+    session: &Session,
+) -> Option<Vec<String>> {
     let remote = if let Some((name, window, pane)) = session.tmux.as_deref().and_then(tmux_parts) {
         let mut words = vec![
             "tmux".to_string(),
@@ -89,37 +104,43 @@ pub fn jump_argv(destination: &str, session: &Session) -> Option<Vec<String>> {
         let cwd = session.cwd.as_deref().filter(|c| c.starts_with('/'))?;
         format!("cd {} && exec \"$SHELL\" -l", shell_quote(cwd))
     };
-    Some(vec![
-        "ssh".into(),
-        "-t".into(),
-        "--".into(),
-        destination.to_string(),
-        remote,
-    ])
+    let mut argv = ssh_words(ssh);
+    argv.extend(["--".into(), destination.to_string(), remote]);
+    Some(argv)
 }
 
 /// [`jump_argv`] as one line to paste into a terminal (where no terminal can be opened).
-pub fn jump_command_line(destination: &str, session: &Session) -> Option<String> {
-    jump_argv(destination, session).map(|argv| join(&argv))
+pub fn jump_command_line(
+    ssh: &super::link::SshCommand,
+    destination: &str,
+    session: &Session,
+) -> Option<String> {
+    jump_argv(ssh, destination, session).map(|argv| join(&argv))
 }
 
 /// A resume command (as [`crate::tray_model::resume_command`] makes it) run on the remote:
 /// `ssh -t -- DESTINATION '<resume command>'`.
-pub fn wrap_resume(destination: &str, resume_command: &str) -> String {
-    join(&[
-        "ssh".into(),
-        "-t".into(),
+pub fn wrap_resume(
+    ssh: &super::link::SshCommand,
+    destination: &str,
+    resume_command: &str,
+) -> String {
+    let mut argv = ssh_words(ssh);
+    argv.extend([
         "--".into(),
         destination.to_string(),
         resume_command.to_string(),
-    ])
+    ]);
+    join(&argv)
 }
 
 /// The window's rows with every remote session's resume command wrapped to run on its remote
-/// (its destination from `links`; a row whose remote is gone keeps the bare command).
+/// (its destination from `links`; a row whose remote is gone keeps the bare command), through
+/// the same ssh as the links.
 pub fn wrap_remote_rows(
     rows: &mut [crate::tray_model::SessionView],
     links: &super::link::RemoteLinks,
+    ssh: &super::link::SshCommand,
 ) {
     for row in rows {
         if let Some(destination) = row
@@ -128,7 +149,7 @@ pub fn wrap_remote_rows(
             .as_deref()
             .and_then(|host| links.destination_of(host))
         {
-            row.resume_command = wrap_resume(&destination, &row.resume_command);
+            row.resume_command = wrap_resume(ssh, &destination, &row.resume_command);
         }
     }
 }
@@ -138,6 +159,43 @@ pub fn wrap_remote_rows(
 mod tests {
     use super::*;
     use crate::model::{Agent, SessionState};
+    use crate::remote::link::SshCommand;
+
+    // Reported: Jump and Copy resume ran plain `ssh`, without the link's program and config, so
+    // an alias could resolve to another host than the one the link talks to.
+    #[test]
+    fn jump_and_resume_use_the_links_own_ssh_program_and_config() {
+        let ssh = SshCommand {
+            program: "/opt/bin/my-ssh".into(),
+            config_file: Some("/home/dev/.config/agent-tray/ssh config".into()),
+        };
+        let argv = jump_argv(&ssh, "devbox", &remote_session(None, Some("/srv/api"))).unwrap();
+        assert_eq!(
+            argv[..6],
+            [
+                "/opt/bin/my-ssh",
+                "-t",
+                "-F",
+                "/home/dev/.config/agent-tray/ssh config",
+                "--",
+                "devbox"
+            ]
+        );
+        let resume = wrap_resume(&ssh, "devbox", "claude --resume abc-1");
+        let words = shlex::split(&resume).unwrap();
+        assert_eq!(
+            words,
+            [
+                "/opt/bin/my-ssh",
+                "-t",
+                "-F",
+                "/home/dev/.config/agent-tray/ssh config",
+                "--",
+                "devbox",
+                "claude --resume abc-1"
+            ]
+        );
+    }
 
     fn remote_session(tmux: Option<&str>, cwd: Option<&str>) -> Session {
         let mut s = Session::new(
@@ -154,7 +212,12 @@ mod tests {
 
     #[test]
     fn a_remote_tmux_session_jumps_through_ssh_to_its_pane() {
-        let argv = jump_argv("dev@devbox", &remote_session(Some("work:@3.%7"), None)).unwrap();
+        let argv = jump_argv(
+            &SshCommand::default(),
+            "dev@devbox",
+            &remote_session(Some("work:@3.%7"), None),
+        )
+        .unwrap();
         assert_eq!(argv[..4], ["ssh", "-t", "--", "dev@devbox"]);
         assert_eq!(
             argv[4],
@@ -169,25 +232,34 @@ mod tests {
     fn remote_values_are_quoted_words_never_commands() {
         // A crafted tmux session name is one quoted word to tmux, never shell syntax.
         let s = remote_session(Some("x$(touch p):@1"), None);
-        let local = shlex::split(&jump_command_line("devbox", &s).unwrap()).unwrap();
+        let local = shlex::split(&jump_command_line(&SshCommand::default(), "devbox", &s).unwrap())
+            .unwrap();
         let remote = shlex::split(&local[4]).unwrap();
         assert_eq!(remote[..4], ["tmux", "attach", "-t", "x$(touch p)"]);
         // A location that does not parse is not used: the folder is, quoted twice over.
         let s = remote_session(Some("x.y:@1;id"), Some("/srv/a'b; rm -rf ~"));
-        let line = jump_command_line("devbox", &s).unwrap();
+        let line = jump_command_line(&SshCommand::default(), "devbox", &s).unwrap();
         let local = shlex::split(&line).unwrap();
         assert_eq!(local.len(), 5);
         let remote = shlex::split(&local[4]).unwrap();
         assert_eq!(remote[..2], ["cd", "/srv/a'b; rm -rf ~"]);
         assert_eq!(
-            jump_argv("devbox", &remote_session(None, Some("relative"))),
+            jump_argv(
+                &SshCommand::default(),
+                "devbox",
+                &remote_session(None, Some("relative"))
+            ),
             None
         );
     }
 
     #[test]
     fn a_resume_command_is_wrapped_to_run_on_the_remote() {
-        let line = wrap_resume("dev@devbox", "claude --resume abc-1");
+        let line = wrap_resume(
+            &SshCommand::default(),
+            "dev@devbox",
+            "claude --resume abc-1",
+        );
         assert_eq!(line, "ssh -t -- dev@devbox 'claude --resume abc-1'");
         let words = shlex::split(&line).unwrap();
         assert_eq!(words[4], "claude --resume abc-1");
@@ -211,7 +283,7 @@ mod tests {
             SessionView::of(&remote_session(None, None)),
             SessionView::of(&local),
         ];
-        wrap_remote_rows(&mut rows, &links);
+        wrap_remote_rows(&mut rows, &links, &SshCommand::default());
         assert_eq!(
             rows[0].resume_command,
             "ssh -t -- dev@devbox 'claude --resume abc-1'"

@@ -32,4 +32,4 @@ pub mod wire;
 
 pub use crate::control::protocol::REMOTE_PROTOCOL;
 pub use config::{RemoteEntry, RemotesFile};
-pub use link::{LinkState, RemoteLinkStatus, RemoteLinks};
+pub use link::{LinkState, RemoteLinkStatus, RemoteLinks, SshCommand};
