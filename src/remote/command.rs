@@ -22,10 +22,37 @@ pub fn shell_quote(word: &str) -> String {
                 )
         });
     if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
+        return word.to_string();
     }
+    if word.is_empty() {
+        return "''".to_string();
+    }
+    // Single quotes keep everything literal in sh, bash and zsh, and everything but `\'` and
+    // `\\` in fish, where a backslash before the closing quote would escape it (a folder named
+    // `x\` then ran what followed). So neither a quote nor a backslash ever goes inside them:
+    // each is written outside, as `\'` or `\\`, which all four shells read as the character.
+    let mut out = String::with_capacity(word.len() + 2);
+    let mut open = false;
+    for c in word.chars() {
+        if c == '\'' || c == '\\' {
+            if open {
+                out.push('\'');
+                open = false;
+            }
+            out.push('\\');
+            out.push(c);
+        } else {
+            if !open {
+                out.push('\'');
+                open = true;
+            }
+            out.push(c);
+        }
+    }
+    if open {
+        out.push('\'');
+    }
+    out
 }
 
 fn join(words: &[String]) -> String {
@@ -160,6 +187,64 @@ mod tests {
     use super::*;
     use crate::model::{Agent, SessionState};
     use crate::remote::link::SshCommand;
+
+    /// What `shell` makes of `line`: the words it passes to printf, NUL-separated.
+    fn words_in(shell: &str, line: &str) -> Vec<String> {
+        let out = std::process::Command::new(shell)
+            .arg("-c")
+            .arg(format!("printf '%s\\0' {line}"))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot run {shell} ({e}): install it (scripts/setup.sh --test)")
+            });
+        assert!(
+            out.status.success(),
+            "{shell} refused {line:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .split('\0')
+            .filter(|w| !w.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    // Reported: a remote folder named `/tmp/';touch pwn;\` ran `touch pwn` under fish, which
+    // reads `\'` inside single quotes as an escaped quote. Every word quoted here reads back as
+    // exactly itself in sh, dash, bash, zsh and fish, and creates nothing.
+    #[test]
+    fn a_quoted_word_is_that_word_in_every_shell_debian_packages() {
+        let dir = tempfile::tempdir().unwrap();
+        let pwn = dir.path().join("pwn");
+        let hostile = [
+            format!("/tmp/';touch {};\\", pwn.display()),
+            format!("a\\'; touch {} #", pwn.display()),
+            "it's here".to_string(),
+            "back\\slash\\".to_string(),
+            "$(id) `id` $HOME *".to_string(),
+            "two\nlines".to_string(),
+            "\\\\'\\".to_string(),
+            "é ü 日本".to_string(),
+            String::new(),
+        ];
+        for shell in ["sh", "dash", "bash", "zsh", "fish"] {
+            for word in &hostile {
+                let line = format!("{} {}", shell_quote(word), shell_quote("end"));
+                assert_eq!(
+                    words_in(shell, &line),
+                    [word.as_str(), "end"]
+                        .iter()
+                        .filter(|w| !w.is_empty())
+                        .map(|w| w.to_string())
+                        .collect::<Vec<_>>(),
+                    "{shell} read {line:?} otherwise"
+                );
+            }
+        }
+        assert!(!pwn.exists(), "a quoted word ran a command");
+    }
 
     // Reported: Jump and Copy resume ran plain `ssh`, without the link's program and config, so
     // an alias could resolve to another host than the one the link talks to.
