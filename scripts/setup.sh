@@ -22,7 +22,7 @@ die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
   librsvg2-dev libdbus-1-dev python3 git ca-certificates)
 test_packages=(xvfb xauth webkit2gtk-driver chromium dbus dbus-x11 dunst xdotool trayer imagemagick
-  tmux kitty procps util-linux psmisc hyperfine openssh-client openssh-server zsh fish)
+  tmux kitty procps util-linux psmisc hyperfine openssh-client openssh-server zsh fish libglib2.0-bin)
 
 packages=("${build_packages[@]}")
 [ "$want_tests" = 1 ] && packages+=("${test_packages[@]}")

@@ -52,6 +52,67 @@ pub enum AskError {
 }
 
 /// Where the running app listens for this environment's launches.
+/// The `Exec=` value of an XDG desktop entry that runs `program` with `args`, quoted as the
+/// Desktop Entry Specification says: an argument holding a reserved character (a space, `%`'s
+/// company of `$`, quotes, …) goes in double quotes with `"`, `` ` ``, `$` and `\` escaped, a
+/// `%` is written `%%` (else it is a field code), and the value's own backslashes are doubled
+/// (the key file's escaping). A path with a space or a `%` then still starts the app. Tested by
+/// GLib's own launcher (`gio launch`) in the desktop crate's `autostart_exec` test.
+pub fn desktop_exec(program: &Path, args: &[&str]) -> String {
+    const RESERVED: &[char] = &[
+        ' ', '\t', '\n', '"', '\'', '\\', '>', '<', '~', '|', '&', ';', '$', '*', '?', '#', '(',
+        ')', '`', '%',
+    ];
+    let quote = |word: &str| -> String {
+        let word = word.replace('%', "%%");
+        if word.is_empty() || word.contains(RESERVED) {
+            let mut out = String::from("\"");
+            for c in word.chars() {
+                if matches!(c, '"' | '`' | '$' | '\\') {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out.push('"');
+            out
+        } else {
+            word
+        }
+    };
+    let program = program.to_string_lossy();
+    // GLib looks the program up before it expands `%%`, so a program path holding a `%` is not
+    // found as written: such a program is started through `env`, which is, and gets its path as
+    // an argument (expanded by then).
+    let through_env = program.contains('%').then_some("/usr/bin/env");
+    through_env
+        .into_iter()
+        .chain(std::iter::once(program.as_ref()))
+        .chain(args.iter().copied())
+        .map(quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('\\', "\\\\")
+}
+
+/// `text` (a desktop entry) with its `Exec=` line replaced by `exec`, the other lines as they
+/// were.
+pub fn with_exec_line(text: &str, exec: &str) -> String {
+    let mut out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("Exec=") {
+                format!("Exec={exec}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    if !out.iter().any(|l| l.starts_with("Exec=")) {
+        out.push(format!("Exec={exec}"));
+    }
+    out.join("\n") + "\n"
+}
+
 pub fn socket_path(paths: &TrayPaths) -> PathBuf {
     paths.runtime_dir.join(SOCKET_NAME)
 }
@@ -179,6 +240,35 @@ pub fn run_open(args: &[OsString]) -> Result<(), OpenError> {
 #[cfg(test)]
 #[allow(clippy::expect_used)]
 mod tests {
+
+    #[test]
+    fn a_login_entrys_exec_quotes_what_the_specification_reserves() {
+        let exec = |p: &str| desktop_exec(Path::new(p), &["--background"]);
+        assert_eq!(
+            exec("/usr/bin/agent-tray-desktop"),
+            "/usr/bin/agent-tray-desktop --background"
+        );
+        assert_eq!(
+            exec("/home/dev/My Apps/agent-tray-desktop"),
+            "\"/home/dev/My Apps/agent-tray-desktop\" --background"
+        );
+        // `$`, `"` and a backslash escaped inside the quotes; the key file doubles backslashes.
+        assert_eq!(
+            exec("/opt/a$b\"c\\d"),
+            "\"/opt/a\\\\$b\\\\\"c\\\\\\\\d\" --background"
+        );
+        // A `%` is `%%`, and such a program starts through env (GLib finds it there).
+        assert_eq!(
+            exec("/opt/100%/agent-tray-desktop"),
+            "/usr/bin/env \"/opt/100%%/agent-tray-desktop\" --background"
+        );
+        let text = "[Desktop Entry]\nName=agent-tray\nExec=/x y --background\nTerminal=false";
+        assert_eq!(
+            with_exec_line(text, "\"/x y\" --background"),
+            "[Desktop Entry]\nName=agent-tray\nExec=\"/x y\" --background\nTerminal=false\n"
+        );
+    }
+
     use super::*;
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::net::UnixListener;

@@ -73,12 +73,43 @@ impl<R: Runtime> LoginSwitch for PluginLogin<R> {
                     });
                 }
             }
-            manager.enable()
+            manager
+                .enable()
+                .map_err(|e| LoginError::Plugin(e.to_string()))?;
+            #[cfg(all(unix, not(target_os = "macos")))]
+            if let (Some(program), Some(home)) =
+                (&self.program, std::env::var_os("HOME").map(PathBuf::from))
+            {
+                quote_exec_line(&linux_entry(&home), program)?;
+            }
+            Ok(())
         } else {
-            manager.disable()
+            manager
+                .disable()
+                .map_err(|e| LoginError::Plugin(e.to_string()))
         }
-        .map_err(|e| LoginError::Plugin(e.to_string()))
     }
+}
+
+/// Where the plugin writes the Linux entry (its `auto-launch` uses `$HOME/.config/autostart`).
+pub fn linux_entry(home: &Path) -> PathBuf {
+    home.join(".config/autostart")
+        .join(format!("{ENTRY_NAME}.desktop"))
+}
+
+/// The plugin writes `Exec=<path> --background` unquoted: a path with a space or a `%` would not
+/// start the app at login. Rewrites that one line quoted as the specification says
+/// ([`agent_tray::app_launch::desktop_exec`]), the rest of the entry as the plugin wrote it.
+pub fn quote_exec_line(entry: &Path, program: &Path) -> Result<(), LoginError> {
+    let text = std::fs::read_to_string(entry)
+        .map_err(|e| LoginError::Plugin(format!("cannot read {}: {e}", entry.display())))?;
+    let exec = agent_tray::app_launch::desktop_exec(program, &[BACKGROUND_ARG]);
+    let fixed = agent_tray::app_launch::with_exec_line(&text, &exec);
+    if fixed != text {
+        agent_tray::atomic_file::write(entry, fixed.as_bytes())
+            .map_err(|e| LoginError::Plugin(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Where the app's login entry was written before the plugin: `$XDG_CONFIG_HOME/autostart` (an
