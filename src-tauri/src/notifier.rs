@@ -253,8 +253,9 @@ impl AlertSink for DesktopAlerts {
 }
 
 /// What the app does with what the user chooses on an alert, and where alerts that answer are
-/// kept.
+/// kept. Only Linux reports the user's choice back (macOS: a click brings the app forward).
 #[derive(Clone)]
+#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 struct Reactions {
     on_click: OnClick,
     on_answer: OnAnswer,
