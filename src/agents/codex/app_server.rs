@@ -369,13 +369,24 @@ pub struct Handled {
 /// time of a message without a stamp is passed in.
 #[derive(Debug, Default)]
 pub struct ThreadBook {
+    /// At most [`MAX_THREADS`]: a server announcing more is not followed past it.
     threads: HashMap<String, ThreadEntry>,
-    /// Outstanding resume requests: id → thread.
+    /// Outstanding resume requests: id → thread (one at most per thread: bounded with them).
     resumes: HashMap<u64, String>,
     next_id: u64,
-    /// Sessions whose TUI is gone: no more observations from this connection.
+    /// Sessions whose TUI is gone: no more observations from this connection. At most
+    /// [`MAX_CLOSED`], oldest out first.
     closed: HashSet<String>,
+    closed_order: std::collections::VecDeque<String>,
 }
+
+/// The most threads one connection follows: the registry's own live cap. The server is another
+/// program on this machine; what it announces is bounded like any input.
+pub const MAX_THREADS: usize = crate::registry::MAX_LIVE_SESSIONS;
+/// The most ended threads remembered, so that their late events stay ignored.
+pub const MAX_CLOSED: usize = 4 * MAX_THREADS;
+/// The largest WebSocket message or frame read from the server; a larger one ends the connection.
+pub const MAX_MESSAGE: usize = 4 << 20;
 
 impl ThreadBook {
     pub fn new() -> Self {
@@ -417,9 +428,26 @@ impl ThreadBook {
         }
     }
 
+    /// Whether `thread_id` is followed, or there is room to follow it.
+    fn room_for(&self, thread_id: &str) -> bool {
+        self.threads.contains_key(thread_id) || self.threads.len() < MAX_THREADS
+    }
+
+    /// How many threads are followed.
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
     /// The TUI of `thread_id` is gone: its session is over, and we let go of the thread.
     pub fn tui_gone(&mut self, thread_id: &str) -> Option<ClientRequest> {
-        self.closed.insert(thread_id.to_string());
+        if self.closed.insert(thread_id.to_string()) {
+            self.closed_order.push_back(thread_id.to_string());
+            while self.closed_order.len() > MAX_CLOSED {
+                if let Some(oldest) = self.closed_order.pop_front() {
+                    self.closed.remove(&oldest);
+                }
+            }
+        }
         let entry = self.threads.get_mut(thread_id)?;
         let was = entry.subscribed || entry.subscribing;
         entry.subscribed = false;
@@ -463,6 +491,9 @@ impl ThreadBook {
                         .cloned()
                         .unwrap_or_default();
                     for id in ids.iter().filter_map(Value::as_str) {
+                        if !self.room_for(id) {
+                            break;
+                        }
                         self.threads.entry(id.to_string()).or_default();
                         self.subscribe(id, &mut out);
                     }
@@ -502,6 +533,9 @@ impl ThreadBook {
                 ephemeral,
                 has_parent,
             } => {
+                if !self.room_for(&thread_id) {
+                    return out;
+                }
                 let entry = self.threads.entry(thread_id.clone()).or_default();
                 entry.ignored = ephemeral || has_parent;
                 entry.confirmed = !entry.ignored;
@@ -518,7 +552,7 @@ impl ThreadBook {
                 status,
                 at,
             } => {
-                if self.closed.contains(&thread_id) {
+                if self.closed.contains(&thread_id) || !self.room_for(&thread_id) {
                     return out;
                 }
                 if self.threads.entry(thread_id.clone()).or_default().ignored {
@@ -921,6 +955,37 @@ enum ConnectionError {
     WebSocket(#[from] tokio_tungstenite::tungstenite::Error),
     #[error("timed out")]
     Timeout,
+    #[error("refused: {0}")]
+    Untrusted(String),
+}
+
+/// Codex's control socket, checked like ours before anything is sent to it: a socket of another
+/// user, one others may write, or one in a folder others may write is not Codex's server,
+/// whatever answers there. Codex 0.171 keeps a symlink in its own private folder
+/// (`app-server-control/`, 0700) pointing at the socket in `/tmp/codex-daemon-<uid>/` (0700): a
+/// symlink is followed only from a folder that is ours and private, and its target is checked.
+fn trusted_socket(path: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(path.to_path_buf()); // nothing there yet: the connect says so
+    };
+    let target = if meta.file_type().is_symlink() {
+        let folder = path.parent().unwrap_or_else(|| Path::new("/"));
+        let folder_meta = std::fs::metadata(folder).map_err(|e| e.to_string())?;
+        // SAFETY: geteuid has no failure mode and touches no memory.
+        let me = unsafe { libc::geteuid() };
+        if folder_meta.uid() != me || folder_meta.mode() & 0o022 != 0 {
+            return Err(format!(
+                "{} is a symlink in a folder that is not yours alone",
+                path.display()
+            ));
+        }
+        std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?
+    } else {
+        path.to_path_buf()
+    };
+    crate::control::client::check_socket_owner(&target).map_err(|e| e.to_string())?;
+    Ok(target)
 }
 
 /// One connection, until the server goes or `token` is cancelled. `handshake_done` says whether
@@ -939,13 +1004,16 @@ async fn connection(
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
 
-    let socket = home.join(CONTROL_SOCKET);
+    let socket = trusted_socket(&home.join(CONTROL_SOCKET)).map_err(ConnectionError::Untrusted)?;
     let stream = tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::UnixStream::connect(&socket))
         .await
         .map_err(|_| ConnectionError::Timeout)??;
+    let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE));
     let (mut ws, _) = tokio::time::timeout(
         CONNECT_TIMEOUT,
-        tokio_tungstenite::client_async("ws://localhost/", stream),
+        tokio_tungstenite::client_async_with_config("ws://localhost/", stream, Some(config)),
     )
     .await
     .map_err(|_| ConnectionError::Timeout)??;
@@ -1288,6 +1356,91 @@ mod tests {
         let started = json!({"method": "thread/started", "params": {"thread": {"id": thread,
             "ephemeral": false, "parentThreadId": null, "cwd": "/home/dev/proj"}}});
         book.handle(parse_server_message(&started.to_string()).unwrap(), t0());
+    }
+
+    // Issue 27 point 8: the server is another program; what it announces is bounded like any
+    // input. Past MAX_THREADS no thread is followed, and ended ones are remembered up to MAX_CLOSED.
+    #[test]
+    fn a_server_announcing_endless_threads_is_followed_up_to_the_cap() {
+        let mut book = ThreadBook::new();
+        for n in 0..MAX_THREADS + 300 {
+            known(&mut book, &format!("thread-{n}"));
+        }
+        assert_eq!(book.thread_count(), MAX_THREADS);
+        for n in 0..MAX_CLOSED + 50 {
+            book.tui_gone(&format!("gone-{n}"));
+        }
+        assert!(book.closed.len() <= MAX_CLOSED && book.closed_order.len() <= MAX_CLOSED);
+    }
+
+    // Issue 27 point 8: Codex's socket is checked like ours before anything is sent to it.
+    #[test]
+    fn a_codex_socket_others_could_write_is_refused_before_connecting() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let socket = home.path().join(CONTROL_SOCKET);
+        std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
+        std::fs::set_permissions(
+            socket.parent().unwrap(),
+            std::fs::Permissions::from_mode(0o700),
+        )
+        .unwrap();
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let registry = Arc::new(SessionsRegistry::new());
+        let mut done = false;
+        let result = runtime.block_on(connection(
+            &registry,
+            home.path(),
+            1,
+            &CancellationToken::new(),
+            &mut done,
+        ));
+        let error = result.unwrap_err().to_string();
+        assert!(error.contains("writable by others"), "{error}");
+        listener.set_nonblocking(true).unwrap();
+        assert!(listener.accept().is_err(), "nothing connected to it");
+        // A symlink in its place is refused too.
+        drop(listener);
+        std::fs::remove_file(&socket).unwrap();
+        std::os::unix::fs::symlink("/tmp", &socket).unwrap();
+        let error = runtime
+            .block_on(connection(
+                &registry,
+                home.path(),
+                1,
+                &CancellationToken::new(),
+                &mut done,
+            ))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("not a socket"), "{error}");
+        // As Codex lays it out: a symlink in its private folder to a private socket elsewhere.
+        let daemon_dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(daemon_dir.path(), std::fs::Permissions::from_mode(0o700))
+            .unwrap();
+        let real = daemon_dir.path().join("sock");
+        let _server = std::os::unix::net::UnixListener::bind(&real).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::remove_file(&socket).unwrap();
+        std::os::unix::fs::symlink(&real, &socket).unwrap();
+        assert_eq!(
+            trusted_socket(&socket).unwrap(),
+            std::fs::canonicalize(&real).unwrap()
+        );
+        // The same link in a folder others may write is not followed.
+        std::fs::set_permissions(
+            socket.parent().unwrap(),
+            std::fs::Permissions::from_mode(0o777),
+        )
+        .unwrap();
+        assert!(trusted_socket(&socket)
+            .unwrap_err()
+            .contains("not yours alone"));
     }
 
     fn status(thread: &str, status: Value, ms: i64) -> String {
