@@ -111,14 +111,34 @@ fn required_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Er
     bounded::name(d).map(Option::unwrap_or_default)
 }
 
-/// Reads a list of requests, keeping the first [`MAX_REMOTE_PENDING`] readable ones and skipping
-/// the rest without building them: one line of a million entries costs a scan, not memory.
+/// A remote session's requests: the first [`MAX_REMOTE_PENDING`] readable ones ([`capped_list`]).
 fn capped_pending<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WirePending>, D::Error> {
-    struct Capped;
-    impl<'de> serde::de::Visitor<'de> for Capped {
-        type Value = Vec<WirePending>;
+    capped_list(d, MAX_REMOTE_PENDING)
+}
+
+/// An element of a remote's list, or something in its place this version cannot read (skipped
+/// alone).
+#[derive(Deserialize)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // one at a time, while a line is read
+enum Readable<T> {
+    Item(T),
+    Other(serde::de::IgnoredAny),
+}
+
+/// Reads a list, keeping the first `cap` readable elements and skipping every other element
+/// without building it: a line of seven million zeros costs a scan of its bytes, not gigabytes
+/// of parsed values. `null` is an empty list.
+fn capped_list<'de, D, T>(d: D, cap: usize) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Capped<T>(usize, std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Capped<T> {
+        type Value = Vec<T>;
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a list of permission requests")
+            f.write_str("a list")
         }
         fn visit_unit<E>(self) -> Result<Self::Value, E> {
             Ok(Vec::new())
@@ -127,18 +147,11 @@ fn capped_pending<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WirePend
             self,
             mut seq: A,
         ) -> Result<Self::Value, A::Error> {
-            #[derive(Deserialize)]
-            #[serde(untagged)]
-            #[allow(clippy::large_enum_variant)] // one at a time, while the list is read
-            enum Maybe {
-                Request(WirePending),
-                Other(serde::de::IgnoredAny),
-            }
             let mut out = Vec::new();
-            while out.len() < MAX_REMOTE_PENDING {
-                match seq.next_element::<Maybe>()? {
-                    Some(Maybe::Request(r)) => out.push(r),
-                    Some(Maybe::Other(_)) => {}
+            while out.len() < self.0 {
+                match seq.next_element::<Readable<T>>()? {
+                    Some(Readable::Item(item)) => out.push(item),
+                    Some(Readable::Other(_)) => {}
                     None => return Ok(out),
                 }
             }
@@ -146,7 +159,7 @@ fn capped_pending<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WirePend
             Ok(out)
         }
     }
-    d.deserialize_any(Capped)
+    d.deserialize_any(Capped(cap, std::marker::PhantomData))
 }
 
 impl WirePending {
@@ -222,13 +235,7 @@ impl WireSession {
 }
 
 /// A session, or something in its place this version cannot read (skipped alone).
-#[derive(Deserialize)]
-#[serde(untagged)]
-#[allow(clippy::large_enum_variant)] // one per session while a line is parsed
-enum MaybeSession {
-    Session(WireSession),
-    Other(serde::de::IgnoredAny),
-}
+type MaybeSession = Readable<WireSession>;
 
 fn sessions_of(list: Vec<WireSession>, remote: &str) -> Vec<Session> {
     list.into_iter()
@@ -237,36 +244,9 @@ fn sessions_of(list: Vec<WireSession>, remote: &str) -> Vec<Session> {
         .collect()
 }
 
-/// Reads a list of sessions, keeping the first [`MAX_REMOTE_SESSIONS`] readable ones and
-/// skipping every other element without building it: a line of seven million zeros costs a scan
-/// of its bytes, not gigabytes of parsed values.
+/// A remote's sessions: the first [`MAX_REMOTE_SESSIONS`] readable ones ([`capped_list`]).
 fn capped_sessions<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WireSession>, D::Error> {
-    struct Capped;
-    impl<'de> serde::de::Visitor<'de> for Capped {
-        type Value = Vec<WireSession>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a list of sessions")
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(Vec::new())
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut out = Vec::new();
-            while out.len() < MAX_REMOTE_SESSIONS {
-                match seq.next_element::<MaybeSession>()? {
-                    Some(MaybeSession::Session(s)) => out.push(s),
-                    Some(MaybeSession::Other(_)) => {}
-                    None => return Ok(out),
-                }
-            }
-            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-            Ok(out)
-        }
-    }
-    d.deserialize_any(Capped)
+    capped_list(d, MAX_REMOTE_SESSIONS)
 }
 
 /// Only the line's `kind`; every other field is skipped unbuilt. The line is then read again as
@@ -369,8 +349,8 @@ pub fn parse_line(line: &[u8], remote: &str) -> Result<RemoteLine, WireError> {
         "added" | "changed" => {
             let OneSessionLine { session } = read(line)?;
             let one = match session {
-                MaybeSession::Session(s) => s.into_session(remote),
-                MaybeSession::Other(_) => None,
+                Readable::Item(s) => s.into_session(remote),
+                Readable::Other(_) => None,
             };
             match one {
                 Some(session) => RemoteLine::Upsert(session),
