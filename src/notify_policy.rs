@@ -423,26 +423,8 @@ mod tests {
             .unwrap_or_default()
     }
 
-    fn with_request(mut s: Session, id: &str, command: &str) -> Session {
-        use agent_tray_domain::pending::{Accepts, AskDetail, PendingView, RequestId};
-        s.pending = vec![PendingView {
-            id: RequestId::parse(id),
-            session_id: s.session_id.clone(),
-            host: s.host.clone(),
-            agent: s.agent,
-            detail: AskDetail {
-                tool: "Bash".into(),
-                command: Some(command.into()),
-                ..AskDetail::default()
-            },
-            asked_at: at(0),
-            answer_by: at(300),
-            accepts: Accepts {
-                allow_for_session: true,
-                deny_message: true,
-            },
-        }];
-        s
+    fn with_request(s: Session, id: &str, command: &str) -> Session {
+        crate::test_support::with_request(s, id, command, at(0))
     }
 
     // The alert for a permission wait answers it: Allow and Deny name its request; the body says

@@ -78,3 +78,32 @@ pub(crate) fn recorded_json_lines(rel: &str) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("fixture {rel}: {e}")))
         .collect()
 }
+
+/// `session` waiting on one permission request `id` to run the shell command `command` (asked
+/// at `asked`, answerable for five minutes): what a row, an alert or the tray menu is shown.
+pub(crate) fn with_request(
+    mut session: crate::model::Session,
+    id: &str,
+    command: &str,
+    asked: chrono::DateTime<chrono::Utc>,
+) -> crate::model::Session {
+    use agent_tray_domain::pending::{Accepts, AskDetail, PendingView, RequestId};
+    session.pending = vec![PendingView {
+        id: RequestId::parse(id),
+        session_id: session.session_id.clone(),
+        host: session.host.clone(),
+        agent: session.agent,
+        detail: AskDetail {
+            tool: "Bash".into(),
+            command: Some(command.into()),
+            ..AskDetail::default()
+        },
+        asked_at: asked,
+        answer_by: asked + chrono::Duration::seconds(300),
+        accepts: Accepts {
+            allow_for_session: true,
+            deny_message: true,
+        },
+    }];
+    session
+}

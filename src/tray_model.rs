@@ -658,26 +658,8 @@ mod tests {
         assert_eq!(plan_menu_update(&before, &before), MenuUpdate::Unchanged);
     }
 
-    fn with_request(mut s: Session, id: &str, command: &str) -> Session {
-        use agent_tray_domain::pending::{Accepts, AskDetail, PendingView, RequestId};
-        s.pending = vec![PendingView {
-            id: RequestId::parse(id),
-            session_id: s.session_id.clone(),
-            host: s.host.clone(),
-            agent: s.agent,
-            detail: AskDetail {
-                tool: "Bash".into(),
-                command: Some(command.into()),
-                ..AskDetail::default()
-            },
-            asked_at: at(0),
-            answer_by: at(300),
-            accepts: Accepts {
-                allow_for_session: true,
-                deny_message: true,
-            },
-        }];
-        s
+    fn with_request(s: Session, id: &str, command: &str) -> Session {
+        crate::test_support::with_request(s, id, command, at(0))
     }
 
     // The menu answers a local request with items of its own: they come with the request and go
