@@ -12,9 +12,23 @@ from e2e_base import ScenarioTest
 TOOL_PROMPT = "TOOL touch made-by-tool"
 
 
-class ClaudeAnswering(ScenarioTest):
+class Pending:
+    """`agent-tray pending --json`, read as the scripts that drive the CLI read it."""
+
     def pending(self):
         return json.loads(self.tray.run("pending", "--json").stdout)
+
+    def wait_request_of(self, agent, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            mine = [r for r in self.pending() if r.get("agent") == agent]
+            if mine:
+                return mine[0]
+            time.sleep(0.05)
+        self.fail(f"no {agent} request in `pending` within {timeout}s; screen:\n{self.agent.screen()}")
+
+
+class ClaudeAnswering(Pending, ScenarioTest):
 
     def wait_request(self, timeout=10):
         deadline = time.monotonic() + timeout
@@ -98,11 +112,8 @@ class ClaudeAnswering(ScenarioTest):
         self.assertTrue(self.made(), "the terminal's own dialog answered as if we were never there")
 
 
-class CodexAnswering(ScenarioTest):
+class CodexAnswering(Pending, ScenarioTest):
     """Codex hides its own prompt while the hook waits, so answering is opt-in there and short."""
-
-    def pending(self):
-        return json.loads(self.tray.run("pending", "--json").stdout)
 
     def test_opted_in_allowed_from_the_cli_the_tool_runs(self):
         self.tray.run("answering", "codex", "on")
@@ -110,20 +121,45 @@ class CodexAnswering(ScenarioTest):
         a.start()
         a.wait_ready()
         a.prompt("TOOL touch x_file")
-        deadline = time.monotonic() + 30
-        request = None
-        while request is None and time.monotonic() < deadline:
-            mine = [r for r in self.pending() if r.get("agent") == "codex"]
-            request = mine[0] if mine else None
-            if request is None:
-                time.sleep(0.05)
-        self.assertIsNotNone(request, f"no Codex request in `pending`; screen:\n{a.screen()}")
+        request = self.wait_request_of("codex")
         self.assertIn("touch x_file", request["command"])
         self.assertFalse(request["accepts"]["allow_for_session"], "Codex takes no updatedPermissions")
         self.tray.run("allow", request["id"])
         a.wait_turn_done("done")
         self.assertTrue(os.path.exists(os.path.join(a.cwd, "x_file")), "the allowed tool ran")
         self.assertEqual(self.pending(), [])
+
+    def test_opted_in_denied_from_the_cli_the_tool_does_not_run(self):
+        self.tray.run("answering", "codex", "on")
+        a = self.setup_codex(hooks=True, app_server=False)
+        a.start()
+        a.wait_ready()
+        a.prompt("TOOL touch x_file")
+        request = self.wait_request_of("codex")
+        self.tray.run("deny", request["id"], "--message", "not here")
+        a.wait_turn_done("done")
+        time.sleep(1)
+        self.assertFalse(os.path.exists(os.path.join(a.cwd, "x_file")), "a denied tool never runs")
+        self.assertIn("not here", json.dumps(a.mock.requests), "the model was told the message")
+
+    def test_opted_in_nobody_answers_codexs_own_prompt_comes_at_the_wait_without_a_hook_failure(self):
+        """The hook gives up by itself at its 4 s wait, before Codex's 5 s hook timeout: no
+        decision, no "Hook failed" line, and Codex's own prompt answers."""
+        self.tray.run("answering", "codex", "on")
+        a = self.setup_codex(hooks=True, app_server=False)
+        a.start()
+        a.wait_ready()
+        a.prompt("TOOL touch x_file")
+        self.wait_request_of("codex")
+        t = time.monotonic()
+        shown = a.wait_permission(timeout=15)
+        print(f"\n  Codex's own prompt {shown - t:.2f}s after the request was seen (the wait is 4s)")
+        self.assertNotIn("Hook failed", a.screen(), "the hook ended before Codex's timeout")
+        self.assertFalse(os.path.exists(os.path.join(a.cwd, "x_file")), "no implicit allow at the deadline")
+        self.assertEqual(self.pending(), [], "the expired request is gone")
+        a.approve()
+        a.wait_turn_done("done")
+        self.assertTrue(os.path.exists(os.path.join(a.cwd, "x_file")), "the terminal answered")
 
     def test_not_opted_in_the_prompt_comes_at_once_and_nothing_is_pending(self):
         a = self.setup_codex(hooks=True, app_server=False)
