@@ -350,15 +350,8 @@ impl SessionsRegistry {
             let mut new: HashMap<String, Session> = HashMap::with_capacity(sessions.len());
             let mut changes = Vec::new();
             for session in sessions {
-                match old.get(&session.session_id) {
-                    None => changes.push(SessionChange::Added {
-                        session: session.clone(),
-                    }),
-                    Some(before) if *before != session => changes.push(SessionChange::Changed {
-                        old_state: before.state,
-                        session: session.clone(),
-                    }),
-                    Some(_) => {}
+                if let Some(change) = remote_change(old.get(&session.session_id), &session) {
+                    changes.push(change);
                 }
                 new.insert(session.session_id.clone(), session);
             }
@@ -374,6 +367,43 @@ impl SessionsRegistry {
             let seq = stamp(&mut inner, &changes);
             (changes, seq)
         };
+        self.publish_live(changes, seq);
+    }
+
+    /// Applies some of the remote `host`'s sessions (`upserts`, each with `host` set) and the
+    /// ids it dropped (`removed`), and publishes the difference: the cost is that of what
+    /// changed, not of the remote's whole picture, so a busy remote holds the lock that local
+    /// hooks need for as little as its news takes.
+    pub fn update_remote_sessions(&self, host: &str, upserts: Vec<Session>, removed: &[String]) {
+        let (changes, seq) = {
+            let mut inner = self.lock();
+            let mut changes = Vec::new();
+            let picture = inner.remote.entry(host.to_string()).or_default();
+            for session in upserts {
+                if let Some(change) = remote_change(picture.get(&session.session_id), &session) {
+                    changes.push(change);
+                }
+                picture.insert(session.session_id.clone(), session);
+            }
+            for id in removed {
+                if picture.remove(id).is_some() {
+                    changes.push(SessionChange::Removed {
+                        session_id: id.clone(),
+                        host: Some(host.to_string()),
+                    });
+                }
+            }
+            if picture.is_empty() {
+                inner.remote.remove(host);
+            }
+            let seq = stamp(&mut inner, &changes);
+            (changes, seq)
+        };
+        self.publish_live(changes, seq);
+    }
+
+    /// Publishes a remote's changes on the live stream only (see [`Self::set_remote_sessions`]).
+    fn publish_live(&self, changes: Vec<SessionChange>, seq: u64) {
         if changes.is_empty() {
             return;
         }
@@ -948,6 +978,20 @@ impl SessionsRegistry {
 }
 
 /// Numbers `changes` (under the lock, with the state they describe); returns the last number.
+/// What replacing a remote's session `before` with `session` tells the stream, if anything.
+fn remote_change(before: Option<&Session>, session: &Session) -> Option<SessionChange> {
+    match before {
+        None => Some(SessionChange::Added {
+            session: session.clone(),
+        }),
+        Some(before) if before != session => Some(SessionChange::Changed {
+            old_state: before.state,
+            session: session.clone(),
+        }),
+        Some(_) => None,
+    }
+}
+
 fn stamp(inner: &mut Inner, changes: &[SessionChange]) -> u64 {
     inner.change_seq += changes.len() as u64;
     inner.change_seq
@@ -1567,5 +1611,58 @@ mod tests {
         }));
         reg.set_remote_sessions("devbox", Vec::new());
         assert!(reg.list().iter().all(|s| s.host.is_none()), "forgotten");
+    }
+
+    // A remote's news is applied by what changed: an unchanged session tells nothing, a changed
+    // one tells its change, a dropped one its removal (with the host), and the rest of the
+    // remote's picture is neither touched nor re-announced.
+    #[test]
+    fn a_remote_update_tells_only_what_changed() {
+        let reg = SessionsRegistry::new();
+        let remote = |id: &str, state: SessionState| {
+            let mut s = Session::new(id, Agent::Claude, state, Utc::now());
+            s.host = Some("devbox".into());
+            s
+        };
+        reg.set_remote_sessions(
+            "devbox",
+            vec![
+                remote("a", SessionState::Working),
+                remote("b", SessionState::Working),
+                remote("c", SessionState::Idle),
+            ],
+        );
+        let mut rx = reg.subscribe();
+        let a = reg
+            .list()
+            .into_iter()
+            .find(|s| s.session_id == "a")
+            .unwrap();
+        let mut b = reg
+            .list()
+            .into_iter()
+            .find(|s| s.session_id == "b")
+            .unwrap();
+        b.state = SessionState::Idle;
+        reg.update_remote_sessions("devbox", vec![a, b], &["c".to_string(), "nope".to_string()]);
+        let mut seen = Vec::new();
+        while let Ok(change) = rx.try_recv() {
+            seen.push(change);
+        }
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert!(
+            matches!(&seen[0], SessionChange::Changed { old_state: SessionState::Working, session } if session.session_id == "b")
+        );
+        assert_eq!(
+            seen[1],
+            SessionChange::Removed {
+                session_id: "c".into(),
+                host: Some("devbox".into())
+            }
+        );
+        let ids: Vec<String> = reg.list().into_iter().map(|s| s.session_id).collect();
+        assert_eq!(ids.len(), 2);
+        reg.update_remote_sessions("devbox", Vec::new(), &["a".to_string(), "b".to_string()]);
+        assert!(reg.list().is_empty(), "an emptied remote is forgotten");
     }
 }

@@ -66,3 +66,127 @@ fn one_line_of_millions_of_elements_costs_a_scan_not_memory() {
     // A clean stop ends the link and its ssh child with it.
     assert!(daemon.terminate().is_some_and(|s| s.success()));
 }
+
+/// The CPU time (user + system) the process `pid` has used so far.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the name.
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap();
+    Duration::from_millis(ticks * 1000 / hz)
+}
+
+/// Issue 27, point 2: a remote repeating change lines as fast as ssh carries them (tried
+/// against the engine before: 117 % of a core, every line republishing the whole picture under
+/// the lock local hooks need). The engine must stay under half a core while it lasts, local
+/// hooks must keep landing, and when the flood stops the remote's last word on every session is
+/// what the engine shows: coalescing loses nothing.
+#[test]
+fn a_remote_flooding_changes_costs_under_half_a_core_and_loses_no_final_state() {
+    let w = World::new();
+    let fake = w.path().join("fake-ssh");
+    let flood_secs = 15;
+    let script = format!(
+        r#"#!/usr/bin/env python3
+import json, sys, time
+out = sys.stdout
+def session(i, state, title, n):
+    return {{"session_id": "flood-%d" % i, "agent": "claude", "state": state, "cwd": "/srv/app%d" % i,
+             "branch": "main", "started_at": "2026-11-30T10:00:00Z",
+             "last_seen": "2026-11-30T10:%02d:%02d.%06dZ" % (n // 60 % 60, n % 60, n % 1000000),
+             "state_since": "2026-11-30T10:04:00Z", "title": title, "tmux": "work:@1.%2"}}
+N = 300
+out.write(json.dumps({{"kind": "snapshot", "protocol": 1, "sessions": [session(i, "working", "start", 0) for i in range(N)], "ended": []}}) + "\n")
+out.flush()
+block = "".join(json.dumps({{"kind": "changed", "session": session(k % N, "working", "busy", k)}}) + "\n" for k in range(2000))
+end = time.monotonic() + {flood_secs}
+while time.monotonic() < end:
+    out.write(block)
+out.write("".join(json.dumps({{"kind": "changed", "session": session(i, "idle", "final", 999999)}}) + "\n" for i in range(N)))
+out.flush()
+time.sleep(60)
+"#
+    );
+    common::write_executable(&fake, script.as_bytes());
+    let w = w.with_env("AGENT_TRAY_SSH", &fake.display().to_string());
+    let out = w.run(&["remote", "add", "flood", "flood.example"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let daemon = w.start_daemon();
+    let started = std::time::Instant::now();
+    let arrived = wait_until(Duration::from_secs(20), || {
+        w.list().iter().any(|s| s["host"] == "flood")
+    });
+    assert!(
+        arrived.is_some(),
+        "the remote's snapshot arrived: {}",
+        daemon.log_text()
+    );
+
+    // While the flood lasts: the engine's CPU over three quiet seconds (nothing asked of it but
+    // the remote's lines), then local hooks landing.
+    let cpu_before = cpu_time(daemon.pid());
+    let wall = std::time::Instant::now();
+    std::thread::sleep(Duration::from_secs(3));
+    let cores = cpu_time(daemon.pid())
+        .saturating_sub(cpu_before)
+        .as_secs_f64()
+        / wall.elapsed().as_secs_f64();
+    let mut latencies = Vec::new();
+    for i in 0..10 {
+        let id = format!("local-{i}");
+        let t = std::time::Instant::now();
+        w.observe(&[
+            "--agent",
+            "claude",
+            "--event",
+            "UserPromptSubmit",
+            "--session",
+            &id,
+        ]);
+        assert!(
+            wait_until(Duration::from_secs(5), || w.session(&id)).is_some(),
+            "local hook {i} reached the list during the flood"
+        );
+        latencies.push(t.elapsed());
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(flood_secs),
+        "the measurement ran inside the flood (it took too long to be meaningful)"
+    );
+    latencies.sort();
+    println!(
+        "during the flood: engine {:.0} % of a core; local hook to list (two CLI runs) p50 {:?}, max {:?}",
+        cores * 100.0,
+        latencies[latencies.len() / 2],
+        latencies[latencies.len() - 1]
+    );
+    assert!(
+        cores < 0.5,
+        "the engine used {:.0} % of a core under a remote's flood",
+        cores * 100.0
+    );
+
+    // After it: every session shows the remote's last word.
+    let settled = wait_until(Duration::from_secs(60), || {
+        let finals = w
+            .list()
+            .iter()
+            .filter(|s| s["host"] == "flood" && s["state"] == "idle" && s["title"] == "final")
+            .count();
+        (finals == 300).then_some(())
+    });
+    assert!(
+        settled.is_some(),
+        "the remote's final state reached every session: {}",
+        daemon.log_text()
+    );
+    assert!(daemon.terminate().is_some_and(|s| s.success()));
+}

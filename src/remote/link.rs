@@ -63,6 +63,20 @@ const LINK_STOP: Duration = Duration::from_secs(3);
 pub const SSH_PROGRAM_KNOB: &str = "AGENT_TRAY_SSH";
 /// `AGENT_TRAY_SSH_CONFIG`: an ssh config file given to every link as `-F` (default: ssh's own).
 pub const SSH_CONFIG_KNOB: &str = "AGENT_TRAY_SSH_CONFIG";
+/// The shortest time between two publications of one link's news: a remote that changes faster
+/// is shown at this pace, its changes in between folded into the next (its last word always
+/// lands). Ten a second is faster than a person reads a row.
+pub const PUBLISH_EVERY: Duration = Duration::from_millis(100);
+/// What one link may read: lines at this rate…
+const READ_LINES_PER_SEC: f64 = 1000.0;
+/// …after a burst of this many (an honest remote sends a line per change of a session);
+const READ_LINES_BURST: f64 = 2000.0;
+/// and bytes at this rate…
+const READ_BYTES_PER_SEC: f64 = 1024.0 * 1024.0;
+/// …after a burst of this many (two of the longest lines). A remote that sends more waits for
+/// the link to read it: ssh's pipe fills and the remote's `watch` drops a reader that far
+/// behind. What one remote makes this machine parse stays bounded.
+const READ_BYTES_BURST: f64 = 2.0 * MAX_REMOTE_LINE as f64;
 /// What runs on the remote.
 pub const REMOTE_COMMAND: &str = "agent-tray watch --json --protocol 1";
 
@@ -398,6 +412,49 @@ pub fn should_retry_early(before: &NetworkMark, after: &NetworkMark) -> bool {
     after.asleep > before.asleep + Duration::from_secs(2) || after.routes != before.routes
 }
 
+/// Two token buckets over what a link reads, lines and bytes: each line is charged by
+/// [`ReadBudget::charge`], and the link reads the next only at [`ReadBudget::ready_at`].
+#[derive(Debug, Clone)]
+struct ReadBudget {
+    lines: f64,
+    bytes: f64,
+    at: Instant,
+}
+
+impl ReadBudget {
+    fn new(now: Instant) -> Self {
+        Self {
+            lines: READ_LINES_BURST,
+            bytes: READ_BYTES_BURST,
+            at: now,
+        }
+    }
+
+    /// Adds what accrued between the last reckoning and `now`.
+    fn refill(&mut self, now: Instant) {
+        let secs = now.saturating_duration_since(self.at).as_secs_f64();
+        self.lines = (self.lines + secs * READ_LINES_PER_SEC).min(READ_LINES_BURST);
+        self.bytes = (self.bytes + secs * READ_BYTES_PER_SEC).min(READ_BYTES_BURST);
+        self.at = now;
+    }
+
+    /// Takes a line of `bytes` read at `now` (the budget may go below zero: the line is read).
+    fn charge(&mut self, bytes: usize, now: Instant) {
+        self.refill(now);
+        self.lines -= 1.0;
+        self.bytes -= bytes as f64;
+    }
+
+    /// When both buckets are back to zero, if one is below: the next line is read then.
+    fn ready_at(&self) -> Option<Instant> {
+        let owed = (-self.lines / READ_LINES_PER_SEC).max(-self.bytes / READ_BYTES_PER_SEC);
+        (owed > 0.0).then(|| {
+            // Rounded up to the millisecond, so the wake finds the budget whole.
+            self.at + Duration::from_secs_f64((owed * 1000.0).ceil() / 1000.0)
+        })
+    }
+}
+
 enum LineRead {
     Line,
     TooLong,
@@ -480,17 +537,72 @@ struct Link {
     picture: HashMap<String, Session>,
     /// Sessions found ended at a reconnect, dropped when their linger is over.
     lingering: HashMap<String, Instant>,
+    /// What changed in `picture` since the registry last heard: the whole of it, or these ids.
+    news: News,
+    /// When the registry last heard from this link (see [`PUBLISH_EVERY`]).
+    published_at: Option<Instant>,
+}
+
+/// What a link has not yet told the registry.
+#[derive(Debug, Default)]
+struct News {
+    whole: bool,
+    ids: std::collections::HashSet<String>,
+}
+
+impl News {
+    fn is_empty(&self) -> bool {
+        !self.whole && self.ids.is_empty()
+    }
 }
 
 impl Link {
-    fn publish(&self) {
-        let sessions: Vec<Session> = self.picture.values().cloned().collect();
-        let count = u32::try_from(sessions.len()).unwrap_or(u32::MAX);
-        self.registry
-            .set_remote_sessions(&self.entry.name, sessions);
+    /// Tells the registry what changed since it last heard: the whole picture after a snapshot,
+    /// a resync or a cut link, else only the sessions that changed (cheap under its lock).
+    fn publish(&mut self) {
+        let news = std::mem::take(&mut self.news);
+        self.published_at = Some(Instant::now());
+        if news.whole {
+            let sessions: Vec<Session> = self.picture.values().cloned().collect();
+            self.registry
+                .set_remote_sessions(&self.entry.name, sessions);
+        } else if !news.ids.is_empty() {
+            let mut upserts = Vec::new();
+            let mut removed = Vec::new();
+            for id in news.ids {
+                match self.picture.get(&id) {
+                    Some(session) => upserts.push(session.clone()),
+                    None => removed.push(id),
+                }
+            }
+            self.registry
+                .update_remote_sessions(&self.entry.name, upserts, &removed);
+        } else {
+            return;
+        }
+        let count = u32::try_from(self.picture.len()).unwrap_or(u32::MAX);
         self.registry
             .remote_links()
             .update(&self.entry.name, |s| s.sessions = count);
+    }
+
+    /// When the news may be published: now if the last publication is [`PUBLISH_EVERY`] old,
+    /// else at that age; `None` when there is no news.
+    fn publish_due(&self) -> Option<Instant> {
+        if self.news.is_empty() {
+            return None;
+        }
+        Some(match self.published_at {
+            Some(at) => at + PUBLISH_EVERY,
+            None => Instant::now(),
+        })
+    }
+
+    /// Publishes the news if its time has come (see [`Self::publish_due`]).
+    fn publish_if_due(&mut self) {
+        if self.publish_due().is_some_and(|due| due <= Instant::now()) {
+            self.publish();
+        }
     }
 
     fn set_state(&self, state: LinkState, message: Option<String>) {
@@ -528,6 +640,7 @@ impl Link {
                     tracing::info!(remote = %self.entry.name, ended = ?out.ended_while_cut, "remote_sessions_ended_while_cut");
                 }
                 self.picture = out.picture;
+                self.news.whole = true;
                 self.registry
                     .remote_links()
                     .update(&self.entry.name, |s| s.remote_version = version);
@@ -541,17 +654,21 @@ impl Link {
                     .into_iter()
                     .map(|s| (s.session_id.clone(), s))
                     .collect();
+                self.news.whole = true;
             }
             RemoteLine::Upsert(session) => {
                 let room = self.picture.len() < MAX_REMOTE_SESSIONS
                     || self.picture.contains_key(&session.session_id);
                 if room {
                     self.lingering.remove(&session.session_id);
+                    self.news.ids.insert(session.session_id.clone());
                     self.picture.insert(session.session_id.clone(), session);
                 }
             }
             RemoteLine::Removed(id) => {
-                self.picture.remove(&id);
+                if self.picture.remove(&id).is_some() {
+                    self.news.ids.insert(id);
+                }
             }
             RemoteLine::Nothing => return Ok(false),
         }
@@ -565,11 +682,13 @@ impl Link {
             .filter(|(_, end)| **end <= now)
             .map(|(id, _)| id.clone())
             .collect();
-        for id in &done {
-            self.lingering.remove(id);
-            self.picture.remove(id);
+        let dropped = !done.is_empty();
+        for id in done {
+            self.lingering.remove(&id);
+            self.picture.remove(&id);
+            self.news.ids.insert(id);
         }
-        !done.is_empty()
+        dropped
     }
 
     async fn attempt(&mut self, token: &CancellationToken) -> Attempt {
@@ -607,8 +726,11 @@ impl Link {
         let mut connected_at: Option<Instant> = None;
         let mut problem = None;
         let mut bad_lines: u64 = 0;
+        let mut budget = ReadBudget::new(Instant::now());
         loop {
             let linger = self.lingering.values().min().copied();
+            let publish_due = self.publish_due();
+            let read_at = budget.ready_at();
             let read = tokio::select! {
                 () = token.cancelled() => {
                     let _ = child.start_kill();
@@ -616,14 +738,28 @@ impl Link {
                     stderr_task.abort();
                     return Attempt::Cancelled;
                 }
-                () = async { if let Some(at) = linger { tokio::time::sleep_until(at).await } else { std::future::pending().await } } => {
+                () = sleep_until_some(linger) => {
                     if self.drop_lingered(Instant::now()) {
-                        self.publish();
+                        self.publish_if_due();
                     }
                     continue;
                 }
-                read = read_bounded_line(&mut reader, &mut buf, MAX_REMOTE_LINE) => read,
+                () = sleep_until_some(publish_due) => {
+                    self.publish();
+                    continue;
+                }
+                // Over its budget, the link waits before reading on (see READ_BURST).
+                () = sleep_until_some(read_at) => {
+                    budget.refill(Instant::now());
+                    continue;
+                }
+                read = read_bounded_line(&mut reader, &mut buf, MAX_REMOTE_LINE), if read_at.is_none() => read,
             };
+            let charged = match read {
+                Ok(LineRead::TooLong) => MAX_REMOTE_LINE,
+                _ => buf.len(),
+            };
+            budget.charge(charged, Instant::now());
             match read {
                 Ok(LineRead::Line) => {}
                 Ok(LineRead::TooLong) => {
@@ -665,7 +801,7 @@ impl Link {
                 Ok(changed) => {
                     connected_at.get_or_insert_with(Instant::now);
                     if changed {
-                        self.publish();
+                        self.publish_if_due();
                     }
                 }
                 Err(p) => {
@@ -688,6 +824,14 @@ impl Link {
             failure: classify_failure(&destination, exit, &stderr, problem),
             connected_for: connected_at.map(|at| at.elapsed()),
         }
+    }
+}
+
+/// Sleeps until `at`, or forever when there is none.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -746,6 +890,8 @@ async fn run_link(
         ssh,
         picture: HashMap::new(),
         lingering: HashMap::new(),
+        news: News::default(),
+        published_at: None,
     };
     let mut backoff = Backoff::default();
     let mut last_failure: Option<LinkFailure> = None;
@@ -761,6 +907,7 @@ async fn run_link(
             break;
         }
         mark_unreachable(&mut link.picture, Utc::now());
+        link.news.whole = true;
         link.publish();
         // One line per new reason, not one per try.
         if connected_for.is_some() || last_failure.as_ref() != Some(&failure) {
@@ -884,6 +1031,36 @@ pub fn spawn(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    // A burst of honest news is read at once; past it, lines are read at the budget's rate;
+    // one long line costs by its bytes; idle time refills, but never beyond the burst.
+    #[test]
+    fn the_read_budget_lets_a_burst_through_then_paces_lines_and_bytes() {
+        let t0 = Instant::now();
+        let mut budget = ReadBudget::new(t0);
+        for _ in 0..READ_LINES_BURST as usize {
+            assert!(budget.ready_at().is_none());
+            budget.charge(200, t0);
+        }
+        assert!(budget.ready_at().is_none(), "the burst itself is free");
+        budget.charge(200, t0);
+        let wait = budget.ready_at().unwrap() - t0;
+        assert_eq!(
+            wait,
+            Duration::from_millis(1),
+            "one line over: one line's time"
+        );
+        budget.refill(t0 + Duration::from_secs(3600));
+        assert!(budget.lines <= READ_LINES_BURST && budget.bytes <= READ_BYTES_BURST);
+        // Bytes: two of the longest lines, then a third waits for a long line's worth of time.
+        let t1 = t0 + Duration::from_secs(3600);
+        budget.charge(MAX_REMOTE_LINE, t1);
+        budget.charge(MAX_REMOTE_LINE, t1);
+        assert!(budget.ready_at().is_none());
+        budget.charge(MAX_REMOTE_LINE, t1);
+        let wait = budget.ready_at().unwrap() - t1;
+        assert_eq!(wait.as_secs(), 16, "16 MiB at 1 MiB/s: {wait:?}");
+    }
 
     #[test]
     fn backoff_doubles_to_its_cap_and_starts_over_only_after_a_stable_link() {
