@@ -67,6 +67,62 @@ fn one_line_of_millions_of_elements_costs_a_scan_not_memory() {
     assert!(daemon.terminate().is_some_and(|s| s.success()));
 }
 
+/// Issue 27, point 1, many at once: 32 remotes each send one 7 MB line (a long string beside
+/// the sessions: cheap to skip, so the test is about holding lines, not parsing them), then a
+/// real session. Each link held its line whole before parsing it, so 32 at
+/// once held 32 of them; now one big line is read at a time, across links. The engine must take
+/// every remote's real session and stay under 100 MB at its peak.
+#[test]
+fn thirty_two_hostile_remotes_at_once_cost_one_big_line_of_memory() {
+    let w = World::new();
+    let fake = w.path().join("fake-ssh");
+    let session = serde_json::json!({
+        "session_id": "real-1", "agent": "claude", "state": "working", "cwd": "/srv/api",
+        "started_at": "2026-11-30T10:00:00Z", "last_seen": "2026-11-30T10:05:00Z",
+        "state_since": "2026-11-30T10:04:00Z"
+    });
+    let script = format!(
+        "#!/usr/bin/env python3\nimport sys, time\nout = sys.stdout\nout.write('{{\"kind\":\"snapshot\",\"protocol\":1,\"pad\":\"' + 'x' * 7000000 + '\",\"sessions\":[' + {session:?} + ']}}\\n')\nout.flush()\ntime.sleep(120)\n",
+        session = session.to_string()
+    );
+    common::write_executable(&fake, script.as_bytes());
+    let w = w.with_env("AGENT_TRAY_SSH", &fake.display().to_string());
+    for i in 0..32 {
+        let out = w.run(&[
+            "remote",
+            "add",
+            &format!("evil{i}"),
+            &format!("evil{i}.example"),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let daemon = w.start_daemon();
+    let seen = wait_until(Duration::from_secs(180), || {
+        let hosts = w
+            .list()
+            .into_iter()
+            .filter(|s| s["session_id"] == "real-1")
+            .count();
+        (hosts == 32).then_some(())
+    });
+    assert!(
+        seen.is_some(),
+        "every remote's real session was taken: {}",
+        daemon.log_text()
+    );
+    let peak_mib = peak_rss_kib(daemon.pid()) / 1024;
+    println!("engine peak RSS after 32 remotes sent a 7 MB hostile line each: {peak_mib} MiB");
+    assert!(
+        peak_mib < 100,
+        "the engine's peak RSS reached {peak_mib} MiB"
+    );
+    assert!(daemon.terminate().is_some_and(|s| s.success()));
+}
+
 /// The CPU time (user + system) the process `pid` has used so far.
 fn cpu_time(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
