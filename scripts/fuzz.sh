@@ -118,6 +118,11 @@ printf '{\n  "model": "opus",\n  "n": 1e3,\n  "permissions": {"allow": []}\n}\n'
 printf '%s\n' "$hooks_obj" | seed claude_settings hooked
 printf '%s\0model = "o4"\nnotify = ["other", "x"]\n[projects."/home/dev/p"]\ntrust_level = "trusted"\n' "$hooks_obj" | seed codex_config hooked
 printf '{}\0# comment only\n' | seed codex_config empty
+s1='{"session_id":"s1","agent":"claude","state":"waiting_for_permission","cwd":"/srv/api","started_at":"2026-11-30T10:00:00Z","last_seen":"2026-11-30T10:05:00Z","state_since":"2026-11-30T10:04:00Z","host":"other","pending":[{"id":"r12-9f3a2b7c","agent":"claude","tool":"Bash","command":"rm -rf /","asked_at":"2026-11-30T10:04:00Z","answer_by":"2026-11-30T10:09:00Z"}]}'
+printf '{"kind":"snapshot","protocol":1,"version":"0.9.0","sessions":[%s,0,{"x":1}],"ended":[]}' "$s1" | seed remote_line snapshot
+printf '{"kind":"changed","session":%s}' "$s1" | seed remote_line changed
+printf '{"kind":"resync","sessions":[%s]}' "$s1" | seed remote_line resync
+printf '{"kind":"removed","session_id":"s1"}' | seed remote_line removed
 
 # ---- build, then run ----------------------------------------------------------------------------
 # --debug-assertions: arithmetic overflow and debug_assert! are crashes too.
