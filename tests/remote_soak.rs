@@ -103,7 +103,7 @@ fn a_remote_reconnecting_for_minutes_beside_local_hooks_loses_nothing_and_stays_
     let mut samples = Vec::new();
     while started.elapsed() < Duration::from_secs(secs) {
         let id = format!("local-{}", sent % 30);
-        let (event, state) = if (sent / 30) % 2 == 0 {
+        let (event, state) = if (sent / 30).is_multiple_of(2) {
             ("UserPromptSubmit", "working")
         } else {
             ("Stop", "idle")
@@ -120,7 +120,7 @@ fn a_remote_reconnecting_for_minutes_beside_local_hooks_loses_nothing_and_stays_
         if warm.is_none() && cycle >= 3 {
             warm = Some((status_kib(pid, "VmRSS:"), open_fds(pid)));
         }
-        if sent % 200 == 0 {
+        if sent.is_multiple_of(200) {
             samples.push((
                 started.elapsed().as_secs(),
                 status_kib(pid, "VmRSS:") / 1024,
