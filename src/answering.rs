@@ -320,6 +320,16 @@ pub fn digest(tool: &str, input: &str) -> String {
 /// own prompt decides). `payload` is the request's payload: "allow for this session" hands back
 /// the agent's own suggestions of what to allow.
 pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) -> Option<String> {
+    if shape == ReplyShape::ReplyWords {
+        let reply = match decision {
+            HookDecision::Allow => json!({"reply": "once"}),
+            HookDecision::AllowForSession => json!({"reply": "always"}),
+            HookDecision::Deny { message: Some(m) } => json!({"reply": "reject", "message": m}),
+            HookDecision::Deny { message: None } => json!({"reply": "reject"}),
+            HookDecision::None { .. } => return None,
+        };
+        return Some(reply.to_string());
+    }
     let behaviour = match decision {
         HookDecision::Allow => json!({"behavior": "allow"}),
         HookDecision::AllowForSession => {
@@ -339,6 +349,7 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
             json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behaviour}})
                 .to_string(),
         ),
+        ReplyShape::ReplyWords => None,
     }
 }
 
@@ -502,5 +513,24 @@ mod tests {
         std::fs::write(AnswerSettings::path(&paths), "{not json").unwrap();
         let err = AnswerSettings::load(&paths).unwrap_err();
         assert!(err.to_string().contains("fix or delete it"), "{err}");
+    }
+
+    // OpenCode's shape: what our plugin gives to OpenCode's reply API; nothing for no decision.
+    #[test]
+    fn opencode_answers_print_as_its_reply_words() {
+        let out = |d: &HookDecision| hook_output(ReplyShape::ReplyWords, d, &Value::Null);
+        assert_eq!(out(&HookDecision::Allow).unwrap(), r#"{"reply":"once"}"#);
+        assert_eq!(
+            out(&HookDecision::AllowForSession).unwrap(),
+            r#"{"reply":"always"}"#
+        );
+        assert_eq!(
+            out(&HookDecision::Deny { message: None }).unwrap(),
+            r#"{"reply":"reject"}"#
+        );
+        assert!(out(&HookDecision::None {
+            reason: "expired".into()
+        })
+        .is_none());
     }
 }

@@ -56,7 +56,11 @@ pub fn run_hook(args: &[String]) {
         let (payload, cut) = read_stdin(MAX_STDIN, STDIN_BUDGET);
         if let Some(agent) = agent {
             if let Some(call) = agent.adapter().own_hook_call(agent, args, &payload, at) {
-                own_shape_hook(agent, call, cut, at, started);
+                // A permission request the adapter can offer for an answer (OpenCode's).
+                let ask = (!cut)
+                    .then(|| agent.adapter().own_ask_call(&payload))
+                    .flatten();
+                own_shape_hook(agent, call, ask, cut, at, started);
                 return;
             }
         }
@@ -137,7 +141,15 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
                 return;
             };
             let obs = parsed.into_observation(at, None);
-            ask_and_print(&paths, obs, payload, path, cut, started, false);
+            ask_and_print(
+                &paths,
+                obs,
+                standard_ask(payload, cut),
+                path,
+                cut,
+                started,
+                false,
+            );
             return;
         }
         Ok(parsed) if delivery::is_probe_id(&parsed.session_id) => {
@@ -193,11 +205,33 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
     obs.seq = Some(sequence_id(at));
     if obs.event == EventKind::PermissionRequest {
         if let Some(path) = obs.agent.adapter().answer_path() {
-            ask_and_print(&paths, obs, payload, path, cut, started, true);
+            ask_and_print(
+                &paths,
+                obs,
+                standard_ask(payload, cut),
+                path,
+                cut,
+                started,
+                true,
+            );
             return;
         }
     }
     deliver(&paths, obs, cut, started);
+}
+
+/// What a standard (Claude-shaped) `PermissionRequest` payload asks, with the payload itself (its
+/// suggestions make "allow for this session"); `None` for a cut or unreadable one.
+fn standard_ask(
+    payload: &[u8],
+    cut: bool,
+) -> Option<(serde_json::Value, crate::answering::AskCall)> {
+    if cut {
+        return None;
+    }
+    serde_json::from_slice::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| crate::answering::ask_call_from_payload(&v).map(|call| (v, call)))
 }
 
 /// How long the hook waits for the engine's first reply to a permission request. Only a running
@@ -212,7 +246,7 @@ const ASK_REPLY_BUDGET: Duration = Duration::from_millis(1000);
 fn ask_and_print(
     paths: &TrayPaths,
     obs: Observation,
-    payload: &[u8],
+    asked: Option<(serde_json::Value, crate::answering::AskCall)>,
     path: crate::answering::AnswerPath,
     cut: bool,
     started: Instant,
@@ -220,14 +254,7 @@ fn ask_and_print(
 ) {
     use crate::answering::{self, HookDecision, Printed};
     use crate::control::protocol::{AskReply, TypedReply};
-    let parsed: Option<(serde_json::Value, answering::AskCall)> = if cut {
-        None
-    } else {
-        serde_json::from_slice::<serde_json::Value>(payload)
-            .ok()
-            .and_then(|v| answering::ask_call_from_payload(&v).map(|call| (v, call)))
-    };
-    let Some((payload, call)) = parsed else {
+    let Some((payload, call)) = asked else {
         if journaled {
             deliver(paths, obs, cut, started);
         }
@@ -302,6 +329,7 @@ fn ask_and_print(
 fn own_shape_hook(
     agent: Agent,
     call: crate::agents::OwnHookCall,
+    ask: Option<crate::answering::AskCall>,
     cut: bool,
     at: DateTime<Utc>,
     started: Instant,
@@ -328,6 +356,14 @@ fn own_shape_hook(
         }
     };
     if delivery::is_probe_id(&obs.session_id) {
+        // `doctor`'s probe of the answer path: asked, never journaled.
+        if obs.event == EventKind::PermissionRequest {
+            if let (Some(call), Some(path)) = (ask, agent.adapter().answer_path()) {
+                let asked = Some((serde_json::Value::Null, call));
+                ask_and_print(&paths, obs, asked, path, cut, started, false);
+                return;
+            }
+        }
         let probe = Request::Probe {
             probe_id: obs.session_id,
             agent: Some(agent),
@@ -336,6 +372,13 @@ fn own_shape_hook(
         return;
     }
     obs.seq = Some(sequence_id(at));
+    if obs.event == EventKind::PermissionRequest {
+        if let (Some(call), Some(path)) = (ask, agent.adapter().answer_path()) {
+            let asked = Some((serde_json::Value::Null, call));
+            ask_and_print(&paths, obs, asked, path, cut, started, true);
+            return;
+        }
+    }
     deliver(&paths, obs, cut, started);
 }
 

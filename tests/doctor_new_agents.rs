@@ -59,6 +59,8 @@ fn after_install_doctor_probes_each_agent_with_its_own_payload_and_the_engine_co
         "{text}"
     );
     assert!(text.contains("hook --agent opencode`"), "{text}");
+    // OpenCode's answer path, proven through the plugin's command line with its own shape.
+    assert!(text.contains("✓ OpenCode's answer path works"), "{text}");
     // Probes are never sessions.
     assert!(
         w.list().iter().all(|s| !s["session_id"]

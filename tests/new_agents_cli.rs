@@ -124,6 +124,10 @@ fn the_copilot_and_opencode_hook_command_lines_deliver_their_recorded_payloads()
     assert_eq!(s["agent"], "copilot");
     assert_eq!(s["state"], "waiting_for_permission");
     assert_eq!(s["cwd"], "/home/dev/lab/rt/work");
+    // Answering off: this hook delivers and returns (on, it would wait for an answer: see
+    // tests/opencode_plugin.rs).
+    let off = w.run(&["answering", "opencode", "off"]);
+    assert!(off.status.success(), "{}", out(&off));
     let opencode = r#"{"v":1,"pid":999999,"directory":"/home/dev/proj","ts":1796082597000,"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_dd1229c72ffen4TkoQjVFBx9Vv","permission":"bash"}}"#;
     run_hook_via(
         &w,

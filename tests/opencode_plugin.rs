@@ -4,7 +4,9 @@
 //!
 //! What it proves: asks and replies are paired by request id in the plugin, so two permission
 //! asks answered one by one keep the session waiting until the last is answered, and a reply to
-//! an id never asked changes nothing.
+//! an id never asked changes nothing; and a request answered from the tray reaches OpenCode's
+//! own reply API (a recording client here; the real OpenCode in tests/e2e), while one answered
+//! in the terminal ends the plugin's wait.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -20,9 +22,17 @@ const SESSION: &str = "ses_dd1229c72ffen4TkoQjVFBx9Vv";
 
 /// Reads bus events, one JSON line each, from stdin and hands them to the plugin's `event` hook
 /// in order, as OpenCode's bus does.
+/// OpenCode's SDK client, recording each reply call to `$REPLIES`, one JSON line each.
 const DRIVER: &str = r#"import { AgentTray } from "./agent-tray.mjs";
 import readline from "node:readline";
-const hooks = await AgentTray({ directory: process.argv[2] });
+import { appendFileSync } from "node:fs";
+const client = {
+  postSessionIdPermissionsPermissionId: async (req) => {
+    appendFileSync(process.env.REPLIES, JSON.stringify(req) + "\n");
+    return { data: true };
+  },
+};
+const hooks = await AgentTray({ directory: process.argv[2], client });
 for await (const line of readline.createInterface({ input: process.stdin })) {
   await hooks.event({ event: JSON.parse(line) });
 }
@@ -33,7 +43,10 @@ struct PluginHost {
     child: Child,
     stdin: ChildStdin,
     delivered: std::path::PathBuf,
+    replies: std::path::PathBuf,
     sent: usize,
+    /// Asks whose hooks still wait for an answer (not counted as finished).
+    open: usize,
 }
 
 impl PluginHost {
@@ -48,14 +61,17 @@ impl PluginHost {
         let delivered = dir.join("delivered");
         let wrapper = dir.join("agent-tray-counted");
         let real = common::bin().display().to_string();
+        // The hook in the background (its stdin kept), so the plugin's kill of a waiting hook
+        // reaches the real one.
         common::write_executable(
             &wrapper,
             format!(
-                "#!/bin/sh\n'{real}' \"$@\"\necho done >> '{}'\n",
+                "#!/bin/sh\nexec 3<&0\n'{real}' \"$@\" <&3 3<&- &\npid=$!\ntrap 'kill $pid 2>/dev/null' TERM\nwait $pid; wait $pid\necho done >> '{}'\n",
                 delivered.display()
             )
             .as_bytes(),
         );
+        let replies = dir.join("replies");
         let quoted = |p: &str| serde_json::to_string(p).unwrap();
         let bin_line = format!("const BIN = {};", quoted(&real));
         assert!(text.contains(&bin_line), "the plugin names this binary");
@@ -70,7 +86,8 @@ impl PluginHost {
             .arg("/home/dev/proj")
             .current_dir(&dir)
             .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default());
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("REPLIES", &replies);
         for (k, v) in &w.envs {
             cmd.env(k, v);
         }
@@ -85,22 +102,54 @@ impl PluginHost {
             child,
             stdin,
             delivered,
+            replies,
             sent: 0,
+            open: 0,
         }
     }
 
     /// Hands one event to the plugin and waits until its hook call finished.
     fn emit(&mut self, event: &str) {
+        self.send(event);
+        self.wait_done();
+    }
+
+    /// Hands one event to the plugin, without waiting.
+    fn send(&mut self, event: &str) {
         writeln!(self.stdin, "{event}").unwrap();
         self.stdin.flush().unwrap();
         self.sent += 1;
-        let want = self.sent;
+    }
+
+    /// Hands a permission ask to the plugin: its hook waits for an answer.
+    fn ask(&mut self, event: &str) {
+        self.send(event);
+        self.open += 1;
+    }
+
+    /// `n` asks were answered (anywhere): their hooks end.
+    fn answered(&mut self, n: usize) {
+        self.open -= n;
+    }
+
+    /// Waits until every hook call but the open asks' finished.
+    fn wait_done(&mut self) {
+        let want = self.sent - self.open;
         let done = wait_until(Duration::from_secs(20), || {
             std::fs::read_to_string(&self.delivered)
                 .map(|t| t.lines().count() >= want)
                 .unwrap_or(false)
         });
-        assert!(done.is_some(), "hook call {want} did not finish: {event}");
+        assert!(done.is_some(), "hook call {want} did not finish");
+    }
+
+    /// The reply calls the plugin made to OpenCode's API.
+    fn replies(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.replies)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 }
 
@@ -162,10 +211,11 @@ fn two_asks_answered_one_by_one_keep_the_session_waiting_until_the_last_answer()
     ));
     wait_for(&w, "working", None);
     // The model called two tools at once: OpenCode asks for both.
-    host.emit(&ask("per_bash", "bash"));
-    host.emit(&ask("per_edit", "edit"));
+    host.ask(&ask("per_bash", "bash"));
+    host.ask(&ask("per_edit", "edit"));
     wait_for(&w, "waiting_for_permission", Some("edit"));
     // The later one is answered first: the bash call still waits.
+    host.answered(1);
     host.emit(&reply("per_edit"));
     wait_for(&w, "waiting_for_permission", Some("bash"));
     // A reply to a request never asked (or answered already) changes nothing: the title event
@@ -185,7 +235,100 @@ fn two_asks_answered_one_by_one_keep_the_session_waiting_until_the_last_answer()
         "{:?}",
         w.session(SESSION)
     );
-    // The last answer: the tool runs.
+    // The last answer: the tool runs; both asking hooks ended (their waits were over).
+    host.answered(1);
     host.emit(&reply("per_bash"));
     wait_for(&w, "working", None);
+    host.wait_done();
+}
+
+fn run_ok(w: &World, args: &[&str]) -> String {
+    let out = w.run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn pending(w: &World) -> Vec<serde_json::Value> {
+    serde_json::from_str(&run_ok(w, &["pending", "--json"])).unwrap()
+}
+
+#[test]
+fn a_request_answered_from_the_tray_reaches_opencodes_api_and_one_answered_in_the_terminal_ends_the_wait(
+) {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let mut host = PluginHost::start(&w);
+    host.emit(&format!(
+        r#"{{"type":"session.created","properties":{{"info":{{"id":"{SESSION}","directory":"/home/dev/proj","title":"New session"}}}}}}"#
+    ));
+    // Allowed from the CLI: the plugin replies "once" for that request of that session.
+    host.ask(&ask("per_a", "bash"));
+    let shown = wait_until(Duration::from_secs(10), || pending(&w).into_iter().next())
+        .expect("the request is pending");
+    assert_eq!(shown["session_id"], SESSION);
+    assert_eq!(shown["command"], "echo hi", "what will run, shown: {shown}");
+    assert_eq!(shown["tool"], "bash");
+    run_ok(&w, &["allow", SESSION]);
+    host.answered(1);
+    host.wait_done();
+    wait_until(Duration::from_secs(5), || !host.replies().is_empty()).expect("a reply call");
+    let replies = host.replies();
+    assert_eq!(
+        replies,
+        vec![
+            serde_json::json!({"path": {"id": SESSION, "permissionID": "per_a"}, "body": {"response": "once"}})
+        ]
+    );
+    // OpenCode then says it was replied: the tool runs.
+    host.emit(&reply("per_a"));
+    wait_for(&w, "working", None);
+
+    // Denied: "reject". Allowed for the session: OpenCode's "always".
+    host.ask(&ask("per_b", "bash"));
+    wait_until(Duration::from_secs(10), || !pending(&w).is_empty()).expect("pending");
+    run_ok(&w, &["deny", SESSION]);
+    host.answered(1);
+    host.wait_done();
+    // OpenCode says "replied" once the plugin called its API.
+    wait_until(Duration::from_secs(5), || host.replies().len() == 2).expect("a reply call");
+    host.emit(&reply("per_b"));
+    host.ask(&ask("per_c", "bash"));
+    wait_until(Duration::from_secs(10), || !pending(&w).is_empty()).expect("pending");
+    run_ok(&w, &["allow", SESSION, "--for-session"]);
+    host.answered(1);
+    host.wait_done();
+    let three = wait_until(Duration::from_secs(5), || host.replies().len() == 3);
+    assert!(three.is_some(), "three reply calls: {:?}", host.replies());
+    host.emit(&reply("per_c"));
+    let responses: Vec<String> = host
+        .replies()
+        .iter()
+        .map(|r| format!("{} {}", r["path"]["permissionID"], r["body"]["response"]))
+        .collect();
+    assert_eq!(
+        responses,
+        [
+            r#""per_a" "once""#,
+            r#""per_b" "reject""#,
+            r#""per_c" "always""#
+        ]
+    );
+
+    // Answered in the terminal: the tray's request is gone within a second, the waiting hook
+    // ended, and nothing was sent to OpenCode's API.
+    host.ask(&ask("per_d", "bash"));
+    wait_until(Duration::from_secs(10), || !pending(&w).is_empty()).expect("pending");
+    let answered = std::time::Instant::now();
+    host.answered(1);
+    host.send(&reply("per_d"));
+    let gone = wait_until(Duration::from_secs(5), || pending(&w).is_empty());
+    assert!(gone.is_some(), "the request stayed: {:?}", pending(&w));
+    let took = answered.elapsed();
+    assert!(took < Duration::from_secs(1), "gone after {took:?}");
+    host.wait_done();
+    assert_eq!(host.replies().len(), 3, "{:?}", host.replies());
 }

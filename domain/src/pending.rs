@@ -123,6 +123,9 @@ pub enum ReplyShape {
     /// `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":…}}}`
     /// (Claude Code, Codex).
     HookSpecificDecision,
+    /// `{"reply":"once"|"always"|"reject"}`, read by our OpenCode plugin, which replies through
+    /// OpenCode's own API.
+    ReplyWords,
 }
 
 /// What a request asks, as the user reads it before answering: every field is text to show as

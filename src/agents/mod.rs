@@ -135,6 +135,27 @@ pub trait AgentAdapter: Sync + 'static {
     fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
         None
     }
+    /// What a hook call parsed by the adapter itself ([`Self::own_hook_call`]) asks, when it is
+    /// a permission request that can be answered from outside the terminal; `None` (the
+    /// default) for every other call and agent.
+    fn own_ask_call(&self, payload: &[u8]) -> Option<crate::answering::AskCall> {
+        let _ = payload;
+        None
+    }
+    /// The permission request `doctor` runs this agent's hook command with to prove the answer
+    /// path ([`crate::doctor::probe::run_answer`]); the default is Claude-shaped.
+    fn answer_probe_payload(&self, probe_id: &str) -> Vec<u8> {
+        serde_json::json!({
+            "session_id": probe_id,
+            "hook_event_name": "PermissionRequest",
+            "cwd": crate::doctor::probe::probe_cwd(),
+            "tool_name": "Bash",
+            "tool_input": {"command": "true", "description": "Agent Tray doctor probe"},
+            "probe": true,
+        })
+        .to_string()
+        .into_bytes()
+    }
     /// The other programs known to run this agent's hooks as if they were it (Copilot and
     /// Cursor load `.claude/settings.json`): their payloads are told apart and refused.
     fn foreign_callers(&self) -> &'static [ForeignProgram] {

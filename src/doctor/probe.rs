@@ -151,23 +151,10 @@ pub fn run_answer(agent: Agent, command: &str, paths: &TrayPaths) -> Option<Find
         std::process::id(),
         Utc::now().timestamp_nanos_opt().unwrap_or_default()
     );
-    let payload = serde_json::json!({
-        "session_id": probe_id,
-        "hook_event_name": "PermissionRequest",
-        "cwd": probe_cwd(),
-        "tool_name": "Bash",
-        "tool_input": {"command": "true", "description": "Agent Tray doctor probe"},
-        "probe": true,
-    })
-    .to_string();
+    let payload = agent.adapter().answer_probe_payload(&probe_id);
     let started = Instant::now();
     let mut printed = String::new();
-    let outcome = run_command_reading(
-        command,
-        payload.as_bytes(),
-        PROBE_DEADLINE,
-        Some(&mut printed),
-    );
+    let outcome = run_command_reading(command, &payload, PROBE_DEADLINE, Some(&mut printed));
     let expected = crate::answering::hook_output(
         path.reply,
         &crate::answering::HookDecision::Deny {

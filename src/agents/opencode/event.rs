@@ -4,7 +4,8 @@
 //!
 //! The plugin sends one JSON object per event on the hook's stdin:
 //! `{"v":1,"pid":N,"directory":"…","ts":<epoch ms>,"type":"session.status","properties":{…}}`
-//! with only the properties below kept (never a prompt, a command or a reply).
+//! with only the properties below kept (never a prompt or a reply; a command only in a
+//! permission request, which the user reads before answering it: see [`ask_call`]).
 //!
 //! Mapping (recorded order and meanings in the fixture's README):
 //! - `session.created` → SessionStart (at the first prompt; none on `--continue`, where the
@@ -28,6 +29,12 @@
 //! - `session.error` → the turn failed (its error's name and message), except
 //!   `MessageAbortedError`, which is the user's Esc Esc: an interrupt.
 //! - `session.deleted` → ended.
+//!
+//! Answering: for `permission.asked` the plugin also keeps what is asked (`patterns`, the
+//! `metadata` fields a person reads, `always`, the tool call's id) and reads the hook's stdout;
+//! [`ask_call`] makes the ask, and the hook prints `{"reply":"once"|"always"|"reject"}`, which
+//! the plugin gives to OpenCode's own API. OpenCode's dialog stays usable meanwhile: the first
+//! answer wins, and a reply in the terminal ends the plugin's wait (it kills that hook).
 //!
 //! The plugin's `ts` stamps the observation: each event runs its own hook process, and two of
 //! them (busy, then idle 40 ms later) may reach the engine in either order.
@@ -288,6 +295,61 @@ fn cap(mut s: String, max: usize) -> String {
     s
 }
 
+/// What a `permission.asked` line asks, for an answer from outside the terminal: the tool (the
+/// permission's name, `bash`, `edit`), what it will run or touch (the metadata's command, file
+/// or URL, else the patterns), and whether "always" has anything to allow. `None` for every
+/// other line, and for an input too large to show whole.
+pub fn ask_call(payload: &[u8]) -> Option<crate::answering::AskCall> {
+    use crate::answering::{digest, AskCall, AskDetail, MAX_INPUT_BYTES};
+    use serde_json::Value;
+    let line: Value = serde_json::from_slice(payload).ok()?;
+    if line.get("type").and_then(Value::as_str) != Some("permission.asked") {
+        return None;
+    }
+    let p = line.get("properties")?;
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    let request_id = text(p.get("id"))?;
+    let tool = text(p.get("permission")).filter(|t| !t.trim().is_empty())?;
+    let metadata = p.get("metadata").cloned().unwrap_or(Value::Null);
+    let patterns = p.get("patterns").cloned().unwrap_or(Value::Null);
+    let input = serde_json::json!({"patterns": patterns, "metadata": metadata});
+    let input_text = serde_json::to_string(&input).ok()?;
+    if input_text.len() > MAX_INPUT_BYTES {
+        return None;
+    }
+    let field = |keys: &[&str]| keys.iter().find_map(|k| text(metadata.get(*k)));
+    let joined_patterns = patterns.as_array().map(|list| {
+        list.iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    let command =
+        field(&["command"]).or_else(|| (tool == "bash").then_some(joined_patterns).flatten());
+    let call_id = p
+        .get("tool")
+        .and_then(|t| text(t.get("callID")))
+        .unwrap_or(request_id);
+    Some(AskCall {
+        call_id,
+        input_digest: digest(&tool, &input_text),
+        suggests_for_session: p
+            .get("always")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty()),
+        detail: AskDetail {
+            command,
+            file_path: field(&["filepath", "filePath", "path"]),
+            change_bytes: field(&["diff"]).map(|d| d.len() as u64),
+            url: field(&["url"]),
+            description: field(&["description"]),
+            cwd: text(line.get("directory")),
+            input: input_text,
+            tool,
+        },
+    })
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -533,5 +595,35 @@ mod tests {
             parse(Agent::Claude, b"[", now()),
             Err(OpenCodeEventError::NotAnEvent(_))
         ));
+    }
+
+    // The ask made from a recorded `permission.asked` (the plugin keeps these fields): the
+    // command as OpenCode shows it, the call's id, "always" offered because OpenCode suggests a
+    // rule; a reply, another event or a permission without a name asks nothing.
+    #[test]
+    fn a_recorded_permission_ask_shows_its_command_and_offers_always() {
+        let line = br#"{"v":1,"pid":7,"directory":"/w/api","ts":1764500000000,"type":"permission.asked","properties":{"id":"per_22edd7d6b001QoDrnGEiFEJpPJ","sessionID":"ses_dd1229c72ffen4TkoQjVFBx9Vv","permission":"bash","patterns":["echo hello-from-mock > tool_ran.txt"],"metadata":{"command":"echo hello-from-mock > tool_ran.txt"},"always":["echo *"],"tool":{"messageID":"msg_22edd6679001HZAonb7A2lfM2e","callID":"call_mock_2"}}}"#;
+        let call = ask_call(line).unwrap();
+        assert_eq!(call.detail.tool, "bash");
+        assert_eq!(
+            call.detail.command.as_deref(),
+            Some("echo hello-from-mock > tool_ran.txt")
+        );
+        assert_eq!(call.detail.cwd.as_deref(), Some("/w/api"));
+        assert_eq!(call.call_id, "call_mock_2");
+        assert!(call.suggests_for_session);
+        assert!(call.detail.input.contains("tool_ran.txt"));
+        // Other input is another request.
+        let other = String::from_utf8_lossy(line).replace("hello-from-mock", "other");
+        assert_ne!(
+            ask_call(other.as_bytes()).unwrap().input_digest,
+            call.input_digest
+        );
+        let replied =
+            String::from_utf8_lossy(line).replace("permission.asked", "permission.replied");
+        assert!(ask_call(replied.as_bytes()).is_none());
+        let nameless = String::from_utf8_lossy(line).replace(r#""permission":"bash","#, "");
+        assert!(ask_call(nameless.as_bytes()).is_none());
+        assert!(ask_call(b"not json").is_none());
     }
 }

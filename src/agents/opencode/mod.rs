@@ -42,6 +42,29 @@ impl AgentAdapter for OpenCode {
         &["opencode"]
     }
 
+    /// OpenCode's dialog stays usable while our plugin waits for an answer, and the first
+    /// answer wins (seen with 1.18.33): answering is on by default. No hook timeout bounds the
+    /// plugin, so the longest wait is ours: half an hour. A reply carries no message in the API
+    /// this version has; "always" is OpenCode's own allow-for-this-session.
+    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
+        use agent_tray_domain::pending::{Accepts, AnswerPath, ReplyShape};
+        Some(AnswerPath {
+            on_by_default: true,
+            terminal_stays_open: true,
+            default_wait_secs: 300,
+            max_wait_secs: 1800,
+            accepts: Accepts {
+                allow_for_session: true,
+                deny_message: false,
+            },
+            reply: ReplyShape::ReplyWords,
+        })
+    }
+
+    fn own_ask_call(&self, payload: &[u8]) -> Option<crate::answering::AskCall> {
+        event::ask_call(payload)
+    }
+
     fn own_hook_call(
         &self,
         agent: Agent,
@@ -110,6 +133,23 @@ impl AgentAdapter for OpenCode {
             install::hook_command_in,
         )
     }
+    /// What the plugin forwards when OpenCode asks for a permission.
+    fn answer_probe_payload(&self, probe_id: &str) -> Vec<u8> {
+        let cwd = crate::doctor::probe::probe_cwd();
+        serde_json::json!({
+            "v": 1,
+            "directory": cwd,
+            "ts": chrono::Utc::now().timestamp_millis(),
+            "type": "permission.asked",
+            "properties": {
+                "id": format!("per_{probe_id}"), "sessionID": probe_id, "permission": "bash",
+                "patterns": ["true"], "metadata": {"command": "true"}, "always": [],
+            },
+        })
+        .to_string()
+        .into_bytes()
+    }
+
     /// What the plugin forwards when OpenCode makes a session (`session.created`).
     fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
         let cwd = crate::doctor::probe::probe_cwd();

@@ -1,8 +1,12 @@
 // agent-tray plugin for OpenCode: written by `agent-tray install --opencode`, removed by
 // `agent-tray uninstall --opencode`; edits are overwritten by the next install.
-// It forwards the session events Agent Tray shows (no prompt, command or reply text) to
+// It forwards the session events Agent Tray shows (no prompt or reply text) to
 // `agent-tray hook --agent opencode`, with this process's id and folder. It never waits for
 // the hook and never throws: OpenCode runs exactly as it would without it.
+// A permission request also carries what it asks (the command, the file), so the user can
+// answer it from the tray: that hook prints the answer, if one comes, and this plugin gives it
+// to OpenCode's own API. OpenCode's dialog stays usable meanwhile; the first answer wins, and
+// an answer in the terminal ends the hook's wait.
 import { spawn } from "node:child_process";
 
 const BIN = __AGENT_TRAY_BIN__;
@@ -27,6 +31,21 @@ function pick(p) {
     out.error = { name: p.error.name, data: { message } };
   }
   return out;
+}
+
+// What a permission request asks, as the user reads it before answering.
+function asked(p, out) {
+  const strings = (a) => (Array.isArray(a) ? a.filter((x) => typeof x === "string").slice(0, 64) : undefined);
+  out.patterns = strings(p.patterns);
+  out.always = strings(p.always);
+  if (p.metadata && typeof p.metadata === "object") {
+    const m = {};
+    for (const k of ["command", "filepath", "filePath", "path", "url", "description", "diff"]) {
+      if (typeof p.metadata[k] === "string") m[k] = p.metadata[k];
+    }
+    out.metadata = m;
+  }
+  if (p.tool && typeof p.tool.callID === "string") out.tool = { callID: p.tool.callID };
 }
 
 // Requests still waiting for the user, by session, then by request id: OpenCode may ask several
@@ -58,7 +77,45 @@ function pair(type, p, line) {
   if (!open || open.size === 0) OPEN.delete(sid);
 }
 
-export const AgentTray = async ({ directory }) => ({
+// Hooks waiting for an answer from the tray, by request id.
+const WAITING = new Map();
+
+function stopWaiting(id) {
+  const child = WAITING.get(id);
+  if (!child) return;
+  WAITING.delete(id);
+  try { child.kill(); } catch (_) {}
+}
+
+// Gives the tray's answer to OpenCode: the API this version has, else the newer one.
+async function reply(client, sessionID, id, answer) {
+  if (!client || (answer.reply !== "once" && answer.reply !== "always" && answer.reply !== "reject")) return;
+  if (typeof client.postSessionIdPermissionsPermissionId === "function") {
+    await client.postSessionIdPermissionsPermissionId({ path: { id: sessionID, permissionID: id }, body: { response: answer.reply } });
+  } else if (client.permission && typeof client.permission.reply === "function") {
+    await client.permission.reply({ requestID: id, reply: answer.reply, message: answer.message });
+  }
+}
+
+function askTray(client, text, sessionID, id) {
+  const child = spawn(BIN, ["hook", "--agent", "opencode"], { stdio: ["pipe", "pipe", "ignore"] });
+  child.on("error", () => {});
+  child.stdin.on("error", () => {});
+  WAITING.set(id, child);
+  if (WAITING.size > MAX_OPEN) stopWaiting(WAITING.keys().next().value);
+  let out = "";
+  child.stdout.on("data", (d) => { if (out.length < 4096) out += d; });
+  child.on("close", () => {
+    if (WAITING.get(id) !== child) return; // answered in the terminal, or replaced
+    WAITING.delete(id);
+    let answer;
+    try { answer = JSON.parse(out.trim().split("\n").pop() || "null"); } catch (_) { return; }
+    if (answer && typeof answer === "object") reply(client, sessionID, id, answer).catch(() => {});
+  });
+  child.stdin.end(text);
+}
+
+export const AgentTray = async ({ directory, client }) => ({
   event: async ({ event }) => {
     try {
       if (!event || !WANTED.has(event.type)) return;
@@ -72,6 +129,13 @@ export const AgentTray = async ({ directory }) => ({
         properties: pick(props),
       };
       pair(event.type, props, line);
+      // Answered anywhere else (the terminal, or the tray through us): that wait is over.
+      if (event.type === "permission.replied" && typeof props.requestID === "string") stopWaiting(props.requestID);
+      if (event.type === "permission.asked" && typeof props.id === "string" && typeof props.sessionID === "string") {
+        asked(props, line.properties);
+        askTray(client, JSON.stringify(line), props.sessionID, props.id);
+        return;
+      }
       const text = JSON.stringify(line);
       const child = spawn(BIN, ["hook", "--agent", "opencode"], { stdio: ["pipe", "ignore", "ignore"] });
       child.on("error", () => {});

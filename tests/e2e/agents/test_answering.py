@@ -1,4 +1,5 @@
-"""Issue 25: answering the real Claude Code's permission requests from outside its terminal.
+"""Issue 25: answering the real Claude Code's, Codex's and OpenCode's permission requests from
+outside their terminals.
 
 Claude in tmux against the mock model, our hooks installed by `agent-tray install --claude`,
 `agent-tray daemon` running. The mock asks for `touch made-by-tool`; every answer is proven by its
@@ -8,6 +9,7 @@ import os
 import time
 
 from e2e_base import ScenarioTest
+from test_opencode import OpenCodeMixin
 
 TOOL_PROMPT = "TOOL touch made-by-tool"
 
@@ -306,3 +308,123 @@ class CodexEngineKilledMidWait(ScenarioTest):
         a.approve()
         a.wait_turn_done("done")
         self.assertTrue(os.path.exists(os.path.join(a.cwd, "x_file")), "the terminal answered")
+
+
+class OpenCodeAnswering(Pending, ScenarioTest, OpenCodeMixin):
+    """OpenCode 1.18.33 in tmux against the mock, our plugin installed by `agent-tray install
+    --opencode`: the plugin's hook waits for the tray's answer and gives it to OpenCode's own API,
+    while OpenCode's dialog stays on screen (answering is on by default)."""
+
+    def start_opencode(self, daemon=True):
+        a = self.opencode()
+        self.agent = a
+        self.tray.install("--opencode")
+        if daemon:
+            self.tray.start_daemon()
+        self.tl = self.timeline()
+        a.start()
+        a.wait_ready()
+        return a
+
+    def made(self):
+        return os.path.exists(os.path.join(self.agent.cwd, "made-by-tool"))
+
+    def ask(self):
+        a = self.agent
+        a.prompt(TOOL_PROMPT)
+        a.wait_permission()
+        request = self.wait_request_of("opencode")
+        self.assertEqual(request["tool"], "bash")
+        self.assertIn("touch made-by-tool", request["command"])
+        return request
+
+    def test_allowed_from_the_cli_the_tool_runs_and_the_turn_ends(self):
+        a = self.start_opencode()
+        request = self.ask()
+        self.assertFalse(self.made(), "nothing ran before the answer")
+        t = self.since()
+        r = self.tray.run("allow", request["id"])
+        self.assertIn("allowed", r.stdout)
+        a.wait_for(a.PERMISSION, 10, absent=True, interval=0.05, what="the dialog closed by the tray's allow")
+        self.wait_state("idle", 30, since=t, what="idle after the tray's allow let the tool run")
+        self.assertTrue(self.made(), "the allowed tool ran: its file is on disk")
+        self.assertEqual(self.pending(), [], "the answered request is gone")
+
+    def test_denied_from_the_cli_the_tool_does_not_run_and_the_agent_carries_on(self):
+        a = self.start_opencode()
+        request = self.ask()
+        t = self.since()
+        self.tray.run("deny", request["session_id"])
+        a.wait_for(a.PERMISSION, 10, absent=True, interval=0.05, what="the dialog closed by the tray's deny")
+        self.wait_state("idle", 30, since=t, what="idle after the denial")
+        time.sleep(1)
+        self.assertFalse(self.made(), "a denied tool never runs")
+        self.assertEqual(self.pending(), [])
+
+    def test_answered_in_the_terminal_the_request_is_gone_within_a_second(self):
+        a = self.start_opencode()
+        request = self.ask()
+        a.approve()
+        t = time.monotonic()
+        while self.pending() and time.monotonic() - t < 5:
+            time.sleep(0.05)
+        gone_after = time.monotonic() - t
+        self.assertEqual(self.pending(), [], f"request {request['id']} still pending after the terminal answered")
+        self.assertLess(gone_after, 1.0 + 0.2, f"the request left {gone_after:.2f}s after the terminal's answer")
+        self.wait_state("idle", 30, since=self.since(), what="idle after the terminal's answer")
+        self.assertTrue(self.made())
+        late = self.tray.run("allow", request["id"], check=False)
+        self.assertNotEqual(late.returncode, 0, "a late answer is refused")
+
+    def test_engine_killed_mid_wait_the_terminal_dialog_still_answers(self):
+        a = self.start_opencode()
+        self.ask()
+        self.tray.stop_daemon(kill=True)
+        time.sleep(0.5)
+        self.assertFalse(self.made(), "no implicit allow when the engine dies")
+        a.approve()
+        a.wait_for(a.PERMISSION, 10, absent=True, interval=0.05, what="the dialog answered in the terminal")
+        deadline = time.monotonic() + 20
+        while not self.made() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertTrue(self.made(), "the terminal's own dialog answered as if we were never there")
+
+
+class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
+    """With no app or daemon running, the plugin's asking hook costs OpenCode nothing: its dialog
+    appears as fast as without our plugin. Each run in a world of its own (a second OpenCode in
+    the same data folder does not start while the first one's state settles), the baseline
+    first, both in this run."""
+
+    baseline = None
+
+    def _prompt_to_dialog(self, plugin):
+        a = self.opencode()
+        self.agent = a
+        if plugin:
+            self.tray.install("--opencode")
+        a.start()
+        a.wait_ready()
+        t = time.monotonic()
+        a.prompt(TOOL_PROMPT)
+        shown = a.wait_permission()
+        took = shown - t
+        a.approve()
+        made = os.path.join(a.cwd, "made-by-tool")
+        deadline = time.monotonic() + 20
+        while not os.path.exists(made) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertTrue(os.path.exists(made), "approved in the terminal")
+        return took
+
+    def test_1_without_the_plugin(self):
+        OpenCodeNoAppNoDelay.baseline = self._prompt_to_dialog(plugin=False)
+
+    def test_2_with_the_plugin_and_no_app_the_dialog_comes_as_soon(self):
+        with_plugin = self._prompt_to_dialog(plugin=True)
+        baseline = OpenCodeNoAppNoDelay.baseline
+        if baseline is None:
+            self.fail("run with test_1_without_the_plugin first (the baseline of this run)")
+        print(f"\n  prompt -> dialog: {baseline:.2f}s without our plugin, {with_plugin:.2f}s with it and no app")
+        self.assertLess(with_plugin - baseline, 1.0,
+                        f"our plugin with no app delayed the dialog: {with_plugin:.2f}s vs {baseline:.2f}s")
