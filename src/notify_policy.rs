@@ -29,6 +29,8 @@
 
 use std::collections::HashMap;
 
+use crate::model::SessionKey;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -104,6 +106,10 @@ impl NotifySettings {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct Alert {
     pub session_id: String,
+    /// The remote the session runs on (`None`: this machine): a click opens that session, not
+    /// a local one with the same id.
+    #[serde(default)]
+    pub host: Option<String>,
     pub kind: AlertKind,
     /// One line naming the project and what happened: "api-server: Claude needs permission to
     /// run Bash".
@@ -127,8 +133,8 @@ pub const ACTION_OPEN: &str = "default";
 /// What the user did with an alert, as its action key says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AlertAction {
-    /// Show the window on this session.
-    Open(String),
+    /// Show the window on this session (its host and id).
+    Open(SessionKey),
     /// Answer this request.
     Answer(
         agent_tray_domain::pending::RequestId,
@@ -153,12 +159,20 @@ impl Alert {
     pub fn action(&self, key: &str) -> AlertAction {
         use agent_tray_domain::pending::Answer;
         match (key, &self.answers) {
-            (ACTION_OPEN, _) => AlertAction::Open(self.session_id.clone()),
+            (ACTION_OPEN, _) => AlertAction::Open(self.key()),
             (ACTION_ALLOW, Some(id)) => AlertAction::Answer(id.clone(), Answer::Allow),
             (ACTION_DENY, Some(id)) => {
                 AlertAction::Answer(id.clone(), Answer::Deny { message: None })
             }
             _ => AlertAction::Nothing,
+        }
+    }
+
+    /// The session the alert is about.
+    pub fn key(&self) -> SessionKey {
+        SessionKey {
+            host: self.host.clone(),
+            session_id: self.session_id.clone(),
         }
     }
 
@@ -210,11 +224,12 @@ pub fn turn_seconds(session: &Session) -> Option<i64> {
         .map(|start| (session.state_since - start).num_seconds())
 }
 
-/// The policy with its memory of what it already said (for the cooldown).
+/// The policy with its memory of what it already said (for the cooldown), by session (host and
+/// id: a remote session sharing a local one's id must neither silence it nor be silenced by it).
 #[derive(Debug, Clone, Default)]
 pub struct NotifyPolicy {
     settings: NotifySettings,
-    last_alert: HashMap<(String, AlertKind), DateTime<Utc>>,
+    last_alert: HashMap<(SessionKey, AlertKind), DateTime<Utc>>,
 }
 
 /// Cooldown entries older than this many cooldowns are forgotten, so the map stays small.
@@ -279,14 +294,14 @@ impl NotifyPolicy {
             return None;
         }
         let cooldown = self.cooldown();
-        self.last_alert
-            .insert((session.session_id.clone(), kind), now);
+        self.last_alert.insert((session.key(), kind), now);
         if self.last_alert.len() > PRUNE_ABOVE {
             let horizon = cooldown * FORGET_AFTER_COOLDOWNS as i32;
             self.last_alert.retain(|_, at| now - *at < horizon);
         }
         Some(Alert {
             session_id: session.session_id.clone(),
+            host: session.host.clone(),
             kind,
             summary: summary(kind, session),
             body: body(kind, session),
@@ -322,7 +337,7 @@ impl NotifyPolicy {
                 return None;
             }
         }
-        let key = (session.session_id.clone(), kind);
+        let key = (session.key(), kind);
         if let Some(last) = self.last_alert.get(&key) {
             if now - *last < self.cooldown() {
                 return None;
@@ -452,7 +467,7 @@ mod tests {
             alert.action(ACTION_DENY),
             AlertAction::Answer(RequestId::parse("r1-x"), Answer::Deny { message: None })
         );
-        assert_eq!(alert.action(ACTION_OPEN), AlertAction::Open("s1".into()));
+        assert_eq!(alert.action(ACTION_OPEN), AlertAction::Open(waiting.key()));
         assert_eq!(alert.action("__closed"), AlertAction::Nothing);
         assert!(!alert.is_stale(Some(&waiting)));
         let moved_on = session(SessionState::Working);
@@ -734,6 +749,35 @@ mod tests {
                 at(i64::from(DEFAULT_COOLDOWN_SECS))
             )
             .is_some());
+    }
+
+    #[test]
+    fn a_remote_session_sharing_a_local_sessions_id_has_a_cooldown_of_its_own() {
+        // A dev box runs a session whose id is also a local session's (ids are each host's to
+        // choose). The local one asks for permission, then the remote one does: two sessions,
+        // two alerts, each opening its own session.
+        let mut p = policy();
+        let local = session(SessionState::WaitingForPermission);
+        let mut remote = local.clone();
+        remote.host = Some("devbox".into());
+        let first = p
+            .decide(Some(SessionState::Working), &local, at(0))
+            .unwrap();
+        assert_eq!(first.action(ACTION_OPEN), AlertAction::Open(local.key()));
+        let second = p.decide(Some(SessionState::Working), &remote, at(10));
+        let second = second.expect("the local alert does not silence the remote session's");
+        assert_eq!(
+            second.action(ACTION_OPEN),
+            AlertAction::Open(remote.key()),
+            "a click opens the remote session, not the local one"
+        );
+        // Positive control: each one's own cooldown still holds.
+        assert!(p
+            .decide(Some(SessionState::Working), &remote, at(20))
+            .is_none());
+        assert!(p
+            .decide(Some(SessionState::Working), &local, at(20))
+            .is_none());
     }
 
     /// A kind, how to switch it off, and a change that raises it.

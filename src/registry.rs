@@ -957,19 +957,24 @@ impl SessionsRegistry {
             .collect()
     }
 
-    /// A live session by id: this machine's, else a remote's with that id.
+    /// This machine's live session `session_id`. Never a remote's: a remote chooses its own ids,
+    /// and one announcing the id of a local session must not stand in for it. Callers that were
+    /// handed a row use [`get_on`](Self::get_on) with the row's host.
     pub fn get(&self, session_id: &str) -> Option<Session> {
+        self.get_on(None, session_id)
+    }
+
+    /// The live session `session_id` on `host` (`None`: this machine), and only there.
+    pub fn get_on(&self, host: Option<&str>, session_id: &str) -> Option<Session> {
         let inner = self.lock();
-        inner
-            .live
-            .get(session_id)
-            .map(|r| r.session.clone())
-            .or_else(|| {
-                inner
-                    .remote
-                    .values()
-                    .find_map(|m| m.get(session_id).cloned())
-            })
+        match host {
+            None => inner.live.get(session_id).map(|r| r.session.clone()),
+            Some(host) => inner
+                .remote
+                .get(host)
+                .and_then(|m| m.get(session_id))
+                .cloned(),
+        }
     }
 
     pub fn live_count(&self) -> usize {
@@ -1664,5 +1669,40 @@ mod tests {
         assert_eq!(ids.len(), 2);
         reg.update_remote_sessions("devbox", Vec::new(), &["a".to_string(), "b".to_string()]);
         assert!(reg.list().is_empty(), "an emptied remote is forgotten");
+    }
+
+    #[test]
+    fn a_session_is_found_on_its_own_host_and_a_remote_with_the_same_id_never_stands_in_for_a_local_one(
+    ) {
+        // A dev box announces a session whose id is that of a session on this machine (ids are
+        // the remote's to choose). Jump, Transcript and answers act on what the lookup returns:
+        // the local row must find the local session, the remote row the remote one.
+        let (clock, reg) = setup(RegistryConfig::default());
+        reg.observe(obs(&clock, "same", EventKind::SessionStart))
+            .unwrap();
+        let mut far = Session::new("same", Agent::Claude, SessionState::Working, clock.wall());
+        far.host = Some("devbox".into());
+        far.cwd = Some("/far".into());
+        let mut only_far = far.clone();
+        only_far.session_id = "only-far".into();
+        reg.set_remote_sessions("devbox", vec![far, only_far]);
+
+        let local = reg.get_on(None, "same").unwrap();
+        assert_eq!(local.host, None, "the local row finds the local session");
+        assert_ne!(local.cwd.as_deref(), Some("/far"));
+        let remote = reg.get_on(Some("devbox"), "same").unwrap();
+        assert_eq!(remote.host.as_deref(), Some("devbox"));
+        assert_eq!(
+            remote.cwd.as_deref(),
+            Some("/far"),
+            "the remote row finds the remote one"
+        );
+        assert_eq!(reg.get("same").unwrap().host, None);
+        assert!(
+            reg.get("only-far").is_none(),
+            "a local lookup never answers with a remote's session"
+        );
+        assert!(reg.get_on(Some("elsewhere"), "same").is_none());
+        assert!(reg.get_on(None, "only-far").is_none());
     }
 }

@@ -187,6 +187,9 @@ impl TrayCounts {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MenuRow {
     pub session_id: String,
+    /// The remote the session runs on (`None`: this machine): a click on the row opens this
+    /// session, not another host's with the same id.
+    pub host: Option<String>,
     /// `agent · project · state · time in state`, as plain text.
     pub label: String,
     pub section: Section,
@@ -315,11 +318,13 @@ impl TrayModel {
                 .cmp(&Section::of(b.state))
                 .then_with(|| a.started_at.cmp(&b.started_at))
                 .then_with(|| a.session_id.cmp(&b.session_id))
+                .then_with(|| a.host.cmp(&b.host))
         });
         let rows = ordered
             .into_iter()
             .map(|s| MenuRow {
                 session_id: s.session_id.clone(),
+                host: s.host.clone(),
                 label: match time {
                     MenuTime::Elapsed => menu_label(s, now),
                     MenuTime::ClockTime(zone) => menu_label_since(s, now, zone),
@@ -404,6 +409,16 @@ fn label_head(session: &Session) -> String {
 /// read as `<1m`.
 pub fn format_elapsed(seconds: i64) -> String {
     format_duration(seconds, Precision::Minutes)
+}
+
+impl MenuRow {
+    /// The session the row opens.
+    pub fn key(&self) -> agent_tray_domain::pending::SessionKey {
+        agent_tray_domain::pending::SessionKey {
+            host: self.host.clone(),
+            session_id: self.session_id.clone(),
+        }
+    }
 }
 
 /// What the shell must do to bring the tray menu from `old` rows to `new` rows.
@@ -718,6 +733,24 @@ mod tests {
         // The minute ticking over is a relabel too.
         let later = TrayModel::build(&before, at(70)).rows;
         assert_eq!(plan_menu_update(&old_rows, &later), MenuUpdate::Relabel);
+    }
+
+    #[test]
+    fn a_local_and_a_remote_session_with_the_same_id_are_two_menu_rows_each_opening_its_own() {
+        // A dev box announces a session whose id is also a local session's. The shell maps a
+        // row's position to the session its click opens: each row must name its own.
+        let local = session("same", Agent::Claude, SessionState::Working, 0);
+        let mut remote = session("same", Agent::Claude, SessionState::Working, 0);
+        remote.host = Some("devbox".into());
+        let rows = TrayModel::build(&[local.clone(), remote.clone()], at(10)).rows;
+        assert_eq!(rows.len(), 2);
+        let keys: Vec<_> = rows.iter().map(MenuRow::key).collect();
+        assert!(keys.contains(&local.key()), "{keys:?}");
+        assert!(keys.contains(&remote.key()), "{keys:?}");
+        assert_ne!(
+            rows[0].label, rows[1].label,
+            "the remote row names its host"
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::agents::AgentKnowledge;
+use crate::model::SessionKey;
 use crate::model::{Agent, Session, SessionState};
 use crate::tray_model::{Section, SessionView};
 
@@ -32,10 +33,11 @@ pub const ENDED_SHOWN: usize = 20;
 /// An ended session is listed for this long after it ended.
 pub const ENDED_RECENT: Duration = Duration::hours(24);
 
-/// The endings the user dismissed: session id -> when that ending began (its `state_since`).
+/// The endings the user dismissed: session (host and id) -> when that ending began (its
+/// `state_since`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Dismissed {
-    endings: HashMap<String, DateTime<Utc>>,
+    endings: HashMap<SessionKey, DateTime<Utc>>,
 }
 
 impl Dismissed {
@@ -45,8 +47,7 @@ impl Dismissed {
         if session.state != SessionState::Ended {
             return false;
         }
-        self.endings
-            .insert(session.session_id.clone(), session.state_since);
+        self.endings.insert(session.key(), session.state_since);
         true
     }
 
@@ -55,7 +56,7 @@ impl Dismissed {
         session.state == SessionState::Ended
             && self
                 .endings
-                .get(&session.session_id)
+                .get(&session.key())
                 .is_some_and(|at| session.state_since <= *at)
     }
 
@@ -75,7 +76,8 @@ impl Dismissed {
 }
 
 /// The window's rows. `sessions` holds the live sessions then the ended ones that left the live
-/// list; when an id appears twice the first one counts. `now` is the wall clock.
+/// list; when a session (host and id) appears twice the first one counts: the same id on two
+/// hosts is two sessions, two rows. `now` is the wall clock.
 pub fn window_rows(
     sessions: &[Session],
     watched: &[Agent],
@@ -85,7 +87,7 @@ pub fn window_rows(
     let mut seen = HashSet::new();
     let candidates: Vec<&Session> = sessions
         .iter()
-        .filter(|s| seen.insert(s.session_id.as_str()))
+        .filter(|s| seen.insert((s.host.as_deref(), s.session_id.as_str())))
         .filter(|s| watched.contains(&s.agent))
         .filter(|s| !dismissed.hides(s))
         .collect();
@@ -97,6 +99,7 @@ pub fn window_rows(
         b.state_since
             .cmp(&a.state_since)
             .then_with(|| a.session_id.cmp(&b.session_id))
+            .then_with(|| a.host.cmp(&b.host))
     });
     ended.truncate(ENDED_SHOWN);
     rows.extend(ended);
@@ -105,6 +108,7 @@ pub fn window_rows(
             .cmp(&Section::of(b.state))
             .then_with(|| a.started_at.cmp(&b.started_at))
             .then_with(|| a.session_id.cmp(&b.session_id))
+            .then_with(|| a.host.cmp(&b.host))
     });
     rows.into_iter().map(SessionView::of).collect()
 }
@@ -266,6 +270,27 @@ mod tests {
         let rows = window_rows(&sessions, ALL, &Dismissed::default(), at(100));
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].section, Section::Working);
+    }
+
+    #[test]
+    fn a_local_and_a_remote_session_with_the_same_id_are_two_rows_and_dismissing_one_keeps_the_other(
+    ) {
+        // A dev box (its link) announces a session whose id is also a local session's: two
+        // sessions, so two rows, and the user's dismissal of the local ending hides only it.
+        let local = session("same", SessionState::Ended, 10);
+        let mut remote = session("same", SessionState::Ended, 20);
+        remote.host = Some("devbox".into());
+        let both = [local.clone(), remote.clone()];
+        let rows = window_rows(&both, ALL, &Dismissed::default(), at(100));
+        let hosts: Vec<Option<&str>> = rows.iter().map(|v| v.session.host.as_deref()).collect();
+        assert_eq!(hosts.len(), 2, "both rows are listed: {hosts:?}");
+        assert!(hosts.contains(&None) && hosts.contains(&Some("devbox")));
+
+        let mut dismissed = Dismissed::default();
+        assert!(dismissed.dismiss(&local));
+        let rows = window_rows(&both, ALL, &dismissed, at(100));
+        assert_eq!(rows.len(), 1, "only the local ending is hidden");
+        assert_eq!(rows[0].session.host.as_deref(), Some("devbox"));
     }
 
     #[test]

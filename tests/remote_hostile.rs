@@ -246,3 +246,67 @@ time.sleep(60)
     );
     assert!(daemon.terminate().is_some_and(|s| s.success()));
 }
+
+/// Issue 27, point 4: a remote announces a session whose id is that of a session on this
+/// machine (ids are each host's own to choose). Both are listed, each with its own host and
+/// folder: the remote's neither hides the local one nor takes its place.
+#[test]
+fn a_remote_session_with_a_local_sessions_id_is_listed_beside_it_not_instead_of_it() {
+    let w = World::new();
+    let fake = w.path().join("fake-ssh");
+    let session = serde_json::json!({
+        "session_id": "same-id", "agent": "claude", "state": "working", "cwd": "/far/away",
+        "started_at": "2026-11-30T10:00:00Z", "last_seen": "2026-11-30T10:05:00Z",
+        "state_since": "2026-11-30T10:04:00Z"
+    });
+    let snapshot = serde_json::json!({"kind": "snapshot", "protocol": 1, "sessions": [session]});
+    let script = format!(
+        "#!/usr/bin/env python3\nimport sys, time\nsys.stdout.write({line:?} + '\\n')\nsys.stdout.flush()\ntime.sleep(60)\n",
+        line = snapshot.to_string()
+    );
+    std::fs::write(&fake, script).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let w = w.with_env("AGENT_TRAY_SSH", &fake.display().to_string());
+    let out = w.run(&["remote", "add", "devbox", "dev.example"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let daemon = w.start_daemon();
+    let local_dir = w.path().join("here");
+    std::fs::create_dir_all(&local_dir).unwrap();
+    w.observe(&[
+        "--session",
+        "same-id",
+        "--agent",
+        "claude",
+        "--event",
+        "SessionStart",
+        "--cwd",
+        &local_dir.display().to_string(),
+    ]);
+    let both = wait_until(Duration::from_secs(30), || {
+        let same: Vec<_> = w
+            .list()
+            .into_iter()
+            .filter(|s| s["session_id"] == "same-id")
+            .collect();
+        (same.len() == 2).then_some(same)
+    });
+    let both = both.unwrap_or_else(|| {
+        panic!(
+            "both sessions listed: {:?}\n{}",
+            w.list(),
+            daemon.log_text()
+        )
+    });
+    let local = both.iter().find(|s| s["host"].is_null()).unwrap();
+    let remote = both.iter().find(|s| s["host"] == "devbox").unwrap();
+    assert_eq!(local["cwd"], local_dir.display().to_string().as_str());
+    assert_eq!(remote["cwd"], "/far/away");
+    assert!(daemon.terminate().is_some_and(|s| s.success()));
+}

@@ -16,6 +16,9 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+/// A session's identity, host and id: defined beside the requests that first needed it.
+pub use crate::pending::SessionKey;
+
 /// Which coding agent a session belongs to. Fixed at a session's first sighting.
 ///
 /// A plain id: its string is the `agent` field's value (`"claude"`, `"codex"`, … a public
@@ -927,6 +930,14 @@ pub struct Session {
 }
 
 impl Session {
+    /// The session's identity: its host and its id (see [`crate::pending::SessionKey`]).
+    pub fn key(&self) -> crate::pending::SessionKey {
+        crate::pending::SessionKey {
+            host: self.host.clone(),
+            session_id: self.session_id.clone(),
+        }
+    }
+
     /// A session first seen at `now`, in `state`, with nothing else known yet.
     pub fn new(
         session_id: impl Into<String>,

@@ -82,8 +82,11 @@ impl fmt::Display for RequestId {
     }
 }
 
-/// Which session a request belongs to: `host` is `None` for this machine.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Which session this is: `host` is `None` for this machine, a remote's name (from our own
+/// configuration) otherwise. Session ids are unique per host only, and a remote chooses its own:
+/// anything that finds, selects, alerts about or acts on a session keys it by both, so a remote
+/// announcing the id of a local session can never stand in for it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ts_rs::TS)]
 pub struct SessionKey {
     pub host: Option<String>,
     pub session_id: String,
