@@ -760,12 +760,13 @@ mod tests {
         let local = session(SessionState::WaitingForPermission);
         let mut remote = local.clone();
         remote.host = Some("devbox".into());
-        let first = p
-            .decide(Some(SessionState::Working), &local, at(0))
-            .unwrap();
+        let Some(first) = p.decide(Some(SessionState::Working), &local, at(0)) else {
+            panic!("the local session's request alerts");
+        };
         assert_eq!(first.action(ACTION_OPEN), AlertAction::Open(local.key()));
-        let second = p.decide(Some(SessionState::Working), &remote, at(10));
-        let second = second.expect("the local alert does not silence the remote session's");
+        let Some(second) = p.decide(Some(SessionState::Working), &remote, at(10)) else {
+            panic!("the local alert does not silence the remote session's");
+        };
         assert_eq!(
             second.action(ACTION_OPEN),
             AlertAction::Open(remote.key()),
