@@ -694,6 +694,18 @@ test("a Gemini CLI, a Copilot CLI and an OpenCode session each show live in the 
   };
   const hook = (command, payload) =>
     execFileSync("/bin/sh", ["-c", `${CLI} ${command}`], { env, input: JSON.stringify(payload), timeout: 10_000 });
+  // OpenCode's plugin does not wait for its hook: on `permission.asked` the hook waits for an
+  // answer from the tray (OpenCode is answered from here by default) while OpenCode goes on.
+  // Run it the same way, and keep what it prints and when it exits.
+  let openCodeAsk = null;
+  const askingHook = (command, payload) => {
+    const child = spawn(CLI, command.split(" "), { env, stdio: ["pipe", "pipe", "ignore"] });
+    children.push(child);
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    openCodeAsk = new Promise((resolve) => child.on("exit", () => resolve(out)));
+    child.stdin.end(JSON.stringify(payload));
+  };
   const now = Date.now();
   const agents = [
     {
@@ -709,7 +721,7 @@ test("a Gemini CLI, a Copilot CLI and an OpenCode session each show live in the 
     {
       id: "ses_e2eopencode1", name: "OpenCode", colour: "rgb(199, 138, 0)", project: "opencode-proj",
       working: (cwd) => hook("hook --agent opencode", { v: 1, pid: standIn.pid, directory: cwd, ts: now, type: "session.status", properties: { sessionID: "ses_e2eopencode1", status: { type: "busy" } } }),
-      permission: (cwd) => hook("hook --agent opencode", { v: 1, pid: standIn.pid, directory: cwd, ts: now + 1000, type: "permission.asked", properties: { id: "per_e2e1", sessionID: "ses_e2eopencode1", permission: "bash" } }),
+      permission: (cwd) => askingHook("hook --agent opencode", { v: 1, pid: standIn.pid, directory: cwd, ts: now + 1000, type: "permission.asked", properties: { id: "per_e2e1", sessionID: "ses_e2eopencode1", permission: "bash" } }),
     },
   ];
   for (const agent of agents) {
@@ -748,6 +760,11 @@ test("a Gemini CLI, a Copilot CLI and an OpenCode session each show live in the 
   for (const agent of agents) {
     await waitFor(`${agent.name} ended`, async () => (await sectionOf(agent.id)) === "ended", 5000);
   }
+  // OpenCode's request ended with its session: the waiting hook exits having printed no answer,
+  // and nothing is left pending for the next tests.
+  const printed = await Promise.race([openCodeAsk, new Promise((r) => setTimeout(() => r("(still waiting)"), 5000))]);
+  assert.equal(printed, "", "the asking hook gave OpenCode no answer");
+  assert.deepEqual(JSON.parse(cli("pending", "--json")), []);
 });
 
 /// A hook as Claude runs it for a permission request, left waiting on the app's engine; resolves
