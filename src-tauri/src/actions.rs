@@ -229,11 +229,19 @@ pub fn install_hooks() -> InstallReport {
     }
 }
 
+/// The request a row's button answers: its id, and the host of the row's session (`None`: this
+/// machine). Request ids are unique per host only, like session ids.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked<'a> {
+    pub request_id: &'a str,
+    pub host: Option<&'a str>,
+}
+
 /// Answers a permission request through the engine's book, and waits (bounded, by the core) for
 /// the agent's hook to take the answer.
 pub async fn answer(
     registry: &agent_tray::registry::SessionsRegistry,
-    request_id: &str,
+    asked: Asked<'_>,
     choice: crate::ipc::AnswerChoice,
     message: Option<String>,
     from: crate::ipc::AnswerFrom,
@@ -250,7 +258,20 @@ pub async fn answer(
         AnswerFrom::Window => AnswerSource::Window,
         AnswerFrom::Popover => AnswerSource::Popover,
     };
-    let target = Target::Request(RequestId::parse(request_id));
+    let id = RequestId::parse(asked.request_id);
+    if let Some(host) = asked.host {
+        // The book here holds this machine's requests only; a remote row's request is answered
+        // on its machine, even when its id is that of a request here.
+        let refused = AnswerError::OnRemote {
+            id,
+            host: host.to_string(),
+        };
+        return Err(CommandError::new(
+            ErrorCode::AnswerRefused,
+            refused.to_string(),
+        ));
+    }
+    let target = Target::Request(id);
     match registry.answer_confirmed(&target, answer, source).await {
         Ok(_) => Ok(()),
         Err(e @ (AnswerError::Refused(_) | AnswerError::OnRemote { .. })) => {

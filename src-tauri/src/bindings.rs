@@ -30,6 +30,7 @@ fn render() -> String {
         SessionState::decl(),
         EndReason::decl(),
         Session::decl(),
+        agent_tray::model::SessionKey::decl(),
         agent_tray::answering::RequestId::decl(),
         agent_tray::answering::Accepts::decl(),
         agent_tray::answering::AskDetail::decl(),

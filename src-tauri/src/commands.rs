@@ -19,11 +19,12 @@ use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
 use crate::window::WindowMemoryStore;
 
-fn unknown(session_id: &str) -> CommandError {
-    CommandError::new(
-        ErrorCode::UnknownSession,
-        format!("no session {session_id}"),
-    )
+fn unknown(host: Option<&str>, session_id: &str) -> CommandError {
+    let message = match host {
+        Some(host) => format!("no session {session_id} on {host}"),
+        None => format!("no session {session_id}"),
+    };
+    CommandError::new(ErrorCode::UnknownSession, message)
 }
 
 /// Everything the window shows, at once. Events keep it current afterwards.
@@ -38,15 +39,18 @@ pub async fn get_snapshot<R: Runtime>(
 }
 
 /// Brings the user to the session: its tmux pane, else its editor (VS Code, Cursor), else a
-/// terminal in its folder; a remote session through `ssh` to its host.
+/// terminal in its folder; a remote session through `ssh` to its host. `host` is the row's
+/// (`None`: this machine): the session is looked up there and only there.
 #[tauri::command]
 pub async fn jump_to_session(
     source: State<'_, Arc<SessionsSource>>,
     session_id: String,
+    host: Option<String>,
 ) -> Result<(), CommandError> {
+    let host = host.as_deref();
     let session = source
-        .find(&session_id)
-        .ok_or_else(|| unknown(&session_id))?;
+        .find(host, &session_id)
+        .ok_or_else(|| unknown(host, &session_id))?;
     let links = source.registry().remote_links();
     let destination = session
         .host
@@ -58,27 +62,35 @@ pub async fn jump_to_session(
 
 /// Answers a permission request (Allow, Deny, Allow for this session) from the window or the
 /// popover. `Ok` once the agent's hook has taken the answer; otherwise a sentence saying why
-/// (already answered, expired, the agent moved on).
+/// (already answered, expired, the agent moved on). `host` is the row's: a remote's request is
+/// refused whatever its id, so a remote announcing a local request's id cannot answer it.
 #[tauri::command]
 pub async fn answer_request(
     source: State<'_, Arc<SessionsSource>>,
     request_id: String,
+    host: Option<String>,
     answer: AnswerChoice,
     message: Option<String>,
     from: AnswerFrom,
 ) -> Result<(), CommandError> {
-    crate::actions::answer(source.registry(), &request_id, answer, message, from).await
+    let asked = crate::actions::Asked {
+        request_id: &request_id,
+        host: host.as_deref(),
+    };
+    crate::actions::answer(source.registry(), asked, answer, message, from).await
 }
 
-/// Shows the session's transcript file in the file manager.
+/// Shows the session's transcript file in the file manager (the row's host's session only).
 #[tauri::command]
 pub async fn reveal_transcript(
     source: State<'_, Arc<SessionsSource>>,
     session_id: String,
+    host: Option<String>,
 ) -> Result<(), CommandError> {
+    let host = host.as_deref();
     let session = source
-        .find(&session_id)
-        .ok_or_else(|| unknown(&session_id))?;
+        .find(host, &session_id)
+        .ok_or_else(|| unknown(host, &session_id))?;
     // Waits for the file manager's launcher (bounded): off the async workers.
     blocking(move || actions::reveal_transcript(&session)).await
 }
@@ -98,8 +110,9 @@ async fn blocking(
 pub async fn dismiss_session(
     source: State<'_, Arc<SessionsSource>>,
     session_id: String,
+    host: Option<String>,
 ) -> Result<(), CommandError> {
-    if !source.dismiss(&session_id) {
+    if !source.dismiss(host.as_deref(), &session_id) {
         return Err(CommandError::new(
             ErrorCode::UnknownSession,
             "only an ended session can be dismissed",
@@ -221,12 +234,17 @@ pub async fn get_history<R: Runtime>(
     .await
 }
 
-/// A stored session with its timeline; `None` when the store does not have it.
+/// A stored session with its timeline; `None` when the store does not have it. The store keeps
+/// this machine's sessions only: a remote's (`host` set) is never answered with a local one's.
 #[tauri::command]
 pub async fn get_session_detail<R: Runtime>(
     app: AppHandle<R>,
     session_id: String,
+    host: Option<String>,
 ) -> Result<Option<agent_tray::store::views::SessionDetail>, CommandError> {
+    if host.is_some() {
+        return Ok(None);
+    }
     let tz = agent_tray::store::waiting::user_time_zone();
     read_history(&app, move |path| {
         agent_tray::store::views::session_detail(path, &session_id, chrono::Utc::now(), tz)

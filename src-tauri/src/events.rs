@@ -25,6 +25,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_tray::model::SessionKey;
 use agent_tray::tray_model::SessionView;
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tokio::sync::watch;
@@ -36,30 +37,32 @@ use crate::sessions::SessionsSource;
 /// How often the rows are recomputed when nothing changes (for endings ageing out).
 const AGE_OUT_CHECK: Duration = Duration::from_secs(60);
 
-/// The events that take a window from the rows `shown` to `rows`, numbered `seq`.
+/// The events that take a window from the rows `shown` to `rows`, numbered `seq`. Rows are
+/// keyed by host and id: the same id on two hosts is two rows.
 pub fn diff(
-    shown: &HashMap<String, SessionView>,
+    shown: &HashMap<SessionKey, SessionView>,
     rows: &[SessionView],
     seq: u64,
 ) -> Vec<SessionEvent> {
-    let now_ids: HashSet<&str> = rows.iter().map(|v| v.session.session_id.as_str()).collect();
-    let mut gone: Vec<&String> = shown
+    let now_keys: HashSet<SessionKey> = rows.iter().map(|v| v.session.key()).collect();
+    let mut gone: Vec<&SessionKey> = shown
         .keys()
-        .filter(|id| !now_ids.contains(id.as_str()))
+        .filter(|key| !now_keys.contains(*key))
         .collect();
     gone.sort();
     let mut events: Vec<SessionEvent> = gone
         .into_iter()
-        .map(|id| SessionEvent::Removed {
+        .map(|key| SessionEvent::Removed {
             seq,
-            session_id: id.clone(),
+            session_id: key.session_id.clone(),
+            host: key.host.clone(),
         })
         .collect();
     events.extend(
         rows.iter()
             .filter(|v| {
                 shown
-                    .get(&v.session.session_id)
+                    .get(&v.session.key())
                     .is_none_or(|old| !same_on_screen(old, v))
             })
             .map(|v| SessionEvent::Upsert {
@@ -81,10 +84,8 @@ fn same_on_screen(a: &SessionView, b: &SessionView) -> bool {
     *a == b
 }
 
-fn by_id(rows: Vec<SessionView>) -> HashMap<String, SessionView> {
-    rows.into_iter()
-        .map(|v| (v.session.session_id.clone(), v))
-        .collect()
+fn by_key(rows: Vec<SessionView>) -> HashMap<SessionKey, SessionView> {
+    rows.into_iter().map(|v| (v.session.key(), v)).collect()
 }
 
 /// The bridge: starts from the rows as they are when called (synchronously, so no change
@@ -102,7 +103,7 @@ pub fn bridge(
     changes.borrow_and_update();
     dismissals.borrow_and_update();
     let current = settings.borrow_and_update().clone();
-    let mut shown = by_id(source.rows(&current).rows);
+    let mut shown = by_key(source.rows(&current).rows);
     async move {
         // The minute clock exists only while the window does: a timer left armed would wake
         // this task even when nothing selects on it.
@@ -144,7 +145,7 @@ pub fn bridge(
             for event in diff(&shown, &rows.rows, rows.seq) {
                 emit(event);
             }
-            shown = by_id(rows.rows);
+            shown = by_key(rows.rows);
         }
     }
 }
@@ -274,12 +275,12 @@ mod tests {
 
     #[test]
     fn the_difference_upserts_new_and_changed_rows_and_removes_gone_ones() {
-        let shown = by_id(vec![
+        let shown = by_key(vec![
             view("same", SessionState::Idle),
             view("moves", SessionState::Working),
             view("gone", SessionState::Ended),
         ]);
-        let mut same = shown["same"].clone();
+        let mut same = shown[&view("same", SessionState::Idle).session.key()].clone();
         same.session.last_seen += chrono::Duration::seconds(5);
         let rows = vec![
             same,
@@ -293,7 +294,9 @@ mod tests {
                 SessionEvent::Upsert { seq, view } => {
                     (format!("+{}", view.session.session_id), *seq)
                 }
-                SessionEvent::Removed { seq, session_id } => (format!("-{session_id}"), *seq),
+                SessionEvent::Removed {
+                    seq, session_id, ..
+                } => (format!("-{session_id}"), *seq),
             })
             .collect();
         assert_eq!(
@@ -305,6 +308,29 @@ mod tests {
             ],
             "a row whose last_seen alone moved is not sent"
         );
-        assert!(diff(&by_id(rows.clone()), &rows, 8).is_empty());
+        assert!(diff(&by_key(rows.clone()), &rows, 8).is_empty());
+    }
+
+    #[test]
+    fn a_remote_row_with_a_local_rows_id_is_a_row_of_its_own_and_leaves_alone() {
+        // A dev box announces a session whose id is also a local session's: the window gets two
+        // rows, and when the remote one goes, its removal names its host, so the local row stays.
+        let local = view("same", SessionState::Working);
+        let mut remote = view("same", SessionState::Idle);
+        remote.session.host = Some("devbox".into());
+        let events = diff(&HashMap::new(), &[local.clone(), remote.clone()], 3);
+        assert_eq!(events.len(), 2, "two rows sent: {events:?}");
+        let shown = by_key(vec![local.clone(), remote]);
+        assert_eq!(shown.len(), 2, "two rows shown");
+        let events = diff(&shown, &[local], 4);
+        assert_eq!(
+            events,
+            [SessionEvent::Removed {
+                seq: 4,
+                session_id: "same".into(),
+                host: Some("devbox".into()),
+            }],
+            "only the remote row leaves"
+        );
     }
 }

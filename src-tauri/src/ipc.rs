@@ -5,7 +5,7 @@
 //! Event names live here too, so the shell and the UI wrapper (`ui/src/ipc.ts`) spell them from
 //! one list.
 
-use agent_tray::model::Agent;
+use agent_tray::model::{Agent, SessionKey};
 use agent_tray::notify_policy::NotifySettings;
 use agent_tray::tray_model::SessionView;
 use serde::{Deserialize, Serialize};
@@ -36,13 +36,18 @@ pub enum SessionEvent {
         #[ts(type = "number")]
         seq: u64,
         session_id: String,
+        /// The removed row's host (`null`: this machine): rows are keyed by host and id.
+        #[serde(default)]
+        host: Option<String>,
     },
 }
 
-/// The payload of [`EVENT_FOCUS`].
+/// The payload of [`EVENT_FOCUS`]: the session to show, by host (`null`: this machine) and id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct FocusSession {
     pub session_id: String,
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// What the user had in the window: kept by the shell, because the window (and its webview) is
@@ -53,8 +58,8 @@ pub struct WindowMemory {
     pub filter_text: String,
     /// The agent filter; `None` shows every agent.
     pub filter_agent: Option<Agent>,
-    /// The selected session, if any.
-    pub selected: Option<String>,
+    /// The selected session (host and id), if any.
+    pub selected: Option<SessionKey>,
     /// How far the session list was scrolled, in CSS pixels.
     pub scroll_top: f64,
     /// Set by the shell only, read once: open the settings panel at start (the tray's
@@ -68,7 +73,7 @@ pub struct WindowMemory {
     /// Set by the shell only, read once: show this session, with no filter hiding it (the tray
     /// menu or an alert chose it while the window's page was not yet listening).
     #[serde(default)]
-    pub focus: Option<String>,
+    pub focus: Option<SessionKey>,
 }
 
 /// Whether this app hosts the engine, and if not, why.

@@ -27,6 +27,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use agent_tray::answering::{Answer, RequestId};
+use agent_tray::model::SessionKey;
 use agent_tray::notify_policy::{Alert, AlertAction, NotifyPolicy};
 use agent_tray::registry::SessionChange;
 use tauri::{AppHandle, Manager, Runtime};
@@ -45,11 +46,11 @@ pub const MAX_WAITERS: usize = 8;
 /// The action of a click on the alert's body (XDG's reserved name).
 pub const ACTION_DEFAULT: &str = "default";
 
-/// What a click on an alert opens: the session's id, or None for anything else the server
-/// reports (the alert closed, expired, or an action we did not offer).
-pub fn click_target(action: &str, alert: &Alert) -> Option<String> {
+/// What a click on an alert opens: the session (host and id), or None for anything else the
+/// server reports (the alert closed, expired, or an action we did not offer).
+pub fn click_target(action: &str, alert: &Alert) -> Option<SessionKey> {
     match alert.action(action) {
-        AlertAction::Open(session_id) => Some(session_id),
+        AlertAction::Open(session) => Some(session),
         _ => None,
     }
 }
@@ -73,26 +74,27 @@ pub struct OpenAlerts {
 }
 
 impl OpenAlerts {
-    /// Withdraws the alerts of `session_id` whose request `session` no longer shows (`None`: the
-    /// session is gone). Closing is a D-Bus call: done on a blocking thread.
+    /// Withdraws the alerts of the session `key` (host and id: a remote's session with a local
+    /// one's id withdraws nothing of the local one's) whose request `session` no longer shows
+    /// (`None`: the session is gone). Closing is a D-Bus call: done on a blocking thread.
     #[cfg(all(unix, not(target_os = "macos")))]
-    fn withdraw_stale(&self, session_id: &str, session: Option<&agent_tray::model::Session>) {
+    fn withdraw_stale(&self, key: &SessionKey, session: Option<&agent_tray::model::Session>) {
         let stale: Vec<Arc<notify_rust::NotificationHandle>> = {
             let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
             let (gone, kept): (Vec<_>, Vec<_>) = shown
                 .drain(..)
-                .partition(|(a, _)| a.session_id == session_id && a.is_stale(session));
+                .partition(|(a, _)| a.key() == *key && a.is_stale(session));
             *shown = kept;
             gone.into_iter().map(|(_, h)| h).collect()
         };
         for handle in stale {
-            tracing::info!(session_id, "alert withdrawn: its request ended");
+            tracing::info!(session_id = %key.session_id, host = ?key.host, "alert withdrawn: its request ended");
             tauri::async_runtime::spawn(async move { handle.close_async().await });
         }
     }
 
     #[cfg(not(all(unix, not(target_os = "macos"))))]
-    fn withdraw_stale(&self, _session_id: &str, _session: Option<&agent_tray::model::Session>) {}
+    fn withdraw_stale(&self, _key: &SessionKey, _session: Option<&agent_tray::model::Session>) {}
 }
 
 /// The server capability that says it parses markup in bodies.
@@ -132,7 +134,7 @@ fn server_reads_markup() -> bool {
 }
 
 /// What the app does when an alert is clicked: show the window on that session.
-pub type OnClick = Arc<dyn Fn(String) + Send + Sync>;
+pub type OnClick = Arc<dyn Fn(SessionKey) + Send + Sync>;
 
 /// Where decided alerts go: the desktop, or a test's list.
 pub trait AlertSink: Send + 'static {
@@ -165,11 +167,11 @@ pub async fn decide_loop(
         let (old_state, session) = match change {
             Ok(SessionChange::Added { session }) => (None, session),
             Ok(SessionChange::Changed { old_state, session }) => {
-                open.withdraw_stale(&session.session_id, Some(&session));
+                open.withdraw_stale(&session.key(), Some(&session));
                 (Some(old_state), session)
             }
-            Ok(SessionChange::Removed { session_id, .. }) => {
-                open.withdraw_stale(&session_id, None);
+            Ok(SessionChange::Removed { session_id, host }) => {
+                open.withdraw_stale(&SessionKey { host, session_id }, None);
                 continue;
             }
             // Missed changes cannot be alerted on after the fact; an old alert is noise anyway.
@@ -345,9 +347,9 @@ fn follow_actions(
                 }
             }));
             match chosen {
-                Some(AlertAction::Open(session_id)) => {
-                    tracing::info!(%session_id, "alert clicked");
-                    (reactions.on_click)(session_id);
+                Some(AlertAction::Open(session)) => {
+                    tracing::info!(session_id = %session.session_id, host = ?session.host, "alert clicked");
+                    (reactions.on_click)(session);
                 }
                 Some(AlertAction::Answer(request, answer)) => {
                     tracing::info!(%request, "alert answered");
@@ -373,7 +375,7 @@ fn follow_actions(
 /// What a click on an alert does in the app: show the window on that session.
 pub fn open_on_click<R: Runtime>(app: &AppHandle<R>) -> OnClick {
     let handle = app.clone();
-    Arc::new(move |session_id| crate::window::focus_session(&handle, session_id))
+    Arc::new(move |session| crate::window::focus_session(&handle, session))
 }
 
 /// What an alert's Allow or Deny does in the app: answer the request through the engine's book,
@@ -415,6 +417,7 @@ mod tests {
     fn alert() -> Alert {
         Alert {
             session_id: "s-died".into(),
+            host: None,
             kind: AlertKind::ProcessDied,
             summary: "web: Claude's process 42 died".into(),
             body: String::new(),
@@ -443,7 +446,22 @@ mod tests {
     fn a_click_on_an_alert_opens_its_session_and_closing_it_opens_nothing() {
         // dunst, GNOME and KDE report a click on the body as the reserved "default" action;
         // an alert that expires or is dismissed reports "__closed" (notify-rust's name).
-        assert_eq!(click_target("default", &alert()).as_deref(), Some("s-died"));
+        assert_eq!(
+            click_target("default", &alert()),
+            Some(SessionKey {
+                host: None,
+                session_id: "s-died".into()
+            })
+        );
+        let mut remote = alert();
+        remote.host = Some("devbox".into());
+        assert_eq!(
+            click_target("default", &remote)
+                .and_then(|k| k.host)
+                .as_deref(),
+            Some("devbox"),
+            "a remote session's alert opens the remote session"
+        );
         assert_eq!(click_target("__closed", &alert()), None);
         assert_eq!(
             click_target("something-else", &alert()),

@@ -43,7 +43,7 @@ impl SessionsSource {
     }
 
     fn dismissed(&self) -> std::sync::MutexGuard<'_, Dismissed> {
-        // Only a map of ids to times: still valid after a panic elsewhere.
+        // Only a map of sessions to times: still valid after a panic elsewhere.
         self.dismissed.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -74,20 +74,24 @@ impl SessionsSource {
         }
     }
 
-    /// A session, live or ended (as long as the registry remembers it).
-    pub fn find(&self, session_id: &str) -> Option<Session> {
-        self.registry.get(session_id).or_else(|| {
-            self.registry
-                .history(usize::MAX)
+    /// The session `session_id` on `host` (`None`: this machine), live or ended (as long as the
+    /// registry remembers it). Only there: the window hands back the host of the row the user
+    /// acted on, and a remote's session with a local one's id must not answer for it.
+    pub fn find(&self, host: Option<&str>, session_id: &str) -> Option<Session> {
+        self.registry.get_on(host, session_id).or_else(|| {
+            // The registry remembers this machine's endings only (a remote keeps its own).
+            host.is_none()
+                .then(|| self.registry.history(usize::MAX))
                 .into_iter()
+                .flatten()
                 .find(|s| s.session_id == session_id)
         })
     }
 
     /// Hides an ended session's ending from the window. Only ended ones: dismissing a live
     /// session would hide something that may need the user. Returns whether it was dismissed.
-    pub fn dismiss(&self, session_id: &str) -> bool {
-        let Some(session) = self.find(session_id) else {
+    pub fn dismiss(&self, host: Option<&str>, session_id: &str) -> bool {
+        let Some(session) = self.find(host, session_id) else {
             return false;
         };
         let now = self.registry.clock().wall();

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_tray::answering::{Answer, RequestId};
+use agent_tray::model::SessionKey;
 use agent_tray::tray_model::{
     plan_menu_update_with_more, until_next_midnight, MenuRow, MenuTime, MenuUpdate, TrayModel,
     TrayStatus,
@@ -76,9 +77,11 @@ impl<R: Runtime> Default for TrayMenu<R> {
 }
 
 /// The session behind each row position, as the menu on screen shows it: what a click on
-/// `session:<n>` opens. Replaced after every render; the lock is held only to swap or read.
+/// `session:<n>` opens. Items are named by position, never by session id (ids are chosen by
+/// whoever reports the session, a remote included), and each position keeps its session's host
+/// and id. Replaced after every render; the lock is held only to swap or read.
 #[derive(Default)]
-pub struct MenuRows(Mutex<Vec<(String, Option<RequestId>)>>);
+pub struct MenuRows(Mutex<Vec<(SessionKey, Option<RequestId>)>>);
 
 impl MenuRows {
     fn publish(&self, rows: &[MenuRow]) {
@@ -86,13 +89,13 @@ impl MenuRows {
             .iter()
             .map(|r| {
                 let request = r.answers.as_ref().map(|a| a.request.clone());
-                (r.session_id.clone(), request)
+                (r.key(), request)
             })
             .collect();
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = ids;
     }
 
-    fn session_at(&self, index: usize) -> Option<String> {
+    fn session_at(&self, index: usize) -> Option<SessionKey> {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -560,12 +563,12 @@ pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
             else {
                 return;
             };
-            let session_id = app
+            let session = app
                 .try_state::<MenuRows>()
                 .and_then(|rows| rows.session_at(index));
-            if let Some(session_id) = session_id {
-                tracing::info!(%session_id, "session chosen from the tray");
-                crate::window::focus_session(app, session_id);
+            if let Some(session) = session {
+                tracing::info!(session_id = %session.session_id, host = ?session.host, "session chosen from the tray");
+                crate::window::focus_session(app, session);
             }
         }
     }

@@ -18,6 +18,8 @@ use std::sync::Mutex;
 
 use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewWindow, WebviewWindowBuilder};
 
+use agent_tray::model::SessionKey;
+
 use crate::ipc::{
     FocusSession, InstallReport, Snapshot, WindowMemory, EVENT_FOCUS, EVENT_INSTALL_RESULT,
     EVENT_OPEN_SETTINGS,
@@ -148,13 +150,13 @@ fn take_from(slot: &mut MemorySlot) -> WindowMemory {
     taken
 }
 
-/// A request to show `session_id`: no filter hides it, it is selected, and the page is told to
-/// show it (the one-shot).
-fn focus_in(memory: &mut WindowMemory, session_id: String) {
+/// A request to show `session` (host and id): no filter hides it, it is selected, and the page
+/// is told to show it (the one-shot).
+fn focus_in(memory: &mut WindowMemory, session: SessionKey) {
     memory.filter_text.clear();
     memory.filter_agent = None;
-    memory.selected = Some(session_id.clone());
-    memory.focus = Some(session_id);
+    memory.selected = Some(session.clone());
+    memory.focus = Some(session);
 }
 
 /// What the page finds in `window.__agentTrayBoot` when it starts: the snapshot and the saved
@@ -363,13 +365,14 @@ pub fn show_install_report<R: Runtime>(app: &AppHandle<R>, report: InstallReport
 
 /// Shows the window on one session: the tray menu's rows and a click on an alert both end here
 /// (see [`request`]; the page selects the row, clearing its filters).
-pub fn focus_session<R: Runtime>(app: &AppHandle<R>, session_id: String) {
+pub fn focus_session<R: Runtime>(app: &AppHandle<R>, session: SessionKey) {
     let sent = FocusSession {
-        session_id: session_id.clone(),
+        session_id: session.session_id.clone(),
+        host: session.host.clone(),
     };
     request(
         app,
-        |m| focus_in(m, session_id),
+        |m| focus_in(m, session),
         |app| app.emit(EVENT_FOCUS, sent),
     );
 }
@@ -401,6 +404,13 @@ pub fn hooks_found(files: &[PathBuf]) -> bool {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    fn key(host: Option<&str>, id: &str) -> SessionKey {
+        SessionKey {
+            host: host.map(String::from),
+            session_id: id.into(),
+        }
+    }
 
     #[test]
     fn background_opens_the_window_only_when_it_has_something_to_say() {
@@ -473,7 +483,7 @@ mod tests {
                 remotes: Vec::new(),
             },
             memory: WindowMemory {
-                selected: Some("evil".into()),
+                selected: Some(key(None, "evil")),
                 open_settings: true,
                 ..WindowMemory::default()
             },
@@ -494,14 +504,17 @@ mod tests {
         store.set(WindowMemory {
             filter_text: "api".into(),
             filter_agent: Some(agent_tray::model::Agent::Codex),
-            selected: Some("a".into()),
+            selected: Some(key(None, "a")),
             scroll_top: 120.0,
             ..WindowMemory::default()
         });
-        assert!(!store.keep_unless_listening(|m| focus_in(m, "b".into())));
+        // A remote's session: the window is told its host too, so it never selects a local
+        // session with the same id.
+        let b = key(Some("devbox"), "b");
+        assert!(!store.keep_unless_listening(|m| focus_in(m, b.clone())));
         let memory = store.take();
-        assert_eq!(memory.selected.as_deref(), Some("b"));
-        assert_eq!(memory.focus.as_deref(), Some("b"));
+        assert_eq!(memory.selected, Some(b.clone()));
+        assert_eq!(memory.focus, Some(b));
         assert_eq!(memory.filter_text, "");
         assert_eq!(memory.filter_agent, None);
         assert_eq!(memory.scroll_top, 120.0);
@@ -528,15 +541,15 @@ mod tests {
     fn a_request_waits_for_a_page_still_starting_and_is_an_event_once_it_listens() {
         let store = WindowMemoryStore::default();
         // A window created (or prewarmed) a moment ago: its page has no listener yet.
-        assert!(!store.keep_unless_listening(|m| focus_in(m, "b".into())));
+        assert!(!store.keep_unless_listening(|m| focus_in(m, key(None, "b"))));
         // The page saves its state as it starts: the request survives it.
         store.set(WindowMemory {
-            selected: Some("a".into()),
+            selected: Some(key(None, "a")),
             ..WindowMemory::default()
         });
         // It catches up once its listeners are set, and gets the request once.
         let caught_up = store.take_listening();
-        assert_eq!(caught_up.focus.as_deref(), Some("b"));
+        assert_eq!(caught_up.focus, Some(key(None, "b")));
         assert_eq!(store.take().focus, None, "handed over once");
         // From then on a request is an event: nothing is kept for a later window.
         assert!(store.keep_unless_listening(|m| m.open_settings = true));

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_tray::model::{Agent, EventKind, Observation};
+use agent_tray::model::{Agent, EventKind, Observation, Session, SessionKey, SessionState};
 use agent_tray::registry::SessionsRegistry;
 use agent_tray_desktop::ipc::{
     AppSettings, EngineStatus, FocusSession, SessionEvent, Snapshot, EVENT_FOCUS, EVENT_SESSIONS,
@@ -71,6 +71,13 @@ fn invoke(
     };
     get_ipc_response(&h.window, request)
         .map(|b| b.deserialize::<serde_json::Value>().unwrap_or_default())
+}
+
+fn local(id: &str) -> SessionKey {
+    SessionKey {
+        host: None,
+        session_id: id.into(),
+    }
 }
 
 fn observe(registry: &SessionsRegistry, id: &str, event: EventKind, cwd: Option<&str>) {
@@ -392,7 +399,10 @@ fn a_clicked_alert_tells_the_window_to_show_its_session() {
         .state::<agent_tray_desktop::window::WindowMemoryStore>();
     let _ = memory.take_listening();
     let on_click = agent_tray_desktop::notifier::open_on_click(h.app.handle());
-    on_click("s-died".to_string());
+    on_click(SessionKey {
+        host: Some("devbox".into()),
+        session_id: "s-died".into(),
+    });
     assert!(
         eventually(|| !received
             .lock()
@@ -403,8 +413,10 @@ fn a_clicked_alert_tells_the_window_to_show_its_session() {
     assert_eq!(
         *received.lock().unwrap_or_else(|p| p.into_inner()),
         [FocusSession {
-            session_id: "s-died".into()
-        }]
+            session_id: "s-died".into(),
+            host: Some("devbox".into()),
+        }],
+        "the window is told the session's host too: a local session may have the same id"
     );
 }
 
@@ -425,7 +437,7 @@ fn a_click_before_the_windows_page_listens_is_kept_for_its_catch_up() {
         .state::<agent_tray_desktop::window::WindowMemoryStore>();
     memory.not_listening();
     let on_click = agent_tray_desktop::notifier::open_on_click(h.app.handle());
-    on_click("s-died".to_string());
+    on_click(local("s-died"));
     // The page catches up once its listeners are set: the request is there, once.
     let mut caught_up = None;
     assert!(
@@ -441,7 +453,7 @@ fn a_click_before_the_windows_page_listens_is_kept_for_its_catch_up() {
         }),
         "the request was kept for the page"
     );
-    assert_eq!(caught_up.as_deref(), Some("s-died"));
+    assert_eq!(caught_up, Some(local("s-died")));
     assert!(
         received
             .lock()
@@ -751,4 +763,102 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
     assert!(registry.pending().is_empty());
     token.cancel();
     let _ = tauri::async_runtime::block_on(task);
+}
+
+/// Issue 27, point 4: a dev box announces a session whose id is also a local session's (ids are
+/// each host's own), and another that exists only there. The window's commands act on the
+/// session of the row's host: the remote's never stands in for the local one, and a command
+/// without a host never reaches a remote's.
+#[test]
+fn commands_act_on_the_session_of_the_rows_host_and_never_on_another_hosts_with_that_id() {
+    let h = harness();
+    observe(
+        &h.registry,
+        "same",
+        EventKind::SessionStart,
+        Some("/home/dev/here"),
+    );
+    let far = |id: &str, state: SessionState| {
+        let mut s = Session::new(id, Agent::Claude, state, chrono::Utc::now());
+        s.host = Some("devbox".into());
+        s.cwd = Some("/srv/far".into());
+        s
+    };
+    h.registry.set_remote_sessions(
+        "devbox",
+        vec![
+            far("same", SessionState::Ended),
+            far("only-far", SessionState::Working),
+        ],
+    );
+    let rows = snapshot(&h).sessions;
+    let same: Vec<Option<&str>> = rows
+        .iter()
+        .filter(|v| v.session.session_id == "same")
+        .map(|v| v.session.host.as_deref())
+        .collect();
+    assert_eq!(same.len(), 2, "both rows are listed: {same:?}");
+
+    // The remote row's "Dismiss" dismisses the remote ending, not the live local session.
+    invoke(
+        &h,
+        "dismiss_session",
+        serde_json::json!({"sessionId": "same", "host": "devbox"}),
+    )
+    .unwrap_or_else(|e| panic!("the remote ending is dismissed: {e}"));
+    let rows = snapshot(&h).sessions;
+    let same: Vec<Option<&str>> = rows
+        .iter()
+        .filter(|v| v.session.session_id == "same")
+        .map(|v| v.session.host.as_deref())
+        .collect();
+    assert_eq!(
+        same,
+        [None],
+        "the local row stays, the remote one is hidden"
+    );
+    // Positive control: the local row's "Dismiss" finds the local (live) session and refuses.
+    let error = invoke(
+        &h,
+        "dismiss_session",
+        serde_json::json!({"sessionId": "same", "host": null}),
+    )
+    .err()
+    .unwrap_or_default();
+    assert_eq!(error["code"], "unknown_session", "{error}");
+
+    // A jump without a host is a local row's: a remote session with that id is not it.
+    let error = invoke(
+        &h,
+        "jump_to_session",
+        serde_json::json!({"sessionId": "only-far"}),
+    )
+    .err()
+    .unwrap_or_default();
+    assert_eq!(error["code"], "unknown_session", "{error}");
+    let error = invoke(
+        &h,
+        "reveal_transcript",
+        serde_json::json!({"sessionId": "only-far", "host": null}),
+    )
+    .err()
+    .unwrap_or_default();
+    assert_eq!(error["code"], "unknown_session", "{error}");
+
+    // A remote row's request is answered on its machine, whatever its id.
+    let error = invoke(
+        &h,
+        "answer_request",
+        serde_json::json!({"requestId": "r1-abc", "host": "devbox", "answer": "allow", "message": null, "from": "window"}),
+    )
+    .err()
+    .unwrap_or_default();
+    assert_eq!(error["code"], "answer_refused", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("on devbox"),
+        "{error}"
+    );
 }

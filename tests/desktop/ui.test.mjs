@@ -160,7 +160,7 @@ test("arrow keys walk the rows in display order, Enter jumps and Esc hides the w
   await page.keyboard.press("ArrowUp");
   assert.deepEqual(await rowIds(page, ".row[aria-selected='true']"), ["s-work"]);
   await page.keyboard.press("Enter");
-  assert.deepEqual(await calls(page, "jump_to_session"), [{ cmd: "jump_to_session", args: { sessionId: "s-work" } }]);
+  assert.deepEqual(await calls(page, "jump_to_session"), [{ cmd: "jump_to_session", args: { sessionId: "s-work", host: null } }]);
   await page.keyboard.press("Escape");
   assert.equal((await calls(page, "hide_window")).length, 1);
   // "/" focuses the filter; Esc there clears it first instead of hiding.
@@ -187,8 +187,8 @@ test("row actions call their commands", async () => {
   await page.click(".row[data-session-id='s-dead'] [data-action='dismiss']");
   await page.click(".row[data-session-id='s-dead'] [data-action='transcript']");
   await page.click(".row[data-session-id='s-idle'] [data-action='copy']");
-  assert.deepEqual(await calls(page, "dismiss_session"), [{ cmd: "dismiss_session", args: { sessionId: "s-dead" } }]);
-  assert.deepEqual(await calls(page, "reveal_transcript"), [{ cmd: "reveal_transcript", args: { sessionId: "s-dead" } }]);
+  assert.deepEqual(await calls(page, "dismiss_session"), [{ cmd: "dismiss_session", args: { sessionId: "s-dead", host: null } }]);
+  assert.deepEqual(await calls(page, "reveal_transcript"), [{ cmd: "reveal_transcript", args: { sessionId: "s-dead", host: null } }]);
   await page.waitForSelector("#banner:not([hidden])");
   assert.match(await page.locator("#banner").innerText(), /claude --resume s-idle/);
   await context.close();
@@ -224,9 +224,9 @@ test("a permission request shows what will run, whole and as text, and Allow, De
   assert.deepEqual(
     (await calls(page, "answer_request")).map((c) => c.args),
     [
-      { requestId: "r4-z9y8", answer: "allow", message: null, from: "window" },
-      { requestId: "r4-z9y8", answer: "deny", message: null, from: "window" },
-      { requestId: "r4-z9y8", answer: "allow_for_session", message: null, from: "window" },
+      { requestId: "r4-z9y8", host: null, answer: "allow", message: null, from: "window" },
+      { requestId: "r4-z9y8", host: null, answer: "deny", message: null, from: "window" },
+      { requestId: "r4-z9y8", host: null, answer: "allow_for_session", message: null, from: "window" },
     ],
   );
   // The keys: A, D, S on the selected row, announced in its description.
@@ -477,7 +477,7 @@ test("session events never take the focus from the filter, and keys act on what 
   await page.selectOption("#agent-filter", "all");
   await page.click(".row[data-session-id='s-work'] .project");
   await page.keyboard.press("Enter");
-  assert.deepEqual(await calls(page, "jump_to_session"), [{ cmd: "jump_to_session", args: { sessionId: "s-work" } }]);
+  assert.deepEqual(await calls(page, "jump_to_session"), [{ cmd: "jump_to_session", args: { sessionId: "s-work", host: null } }]);
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -545,12 +545,12 @@ test("every row action is reachable, announced and operable with the keyboard al
   assert.match(dead, /Delete.*dismiss/i);
   await page.keyboard.press("t");
   await page.keyboard.press("Delete");
-  assert.deepEqual(await calls(page, "reveal_transcript"), [{ cmd: "reveal_transcript", args: { sessionId: "s-dead" } }]);
-  assert.deepEqual(await calls(page, "dismiss_session"), [{ cmd: "dismiss_session", args: { sessionId: "s-dead" } }]);
+  assert.deepEqual(await calls(page, "reveal_transcript"), [{ cmd: "reveal_transcript", args: { sessionId: "s-dead", host: null } }]);
+  assert.deepEqual(await calls(page, "dismiss_session"), [{ cmd: "dismiss_session", args: { sessionId: "s-dead", host: null } }]);
   // Home and Enter: jump to the first row.
   await page.keyboard.press("Home");
   await page.keyboard.press("Enter");
-  assert.deepEqual(await calls(page, "jump_to_session"), [{ cmd: "jump_to_session", args: { sessionId: "s-perm" } }]);
+  assert.deepEqual(await calls(page, "jump_to_session"), [{ cmd: "jump_to_session", args: { sessionId: "s-perm", host: null } }]);
   // Keys a row cannot use do nothing: s-perm is live, so Delete dismisses nothing.
   await page.keyboard.press("Delete");
   assert.equal((await calls(page, "dismiss_session")).length, 1);
@@ -741,7 +741,7 @@ test("the first paint needs no IPC answer: the page starts from what the shell p
     const engine = { kind: "running", socket: "/tmp/test.sock" };
     window.__agentTrayBoot = {
       snapshot: { seq: 1, sessions: [a], engine, settings, version: "0.0.0-test", remotes: [] },
-      memory: { filter_text: "", filter_agent: null, selected: "a", scroll_top: 0, open_settings: false, install_report: null },
+      memory: { filter_text: "", filter_agent: null, selected: { host: null, session_id: "a" }, scroll_top: 0, open_settings: false, install_report: null },
     };
     window.__mock.snapshot = { seq: 3, sessions: [{ ...a, state_label: "needs input", section: "needs_you", session: { ...a.session, state: "waiting_for_input" } }, b], engine, settings, version: "0.0.0-test", remotes: [] };
   }, { a, b, settings: defaultSettings });
@@ -788,10 +788,10 @@ test("a session chosen in the tray while the page was starting is shown once the
     const snapshot = { seq: 1, sessions: [a, b], engine, settings, version: "0.0.0-test", remotes: [] };
     window.__agentTrayBoot = {
       snapshot,
-      memory: { filter_text: "alp", filter_agent: null, selected: "a", scroll_top: 0, open_settings: false, install_report: null, focus: null },
+      memory: { filter_text: "alp", filter_agent: null, selected: { host: null, session_id: "a" }, scroll_top: 0, open_settings: false, install_report: null, focus: null },
     };
     window.__mock.snapshot = snapshot;
-    window.__mock.memory = { filter_text: "", filter_agent: null, selected: "b", scroll_top: 0, open_settings: false, install_report: null, focus: "b" };
+    window.__mock.memory = { filter_text: "", filter_agent: null, selected: { host: null, session_id: "b" }, scroll_top: 0, open_settings: false, install_report: null, focus: { host: null, session_id: "b" } };
   }, { a, b, settings: defaultSettings });
   await page.goto(baseUrl);
   await page.waitForFunction(() => typeof window.__agentTrayPaintedAt === "number", null, { timeout: 5000 });
@@ -816,7 +816,7 @@ test("the window's filters, selection and scroll are saved to the shell and rest
   await first.page.waitForFunction(() => window.__mock.memory.scroll_top > 0, null, { timeout: 3000 });
   const memory = await first.page.evaluate(() => window.__mock.memory);
   assert.equal(memory.filter_text, "proj");
-  assert.equal(memory.selected, "m31");
+  assert.deepEqual(memory.selected, { host: null, session_id: "m31" });
   assert.ok(memory.scroll_top > 0);
   await first.context.close();
   // A new window (the old one was destroyed) starts from what the shell kept.
@@ -871,6 +871,47 @@ test("a remote session shows its host as text, and a cut link as unreachable, ne
   assert.match(await page.locator("#footer").innerText(), /bare: agent-tray is not installed on dev@bare/);
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   await row.screenshot({ path: path.join(artifacts, "remote-row.png") });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("a remote session with a local session's id gets a row of its own, and each row acts on its own host", async () => {
+  // Ids are each host's own to choose: a dev box may announce the id of a session on this
+  // machine. Two rows, and every action, the selection and a removal keep to their own host.
+  const local = view({ id: "same", project: "here", state: "waiting_for_permission", host: null, transcript_path: "/home/dev/.claude/projects/p/same.jsonl", pending: [request({ id: "r1-loc", session: "same" })] });
+  const remote = view({ id: "same", project: "far", state: "waiting_for_permission", host: "devbox", transcript_path: "/home/dev/.claude/projects/p/same.jsonl", pending: [request({ id: "r1-far", session: "same", host: "devbox" })] });
+  const { page, context, problems } = await open([local, remote]);
+  const rows = page.locator(".row[data-session-id='same']");
+  assert.equal(await rows.count(), 2, "two rows, not one");
+  const localRow = page.locator(".row[data-session-id='same']:not(:has(.host))");
+  const remoteRow = page.locator(".row[data-session-id='same']:has(.host)");
+  assert.equal(await localRow.locator(".project").innerText(), "here");
+  assert.equal(await remoteRow.locator(".project").innerText(), "far");
+  await remoteRow.locator("[data-action='jump']").click();
+  await localRow.locator("[data-action='jump']").click();
+  assert.deepEqual((await calls(page, "jump_to_session")).map((c) => c.args), [
+    { sessionId: "same", host: "devbox" },
+    { sessionId: "same", host: null },
+  ]);
+  // Only this machine's request is answered from here; its answer names no host.
+  assert.equal(await remoteRow.locator("[data-action^='answer:']").count(), 0);
+  await localRow.locator("[data-action='answer:allow']").click();
+  assert.deepEqual((await calls(page, "answer_request")).map((c) => c.args), [{ requestId: "r1-loc", host: null, answer: "allow", message: null, from: "window" }]);
+  // Selecting one row selects it alone; the saved selection names its host.
+  await remoteRow.click({ position: { x: 5, y: 5 } });
+  assert.equal(await page.locator(".row[aria-selected='true']").count(), 1);
+  assert.equal(await remoteRow.getAttribute("aria-selected"), "true");
+  await page.waitForFunction(() => window.__mock.memory.selected?.host === "devbox");
+  assert.deepEqual(await page.evaluate(() => window.__mock.memory.selected), { host: "devbox", session_id: "same" });
+  // The tray asks for the local one: the local row is selected, not the remote one.
+  await page.evaluate(() => window.__mock.emit("focus-session", { session_id: "same", host: null }));
+  assert.equal(await localRow.getAttribute("aria-selected"), "true");
+  assert.equal(await remoteRow.getAttribute("aria-selected"), "false");
+  // The remote session ends: its row goes, the local one stays (and keeps the selection).
+  await page.evaluate(() => window.__mock.emit("sessions-changed", { kind: "removed", seq: 5, session_id: "same", host: "devbox" }));
+  assert.equal(await rows.count(), 1);
+  assert.equal(await page.locator(".row[data-session-id='same'] .project").innerText(), "here");
+  assert.equal(await localRow.getAttribute("aria-selected"), "true");
   assert.deepEqual(problems, []);
   await context.close();
 });

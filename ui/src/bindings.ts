@@ -66,6 +66,8 @@ headless: boolean,
  */
 pending: Array<PendingView>, };
 
+export type SessionKey = { host: string | null, session_id: string, };
+
 export type RequestId = string;
 
 export type Accepts = { 
@@ -250,9 +252,13 @@ sessions: Array<SessionView>, engine: EngineStatus, settings: AppSettings, versi
  */
 remotes: Array<RemoteLinkStatus>, };
 
-export type SessionEvent = { "kind": "upsert", seq: number, view: SessionView, } | { "kind": "removed", seq: number, session_id: string, };
+export type SessionEvent = { "kind": "upsert", seq: number, view: SessionView, } | { "kind": "removed", seq: number, session_id: string, 
+/**
+ * The removed row's host (`null`: this machine): rows are keyed by host and id.
+ */
+host: string | null, };
 
-export type FocusSession = { session_id: string, };
+export type FocusSession = { session_id: string, host: string | null, };
 
 export type WindowMemory = { 
 /**
@@ -264,9 +270,9 @@ filter_text: string,
  */
 filter_agent: Agent | null, 
 /**
- * The selected session, if any.
+ * The selected session (host and id), if any.
  */
-selected: string | null, 
+selected: SessionKey | null, 
 /**
  * How far the session list was scrolled, in CSS pixels.
  */
@@ -285,7 +291,7 @@ install_report: InstallReport | null,
  * Set by the shell only, read once: show this session, with no filter hiding it (the tray
  * menu or an alert chose it while the window's page was not yet listening).
  */
-focus: string | null, };
+focus: SessionKey | null, };
 
 export type InstallReport = { ok: boolean, output: string, };
 

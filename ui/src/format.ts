@@ -29,12 +29,19 @@ export function clockTime(t: Date): string {
   return clockFormat.format(t);
 }
 
-/// Oldest session first, then by id: the core's order (Rust compares the strings byte by byte;
-/// `localeCompare` would go through an ICU collator for every comparison, and need not agree).
+/// Oldest session first, then by id, then this machine's before a remote's with that id: the
+/// core's order (Rust compares the strings byte by byte; `localeCompare` would go through an ICU
+/// collator for every comparison, and need not agree).
 export function byStartThenId(
-  a: { session: { started_at: string; session_id: string } },
-  b: { session: { started_at: string; session_id: string } },
+  a: { session: { started_at: string; session_id: string; host?: string | null } },
+  b: { session: { started_at: string; session_id: string; host?: string | null } },
 ): number {
   const order = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
-  return order(a.session.started_at, b.session.started_at) || order(a.session.session_id, b.session.session_id);
+  const host = (h: string | null | undefined) => (h == null ? 0 : 1);
+  return (
+    order(a.session.started_at, b.session.started_at) ||
+    order(a.session.session_id, b.session.session_id) ||
+    host(a.session.host) - host(b.session.host) ||
+    order(a.session.host ?? "", b.session.host ?? "")
+  );
 }

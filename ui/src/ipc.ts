@@ -17,15 +17,18 @@ import type {
   InstallReport,
   SessionDetail,
   SessionEvent,
+  SessionKey,
   Snapshot,
   WindowMemory,
 } from "./bindings";
 
 export const commands = {
   getSnapshot: () => invoke<Snapshot>("get_snapshot"),
-  jumpToSession: (sessionId: string) => invoke<null>("jump_to_session", { sessionId }),
-  revealTranscript: (sessionId: string) => invoke<null>("reveal_transcript", { sessionId }),
-  dismissSession: (sessionId: string) => invoke<null>("dismiss_session", { sessionId }),
+  // Every command about a session names its host too (null: this machine): ids are unique per
+  // host only, and the shell looks the session up there and nowhere else.
+  jumpToSession: (s: SessionKey) => invoke<null>("jump_to_session", { sessionId: s.session_id, host: s.host }),
+  revealTranscript: (s: SessionKey) => invoke<null>("reveal_transcript", { sessionId: s.session_id, host: s.host }),
+  dismissSession: (s: SessionKey) => invoke<null>("dismiss_session", { sessionId: s.session_id, host: s.host }),
   saveSettings: (settings: AppSettings) => invoke<null>("save_settings", { settings }),
   addRemote: (name: string, destination: string) => invoke<null>("add_remote", { name, destination }),
   removeRemote: (name: string) => invoke<null>("remove_remote", { name }),
@@ -35,11 +38,12 @@ export const commands = {
   saveWindowMemory: (state: WindowMemory) => invoke<null>("save_window_memory", { state }),
   getToday: () => invoke<DayReport>("get_today"),
   getHistory: (query: HistoryQuery) => invoke<HistoryEntry[]>("get_history", { query }),
-  getSessionDetail: (sessionId: string) => invoke<SessionDetail | null>("get_session_detail", { sessionId }),
+  getSessionDetail: (s: SessionKey) =>
+    invoke<SessionDetail | null>("get_session_detail", { sessionId: s.session_id, host: s.host }),
   openMainWindow: () => invoke<null>("open_main_window"),
   hidePopover: () => invoke<null>("hide_popover"),
-  answerRequest: (requestId: string, answer: AnswerChoice, message: string | null, from: AnswerFrom) =>
-    invoke<null>("answer_request", { requestId, answer, message, from }),
+  answerRequest: (requestId: string, host: string | null, answer: AnswerChoice, message: string | null, from: AnswerFrom) =>
+    invoke<null>("answer_request", { requestId, host, answer, message, from }),
   getAnswering: () => invoke<EffectiveChoice[]>("get_answering"),
   setAnswering: (agent: Agent, enabled: boolean, waitSecs: number) =>
     invoke<EffectiveChoice>("set_answering", { agent, enabled, waitSecs }),

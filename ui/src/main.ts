@@ -40,7 +40,7 @@ import { byStartThenId, clockTime, formatElapsed, secondsSince } from "./format"
 import { stampPaint } from "./paint";
 import { commands, errorMessage, on } from "./ipc";
 import { createMemoryViews } from "./memory";
-import { SessionsStore } from "./sessions-store";
+import { keyOf, parseKey, SessionsStore, sessionKey } from "./sessions-store";
 import { openSettings, type SettingsPage } from "./settings-view";
 import { answerable, answerChoices, requestBlock } from "./requests";
 
@@ -56,6 +56,7 @@ const state = {
   version: "",
   filterText: "",
   filterAgent: "all" as Agent | "all",
+  /// The selected row's key (host and id, see `sessionKey`).
   selected: null as string | null,
   notice: null as { kind: "info" | "error"; text: string } | null,
   remotes: [] as RemoteLinkStatus[],
@@ -130,13 +131,14 @@ function timeText(v: SessionView): string {
   return formatElapsed(secondsSince(v.session.state_since, Date.now()));
 }
 
-/// Row element ids for aria-activedescendant: session ids are data, never used as ids.
+/// Row element ids for aria-activedescendant, by session key: session ids are data, never used
+/// as ids.
 const domIds = new Map<string, string>();
-function domId(sessionId: string): string {
-  let id = domIds.get(sessionId);
+function domId(key: string): string {
+  let id = domIds.get(key);
   if (!id) {
     id = `row-${domIds.size + 1}`;
-    domIds.set(sessionId, id);
+    domIds.set(key, id);
   }
   return id;
 }
@@ -176,15 +178,16 @@ function describe(v: SessionView, offered: ReturnType<typeof rowActions>): strin
 function describeSince(): void {
   if (descriptionsSayWhen) return;
   descriptionsSayWhen = true;
-  for (const [sessionId, { view }] of built) {
-    const description = document.getElementById(`${domId(sessionId)}-keys`);
+  for (const [key, { view }] of built) {
+    const description = document.getElementById(`${domId(key)}-keys`);
     if (description) setText(description, describe(view, rowActions(view)));
   }
 }
 
 function row(v: SessionView): HTMLElement {
   const s = v.session;
-  const id = domId(s.session_id);
+  const key = keyOf(s);
+  const id = domId(key);
   const offered = rowActions(v);
   const detail = s.error ? `error: ${s.error}` : s.waiting_for ? `waiting for: ${s.waiting_for}` : s.last_tool ? `last tool: ${s.last_tool}` : null;
   // The buttons are for the mouse: an option's content is presentational to assistive
@@ -211,8 +214,9 @@ function row(v: SessionView): HTMLElement {
         role: "option",
         id,
         "data-session-id": s.session_id,
+        "data-session-key": key,
         "data-state": s.state,
-        "aria-selected": String(state.selected === s.session_id),
+        "aria-selected": String(state.selected === key),
         "aria-describedby": `${id}-keys`,
       },
     },
@@ -269,7 +273,7 @@ function emptyState(): HTMLElement {
   );
 }
 
-/// Rows as built, by session id: a row is built again only when its view changed (an event
+/// Rows as built, by session key: a row is built again only when its view changed (an event
 /// brings a new view object; every other row keeps its own), so an event touches the one row it
 /// is about instead of rebuilding the list, and the page lays out and paints only that row.
 const built = new Map<string, { view: SessionView; node: HTMLElement }>();
@@ -277,10 +281,11 @@ const built = new Map<string, { view: SessionView; node: HTMLElement }>();
 const sectionNodes = new Map<string, { node: HTMLElement; count: HTMLElement; list: HTMLElement }>();
 
 function rowNode(v: SessionView): HTMLElement {
-  const had = built.get(v.session.session_id);
+  const key = keyOf(v.session);
+  const had = built.get(key);
   if (had && had.view === v) return had.node;
   const node = row(v);
-  built.set(v.session.session_id, { view: v, node });
+  built.set(key, { view: v, node });
   window.__agentTrayRowsBuilt += 1;
   return node;
 }
@@ -328,7 +333,7 @@ function setText(node: HTMLElement, text: string): void {
 
 function render(): void {
   const rows = displayOrder();
-  if (state.selected && !rows.some((v) => v.session.session_id === state.selected)) {
+  if (state.selected && !rows.some((v) => keyOf(v.session) === state.selected)) {
     // The selected row is filtered out or gone: the list has no active row.
     state.selected = null;
   }
@@ -472,7 +477,7 @@ function remember(): void {
   const memory = {
     filter_text: state.filterText,
     filter_agent: state.filterAgent === "all" ? null : state.filterAgent,
-    selected: state.selected,
+    selected: state.selected === null ? null : parseKey(state.selected),
     scroll_top: Math.round(window.scrollY),
     open_settings: false,
     install_report: null,
@@ -498,7 +503,7 @@ function restoreMemory(memory: WindowMemory): void {
   filterInput.value = memory.filter_text;
   state.filterAgent = memory.filter_agent ?? "all";
   agentSelect.value = state.filterAgent;
-  state.selected = memory.selected;
+  state.selected = memory.selected ? keyOf(memory.selected) : null;
   render();
   markActive(false);
   window.scrollTo(0, memory.scroll_top);
@@ -512,11 +517,12 @@ function restoreMemory(memory: WindowMemory): void {
 function applyRequests(memory: WindowMemory): void {
   if (memory.install_report) showInstall(memory.install_report);
   if (memory.open_settings) showSettings();
-  if (memory.focus) focusSession(memory.focus);
+  if (memory.focus) focusSession(keyOf(memory.focus));
 }
 
-/// The user chose this session in the tray or an alert: show it, and give the list the focus.
-function focusSession(sessionId: string): void {
+/// The user chose this session (by key) in the tray or an alert: show it, and give the list the
+/// focus.
+function focusSession(key: string): void {
   views.show("sessions");
   state.filterText = "";
   filterInput.value = "";
@@ -524,7 +530,7 @@ function focusSession(sessionId: string): void {
   agentSelect.value = "all";
   render();
   listbox.focus({ preventScroll: true });
-  select(sessionId);
+  select(key);
 }
 
 // ---- data ---------------------------------------------------------------------------------------
@@ -532,12 +538,11 @@ function focusSession(sessionId: string): void {
 function applyEvent(e: SessionEvent): void {
   // A removed row that was selected hands the selection on (the next row, or the one before),
   // so a keyboard user keeps their place; worked out before the row goes.
+  const removed = e.kind === "removed" ? sessionKey(e.host, e.session_id) : null;
   const order =
-    e.kind === "removed" && state.selected === e.session_id && store.accepts(e)
-      ? displayOrder().map((v) => v.session.session_id)
-      : null;
-  if (!store.applyEvent(e) || !order || e.kind !== "removed") return;
-  const at = order.indexOf(e.session_id);
+    removed !== null && state.selected === removed && store.accepts(e) ? displayOrder().map((v) => keyOf(v.session)) : null;
+  if (!store.applyEvent(e) || !order || removed === null) return;
+  const at = order.indexOf(removed);
   state.selected = order[at + 1] ?? order[at - 1] ?? null;
 }
 
@@ -560,7 +565,7 @@ async function loadSnapshot(): Promise<void> {
 function markActive(scroll: boolean): void {
   let active: HTMLElement | null = null;
   for (const node of listbox.querySelectorAll<HTMLElement>(".row")) {
-    const on = node.dataset.sessionId === state.selected;
+    const on = node.dataset.sessionKey === state.selected;
     if (node.getAttribute("aria-selected") !== String(on)) node.setAttribute("aria-selected", String(on));
     if (on) active = node;
   }
@@ -570,8 +575,8 @@ function markActive(scroll: boolean): void {
   if (active && scroll) active.scrollIntoView({ block: "nearest" });
 }
 
-function select(id: string | null, scroll = true): void {
-  state.selected = id;
+function select(key: string | null, scroll = true): void {
+  state.selected = key;
   markActive(scroll);
   remember();
 }
@@ -579,26 +584,28 @@ function select(id: string | null, scroll = true): void {
 function move(to: number | "first" | "last"): void {
   const order = displayOrder();
   if (order.length === 0) return;
-  const at = order.findIndex((v) => v.session.session_id === state.selected);
+  const at = order.findIndex((v) => keyOf(v.session) === state.selected);
   let next: number;
   if (to === "first") next = 0;
   else if (to === "last") next = order.length - 1;
   else if (at < 0) next = to > 0 ? 0 : order.length - 1;
   else next = Math.min(order.length - 1, Math.max(0, at + to));
-  select(order[next].session.session_id);
+  select(keyOf(order[next].session));
 }
 
-async function act(action: string, id: string): Promise<void> {
-  const v = state.sessions.get(id);
+async function act(action: string, key: string): Promise<void> {
+  const v = state.sessions.get(key);
   if (!v) return;
   if (!rowActions(v).some((a) => a.action === action)) return;
+  // The session as the shell finds it: on its own host, never a same-id session elsewhere.
+  const session = { host: v.session.host ?? null, session_id: v.session.session_id };
   try {
     const request = answerable(v.session);
     if (action.startsWith("answer:") && request) {
-      await commands.answerRequest(request.id, action.slice("answer:".length) as AnswerChoice, null, "window");
-    } else if (action === "jump") await commands.jumpToSession(id);
-    else if (action === "transcript") await commands.revealTranscript(id);
-    else if (action === "dismiss") await commands.dismissSession(id);
+      await commands.answerRequest(request.id, session.host, action.slice("answer:".length) as AnswerChoice, null, "window");
+    } else if (action === "jump") await commands.jumpToSession(session);
+    else if (action === "transcript") await commands.revealTranscript(session);
+    else if (action === "dismiss") await commands.dismissSession(session);
     else if (action === "copy") {
       await copyText(v.resume_command);
       state.notice = { kind: "info", text: `Copied: ${v.resume_command}` };
@@ -651,12 +658,12 @@ listbox.addEventListener("mousedown", (event) => {
 listbox.addEventListener("click", (event) => {
   const target = event.target as HTMLElement;
   const rowNode = target.closest<HTMLElement>(".row");
-  if (!rowNode?.dataset.sessionId) return;
-  const id = rowNode.dataset.sessionId;
+  if (!rowNode?.dataset.sessionKey) return;
+  const key = rowNode.dataset.sessionKey;
   listbox.focus({ preventScroll: true });
-  select(id, false);
+  select(key, false);
   const action = target.closest<HTMLElement>("[data-action]")?.dataset.action;
-  if (action) void act(action, id);
+  if (action) void act(action, key);
 });
 
 const ROW_KEYS: Record<string, string> = {
@@ -765,7 +772,7 @@ async function start(): Promise<void> {
       applyEvent(e);
       render();
     }),
-    on.focus(({ session_id }) => focusSession(session_id)),
+    on.focus(({ session_id, host }) => focusSession(sessionKey(host, session_id))),
     on.settings((s) => {
       state.settings = s;
       void loadSnapshot();

@@ -492,7 +492,8 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
   async function openDetail(sessionId: string): Promise<void> {
     if (current !== "history") show("history");
     try {
-      const d = await commands.getSessionDetail(sessionId);
+      // The history store keeps this machine's sessions only: every entry here is local.
+      const d = await commands.getSessionDetail({ host: null, session_id: sessionId });
       await loadCharts();
       if (d) renderDetail(d);
       else {

@@ -8,12 +8,12 @@
 // after. A click on a row jumps to the session (its terminal, editor or tmux pane); Esc closes.
 import "./popover.css";
 import { AGENTS, SECTIONS } from "./bindings";
-import type { Agent, AnswerChoice, DayReport, SessionView } from "./bindings";
+import type { Agent, AnswerChoice, DayReport, SessionKey, SessionView } from "./bindings";
 import { el } from "./dom";
 import { byStartThenId, formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
 import { stampPaint } from "./paint";
-import { SessionsStore } from "./sessions-store";
+import { keyOf, SessionsStore } from "./sessions-store";
 import { answerable, answerChoices, requestBlock } from "./requests";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
@@ -45,7 +45,7 @@ function row(v: SessionView): HTMLElement {
   const detail = s.waiting_for ? `${v.state_label}: ${s.waiting_for}` : v.state_label;
   const item = el(
     "li",
-    { class: "pop-row", attrs: { tabindex: "0", "data-session-id": s.session_id, "data-section": v.section } },
+    { class: "pop-row", attrs: { tabindex: "0", "data-session-key": keyOf(s), "data-session-id": s.session_id, "data-section": v.section } },
     el("span", { class: "pop-dot", attrs: { "aria-hidden": "true" } }),
     el(
       "span",
@@ -67,7 +67,7 @@ function row(v: SessionView): HTMLElement {
           const b = el("button", { class: `pop-answer pop-${c.choice}`, attrs: { type: "button", "data-answer": c.choice } }, c.label);
           b.addEventListener("click", (e) => {
             e.stopPropagation();
-            void answer(request.id, c.choice);
+            void answer(request.id, s.host, c.choice);
           });
           return b;
         }),
@@ -78,25 +78,27 @@ function row(v: SessionView): HTMLElement {
       item.append(block);
     }
   }
-  item.addEventListener("click", () => void jump(s.session_id));
+  // The row's own host goes with its id: a local and a remote session may share an id.
+  const target = { host: s.host, session_id: s.session_id };
+  item.addEventListener("click", () => void jump(target));
   item.addEventListener("keydown", (e) => {
-    if (e.key === "Enter") void jump(s.session_id);
+    if (e.key === "Enter") void jump(target);
   });
   return item;
 }
 
-async function answer(requestId: string, choice: AnswerChoice): Promise<void> {
+async function answer(requestId: string, host: string | null, choice: AnswerChoice): Promise<void> {
   try {
-    await commands.answerRequest(requestId, choice, null, "popover");
+    await commands.answerRequest(requestId, host, choice, null, "popover");
   } catch (error) {
     notice = errorMessage(error);
     render();
   }
 }
 
-async function jump(sessionId: string): Promise<void> {
+async function jump(session: SessionKey): Promise<void> {
   try {
-    await commands.jumpToSession(sessionId);
+    await commands.jumpToSession(session);
   } catch (error) {
     notice = errorMessage(error);
     render();

@@ -9,7 +9,37 @@
 // replaces a newer "needs you" and a removed session never comes back.
 //
 // The map is changed in place, never replaced, so a page may keep a reference to it.
-import type { SessionEvent, SessionView } from "./bindings";
+//
+// Rows are keyed by host and session id ([`sessionKey`]), never by id alone: ids are unique per
+// host only, and a remote chooses its own, so a remote announcing the id of a local session must
+// get a row of its own and never take the local one's place, selection or actions.
+import type { Session, SessionEvent, SessionKey, SessionView } from "./bindings";
+
+/// The one key of a session on the page (maps, the selection, DOM data attributes): its host
+/// (null for this machine) and its id, encoded so that no id, whatever characters a remote
+/// puts in it, can make two sessions' keys equal.
+export function sessionKey(host: string | null | undefined, sessionId: string): string {
+  return JSON.stringify([host ?? null, sessionId]);
+}
+
+/// The key of a session.
+export function keyOf(s: Pick<Session, "host" | "session_id">): string {
+  return sessionKey(s.host, s.session_id);
+}
+
+/// A key back as the shell's `SessionKey` (what the window's memory keeps); null for anything
+/// that is not a key.
+export function parseKey(key: string): SessionKey | null {
+  try {
+    const parsed: unknown = JSON.parse(key);
+    if (!Array.isArray(parsed) || parsed.length !== 2) return null;
+    const [host, sessionId] = parsed as unknown[];
+    if ((host !== null && typeof host !== "string") || typeof sessionId !== "string") return null;
+    return { host, session_id: sessionId };
+  } catch {
+    return null;
+  }
+}
 
 /// What a page needs of a snapshot: its number and its rows.
 export interface SessionsSnapshot {
@@ -18,7 +48,7 @@ export interface SessionsSnapshot {
 }
 
 export class SessionsStore {
-  /// The rows shown, by session id.
+  /// The rows shown, by session key (host and id).
   readonly sessions = new Map<string, SessionView>();
   /// The sequence number of the snapshot shown (-1 before the first one).
   private shownSeq = -1;
@@ -48,7 +78,7 @@ export class SessionsStore {
   applySnapshot(snap: SessionsSnapshot): boolean {
     if (snap.seq < this.shownSeq) return false;
     const next = new Map<string, SessionView>();
-    for (const v of snap.sessions) next.set(v.session.session_id, v);
+    for (const v of snap.sessions) next.set(keyOf(v.session), v);
     for (const [id, seq] of this.eventSeq) {
       if (seq <= snap.seq) {
         this.eventSeq.delete(id);
@@ -66,5 +96,5 @@ export class SessionsStore {
 }
 
 function idOf(e: SessionEvent): string {
-  return e.kind === "upsert" ? e.view.session.session_id : e.session_id;
+  return e.kind === "upsert" ? keyOf(e.view.session) : sessionKey(e.host, e.session_id);
 }
