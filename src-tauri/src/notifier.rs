@@ -12,8 +12,15 @@
 //! the alert thread (which must stay free for the next alert). Waiters are capped
 //! ([`MAX_WAITERS`]): a server that never closes its alerts cannot pile threads up; past the cap
 //! an alert is still shown, only its click is not followed. Where the platform reports no clicks
-//! (macOS here: a click only brings the app forward; or a server without actions), nothing
-//! waits and nothing breaks.
+//! (macOS, for an alert that asks nothing: a click only brings the app forward; or a server
+//! without actions), nothing waits and nothing breaks.
+//!
+//! On macOS an alert about a permission request carries the request's answers as its own
+//! buttons (an "Answer" menu with Allow and Deny, through mac-notification-sys, the library
+//! notify-rust itself uses there): its waiter blocks on the user's choice like Linux's, and the
+//! choice is read back by [`mac_choice`], which is pure and tested on every platform. macOS gives
+//! no handle to withdraw such an alert: answered elsewhere first, its button is refused by the
+//! engine's book (already answered) and nothing reaches the agent twice.
 //!
 //! Bodies are text, never markup: a server that lists the `body-markup` capability (dunst,
 //! GNOME, KDE) parses `<b>`, `<img>`, `<a href>` and entities in the body, so a folder named
@@ -255,7 +262,7 @@ impl AlertSink for DesktopAlerts {
 }
 
 /// What the app does with what the user chooses on an alert, and where alerts that answer are
-/// kept. Only Linux reports the user's choice back (macOS: a click brings the app forward).
+/// kept. Linux reports every choice back; macOS a request alert's (see [`follow_mac_answers`]).
 #[derive(Clone)]
 #[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 struct Reactions {
@@ -286,6 +293,11 @@ fn show(
                 notification.action(key, label);
             }
         }
+    }
+    #[cfg(target_os = "macos")]
+    if !alert.buttons().is_empty() {
+        follow_mac_answers(alert, waiters, reactions);
+        return;
     }
     match notification.show() {
         #[cfg(all(unix, not(target_os = "macos")))]
@@ -372,6 +384,90 @@ fn follow_actions(
     }
 }
 
+/// What the user did with a macOS alert, as mac-notification-sys reports it; mirrored here so
+/// that [`mac_choice`] is tested on every platform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+pub enum MacResponse {
+    /// The alert's body was clicked.
+    Clicked,
+    /// One of its actions was chosen, by label (the library reports the label, not a key).
+    Action(String),
+    /// Closed, dismissed, or anything else: nothing to do.
+    Other,
+}
+
+/// The label of the menu that holds an alert's answers on macOS.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+pub const MAC_ANSWER_MENU: &str = "Answer";
+
+/// What a macOS alert's response means: a click opens the session, an action label is mapped
+/// back to the button it names (only the alert's own buttons answer), anything else is nothing.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+pub fn mac_choice(response: &MacResponse, alert: &Alert) -> AlertAction {
+    match response {
+        MacResponse::Clicked => alert.action(ACTION_DEFAULT),
+        MacResponse::Action(label) => alert
+            .buttons()
+            .iter()
+            .find(|(_, shown)| shown == label)
+            .map_or(AlertAction::Nothing, |(key, _)| alert.action(key)),
+        MacResponse::Other => AlertAction::Nothing,
+    }
+}
+
+/// Shows a request's alert with its answers as buttons and follows the user's choice on a
+/// waiter thread (capped like Linux's, [`MAX_WAITERS`]); past the cap it is shown as a plain
+/// alert whose choice is not followed.
+#[cfg(target_os = "macos")]
+fn follow_mac_answers(alert: Alert, waiters: &Arc<AtomicUsize>, reactions: &Reactions) {
+    use mac_notification_sys::{MainButton, Notification, NotificationResponse};
+    if waiters.fetch_add(1, Ordering::AcqRel) >= MAX_WAITERS {
+        waiters.fetch_sub(1, Ordering::AcqRel);
+        let _ = Notification::new()
+            .title(&alert.summary)
+            .message(&alert.body)
+            .asynchronous(true)
+            .send();
+        return;
+    }
+    let waiters_left = waiters.clone();
+    let reactions = reactions.clone();
+    let spawned = std::thread::Builder::new()
+        .name("alert-answer".into())
+        .spawn(move || {
+            let labels: Vec<&str> = alert.buttons().iter().map(|(_, label)| *label).collect();
+            let response = Notification::new()
+                .title(&alert.summary)
+                .message(&alert.body)
+                .main_button(MainButton::DropdownActions(MAC_ANSWER_MENU, &labels))
+                .close_button("Close")
+                .wait_for_click(true)
+                .send();
+            let response = match response {
+                Ok(NotificationResponse::Click) => MacResponse::Clicked,
+                Ok(NotificationResponse::ActionButton(label)) => MacResponse::Action(label),
+                Ok(_) => MacResponse::Other,
+                Err(error) => {
+                    tracing::debug!(%error, "alert not shown");
+                    MacResponse::Other
+                }
+            };
+            match mac_choice(&response, &alert) {
+                AlertAction::Open(session) => (reactions.on_click)(session),
+                AlertAction::Answer(request, answer) => {
+                    tracing::info!(%request, "alert answered");
+                    (reactions.on_answer)(request, answer);
+                }
+                AlertAction::Nothing => {}
+            }
+            waiters_left.fetch_sub(1, Ordering::AcqRel);
+        });
+    if spawned.is_err() {
+        waiters.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// What a click on an alert does in the app: show the window on that session.
 pub fn open_on_click<R: Runtime>(app: &AppHandle<R>) -> OnClick {
     let handle = app.clone();
@@ -423,6 +519,34 @@ mod tests {
             body: String::new(),
             answers: None,
         }
+    }
+
+    #[test]
+    fn a_macos_alerts_answer_is_read_back_by_its_label_and_only_its_own_buttons_answer() {
+        let id = RequestId::parse("r7-k3x9");
+        let mut asking = alert();
+        asking.kind = AlertKind::NeedsPermission;
+        asking.answers = Some(id.clone());
+        let allow = mac_choice(&MacResponse::Action("Allow".into()), &asking);
+        assert_eq!(allow, AlertAction::Answer(id.clone(), Answer::Allow));
+        let deny = mac_choice(&MacResponse::Action("Deny".into()), &asking);
+        assert_eq!(
+            deny,
+            AlertAction::Answer(id, Answer::Deny { message: None })
+        );
+        // A click on the body opens the session; a label it did not offer, or a close, is nothing.
+        let click = mac_choice(&MacResponse::Clicked, &asking);
+        assert_eq!(click, AlertAction::Open(asking.key()));
+        let other = mac_choice(&MacResponse::Action("Allow always".into()), &asking);
+        assert_eq!(other, AlertAction::Nothing);
+        assert_eq!(
+            mac_choice(&MacResponse::Other, &asking),
+            AlertAction::Nothing
+        );
+        // An alert with no request has no buttons: "Allow" from it answers nothing.
+        let died = alert();
+        let allow = mac_choice(&MacResponse::Action("Allow".into()), &died);
+        assert_eq!(allow, AlertAction::Nothing);
     }
 
     #[test]
