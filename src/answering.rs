@@ -58,11 +58,18 @@ pub struct AgentChoice {
     pub wait_secs: Option<u64>,
 }
 
-/// `answering.json`: `{"agents": {"claude": {"enabled": true, "wait_secs": 120}}}`.
+/// `answering.json`: `{"agents": {"claude": {"enabled": true, "wait_secs": 120}}}`, and
+/// `"over_ssh": true` where this machine's user lets a tray elsewhere answer over ssh.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AnswerSettings {
     #[serde(default)]
     pub agents: BTreeMap<String, AgentChoice>,
+    /// Whether `allow`/`deny --over-ssh` (what a tray on another machine runs here through its
+    /// remote link) may answer this machine's requests. Off unless turned on here
+    /// (`agent-tray answering --over-ssh on`): a machine that is someone's remote decides for
+    /// itself whether answers may come from elsewhere.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_ssh: bool,
 }
 
 /// What is in force for one agent.

@@ -6,107 +6,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "common/waiting_hook.rs"]
+mod waiting_hook;
 
-use std::io::{Read, Write};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{signal, wait_until, World};
 use serde_json::Value;
-
-fn payload(session: &str, command: &str) -> String {
-    serde_json::json!({
-        "session_id": session,
-        "hook_event_name": "PermissionRequest",
-        "cwd": "/tmp/api-server",
-        "transcript_path": format!("/tmp/.claude/projects/p/{session}.jsonl"),
-        "permission_mode": "default",
-        "tool_name": "Bash",
-        "tool_input": {"command": command, "description": "Make a file"},
-        "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}], "behavior": "allow", "destination": "session"}]
-    })
-    .to_string()
-}
-
-/// A hook as Claude runs it for a permission request: started, fed its payload, left waiting.
-struct WaitingHook {
-    child: Child,
-    started: Instant,
-}
-
-impl WaitingHook {
-    fn start(w: &World, session: &str, command: &str) -> WaitingHook {
-        let mut child = w
-            .command(&["hook", "--agent", "claude"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload(session, command).as_bytes())
-            .unwrap();
-        WaitingHook { child, started }
-    }
-
-    /// Waits (bounded) for the hook to exit; its stdout, and how long it ran.
-    fn finish(mut self, limit: Duration) -> (String, Duration) {
-        let status = wait_until(limit, || self.child.try_wait().unwrap());
-        if status.is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-            panic!("the hook was still waiting after {limit:?}");
-        }
-        let ran = self.started.elapsed();
-        let mut out = String::new();
-        self.child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        assert!(status.unwrap().success(), "the hook always exits 0");
-        (out, ran)
-    }
-
-    fn still_waiting(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-}
-
-impl Drop for WaitingHook {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn pending(w: &World) -> Vec<Value> {
-    let out = w.run(&["pending", "--json"]);
-    assert!(
-        out.status.success(),
-        "pending --json failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn wait_for_request(w: &World, session: &str) -> Value {
-    wait_until(Duration::from_secs(10), || {
-        pending(w).into_iter().find(|r| r["session_id"] == session)
-    })
-    .unwrap_or_else(|| panic!("no request for {session} appeared in `pending`"))
-}
-
-fn decision(out: &str) -> Value {
-    let v: Value = serde_json::from_str(out.trim())
-        .unwrap_or_else(|e| panic!("the hook printed no JSON decision ({e}): {out:?}"));
-    v["hookSpecificOutput"]["decision"].clone()
-}
+use waiting_hook::{decision, pending, wait_for_request, WaitingHook};
 
 #[test]
 fn allow_from_the_cli_reaches_the_hook_and_the_request_leaves_every_list() {

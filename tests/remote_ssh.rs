@@ -5,6 +5,8 @@
 mod common;
 #[path = "common/sshd.rs"]
 mod sshd;
+#[path = "common/waiting_hook.rs"]
+mod waiting_hook;
 
 use std::io::Write;
 use std::process::Stdio;
@@ -38,6 +40,36 @@ fn local_world(keys: &SshKeys) -> World {
     )
 }
 
+/// A dev box running Agent Tray headless behind a real sshd, and this machine's engine linked
+/// to it as the remote `devbox`. Dropped: both engines, then the server.
+struct DevBox {
+    remote: World,
+    remote_daemon: common::Daemon,
+    server: Sshd,
+    local: World,
+    local_daemon: common::Daemon,
+}
+
+fn dev_box() -> DevBox {
+    let remote = World::new();
+    let remote_daemon = remote.start_daemon();
+    let keys = SshKeys::new(&remote.path().join("ssh"));
+    let port = sshd::free_port();
+    keys.add_host("devbox", port);
+    let server = Sshd::start(&keys, "devbox", port, &remote_env(&remote, true));
+    let local = local_world(&keys);
+    let added = run_ok(&local, &["remote", "add", "devbox", "devbox"]);
+    assert!(added.contains("added remote devbox"), "{added}");
+    let local_daemon = local.start_daemon();
+    DevBox {
+        remote,
+        remote_daemon,
+        server,
+        local,
+        local_daemon,
+    }
+}
+
 fn remote_session<'a>(list: &'a [Value], host: &str, id: &str) -> Option<&'a Value> {
     list.iter()
         .find(|s| s["session_id"] == id && s["host"] == host)
@@ -69,16 +101,13 @@ fn run_ok(world: &World, args: &[&str]) -> String {
 #[test]
 fn a_remote_session_appears_moves_ends_and_a_cut_link_is_unreachable_then_reconciled() {
     // The developer's dev box runs Agent Tray headless; the laptop adds it as a remote.
-    let remote = World::new();
-    let _remote_daemon = remote.start_daemon();
-    let keys = SshKeys::new(&remote.path().join("ssh"));
-    let port = sshd::free_port();
-    keys.add_host("devbox", port);
-    let mut server = Sshd::start(&keys, "devbox", port, &remote_env(&remote, true));
-    let local = local_world(&keys);
-    let added = run_ok(&local, &["remote", "add", "devbox", "devbox"]);
-    assert!(added.contains("added remote devbox"), "{added}");
-    let local_daemon = local.start_daemon();
+    let DevBox {
+        remote,
+        remote_daemon: _remote_daemon,
+        mut server,
+        local,
+        local_daemon,
+    } = dev_box();
 
     // Appears, with its host, beside a local session that has none.
     remote.observe(&[
@@ -408,4 +437,66 @@ fn remote_names_and_destinations_are_checked_before_they_are_kept() {
     assert!(listed[0]["link"].is_null(), "no engine runs");
     run_ok(&world, &["remote", "remove", "box"]);
     assert!(run_ok(&world, &["remote", "list"]).starts_with("No remotes"));
+}
+
+/// Issue 25: a remote's permission request answered here goes over the link's own ssh to that
+/// machine's `agent-tray`, which takes it only where its own user allows answers over ssh (off
+/// by default). The answer's text crosses two shells and arrives word for word.
+#[test]
+fn a_remote_request_is_answered_over_ssh_only_where_that_machine_allows_it() {
+    use waiting_hook::{decision, pending, WaitingHook};
+    let linked = dev_box();
+    let (remote, local) = (&linked.remote, &linked.local);
+
+    // Claude on the dev box asks; its hook waits there. Here the request shows with its host.
+    let mut hook = WaitingHook::start(&remote, "r-ask", "touch /tmp/made");
+    let request = wait_until(CROSS, || {
+        pending(&local)
+            .into_iter()
+            .find(|r| r["session_id"] == "r-ask" && r["host"] == "devbox")
+    })
+    .unwrap_or_else(|| panic!("the remote request here: {:?}", pending(&local)));
+    let id = request["id"].as_str().unwrap().to_string();
+
+    // Off by default there: refused with how to turn it on, and the hook still waits.
+    let out = local.run(&["allow", &id]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "refused: {said}");
+    assert!(said.contains("on devbox:"), "{said}");
+    assert!(
+        said.contains("agent-tray answering --over-ssh on"),
+        "{said}"
+    );
+    assert!(hook.still_waiting(), "a refused answer reaches no hook");
+
+    // The dev box's user allows it there. A deny whose message every shell would mangle if it
+    // were not quoted reaches the hook word for word.
+    let on = run_ok(&remote, &["answering", "--over-ssh", "on"]);
+    assert!(on.contains("allowed here"), "{on}");
+    let message = "it's \"not\" $(whoami) `id` safe; -x \\";
+    let out = local.run(&["deny", &id, "--message", message]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let told = String::from_utf8_lossy(&out.stdout);
+    assert!(told.starts_with("on devbox: denied"), "{told}");
+    let (printed, _) = hook.finish(CROSS);
+    let decision = decision(&printed);
+    assert_eq!(decision["behavior"], "deny");
+    assert_eq!(decision["message"], message);
+
+    // Gone from both machines' lists.
+    wait_until(CROSS, || {
+        pending(&local)
+            .iter()
+            .all(|r| r["session_id"] != "r-ask")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("still pending here: {:?}", pending(&local)));
+    assert!(pending(&remote).is_empty());
+    // One hop only: a remote cannot be asked to pass an answer on.
+    let out = remote.run(&["allow", "r9-none", "--over-ssh"]);
+    assert!(!out.status.success());
 }

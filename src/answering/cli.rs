@@ -27,6 +27,11 @@ use crate::terminal_text::escape_controls;
 /// margin.
 const ANSWER_BUDGET: Duration = Duration::from_secs(5);
 const LIST_BUDGET: Duration = Duration::from_secs(3);
+/// How long an answer sent to a remote over ssh may take: ssh's own connect bound (10 s), the
+/// remote engine's answer budget, and a margin.
+const REMOTE_ANSWER_BUDGET: Duration = Duration::from_secs(30);
+/// The most of a remote's reply (stdout, stderr) kept: it is one sentence.
+const REMOTE_REPLY_CAP: u64 = 16 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnsweringCliError {
@@ -45,6 +50,23 @@ pub enum AnsweringCliError {
     UnknownAgent(String, String),
     #[error(transparent)]
     Json(#[from] serde_json::Error),
+    #[error("answering from a tray on another machine is off here; to let one answer this machine's requests over ssh, run `agent-tray answering --over-ssh on` here")]
+    OverSshOff,
+    #[error("request {id} is on {host}, and no remote is named {host:?} here (`agent-tray remote list`)")]
+    UnknownRemote { id: String, host: String },
+    #[error(transparent)]
+    RemoteConfig(#[from] crate::remote::config::RemoteConfigError),
+    #[error("cannot run {program} to reach {host}: {source}")]
+    SshNotRun {
+        program: String,
+        host: String,
+        source: std::io::Error,
+    },
+    #[error("{host} did not answer within {secs} s (ssh stopped); the request may still be open there", secs = REMOTE_ANSWER_BUDGET.as_secs())]
+    RemoteTimedOut { host: String },
+    /// The remote refused or could not be reached: its own sentence, escaped.
+    #[error("on {host}: {message}")]
+    Remote { host: String, message: String },
 }
 
 impl From<ClientError> for AnsweringCliError {
@@ -73,6 +95,10 @@ pub struct AllowArgs {
     /// offers it: Claude Code).
     #[arg(long)]
     pub for_session: bool,
+    /// What a tray on another machine runs here over ssh: answers this machine's request only
+    /// where `agent-tray answering --over-ssh on` was run here.
+    #[arg(long)]
+    pub over_ssh: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -82,6 +108,9 @@ pub struct DenyArgs {
     /// What to tell the model instead.
     #[arg(long)]
     pub message: Option<String>,
+    /// What a tray on another machine runs here over ssh (see `allow --over-ssh`).
+    #[arg(long)]
+    pub over_ssh: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -98,6 +127,10 @@ pub struct AnsweringArgs {
     /// One JSON array, one object per agent.
     #[arg(long)]
     pub json: bool,
+    /// `on` lets a tray on another machine (this machine being its remote) answer this machine's
+    /// requests over ssh; `off` (the default) refuses its answers.
+    #[arg(long, value_parser = ["on", "off"])]
+    pub over_ssh: Option<String>,
 }
 
 /// `agent-tray pending [--json]`.
@@ -122,7 +155,7 @@ pub fn allow(args: &AllowArgs) -> Result<ExitCode, AnsweringCliError> {
     } else {
         Answer::Allow
     };
-    send_answer(&args.id, answer)
+    send_answer(&args.id, answer, args.over_ssh)
 }
 
 /// `agent-tray deny ID [--message TEXT]`.
@@ -132,11 +165,30 @@ pub fn deny(args: &DenyArgs) -> Result<ExitCode, AnsweringCliError> {
         Answer::Deny {
             message: args.message.clone(),
         },
+        args.over_ssh,
     )
 }
 
-fn send_answer(target: &str, answer: Answer) -> Result<ExitCode, AnsweringCliError> {
+/// Answers `target` here, or, when it is a remote's request, on that remote over the link's
+/// ssh. An answer that itself came over ssh (`over_ssh`) is answered here only, and only where
+/// this machine's user allows it: one hop, never passed on.
+fn send_answer(
+    target: &str,
+    answer: Answer,
+    over_ssh: bool,
+) -> Result<ExitCode, AnsweringCliError> {
     let paths = TrayPaths::from_env()?;
+    if over_ssh {
+        if !AnswerSettings::load(&paths)?.over_ssh {
+            return Err(AnsweringCliError::OverSshOff);
+        }
+    } else {
+        let mut client = ControlClient::connect(&paths.socket, LIST_BUDGET)?;
+        let reply: TypedReply<PendingList> = client.request_typed(&Request::Pending)?;
+        if let Some((host, id)) = on_remote(&reply.into_result()?.pending, target) {
+            return answer_on_remote(&paths, &host, &id, &answer);
+        }
+    }
     let mut client = ControlClient::connect(&paths.socket, ANSWER_BUDGET)?;
     let request = Request::Answer {
         target: target.to_string(),
@@ -159,10 +211,138 @@ fn send_answer(target: &str, answer: Answer) -> Result<ExitCode, AnsweringCliErr
     Ok(ExitCode::SUCCESS)
 }
 
+/// The remote request `target` names (its id, or the session id of exactly one request), as
+/// (host, request id); `None` for this machine's requests and for anything else (the engine
+/// then says why it answers nothing).
+fn on_remote(pending: &[PendingView], target: &str) -> Option<(String, String)> {
+    let by_id: Vec<&PendingView> = pending.iter().filter(|r| r.id.as_str() == target).collect();
+    let found = if by_id.is_empty() {
+        let by_session: Vec<&PendingView> =
+            pending.iter().filter(|r| r.session_id == target).collect();
+        match by_session.as_slice() {
+            [only] => *only,
+            _ => return None,
+        }
+    } else {
+        match by_id.as_slice() {
+            [only] => *only,
+            // The same id on two hosts: the one here is meant (a remote's is named by its own).
+            _ => return None,
+        }
+    };
+    let host = found.host.clone()?;
+    Some((host, found.id.as_str().to_string()))
+}
+
+/// Sends the answer to request `id` on the remote `host`, through ssh as the remote's link runs
+/// it (`AGENT_TRAY_SSH`, `AGENT_TRAY_SSH_CONFIG`), bounded by [`REMOTE_ANSWER_BUDGET`]. What the
+/// remote prints is a stranger's text: escaped, and cut to one sentence.
+fn answer_on_remote(
+    paths: &TrayPaths,
+    host: &str,
+    id: &str,
+    answer: &Answer,
+) -> Result<ExitCode, AnsweringCliError> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let remotes_path = crate::remote::config::remotes_path(&paths.data_dir);
+    let (remotes, _) = crate::remote::config::load(&remotes_path)?;
+    let entry = remotes
+        .find(host)
+        .ok_or_else(|| AnsweringCliError::UnknownRemote {
+            id: id.to_string(),
+            host: host.to_string(),
+        })?;
+    let ssh = crate::remote::SshCommand::from_env();
+    let remote_command = crate::remote::command::answer_command(id, answer);
+    let mut child = Command::new(&ssh.program)
+        .args(ssh.args_running(&entry.destination, &remote_command))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| AnsweringCliError::SshNotRun {
+            program: ssh.program.display().to_string(),
+            host: host.to_string(),
+            source,
+        })?;
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(REMOTE_REPLY_CAP).read_to_end(&mut text);
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let out = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = std::time::Instant::now() + REMOTE_ANSWER_BUDGET;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    let Some(status) = status else {
+        return Err(AnsweringCliError::RemoteTimedOut {
+            host: host.to_string(),
+        });
+    };
+    if status.success() {
+        println!("on {host}: {}", one_sentence(&stdout));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let said = one_sentence(&stderr);
+    let message = match (status.code(), said.is_empty()) {
+        (Some(255), _) => format!("cannot reach it over ssh: {said}"),
+        (_, false) => said,
+        (code, true) => format!("ssh ended with {code:?} and said nothing"),
+    };
+    Err(AnsweringCliError::Remote {
+        host: host.to_string(),
+        message,
+    })
+}
+
+/// The last non-empty line of a remote's output, escaped and cut to 300 characters.
+fn one_sentence(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("");
+    let line = line.strip_prefix("agent-tray: ").unwrap_or(line);
+    escape_controls(&line.chars().take(300).collect::<String>()).into_owned()
+}
+
 /// `agent-tray answering [AGENT [on|off]] [--wait SECS] [--json]`.
 pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
     let paths = TrayPaths::from_env()?;
     let mut settings = AnswerSettings::load(&paths)?;
+    if let Some(state) = &args.over_ssh {
+        settings.over_ssh = state == "on";
+        settings.save(&paths)?;
+    }
     if let Some(name) = &args.agent {
         let agent = crate::agents::by_name(name).ok_or_else(|| {
             let known: Vec<&str> = Agent::ALL
@@ -193,7 +373,15 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
     let text = if args.json {
         serde_json::to_string_pretty(&shown)? + "\n"
     } else {
-        shown.iter().map(describe_choice).collect::<String>()
+        let mut text = shown.iter().map(describe_choice).collect::<String>();
+        if args.agent.is_none() || args.over_ssh.is_some() {
+            text.push_str(if settings.over_ssh {
+                "answers from a tray on another machine (over ssh): allowed here\n"
+            } else {
+                "answers from a tray on another machine (over ssh): refused here (`agent-tray answering --over-ssh on`)\n"
+            });
+        }
+        text
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(ExitCode::SUCCESS)
@@ -314,5 +502,47 @@ mod tests {
             text.contains("r1-abc  Claude  session s1  1m 30s left"),
             "{text}"
         );
+    }
+
+    fn request(id: &str, session: &str, host: Option<&str>) -> PendingView {
+        let now = Utc::now();
+        PendingView {
+            id: RequestId::parse(id),
+            session_id: session.into(),
+            host: host.map(String::from),
+            agent: Agent::Claude,
+            detail: AskDetail::default(),
+            asked_at: now,
+            answer_by: now,
+            accepts: Accepts {
+                allow_for_session: false,
+                deny_message: true,
+            },
+        }
+    }
+
+    #[test]
+    fn only_a_remotes_own_request_is_sent_over_ssh_and_a_local_one_with_its_id_stays_here() {
+        let list = [
+            request("r1-a", "s-here", None),
+            request("r1-a", "s-far", Some("devbox")),
+            request("r2-b", "s-far2", Some("devbox")),
+            request("r3-c", "s-two", Some("devbox")),
+            request("r4-d", "s-two", Some("devbox")),
+        ];
+        // By id: the remote's; the same id here and there is this machine's (answered here).
+        assert_eq!(
+            on_remote(&list, "r2-b"),
+            Some(("devbox".into(), "r2-b".into()))
+        );
+        assert_eq!(on_remote(&list, "r1-a"), None);
+        // By session: exactly one request, on the remote.
+        assert_eq!(
+            on_remote(&list, "s-far2"),
+            Some(("devbox".into(), "r2-b".into()))
+        );
+        assert_eq!(on_remote(&list, "s-two"), None, "two requests: ambiguous");
+        assert_eq!(on_remote(&list, "s-here"), None, "a local session's");
+        assert_eq!(on_remote(&list, "nothing"), None);
     }
 }

@@ -136,6 +136,29 @@ pub fn jump_argv(
     Some(argv)
 }
 
+/// The command a remote's login shell runs to answer one of its requests, sent by this
+/// machine's tray over the link's ssh: `agent-tray allow|deny ID … --over-ssh`, every word
+/// quoted for sh, bash, zsh and fish alike (the message is the user's free text). The remote
+/// refuses it unless its user turned answering over ssh on there.
+pub fn answer_command(request_id: &str, answer: &crate::answering::Answer) -> String {
+    use crate::answering::Answer;
+    let mut words: Vec<String> = vec!["agent-tray".into()];
+    match answer {
+        Answer::Allow => words.push("allow".into()),
+        Answer::AllowForSession => words.extend(["allow".into(), "--for-session".into()]),
+        Answer::Deny { message } => {
+            words.push("deny".into());
+            // One word with `=`: a message that begins with `-` is never read as an option.
+            if let Some(message) = message {
+                words.push(format!("--message={message}"));
+            }
+        }
+    }
+    // The id last, after `--`: whatever a remote named its request, it is never an option.
+    words.extend(["--over-ssh".into(), "--".into(), request_id.into()]);
+    join(&words)
+}
+
 /// [`jump_argv`] as one line to paste into a terminal (where no terminal can be opened).
 pub fn jump_command_line(
     ssh: &super::link::SshCommand,
@@ -209,6 +232,50 @@ mod tests {
             .filter(|w| !w.is_empty())
             .map(String::from)
             .collect()
+    }
+
+    // An answer sent to a remote's login shell: the user's message, whatever it holds, arrives as
+    // one word in every shell, and the id can never be read as an option.
+    #[test]
+    fn an_answer_sent_over_ssh_reads_back_as_the_same_words_in_every_shell() {
+        use crate::answering::Answer;
+        let message = "it's \"rm -rf /\"; $(touch pwn) `id` \\ -x";
+        let cases = [
+            (
+                Answer::Allow,
+                vec!["agent-tray", "allow", "--over-ssh", "--", "r3-ab12"],
+            ),
+            (
+                Answer::AllowForSession,
+                vec![
+                    "agent-tray",
+                    "allow",
+                    "--for-session",
+                    "--over-ssh",
+                    "--",
+                    "r3-ab12",
+                ],
+            ),
+        ];
+        for shell in ["sh", "dash", "bash", "zsh", "fish"] {
+            for (answer, want) in &cases {
+                assert_eq!(words_in(shell, &answer_command("r3-ab12", answer)), *want);
+            }
+            let deny = Answer::Deny {
+                message: Some(message.into()),
+            };
+            let words = words_in(shell, &answer_command("-r3", &deny));
+            let flag = format!("--message={message}");
+            let want = [
+                "agent-tray",
+                "deny",
+                flag.as_str(),
+                "--over-ssh",
+                "--",
+                "-r3",
+            ];
+            assert_eq!(words, want, "{shell}");
+        }
     }
 
     // Reported: a remote folder named `/tmp/';touch pwn;\` ran `touch pwn` under fish, which

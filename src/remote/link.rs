@@ -193,6 +193,12 @@ impl SshCommand {
     /// The arguments for one link to `destination`. Options on the command line win over the
     /// user's config: never prompt, give up on a dead network within a bound.
     pub fn args(&self, destination: &str) -> Vec<OsString> {
+        self.args_running(destination, REMOTE_COMMAND)
+    }
+
+    /// [`SshCommand::args`] running `remote_command` (one string the remote's login shell reads;
+    /// its words quoted by the caller) instead of the link's `watch`.
+    pub fn args_running(&self, destination: &str, remote_command: &str) -> Vec<OsString> {
         let mut args: Vec<OsString> = ["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]
             .into_iter()
             .chain([
@@ -209,7 +215,7 @@ impl SshCommand {
         }
         args.push("--".into());
         args.push(destination.into());
-        args.push(REMOTE_COMMAND.into());
+        args.push(remote_command.into());
         args
     }
 }
