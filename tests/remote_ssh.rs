@@ -449,13 +449,13 @@ fn a_remote_request_is_answered_over_ssh_only_where_that_machine_allows_it() {
     let (remote, local) = (&linked.remote, &linked.local);
 
     // Claude on the dev box asks; its hook waits there. Here the request shows with its host.
-    let mut hook = WaitingHook::start(&remote, "r-ask", "touch /tmp/made");
+    let mut hook = WaitingHook::start(remote, "r-ask", "touch /tmp/made");
     let request = wait_until(CROSS, || {
-        pending(&local)
+        pending(local)
             .into_iter()
             .find(|r| r["session_id"] == "r-ask" && r["host"] == "devbox")
     })
-    .unwrap_or_else(|| panic!("the remote request here: {:?}", pending(&local)));
+    .unwrap_or_else(|| panic!("the remote request here: {:?}", pending(local)));
     let id = request["id"].as_str().unwrap().to_string();
 
     // Off by default there: refused with how to turn it on, and the hook still waits.
@@ -471,7 +471,7 @@ fn a_remote_request_is_answered_over_ssh_only_where_that_machine_allows_it() {
 
     // The dev box's user allows it there. A deny whose message every shell would mangle if it
     // were not quoted reaches the hook word for word.
-    let on = run_ok(&remote, &["answering", "--over-ssh", "on"]);
+    let on = run_ok(remote, &["answering", "--over-ssh", "on"]);
     assert!(on.contains("allowed here"), "{on}");
     let message = "it's \"not\" $(whoami) `id` safe; -x \\";
     let out = local.run(&["deny", &id, "--message", message]);
@@ -489,13 +489,13 @@ fn a_remote_request_is_answered_over_ssh_only_where_that_machine_allows_it() {
 
     // Gone from both machines' lists.
     wait_until(CROSS, || {
-        pending(&local)
+        pending(local)
             .iter()
             .all(|r| r["session_id"] != "r-ask")
             .then_some(())
     })
-    .unwrap_or_else(|| panic!("still pending here: {:?}", pending(&local)));
-    assert!(pending(&remote).is_empty());
+    .unwrap_or_else(|| panic!("still pending here: {:?}", pending(local)));
+    assert!(pending(remote).is_empty());
     // One hop only: a remote cannot be asked to pass an answer on.
     let out = remote.run(&["allow", "r9-none", "--over-ssh"]);
     assert!(!out.status.success());
