@@ -356,6 +356,7 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
             json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behaviour}})
                 .to_string(),
         ),
+        ReplyShape::Behavior => Some(behaviour.to_string()),
         ReplyShape::ReplyWords => None,
     }
 }
@@ -534,6 +535,27 @@ mod tests {
         assert_eq!(
             out(&HookDecision::Deny { message: None }).unwrap(),
             r#"{"reply":"reject"}"#
+        );
+        assert!(out(&HookDecision::None {
+            reason: "expired".into()
+        })
+        .is_none());
+    }
+
+    // Copilot's shape: the behaviour alone, at the top level; nothing for no decision.
+    #[test]
+    fn copilot_answers_print_as_a_bare_behaviour() {
+        let out = |d: &HookDecision| hook_output(ReplyShape::Behavior, d, &Value::Null);
+        assert_eq!(
+            out(&HookDecision::Allow).unwrap(),
+            r#"{"behavior":"allow"}"#
+        );
+        let deny = out(&HookDecision::Deny {
+            message: Some("not on main".into()),
+        });
+        assert_eq!(
+            deny.unwrap(),
+            r#"{"behavior":"deny","message":"not on main"}"#
         );
         assert!(out(&HookDecision::None {
             reason: "expired".into()

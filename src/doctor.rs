@@ -73,7 +73,8 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
             if reachable {
                 for (agent, command) in &probe_targets {
                     out.push(probe::run(*agent, command, paths));
-                    out.extend(probe::run_answer(*agent, command, paths));
+                    let answer_command = agent.adapter().answer_probe_command(command);
+                    out.extend(probe::run_answer(*agent, &answer_command, paths));
                 }
                 out.extend(probe::delivery_findings(paths));
             } else if !probe_targets.is_empty() {

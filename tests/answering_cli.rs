@@ -331,3 +331,67 @@ fn every_answer_is_remembered_with_where_it_came_from_and_stats_counts_the_trays
         "{text}"
     );
 }
+
+/// GitHub Copilot CLI, opted in: its `permissionRequest` hook waits for an answer from here and
+/// prints it in Copilot's own shape (the bare behaviour); a tool Copilot does not ask about only
+/// reports, with no wait.
+#[test]
+fn copilot_opted_in_its_hook_takes_allow_and_deny_in_its_own_shape_and_a_read_never_waits() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let on = w.run(&["answering", "copilot", "on"]);
+    assert!(
+        on.status.success(),
+        "{}",
+        String::from_utf8_lossy(&on.stderr)
+    );
+    let args = ["hook", "--agent", "copilot", "--event", "permissionRequest"];
+    let request = |session: &str, tool: &str| {
+        serde_json::json!({
+            "hookName": "permissionRequest", "sessionId": session, "timestamp": 1796082691080_u64,
+            "cwd": "/tmp/api-server", "toolName": tool,
+            "toolInput": {"command": "touch made", "path": "/tmp/api-server/a.txt"},
+            "permissionSuggestions": []
+        })
+        .to_string()
+    };
+    let hook = WaitingHook::start_as(&w, &args, &request("cp-allow", "bash"));
+    let asked = wait_for_request(&w, "cp-allow");
+    assert_eq!(asked["agent"], "copilot");
+    assert_eq!(asked["command"], "touch made");
+    assert_eq!(asked["accepts"]["allow_for_session"], false);
+    let id = asked["id"].as_str().unwrap().to_string();
+    let out = w.run(&["allow", &id]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (printed, _) = hook.finish(Duration::from_secs(5));
+    assert_eq!(printed.trim(), r#"{"behavior":"allow"}"#);
+
+    let hook = WaitingHook::start_as(&w, &args, &request("cp-deny", "bash"));
+    let id = wait_for_request(&w, "cp-deny")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = w.run(&["deny", &id, "--message", "not on main"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (printed, _) = hook.finish(Duration::from_secs(5));
+    let v: Value = serde_json::from_str(printed.trim()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"behavior": "deny", "message": "not on main"})
+    );
+
+    // A read: reported (the session waits, as Copilot says), never held.
+    let hook = WaitingHook::start_as(&w, &args, &request("cp-view", "view"));
+    let (printed, ran) = hook.finish(Duration::from_secs(5));
+    assert_eq!(printed, "", "nothing printed: Copilot decides");
+    assert!(ran < Duration::from_secs(3), "returned at once: {ran:?}");
+    assert!(pending(&w).iter().all(|r| r["session_id"] != "cp-view"));
+}

@@ -61,6 +61,16 @@ fn after_install_doctor_probes_each_agent_with_its_own_payload_and_the_engine_co
     assert!(text.contains("hook --agent opencode`"), "{text}");
     // OpenCode's answer path, proven through the plugin's command line with its own shape.
     assert!(text.contains("✓ OpenCode's answer path works"), "{text}");
+    // Copilot's, through its `permissionRequest` command line (not the sessionStart one probed
+    // for delivery), printing Copilot's bare behaviour; off until the user opts in.
+    assert!(
+        text.contains("✓ GitHub Copilot CLI's answer path works"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`agent-tray answering copilot on` to use it"),
+        "{text}"
+    );
     // Probes are never sessions.
     assert!(
         w.list().iter().all(|s| !s["session_id"]

@@ -129,6 +129,9 @@ pub enum ReplyShape {
     /// `{"reply":"once"|"always"|"reject"}`, read by our OpenCode plugin, which replies through
     /// OpenCode's own API.
     ReplyWords,
+    /// `{"behavior":"allow"}` or `{"behavior":"deny","message":…}` alone, at the top level
+    /// (GitHub Copilot CLI's `permissionRequest` hook).
+    Behavior,
 }
 
 /// What a request asks, as the user reads it before answering: every field is text to show as

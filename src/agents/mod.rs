@@ -142,6 +142,11 @@ pub trait AgentAdapter: Sync + 'static {
         let _ = payload;
         None
     }
+    /// The hook command line `doctor` proves the answer path with, given the one it probes
+    /// delivery with; the default is that same line (one command for every event).
+    fn answer_probe_command(&self, probed: &str) -> String {
+        probed.to_string()
+    }
     /// The permission request `doctor` runs this agent's hook command with to prove the answer
     /// path ([`crate::doctor::probe::run_answer`]); the default is Claude-shaped.
     fn answer_probe_payload(&self, probe_id: &str) -> Vec<u8> {

@@ -33,8 +33,17 @@ pub struct WaitingHook {
 
 impl WaitingHook {
     pub fn start(w: &World, session: &str, command: &str) -> WaitingHook {
+        Self::start_as(
+            w,
+            &["hook", "--agent", "claude"],
+            &payload(session, command),
+        )
+    }
+
+    /// Another agent's hook command line (`args` after the binary), fed `payload`.
+    pub fn start_as(w: &World, args: &[&str], payload: &str) -> WaitingHook {
         let mut child = w
-            .command(&["hook", "--agent", "claude"])
+            .command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -45,7 +54,7 @@ impl WaitingHook {
             .stdin
             .take()
             .unwrap()
-            .write_all(payload(session, command).as_bytes())
+            .write_all(payload.as_bytes())
             .unwrap();
         WaitingHook { child, started }
     }

@@ -462,7 +462,7 @@ waiting_saved_estimate_secs: number | null, };
 
 export type HistoryEntry = { session: Session, project: string, };
 
-export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c","answerable":true},{"agent":"codex","name":"Codex","colour":"#10a37f","answerable":true},{"agent":"gemini","name":"Gemini","colour":"#4285f4","answerable":false},{"agent":"qwen","name":"Qwen","colour":"#615ced","answerable":false},{"agent":"copilot","name":"Copilot","colour":"#8957e5","answerable":false},{"agent":"opencode","name":"OpenCode","colour":"#c78a00","answerable":true}];
+export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c","answerable":true},{"agent":"codex","name":"Codex","colour":"#10a37f","answerable":true},{"agent":"gemini","name":"Gemini","colour":"#4285f4","answerable":false},{"agent":"qwen","name":"Qwen","colour":"#615ced","answerable":false},{"agent":"copilot","name":"Copilot","colour":"#8957e5","answerable":true},{"agent":"opencode","name":"OpenCode","colour":"#c78a00","answerable":true}];
 
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 

@@ -129,6 +129,30 @@ fn event_of(name: &str) -> Result<EventKind, CopilotHookError> {
     })
 }
 
+/// The tools Copilot asks the user about by default (its `shell`, `write` and `url`
+/// permission kinds: `bash`; `create`, `edit`; `web_fetch`, as 1.0.102 names them to the
+/// model). Its `permissionRequest` hook fires before the user's own rules, for every tool:
+/// only these are offered for an answer from the tray; any other call (a read, an MCP tool the
+/// user may have allowed) only reports, so no wait is added where Copilot would not ask. A rule
+/// of the user's that allows one of these (`--allow-tool`) cannot be seen from here: with
+/// answering on, such a call still waits for its wait (4 s by default) before it runs.
+pub const ASKING_TOOLS: [&str; 4] = ["bash", "create", "edit", "web_fetch"];
+
+/// What a `permissionRequest` payload asks, when its tool is one Copilot asks the user about
+/// ([`ASKING_TOOLS`]); `None` for anything else (a notification, another hook, another tool).
+pub fn ask_call(payload: &[u8]) -> Option<crate::answering::AskCall> {
+    let value: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    let hook_name = value.get("hookName").and_then(serde_json::Value::as_str);
+    if hook_name.is_some_and(|name| name != "permissionRequest") {
+        return None;
+    }
+    let tool = value.get("toolName").and_then(serde_json::Value::as_str)?;
+    if !ASKING_TOOLS.contains(&tool) {
+        return None;
+    }
+    crate::answering::ask_call_from_payload(&value)
+}
+
 /// Parses one Copilot hook call: `event` is our command line's `--event`, `payload` its stdin.
 pub fn parse(event: Option<&str>, payload: &[u8]) -> Result<CopilotHook, CopilotHookError> {
     let name = event.ok_or(CopilotHookError::NoEvent)?;
@@ -303,6 +327,36 @@ mod tests {
                 "{event}"
             );
         }
+    }
+
+    #[test]
+    fn only_a_permission_request_for_a_tool_copilot_asks_about_is_offered_for_an_answer() {
+        let request = |tool: &str| {
+            serde_json::json!({
+                "hookName": "permissionRequest", "sessionId": "s1", "timestamp": 1,
+                "cwd": "/w/api", "toolName": tool, "toolInput": {"command": "touch made"},
+                "permissionSuggestions": []
+            })
+            .to_string()
+        };
+        let Some(call) = ask_call(request("bash").as_bytes()) else {
+            panic!("a shell command is asked about");
+        };
+        assert_eq!(call.detail.tool, "bash");
+        assert_eq!(call.detail.command.as_deref(), Some("touch made"));
+        assert_eq!(call.detail.cwd.as_deref(), Some("/w/api"));
+        for tool in ["create", "edit", "web_fetch"] {
+            assert!(ask_call(request(tool).as_bytes()).is_some(), "{tool}");
+        }
+        // Reads and other tools only report; so do other hooks and notifications.
+        for tool in ["view", "grep", "glob", "github-mcp-server-list_issues"] {
+            assert!(ask_call(request(tool).as_bytes()).is_none(), "{tool}");
+        }
+        let pre = request("bash").replace("\"permissionRequest\"", "\"preToolUse\"");
+        assert!(ask_call(pre.as_bytes()).is_none());
+        let note = r#"{"sessionId":"s1","notification_type":"permission_prompt","message":"m"}"#;
+        assert!(ask_call(note.as_bytes()).is_none());
+        assert!(ask_call(b"not json").is_none());
     }
 
     #[test]

@@ -177,6 +177,52 @@ impl AgentAdapter for CopilotCli {
             install::session_start_command_in,
         )
     }
+    /// Answered through its `permissionRequest` hook: `{"behavior":"allow"|"deny",…}` decides,
+    /// nothing falls through to Copilot's own prompt. Opt-in with a short wait: while the hook
+    /// runs Copilot's TUI shows only "Working" and no dialog (seen with 1.0.102), so a long
+    /// wait would hide the question from a user at the terminal. The wait stays under the
+    /// entry's `timeoutSec` (a timeout is skipped: Copilot then asks as usual).
+    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
+        use agent_tray_domain::pending::{Accepts, AnswerPath, ReplyShape};
+        Some(AnswerPath {
+            on_by_default: false,
+            terminal_stays_open: false,
+            default_wait_secs: 4,
+            max_wait_secs: u64::from(install::TIMEOUT_SEC).saturating_sub(1),
+            accepts: Accepts {
+                allow_for_session: false,
+                deny_message: true,
+            },
+            reply: ReplyShape::Behavior,
+        })
+    }
+
+    /// A `permissionRequest` for a tool Copilot asks about by default ([`hook::ASKING_TOOLS`]);
+    /// every other call only reports.
+    fn own_ask_call(&self, payload: &[u8]) -> Option<crate::answering::AskCall> {
+        hook::ask_call(payload)
+    }
+
+    /// Our hook file runs one command per event; the answer path is `permissionRequest`'s.
+    fn answer_probe_command(&self, probed: &str) -> String {
+        probed.replace(" --event sessionStart", " --event permissionRequest")
+    }
+
+    /// A `permissionRequest` as Copilot sends it, for a shell command.
+    fn answer_probe_payload(&self, probe_id: &str) -> Vec<u8> {
+        serde_json::json!({
+            "hookName": "permissionRequest",
+            "sessionId": probe_id,
+            "timestamp": chrono::Utc::now().timestamp_millis(),
+            "cwd": crate::doctor::probe::probe_cwd(),
+            "toolName": "bash",
+            "toolInput": {"command": "true", "description": "Agent Tray doctor probe"},
+            "permissionSuggestions": [],
+        })
+        .to_string()
+        .into_bytes()
+    }
+
     /// Copilot's `sessionStart` payload (the command probed is the `sessionStart` one).
     fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
         serde_json::json!({

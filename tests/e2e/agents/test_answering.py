@@ -1,5 +1,5 @@
-"""Issue 25: answering the real Claude Code's, Codex's and OpenCode's permission requests from
-outside their terminals.
+"""Issue 25: answering the real Claude Code's, Codex's, OpenCode's and GitHub Copilot CLI's
+permission requests from outside their terminals.
 
 Claude in tmux against the mock model, our hooks installed by `agent-tray install --claude`,
 `agent-tray daemon` running. The mock asks for `touch made-by-tool`; every answer is proven by its
@@ -9,9 +9,22 @@ import os
 import time
 
 from e2e_base import ScenarioTest
+from test_copilot import CopilotMixin
 from test_opencode import OpenCodeMixin
 
 TOOL_PROMPT = "TOOL touch made-by-tool"
+
+
+def prompt_to_dialog(a):
+    """Starts agent `a`, prompts the mock's tool call, and approves the agent's own dialog in the
+    terminal; how long the dialog took to show after the prompt."""
+    a.start()
+    a.wait_ready()
+    t = time.monotonic()
+    a.prompt(TOOL_PROMPT)
+    shown = a.wait_permission()
+    a.approve()
+    return shown - t
 
 
 class Pending:
@@ -29,6 +42,20 @@ class Pending:
             time.sleep(0.05)
         self.fail(f"no {agent} request in `pending` within {timeout}s; screen:\n{self.agent.screen()}")
 
+    def made(self):
+        return os.path.exists(os.path.join(self.agent.cwd, "made-by-tool"))
+
+    def ask_bash(self, agent, dialog):
+        """Prompts the mock's `touch made-by-tool`; its request as `pending` lists it (after the
+        agent's own dialog, where it shows one while the hook waits)."""
+        self.agent.prompt(TOOL_PROMPT)
+        if dialog:
+            self.agent.wait_permission()
+        request = self.wait_request_of(agent)
+        self.assertEqual(request["tool"], "bash")
+        self.assertIn("touch made-by-tool", request["command"])
+        return request
+
 
 class ClaudeAnswering(Pending, ScenarioTest):
 
@@ -41,9 +68,6 @@ class ClaudeAnswering(Pending, ScenarioTest):
             time.sleep(0.1)
         self.fail(f"no permission request for {self.agent.cwd} in `pending` within {timeout}s; "
                   f"pending: {self.pending()}\nscreen:\n{self.agent.screen()}")
-
-    def made(self):
-        return os.path.exists(os.path.join(self.agent.cwd, "made-by-tool"))
 
     def test_allowed_from_the_cli_the_tool_runs_and_the_turn_ends(self):
         a = self.setup_claude(hooks=True)
@@ -263,13 +287,7 @@ class NoAppNoDelay(ScenarioTest):
         self.agent = a
         if hooks:
             self.tray.install("--claude")
-        a.start()
-        a.wait_ready()
-        t = time.monotonic()
-        a.prompt(TOOL_PROMPT)
-        shown = a.wait_permission()
-        took = shown - t
-        a.approve()
+        took = prompt_to_dialog(a)
         a.wait_turn_done("done")
         a.exit()
         a.wait_gone()
@@ -326,17 +344,8 @@ class OpenCodeAnswering(Pending, ScenarioTest, OpenCodeMixin):
         a.wait_ready()
         return a
 
-    def made(self):
-        return os.path.exists(os.path.join(self.agent.cwd, "made-by-tool"))
-
     def ask(self):
-        a = self.agent
-        a.prompt(TOOL_PROMPT)
-        a.wait_permission()
-        request = self.wait_request_of("opencode")
-        self.assertEqual(request["tool"], "bash")
-        self.assertIn("touch made-by-tool", request["command"])
-        return request
+        return self.ask_bash("opencode", dialog=True)
 
     def test_allowed_from_the_cli_the_tool_runs_and_the_turn_ends(self):
         a = self.start_opencode()
@@ -403,13 +412,7 @@ class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
         self.agent = a
         if plugin:
             self.tray.install("--opencode")
-        a.start()
-        a.wait_ready()
-        t = time.monotonic()
-        a.prompt(TOOL_PROMPT)
-        shown = a.wait_permission()
-        took = shown - t
-        a.approve()
+        took = prompt_to_dialog(a)
         made = os.path.join(a.cwd, "made-by-tool")
         deadline = time.monotonic() + 20
         while not os.path.exists(made) and time.monotonic() < deadline:
@@ -421,10 +424,123 @@ class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
         OpenCodeNoAppNoDelay.baseline = self._prompt_to_dialog(plugin=False)
 
     def test_2_with_the_plugin_and_no_app_the_dialog_comes_as_soon(self):
-        with_plugin = self._prompt_to_dialog(plugin=True)
-        baseline = OpenCodeNoAppNoDelay.baseline
-        if baseline is None:
-            self.fail("run with test_1_without_the_plugin first (the baseline of this run)")
-        print(f"\n  prompt -> dialog: {baseline:.2f}s without our plugin, {with_plugin:.2f}s with it and no app")
-        self.assertLess(with_plugin - baseline, 1.0,
-                        f"our plugin with no app delayed the dialog: {with_plugin:.2f}s vs {baseline:.2f}s")
+        assert_no_added_delay(self, OpenCodeNoAppNoDelay.baseline, self._prompt_to_dialog(plugin=True), "our plugin")
+
+
+def assert_no_added_delay(test, baseline, with_ours, ours):
+    """The dialog with `ours` installed and no app came within a second of this run's baseline
+    (measured by the class's test_1, which runs first)."""
+    if baseline is None:
+        test.fail("run with the class's test_1 first (the baseline of this run)")
+    print(f"\n  prompt -> dialog: {baseline:.2f}s without {ours}, {with_ours:.2f}s with it and no app")
+    test.assertLess(with_ours - baseline, 1.0,
+                    f"{ours} with no app delayed the dialog: {with_ours:.2f}s vs {baseline:.2f}s")
+
+
+class CopilotAnswering(Pending, ScenarioTest, CopilotMixin):
+    """GitHub Copilot CLI 1.0.102 in tmux against the mock, our hooks installed by `agent-tray
+    install --copilot`. Copilot shows no dialog while its permissionRequest hook runs (only
+    "Working"), so answering is opt-in and short there, like Codex's."""
+
+    def start_copilot(self, opted_in=True):
+        a = self.copilot()
+        self.agent = a
+        self.tray.install("--copilot")
+        if opted_in:
+            self.tray.run("answering", "copilot", "on")
+        self.tray.start_daemon()
+        a.start()
+        a.wait_ready()
+        return a
+
+    def ask(self):
+        request = self.ask_bash("copilot", dialog=False)
+        self.assertFalse(request["accepts"]["allow_for_session"], "Copilot's hook takes no session rule")
+        return request
+
+    def test_opted_in_allowed_from_the_cli_the_tool_runs_and_the_turn_ends(self):
+        a = self.start_copilot()
+        request = self.ask()
+        t = time.monotonic()
+        self.tray.run("allow", request["id"])
+        a.wait_turn_done("done")
+        print(f"\n  allow -> Copilot's turn done: {time.monotonic() - t:.2f}s")
+        self.assertTrue(self.made(), "the allowed tool ran")
+        self.assertEqual(self.pending(), [])
+
+    def test_opted_in_denied_from_the_cli_the_tool_does_not_run_and_the_agent_carries_on(self):
+        a = self.start_copilot()
+        request = self.ask()
+        self.tray.run("deny", request["id"], "--message", "not on this branch")
+        a.wait_turn_done("done")
+        time.sleep(1)
+        self.assertFalse(self.made(), "a denied tool never runs")
+        self.assertIn("not on this branch", json.dumps(a.mock.requests), "the model was told the message")
+        self.assertEqual(self.pending(), [])
+
+    def test_opted_in_nobody_answers_copilots_own_prompt_comes_at_the_wait_and_the_terminal_answers(self):
+        """The hook gives up by itself at its 4 s wait, before its 5 s timeoutSec: no decision,
+        Copilot shows its own dialog, the request leaves the tray within a second, and the
+        terminal answers."""
+        a = self.start_copilot()
+        self.ask()
+        t = time.monotonic()
+        shown = a.wait_permission(timeout=15)
+        print(f"\n  Copilot's own prompt {shown - t:.2f}s after the request was seen (the wait is 4s)")
+        self.assertFalse(self.made(), "no implicit allow at the deadline")
+        deadline = time.monotonic() + 1.0
+        while self.pending() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.pending(), [], "the expired request is gone")
+        a.approve()
+        a.wait_turn_done("done")
+        self.assertTrue(self.made(), "the terminal answered")
+
+    def test_not_opted_in_the_prompt_comes_at_once_and_nothing_is_pending(self):
+        a = self.start_copilot(opted_in=False)
+        a.prompt(TOOL_PROMPT)
+        a.wait_permission()
+        self.assertEqual(self.pending(), [], "answering is off for Copilot by default")
+        a.approve()
+        a.wait_turn_done("done")
+        self.assertTrue(self.made())
+
+    def test_engine_killed_mid_wait_copilots_own_prompt_comes_at_once(self):
+        a = self.start_copilot()
+        self.ask()
+        t_kill = time.monotonic()
+        self.tray.stop_daemon(kill=True)
+        shown = a.wait_permission(timeout=10)
+        took = shown - t_kill
+        print(f"\n  engine killed -> Copilot's own prompt: {took:.2f}s (the wait was 4s)")
+        self.assertLess(took, 4.0, "the prompt came before the hook's own deadline would have brought it")
+        self.assertFalse(self.made(), "no implicit allow")
+        a.approve()
+        a.wait_turn_done("done")
+        self.assertTrue(self.made(), "the terminal answered")
+
+
+class CopilotNoAppNoDelay(ScenarioTest, CopilotMixin):
+    """Answering on and no app or daemon running: Copilot's dialog appears as fast as without
+    our hooks (the hook finds no engine and prints nothing at once). Both in this run, each in
+    a world of its own, the baseline first."""
+
+    baseline = None
+
+    def _prompt_to_dialog(self, hooks):
+        a = self.copilot()
+        self.agent = a
+        if hooks:
+            self.tray.install("--copilot")
+            self.tray.run("answering", "copilot", "on")
+        took = prompt_to_dialog(a)
+        a.wait_turn_done("done")
+        self.assertTrue(os.path.exists(os.path.join(a.cwd, "made-by-tool")), "approved in the terminal")
+        return took
+
+    def test_1_without_our_hooks(self):
+        CopilotNoAppNoDelay.baseline = self._prompt_to_dialog(hooks=False)
+
+    def test_2_with_our_hooks_answering_on_and_no_app_the_dialog_comes_as_soon(self):
+        assert_no_added_delay(self, CopilotNoAppNoDelay.baseline, self._prompt_to_dialog(hooks=True),
+                              "our hooks (answering on)")
