@@ -32,6 +32,7 @@ pub mod paths;
 pub mod process;
 pub mod registry;
 pub mod remote;
+pub mod shell_policy;
 pub mod status;
 pub mod store;
 pub mod terminal_text;

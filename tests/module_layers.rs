@@ -61,6 +61,7 @@ const CORE: Layers = &[
             "store",
             "usage",
             "tray_model",
+            "shell_policy",
             "notify_policy",
             "window_rows",
             "jump",
