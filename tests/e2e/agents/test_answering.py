@@ -428,12 +428,15 @@ class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
 
 
 def assert_no_added_delay(test, baseline, with_ours, ours):
-    """The dialog with `ours` installed and no app came within a second of this run's baseline
-    (measured by the class's test_1, which runs first)."""
+    """The dialog with `ours` installed and no app came about as soon as this run's baseline
+    (measured by the class's test_1, which runs first). The hook costs milliseconds with no app;
+    the margin is for the agent's own spread from one start to the next: a second, or a quarter
+    of the baseline where the agent itself takes seconds (OpenCode: 5-7 s on a busy machine)."""
     if baseline is None:
         test.fail("run with the class's test_1 first (the baseline of this run)")
     print(f"\n  prompt -> dialog: {baseline:.2f}s without {ours}, {with_ours:.2f}s with it and no app")
-    test.assertLess(with_ours - baseline, 1.0,
+    margin = max(1.0, 0.25 * baseline)
+    test.assertLess(with_ours - baseline, margin,
                     f"{ours} with no app delayed the dialog: {with_ours:.2f}s vs {baseline:.2f}s")
 
 
