@@ -116,14 +116,14 @@ fn record(args: &InstallArgs, bin: &Path, err: &mut Vec<String>) {
         let Some(dir) = agent.adapter().config_dir() else {
             continue;
         };
-        let entry = crate::hook_drift::InstalledHooks {
+        let entry = crate::install::record::InstalledHooks {
             agent,
             dir,
             bin: bin.to_path_buf(),
             trust: args.trust,
             at: chrono::Utc::now(),
         };
-        if let Err(e) = crate::hook_drift::note(&paths.data_dir, Action::Install, entry) {
+        if let Err(e) = crate::install::record::note(&paths.data_dir, Action::Install, entry) {
             err.push(format!(
                 "agent-tray: {e} (removed hooks will not be noticed)"
             ));

@@ -15,7 +15,7 @@
 //!   files, non-recursively, plus the data folder (a fresh `install` changes the record). At rest
 //!   the watcher thread sleeps in the kernel; a burst of writes (an atomic rename is several
 //!   events) is debounced into one check. Debounced by hand, as the file feeds do
-//!   ([`crate::feeds::watch`]): one timer, no extra crate.
+//!   ([`crate::folder_wake`]): one timer, no extra crate.
 //! - **Alerts once per episode** ([`DriftAlerts`]): a drift is announced when it appears and
 //!   again only after it was repaired and came back.
 //!
@@ -26,7 +26,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
@@ -35,80 +34,18 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agents::AgentKnowledge;
 use crate::agents::InstallOptions;
+pub use crate::install::record::{
+    note, read_record, record_path, InstalledHooks, RecordError, RECORD_FILE,
+};
 use crate::install::{self, Action, Ownership};
 use crate::model::Agent;
 
-/// The install record, in the data folder.
-pub const RECORD_FILE: &str = "installed-hooks.json";
 /// Writes arriving together (an atomic save is a create, a write and a rename) are checked once,
 /// this long after the last of them.
 pub const DEBOUNCE: Duration = Duration::from_millis(250);
 /// File-system signals buffered between notify's thread and the checker. When full, signals are
 /// dropped: one already waiting causes a full check of every agent, which covers them.
 const SIGNALS: usize = 8;
-
-/// One agent's recorded install.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InstalledHooks {
-    pub agent: Agent,
-    /// The agent's folder (`CLAUDE_CONFIG_DIR` / `~/.claude`, `CODEX_HOME` / `~/.codex`).
-    pub dir: PathBuf,
-    /// The binary the hooks run.
-    pub bin: PathBuf,
-    /// Codex: whether `--trust` was asked.
-    #[serde(default)]
-    pub trust: bool,
-    pub at: DateTime<Utc>,
-}
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct RecordFile {
-    #[serde(default)]
-    installs: Vec<InstalledHooks>,
-}
-
-/// Why the record could not be written.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot record the install in {path}: {source}")]
-pub struct RecordError {
-    pub path: PathBuf,
-    #[source]
-    pub source: std::io::Error,
-}
-
-pub fn record_path(data_dir: &Path) -> PathBuf {
-    data_dir.join(RECORD_FILE)
-}
-
-/// The recorded installs; a missing or unreadable record is no install.
-pub fn read_record(data_dir: &Path) -> Vec<InstalledHooks> {
-    std::fs::read(record_path(data_dir))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<RecordFile>(&bytes).ok())
-        .map(|r| r.installs)
-        .unwrap_or_default()
-}
-
-/// Records an install (replacing the agent's earlier one) or forgets it (uninstall).
-pub fn note(data_dir: &Path, action: Action, entry: InstalledHooks) -> Result<(), RecordError> {
-    let mut installs = read_record(data_dir);
-    installs.retain(|i| i.agent != entry.agent);
-    if action == Action::Install {
-        installs.push(entry);
-    }
-    installs.sort_by_key(|i| i.agent);
-    let path = record_path(data_dir);
-    let err = |source| RecordError {
-        path: path.clone(),
-        source,
-    };
-    crate::paths::create_private_dir(data_dir).map_err(|e| err(std::io::Error::other(e)))?;
-    let text = serde_json::to_vec_pretty(&RecordFile { installs })
-        .map_err(|e| err(std::io::Error::other(e)))?;
-    crate::atomic_file::write(&path, &text)
-        .map(|_| ())
-        .map_err(|e| err(std::io::Error::other(e)))
-}
 
 /// What happened to drifted hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -416,7 +353,7 @@ fn watch_folders(
 ) -> Option<notify::RecommendedWatcher> {
     // A signal checks everything (see SIGNALS).
     let existing = folders.iter().filter(|f| f.is_dir()).map(PathBuf::as_path);
-    match crate::feeds::watch::wake_on_change(existing, relevant, signals) {
+    match crate::folder_wake::wake_on_change(existing, relevant, signals) {
         Ok((watcher, failed)) => {
             for (folder, error) in failed {
                 tracing::warn!(%error, folder = %folder.display(), "cannot watch a hook folder");
@@ -434,6 +371,7 @@ fn watch_folders(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use chrono::Utc;
 
     fn health(agent: Agent, drifted: bool) -> HookHealth {
         HookHealth {

@@ -1272,7 +1272,7 @@ impl JournalWatch {
             tracing::debug!(%error, "journal folder not made; replay polls until it is");
             return none;
         }
-        let watcher = match crate::feeds::watch::wake_on_change([dir], journal_file, wake) {
+        let watcher = match crate::folder_wake::wake_on_change([dir], journal_file, wake) {
             Ok((watcher, failed)) if failed.is_empty() => watcher,
             Ok((_, failed)) => {
                 let error = failed.into_iter().next().map(|(_, e)| e.to_string());
@@ -1857,7 +1857,7 @@ mod tests {
         use notify::{Event, EventKind};
         let at = |kind, name: &str| Ok(Event::new(kind).add_path(PathBuf::from("/j").join(name)));
         let wakes_the_replay =
-            |event: &notify::Result<Event>| crate::feeds::watch::change_wakes(event, journal_file);
+            |event: &notify::Result<Event>| crate::folder_wake::change_wakes(event, journal_file);
         let appended = EventKind::Modify(ModifyKind::Data(DataChange::Any));
         // A hook appended, or began a session's file: read it.
         assert!(wakes_the_replay(&at(appended, "claude-s1.jsonl")));

@@ -20,6 +20,7 @@ pub mod duration_text;
 pub mod engine;
 pub mod env_knobs;
 pub mod feeds;
+pub mod folder_wake;
 pub mod hook;
 pub mod hook_drift;
 pub mod hook_payload;

@@ -27,6 +27,7 @@
 
 pub mod hooks_json;
 pub mod path_safety;
+pub mod record;
 
 use std::fs;
 use std::io::{self, Write};
@@ -459,14 +460,14 @@ fn record_install(args: &InstallArgs, action: Action, bin: &Path) {
     for agent in args.agents() {
         let dir = agent.adapter().config_dir();
         let Some(dir) = dir else { continue };
-        let entry = crate::hook_drift::InstalledHooks {
+        let entry = record::InstalledHooks {
             agent,
             dir,
             bin: bin.to_path_buf(),
             trust: args.trust,
             at: chrono::Utc::now(),
         };
-        if let Err(e) = crate::hook_drift::note(&paths.data_dir, action, entry) {
+        if let Err(e) = record::note(&paths.data_dir, action, entry) {
             eprintln!("agent-tray: {e} (removed hooks will not be noticed)");
         }
     }

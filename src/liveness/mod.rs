@@ -7,3 +7,4 @@
 
 pub mod exit_event;
 pub mod pid_watcher;
+pub mod plan;

@@ -52,41 +52,18 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::exit_event::{not_exited, ExitHandle, ExitWatchError};
-use crate::model::EndReason;
+pub use super::plan::{plan, plan_exit, ConfirmedPids, Decision, PidCandidate, PidOwner};
 pub use crate::process::{probe_pid, PidProbe};
-use crate::registry::{PidCandidate, PidOwner, SessionChange, SessionsRegistry};
+use crate::registry::{SessionChange, SessionsRegistry};
 
 /// How often the watcher looks.
 pub const WATCH_INTERVAL: Duration = Duration::from_secs(10);
 
-/// What one tick decides for one session, and about which process (as the plan saw it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    End {
-        session_id: String,
-        owner: PidOwner,
-        reason: EndReason,
-    },
-    /// The process is alive and is this session's: refresh it, keep its token.
-    Vouch {
-        session_id: String,
-        owner: PidOwner,
-        token: String,
-    },
-}
-
 impl Decision {
-    pub fn session_id(&self) -> &str {
-        match self {
-            Decision::End { session_id, .. } | Decision::Vouch { session_id, .. } => session_id,
-        }
-    }
-
     /// Carries the decision out on the registry, only while the session still belongs to the
     /// process the plan saw. True when it was applied.
     pub fn apply(self, registry: &SessionsRegistry) -> bool {
@@ -109,97 +86,6 @@ impl Decision {
             } => registry.vouch_if_owned(&session_id, &owner, &token),
         }
     }
-}
-
-/// Pids this watcher has itself seen alive, carried from tick to tick.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct ConfirmedPids(HashSet<u32>);
-
-impl ConfirmedPids {
-    pub fn contains(&self, pid: u32) -> bool {
-        self.0.contains(&pid)
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// Decides one tick from a snapshot of candidates. `probe` is called once per distinct pid; it is
-/// the only way this function learns about processes, so tests script it. Pure apart from
-/// updating `confirmed`.
-pub fn plan(
-    candidates: &[PidCandidate],
-    confirmed: &mut ConfirmedPids,
-    mut probe: impl FnMut(u32) -> PidProbe,
-) -> Vec<Decision> {
-    // Pids whose sessions ended some other way are forgotten, so the set stays as small as the
-    // live sessions.
-    let live_pids: HashSet<u32> = candidates.iter().map(|c| c.pid).collect();
-    confirmed.0.retain(|pid| live_pids.contains(pid));
-
-    let mut probes: HashMap<u32, PidProbe> = HashMap::with_capacity(live_pids.len());
-    let mut newest_activity: HashMap<u32, DateTime<Utc>> = HashMap::with_capacity(live_pids.len());
-    for c in candidates {
-        probes.entry(c.pid).or_insert_with(|| probe(c.pid));
-        newest_activity
-            .entry(c.pid)
-            .and_modify(|t| *t = (*t).max(c.last_seen))
-            .or_insert(c.last_seen);
-    }
-
-    // A pid's death ends every session it owned, so "was it confirmed" is read before any of
-    // them changes the set.
-    let was_confirmed: HashSet<u32> = confirmed.0.clone();
-    let mut decisions = Vec::new();
-    for c in candidates {
-        let Some(found) = probes.get(&c.pid) else {
-            continue;
-        };
-        match found {
-            PidProbe::Gone => {
-                confirmed.0.remove(&c.pid);
-                if was_confirmed.contains(&c.pid) {
-                    decisions.push(Decision::End {
-                        session_id: c.session_id.clone(),
-                        owner: c.owner(),
-                        reason: EndReason::ProcessGone,
-                    });
-                }
-            }
-            PidProbe::Alive { token } => {
-                let recycled = matches!(
-                    (c.pid_start.as_deref(), token.as_deref()),
-                    (Some(stored), Some(now)) if stored != now
-                );
-                if recycled {
-                    // The number belongs to another process now: forget it, so only a fresh
-                    // sighting of that process can confirm it again.
-                    confirmed.0.remove(&c.pid);
-                    decisions.push(Decision::End {
-                        session_id: c.session_id.clone(),
-                        owner: c.owner(),
-                        reason: EndReason::PidRecycled,
-                    });
-                    continue;
-                }
-                confirmed.0.insert(c.pid);
-                let newest = newest_activity.get(&c.pid) == Some(&c.last_seen);
-                if let (true, false, true, Some(token)) = (c.prompted, c.streamed, newest, token) {
-                    decisions.push(Decision::Vouch {
-                        session_id: c.session_id.clone(),
-                        owner: c.owner(),
-                        token: token.clone(),
-                    });
-                }
-            }
-        }
-    }
-    decisions
 }
 
 /// A process the watcher holds an exit event for, with the start token its probe read right after
@@ -261,28 +147,6 @@ impl TickProbe {
     pub fn asked_directly(&self) -> usize {
         self.asked_directly
     }
-}
-
-/// Decides what a process's exit event means: every session of that pid ends, as
-/// [`EndReason::ProcessGone`], if this watcher had confirmed the pid (the same rule as [`plan`]'s
-/// for a pid found gone). Pure apart from forgetting the pid in `confirmed`.
-pub fn plan_exit(
-    candidates: &[PidCandidate],
-    pid: u32,
-    confirmed: &mut ConfirmedPids,
-) -> Vec<Decision> {
-    if !confirmed.0.remove(&pid) {
-        return Vec::new();
-    }
-    candidates
-        .iter()
-        .filter(|c| c.pid == pid)
-        .map(|c| Decision::End {
-            session_id: c.session_id.clone(),
-            owner: c.owner(),
-            reason: EndReason::ProcessGone,
-        })
-        .collect()
 }
 
 /// How long a pid first seen in a change must have lived before an early tick confirms it: a
@@ -524,7 +388,8 @@ async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::model::{Agent, EventKind, Observation, SessionState};
+    use crate::model::{Agent, EndReason, EventKind, Observation, SessionState};
+    use chrono::Utc;
 
     fn candidate(id: &str, pid: u32, token: Option<&str>, prompted: bool) -> PidCandidate {
         PidCandidate {

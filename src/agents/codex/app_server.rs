@@ -941,7 +941,7 @@ fn watch_server_files(
     };
     // A signal's look sees every change since the last one.
     let (watcher, failed) =
-        crate::feeds::watch::wake_on_change(folders.iter().map(PathBuf::as_path), ours, signals)
+        crate::folder_wake::wake_on_change(folders.iter().map(PathBuf::as_path), ours, signals)
             .ok()?;
     (failed.len() < folders.len()).then_some(watcher)
 }
