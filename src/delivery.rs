@@ -18,9 +18,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::model::Agent;
+pub use crate::model::{is_probe_id, PROBE_PREFIX};
 
-/// Every probe's session id starts with this; no agent makes such an id (theirs are UUIDs).
-pub const PROBE_PREFIX: &str = "agent-tray-probe-";
 /// Probes remembered.
 pub const MAX_PROBES: usize = 32;
 /// Distinct unknown event names remembered, over both agents.
@@ -29,11 +28,6 @@ pub const MAX_UNKNOWN_NAMES: usize = 64;
 pub const MAX_NAME: usize = 64;
 /// Where unknown names past [`MAX_UNKNOWN_NAMES`] are counted.
 pub const OTHER_NAMES: &str = "(other names)";
-
-/// Whether a session id is a `doctor` probe's.
-pub fn is_probe_id(session_id: &str) -> bool {
-    session_id.starts_with(PROBE_PREFIX)
-}
 
 /// One probe the engine received.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::SystemClock;
-use crate::control::server::{BindError, ControlServer};
+use crate::control::server::{BindError, ControlServer, EngineLedgers};
 use crate::liveness::pid_watcher;
 use crate::paths::{PathsError, TrayPaths};
 use crate::registry::{RegistryConfig, SessionsRegistry};
@@ -133,6 +133,8 @@ pub enum EngineError {
 #[derive(Debug)]
 pub struct Engine {
     registry: Arc<SessionsRegistry>,
+    /// The delivery ledger and the remote links' board: the engine's, not session state.
+    ledgers: EngineLedgers,
     token: CancellationToken,
     /// Every background task, by the name shutdown logs if it does not stop.
     tasks: Vec<(&'static str, JoinHandle<()>)>,
@@ -160,6 +162,7 @@ impl Engine {
     ) -> Result<Self, EngineError> {
         let server = ControlServer::bind(&config.paths, config.host.as_str())?;
         let token = CancellationToken::new();
+        let ledgers = EngineLedgers::default();
         // The history writer subscribes first, so it sees every change the others cause.
         let mut history_retention = None;
         let mut tasks: Vec<(&'static str, JoinHandle<()>)> = config
@@ -182,7 +185,7 @@ impl Engine {
         tasks.extend([
             (
                 "control_server",
-                server.spawn(registry.clone(), token.child_token()),
+                server.spawn(registry.clone(), ledgers.clone(), token.child_token()),
             ),
             (
                 "pid_watcher",
@@ -212,6 +215,7 @@ impl Engine {
             "remote_links",
             crate::remote::link::spawn(
                 registry.clone(),
+                ledgers.remote_links.clone(),
                 crate::remote::config::remotes_path(&config.paths.data_dir),
                 crate::remote::link::SshCommand::from_env(),
                 token.child_token(),
@@ -225,6 +229,7 @@ impl Engine {
         );
         Ok(Engine {
             registry,
+            ledgers,
             token,
             tasks,
             config,
@@ -260,6 +265,11 @@ impl Engine {
             ));
         }
         tasks
+    }
+
+    /// The delivery ledger and how each remote's link is doing.
+    pub fn ledgers(&self) -> &EngineLedgers {
+        &self.ledgers
     }
 
     pub fn registry(&self) -> &Arc<SessionsRegistry> {

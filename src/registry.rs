@@ -22,7 +22,7 @@
 //!   [`SessionsRegistry::watch_change_seq`] tells it the latest number as changes happen.
 //! - **The TTL never ends a session its live process vouches for.** A silent session that has a pid
 //!   is not ended on the TTL alone: the reaper first asks the pid watcher's rule
-//!   ([`crate::liveness::pid_watcher::plan`]) off the lock, with an injected probe, and spares the
+//!   ([`crate::liveness::plan::plan`]) off the lock, with an injected probe, and spares the
 //!   ones a live process with the same start token vouches for — whatever the TTL and the
 //!   watcher's tick, even a TTL shorter than the tick.
 //! - **The pid watcher and the feeds apply what they decided off the lock only to the process they
@@ -45,7 +45,8 @@ use tokio::sync::{broadcast, watch};
 pub mod answers;
 
 use crate::clock::{Clock, SystemClock};
-use crate::liveness::pid_watcher::{self, ConfirmedPids, Decision};
+use crate::liveness::plan::{self, ConfirmedPids, Decision};
+pub use crate::liveness::plan::{PidCandidate, PidOwner};
 use crate::model::{EndReason, InvalidObservation, Observation, Session, SessionState};
 use crate::process::PidProbe;
 use crate::transition::{self, Applied, Ignored, SessionRecord};
@@ -173,47 +174,6 @@ pub enum ObserveOutcome {
     Ignored(Ignored),
 }
 
-/// What the pid watcher needs of one session, taken under the lock without I/O.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PidCandidate {
-    pub session_id: String,
-    pub pid: u32,
-    pub pid_start: Option<String>,
-    pub prompted: bool,
-    pub streamed: bool,
-    pub last_seen: DateTime<Utc>,
-}
-
-impl PidCandidate {
-    /// The process this candidate was seen with.
-    pub fn owner(&self) -> PidOwner {
-        PidOwner {
-            pid: self.pid,
-            pid_start: self.pid_start.clone(),
-        }
-    }
-}
-
-/// The process a decision taken off the lock was about: its pid, and its start token when one
-/// was known. Applied only while the session still belongs to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PidOwner {
-    pub pid: u32,
-    pub pid_start: Option<String>,
-}
-
-impl PidOwner {
-    /// True while `session` still belongs to this process: the same pid, and no start token that
-    /// tells another process apart (a token known on one side only cannot, on its own).
-    fn owns(&self, session: &Session) -> bool {
-        session.pid == Some(self.pid)
-            && match (session.pid_start.as_deref(), self.pid_start.as_deref()) {
-                (Some(now), Some(seen)) => now == seen,
-                _ => true,
-            }
-    }
-}
-
 #[derive(Default)]
 struct Inner {
     live: HashMap<String, SessionRecord>,
@@ -282,11 +242,9 @@ pub struct SessionsRegistry {
     /// skips to the latest number and never lags.
     change_seq: watch::Sender<u64>,
     /// Probes and unknown hook events: what `doctor` asks about, never sessions.
-    delivery: crate::delivery::DeliveryLedger,
     /// The same changes with their stamps; sent only while someone (the store) subscribes.
     stamped: broadcast::Sender<StampedChange>,
     /// How each remote's link is doing (what `doctor`, `remote list` and the window show).
-    remote_links: crate::remote::RemoteLinks,
     /// Token usage the feeds report ([`crate::usage`]); sent only while the store subscribes.
     usage: broadcast::Sender<crate::usage::UsageReport>,
 }
@@ -322,21 +280,9 @@ impl SessionsRegistry {
             session_ttl_ms: AtomicU64::new(duration_ms(config.session_ttl)),
             changes,
             change_seq: watch::channel(0).0,
-            delivery: crate::delivery::DeliveryLedger::new(),
             stamped,
-            remote_links: crate::remote::RemoteLinks::default(),
             usage,
         }
-    }
-
-    /// The delivery ledger (`doctor`'s probes, unknown hook events).
-    pub fn delivery(&self) -> &crate::delivery::DeliveryLedger {
-        &self.delivery
-    }
-
-    /// How each remote's link is doing.
-    pub fn remote_links(&self) -> &crate::remote::RemoteLinks {
-        &self.remote_links
     }
 
     /// Replaces what is known of the remote `host`'s sessions with `sessions` (its link's whole
@@ -589,10 +535,9 @@ impl SessionsRegistry {
     ) -> Result<(ObserveOutcome, T), InvalidObservation> {
         let obs = obs.admit()?;
         // A `doctor` probe sent as an ordinary event (by an older hook binary, or replayed from
-        // its journal) is still a probe: recorded, never a session.
-        if crate::delivery::is_probe_id(&obs.session_id) {
-            self.delivery
-                .record_probe(&obs.session_id, Some(obs.agent), obs.at);
+        // its journal) is still a probe: never a session. The socket records it in the delivery
+        // ledger, which the engine keeps beside the sessions.
+        if crate::model::is_probe_id(&obs.session_id) {
             return Ok((ObserveOutcome::Quiet, T::default()));
         }
         let now = self.clock.now();
@@ -887,7 +832,7 @@ impl SessionsRegistry {
 
         // A fresh memory of confirmed pids: a pid never seen alive ends nothing here, so a dead
         // one falls back on the TTL (its death is the watcher's to report).
-        let verdicts = pid_watcher::plan(&candidates, &mut ConfirmedPids::default(), probe);
+        let verdicts = plan::plan(&candidates, &mut ConfirmedPids::default(), probe);
         let now = self.clock.now();
         let session_ttl = self.session_ttl();
         let mut changes = Vec::new();
@@ -1155,9 +1100,9 @@ mod tests {
     }
 
     #[test]
-    fn a_probe_sent_as_an_ordinary_event_is_recorded_and_never_a_session() {
+    fn a_probe_sent_as_an_ordinary_event_is_never_a_session() {
         let (clock, reg) = setup(RegistryConfig::default());
-        let probe = format!("{}claude-1", crate::delivery::PROBE_PREFIX);
+        let probe = format!("{}claude-1", crate::model::PROBE_PREFIX);
         for journaled in [false, true] {
             let o = obs(&clock, &probe, EventKind::SessionStart);
             let outcome = if journaled {
@@ -1169,7 +1114,6 @@ mod tests {
         }
         assert!(reg.list().is_empty());
         assert!(reg.history(10).is_empty());
-        assert_eq!(reg.delivery().report().probes.len(), 2);
         // Positive control: the same event with an ordinary id is a session.
         reg.observe(obs(&clock, "s1", EventKind::SessionStart))
             .unwrap();

@@ -701,6 +701,16 @@ impl Observation {
     }
 }
 
+/// Every `doctor` probe's session id starts with this; no agent makes such an id (theirs are
+/// UUIDs). A domain fact rather than the delivery ledger's: the registry, the hook and the socket
+/// each keep probes out of the sessions people see.
+pub const PROBE_PREFIX: &str = "agent-tray-probe-";
+
+/// Whether a session id is a `doctor` probe's.
+pub fn is_probe_id(session_id: &str) -> bool {
+    session_id.starts_with(PROBE_PREFIX)
+}
+
 /// The longest session id accepted, in bytes. The agents' ids are UUIDs (36 bytes).
 pub const MAX_SESSION_ID_LEN: usize = 128;
 

@@ -51,7 +51,7 @@ pub async fn jump_to_session(
     let session = source
         .find(host, &session_id)
         .ok_or_else(|| unknown(host, &session_id))?;
-    let links = source.registry().remote_links();
+    let links = source.remote_links();
     let destination = session
         .host
         .as_deref()
@@ -263,7 +263,7 @@ pub enum RemoteChange {
 /// Applies `change` to the remotes file under `data_dir` and asks the engine's links to reload.
 pub fn change_remotes(
     data_dir: &std::path::Path,
-    registry: &agent_tray::registry::SessionsRegistry,
+    links: &agent_tray::remote::link::RemoteLinks,
     change: RemoteChange,
 ) -> Result<(), CommandError> {
     use agent_tray::remote::config;
@@ -274,7 +274,7 @@ pub fn change_remotes(
     };
     written.map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?;
     // False when no engine runs here: the change waits for the next start, as the CLI says.
-    registry.remote_links().request_reload();
+    links.request_reload();
     Ok(())
 }
 
@@ -284,8 +284,8 @@ async fn change_remotes_off_loop(
 ) -> Result<(), CommandError> {
     let paths = agent_tray::paths::TrayPaths::from_env()
         .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?;
-    let registry = source.registry().clone();
-    tauri::async_runtime::spawn_blocking(move || change_remotes(&paths.data_dir, &registry, change))
+    let links = source.remote_links().clone();
+    tauri::async_runtime::spawn_blocking(move || change_remotes(&paths.data_dir, &links, change))
         .await
         .map_err(|e| CommandError::new(ErrorCode::SettingsNotSaved, e.to_string()))?
 }
@@ -353,17 +353,17 @@ pub async fn set_answering(
 #[allow(clippy::unwrap_used)]
 mod remote_tests {
     use super::*;
-    use agent_tray::registry::SessionsRegistry;
+    use agent_tray::remote::link::RemoteLinks;
 
     #[test]
     fn settings_adds_and_removes_remotes_through_the_core_and_a_refusal_writes_nothing() {
         let tmp = tempfile::tempdir().unwrap();
-        let registry = SessionsRegistry::new();
+        let links = RemoteLinks::default();
         let file = agent_tray::remote::config::remotes_path(tmp.path());
         let add = |name: &str, destination: &str| {
             change_remotes(
                 tmp.path(),
-                &registry,
+                &links,
                 RemoteChange::Add {
                     name: name.into(),
                     destination: destination.into(),
@@ -387,7 +387,7 @@ mod remote_tests {
         );
         change_remotes(
             tmp.path(),
-            &registry,
+            &links,
             RemoteChange::Remove { name: "box".into() },
         )
         .unwrap();
@@ -395,7 +395,7 @@ mod remote_tests {
         assert!(read.remotes.is_empty());
         let unknown = change_remotes(
             tmp.path(),
-            &registry,
+            &links,
             RemoteChange::Remove { name: "box".into() },
         );
         assert!(unknown.unwrap_err().message.contains("no remote is named"));

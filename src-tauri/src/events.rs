@@ -213,7 +213,7 @@ mod tests {
         // any timer the bridge armed would fire as the test sleeps its "ten minutes".
         use std::sync::atomic::Ordering::SeqCst;
         let registry = Arc::new(agent_tray::registry::SessionsRegistry::new());
-        let source = Arc::new(SessionsSource::new(registry.clone()));
+        let source = Arc::new(SessionsSource::new(registry.clone(), Default::default()));
         let (_settings_tx, settings) = watch::channel(AppSettings::default());
         let (open_tx, open) = watch::channel(false);
         let sent: Arc<std::sync::Mutex<Vec<SessionEvent>>> = Arc::default();

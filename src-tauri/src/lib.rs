@@ -82,11 +82,12 @@ struct HostedEngine(Mutex<Option<Engine>>);
 pub fn manage_state<R: Runtime, M: Manager<R>>(
     manager: &M,
     registry: Arc<SessionsRegistry>,
+    remote_links: Arc<agent_tray::remote::link::RemoteLinks>,
     settings: SettingsStore,
     engine: EngineStatus,
     log_dir: PathBuf,
 ) {
-    manager.manage(Arc::new(SessionsSource::new(registry)));
+    manager.manage(Arc::new(SessionsSource::new(registry, remote_links)));
     manager.manage(settings);
     manager.manage(engine);
     manager.manage(LogDir(log_dir));
@@ -278,9 +279,15 @@ pub fn run() {
             let (registry, engine, status) = start_engine(&setup_paths);
             let hook_health = engine.as_ref().map(Engine::hook_health);
             let engine_down = matches!(status, EngineStatus::NotRunning { .. });
+            // No engine here: no links either, and Settings says the remotes wait for one.
+            let remote_links = engine
+                .as_ref()
+                .map(|e| e.ledgers().remote_links.clone())
+                .unwrap_or_default();
             manage_state(
                 app,
                 registry,
+                remote_links,
                 SettingsStore::load(setup_paths.settings_file()),
                 status,
                 setup_paths.log_dir(),

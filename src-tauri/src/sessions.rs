@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use agent_tray::model::Session;
 use agent_tray::registry::SessionsRegistry;
+use agent_tray::remote::link::RemoteLinks;
 use agent_tray::tray_model::SessionView;
 use agent_tray::window_rows::{window_rows, Dismissed, ENDED_SHOWN};
 use tokio::sync::watch;
@@ -24,15 +25,19 @@ pub struct WindowRows {
 #[derive(Debug)]
 pub struct SessionsSource {
     registry: Arc<SessionsRegistry>,
+    /// The engine's links to the remotes (empty when no engine runs here): where a remote's
+    /// row jumps to, and what Settings lists.
+    remote_links: Arc<RemoteLinks>,
     dismissed: Mutex<Dismissed>,
     /// Counts dismissals, so the event bridge recomputes the rows after one.
     dismissals: watch::Sender<u64>,
 }
 
 impl SessionsSource {
-    pub fn new(registry: Arc<SessionsRegistry>) -> Self {
+    pub fn new(registry: Arc<SessionsRegistry>, remote_links: Arc<RemoteLinks>) -> Self {
         SessionsSource {
             registry,
+            remote_links,
             dismissed: Mutex::new(Dismissed::default()),
             dismissals: watch::channel(0).0,
         }
@@ -40,6 +45,10 @@ impl SessionsSource {
 
     pub fn registry(&self) -> &Arc<SessionsRegistry> {
         &self.registry
+    }
+
+    pub fn remote_links(&self) -> &Arc<RemoteLinks> {
+        &self.remote_links
     }
 
     fn dismissed(&self) -> std::sync::MutexGuard<'_, Dismissed> {
@@ -65,7 +74,7 @@ impl SessionsSource {
         let mut rows = window_rows(&sessions, &settings.agents, &dismissed, now);
         agent_tray::remote::command::wrap_remote_rows(
             &mut rows,
-            self.registry.remote_links(),
+            &self.remote_links,
             &agent_tray::remote::SshCommand::from_env(),
         );
         WindowRows {

@@ -23,6 +23,6 @@ pub fn snapshot<R: Runtime>(
         engine: engine.clone(),
         settings,
         version: app.package_info().version.to_string(),
-        remotes: source.registry().remote_links().all(),
+        remotes: source.remote_links().all(),
     }
 }

@@ -34,6 +34,7 @@ fn start_the_app_in_this_process(settings_file: &Path) {
     agent_tray_desktop::manage_state(
         &app,
         registry.clone(),
+        Default::default(),
         SettingsStore::load(settings_file.to_path_buf()),
         EngineStatus::Running {
             socket: "/tmp/test.sock".into(),

@@ -76,6 +76,7 @@ fn install_hooks_from_the_window_writes_the_hooks_into_the_agents_folders_in_pro
     agent_tray_desktop::manage_state(
         &app,
         std::sync::Arc::new(SessionsRegistry::new()),
+        Default::default(),
         SettingsStore::load(root.join("settings.json")),
         EngineStatus::Running {
             socket: root.join("run/test.sock").display().to_string(),

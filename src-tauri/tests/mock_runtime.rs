@@ -36,6 +36,7 @@ fn harness_on(registry: Arc<SessionsRegistry>) -> Harness {
     agent_tray_desktop::manage_state(
         &app,
         registry.clone(),
+        Default::default(),
         SettingsStore::load(dir.path().join("settings.json")),
         EngineStatus::Running {
             socket: "/tmp/test.sock".into(),

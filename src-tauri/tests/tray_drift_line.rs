@@ -71,6 +71,7 @@ fn a_removed_hook_shows_a_repair_line_in_the_tray_whose_click_repairs_it() {
     agent_tray_desktop::manage_state(
         &app,
         Arc::new(SessionsRegistry::new()),
+        Default::default(),
         SettingsStore::load(tmp.path().join("settings.json")),
         EngineStatus::Running {
             socket: "/tmp/test.sock".into(),

@@ -325,6 +325,7 @@ fn app_with_a_window(
     agent_tray_desktop::manage_state(
         &app,
         registry.clone(),
+        Default::default(),
         SettingsStore::load(dir.join("settings.json")),
         EngineStatus::Running {
             socket: "/tmp/test.sock".into(),

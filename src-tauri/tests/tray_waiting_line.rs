@@ -58,6 +58,7 @@ fn the_tray_menu_shows_todays_waiting_on_you_total_from_the_store() {
     agent_tray_desktop::manage_state(
         &app,
         Arc::new(SessionsRegistry::new()),
+        Default::default(),
         SettingsStore::load(dir.path().join("settings.json")),
         EngineStatus::Running {
             socket: "/tmp/test.sock".into(),

@@ -612,10 +612,10 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             let body: ProbeBody = serde_json::from_slice(line).map_err(|e| {
                 Reply::error(ErrorCode::BadRequest, format!("bad \"probe\" request: {e}"))
             })?;
-            if !crate::delivery::is_probe_id(&body.probe_id) {
+            if !crate::model::is_probe_id(&body.probe_id) {
                 return Err(Reply::error(
                     ErrorCode::BadRequest,
-                    format!("a probe id starts with {:?}", crate::delivery::PROBE_PREFIX),
+                    format!("a probe id starts with {:?}", crate::model::PROBE_PREFIX),
                 ));
             }
             Ok(Request::Probe {
@@ -674,7 +674,7 @@ mod tests {
     #[test]
     fn probes_and_unknown_events_decode_and_a_probe_needs_its_prefix() {
         let probe = Request::Probe {
-            probe_id: format!("{}x", crate::delivery::PROBE_PREFIX),
+            probe_id: format!("{}x", crate::model::PROBE_PREFIX),
             agent: Some(Agent::Codex),
         };
         let line = encode_request(&probe).unwrap();

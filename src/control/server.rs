@@ -82,6 +82,16 @@ pub enum BindError {
     Io { path: PathBuf, source: io::Error },
 }
 
+/// What the engine keeps beside the sessions, for the socket to report: the delivery ledger
+/// (`doctor`'s probes, unknown hook events, foreign callers) and how each remote's link is doing.
+/// Neither is session state, so neither lives in the registry: the engine owns them and hands
+/// the server, the remote links and the desktop shell the same handles.
+#[derive(Debug, Clone, Default)]
+pub struct EngineLedgers {
+    pub delivery: Arc<crate::delivery::DeliveryLedger>,
+    pub remote_links: Arc<crate::remote::RemoteLinks>,
+}
+
 /// A bound, not yet serving, control socket. Holds the ownership lock for its whole life.
 #[derive(Debug)]
 pub struct ControlServer {
@@ -148,6 +158,7 @@ impl ControlServer {
     pub fn spawn(
         self,
         registry: Arc<SessionsRegistry>,
+        ledgers: EngineLedgers,
         token: CancellationToken,
     ) -> JoinHandle<()> {
         // Destructured so the task owns the ownership lock too: an `async move` block captures
@@ -168,6 +179,7 @@ impl ControlServer {
                 askers: Arc::new(Semaphore::new(MAX_ASKERS)),
                 host: host.clone(),
                 data_dir,
+                ledgers,
             });
             let my_uid = current_uid();
             loop {
@@ -341,6 +353,7 @@ struct Shared {
     askers: Arc<Semaphore>,
     host: String,
     data_dir: PathBuf,
+    ledgers: EngineLedgers,
 }
 
 async fn serve_connection(
@@ -422,7 +435,7 @@ async fn serve_connection(
                         answer,
                         source,
                     }) => answer_request(registry, &target, answer, source).await,
-                    Ok(request) => handle_typed(request, registry, host),
+                    Ok(request) => handle_typed(request, registry, &shared.ledgers, host),
                     Err(reply) => {
                         tracing::warn!(
                             error = reply
@@ -516,7 +529,7 @@ impl AskConnection {
         token: &CancellationToken,
     ) {
         let agent = observation.agent;
-        if crate::delivery::is_probe_id(&observation.session_id) {
+        if crate::model::is_probe_id(&observation.session_id) {
             self.answer_probe(registry, observation).await;
             return;
         }
@@ -671,17 +684,39 @@ impl Answer {
     }
 }
 
-/// Answers one request. Pure apart from the registry.
-pub fn handle(request: Request, registry: &SessionsRegistry, host: &str) -> Reply {
-    handle_typed(request, registry, host).to_reply()
+/// Answers one request. Pure apart from the registry and the ledgers.
+pub fn handle(
+    request: Request,
+    registry: &SessionsRegistry,
+    ledgers: &EngineLedgers,
+    host: &str,
+) -> Reply {
+    handle_typed(request, registry, ledgers, host).to_reply()
 }
 
-/// Answers one request, typed. Pure apart from the registry.
-pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -> Answer {
+/// Answers one request, typed. Pure apart from the registry and the ledgers.
+pub fn handle_typed(
+    request: Request,
+    registry: &SessionsRegistry,
+    ledgers: &EngineLedgers,
+    host: &str,
+) -> Answer {
     match request {
         Request::Observe { observation } => {
+            if crate::model::is_probe_id(&observation.session_id) {
+                // An older hook's probe, sent as an ordinary event: recorded, never a session.
+                ledgers.delivery.record_probe(
+                    &observation.session_id,
+                    Some(observation.agent),
+                    observation.at,
+                );
+                return Answer::Observed(ObserveReply {
+                    outcome: super::protocol::OutcomeKind::Quiet,
+                    reason: None,
+                });
+            }
             if observation.source == crate::model::Source::Hook {
-                registry.delivery().record_hook_event(
+                ledgers.delivery.record_hook_event(
                     observation.agent,
                     observation.event.as_str(),
                     chrono::Utc::now(),
@@ -713,8 +748,8 @@ pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -
         }),
         Request::Probe { probe_id, agent } => {
             tracing::info!(probe_id, agent = ?agent, "doctor_probe_received");
-            registry
-                .delivery()
+            ledgers
+                .delivery
                 .record_probe(&probe_id, agent, chrono::Utc::now());
             Answer::Observed(ObserveReply {
                 outcome: super::protocol::OutcomeKind::Quiet,
@@ -723,30 +758,30 @@ pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -
         }
         Request::UnknownEvent { event, agent } => {
             tracing::info!(event, agent = ?agent, "unknown_hook_event");
-            registry
-                .delivery()
+            ledgers
+                .delivery
                 .record_unknown_event(agent, &event, chrono::Utc::now());
             Answer::Observed(ObserveReply {
                 outcome: super::protocol::OutcomeKind::Quiet,
                 reason: None,
             })
         }
-        Request::Delivery => Answer::Delivery(registry.delivery().report()),
+        Request::Delivery => Answer::Delivery(ledgers.delivery.report()),
         Request::ForeignCall {
             caller,
             event,
             agent,
         } => {
             tracing::info!(caller, event, agent = ?agent, "foreign_hook_call");
-            registry
-                .delivery()
+            ledgers
+                .delivery
                 .record_foreign_call(&caller, &event, chrono::Utc::now());
             Answer::Observed(ObserveReply {
                 outcome: super::protocol::OutcomeKind::Quiet,
                 reason: None,
             })
         }
-        Request::Remotes => Answer::Remotes(registry.remote_links().all()),
+        Request::Remotes => Answer::Remotes(ledgers.remote_links.all()),
         Request::Pending => Answer::Pending(PendingList {
             pending: registry.pending(),
         }),
@@ -756,7 +791,7 @@ pub fn handle_typed(request: Request, registry: &SessionsRegistry, host: &str) -
             message: "ask and answer are served on the control socket only".into(),
         }),
         Request::ReloadRemotes => {
-            let listening = registry.remote_links().request_reload();
+            let listening = ledgers.remote_links.request_reload();
             Answer::Observed(ObserveReply {
                 outcome: if listening {
                     super::protocol::OutcomeKind::Changed
@@ -828,5 +863,51 @@ fn log_dropped_watcher(e: &io::Error) {
         );
     } else {
         tracing::debug!(error = %e, "watch client went away");
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{Agent, EventKind};
+
+    // The delivery ledger is the engine's, beside the registry: a probe that an older hook sent
+    // as an ordinary event lands there, and never among the sessions.
+    #[test]
+    fn a_probe_sent_as_an_ordinary_event_is_recorded_in_the_ledger_and_never_a_session() {
+        let registry = SessionsRegistry::new();
+        let ledgers = EngineLedgers::default();
+        let probe = format!("{}claude-1", crate::model::PROBE_PREFIX);
+        let observation = Observation::new(
+            &probe,
+            Agent::Claude,
+            EventKind::SessionStart,
+            chrono::Utc::now(),
+        );
+        let answer = handle_typed(
+            Request::Observe { observation },
+            &registry,
+            &ledgers,
+            "here",
+        );
+        assert!(matches!(answer, Answer::Observed(_)), "{answer:?}");
+        assert_eq!(ledgers.delivery.report().probes.len(), 1);
+        assert!(registry.list().is_empty());
+        // Positive control: the same event with an ordinary id is a session.
+        let observation = Observation::new(
+            "s1",
+            Agent::Claude,
+            EventKind::SessionStart,
+            chrono::Utc::now(),
+        );
+        handle_typed(
+            Request::Observe { observation },
+            &registry,
+            &ledgers,
+            "here",
+        );
+        assert_eq!(registry.list().len(), 1);
+        assert_eq!(ledgers.delivery.report().probes.len(), 1);
     }
 }

@@ -596,6 +596,7 @@ enum Attempt {
 /// One remote's link: what it holds of the remote, and where it puts it.
 struct Link {
     registry: Arc<SessionsRegistry>,
+    links: Arc<RemoteLinks>,
     entry: RemoteEntry,
     ssh: SshCommand,
     picture: HashMap<String, Session>,
@@ -645,9 +646,7 @@ impl Link {
             return;
         }
         let count = u32::try_from(self.picture.len()).unwrap_or(u32::MAX);
-        self.registry
-            .remote_links()
-            .update(&self.entry.name, |s| s.sessions = count);
+        self.links.update(&self.entry.name, |s| s.sessions = count);
     }
 
     /// When the news may be published: now if the last publication is [`PUBLISH_EVERY`] old,
@@ -671,7 +670,7 @@ impl Link {
 
     fn set_state(&self, state: LinkState, message: Option<String>) {
         let now = Utc::now();
-        self.registry.remote_links().update(&self.entry.name, |s| {
+        self.links.update(&self.entry.name, |s| {
             if s.state != state {
                 s.since = now;
             }
@@ -705,8 +704,7 @@ impl Link {
                 }
                 self.picture = out.picture;
                 self.news.whole = true;
-                self.registry
-                    .remote_links()
+                self.links
                     .update(&self.entry.name, |s| s.remote_version = version);
                 self.set_state(LinkState::Connected, None);
                 tracing::info!(remote = %self.entry.name, sessions = self.picture.len(), "remote_connected");
@@ -933,12 +931,13 @@ async fn wait_before_retry(
 
 async fn run_link(
     registry: Arc<SessionsRegistry>,
+    links: Arc<RemoteLinks>,
     entry: RemoteEntry,
     ssh: SshCommand,
     token: CancellationToken,
     mut retry: watch::Receiver<u64>,
 ) {
-    registry.remote_links().set(RemoteLinkStatus {
+    links.set(RemoteLinkStatus {
         name: entry.name.clone(),
         destination: entry.destination.clone(),
         state: LinkState::Connecting,
@@ -949,6 +948,7 @@ async fn run_link(
     });
     let mut link = Link {
         registry: registry.clone(),
+        links: links.clone(),
         entry: entry.clone(),
         ssh,
         picture: HashMap::new(),
@@ -991,7 +991,7 @@ async fn run_link(
         );
     }
     registry.set_remote_sessions(&entry.name, Vec::new());
-    registry.remote_links().remove(&entry.name);
+    links.remove(&entry.name);
 }
 
 struct RunningLink {
@@ -1012,13 +1012,14 @@ async fn stop_link(link: RunningLink) {
 /// rereads the file when [`RemoteLinks::request_reload`] asks.
 pub fn spawn(
     registry: Arc<SessionsRegistry>,
+    links: Arc<RemoteLinks>,
     remotes_file: PathBuf,
     ssh: SshCommand,
     token: CancellationToken,
 ) -> JoinHandle<()> {
     // One slot: a reload asked while one is pending is the same reload.
     let (reload_tx, mut reload_rx) = mpsc::channel::<()>(1);
-    registry.remote_links().set_reload(reload_tx);
+    links.set_reload(reload_tx);
     tokio::spawn(async move {
         let (retry_tx, _) = watch::channel(0_u64);
         let mut running: HashMap<String, RunningLink> = HashMap::new();
@@ -1059,6 +1060,7 @@ pub fn spawn(
                 let link_token = token.child_token();
                 let task = tokio::spawn(run_link(
                     registry.clone(),
+                    links.clone(),
                     entry.clone(),
                     ssh.clone(),
                     link_token.clone(),
