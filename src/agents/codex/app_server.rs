@@ -956,7 +956,21 @@ enum ConnectionError {
     #[error("timed out")]
     Timeout,
     #[error("refused: {0}")]
-    Untrusted(String),
+    Untrusted(#[from] UntrustedSocket),
+}
+
+/// Why Codex's control socket is not trusted (see [`trusted_socket`]).
+#[derive(Debug, thiserror::Error)]
+enum UntrustedSocket {
+    #[error("{0} is a symlink in a folder that is not yours alone")]
+    SharedLinkFolder(String),
+    #[error("{path}: {source}")]
+    Unreadable {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Owner(#[from] crate::control::client::ClientError),
 }
 
 /// Codex's control socket, checked like ours before anything is sent to it: a socket of another
@@ -964,27 +978,30 @@ enum ConnectionError {
 /// whatever answers there. Codex 0.171 keeps a symlink in its own private folder
 /// (`app-server-control/`, 0700) pointing at the socket in `/tmp/codex-daemon-<uid>/` (0700): a
 /// symlink is followed only from a folder that is ours and private, and its target is checked.
-fn trusted_socket(path: &Path) -> Result<PathBuf, String> {
+fn trusted_socket(path: &Path) -> Result<PathBuf, UntrustedSocket> {
     use std::os::unix::fs::MetadataExt;
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(path.to_path_buf()); // nothing there yet: the connect says so
     };
     let target = if meta.file_type().is_symlink() {
         let folder = path.parent().unwrap_or_else(|| Path::new("/"));
-        let folder_meta = std::fs::metadata(folder).map_err(|e| e.to_string())?;
+        let unreadable = |at: &Path| {
+            let path = at.display().to_string();
+            move |source| UntrustedSocket::Unreadable { path, source }
+        };
+        let folder_meta = std::fs::metadata(folder).map_err(unreadable(folder))?;
         // SAFETY: geteuid has no failure mode and touches no memory.
         let me = unsafe { libc::geteuid() };
         if folder_meta.uid() != me || folder_meta.mode() & 0o022 != 0 {
-            return Err(format!(
-                "{} is a symlink in a folder that is not yours alone",
-                path.display()
+            return Err(UntrustedSocket::SharedLinkFolder(
+                path.display().to_string(),
             ));
         }
-        std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?
+        std::fs::canonicalize(path).map_err(unreadable(path))?
     } else {
         path.to_path_buf()
     };
-    crate::control::client::check_socket_owner(&target).map_err(|e| e.to_string())?;
+    crate::control::client::check_socket_owner(&target)?;
     Ok(target)
 }
 
@@ -1440,6 +1457,7 @@ mod tests {
         .unwrap();
         assert!(trusted_socket(&socket)
             .unwrap_err()
+            .to_string()
             .contains("not yours alone"));
     }
 
