@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use agent_tray::feeds::{spawn_all, FeedConfig, FeedDirs, FeedStats};
+use agent_tray::feeds::{spawn_all, FeedConfig, FeedDirs, FeedSink, FeedStats};
 use agent_tray::model::Agent;
 use agent_tray::registry::SessionsRegistry;
 use tokio_util::sync::CancellationToken;
@@ -114,7 +114,11 @@ fn main() {
     let cpu0 = cpu_seconds();
     let t0 = Instant::now();
     let tasks = runtime.block_on(async {
-        let tasks = spawn_all(registry.clone(), config, token.clone());
+        let tasks = spawn_all(
+            FeedSink::without_history(registry.clone()),
+            config,
+            token.clone(),
+        );
         while FeedStats::get(&stats.rescans) < 1 {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }

@@ -62,6 +62,7 @@ fn write_throughput(turns_per_thread: usize) {
         let _guard = runtime.enter();
         writer::spawn(
             registry.clone(),
+            &Default::default(),
             WriterConfig {
                 path: path.clone(),
                 retention_days: 90,

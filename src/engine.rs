@@ -135,6 +135,8 @@ pub struct Engine {
     registry: Arc<SessionsRegistry>,
     /// The delivery ledger and the remote links' board: the engine's, not session state.
     ledgers: EngineLedgers,
+    /// Token usage from the feeds to the history store: not session state either.
+    usage: Arc<crate::usage::UsageStream>,
     token: CancellationToken,
     /// Every background task, by the name shutdown logs if it does not stop.
     tasks: Vec<(&'static str, JoinHandle<()>)>,
@@ -163,6 +165,7 @@ impl Engine {
         let server = ControlServer::bind(&config.paths, config.host.as_str())?;
         let token = CancellationToken::new();
         let ledgers = EngineLedgers::default();
+        let usage = Arc::new(crate::usage::UsageStream::default());
         // The history writer subscribes first, so it sees every change the others cause.
         let mut history_retention = None;
         let mut tasks: Vec<(&'static str, JoinHandle<()>)> = config
@@ -174,6 +177,7 @@ impl Engine {
                 };
                 let (task, retention) = crate::store::writer::spawn_with_retention(
                     registry.clone(),
+                    &usage,
                     writer,
                     token.child_token(),
                 );
@@ -200,7 +204,8 @@ impl Engine {
                 spawn_reaper(registry.clone(), token.child_token()),
             ),
         ]);
-        tasks.extend(Self::spawn_feeds(&config, &registry, &token));
+        let sink = crate::feeds::FeedSink::new(registry.clone(), usage.clone());
+        tasks.extend(Self::spawn_feeds(&config, &sink, &token));
         let (health_tx, hook_health) = tokio::sync::watch::channel(Vec::new());
         tasks.push((
             "hook_drift",
@@ -230,6 +235,7 @@ impl Engine {
         Ok(Engine {
             registry,
             ledgers,
+            usage,
             token,
             tasks,
             config,
@@ -241,13 +247,13 @@ impl Engine {
     /// The feeds beyond the socket: journal replay and the agents' own files.
     fn spawn_feeds(
         config: &EngineConfig,
-        registry: &Arc<SessionsRegistry>,
+        sink: &crate::feeds::FeedSink,
         token: &CancellationToken,
     ) -> Vec<(&'static str, JoinHandle<()>)> {
         let mut tasks = vec![(
             "journal_replay",
             crate::journal::spawn_replay(
-                registry.clone(),
+                sink.registry.clone(),
                 config.paths.clone(),
                 token.child_token(),
             ),
@@ -259,7 +265,7 @@ impl Engine {
             );
             feeds.ask_programs = true;
             tasks.extend(crate::feeds::spawn_all(
-                registry.clone(),
+                sink.clone(),
                 feeds,
                 token.child_token(),
             ));
@@ -270,6 +276,11 @@ impl Engine {
     /// The delivery ledger and how each remote's link is doing.
     pub fn ledgers(&self) -> &EngineLedgers {
         &self.ledgers
+    }
+
+    /// The feeds' token usage reports (what a history writer started later subscribes to).
+    pub fn usage(&self) -> &Arc<crate::usage::UsageStream> {
+        &self.usage
     }
 
     pub fn registry(&self) -> &Arc<SessionsRegistry> {

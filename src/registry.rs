@@ -74,10 +74,6 @@ const CHANGE_BUFFER: usize = 1024;
 /// Stamped changes buffered for the history store: deeper, because the store must not lose a
 /// burst that the UI (which only needs the latest picture) can afford to skip.
 const STAMPED_BUFFER: usize = 4096;
-/// Token usage reports buffered for the history store. When full, the oldest reports are
-/// dropped for a slow store (it logs how many): a lost delta is lost cost, a lost thread total is
-/// repaired by the next one, and the agents and the registry never wait on the store.
-const USAGE_BUFFER: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegistryConfig {
@@ -241,12 +237,8 @@ pub struct SessionsRegistry {
     /// The sequence number of the last published change. A watch, not a queue: a slow reader
     /// skips to the latest number and never lags.
     change_seq: watch::Sender<u64>,
-    /// Probes and unknown hook events: what `doctor` asks about, never sessions.
     /// The same changes with their stamps; sent only while someone (the store) subscribes.
     stamped: broadcast::Sender<StampedChange>,
-    /// How each remote's link is doing (what `doctor`, `remote list` and the window show).
-    /// Token usage the feeds report ([`crate::usage`]); sent only while the store subscribes.
-    usage: broadcast::Sender<crate::usage::UsageReport>,
 }
 
 impl std::fmt::Debug for SessionsRegistry {
@@ -272,7 +264,6 @@ impl SessionsRegistry {
     pub fn with_config(config: RegistryConfig, clock: Arc<dyn Clock>) -> Self {
         let (changes, _) = broadcast::channel(CHANGE_BUFFER);
         let (stamped, _) = broadcast::channel(STAMPED_BUFFER);
-        let (usage, _) = broadcast::channel(USAGE_BUFFER);
         SessionsRegistry {
             inner: Mutex::new(Inner::default()),
             clock,
@@ -281,7 +272,6 @@ impl SessionsRegistry {
             changes,
             change_seq: watch::channel(0).0,
             stamped,
-            usage,
         }
     }
 
@@ -441,26 +431,11 @@ impl SessionsRegistry {
         self.stamped.subscribe()
     }
 
-    /// Token usage reports for the history store.
-    pub fn subscribe_usage(&self) -> broadcast::Receiver<crate::usage::UsageReport> {
-        self.usage.subscribe()
-    }
-
-    /// Reports token usage (a feed read it from an agent's file or server). Kept only for a
-    /// session the registry knows (live or recently ended) and only when valid; true when it was
-    /// passed on. Never blocks: see [`USAGE_BUFFER`] for what a slow store loses.
-    pub fn report_usage(&self, report: crate::usage::UsageReport) -> bool {
-        if !report.is_valid()
-            || report.usage.is_zero() && report.kind != crate::usage::UsageKind::ThreadTotal
-        {
-            return false;
-        }
-        let known = {
-            let inner = self.lock();
-            inner.live.contains_key(&report.session_id)
-                || inner.ended.contains_key(&report.session_id)
-        };
-        known && self.usage.receiver_count() > 0 && self.usage.send(report).is_ok()
+    /// Whether this machine's session `session_id` is known, live or recently ended (what a
+    /// usage report must name to be kept).
+    pub fn knows(&self, session_id: &str) -> bool {
+        let inner = self.lock();
+        inner.live.contains_key(session_id) || inner.ended.contains_key(session_id)
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {

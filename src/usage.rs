@@ -11,10 +11,10 @@
 //!   `token_count`, the app-server's `thread/tokenUsage/updated`) says what the whole session has
 //!   used so far, and the store records only what it adds to what is already known. Two sources
 //!   telling the same totals (the rollout and the app-server) therefore never count twice.
-//! - **Feeds report, the store decides**: a feed calls
-//!   [`SessionsRegistry::report_usage`](crate::registry::SessionsRegistry::report_usage) (or
-//!   returns [`FeedOutput::Usage`](crate::feeds::FeedOutput::Usage)); nothing here does I/O
-//!   except [`PriceTable::load`].
+//! - **Feeds report, the store decides**: a feed returns
+//!   [`FeedOutput::Usage`](crate::feeds::FeedOutput::Usage), which goes into the engine's
+//!   [`UsageStream`] when the registry knows the session; the history store subscribes. Not
+//!   session state, so not the registry's. Nothing here does I/O except [`PriceTable::load`].
 //! - **Cost is an estimate, computed when asked** from a price table shipped in the binary
 //!   (`data/prices.json`, dated) that a user may override with `<data>/prices.json`. Prices are
 //!   never stored beside the tokens: a corrected table re-prices all history. Every field that
@@ -137,6 +137,42 @@ impl UsageReport {
             && key_ok
             && self.turn_id.as_deref().is_none_or(bounded)
             && self.model.as_deref().is_none_or(bounded)
+    }
+}
+
+/// Token usage reports buffered for the history store. When full, the oldest reports are
+/// dropped for a slow store (it logs how many): a lost delta is lost cost, a lost thread total is
+/// repaired by the next one, and the agents and the feeds never wait on the store.
+const USAGE_BUFFER: usize = 4096;
+
+/// The engine's stream of usage reports, from the feeds to the history store. Bounded and
+/// never blocking (see [`USAGE_BUFFER`]); a report is sent only while someone subscribes.
+#[derive(Debug)]
+pub struct UsageStream {
+    sender: tokio::sync::broadcast::Sender<UsageReport>,
+}
+
+impl Default for UsageStream {
+    fn default() -> Self {
+        UsageStream {
+            sender: tokio::sync::broadcast::channel(USAGE_BUFFER).0,
+        }
+    }
+}
+
+impl UsageStream {
+    /// The reports sent from now on (the history store's input).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<UsageReport> {
+        self.sender.subscribe()
+    }
+
+    /// Passes `report` on when it is valid, says something (all zeros is nothing, except a
+    /// thread total) and someone listens; true when it was passed on. The caller checks that
+    /// the session is one the registry knows.
+    pub fn send(&self, report: UsageReport) -> bool {
+        let worth_sending =
+            report.is_valid() && (!report.usage.is_zero() || report.kind == UsageKind::ThreadTotal);
+        worth_sending && self.sender.receiver_count() > 0 && self.sender.send(report).is_ok()
     }
 }
 

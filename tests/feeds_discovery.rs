@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use agent_tray::feeds::{spawn_all, FeedConfig, FeedDirs, FeedTiming};
+use agent_tray::feeds::{spawn_all, FeedConfig, FeedDirs, FeedSink, FeedTiming};
 use agent_tray::model::{Agent, EndReason, Session, SessionState};
 use agent_tray::registry::SessionsRegistry;
 use tokio_util::sync::CancellationToken;
@@ -38,10 +38,14 @@ impl Discovery {
             channel_capacity: 256,
         };
         let token = CancellationToken::new();
-        let tasks = spawn_all(registry.clone(), config, token.clone())
-            .into_iter()
-            .map(|(_, task)| task)
-            .collect();
+        let tasks = spawn_all(
+            FeedSink::without_history(registry.clone()),
+            config,
+            token.clone(),
+        )
+        .into_iter()
+        .map(|(_, task)| task)
+        .collect();
         Discovery {
             registry,
             token,

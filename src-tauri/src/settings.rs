@@ -220,6 +220,7 @@ mod tests {
         let (task, retention) = tauri::async_runtime::block_on(async {
             agent_tray::store::writer::spawn_with_retention(
                 registry.clone(),
+                &Default::default(),
                 agent_tray::store::writer::WriterConfig {
                     path: agent_tray::store::store_path(dir.path()),
                     retention_days: 90,

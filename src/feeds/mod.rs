@@ -42,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::AgentKnowledge;
 use crate::model::{Agent, EndReason, Observation};
 use crate::registry::{PidOwner, SessionsRegistry};
+use crate::usage::UsageStream;
 
 pub use watch::FeedTiming;
 
@@ -127,7 +128,27 @@ impl FeedOutput {
 }
 
 /// Applies a feed's outputs to the registry.
-pub(crate) fn apply_outputs(registry: &SessionsRegistry, outputs: Vec<FeedOutput>) {
+/// Where a feed's outputs go: observations and endings to the registry, token usage to the
+/// engine's [`UsageStream`] (for a session the registry knows). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct FeedSink {
+    pub registry: Arc<SessionsRegistry>,
+    pub usage: Arc<UsageStream>,
+}
+
+impl FeedSink {
+    pub fn new(registry: Arc<SessionsRegistry>, usage: Arc<UsageStream>) -> Self {
+        FeedSink { registry, usage }
+    }
+
+    /// A sink whose usage reports go to no store (tests, and tools that keep no history).
+    pub fn without_history(registry: impl Into<Arc<SessionsRegistry>>) -> Self {
+        FeedSink::new(registry.into(), Arc::default())
+    }
+}
+
+pub(crate) fn apply_outputs(sink: &FeedSink, outputs: Vec<FeedOutput>) {
+    let registry = &sink.registry;
     for output in outputs {
         match output {
             FeedOutput::Observe(obs) => {
@@ -148,7 +169,9 @@ pub(crate) fn apply_outputs(registry: &SessionsRegistry, outputs: Vec<FeedOutput
                 }
             }
             FeedOutput::Usage(report) => {
-                registry.report_usage(*report);
+                if registry.knows(&report.session_id) {
+                    sink.usage.send(*report);
+                }
             }
         }
     }
@@ -198,7 +221,7 @@ impl FeedStatsSet {
 
 /// What an adapter's feeds are started with ([`crate::agents::AgentAdapter::spawn_feeds`]).
 pub struct FeedContext<'a> {
-    pub registry: &'a Arc<SessionsRegistry>,
+    pub sink: &'a FeedSink,
     /// This agent's folders.
     pub dirs: &'a [PathBuf],
     pub config: &'a FeedConfig,
@@ -210,16 +233,12 @@ pub type NamedTask = (&'static str, JoinHandle<()>);
 
 /// Starts every registered agent's file feeds ([`crate::agents::AgentAdapter::spawn_feeds`]);
 /// each runs until `token` is cancelled. Must be called from within a tokio runtime.
-pub fn spawn_all(
-    registry: Arc<SessionsRegistry>,
-    config: FeedConfig,
-    token: CancellationToken,
-) -> Vec<NamedTask> {
+pub fn spawn_all(sink: FeedSink, config: FeedConfig, token: CancellationToken) -> Vec<NamedTask> {
     crate::agents::REGISTERED
         .iter()
         .flat_map(|&agent| {
             agent.adapter().spawn_feeds(&FeedContext {
-                registry: &registry,
+                sink: &sink,
                 dirs: config.dirs.of(agent),
                 config: &config,
                 token: &token,
@@ -301,21 +320,52 @@ mod tests {
 
     #[test]
     fn a_death_the_files_report_ends_only_the_process_it_was_about() {
-        let registry = SessionsRegistry::new();
-        prompt(&registry, 100, 0);
+        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let registry = &*sink.registry;
+        prompt(registry, 100, 0);
         assert!(registry.confirm_pid_liveness("s1", "t100"));
         // The file's process had another start token: another process under the same pid.
-        apply_outputs(&registry, vec![end_owned_by(100, Some("older"))]);
+        apply_outputs(&sink, vec![end_owned_by(100, Some("older"))]);
         // The session was resumed in process 200 after the feed decided.
-        prompt(&registry, 200, 1);
-        apply_outputs(&registry, vec![end_owned_by(100, Some("t100"))]);
+        prompt(registry, 200, 1);
+        apply_outputs(&sink, vec![end_owned_by(100, Some("t100"))]);
         let s = registry.get("s1").unwrap();
         assert_eq!((s.pid, s.end_reason), (Some(200), None));
         // Positive control: about the process that owns it, it applies.
-        apply_outputs(&registry, vec![end_owned_by(200, None)]);
+        apply_outputs(&sink, vec![end_owned_by(200, None)]);
         assert_eq!(
             registry.get("s1").unwrap().end_reason,
             Some(EndReason::ProcessGone)
         );
+    }
+
+    #[test]
+    fn usage_goes_to_the_stream_only_for_a_session_the_registry_knows_and_only_if_it_says_something(
+    ) {
+        use crate::usage::{TokenUsage, UsageKind, UsageReport};
+        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let mut heard = sink.usage.subscribe();
+        let report = |session: &str, output: u64| {
+            FeedOutput::Usage(Box::new(UsageReport {
+                session_id: session.into(),
+                agent: Agent::Claude,
+                at: Utc::now(),
+                turn_id: None,
+                model: None,
+                kind: UsageKind::Delta { key: "m1".into() },
+                usage: TokenUsage {
+                    output,
+                    ..Default::default()
+                },
+            }))
+        };
+        apply_outputs(&sink, vec![report("s1", 7)]);
+        assert!(heard.try_recv().is_err(), "an unknown session's usage");
+        prompt(&sink.registry, 100, 0);
+        apply_outputs(&sink, vec![report("s1", 0)]);
+        assert!(heard.try_recv().is_err(), "a delta of nothing");
+        apply_outputs(&sink, vec![report("s1", 7)]);
+        let got = heard.try_recv().unwrap();
+        assert_eq!((got.session_id.as_str(), got.usage.output), ("s1", 7));
     }
 }

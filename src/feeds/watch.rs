@@ -39,8 +39,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{apply_outputs, FeedOutput, FeedStats};
-use crate::registry::SessionsRegistry;
+use super::{apply_outputs, FeedOutput, FeedSink, FeedStats};
 
 /// The timings of one feed. The defaults suit a desktop; tests shorten them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,13 +275,9 @@ fn lock<F>(m: &Mutex<Shared<F>>) -> MutexGuard<'_, Shared<F>> {
 /// The mutex is the feed's own, taken by one blocking job at a time (the task awaits each job
 /// before starting the next), so holding it across the file reads blocks nobody; the registry's
 /// lock is taken only inside `observe`, after the feed is done.
-async fn run<F: Feed>(
-    shared: &Arc<Mutex<Shared<F>>>,
-    registry: &Arc<SessionsRegistry>,
-    work: Work,
-) {
+async fn run<F: Feed>(shared: &Arc<Mutex<Shared<F>>>, sink: &FeedSink, work: Work) {
     let shared = shared.clone();
-    let registry = registry.clone();
+    let sink = sink.clone();
     let job = tokio::task::spawn_blocking(move || {
         let outputs = {
             let mut guard = lock(&shared);
@@ -307,7 +302,7 @@ async fn run<F: Feed>(
                 Work::Tick => s.feed.tick(now),
             }
         };
-        apply_outputs(&registry, outputs);
+        apply_outputs(&sink, outputs);
     });
     if let Err(error) = job.await {
         tracing::warn!(%error, "file_feed_job_failed");
@@ -318,7 +313,7 @@ async fn run<F: Feed>(
 /// cancelled. Must be called from within a tokio runtime.
 pub fn spawn_feed<F: Feed>(
     feed: F,
-    registry: Arc<SessionsRegistry>,
+    sink: FeedSink,
     timing: FeedTiming,
     token: CancellationToken,
 ) -> JoinHandle<()> {
@@ -335,7 +330,7 @@ pub fn spawn_feed<F: Feed>(
         }));
         // Watches first, then the first scan: whatever is written in between is seen by both,
         // never by neither.
-        run(&shared, &registry, Work::Rescan).await;
+        run(&shared, &sink, Work::Rescan).await;
         tracing::debug!(feed = name, "file_feed_started");
 
         let mut rescan = tokio::time::interval(timing.rescan);
@@ -360,13 +355,13 @@ pub fn spawn_feed<F: Feed>(
                     while let Ok(path) = rx.try_recv() {
                         batch.insert(path);
                     }
-                    run(&shared, &registry, Work::Paths(batch)).await;
+                    run(&shared, &sink, Work::Paths(batch)).await;
                 }
-                _ = rescan.tick() => run(&shared, &registry, Work::Rescan).await,
-                _ = tick.tick(), if tick_wanted => run(&shared, &registry, Work::Tick).await,
+                _ = rescan.tick() => run(&shared, &sink, Work::Rescan).await,
+                _ = tick.tick(), if tick_wanted => run(&shared, &sink, Work::Tick).await,
             }
             if overflow.swap(false, Ordering::Relaxed) {
-                run(&shared, &registry, Work::Rescan).await;
+                run(&shared, &sink, Work::Rescan).await;
             }
             tick_wanted = lock(&shared).feed.wants_tick();
         }
@@ -378,6 +373,7 @@ pub fn spawn_feed<F: Feed>(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::registry::SessionsRegistry;
 
     #[test]
     fn a_missing_folder_is_stood_in_for_by_its_nearest_existing_ancestor() {
@@ -458,7 +454,7 @@ mod tests {
         let token = CancellationToken::new();
         let task = spawn_feed(
             feed,
-            Arc::new(SessionsRegistry::new()),
+            FeedSink::without_history(SessionsRegistry::new()),
             FeedTiming::default(),
             token.clone(),
         );

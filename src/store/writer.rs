@@ -38,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{HistoryStore, Record};
 use crate::registry::SessionsRegistry;
+use crate::usage::UsageStream;
 
 /// Batches of records waiting for the thread. Full: the forwarder waits (see the module text).
 const QUEUE: usize = 256;
@@ -99,15 +100,17 @@ impl HistoryRetention {
 /// closed every open interval and committed.
 pub fn spawn(
     registry: Arc<SessionsRegistry>,
+    usage: &UsageStream,
     config: WriterConfig,
     token: CancellationToken,
 ) -> JoinHandle<()> {
-    spawn_with_retention(registry, config, token).0
+    spawn_with_retention(registry, usage, config, token).0
 }
 
 /// As [`spawn`], with a handle that changes the retention while the writer runs.
 pub fn spawn_with_retention(
     registry: Arc<SessionsRegistry>,
+    usage: &UsageStream,
     config: WriterConfig,
     token: CancellationToken,
 ) -> (JoinHandle<()>, HistoryRetention) {
@@ -120,7 +123,7 @@ pub fn spawn_with_retention(
     // change in both only repeats a state the snapshot already has (a no-op for the store).
     let inputs = Inputs {
         changes: registry.subscribe_stamped(),
-        usage: registry.subscribe_usage(),
+        usage: usage.subscribe(),
         requests: registry.subscribe_closed_requests(),
         retention: retention_changes,
     };
@@ -173,6 +176,9 @@ async fn forward(
     let mut prune = tokio::time::interval(PRUNE_EVERY);
     prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut pending = None;
+    // The usage stream is the engine's, not the registry's: when it closes (no engine feeds
+    // it) only its branch stops; the registry's close still ends the loop.
+    let mut usage_open = true;
     loop {
         let command = tokio::select! {
             () = token.cancelled() => break,
@@ -195,7 +201,7 @@ async fn forward(
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
-            received = usage.recv() => match received {
+            received = usage.recv(), if usage_open => match received {
                 Ok(report) => {
                     let mut batch = vec![Record::Usage(report)];
                     while batch.len() < MAX_BATCH {
@@ -209,8 +215,10 @@ async fn forward(
                     tracing::warn!(missed, "history writer fell behind; token usage reports lost");
                     continue;
                 }
-                // The registry lives as long as `changes` does: its close ends the loop.
-                Err(broadcast::error::RecvError::Closed) => break,
+                Err(broadcast::error::RecvError::Closed) => {
+                    usage_open = false;
+                    continue;
+                }
             },
             received = requests.recv() => match received {
                 Ok(closed) => Command::Records(vec![Record::Request(closed)]),
@@ -494,7 +502,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread")]
-    async fn usage_reported_to_the_registry_reaches_the_store_only_for_a_known_session() {
+    async fn usage_a_feed_reports_reaches_the_store_only_for_a_known_session() {
         use crate::usage::{TokenUsage, UsageKind, UsageReport};
         let tmp = tempfile::tempdir().unwrap();
         let path = crate::store::store_path(tmp.path());
@@ -504,8 +512,10 @@ mod tests {
             clock.clone(),
         ));
         let token = CancellationToken::new();
+        let sink = crate::feeds::FeedSink::without_history(registry.clone());
         let task = spawn(
             registry.clone(),
+            &sink.usage,
             WriterConfig {
                 path: path.clone(),
                 retention_days: 36_500,
@@ -525,10 +535,14 @@ mod tests {
                 ..Default::default()
             },
         };
-        assert!(
-            !registry.report_usage(report("ghost")),
-            "an unknown session"
-        );
+        let report_from_feed = |session: &str| {
+            crate::feeds::apply_outputs(
+                &sink,
+                vec![crate::feeds::FeedOutput::Usage(Box::new(report(session)))],
+            )
+        };
+        // An unknown session: dropped (the query below finds no row for it).
+        report_from_feed("ghost");
         registry
             .observe(Observation::new(
                 "known",
@@ -537,7 +551,7 @@ mod tests {
                 t("2026-03-02T09:00:00Z"),
             ))
             .unwrap();
-        assert!(registry.report_usage(report("known")));
+        report_from_feed("known");
         token.cancel();
         tokio::time::timeout(Duration::from_secs(10), task)
             .await
@@ -598,6 +612,7 @@ mod tests {
         let token = CancellationToken::new();
         let task = spawn(
             registry.clone(),
+            &UsageStream::default(),
             WriterConfig {
                 path: path.clone(),
                 retention_days: 36_500,
@@ -692,6 +707,7 @@ mod tests {
         let token = CancellationToken::new();
         let (task, retention) = spawn_with_retention(
             registry,
+            &UsageStream::default(),
             WriterConfig {
                 path: path.clone(),
                 retention_days: 90,
@@ -752,7 +768,7 @@ mod tests {
             Record::Alive { at: Utc::now() },
             Inputs {
                 changes: registry.subscribe_stamped(),
-                usage: registry.subscribe_usage(),
+                usage: UsageStream::default().subscribe(),
                 requests: registry.subscribe_closed_requests(),
                 retention,
             },

@@ -149,11 +149,11 @@ impl AgentAdapter for ClaudeCode {
         let mut tasks = vec![
             (
                 "feed_claude_sessions",
-                spawn_feed(sessions, ctx.registry.clone(), timing, ctx.token.clone()),
+                spawn_feed(sessions, ctx.sink.clone(), timing, ctx.token.clone()),
             ),
             (
                 "feed_claude_transcripts",
-                spawn_feed(transcripts, ctx.registry.clone(), timing, ctx.token.clone()),
+                spawn_feed(transcripts, ctx.sink.clone(), timing, ctx.token.clone()),
             ),
         ];
         // Claude Code's own list of live sessions, asked once (see the module comment).
@@ -162,7 +162,7 @@ impl AgentAdapter for ClaudeCode {
                 tasks.push((
                     "claude_agents_probe",
                     agents_probe::spawn_probe(
-                        ctx.registry.clone(),
+                        ctx.sink.registry.clone(),
                         program,
                         ctx.token.child_token(),
                     ),

@@ -40,12 +40,11 @@ use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::feeds::{apply_outputs, FeedOutput};
+use crate::feeds::{apply_outputs, FeedOutput, FeedSink};
 use crate::model::{
     Agent, EndReason, EventKind, Observation, ReportedStatus, SessionState, Source,
 };
 use crate::process::PidProbe;
-use crate::registry::SessionsRegistry;
 use crate::usage::{TokenUsage, UsageKind, UsageReport};
 
 /// The control socket under a `CODEX_HOME`.
@@ -835,14 +834,14 @@ fn running_server(codex_home: &Path) -> Option<u32> {
 
 /// Starts one connection task per Codex home; each runs until `token` is cancelled.
 pub fn spawn(
-    registry: Arc<SessionsRegistry>,
+    sink: FeedSink,
     codex_homes: Vec<PathBuf>,
     token: CancellationToken,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let tasks: Vec<_> = codex_homes
             .into_iter()
-            .map(|home| tokio::spawn(follow_home(registry.clone(), home, token.clone())))
+            .map(|home| tokio::spawn(follow_home(sink.clone(), home, token.clone())))
             .collect();
         for task in tasks {
             let _ = task.await;
@@ -850,7 +849,7 @@ pub fn spawn(
     })
 }
 
-async fn follow_home(registry: Arc<SessionsRegistry>, home: PathBuf, token: CancellationToken) {
+async fn follow_home(sink: FeedSink, home: PathBuf, token: CancellationToken) {
     let mut backoff = Backoff::default();
     loop {
         let look = Arc::new(|home: &Path| running_server(home));
@@ -858,7 +857,7 @@ async fn follow_home(registry: Arc<SessionsRegistry>, home: PathBuf, token: Canc
             return;
         };
         let mut handshake_done = false;
-        let ended = connection(&registry, &home, server_pid, &token, &mut handshake_done).await;
+        let ended = connection(&sink, &home, server_pid, &token, &mut handshake_done).await;
         if handshake_done {
             // It worked: retry soon (a TUI's death can reset the connection; see below).
             backoff.reset();
@@ -1012,7 +1011,7 @@ fn trusted_socket(path: &Path) -> Result<PathBuf, UntrustedSocket> {
 /// the connection ends, the TUIs of the threads it held are checked once more before returning,
 /// and a killed TUI's session still ends at once.
 async fn connection(
-    registry: &Arc<SessionsRegistry>,
+    sink: &FeedSink,
     home: &Path,
     server_pid: u32,
     token: &CancellationToken,
@@ -1052,11 +1051,11 @@ async fn connection(
                 let text = match frame {
                     Some(Ok(Message::Text(text))) => text,
                     Some(Ok(Message::Close(_))) | None => {
-                        check_threads(registry, home, server_pid, &mut book, false).await;
+                        check_threads(sink, home, server_pid, &mut book, false).await;
                         return Ok(());
                     }
                     Some(Err(e)) => {
-                        check_threads(registry, home, server_pid, &mut book, false).await;
+                        check_threads(sink, home, server_pid, &mut book, false).await;
                         return Err(e.into());
                     }
                     Some(Ok(_)) => continue,
@@ -1078,7 +1077,7 @@ async fn connection(
                     .into_iter()
                     .map(|report| FeedOutput::Usage(Box::new(report)));
                 apply_outputs(
-                    registry,
+                    sink,
                     handled.observations.into_iter().map(FeedOutput::observe).chain(usage).collect(),
                 );
             }
@@ -1086,7 +1085,7 @@ async fn connection(
                 tick_count += 1;
                 // Headless threads change slowly: every 8th tick (2 s) is enough.
                 let headless_too = tick_count.is_multiple_of(8);
-                requests = check_threads(registry, home, server_pid, &mut book, headless_too).await;
+                requests = check_threads(sink, home, server_pid, &mut book, headless_too).await;
             }
         }
         for request in requests {
@@ -1100,14 +1099,15 @@ async fn connection(
 /// Ends the sessions of the server's threads whose TUI is gone and, with `headless_too`, marks
 /// which run with no terminal; returns the requests that follow (unsubscribing).
 async fn check_threads(
-    registry: &Arc<SessionsRegistry>,
+    sink: &FeedSink,
     home: &Path,
     server_pid: u32,
     book: &mut ThreadBook,
     headless_too: bool,
 ) -> Vec<ClientRequest> {
     let threads = book.session_threads();
-    let live: Vec<crate::model::Session> = registry
+    let live: Vec<crate::model::Session> = sink
+        .registry
         .list()
         .into_iter()
         .filter(|s| s.agent == Agent::Codex && s.state != SessionState::Ended)
@@ -1159,7 +1159,7 @@ async fn check_threads(
             requests.extend(book.tui_gone(session_id));
         }
     }
-    apply_outputs(registry, outputs);
+    apply_outputs(sink, outputs);
     let now = Utc::now();
     let marks: Vec<FeedOutput> = marks
         .into_iter()
@@ -1170,7 +1170,7 @@ async fn check_threads(
             FeedOutput::observe(obs)
         })
         .collect();
-    apply_outputs(registry, marks);
+    apply_outputs(sink, marks);
     requests
 }
 
@@ -1178,6 +1178,7 @@ async fn check_threads(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::registry::SessionsRegistry;
 
     fn fixture() -> Vec<String> {
         let path = concat!(
@@ -1310,7 +1311,8 @@ mod tests {
 
     #[test]
     fn the_registry_shows_waiting_for_permission_from_the_recorded_messages() {
-        let registry = SessionsRegistry::new();
+        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let registry = &*sink.registry;
         let mut book = ThreadBook::new();
         let lines = fixture();
         let upto = lines
@@ -1320,7 +1322,7 @@ mod tests {
         let all = replay(&mut book, &lines[..=upto]);
         let id = all.observations.last().unwrap().session_id.clone();
         apply_outputs(
-            &registry,
+            &sink,
             all.observations
                 .into_iter()
                 .map(FeedOutput::observe)
@@ -1332,7 +1334,7 @@ mod tests {
         // Esc: active without flags, then idle.
         let rest = replay(&mut book, &lines[upto + 1..]);
         apply_outputs(
-            &registry,
+            &sink,
             rest.observations
                 .into_iter()
                 .map(FeedOutput::observe)
@@ -1408,10 +1410,10 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let registry = Arc::new(SessionsRegistry::new());
+        let sink = FeedSink::without_history(SessionsRegistry::new());
         let mut done = false;
         let result = runtime.block_on(connection(
-            &registry,
+            &sink,
             home.path(),
             1,
             &CancellationToken::new(),
@@ -1427,7 +1429,7 @@ mod tests {
         std::os::unix::fs::symlink("/tmp", &socket).unwrap();
         let error = runtime
             .block_on(connection(
-                &registry,
+                &sink,
                 home.path(),
                 1,
                 &CancellationToken::new(),
@@ -1469,7 +1471,8 @@ mod tests {
 
     #[test]
     fn waiting_on_user_input_is_a_wait_for_input_and_system_error_an_error() {
-        let registry = SessionsRegistry::new();
+        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let registry = &*sink.registry;
         let mut book = ThreadBook::new();
         known(&mut book, "t1");
         let ms = t0().timestamp_millis();
@@ -1486,7 +1489,7 @@ mod tests {
         {
             let h = book.handle(parse_server_message(line).unwrap(), t0());
             apply_outputs(
-                &registry,
+                &sink,
                 h.observations
                     .into_iter()
                     .map(FeedOutput::observe)
@@ -1506,7 +1509,7 @@ mod tests {
             t0(),
         );
         apply_outputs(
-            &registry,
+            &sink,
             h.observations
                 .into_iter()
                 .map(FeedOutput::observe)
@@ -1520,7 +1523,7 @@ mod tests {
             t0(),
         );
         apply_outputs(
-            &registry,
+            &sink,
             h.observations
                 .into_iter()
                 .map(FeedOutput::observe)
@@ -1694,7 +1697,8 @@ mod tests {
             ]
         );
         // Through the registry: the session says so, and stays live.
-        let registry = SessionsRegistry::new();
+        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let registry = &*sink.registry;
         let mut book = ThreadBook::new();
         known(&mut book, "queued");
         let h = book.handle(
@@ -1707,7 +1711,7 @@ mod tests {
             t0(),
         );
         apply_outputs(
-            &registry,
+            &sink,
             h.observations
                 .into_iter()
                 .map(FeedOutput::observe)
@@ -1715,7 +1719,7 @@ mod tests {
         );
         let mut obs = book.observation("queued", EventKind::Sighting, t0());
         obs.headless = Some(true);
-        apply_outputs(&registry, vec![FeedOutput::observe(obs)]);
+        apply_outputs(&sink, vec![FeedOutput::observe(obs)]);
         let s = registry.get("queued").unwrap();
         assert!(s.headless);
         assert_eq!((s.state, s.pid), (SessionState::Working, None));

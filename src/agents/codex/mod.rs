@@ -185,14 +185,14 @@ impl AgentAdapter for Codex {
                 "feed_codex_rollouts",
                 spawn_feed(
                     rollouts,
-                    ctx.registry.clone(),
+                    ctx.sink.clone(),
                     ctx.config.timing,
                     ctx.token.clone(),
                 ),
             ),
             (
                 "feed_codex_app_server",
-                app_server::spawn(ctx.registry.clone(), ctx.dirs.to_vec(), ctx.token.clone()),
+                app_server::spawn(ctx.sink.clone(), ctx.dirs.to_vec(), ctx.token.clone()),
             ),
         ]
     }

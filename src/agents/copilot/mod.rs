@@ -268,7 +268,7 @@ impl AgentAdapter for CopilotCli {
             "feed_copilot_sessions",
             crate::feeds::watch::spawn_feed(
                 feed,
-                ctx.registry.clone(),
+                ctx.sink.clone(),
                 ctx.config.timing,
                 ctx.token.clone(),
             ),
