@@ -135,8 +135,6 @@ pub struct Engine {
     registry: Arc<SessionsRegistry>,
     /// The delivery ledger and the remote links' board: the engine's, not session state.
     ledgers: EngineLedgers,
-    /// Token usage from the feeds to the history store: not session state either.
-    usage: Arc<crate::usage::UsageStream>,
     token: CancellationToken,
     /// Every background task, by the name shutdown logs if it does not stop.
     tasks: Vec<(&'static str, JoinHandle<()>)>,
@@ -165,6 +163,8 @@ impl Engine {
         let server = ControlServer::bind(&config.paths, config.host.as_str())?;
         let token = CancellationToken::new();
         let ledgers = EngineLedgers::default();
+        // Token usage from the feeds to the history store, not session state either: the feeds
+        // hold the sending side, the writer its subscription; the engine keeps no other handle.
         let usage = Arc::new(crate::usage::UsageStream::default());
         // The history writer subscribes first, so it sees every change the others cause.
         let mut history_retention = None;
@@ -235,7 +235,6 @@ impl Engine {
         Ok(Engine {
             registry,
             ledgers,
-            usage,
             token,
             tasks,
             config,
@@ -276,11 +275,6 @@ impl Engine {
     /// The delivery ledger and how each remote's link is doing.
     pub fn ledgers(&self) -> &EngineLedgers {
         &self.ledgers
-    }
-
-    /// The feeds' token usage reports (what a history writer started later subscribes to).
-    pub fn usage(&self) -> &Arc<crate::usage::UsageStream> {
-        &self.usage
     }
 
     pub fn registry(&self) -> &Arc<SessionsRegistry> {
