@@ -489,7 +489,7 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
     }
     let clean = |s: &str| -> String { escape_controls(s).into_owned() };
     // HOST first: a remote's pid is that machine's, never one to look for (or kill) here.
-    let rows: Vec<[String; 8]> = sessions
+    let rows: Vec<[String; 9]> = sessions
         .iter()
         .map(|s| {
             [
@@ -500,12 +500,13 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
                 clean(s.branch.as_deref().unwrap_or("-")),
                 s.pid.map_or_else(|| "-".into(), |p| p.to_string()),
                 human_age((now - s.state_since).num_seconds()),
+                context_cell(s),
                 clean(&s.session_id),
             ]
         })
         .collect();
     let header = [
-        "HOST", "AGENT", "STATE", "PROJECT", "BRANCH", "PID", "FOR", "SESSION",
+        "HOST", "AGENT", "STATE", "PROJECT", "BRANCH", "PID", "FOR", "CONTEXT", "SESSION",
     ];
     let mut widths = header.map(str::len);
     for row in &rows {
@@ -531,9 +532,38 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
     out
 }
 
+/// The table's CONTEXT cell: the window's words where the agent says anything, else `-`.
+fn context_cell(session: &Session) -> String {
+    crate::tray_model::ContextView::of(session).map_or_else(|| "-".into(), |c| c.text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_context_cell_says_what_the_agent_said_and_nothing_more() {
+        let now = Utc::now();
+        let mut s = Session::new("s", Agent::Codex, crate::model::SessionState::Idle, now);
+        assert_eq!(context_cell(&s), "-");
+        s.context_tokens = Some(92_014);
+        assert_eq!(context_cell(&s), "92k in context");
+        s.context_window = Some(258_400);
+        assert_eq!(context_cell(&s), "35% of 258k");
+        s.context_tokens = Some(950);
+        s.context_window = Some(1_000_000);
+        assert_eq!(context_cell(&s), "0% of 1.0M");
+        assert_eq!(crate::tray_model::tokens_text(1_250_000), "1.2M");
+        let table = format_table(&[s], now);
+        assert!(
+            table
+                .lines()
+                .nth(1)
+                .unwrap_or("")
+                .contains("0s   0% of 1.0M  s"),
+            "{table}"
+        );
+    }
 
     #[test]
     fn ages_read_like_a_person_would_say_them() {

@@ -14,6 +14,9 @@
 //! - never for a subagent's wait unless the settings ask for it;
 //! - at most one alert per session and kind within a cooldown, so a session flapping between
 //!   "working" and "needs permission" (one prompt per tool call) does not bury the desktop;
+//! - a session whose context window is past [`CONTEXT_ALERT_PERCENT`] (only where the agent
+//!   itself says both its tokens and its window): once per session and window, a compact
+//!   opening a new one ([`NotifyPolicy::decide_context`], beside the state's alert);
 //! - every kind switchable, and all of them at once.
 //!
 //! A subagent's wait is recognised by the parent having subagents running when it starts
@@ -48,7 +51,11 @@ pub enum AlertKind {
     NeedsInput,
     LongTurnFinished,
     TurnFailed,
+    ContextNearlyFull,
 }
+
+/// A session's context alert comes when its window is at least this full.
+pub use crate::model::CONTEXT_NEARLY_FULL_PERCENT as CONTEXT_ALERT_PERCENT;
 
 /// The user's notification settings. Serialised into the app's settings file and edited in the
 /// window's Settings; every field has a default so an older file still loads.
@@ -62,6 +69,8 @@ pub struct NotifySettings {
     pub needs_input: bool,
     pub long_turn_finished: bool,
     pub turn_failed: bool,
+    /// A session's context window past [`CONTEXT_ALERT_PERCENT`].
+    pub context_nearly_full: bool,
     /// A finished turn alerts only when it ran at least this long.
     pub long_turn_secs: u32,
     /// At most one alert per session and kind within this many seconds.
@@ -82,6 +91,7 @@ impl Default for NotifySettings {
             needs_input: true,
             long_turn_finished: true,
             turn_failed: true,
+            context_nearly_full: true,
             long_turn_secs: DEFAULT_LONG_TURN_SECS,
             cooldown_secs: DEFAULT_COOLDOWN_SECS,
             include_subagents: false,
@@ -98,6 +108,7 @@ impl NotifySettings {
                 AlertKind::NeedsInput => self.needs_input,
                 AlertKind::LongTurnFinished => self.long_turn_finished,
                 AlertKind::TurnFailed => self.turn_failed,
+                AlertKind::ContextNearlyFull => self.context_nearly_full,
             }
     }
 }
@@ -230,6 +241,9 @@ pub fn turn_seconds(session: &Session) -> Option<i64> {
 pub struct NotifyPolicy {
     settings: NotifySettings,
     last_alert: HashMap<(SessionKey, AlertKind), DateTime<Utc>>,
+    /// Sessions already told their context is nearly full: the compact their window began
+    /// with (`None`: no compact seen) and when they were told.
+    context_told: HashMap<SessionKey, (Option<DateTime<Utc>>, DateTime<Utc>)>,
 }
 
 /// Cooldown entries older than this many cooldowns are forgotten, so the map stays small.
@@ -242,6 +256,7 @@ impl NotifyPolicy {
         NotifyPolicy {
             settings,
             last_alert: HashMap::new(),
+            context_told: HashMap::new(),
         }
     }
 
@@ -311,6 +326,42 @@ impl NotifyPolicy {
         })
     }
 
+    /// The alert for a session whose context window is at least [`CONTEXT_ALERT_PERCENT`] full,
+    /// once per session and window (a compact starts a new one), if the settings allow it.
+    /// Decided beside [`decide`](Self::decide): a change can end a turn and fill the window at
+    /// once. Remembers what it returns.
+    pub fn decide_context(&mut self, session: &Session, now: DateTime<Utc>) -> Option<Alert> {
+        if session.state == SessionState::Ended
+            || !self.settings.allows(AlertKind::ContextNearlyFull)
+            || session.context_percent()? < CONTEXT_ALERT_PERCENT
+        {
+            return None;
+        }
+        let key = session.key();
+        if self
+            .context_told
+            .get(&key)
+            .is_some_and(|(window, _)| *window == session.compacted_at)
+        {
+            return None;
+        }
+        self.context_told.insert(key, (session.compacted_at, now));
+        if self.context_told.len() > PRUNE_ABOVE {
+            let horizon = chrono::Duration::days(1);
+            self.context_told
+                .retain(|_, (_, told)| now - *told < horizon);
+        }
+        let kind = AlertKind::ContextNearlyFull;
+        Some(Alert {
+            session_id: session.session_id.clone(),
+            host: session.host.clone(),
+            kind,
+            summary: summary(kind, session),
+            body: body(kind, session),
+            answers: None,
+        })
+    }
+
     fn cooldown(&self) -> chrono::Duration {
         chrono::Duration::seconds(i64::from(self.settings.cooldown_secs))
     }
@@ -373,6 +424,10 @@ fn summary(kind: AlertKind, session: &Session) -> String {
             None => format!("{agent} finished"),
         },
         AlertKind::TurnFailed => format!("{agent}'s turn failed"),
+        AlertKind::ContextNearlyFull => match session.context_percent() {
+            Some(percent) => format!("{agent}'s context is {percent}% full"),
+            None => format!("{agent}'s context is nearly full"),
+        },
     };
     match session.host.as_deref() {
         Some(host) => format!("{project} on {host}: {what}"),
@@ -409,6 +464,13 @@ fn body(kind: AlertKind, session: &Session) -> String {
             parts.push(format!("error: {error}"));
         }
     }
+    if kind == AlertKind::ContextNearlyFull {
+        if let (Some(tokens), Some(window)) = (session.context_tokens, session.context_window) {
+            parts.push(format!(
+                "{tokens} of {window} tokens; the agent compacts or stops when it is full"
+            ));
+        }
+    }
     if kind == AlertKind::ProcessDied && session.end_reason == Some(EndReason::PidRecycled) {
         parts.push("its pid now belongs to another process".to_string());
     }
@@ -440,6 +502,67 @@ mod tests {
 
     fn with_request(s: Session, id: &str, command: &str) -> Session {
         crate::test_support::with_request(s, id, command, at(0))
+    }
+
+    // Past 90 % of the window the agent said: one alert, not one per change; a compact opens a
+    // new window that may alert again; a figure with no window, or the setting off, says nothing.
+    #[test]
+    fn a_nearly_full_context_alerts_once_per_window() {
+        let mut policy = NotifyPolicy::new(NotifySettings::default());
+        let mut s = session(SessionState::Idle);
+        s.context_tokens = Some(200_000);
+        assert_eq!(
+            policy.decide_context(&s, at(1)),
+            None,
+            "no window, no percent"
+        );
+        s.context_window = Some(258_400);
+        assert_eq!(
+            policy.decide_context(&s, at(2)),
+            None,
+            "77 % is not nearly full"
+        );
+        s.context_tokens = Some(240_000);
+        let alert = policy
+            .decide_context(&s, at(3))
+            .unwrap_or_else(|| panic!("92 % alerts"));
+        assert_eq!(alert.kind, AlertKind::ContextNearlyFull);
+        assert!(
+            alert.summary.ends_with("Claude's context is 92% full"),
+            "{}",
+            alert.summary
+        );
+        assert!(
+            alert.body.contains("240000 of 258400 tokens"),
+            "{}",
+            alert.body
+        );
+        assert!(alert.buttons().is_empty());
+        s.context_tokens = Some(250_000);
+        assert_eq!(policy.decide_context(&s, at(400)), None, "once per window");
+        s.compacted_at = Some(at(500));
+        s.context_tokens = Some(20_000);
+        assert_eq!(policy.decide_context(&s, at(501)), None);
+        s.context_tokens = Some(235_000);
+        assert!(
+            policy.decide_context(&s, at(900)).is_some(),
+            "a new window after a compact"
+        );
+        let mut off = NotifyPolicy::new(NotifySettings {
+            context_nearly_full: false,
+            ..NotifySettings::default()
+        });
+        assert_eq!(off.decide_context(&s, at(901)), None);
+        let mut ended = s.clone();
+        ended.state = SessionState::Ended;
+        assert_eq!(
+            NotifyPolicy::default().decide_context(&ended, at(902)),
+            None
+        );
+        // Another host's session with the same id is its own.
+        let mut far = s.clone();
+        far.host = Some("gpu-box".into());
+        assert!(policy.decide_context(&far, at(903)).is_some());
     }
 
     // The alert for a permission wait answers it: Allow and Deny name its request; the body says

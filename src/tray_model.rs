@@ -116,11 +116,53 @@ pub struct SessionView {
     pub state_label: String,
     /// What to type to resume the session (`claude --resume ID` / `codex resume ID`).
     pub resume_command: String,
+    /// How full the context window is, where the agent says; `null`: it says nothing.
+    pub context: Option<ContextView>,
+}
+
+/// A session's context window as the row shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ContextView {
+    /// "46% of 258k" where the window is known, else "92k in context".
+    pub text: String,
+    /// 0–100, where the agent says its window.
+    pub percent: Option<u8>,
+    /// At or past [`crate::model::CONTEXT_NEARLY_FULL_PERCENT`] (where the alert comes too).
+    pub nearly_full: bool,
+}
+
+impl ContextView {
+    pub fn of(session: &Session) -> Option<ContextView> {
+        let tokens = session.context_tokens?;
+        let percent = session.context_percent();
+        let text = match (percent, session.context_window) {
+            (Some(percent), Some(window)) => format!("{percent}% of {}", tokens_text(window)),
+            _ => format!("{} in context", tokens_text(tokens)),
+        };
+        Some(ContextView {
+            text,
+            percent,
+            nearly_full: percent.is_some_and(|p| p >= crate::model::CONTEXT_NEARLY_FULL_PERCENT),
+        })
+    }
+}
+
+/// A token count as people read it: `950`, `12k`, `258k`, `1.2M` (rounded down).
+pub fn tokens_text(tokens: u64) -> String {
+    match tokens {
+        0..=999 => tokens.to_string(),
+        1_000..=999_999 => format!("{}k", tokens / 1_000),
+        _ => {
+            let tenths = tokens / 100_000;
+            format!("{}.{}M", tenths / 10, tenths % 10)
+        }
+    }
 }
 
 impl SessionView {
     pub fn of(session: &Session) -> SessionView {
         SessionView {
+            context: ContextView::of(session),
             project: project_name(session),
             section: Section::of(session.state),
             state_label: state_label(session.state).to_string(),
@@ -472,6 +514,33 @@ mod tests {
         Utc.timestamp_opt(1_800_000_000 + secs, 0)
             .single()
             .unwrap_or_default()
+    }
+
+    // The row says what the agent said: a percent with a window, tokens alone without one, and
+    // nothing at all when the agent told nothing.
+    #[test]
+    fn the_rows_context_is_the_agents_own_figures_in_words() {
+        let mut s = Session::new("s", Agent::Codex, SessionState::Idle, at(0));
+        assert_eq!(SessionView::of(&s).context, None);
+        s.context_tokens = Some(92_014);
+        let c = ContextView::of(&s).unwrap_or_else(|| panic!("tokens are shown"));
+        assert_eq!(
+            (c.text.as_str(), c.percent, c.nearly_full),
+            ("92k in context", None, false)
+        );
+        s.context_window = Some(100_000);
+        let c = SessionView::of(&s)
+            .context
+            .unwrap_or_else(|| panic!("shown"));
+        assert_eq!(
+            (c.text.as_str(), c.percent, c.nearly_full),
+            ("92% of 100k", Some(92), true)
+        );
+        s.context_tokens = Some(89_999);
+        assert_eq!(ContextView::of(&s).map(|c| c.nearly_full), Some(false));
+        assert_eq!(tokens_text(999), "999");
+        assert_eq!(tokens_text(258_400), "258k");
+        assert_eq!(tokens_text(2_000_000), "2.0M");
     }
 
     fn session(id: &str, agent: Agent, state: SessionState, started: i64) -> Session {

@@ -592,6 +592,12 @@ pub struct Observation {
     /// (`codex queue`, remote control), where the feed could tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headless: Option<bool>,
+    /// Tokens the latest turn held in the context window, where the agent's files say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+    /// The model's context window, where the agent's files say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
 }
 
 impl Observation {
@@ -627,6 +633,8 @@ impl Observation {
             tty: None,
             seq: None,
             headless: None,
+            context_tokens: None,
+            context_window: None,
         }
     }
 
@@ -937,9 +945,38 @@ pub struct Session {
     /// the transition rules.
     #[serde(default)]
     pub pending: Vec<crate::pending::PendingView>,
+    /// Tokens the last turn held in the model's context window, as the agent wrote them (Claude's
+    /// last main-thread `usage`: input, cache reads and writes, output; Codex's `token_count`
+    /// `last_token_usage`); `null` where the agent does not tell.
+    #[serde(default)]
+    #[ts(type = "number | null")]
+    pub context_tokens: Option<u64>,
+    /// The model's context window in tokens, only where the agent itself says it (Codex's
+    /// `model_context_window`); `null` otherwise: never guessed from a model's name.
+    #[serde(default)]
+    #[ts(type = "number | null")]
+    pub context_window: Option<u64>,
+    /// When the agent last compacted the conversation (Claude's and Codex's `PreCompact` and
+    /// `PostCompact`, a `compact` SessionStart); `null` when none was seen.
+    #[serde(default)]
+    pub compacted_at: Option<DateTime<Utc>>,
 }
 
+/// A context window this full (in percent) is nearly full: the row marks it and an alert says so.
+pub const CONTEXT_NEARLY_FULL_PERCENT: u8 = 90;
+
 impl Session {
+    /// How full the context window is, in percent (0–100, rounded down), where both figures
+    /// are known.
+    pub fn context_percent(&self) -> Option<u8> {
+        let (tokens, window) = (self.context_tokens?, self.context_window?);
+        if window == 0 {
+            return None;
+        }
+        let percent = tokens.saturating_mul(100) / window;
+        Some(u8::try_from(percent.min(100)).unwrap_or(100))
+    }
+
     /// The session's identity: its host and its id (see [`crate::pending::SessionKey`]).
     pub fn key(&self) -> crate::pending::SessionKey {
         crate::pending::SessionKey {
@@ -986,6 +1023,9 @@ impl Session {
             headless: false,
             prompt_source: None,
             pending: Vec::new(),
+            context_tokens: None,
+            context_window: None,
+            compacted_at: None,
         }
     }
 

@@ -465,6 +465,30 @@ fn fill_fields(session: &mut Session, obs: &Observation, stale: bool) {
     if let (Some(headless), false) = (obs.headless, stale) {
         session.headless = headless;
     }
+    // The context figure is taken in the order it arrives, stale or not: it comes from one file
+    // read in order (a transcript, a rollout), and its lines are stamped before the hook events
+    // of the same turn that reach us first.
+    if obs.subagent_id.is_none() {
+        if let Some(tokens) = obs.context_tokens {
+            session.context_tokens = Some(tokens);
+        }
+        if let Some(window) = obs.context_window.filter(|w| *w > 0) {
+            session.context_window = Some(window);
+        }
+    }
+    if !stale && obs.subagent_id.is_none() {
+        let compacted = obs.event == EventKind::PostCompact
+            || (obs.event == EventKind::SessionStart
+                && obs.start_source.as_deref() == Some("compact"));
+        if compacted || obs.event == EventKind::PreCompact {
+            session.compacted_at = Some(obs.at);
+        }
+        if compacted {
+            // The last turn's figure described the conversation before it was compacted; the
+            // next turn tells the new one.
+            session.context_tokens = obs.context_tokens;
+        }
+    }
     if obs.subagent_id.is_none() {
         fill(&mut session.last_tool, &obs.tool_name, stale);
     }
@@ -1040,5 +1064,106 @@ mod tests {
         assert!(!end(&mut r, EndReason::Ttl, now(6)));
         assert_eq!(r.session.end_reason, Some(EndReason::ProcessGone));
         assert_eq!(r.ended_at, Some(Duration::from_secs(5)));
+    }
+
+    fn with_context(mut o: Observation, tokens: Option<u64>, window: Option<u64>) -> Observation {
+        o.context_tokens = tokens;
+        o.context_window = window;
+        o
+    }
+
+    #[test]
+    fn the_context_figure_follows_the_latest_turn_and_a_compact_forgets_it() {
+        let mut r = started();
+        assert_eq!(
+            (r.session.context_tokens, r.session.context_window),
+            (None, None)
+        );
+        let turn = with_context(
+            obs(EventKind::TaskComplete, 2),
+            Some(120_000),
+            Some(258_400),
+        );
+        run(&mut r, turn, 2).unwrap();
+        assert_eq!(r.session.context_tokens, Some(120_000));
+        assert_eq!(r.session.context_window, Some(258_400));
+        assert_eq!(r.session.context_percent(), Some(46));
+        // A later event that says nothing of the context keeps the figure.
+        run(&mut r, obs(EventKind::UserPromptSubmit, 3), 3).unwrap();
+        assert_eq!(r.session.context_tokens, Some(120_000));
+        // A transcript line stamped before the hook events that already arrived still tells
+        // the figure: the file is read in order, after the hooks of its turn.
+        run(&mut r, obs(EventKind::Stop, 4), 4).unwrap();
+        let line = with_context(obs(EventKind::TranscriptActivity, 3), Some(125_000), None);
+        run(&mut r, line, 5).unwrap();
+        assert_eq!(r.session.context_tokens, Some(125_000));
+        assert_eq!(
+            r.session.state,
+            SessionState::Idle,
+            "the stale line moves no state"
+        );
+        // A subagent's usage is not the session's context.
+        let mut sub = with_context(obs(EventKind::PostToolUse, 5), Some(9), None);
+        sub.subagent_id = Some("a1".into());
+        run(&mut r, sub, 5).unwrap();
+        assert_eq!(r.session.context_tokens, Some(125_000));
+        // PreCompact notes the compact; PostCompact also forgets the figure until the next turn.
+        run(&mut r, obs(EventKind::PreCompact, 6), 6).unwrap();
+        assert_eq!(r.session.compacted_at, Some(t(6)));
+        assert_eq!(r.session.context_tokens, Some(125_000));
+        run(&mut r, obs(EventKind::PostCompact, 7), 7).unwrap();
+        assert_eq!(r.session.compacted_at, Some(t(7)));
+        assert_eq!(r.session.context_tokens, None);
+        assert_eq!(r.session.context_percent(), None, "no figure, no percent");
+        assert_eq!(
+            r.session.context_window,
+            Some(258_400),
+            "the window stays the model's"
+        );
+        let next = with_context(obs(EventKind::TaskComplete, 8), Some(30_000), None);
+        run(&mut r, next, 8).unwrap();
+        assert_eq!(r.session.context_percent(), Some(11));
+    }
+
+    #[test]
+    fn a_compact_session_start_counts_as_a_compact_and_other_starts_do_not() {
+        let mut r = started();
+        run(
+            &mut r,
+            with_context(obs(EventKind::Stop, 2), Some(50), None),
+            2,
+        )
+        .unwrap();
+        let mut resume = obs(EventKind::SessionStart, 3);
+        resume.start_source = Some("resume".into());
+        run(&mut r, resume, 3).unwrap();
+        assert_eq!(
+            (r.session.compacted_at, r.session.context_tokens),
+            (None, Some(50))
+        );
+        let mut compact = obs(EventKind::SessionStart, 4);
+        compact.start_source = Some("compact".into());
+        run(&mut r, compact, 4).unwrap();
+        assert_eq!(
+            (r.session.compacted_at, r.session.context_tokens),
+            (Some(t(4)), None)
+        );
+    }
+
+    #[test]
+    fn the_percent_is_bounded_and_needs_both_figures() {
+        let mut s = Session::new("s", Agent::Codex, SessionState::Idle, t(0));
+        s.context_tokens = Some(300);
+        assert_eq!(s.context_percent(), None);
+        s.context_window = Some(0);
+        assert_eq!(s.context_percent(), None);
+        s.context_window = Some(200);
+        assert_eq!(
+            s.context_percent(),
+            Some(100),
+            "past the window reads as full"
+        );
+        s.context_window = Some(1000);
+        assert_eq!(s.context_percent(), Some(30));
     }
 }

@@ -39,6 +39,7 @@ fn render() -> String {
         agent_tray::answering::EffectiveChoice::decl(),
         AnswerFrom::decl(),
         Section::decl(),
+        agent_tray::tray_model::ContextView::decl(),
         SessionView::decl(),
         TrayStatus::decl(),
         AlertKind::decl(),

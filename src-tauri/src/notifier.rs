@@ -195,18 +195,24 @@ pub async fn decide_loop(
             continue;
         }
         let now = chrono::Utc::now();
-        if !policy.would_alert(old_state, &session, now) {
-            continue;
+        if policy.would_alert(old_state, &session, now) {
+            let asked = session.clone();
+            let focus = focus.clone();
+            let looking =
+                tauri::async_runtime::spawn_blocking(move || focus.user_is_looking(&asked))
+                    .await
+                    .unwrap_or(false);
+            if looking {
+                tracing::info!(session_id = %session.session_id, "no alert: the user is looking at its terminal");
+            }
+            if let Some(alert) = policy.decide_seen(old_state, &session, now, looking) {
+                tracing::info!(session_id = %alert.session_id, kind = ?alert.kind, summary = %alert.summary, "alert");
+                sink.deliver(alert);
+            }
         }
-        let asked = session.clone();
-        let focus = focus.clone();
-        let looking = tauri::async_runtime::spawn_blocking(move || focus.user_is_looking(&asked))
-            .await
-            .unwrap_or(false);
-        if looking {
-            tracing::info!(session_id = %session.session_id, "no alert: the user is looking at its terminal");
-        }
-        if let Some(alert) = policy.decide_seen(old_state, &session, now, looking) {
+        // The window filling up is news even to someone watching the terminal: agents show it
+        // faintly, if at all.
+        if let Some(alert) = policy.decide_context(&session, now) {
             tracing::info!(session_id = %alert.session_id, kind = ?alert.kind, summary = %alert.summary, "alert");
             sink.deliver(alert);
         }

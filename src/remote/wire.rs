@@ -71,6 +71,12 @@ struct WireSession {
     host: Option<String>,
     #[serde(default)]
     headless: bool,
+    #[serde(default)]
+    context_tokens: Option<u64>,
+    #[serde(default)]
+    context_window: Option<u64>,
+    #[serde(default)]
+    compacted_at: Option<DateTime<Utc>>,
     /// What the remote's session waits on; at most [`MAX_REMOTE_PENDING`], the rest skipped
     /// unbuilt.
     #[serde(default, deserialize_with = "capped_pending")]
@@ -223,6 +229,9 @@ impl WireSession {
         session.subagents = self.subagents;
         session.turn_started_at = self.turn_started_at;
         session.headless = self.headless;
+        session.context_tokens = self.context_tokens;
+        session.context_window = self.context_window.filter(|w| *w > 0);
+        session.compacted_at = self.compacted_at;
         let id = session.session_id.clone();
         session.pending = self
             .pending
@@ -413,6 +422,47 @@ mod tests {
         assert_eq!(s.host.as_deref(), Some("devbox"));
         assert_eq!(s.state, SessionState::Working);
         assert_eq!(s.state_since.to_rfc3339(), "2026-11-30T10:04:00+00:00");
+        assert_eq!(
+            (s.context_tokens, s.context_window),
+            (None, None),
+            "an older remote"
+        );
+    }
+
+    #[test]
+    fn a_remote_session_carries_its_context_figures_and_a_zero_window_is_none() {
+        let mut json = session_json("s1");
+        json["context_tokens"] = serde_json::json!(120_000);
+        json["context_window"] = serde_json::json!(258_400);
+        json["compacted_at"] = serde_json::json!("2026-11-30T10:03:00Z");
+        let line = serde_json::json!({"kind": "changed", "session": json}).to_string();
+        let RemoteLine::Upsert(s) = parse_line(line.as_bytes(), "devbox").unwrap() else {
+            panic!("an upsert")
+        };
+        assert_eq!(
+            (s.context_tokens, s.context_window),
+            (Some(120_000), Some(258_400))
+        );
+        assert_eq!(s.context_percent(), Some(46));
+        assert!(s.compacted_at.is_some());
+        let mut json = session_json("s1");
+        json["context_tokens"] = serde_json::json!(5);
+        json["context_window"] = serde_json::json!(0);
+        let line = serde_json::json!({"kind": "changed", "session": json}).to_string();
+        let RemoteLine::Upsert(s) = parse_line(line.as_bytes(), "devbox").unwrap() else {
+            panic!("an upsert")
+        };
+        assert_eq!((s.context_tokens, s.context_window), (Some(5), None));
+        // A figure that is not a count is this session unreadable, not the link's end.
+        let mut json = session_json("s1");
+        json["context_tokens"] = serde_json::json!("lots");
+        let line = serde_json::json!({"kind": "snapshot", "protocol": 1, "sessions": [json, session_json("s2")], "ended": []}).to_string();
+        let RemoteLine::Snapshot { live, .. } = parse_line(line.as_bytes(), "devbox").unwrap()
+        else {
+            panic!("a snapshot")
+        };
+        let ids: Vec<&str> = live.iter().map(|s| s.session_id.as_str()).collect();
+        assert_eq!(ids, vec!["s2"]);
     }
 
     // A remote's requests show with its host, bounded: at most MAX_REMOTE_PENDING are taken from

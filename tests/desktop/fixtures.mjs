@@ -16,7 +16,8 @@ const LABEL = {
   ended: "ended",
 };
 
-export function view({ id, agent = "claude", state = "idle", project, secondsInState = 42, ...fields }) {
+/// `context`: the row's context as the core words it (tray_model::ContextView), or null.
+export function view({ id, agent = "claude", state = "idle", project, secondsInState = 42, context = null, ...fields }) {
   const now = Date.now();
   const since = new Date(now - secondsInState * 1000).toISOString();
   const session = {
@@ -47,6 +48,9 @@ export function view({ id, agent = "claude", state = "idle", project, secondsInS
     turn_started_at: null,
     headless: false,
     pending: [],
+    context_tokens: null,
+    context_window: null,
+    compacted_at: null,
     ...fields,
   };
   return {
@@ -55,6 +59,7 @@ export function view({ id, agent = "claude", state = "idle", project, secondsInS
     section: SECTION[state],
     state_label: LABEL[state],
     resume_command: agent === "claude" ? `claude --resume ${id}` : `codex resume ${id}`,
+    context,
   };
 }
 
@@ -88,6 +93,7 @@ export const defaultSettings = {
     needs_input: true,
     long_turn_finished: true,
     turn_failed: true,
+    context_nearly_full: true,
     long_turn_secs: 30,
     cooldown_secs: 60,
     include_subagents: false,

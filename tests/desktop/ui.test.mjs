@@ -182,6 +182,42 @@ test("a session chosen in the tray is selected even when the filter hid it", asy
   await context.close();
 });
 
+test("a row shows how full the context is as the agent said it, and nothing where it said nothing", async () => {
+  const sessions = [
+    view({ id: "c-codex", agent: "codex", project: "web_app", state: "idle", context_tokens: 120_000, context_window: 258_400, context: { text: "46% of 258k", percent: 46, nearly_full: false } }),
+    view({ id: "c-full", agent: "codex", project: "billing", state: "working", context_tokens: 238_000, context_window: 258_400, compacted_at: "2026-11-29T10:30:00.000Z", context: { text: "92% of 258k", percent: 92, nearly_full: true } }),
+    view({ id: "c-claude", agent: "claude", project: "api-server", state: "idle", context_tokens: 88_412, context: { text: "88k in context", percent: null, nearly_full: false } }),
+    view({ id: "c-none", agent: "gemini", project: "docs", state: "idle" }),
+  ];
+  const { page, context, problems } = await open(sessions);
+  const meter = (id) =>
+    page.evaluate((id) => {
+      const c = document.querySelector(`.row[data-session-id='${id}'] .context`);
+      if (!c) return null;
+      const fill = c.querySelector(".context-fill");
+      return { text: c.textContent, full: c.classList.contains("nearly-full"), title: c.title, width: fill ? fill.style.width : null, painted: fill ? fill.getBoundingClientRect().width : null, bar: c.querySelector(".context-bar")?.getBoundingClientRect().width ?? null };
+    }, id);
+  const half = await meter("c-codex");
+  assert.equal(half.text, "46% of 258k");
+  assert.equal(half.full, false);
+  assert.equal(half.width, "46%");
+  assert.ok(Math.abs(half.painted / half.bar - 0.46) < 0.05, `the bar is filled to 46%: ${JSON.stringify(half)}`);
+  const full = await meter("c-full");
+  assert.equal(full.text, "92% of 258k");
+  assert.equal(full.full, true, "a nearly full window is marked");
+  assert.match(full.title, /compacted at/);
+  const tokensOnly = await meter("c-claude");
+  assert.equal(tokensOnly.text, "88k in context");
+  assert.equal(tokensOnly.width, null, "no window, no bar: no percent is invented");
+  assert.equal(await meter("c-none"), null, "an agent that says nothing gets nothing");
+  // An event that brings a figure updates the row.
+  await page.evaluate((v) => window.__mock.emit("sessions-changed", { kind: "upsert", seq: 99, view: v }), view({ id: "c-none", agent: "gemini", project: "docs", state: "idle", context_tokens: 5_000, context: { text: "5k in context", percent: null, nearly_full: false } }));
+  await page.waitForFunction(() => document.querySelector(".row[data-session-id='c-none'] .context")?.textContent === "5k in context");
+  await page.screenshot({ path: path.join(artifacts, "context-rows.png") });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("row actions call their commands", async () => {
   const { page, context } = await open(sampleSessions());
   await page.click(".row[data-session-id='s-dead'] [data-action='dismiss']");
@@ -413,9 +449,11 @@ function readmeSessions() {
       state: "waiting_for_permission",
       waiting_for: "Bash",
       secondsInState: 48,
+      context_tokens: 88_412,
+      context: { text: "88k in context", percent: null, nearly_full: false },
       pending: [request({ id: "r3-q8w2", session: "r-claude", command: "npm run migrate -- --env staging", description: "Run the database migrations", cwd: "/home/dev/api-server" })],
     }),
-    view({ id: "r-codex", agent: "codex", project: "web_app", state: "working", last_tool: "exec_command", secondsInState: 95 }),
+    view({ id: "r-codex", agent: "codex", project: "web_app", state: "working", last_tool: "exec_command", secondsInState: 95, context_tokens: 238_000, context_window: 258_400, context: { text: "92% of 258k", percent: 92, nearly_full: true } }),
     view({ id: "r-gemini", agent: "gemini", project: "data-pipeline", state: "waiting_for_input", secondsInState: 20, model: "gemini-2.5-pro" }),
     view({ id: "r-copilot", agent: "copilot", project: "mobile-app", state: "working", secondsInState: 310, model: "gpt-5" }),
     view({ id: "r-opencode", agent: "opencode", project: "infra", state: "idle", secondsInState: 900, model: "claude-sonnet-4" }),
@@ -1277,6 +1315,9 @@ test("the README's picture of the popover: what needs you first, every agent", a
   views.today.cost_estimate_usd = 4.2;
   const { page, context, problems } = await openPopover(readmeSessions(), { views });
   assert.deepEqual((await rowIds(page, ".pop-row")).slice(0, 2), ["r-claude", "r-gemini"], "the two that need you first");
+  const state = (id) => page.locator(`.pop-row[data-session-id='${id}'] .pop-state`).innerText();
+  assert.equal(await state("r-codex"), "Codex · working · context 92% of 258k", "a nearly full window is said");
+  assert.equal(await state("r-copilot"), "Copilot · working", "nothing where the agent said nothing");
   const file = path.join(readmeShots, "readme-popover.png");
   const before = Date.now();
   await page.screenshot({ path: file });

@@ -64,7 +64,23 @@ headless: boolean,
  * [`crate::pending`]), oldest first; empty when none. Kept by the engine's book, never by
  * the transition rules.
  */
-pending: Array<PendingView>, };
+pending: Array<PendingView>, 
+/**
+ * Tokens the last turn held in the model's context window, as the agent wrote them (Claude's
+ * last main-thread `usage`: input, cache reads and writes, output; Codex's `token_count`
+ * `last_token_usage`); `null` where the agent does not tell.
+ */
+context_tokens: number | null, 
+/**
+ * The model's context window in tokens, only where the agent itself says it (Codex's
+ * `model_context_window`); `null` otherwise: never guessed from a model's name.
+ */
+context_window: number | null, 
+/**
+ * When the agent last compacted the conversation (Claude's and Codex's `PreCompact` and
+ * `PostCompact`, a `compact` SessionStart); `null` when none was seen.
+ */
+compacted_at: string | null, };
 
 export type SessionKey = { host: string | null, session_id: string, };
 
@@ -169,6 +185,20 @@ export type AnswerFrom = "window" | "popover";
 
 export type Section = "needs_you" | "working" | "idle" | "ended";
 
+export type ContextView = { 
+/**
+ * "46% of 258k" where the window is known, else "92k in context".
+ */
+text: string, 
+/**
+ * 0–100, where the agent says its window.
+ */
+percent: number | null, 
+/**
+ * At or past [`crate::model::CONTEXT_NEARLY_FULL_PERCENT`] (where the alert comes too).
+ */
+nearly_full: boolean, };
+
 export type SessionView = { session: Session, 
 /**
  * The repo's name, else the folder's name, else a short form of the session id.
@@ -181,17 +211,25 @@ state_label: string,
 /**
  * What to type to resume the session (`claude --resume ID` / `codex resume ID`).
  */
-resume_command: string, };
+resume_command: string, 
+/**
+ * How full the context window is, where the agent says; `null`: it says nothing.
+ */
+context: ContextView | null, };
 
 export type TrayStatus = "none" | "all_idle" | "working" | "needs_you";
 
-export type AlertKind = "process_died" | "needs_permission" | "needs_input" | "long_turn_finished" | "turn_failed";
+export type AlertKind = "process_died" | "needs_permission" | "needs_input" | "long_turn_finished" | "turn_failed" | "context_nearly_full";
 
 export type NotifySettings = { 
 /**
  * The master switch.
  */
 enabled: boolean, process_died: boolean, needs_permission: boolean, needs_input: boolean, long_turn_finished: boolean, turn_failed: boolean, 
+/**
+ * A session's context window past [`CONTEXT_ALERT_PERCENT`].
+ */
+context_nearly_full: boolean, 
 /**
  * A finished turn alerts only when it ran at least this long.
  */

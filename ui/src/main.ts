@@ -231,6 +231,7 @@ function row(v: SessionView): HTMLElement {
       s.model ? el("span", { class: "model" }, s.model) : null,
       el("span", { class: "spacer" }),
       s.subagents > 0 ? el("span", { class: "subagents", title: "running subagents" }, `${s.subagents} subagent${s.subagents === 1 ? "" : "s"}`) : null,
+      contextMeter(v),
       el("span", { class: `pill pill-${v.section}` }, v.state_label),
       // Ticks every second: hidden from screen readers, which hear "since 10:42" instead.
       el("span", { class: "time", attrs: { "data-since": s.state_since, "aria-hidden": "true" } }, timeText(v)),
@@ -246,6 +247,31 @@ function row(v: SessionView): HTMLElement {
     ),
     ask,
     description,
+  );
+}
+
+/// How full the session's context window is, as the agent said it (the core's words and
+/// percent); nothing when it said nothing. A compact seen is said in the tooltip.
+function contextMeter(v: SessionView): HTMLElement | null {
+  const c = v.context;
+  if (!c) return null;
+  const compacted = v.session.compacted_at ? ` · compacted at ${clockTime(new Date(v.session.compacted_at))}` : "";
+  let bar: HTMLElement | null = null;
+  if (c.percent !== null) {
+    // Through the CSSOM, not a style attribute: the page's CSP allows no inline style.
+    const fill = el("span", { class: "context-fill" });
+    fill.style.width = `${c.percent}%`;
+    bar = el("span", { class: "context-bar", attrs: { "aria-hidden": "true" } }, fill);
+  }
+  return el(
+    "span",
+    {
+      class: `context${c.nearly_full ? " nearly-full" : ""}`,
+      title: `context window: ${c.text}${compacted}`,
+      attrs: { "data-context-percent": c.percent === null ? "" : String(c.percent) },
+    },
+    bar,
+    el("span", { class: "context-text" }, c.text),
   );
 }
 

@@ -42,7 +42,9 @@ function ordered(): SessionView[] {
 
 function row(v: SessionView): HTMLElement {
   const s = v.session;
-  const detail = s.waiting_for ? `${v.state_label}: ${s.waiting_for}` : v.state_label;
+  const state = s.waiting_for ? `${v.state_label}: ${s.waiting_for}` : v.state_label;
+  // A window close to full is worth a glance here too; the rest is the main window's.
+  const detail = v.context?.nearly_full ? `${state} · context ${v.context.text}` : state;
   const item = el(
     "li",
     { class: "pop-row", attrs: { tabindex: "0", "data-session-key": keyOf(s), "data-session-id": s.session_id, "data-section": v.section } },

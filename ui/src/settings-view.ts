@@ -31,6 +31,7 @@ const TOGGLES: { key: keyof AppSettings["notifications"]; label: string }[] = [
   { key: "needs_input", label: "A session needs input" },
   { key: "long_turn_finished", label: "A long turn finished" },
   { key: "turn_failed", label: "A turn failed with an API error" },
+  { key: "context_nearly_full", label: "A session's context is 90% full" },
   { key: "include_subagents", label: "Also for subagents" },
 ];
 

@@ -66,6 +66,9 @@ pub struct TranscriptLine {
     pub usage: Option<(String, TokenUsage)>,
     /// A `user` line's `promptId`: the turn that the usage after it belongs to.
     pub prompt_id: Option<String>,
+    /// A main-thread `assistant` line's context: what its request read (fresh input, cache reads
+    /// and writes) and wrote, which is what the conversation holds after that turn.
+    pub context_tokens: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -189,6 +192,16 @@ fn classify(raw: RawLine) -> TranscriptLine {
         )),
         _ => None,
     };
+    let context_tokens = match (raw.kind.as_deref(), &message.usage) {
+        (Some("assistant"), Some(u)) if main_thread => Some(
+            u.input_tokens
+                .saturating_add(u.cache_read_input_tokens)
+                .saturating_add(u.cache_creation_input_tokens)
+                .saturating_add(u.output_tokens),
+        )
+        .filter(|tokens| *tokens > 0),
+        _ => None,
+    };
     let prompt_id = match raw.kind.as_deref() {
         Some("user") if main_thread => raw.prompt_id.filter(|p| !p.is_empty()),
         _ => None,
@@ -209,6 +222,7 @@ fn classify(raw: RawLine) -> TranscriptLine {
             .filter(|m| !m.is_empty() && !m.starts_with('<')),
         usage,
         prompt_id,
+        context_tokens,
     }
 }
 
@@ -244,12 +258,13 @@ pub fn usage_of(
     out
 }
 
-/// The newest fields known for a transcript.
+/// What the lines read so far say of the session, carried on every observation made from them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Fields {
-    cwd: Option<String>,
-    branch: Option<String>,
-    model: Option<String>,
+pub struct Fields {
+    pub cwd: Option<String>,
+    pub branch: Option<String>,
+    pub model: Option<String>,
+    pub context_tokens: Option<u64>,
 }
 
 impl Fields {
@@ -263,6 +278,27 @@ impl Fields {
         if line.model.is_some() {
             self.model.clone_from(&line.model);
         }
+        if line.context_tokens.is_some() {
+            self.context_tokens = line.context_tokens;
+        }
+    }
+
+    /// An observation of the session carrying these fields.
+    fn observation(
+        &self,
+        session_id: &str,
+        transcript_path: &str,
+        event: EventKind,
+        at: DateTime<Utc>,
+    ) -> Observation {
+        let mut obs = Observation::new(session_id, Agent::Claude, event, at)
+            .with_source(Source::Transcript)
+            .with_cwd(self.cwd.clone());
+        obs.branch.clone_from(&self.branch);
+        obs.model.clone_from(&self.model);
+        obs.context_tokens = self.context_tokens;
+        obs.transcript_path = Some(transcript_path.to_string());
+        obs
     }
 }
 
@@ -272,41 +308,28 @@ pub fn observations_of(
     session_id: &str,
     transcript_path: &str,
     lines: &[TranscriptLine],
-    fields_before: &mut (Option<String>, Option<String>, Option<String>),
+    fields: &mut Fields,
 ) -> Vec<Observation> {
-    let mut fields = Fields {
-        cwd: fields_before.0.take(),
-        branch: fields_before.1.take(),
-        model: fields_before.2.take(),
-    };
     let mut out = Vec::new();
     let mut pending_activity: Option<DateTime<Utc>> = None;
-    let make = |event, at, fields: &Fields| {
-        let mut obs = Observation::new(session_id, Agent::Claude, event, at)
-            .with_source(Source::Transcript)
-            .with_cwd(fields.cwd.clone());
-        obs.branch.clone_from(&fields.branch);
-        obs.model.clone_from(&fields.model);
-        obs.transcript_path = Some(transcript_path.to_string());
-        obs
-    };
+    let make =
+        |event, at, fields: &Fields| fields.observation(session_id, transcript_path, event, at);
     for line in lines {
         fields.absorb(line);
         match (line.kind, line.at) {
             (Some(LineKind::Activity), Some(at)) => pending_activity = Some(at),
             (Some(LineKind::TurnEnd), Some(at)) => {
                 if let Some(a) = pending_activity.take() {
-                    out.push(make(EventKind::TranscriptActivity, a, &fields));
+                    out.push(make(EventKind::TranscriptActivity, a, fields));
                 }
-                out.push(make(EventKind::TurnEnded, at, &fields));
+                out.push(make(EventKind::TurnEnded, at, fields));
             }
             _ => {}
         }
     }
     if let Some(a) = pending_activity {
-        out.push(make(EventKind::TranscriptActivity, a, &fields));
+        out.push(make(EventKind::TranscriptActivity, a, fields));
     }
-    *fields_before = (fields.cwd, fields.branch, fields.model);
     out
 }
 
@@ -335,7 +358,7 @@ struct Followed {
     mtime: Option<SystemTime>,
     len: u64,
     adopted: bool,
-    fields: (Option<String>, Option<String>, Option<String>),
+    fields: Fields,
     /// First sight's newest state line, shown when the session is adopted.
     last_state: Option<TranscriptLine>,
     sighted_at: DateTime<Utc>,
@@ -517,7 +540,14 @@ impl ClaudeTranscriptsFeed {
         let writes_live_files = self.live.writes_sessions_files(&claude_dir);
         let mut turn = None;
         let pending_usage = match self.usage_lines_before(file, meta, resume_at) {
-            Some(all) => usage_of(&session_id, &all, &mut turn),
+            Some(all) => {
+                // Claude follows each message with a prompt snapshot of tens of KiB: the last
+                // message, and its context figure, is often outside the last window.
+                if fields.context_tokens.is_none() {
+                    fields.context_tokens = all.iter().rev().find_map(|l| l.context_tokens);
+                }
+                usage_of(&session_id, &all, &mut turn)
+            }
             None => usage_of(&session_id, &lines, &mut turn),
         };
         let followed = Followed {
@@ -528,7 +558,7 @@ impl ClaudeTranscriptsFeed {
             mtime: meta.modified().ok(),
             len: meta.len(),
             adopted: false,
-            fields: (fields.cwd, fields.branch, fields.model),
+            fields,
             last_state,
             sighted_at: mtime_of(meta),
         };
@@ -575,18 +605,12 @@ impl ClaudeTranscriptsFeed {
         let state: Vec<TranscriptLine> = f.last_state.take().into_iter().collect();
         let mut obs = observations_of(&f.session_id, &path_text, &state, &mut f.fields);
         if obs.is_empty() {
-            let mut sighting = Observation::new(
-                f.session_id.clone(),
-                Agent::Claude,
+            obs.push(f.fields.observation(
+                &f.session_id,
+                &path_text,
                 EventKind::Sighting,
                 f.sighted_at,
-            )
-            .with_source(Source::Transcript)
-            .with_cwd(f.fields.0.clone());
-            sighting.branch.clone_from(&f.fields.1);
-            sighting.model.clone_from(&f.fields.2);
-            sighting.transcript_path = Some(path_text.into_owned());
-            obs.push(sighting);
+            ));
         }
         out.extend(obs.into_iter().map(FeedOutput::observe));
         out.extend(
@@ -738,6 +762,32 @@ mod tests {
             .iter()
             .map(|l| parse_line(l).unwrap().kind.unwrap())
             .collect()
+    }
+
+    #[test]
+    fn the_recorded_turn_carries_its_last_main_thread_context_and_no_window() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude/real-2.1.332/transcript-excerpt.jsonl");
+        let lines: Vec<TranscriptLine> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| parse_line(l.as_bytes()).unwrap())
+            .collect();
+        let mut fields = Fields::default();
+        let obs = observations_of("s1", "/t.jsonl", &lines, &mut fields);
+        let last = obs.last().unwrap();
+        // The mock's usage on its last message: 100 in, 10 out, nothing cached.
+        assert_eq!(last.context_tokens, Some(110));
+        assert_eq!(
+            last.context_window, None,
+            "Claude's transcript names no window"
+        );
+        assert_eq!(fields.context_tokens, Some(110), "kept for the next lines");
+        // A subagent's message is its own context, not the session's.
+        let side = br#"{"isSidechain":true,"type":"assistant","timestamp":"2026-12-01T06:07:07.341Z","message":{"id":"m9","role":"assistant","content":[],"usage":{"input_tokens":5000,"cache_read_input_tokens":90000,"cache_creation_input_tokens":0,"output_tokens":9}}}"#;
+        assert_eq!(parse_line(side).unwrap().context_tokens, None);
+        let main = br#"{"isSidechain":false,"type":"assistant","timestamp":"2026-12-01T06:07:07.341Z","message":{"id":"m9","role":"assistant","content":[],"usage":{"input_tokens":5,"cache_read_input_tokens":90000,"cache_creation_input_tokens":2000,"output_tokens":9}}}"#;
+        assert_eq!(parse_line(main).unwrap().context_tokens, Some(92_014));
     }
 
     #[test]
@@ -1001,6 +1051,15 @@ mod tests {
             ],
             "each message the mock answered, once"
         );
+        // And the session's context is the last message's, though it too is outside the window.
+        let context: Vec<Option<u64>> = out
+            .iter()
+            .filter_map(|o| match o {
+                FeedOutput::Observe(obs) => Some(obs.context_tokens),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(context.last(), Some(&Some(110)), "{context:?}");
     }
 
     #[test]

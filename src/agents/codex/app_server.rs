@@ -91,6 +91,8 @@ pub struct AppServerTokenUsage {
     pub reasoning_output_tokens: u64,
     pub total_tokens: u64,
     pub model_context_window: Option<u64>,
+    /// The last turn's `totalTokens` (`tokenUsage.last`): what the context window holds.
+    pub last_turn_tokens: Option<u64>,
 }
 
 /// How a turn ended (`turn/completed`'s `turn.status`).
@@ -268,6 +270,11 @@ pub fn parse_server_message(text: &str) -> Result<ServerMessage, NotAMessage> {
                     reasoning_output_tokens: u64_of(&total, "reasoningOutputTokens"),
                     total_tokens: u64_of(&total, "totalTokens"),
                     model_context_window: usage.get("modelContextWindow").and_then(Value::as_u64),
+                    last_turn_tokens: usage
+                        .get("last")
+                        .and_then(|last| last.get("totalTokens"))
+                        .and_then(Value::as_u64)
+                        .filter(|tokens| *tokens > 0),
                 },
                 at,
             }
@@ -651,6 +658,15 @@ impl ThreadBook {
                     entry.usage = Some(usage);
                 }
                 tracing::debug!(%thread_id, total = usage.total_tokens, "codex_token_usage");
+                if self.is_session(&thread_id)
+                    && (usage.last_turn_tokens.is_some() || usage.model_context_window.is_some())
+                {
+                    let mut obs =
+                        self.observation(&thread_id, EventKind::Sighting, at.unwrap_or(now));
+                    obs.context_tokens = usage.last_turn_tokens;
+                    obs.context_window = usage.model_context_window.filter(|w| *w > 0);
+                    out.observations.push(obs);
+                }
                 if self.is_session(&thread_id) {
                     out.usage.push(UsageReport {
                         session_id: thread_id,
@@ -1573,8 +1589,16 @@ mod tests {
                 reasoning_output_tokens: 5,
                 total_tokens: 150,
                 model_context_window: Some(200_000),
+                last_turn_tokens: Some(2),
             })
         );
+        // The session's context: the last turn's tokens in the model's window.
+        let context: Vec<_> = handled
+            .observations
+            .iter()
+            .map(|o| (o.context_tokens, o.context_window))
+            .collect();
+        assert_eq!(context, vec![(Some(2), Some(200_000))]);
         let hook = json!({"method": "hook/started", "params": {"threadId": "t1", "turnId": null,
             "run": {"eventName": "permissionRequest", "id": "h"}}});
         assert!(matches!(

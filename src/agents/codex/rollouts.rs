@@ -61,6 +61,10 @@ pub enum RolloutLine {
         at: Option<DateTime<Utc>>,
         turn_id: Option<String>,
         total: TokenUsage,
+        /// What the last turn held in the context window (`info.last_token_usage`'s
+        /// `total_tokens`) and the model's window (`info.model_context_window`), where said.
+        context_tokens: Option<u64>,
+        context_window: Option<u64>,
     },
     /// History, anything else: a sign of life at its time.
     Other(Option<DateTime<Utc>>),
@@ -101,6 +105,15 @@ fn openai_usage(v: &Value) -> Option<TokenUsage> {
     })
 }
 
+/// The tokens a turn's usage puts in the context window: its `total_tokens` (input, cached
+/// input included, and output), or input plus output where the total is missing.
+fn context_of(v: &Value) -> Option<u64> {
+    let n = |k: &str| v.get(k).and_then(Value::as_u64);
+    n("total_tokens")
+        .or_else(|| Some(n("input_tokens")?.saturating_add(n("output_tokens").unwrap_or(0))))
+        .filter(|tokens| *tokens > 0)
+}
+
 fn text(v: Option<Value>) -> Option<String> {
     match v {
         Some(Value::String(s)) if !s.is_empty() => Some(s),
@@ -134,11 +147,21 @@ pub fn parse_rollout_line(bytes: &[u8]) -> Result<RolloutLine, serde_json::Error
                 .and_then(|i| i.get("total_token_usage"))
                 .and_then(openai_usage)
             {
-                Some(total) => RolloutLine::Usage {
-                    at,
-                    turn_id: None,
-                    total,
-                },
+                Some(total) => {
+                    let info = p.info.as_ref();
+                    RolloutLine::Usage {
+                        at,
+                        turn_id: None,
+                        total,
+                        context_tokens: info
+                            .and_then(|i| i.get("last_token_usage"))
+                            .and_then(context_of),
+                        context_window: info
+                            .and_then(|i| i.get("model_context_window"))
+                            .and_then(Value::as_u64)
+                            .filter(|w| *w > 0),
+                    }
+                }
                 None => RolloutLine::Other(at),
             },
             _ => RolloutLine::Other(at),
@@ -148,6 +171,8 @@ pub fn parse_rollout_line(bytes: &[u8]) -> Result<RolloutLine, serde_json::Error
                 at,
                 turn_id: text(p.turn_id),
                 total,
+                context_tokens: None,
+                context_window: None,
             },
             None => RolloutLine::Other(at),
         },
@@ -188,6 +213,8 @@ struct Thread {
     lock_seen_held: bool,
     /// The turn the latest usage line named.
     turn: Option<String>,
+    context_tokens: Option<u64>,
+    context_window: Option<u64>,
 }
 
 impl Thread {
@@ -201,6 +228,8 @@ impl Thread {
             .with_pid(self.pid)
             .with_cwd(self.cwd.clone());
         obs.model.clone_from(&self.model);
+        obs.context_tokens = self.context_tokens;
+        obs.context_window = self.context_window;
         obs.transcript_path = Some(path.to_string_lossy().into_owned());
         obs
     }
@@ -213,7 +242,10 @@ impl Thread {
     fn usage_of(&mut self, lines: &[RolloutLine]) -> Vec<UsageReport> {
         let mut out = Vec::new();
         for line in lines {
-            let RolloutLine::Usage { at, turn_id, total } = line else {
+            let RolloutLine::Usage {
+                at, turn_id, total, ..
+            } = line
+            else {
                 continue;
             };
             if turn_id.is_some() {
@@ -256,7 +288,22 @@ impl Thread {
                 RolloutLine::TaskStarted(at) => (EventKind::TaskStarted, at),
                 RolloutLine::TaskComplete(at) => (EventKind::TaskComplete, at),
                 RolloutLine::TurnAborted(at) => (EventKind::TurnAborted, at),
-                RolloutLine::Other(at) | RolloutLine::Usage { at, .. } => {
+                RolloutLine::Usage {
+                    at,
+                    context_tokens,
+                    context_window,
+                    ..
+                } => {
+                    if context_tokens.is_some() {
+                        self.context_tokens = *context_tokens;
+                    }
+                    if context_window.is_some() {
+                        self.context_window = *context_window;
+                    }
+                    last_other = at.or(last_other);
+                    continue;
+                }
+                RolloutLine::Other(at) => {
                     last_other = at.or(last_other);
                     continue;
                 }
@@ -485,6 +532,8 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
             pid,
             lock_seen_held: matches!(lock, LockProbe::Held(_)),
             turn: None,
+            context_tokens: None,
+            context_window: None,
         };
         // Only the newest task event matters at first sight; the fields from every line.
         let newest_task = lines.iter().rev().find(|l| {
@@ -497,7 +546,14 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
         });
         let fields_only: Vec<RolloutLine> = lines
             .iter()
-            .filter(|l| matches!(l, RolloutLine::Context { .. } | RolloutLine::Meta { .. }))
+            .filter(|l| {
+                matches!(
+                    l,
+                    RolloutLine::Context { .. }
+                        | RolloutLine::Meta { .. }
+                        | RolloutLine::Usage { .. }
+                )
+            })
             .cloned()
             .collect();
         thread.observations_of(path, &fields_only);
@@ -838,6 +894,8 @@ mod tests {
             pid: None,
             lock_seen_held: true,
             turn: None,
+            context_tokens: None,
+            context_window: None,
         };
         let lines = fixture_lines();
         thread.observations_of(Path::new("/c/r.jsonl"), &lines);
@@ -884,14 +942,46 @@ mod tests {
             pid: Some(30),
             lock_seen_held: true,
             turn: None,
+            context_tokens: None,
+            context_window: None,
         };
         let obs = thread.observations_of(Path::new("/c/r.jsonl"), &fixture_lines());
         let events: Vec<EventKind> = obs.iter().map(|o| o.event).collect();
         assert_eq!(events, vec![EventKind::TaskStarted, EventKind::TurnAborted]);
         assert_eq!(obs[1].model.as_deref(), Some("mock-model"));
+        // The recorded token_count: the mock's 100 in + 10 out, in Codex's own 258400 window;
+        // the turn's start, before it, knew neither.
+        assert_eq!((obs[0].context_tokens, obs[0].context_window), (None, None));
+        assert_eq!(
+            (obs[1].context_tokens, obs[1].context_window),
+            (Some(110), Some(258_400))
+        );
         assert_eq!(obs[1].pid, Some(30));
         assert_eq!(obs[1].source, Source::Rollout);
         assert_eq!(obs[1].agent, Agent::Codex);
+    }
+
+    #[test]
+    fn a_token_count_without_a_window_or_a_last_turn_says_nothing_of_either() {
+        let line = br#"{"timestamp":"2026-11-29T19:07:39.818Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"output_tokens":7}}}}"#;
+        match parse_rollout_line(line).unwrap() {
+            RolloutLine::Usage {
+                context_tokens,
+                context_window,
+                ..
+            } => assert_eq!((context_tokens, context_window), (None, None)),
+            other => panic!("{other:?}"),
+        }
+        // An older Codex with no `total_tokens`: input (cached included) plus output.
+        let line = br#"{"timestamp":"2026-11-29T19:07:39.818Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"output_tokens":7},"last_token_usage":{"input_tokens":900,"cached_input_tokens":800,"output_tokens":7},"model_context_window":0}}}"#;
+        match parse_rollout_line(line).unwrap() {
+            RolloutLine::Usage {
+                context_tokens,
+                context_window,
+                ..
+            } => assert_eq!((context_tokens, context_window), (Some(907), None)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

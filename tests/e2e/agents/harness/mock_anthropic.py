@@ -74,7 +74,7 @@ class AnthropicMock(MockServer):
         else:
             block = {"type": "text", "text": arg}
             stop = "end_turn"
-        usage = {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        usage = {"input_tokens": self.input_tokens, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         if not body.get("stream"):
             return self.send_json(h, 200, {
                 "id": msg_id, "type": "message", "role": "assistant", "model": model,

@@ -75,9 +75,9 @@ class OpenAIMock(MockServer):
                 "content": [{"type": "output_text", "text": arg, "annotations": []}]}})
         ev("response.completed", {"type": "response.completed", "response": {
             "id": rid, "object": "response", "status": "completed", "output": [],
-            "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
+            "usage": {"input_tokens": self.input_tokens, "input_tokens_details": {"cached_tokens": 0},
                       "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": 110}}})
+                      "total_tokens": self.input_tokens + 10}}})
 
 
 if __name__ == "__main__":  # manual use: python3 -m harness.mock_openai [log.jsonl]

@@ -32,6 +32,9 @@ class MockServer:
     """A ThreadingHTTPServer on 127.0.0.1:<free port> run in a daemon thread."""
 
     name = "mock"
+    # The input tokens each answer reports (output is always 10): a test may raise it between
+    # turns to see the agent's context figure move.
+    input_tokens = 100
 
     def __init__(self, log_path=None):
         self.log_path = log_path
