@@ -82,6 +82,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// How much of each plan window the agents reported is used, and when each resets.
+    Limits {
+        /// One JSON array, an object per agent account and window (a stable, documented format).
+        #[arg(long)]
+        json: bool,
+    },
     /// The permission requests waiting for an answer from here.
     Pending {
         /// One JSON array of requests (a stable, documented format).
@@ -190,6 +196,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Doctor => Ok(crate::doctor::run()),
         Command::Status { json } => Ok(crate::status::run(json)?),
         Command::Remote(command) => Ok(crate::remote::cli::run(command)?),
+        Command::Limits { json } => limits(json),
         Command::Pending { json } => Ok(crate::answering::cli::pending(json)?),
         Command::Allow(args) => Ok(crate::answering::cli::allow(&args)?),
         Command::Deny(args) => Ok(crate::answering::cli::deny(&args)?),
@@ -309,6 +316,51 @@ fn observe(args: ObserveArgs) -> anyhow::Result<ExitCode> {
 fn list(json: bool) -> anyhow::Result<ExitCode> {
     let list: SessionList = ask(&Request::List)?;
     Ok(print_sessions(&list.sessions, json)?)
+}
+
+fn limits(json: bool) -> anyhow::Result<ExitCode> {
+    let list: crate::control::protocol::LimitsList = ask(&Request::Limits)?;
+    let text = if json {
+        serde_json::to_string_pretty(&list.limits)? + "\n"
+    } else {
+        format_limits(&list.limits, Utc::now())
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agent-tray limits` as a table, or a sentence when no agent reported any window.
+pub fn format_limits(windows: &[crate::plan_limits::PlanWindow], now: DateTime<Utc>) -> String {
+    if windows.is_empty() {
+        return "No plan limits reported: no agent here wrote any down (docs/limits.md says \
+                which agents do, and when).\n"
+            .into();
+    }
+    let mut out = String::new();
+    for w in windows {
+        let host = w
+            .host
+            .as_deref()
+            .map_or_else(String::new, |h| format!(" on {}", escape_controls(h)));
+        let reset = w.resets_at.map_or_else(String::new, |at| {
+            let local = at.with_timezone(&chrono::Local);
+            format!(
+                ", resets {} (in {})",
+                local.format("%a %H:%M"),
+                human_age((at - now).num_seconds())
+            )
+        });
+        out.push_str(&format!(
+            "{} {}{}: {} window {:.0}% used{}\n",
+            w.agent.display_name(),
+            escape_controls(&w.account),
+            host,
+            escape_controls(&w.window),
+            w.used_percent,
+            reset
+        ));
+    }
+    out
 }
 
 /// From the store when there is one; else (no store yet, or it cannot be read) the running
@@ -540,6 +592,32 @@ fn context_cell(session: &Session) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_limits_table_says_each_window_with_its_reset_or_why_there_is_none() {
+        let now = Utc::now();
+        assert!(format_limits(&[], now).starts_with("No plan limits reported:"));
+        let w = crate::plan_limits::PlanWindow {
+            agent: Agent::Codex,
+            host: Some("gpu\u{1b}[2Jbox".into()),
+            account: "pro".into(),
+            window: "5h".into(),
+            window_minutes: Some(300),
+            used_percent: 42.4,
+            resets_at: Some(now + chrono::Duration::minutes(95)),
+            seen_at: now,
+            session_id: "t1".into(),
+        };
+        let line = format_limits(&[w], now);
+        assert!(
+            line.starts_with("Codex pro on gpu\\u{1b}[2Jbox: 5h window 42% used, resets "),
+            "{line}"
+        );
+        assert!(
+            line.trim_end().ends_with("(in 1h 35m)") || line.trim_end().ends_with("(in 1h 34m)"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn the_context_cell_says_what_the_agent_said_and_nothing_more() {

@@ -204,7 +204,8 @@ impl Engine {
                 spawn_reaper(registry.clone(), token.child_token()),
             ),
         ]);
-        let sink = crate::feeds::FeedSink::new(registry.clone(), usage.clone());
+        let sink = crate::feeds::FeedSink::new(registry.clone(), usage.clone())
+            .with_limits(ledgers.limits.clone());
         tasks.extend(Self::spawn_feeds(&config, &sink, &token));
         let (health_tx, hook_health) = tokio::sync::watch::channel(Vec::new());
         tasks.push((

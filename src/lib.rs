@@ -30,6 +30,7 @@ pub mod jump;
 pub mod liveness;
 pub mod notify_policy;
 pub mod paths;
+pub mod plan_limits;
 pub mod process;
 pub mod registry;
 pub mod remote;

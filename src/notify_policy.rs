@@ -17,6 +17,8 @@
 //! - a session whose context window is past [`CONTEXT_ALERT_PERCENT`] (only where the agent
 //!   itself says both its tokens and its window): once per session and window, a compact
 //!   opening a new one ([`NotifyPolicy::decide_context`], beside the state's alert);
+//! - a plan window the agent reported past [`LIMIT_ALERT_PERCENT`]: once per window (its reset
+//!   time tells one window from the next; [`NotifyPolicy::decide_limit`]);
 //! - every kind switchable, and all of them at once.
 //!
 //! A subagent's wait is recognised by the parent having subagents running when it starts
@@ -52,7 +54,11 @@ pub enum AlertKind {
     LongTurnFinished,
     TurnFailed,
     ContextNearlyFull,
+    PlanLimitNearlyUsed,
 }
+
+/// A plan window's alert comes when at least this much of it is used.
+pub const LIMIT_ALERT_PERCENT: f64 = 90.0;
 
 /// A session's context alert comes when its window is at least this full.
 pub use crate::model::CONTEXT_NEARLY_FULL_PERCENT as CONTEXT_ALERT_PERCENT;
@@ -71,6 +77,8 @@ pub struct NotifySettings {
     pub turn_failed: bool,
     /// A session's context window past [`CONTEXT_ALERT_PERCENT`].
     pub context_nearly_full: bool,
+    /// A plan window past [`LIMIT_ALERT_PERCENT`].
+    pub plan_limit_nearly_used: bool,
     /// A finished turn alerts only when it ran at least this long.
     pub long_turn_secs: u32,
     /// At most one alert per session and kind within this many seconds.
@@ -92,6 +100,7 @@ impl Default for NotifySettings {
             long_turn_finished: true,
             turn_failed: true,
             context_nearly_full: true,
+            plan_limit_nearly_used: true,
             long_turn_secs: DEFAULT_LONG_TURN_SECS,
             cooldown_secs: DEFAULT_COOLDOWN_SECS,
             include_subagents: false,
@@ -109,6 +118,7 @@ impl NotifySettings {
                 AlertKind::LongTurnFinished => self.long_turn_finished,
                 AlertKind::TurnFailed => self.turn_failed,
                 AlertKind::ContextNearlyFull => self.context_nearly_full,
+                AlertKind::PlanLimitNearlyUsed => self.plan_limit_nearly_used,
             }
     }
 }
@@ -244,7 +254,17 @@ pub struct NotifyPolicy {
     /// Sessions already told their context is nearly full: the compact their window began
     /// with (`None`: no compact seen) and when they were told.
     context_told: HashMap<SessionKey, (Option<DateTime<Utc>>, DateTime<Utc>)>,
+    /// Plan windows already told of, by host, agent, account, window and reset time.
+    limits_told: HashMap<LimitWindowKey, DateTime<Utc>>,
 }
+
+type LimitWindowKey = (
+    Option<String>,
+    crate::model::Agent,
+    String,
+    String,
+    Option<DateTime<Utc>>,
+);
 
 /// Cooldown entries older than this many cooldowns are forgotten, so the map stays small.
 const FORGET_AFTER_COOLDOWNS: i64 = 4;
@@ -257,6 +277,7 @@ impl NotifyPolicy {
             settings,
             last_alert: HashMap::new(),
             context_told: HashMap::new(),
+            limits_told: HashMap::new(),
         }
     }
 
@@ -362,6 +383,54 @@ impl NotifyPolicy {
         })
     }
 
+    /// The alert for a plan window at least [`LIMIT_ALERT_PERCENT`] used, once per window (a
+    /// window's reset time tells it from the next one), if the settings allow it. Remembers
+    /// what it returns.
+    pub fn decide_limit(
+        &mut self,
+        window: &crate::plan_limits::PlanWindow,
+        now: DateTime<Utc>,
+    ) -> Option<Alert> {
+        if !self.settings.allows(AlertKind::PlanLimitNearlyUsed)
+            || window.used_percent < LIMIT_ALERT_PERCENT
+            || window.is_over(now)
+        {
+            return None;
+        }
+        let key = (
+            window.host.clone(),
+            window.agent,
+            window.account.clone(),
+            window.window.clone(),
+            window.resets_at,
+        );
+        if self.limits_told.contains_key(&key) {
+            return None;
+        }
+        self.limits_told.insert(key, now);
+        if self.limits_told.len() > PRUNE_ABOVE {
+            let horizon = chrono::Duration::days(8);
+            self.limits_told.retain(|_, told| now - *told < horizon);
+        }
+        let host = window
+            .host
+            .as_deref()
+            .map_or_else(String::new, |h| format!(" on {h}"));
+        Some(Alert {
+            session_id: window.session_id.clone(),
+            host: window.host.clone(),
+            kind: AlertKind::PlanLimitNearlyUsed,
+            summary: format!(
+                "{}{host}: {:.0}% of the {} window used",
+                window.agent.display_name(),
+                window.used_percent.floor(),
+                window.window
+            ),
+            body: crate::tray_model::limit_line(window, now),
+            answers: None,
+        })
+    }
+
     fn cooldown(&self) -> chrono::Duration {
         chrono::Duration::seconds(i64::from(self.settings.cooldown_secs))
     }
@@ -428,6 +497,8 @@ fn summary(kind: AlertKind, session: &Session) -> String {
             Some(percent) => format!("{agent}'s context is {percent}% full"),
             None => format!("{agent}'s context is nearly full"),
         },
+        // Said by `decide_limit` itself: a plan window is no session's state.
+        AlertKind::PlanLimitNearlyUsed => format!("{agent}'s plan is nearly used"),
     };
     match session.host.as_deref() {
         Some(host) => format!("{project} on {host}: {what}"),
@@ -502,6 +573,56 @@ mod tests {
 
     fn with_request(s: Session, id: &str, command: &str) -> Session {
         crate::test_support::with_request(s, id, command, at(0))
+    }
+
+    // A plan window past 90 %: one alert per window, the next window (a new reset time) may
+    // alert again; a window already over, or the setting off, says nothing.
+    #[test]
+    fn a_nearly_used_plan_window_alerts_once_per_window() {
+        let mut w = crate::plan_limits::PlanWindow {
+            agent: crate::model::Agent::Codex,
+            host: None,
+            account: "pro".into(),
+            window: "5h".into(),
+            window_minutes: Some(300),
+            used_percent: 85.0,
+            resets_at: Some(at(3600)),
+            seen_at: at(0),
+            session_id: "t1".into(),
+        };
+        let mut policy = NotifyPolicy::new(NotifySettings::default());
+        assert_eq!(
+            policy.decide_limit(&w, at(1)),
+            None,
+            "85 % is not nearly used"
+        );
+        w.used_percent = 91.5;
+        let alert = policy
+            .decide_limit(&w, at(2))
+            .unwrap_or_else(|| panic!("91.5 % alerts"));
+        assert_eq!(alert.kind, AlertKind::PlanLimitNearlyUsed);
+        assert_eq!(alert.summary, "Codex: 91% of the 5h window used");
+        assert_eq!(
+            alert.session_id, "t1",
+            "a click opens the session that reported it"
+        );
+        w.used_percent = 97.0;
+        assert_eq!(policy.decide_limit(&w, at(3)), None, "once per window");
+        assert_eq!(
+            policy.decide_limit(&w, at(3600)),
+            None,
+            "a window over says nothing"
+        );
+        w.resets_at = Some(at(3600 + 5 * 3600));
+        assert!(
+            policy.decide_limit(&w, at(3601)).is_some(),
+            "the next window"
+        );
+        let mut off = NotifyPolicy::new(NotifySettings {
+            plan_limit_nearly_used: false,
+            ..NotifySettings::default()
+        });
+        assert_eq!(off.decide_limit(&w, at(3602)), None);
     }
 
     // Past 90 % of the window the agent said: one alert, not one per change; a compact opens a

@@ -147,6 +147,28 @@ impl ContextView {
     }
 }
 
+/// A plan window as the tray menu and the Today view say it: "Codex 5h: 42% used · resets in
+/// 1h 35m" (with " on HOST" for a remote's). Relative, so the text needs no time zone.
+pub fn limit_line(window: &crate::plan_limits::PlanWindow, now: DateTime<Utc>) -> String {
+    let host = window
+        .host
+        .as_deref()
+        .map_or_else(String::new, |h| format!(" on {h}"));
+    let reset = window.resets_at.map_or_else(String::new, |at| {
+        let secs = (at - now).num_seconds().max(0);
+        format!(
+            " · resets in {}",
+            crate::duration_text::format_duration(secs, crate::duration_text::Precision::Minutes)
+        )
+    });
+    format!(
+        "{}{host} {}: {:.0}% used{reset}",
+        window.agent.display_name(),
+        window.window,
+        window.used_percent.floor()
+    )
+}
+
 /// A token count as people read it: `950`, `12k`, `258k`, `1.2M` (rounded down).
 pub fn tokens_text(tokens: u64) -> String {
     match tokens {
@@ -514,6 +536,28 @@ mod tests {
         Utc.timestamp_opt(1_800_000_000 + secs, 0)
             .single()
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_plan_window_reads_with_its_percent_and_time_to_reset() {
+        let mut w = crate::plan_limits::PlanWindow {
+            agent: Agent::Codex,
+            host: None,
+            account: "pro".into(),
+            window: "5h".into(),
+            window_minutes: Some(300),
+            used_percent: 42.9,
+            resets_at: Some(at(95 * 60)),
+            seen_at: at(0),
+            session_id: "t1".into(),
+        };
+        assert_eq!(
+            limit_line(&w, at(0)),
+            "Codex 5h: 42% used · resets in 1h 35m"
+        );
+        w.host = Some("gpu-box".into());
+        w.resets_at = None;
+        assert_eq!(limit_line(&w, at(0)), "Codex on gpu-box 5h: 42% used");
     }
 
     // The row says what the agent said: a percent with a window, tokens alone without one, and

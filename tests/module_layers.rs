@@ -48,6 +48,7 @@ const CORE: Layers = &[
         &[
             "liveness::plan",
             "usage",
+            "plan_limits",
             "remote::config",
             "remote::reconcile",
             "store::alive",
@@ -106,7 +107,14 @@ const SHELL: Layers = &[
     ),
     (
         "state",
-        &["settings", "sessions", "autostart", "snapshot", "bindings"],
+        &[
+            "settings",
+            "sessions",
+            "autostart",
+            "snapshot",
+            "bindings",
+            "limits",
+        ],
     ),
     (
         "pages and actions",

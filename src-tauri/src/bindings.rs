@@ -40,6 +40,7 @@ fn render() -> String {
         AnswerFrom::decl(),
         Section::decl(),
         agent_tray::tray_model::ContextView::decl(),
+        agent_tray::plan_limits::PlanWindow::decl(),
         SessionView::decl(),
         TrayStatus::decl(),
         AlertKind::decl(),
@@ -129,6 +130,7 @@ fn render() -> String {
                 "settings": EVENT_SETTINGS,
                 "openSettings": EVENT_OPEN_SETTINGS,
                 "installResult": EVENT_INSTALL_RESULT,
+                "limits": crate::limits::EVENT_LIMITS,
             }))
         ),
     ];

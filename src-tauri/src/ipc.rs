@@ -102,6 +102,10 @@ pub struct Snapshot {
     /// Each remote's link (`agent-tray remote add`), by name.
     #[serde(default)]
     pub remotes: Vec<agent_tray::remote::RemoteLinkStatus>,
+    /// The plans' rate-limit windows the agents reported, still current
+    /// ([`agent_tray::plan_limits`]); empty where none did.
+    #[serde(default)]
+    pub limits: Vec<agent_tray::plan_limits::PlanWindow>,
 }
 
 /// The app's settings, persisted as JSON in the data folder and applied live.

@@ -23,6 +23,7 @@ pub mod history;
 pub mod hook_drift;
 pub mod ipc;
 pub mod launch;
+pub mod limits;
 pub mod menu_opening;
 pub mod menu_prewarm;
 pub mod notifier;
@@ -125,6 +126,7 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
 pub fn start_background<R: Runtime>(app: &AppHandle<R>, token: &CancellationToken) {
     events::spawn(app, token.child_token());
     notifier::spawn(app, token.child_token());
+    limits::spawn(app, token.child_token());
     tray::spawn(app, token.child_token());
     spawn_settings_applier(app, autostart::prepare(app), token.child_token());
     if let Some(presence) = app.try_state::<window::WindowPresence>() {
@@ -292,6 +294,9 @@ pub fn run() {
                 status,
                 setup_paths.log_dir(),
             );
+            if let Some(engine) = engine.as_ref() {
+                app.manage(limits::LimitsState(engine.ledgers().limits.clone()));
+            }
             app.manage(history::HistoryStorePath(agent_tray::store::store_path(
                 &setup_paths.data_dir,
             )));

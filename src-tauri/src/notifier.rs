@@ -219,7 +219,46 @@ pub async fn decide_loop(
     }
 }
 
+/// Alerts for the plans' windows as the engine's book changes: each window past its threshold
+/// once ([`NotifyPolicy::decide_limit`]), under the same settings as every other alert.
+pub async fn limit_alert_loop(
+    book: Arc<agent_tray::plan_limits::PlanLimitsBook>,
+    mut settings: watch::Receiver<AppSettings>,
+    sink: impl AlertSink,
+    token: CancellationToken,
+) {
+    let mut changes = book.subscribe();
+    let mut current = settings.borrow_and_update().clone();
+    let mut policy = NotifyPolicy::new(current.notifications.clone());
+    loop {
+        tokio::select! {
+            () = token.cancelled() => break,
+            Ok(()) = settings.changed() => {
+                current = settings.borrow_and_update().clone();
+                policy.set_settings(current.notifications.clone());
+                continue;
+            }
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+            }
+        }
+        let now = chrono::Utc::now();
+        for window in book.current(now) {
+            if !current.watches(window.agent) {
+                continue;
+            }
+            if let Some(alert) = policy.decide_limit(&window, now) {
+                tracing::info!(kind = ?alert.kind, summary = %alert.summary, "alert");
+                sink.deliver(alert);
+            }
+        }
+    }
+}
+
 /// Shows alerts on the desktop from one background thread.
+#[derive(Clone)]
 pub struct DesktopAlerts {
     queue: mpsc::SyncSender<Alert>,
 }
@@ -508,6 +547,14 @@ pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
         open.clone(),
     );
     let focus: Arc<dyn TerminalFocus> = Arc::new(TmuxFocus::default());
+    if let Some(limits) = app.try_state::<crate::limits::LimitsState>() {
+        tauri::async_runtime::spawn(limit_alert_loop(
+            limits.0.clone(),
+            settings.clone(),
+            sink.clone(),
+            token.clone(),
+        ));
+    }
     tauri::async_runtime::spawn(decide_loop(changes, settings, sink, focus, open, token));
 }
 

@@ -24,5 +24,6 @@ pub fn snapshot<R: Runtime>(
         settings,
         version: app.package_info().version.to_string(),
         remotes: source.remote_links().all(),
+        limits: crate::limits::current(app),
     }
 }

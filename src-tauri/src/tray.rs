@@ -171,6 +171,9 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
 /// The id of the menu's "Waiting on you today" line (read from the store as the menu is built).
 pub const WAITING_TODAY_ID: &str = "waiting-today";
 
+/// The ids of the menu's plan-limit lines ([`drift_lines`]).
+pub const LIMIT_ID_PREFIX: &str = "limit:";
+
 /// The id of the menu's "+N more — Open Agent Tray" line ([`TrayModel::more_line`]).
 pub const MORE_ID: &str = "more";
 
@@ -254,10 +257,26 @@ pub fn build_menu<R: Runtime>(
 
 /// One line per agent whose recorded hooks drifted (empty before the engine's watch is managed).
 /// The watch's value is copied out before any menu call.
+/// Then one line per plan window the agents reported ([`crate::limits`]); a click opens the
+/// window, whose Today view says more.
 pub fn drift_lines<R: Runtime>(app: &AppHandle<R>) -> Vec<(String, String)> {
-    app.try_state::<crate::hook_drift::DriftWatch>()
+    let mut lines: Vec<(String, String)> = app
+        .try_state::<crate::hook_drift::DriftWatch>()
         .map(|w| crate::hook_drift::tray_lines(&w.health.borrow()))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let now = chrono::Utc::now();
+    lines.extend(
+        crate::limits::current(app)
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                (
+                    format!("{LIMIT_ID_PREFIX}{i}"),
+                    menu_text(&agent_tray::tray_model::limit_line(w, now)),
+                )
+            }),
+    );
+    lines
 }
 
 /// What the renderer changes on the tray icon itself. The app's is the [`TrayIcon`]; each call
@@ -511,6 +530,7 @@ pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
         "open" => crate::popover::open(app),
         // The sessions the capped menu leaves out are all in the full window.
         MORE_ID => crate::window::show(app),
+        other if other.starts_with(LIMIT_ID_PREFIX) => crate::window::show(app),
         "settings" => crate::window::open_settings(app),
         "install" => {
             let app = app.clone();

@@ -481,6 +481,7 @@ mod tests {
                 settings: crate::ipc::AppSettings::default(),
                 version: "1.2.3".into(),
                 remotes: Vec::new(),
+                limits: Vec::new(),
             },
             memory: WindowMemory {
                 selected: Some(key(None, "evil")),

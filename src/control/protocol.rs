@@ -86,6 +86,8 @@ pub enum Request {
     },
     /// The open permission requests ([`PendingList`]).
     Pending,
+    /// The plans' rate-limit windows the agents reported ([`LimitsList`]).
+    Limits,
     /// Answers a permission request: `target` is a request id, or a session id with exactly one
     /// open request. The reply ([`AnswerReply`]) comes once the agent's hook took the answer.
     Answer {
@@ -254,6 +256,12 @@ pub struct AskReply {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingList {
     pub pending: Vec<crate::answering::PendingView>,
+}
+
+/// `limits`' result: every window whose figure still holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LimitsList {
+    pub limits: Vec<crate::plan_limits::PlanWindow>,
 }
 
 /// `answer`'s result: the answer reached the agent's hook.
@@ -428,6 +436,7 @@ enum Op {
     ForeignCall,
     Ask,
     Pending,
+    Limits,
     Answer,
 }
 
@@ -574,6 +583,7 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
         Op::Remotes => Ok(Request::Remotes),
         Op::ReloadRemotes => Ok(Request::ReloadRemotes),
         Op::Pending => Ok(Request::Pending),
+        Op::Limits => Ok(Request::Limits),
         Op::Ask => {
             let body: AskBody = serde_json::from_slice(line).map_err(|e| {
                 Reply::error(ErrorCode::BadRequest, format!("bad \"ask\" request: {e}"))

@@ -90,6 +90,8 @@ pub enum BindError {
 pub struct EngineLedgers {
     pub delivery: Arc<crate::delivery::DeliveryLedger>,
     pub remote_links: Arc<crate::remote::RemoteLinks>,
+    /// The plans' rate-limit windows the agents reported ([`crate::plan_limits`]).
+    pub limits: Arc<crate::plan_limits::PlanLimitsBook>,
 }
 
 /// A bound, not yet serving, control socket. Holds the ownership lock for its whole life.
@@ -646,6 +648,7 @@ pub enum Answer {
     Delivery(crate::delivery::DeliveryReport),
     Remotes(Vec<crate::remote::RemoteLinkStatus>),
     Pending(PendingList),
+    Limits(super::protocol::LimitsList),
     Answered(AnswerReply),
     Error(ErrorBody),
 }
@@ -660,6 +663,7 @@ impl Answer {
             Answer::Delivery(r) => serde_json::to_value(r),
             Answer::Remotes(r) => serde_json::to_value(r),
             Answer::Pending(r) => serde_json::to_value(r),
+            Answer::Limits(r) => serde_json::to_value(r),
             Answer::Answered(r) => serde_json::to_value(r),
             Answer::Error(e) => return Reply::error(e.code, e.message.clone()),
         };
@@ -678,6 +682,7 @@ impl Answer {
             Answer::Delivery(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Remotes(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Pending(r) => write_line(writer, &TypedReply::ok(r)).await,
+            Answer::Limits(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Answered(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Error(e) => write_line(writer, &Reply::error(e.code, e.message.clone())).await,
         }
@@ -784,6 +789,9 @@ pub fn handle_typed(
         Request::Remotes => Answer::Remotes(ledgers.remote_links.all()),
         Request::Pending => Answer::Pending(PendingList {
             pending: registry.pending(),
+        }),
+        Request::Limits => Answer::Limits(super::protocol::LimitsList {
+            limits: ledgers.limits.current(chrono::Utc::now()),
         }),
         // Both wait on a hook: served on the socket's connection task, never here.
         Request::Ask { .. } | Request::Answer { .. } => Answer::Error(ErrorBody {

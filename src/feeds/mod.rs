@@ -119,6 +119,9 @@ pub enum FeedOutput {
     },
     /// Token usage read from the session's files ([`crate::usage`]).
     Usage(Box<crate::usage::UsageReport>),
+    /// The plan's rate-limit windows, as the session's files last reported them
+    /// ([`crate::plan_limits`]).
+    Limits(Vec<crate::plan_limits::PlanWindow>),
 }
 
 impl FeedOutput {
@@ -134,11 +137,23 @@ impl FeedOutput {
 pub struct FeedSink {
     pub registry: Arc<SessionsRegistry>,
     pub usage: Arc<UsageStream>,
+    /// The plans' windows ([`crate::plan_limits`]): the engine's.
+    pub limits: Arc<crate::plan_limits::PlanLimitsBook>,
 }
 
 impl FeedSink {
     pub fn new(registry: Arc<SessionsRegistry>, usage: Arc<UsageStream>) -> Self {
-        FeedSink { registry, usage }
+        FeedSink {
+            registry,
+            usage,
+            limits: Arc::default(),
+        }
+    }
+
+    /// The same sink, reporting plan limits into `limits`.
+    pub fn with_limits(mut self, limits: Arc<crate::plan_limits::PlanLimitsBook>) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// A sink whose usage reports go to no store (tests, and tools that keep no history).
@@ -171,6 +186,13 @@ pub(crate) fn apply_outputs(sink: &FeedSink, outputs: Vec<FeedOutput>) {
             FeedOutput::Usage(report) => {
                 if registry.knows(&report.session_id) {
                     sink.usage.send(*report);
+                }
+            }
+            FeedOutput::Limits(windows) => {
+                // A finished session's old rollout, read at first sight, is no news of the plan.
+                let session = windows.first().map(|w| w.session_id.as_str());
+                if session.is_some_and(|id| registry.knows(id)) {
+                    sink.limits.apply(windows);
                 }
             }
         }

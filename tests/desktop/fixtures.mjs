@@ -94,6 +94,7 @@ export const defaultSettings = {
     long_turn_finished: true,
     turn_failed: true,
     context_nearly_full: true,
+    plan_limit_nearly_used: true,
     long_turn_secs: 30,
     cooldown_secs: 60,
     include_subagents: false,

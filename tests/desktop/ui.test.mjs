@@ -49,7 +49,7 @@ after(async () => {
 
 /// Opens the window with `sessions` as the snapshot. Fails the test on any page error or dialog:
 /// hostile text must never run, and the UI must never throw.
-async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1, remotes = [], views = null } = {}) {
+async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1, remotes = [], views = null, limits = [] } = {}) {
   const context = await browser.newContext({ viewport: { width: 760, height: 560 }, colorScheme });
   const page = await context.newPage();
   const problems = [];
@@ -69,13 +69,14 @@ async function open(sessions, { colorScheme = "light", clockAt = null, seq = 1, 
   }
   await page.addInitScript(mockScript);
   await page.addInitScript(
-    ({ sessions, settings, seq, remotes }) => {
+    ({ sessions, settings, seq, remotes, limits }) => {
       window.__mock.snapshot.sessions = sessions;
       window.__mock.snapshot.settings = settings;
       window.__mock.snapshot.seq = seq;
       window.__mock.snapshot.remotes = remotes;
+      window.__mock.snapshot.limits = limits;
     },
-    { sessions, settings: defaultSettings, seq, remotes },
+    { sessions, settings: defaultSettings, seq, remotes, limits },
   );
   if (views) await page.addInitScript((views) => (window.__mock.views = views), views);
   await page.goto(baseUrl);
@@ -989,6 +990,50 @@ async function openToday(options = {}) {
   await opened.page.waitForSelector("#today[data-ready='true']");
   return opened;
 }
+
+/// A plan window shaped exactly like the Rust PlanWindow.
+function planWindow({ agent = "codex", window = "5h", minutes = 300, used = 42, resetsInMin = 95, host = null }) {
+  return {
+    agent,
+    host,
+    account: "pro",
+    window,
+    window_minutes: minutes,
+    used_percent: used,
+    resets_at: new Date(Date.now() + resetsInMin * 60_000).toISOString(),
+    seen_at: new Date().toISOString(),
+    session_id: "s-idle",
+  };
+}
+
+test("Today shows each plan window the agents reported, live, and nothing when none did", async () => {
+  const none = await openToday();
+  assert.equal(await none.page.isVisible("#plan-limits"), false, "no window reported: no block");
+  await none.context.close();
+  const limits = [planWindow({ used: 42.7 }), planWindow({ window: "weekly", minutes: 10080, used: 91, resetsInMin: 3 * 24 * 60 })];
+  const { page, context, problems } = await openToday({ limits });
+  const lines = () =>
+    page.$$eval("#plan-limits .limit", (items) =>
+      items.map((i) => ({ window: i.dataset.window, percent: i.dataset.percent, text: i.textContent, full: i.classList.contains("nearly-used"), width: i.querySelector(".limit-fill").style.width })),
+    );
+  const shown = await lines();
+  assert.equal(shown.length, 2);
+  assert.equal(shown[0].percent, "42");
+  assert.equal(shown[0].width, "42%");
+  assert.match(shown[0].text, /^Codex5h window42% used · resets \d\d:\d\d( [AP]M)?$/);
+  assert.equal(shown[0].full, false);
+  assert.match(shown[1].text, /weekly window91% used · resets \w+ \d\d:\d\d/);
+  assert.equal(shown[1].full, true, "a nearly used window is marked");
+  await page.locator("#today").screenshot({ path: path.join(artifacts, "today-limits.png") });
+  // A new report arrives: the block follows it.
+  await page.evaluate((w) => window.__mock.emit("limits-changed", w), [planWindow({ used: 88 })]);
+  await page.waitForFunction(() => document.querySelectorAll("#plan-limits .limit").length === 1);
+  assert.equal((await lines())[0].percent, "88");
+  await page.evaluate(() => window.__mock.emit("limits-changed", []));
+  await page.waitForFunction(() => document.querySelector("#plan-limits").hidden);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
 
 async function openHistory(options = {}) {
   const opened = await open(sampleSessions(), { views: windowViews, ...options });

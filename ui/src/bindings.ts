@@ -199,6 +199,40 @@ percent: number | null,
  */
 nearly_full: boolean, };
 
+export type PlanWindow = { agent: Agent, 
+/**
+ * The remote the account's agent runs on (`null`: this machine).
+ */
+host: string | null, 
+/**
+ * Which plan or limit the agent named (Codex's `plan_type`, else its `limit_id`).
+ */
+account: string, 
+/**
+ * The window in words: `5h`, `weekly`, `daily`, or its length (`90m`, `3d`).
+ */
+window: string, 
+/**
+ * Its length in minutes, where the agent said.
+ */
+window_minutes: number | null, 
+/**
+ * Percent of the window used, 0 to 100, as reported.
+ */
+used_percent: number, 
+/**
+ * When the window resets, where the agent said.
+ */
+resets_at: string | null, 
+/**
+ * When the agent was told (the report's own time).
+ */
+seen_at: string, 
+/**
+ * The session whose files carried the report (a click on its alert opens it).
+ */
+session_id: string, };
+
 export type SessionView = { session: Session, 
 /**
  * The repo's name, else the folder's name, else a short form of the session id.
@@ -219,7 +253,7 @@ context: ContextView | null, };
 
 export type TrayStatus = "none" | "all_idle" | "working" | "needs_you";
 
-export type AlertKind = "process_died" | "needs_permission" | "needs_input" | "long_turn_finished" | "turn_failed" | "context_nearly_full";
+export type AlertKind = "process_died" | "needs_permission" | "needs_input" | "long_turn_finished" | "turn_failed" | "context_nearly_full" | "plan_limit_nearly_used";
 
 export type NotifySettings = { 
 /**
@@ -230,6 +264,10 @@ enabled: boolean, process_died: boolean, needs_permission: boolean, needs_input:
  * A session's context window past [`CONTEXT_ALERT_PERCENT`].
  */
 context_nearly_full: boolean, 
+/**
+ * A plan window past [`LIMIT_ALERT_PERCENT`].
+ */
+plan_limit_nearly_used: boolean, 
 /**
  * A finished turn alerts only when it ran at least this long.
  */
@@ -288,7 +326,12 @@ sessions: Array<SessionView>, engine: EngineStatus, settings: AppSettings, versi
 /**
  * Each remote's link (`agent-tray remote add`), by name.
  */
-remotes: Array<RemoteLinkStatus>, };
+remotes: Array<RemoteLinkStatus>, 
+/**
+ * The plans' rate-limit windows the agents reported, still current
+ * ([`agent_tray::plan_limits`]); empty where none did.
+ */
+limits: Array<PlanWindow>, };
 
 export type SessionEvent = { "kind": "upsert", seq: number, view: SessionView, } | { "kind": "removed", seq: number, session_id: string, 
 /**
@@ -512,4 +555,4 @@ export const REQUEST_OUTCOMES: Record<string, string> = {"allowed":"allowed","al
 
 export const LIMITS = {"historyDaysDefault":90,"historyDaysMax":36500,"sessionTtlSecsDefault":300,"sessionTtlSecsMax":2592000} as const;
 
-export const EVENTS = {"sessions":"sessions-changed","focus":"focus-session","settings":"settings-changed","openSettings":"open-settings","installResult":"install-result"} as const;
+export const EVENTS = {"sessions":"sessions-changed","focus":"focus-session","settings":"settings-changed","openSettings":"open-settings","installResult":"install-result","limits":"limits-changed"} as const;

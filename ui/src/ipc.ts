@@ -15,6 +15,7 @@ import type {
   HistoryEntry,
   HistoryQuery,
   InstallReport,
+  PlanWindow,
   SessionDetail,
   SessionEvent,
   SessionKey,
@@ -56,6 +57,7 @@ export const on = {
   openSettings: (f: () => void) => listen<null>(EVENTS.openSettings, () => f()),
   installResult: (f: (r: InstallReport) => void) =>
     listen<InstallReport>(EVENTS.installResult, (e) => f(e.payload)),
+  limits: (f: (l: PlanWindow[]) => void) => listen<PlanWindow[]>(EVENTS.limits, (e) => f(e.payload)),
 };
 
 export type { UnlistenFn };

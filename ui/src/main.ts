@@ -577,6 +577,7 @@ function applySnapshot(snap: Snapshot): void {
   if (!store.applySnapshot(snap)) return;
   state.engine = snap.engine;
   state.remotes = snap.remotes ?? [];
+  views.setLimits(snap.limits ?? []);
   state.settings = snap.settings;
   state.version = snap.version;
 }
@@ -805,6 +806,7 @@ async function start(): Promise<void> {
     }),
     on.openSettings(showSettings),
     on.installResult(showInstall),
+    on.limits((windows) => views.setLimits(windows)),
   ]);
   performance.mark("agent-tray:listening");
   if (boot) {

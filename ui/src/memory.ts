@@ -13,7 +13,7 @@
 import type { Chart } from "chart.js";
 import { AGENTS, ANSWER_PLACES, REQUEST_OUTCOMES, STATE_LABELS } from "./bindings";
 import { agentBadge } from "./agents";
-import type { Agent, AnswerCounts, DayReport, HistoryEntry, RequestRecord, HistoryQuery, KeyedSplit, LongWait, SessionDetail, SessionState, TimelineInterval } from "./bindings";
+import type { Agent, AnswerCounts, DayReport, PlanWindow, HistoryEntry, RequestRecord, HistoryQuery, KeyedSplit, LongWait, SessionDetail, SessionState, TimelineInterval } from "./bindings";
 import { el } from "./dom";
 import { formatElapsed } from "./format";
 import { commands, errorMessage } from "./ipc";
@@ -68,6 +68,17 @@ export interface MemoryViews {
   show(view: ViewName): void;
   /// Called when the theme changes or the view is shown again: redraw with fresh figures.
   refresh(): void;
+  /// The plans' windows the agents reported (from the snapshot and the `limits` event).
+  setLimits(windows: PlanWindow[]): void;
+}
+
+/// "resets 14:05" today, "resets Tue 09:00" later: the window's reset in the user's time.
+function resetText(iso: string | null): string {
+  if (!iso) return "";
+  const at = new Date(iso);
+  const sameDay = at.toDateString() === new Date().toDateString();
+  const time = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return ` · resets ${sameDay ? time : `${at.toLocaleDateString([], { weekday: "short" })} ${time}`}`;
 }
 
 export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
@@ -94,6 +105,40 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
   const today = el("main", { class: "memory today", attrs: { id: "today", role: "tabpanel", "aria-labelledby": "tab-today", hidden: "" } });
   let dayChart: Chart | null = null;
   let lastDay: DayReport | null = null;
+  // The plans' windows: kept and redrawn on their own (they change when a turn ends, not
+  // when the day's figures are fetched).
+  const limitsBox = el("section", { class: "limits", attrs: { id: "plan-limits", "aria-label": "Plan limits" } });
+
+  function setLimits(windows: PlanWindow[]): void {
+    if (windows.length === 0) {
+      limitsBox.replaceChildren();
+      limitsBox.hidden = true;
+      return;
+    }
+    limitsBox.hidden = false;
+    limitsBox.replaceChildren(
+      el("h3", {}, "Plan limits"),
+      el(
+        "ul",
+        { class: "limit-list" },
+        ...windows.map((w) => {
+          const percent = Math.max(0, Math.min(100, Math.floor(w.used_percent)));
+          const fill = el("span", { class: "limit-fill" });
+          fill.style.width = `${percent}%`;
+          const host = w.host ? ` on ${w.host}` : "";
+          return el(
+            "li",
+            { class: `limit${percent >= 90 ? " nearly-used" : ""}`, attrs: { "data-agent": w.agent, "data-window": w.window, "data-percent": String(percent) } },
+            agentBadge(w.agent),
+            el("span", { class: "limit-name" }, `${w.window} window${host}`),
+            el("span", { class: "limit-bar", attrs: { "aria-hidden": "true" } }, fill),
+            el("span", { class: "limit-text" }, `${percent}% used${resetText(w.resets_at)}`),
+          );
+        }),
+      ),
+    );
+  }
+  setLimits([]);
 
   function figureCard(id: string, label: string, value: string, secs: number | null): HTMLElement {
     return el(
@@ -177,6 +222,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
         figureCard("idle", "Idle", duration(t.idle_secs), t.idle_secs),
         figureCard("cost", "Cost so far", costText(day.cost_estimate_usd), null),
       ),
+      limitsBox,
       el("div", { class: "chart-box" }, canvas),
       hoursTable,
       el("div", { class: "columns" }, splitTable("by-agent", "By agent", day.by_agent, agentName), splitTable("by-project", "By project", day.by_project, (k) => k)),
@@ -266,7 +312,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
       renderToday(day);
       today.dataset.ready = "true";
     } catch (error) {
-      today.replaceChildren(el("p", { class: "error", attrs: { id: "today-error" } }, `No history: ${errorMessage(error)}`));
+      today.replaceChildren(el("p", { class: "error", attrs: { id: "today-error" } }, `No history: ${errorMessage(error)}`), limitsBox);
       today.dataset.ready = "error";
     }
   }
@@ -529,5 +575,5 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
   // Light and dark: the charts read their colours from CSS, so they are drawn again.
   window.matchMedia?.("(prefers-color-scheme: dark)").addEventListener?.("change", refresh);
 
-  return { tabs, today, history, show, refresh };
+  return { tabs, today, history, show, refresh, setLimits };
 }

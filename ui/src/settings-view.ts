@@ -32,6 +32,7 @@ const TOGGLES: { key: keyof AppSettings["notifications"]; label: string }[] = [
   { key: "long_turn_finished", label: "A long turn finished" },
   { key: "turn_failed", label: "A turn failed with an API error" },
   { key: "context_nearly_full", label: "A session's context is 90% full" },
+  { key: "plan_limit_nearly_used", label: "A plan window is 90% used" },
   { key: "include_subagents", label: "Also for subagents" },
 ];
 

@@ -1688,7 +1688,7 @@ mod tests {
             .iter()
             .map(|o| match o {
                 FeedOutput::EndOwnedBy { session_id, .. } => session_id.as_str(),
-                FeedOutput::Observe(_) | FeedOutput::Usage(_) => "",
+                FeedOutput::Observe(_) | FeedOutput::Usage(_) | FeedOutput::Limits(_) => "",
             })
             .collect();
         assert_eq!(ended, vec!["dead", "recycled"]);

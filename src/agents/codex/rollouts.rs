@@ -65,6 +65,8 @@ pub enum RolloutLine {
         /// `total_tokens`) and the model's window (`info.model_context_window`), where said.
         context_tokens: Option<u64>,
         context_window: Option<u64>,
+        /// The plan's rate-limit windows the server reported with it (`rate_limits`), as written.
+        rate_limits: Option<Value>,
     },
     /// History, anything else: a sign of life at its time.
     Other(Option<DateTime<Utc>>),
@@ -90,6 +92,7 @@ struct RawPayload {
     turn_id: Option<Value>,
     thread_token_usage: Option<Value>,
     info: Option<Value>,
+    rate_limits: Option<Value>,
 }
 
 /// An OpenAI-shaped usage object (`input_tokens` include `cached_input_tokens`).
@@ -160,6 +163,7 @@ pub fn parse_rollout_line(bytes: &[u8]) -> Result<RolloutLine, serde_json::Error
                             .and_then(|i| i.get("model_context_window"))
                             .and_then(Value::as_u64)
                             .filter(|w| *w > 0),
+                        rate_limits: p.rate_limits.filter(Value::is_object),
                     }
                 }
                 None => RolloutLine::Other(at),
@@ -173,11 +177,64 @@ pub fn parse_rollout_line(bytes: &[u8]) -> Result<RolloutLine, serde_json::Error
                 total,
                 context_tokens: None,
                 context_window: None,
+                rate_limits: None,
             },
             None => RolloutLine::Other(at),
         },
         _ => RolloutLine::Other(at),
     })
+}
+
+/// What a Codex rollout's `rate_limits` object says: its windows (`primary`, `secondary`) with a
+/// percent, for the session `session_id`, reported at `at`. `None` when it names no window (the
+/// mock servers' `null`s, an API-key login).
+pub fn plan_windows(
+    rate_limits: &Value,
+    session_id: &str,
+    at: DateTime<Utc>,
+) -> Option<Vec<crate::plan_limits::PlanWindow>> {
+    let text = |k: &str| {
+        rate_limits
+            .get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let mut account = text("plan_type")
+        .or_else(|| text("limit_id"))
+        .unwrap_or_else(|| "codex".into());
+    crate::model::cut_to(&mut account, crate::model::FieldLimit::Name.bytes());
+    let windows: Vec<crate::plan_limits::PlanWindow> = ["primary", "secondary"]
+        .iter()
+        .filter_map(|slot| {
+            let w = rate_limits.get(*slot)?;
+            let used_percent = w.get("used_percent").and_then(Value::as_f64)?;
+            if !used_percent.is_finite() {
+                return None;
+            }
+            let window_minutes = w.get("window_minutes").and_then(Value::as_u64);
+            let resets_at = match (
+                w.get("resets_at").and_then(Value::as_i64),
+                w.get("resets_in_seconds").and_then(Value::as_i64),
+            ) {
+                (Some(unix), _) => DateTime::from_timestamp(unix, 0),
+                (None, Some(secs)) => at.checked_add_signed(chrono::Duration::seconds(secs)),
+                (None, None) => None,
+            };
+            Some(crate::plan_limits::PlanWindow {
+                agent: Agent::Codex,
+                host: None,
+                account: account.clone(),
+                window: crate::plan_limits::window_name(window_minutes, slot),
+                window_minutes,
+                used_percent: used_percent.clamp(0.0, 100.0),
+                resets_at,
+                seen_at: at,
+                session_id: session_id.to_string(),
+            })
+        })
+        .collect();
+    (!windows.is_empty()).then_some(windows)
 }
 
 /// The thread id in a rollout's file name (its last 36 characters before `.jsonl`).
@@ -263,6 +320,19 @@ impl Thread {
             });
         }
         out
+    }
+
+    /// The plan's windows as the newest report in `lines` says them (each report repeats every
+    /// window, so the newest is all there is to say).
+    fn limits_of(&self, lines: &[RolloutLine]) -> Option<Vec<crate::plan_limits::PlanWindow>> {
+        lines.iter().rev().find_map(|line| match line {
+            RolloutLine::Usage {
+                at: Some(at),
+                rate_limits: Some(limits),
+                ..
+            } => plan_windows(limits, &self.thread_id, *at),
+            _ => None,
+        })
     }
 
     fn observations_of(&mut self, path: &Path, lines: &[RolloutLine]) -> Vec<Observation> {
@@ -453,6 +523,7 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
             // After the observations: the registry takes usage only for a session it knows.
             let usage = thread.usage_of(&lines);
             out.extend(usage.into_iter().map(|u| FeedOutput::Usage(Box::new(u))));
+            out.extend(thread.limits_of(&lines).map(FeedOutput::Limits));
         }
     }
 
@@ -582,6 +653,7 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
             .collect();
         let usage = thread.usage_of(&newest_total);
         out.extend(usage.into_iter().map(|u| FeedOutput::Usage(Box::new(u))));
+        out.extend(thread.limits_of(&lines).map(FeedOutput::Limits));
         tracing::debug!(session_id = %thread.thread_id, pid = ?thread.pid, "codex_thread_followed");
         self.threads.insert(path.to_path_buf(), thread);
     }
@@ -959,6 +1031,79 @@ mod tests {
         assert_eq!(obs[1].pid, Some(30));
         assert_eq!(obs[1].source, Source::Rollout);
         assert_eq!(obs[1].agent, Agent::Codex);
+    }
+
+    // Recorded from the real codex 0.171.0 with the mock's rate-limit headers: each token_count
+    // carries both plan windows; the newest report is the one passed on, for its thread.
+    #[test]
+    fn the_recorded_token_counts_report_the_plans_windows() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/codex/real-0.171.0/token-count-rate-limits.jsonl");
+        let lines: Vec<RolloutLine> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| parse_rollout_line(l.as_bytes()).unwrap())
+            .collect();
+        let thread = Thread {
+            codex_home: PathBuf::from("/c"),
+            thread_id: "t9".into(),
+            reader: TailReader::at(0, None),
+            mtime: None,
+            len: 0,
+            cwd: None,
+            model: None,
+            pid: None,
+            lock_seen_held: true,
+            turn: None,
+            context_tokens: None,
+            context_window: None,
+        };
+        let first = thread.limits_of(&lines[..1]).unwrap();
+        let windows: Vec<(&str, f64, Option<u64>)> = first
+            .iter()
+            .map(|w| (w.window.as_str(), w.used_percent, w.window_minutes))
+            .collect();
+        assert_eq!(
+            windows,
+            vec![("5h", 42.5, Some(300)), ("weekly", 12.0, Some(10080))]
+        );
+        assert_eq!(
+            first[0].account, "codex",
+            "no plan_type with an API key: the limit id"
+        );
+        assert_eq!(first[0].session_id, "t9");
+        assert_eq!(first[0].resets_at.unwrap().timestamp(), 1_796_363_272);
+        let newest = thread.limits_of(&lines).unwrap();
+        assert_eq!(newest[0].used_percent, 93.0, "the newest report wins");
+    }
+
+    #[test]
+    fn rate_limits_read_with_their_percent_length_and_reset_and_nothing_is_invented() {
+        let at = |s: i64| DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap();
+        let v = serde_json::json!({
+            "limit_id": "codex", "plan_type": "pro",
+            "primary": {"used_percent": 42.0, "window_minutes": 300, "resets_at": 1_800_003_600},
+            "secondary": {"used_percent": 12.5, "window_minutes": 10080, "resets_at": 1_800_600_000},
+        });
+        let windows = plan_windows(&v, "t1", at(0)).unwrap();
+        assert_eq!(windows.len(), 2);
+        assert_eq!(
+            (windows[0].window.as_str(), windows[0].account.as_str()),
+            ("5h", "pro")
+        );
+        assert_eq!(
+            (windows[0].used_percent, windows[0].resets_at),
+            (42.0, Some(at(3600)))
+        );
+        assert_eq!(windows[1].window, "weekly");
+        // Nothing reported: no row (the mock servers and API-key logins).
+        let empty = serde_json::json!({"limit_id": "codex", "primary": null, "secondary": null});
+        assert_eq!(plan_windows(&empty, "t1", at(0)), None);
+        // An older Codex said how long until the reset; a percent out of range is bounded.
+        let older = serde_json::json!({"primary": {"used_percent": 140.0, "window_minutes": 90, "resets_in_seconds": 60}});
+        let w = &plan_windows(&older, "t1", at(0)).unwrap()[0];
+        assert_eq!((w.window.as_str(), w.used_percent), ("90m", 100.0));
+        assert_eq!((w.account.as_str(), w.resets_at), ("codex", Some(at(60))));
     }
 
     #[test]

@@ -118,3 +118,58 @@ class Context(ScenarioTest):
         self.assertEqual(second["context_window"], window)
         table = self.tray.run("list").stdout
         self.assertIn(f"{150_010 * 100 // window}% of {window // 1000}k", table)
+
+
+class PlanLimits(ScenarioTest):
+    """Issue 29: the plan windows the model server reports to Codex (its rate-limit headers) reach
+    `agent-tray limits --json` through Codex's own rollout, and follow the next turn's report."""
+
+    def _limits(self, want, timeout=20):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            r = self.tray.run("limits", "--json", check=False)
+            if r.returncode == 0:
+                last = json.loads(r.stdout)
+                if want(last):
+                    return last
+            else:
+                last = r.stderr
+            time.sleep(0.3)
+        self.fail(f"limits never as expected within {timeout}s; last: {last}\n{self.tray.daemon_log()}")
+
+    def test_codex_reports_its_windows_and_the_next_turn_moves_them(self):
+        a = self.setup_codex(hooks=True, app_server=False)
+        reset_5h = int(time.time()) + 95 * 60
+        reset_week = int(time.time()) + 3 * 86400
+        a.mock.stream_headers = {
+            "x-codex-primary-used-percent": "42.5", "x-codex-primary-window-minutes": "300",
+            "x-codex-primary-reset-at": str(reset_5h),
+            "x-codex-secondary-used-percent": "12", "x-codex-secondary-window-minutes": "10080",
+            "x-codex-secondary-reset-at": str(reset_week),
+        }
+        # Before any turn: nothing reported, nothing invented.
+        self.assertEqual(json.loads(self.tray.run("limits", "--json").stdout), [])
+        self.assertIn("No plan limits reported", self.tray.run("limits").stdout)
+        a.start()
+        a.wait_ready()
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        limits = self._limits(lambda l: len(l) == 2)
+        by_window = {w["window"]: w for w in limits}
+        self.assertEqual(set(by_window), {"5h", "weekly"}, limits)
+        five = by_window["5h"]
+        self.assertEqual(five["agent"], "codex")
+        self.assertAlmostEqual(five["used_percent"], 42.5)
+        self.assertEqual(five["window_minutes"], 300)
+        from datetime import datetime
+        resets = datetime.fromisoformat(five["resets_at"].replace("Z", "+00:00")).timestamp()
+        self.assertEqual(int(resets), reset_5h)
+        self.assertIsNone(five["host"])
+        table = self.tray.run("limits").stdout
+        self.assertIn("5h window 42% used, resets", table)
+        a.mock.stream_headers = dict(a.mock.stream_headers, **{"x-codex-primary-used-percent": "93"})
+        a.prompt("again")
+        a.wait_turn_done("ok")
+        limits = self._limits(lambda l: any(w["window"] == "5h" and w["used_percent"] == 93 for w in l))
+        self.assertEqual(len(limits), 2, limits)

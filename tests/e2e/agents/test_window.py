@@ -117,6 +117,20 @@ class EveryAgentInTheWindow(ScenarioTest):
             self.assertEqual(row["section"], "idle", row)
             timings[a.name] = (t_wfp - t_dialog, t_idle - t0)
         self.window.screenshot("window-every-agent-idle")
+        # Issue 29: each row says how full its context is where the agent wrote it (Claude's
+        # transcript, Codex's rollout: the mock's 100 in + 10 out), and nothing where it did not.
+        contexts = dict(self.window.js(
+            "return [...document.querySelectorAll('.row')].map(r => [r.querySelector('.agent')?.textContent,"
+            " r.querySelector('.context')?.textContent ?? null])"))
+        by_name = {name: agent for agent, (name, _) in self.names.items()}
+        for name, text in contexts.items():
+            agent = by_name.get(name)
+            if agent == "claude":
+                self.assertEqual(text, "110 in context", contexts)
+            elif agent == "codex":
+                self.assertRegex(text or "", r"^0% of \d+k$", contexts)
+            else:
+                self.assertIsNone(text, f"{agent} wrote no context figure: {contexts}")
         t_kill = self.since()
         for a in agents:
             a.kill9()

@@ -35,6 +35,8 @@ class MockServer:
     # The input tokens each answer reports (output is always 10): a test may raise it between
     # turns to see the agent's context figure move.
     input_tokens = 100
+    # Headers every streamed answer carries (a test sets the plan's rate-limit headers here).
+    stream_headers = {}
 
     def __init__(self, log_path=None):
         self.log_path = log_path
@@ -144,12 +146,13 @@ class MockServer:
         if h.command != "HEAD":
             h.wfile.write(data)
 
-    @staticmethod
-    def start_sse(h):
+    def start_sse(self, h):
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Cache-Control", "no-cache")
         h.send_header("Connection", "close")
+        for name, value in self.stream_headers.items():
+            h.send_header(name, str(value))
         h.end_headers()
         h.close_connection = True
 
