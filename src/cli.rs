@@ -421,6 +421,9 @@ fn watch(json: bool, protocol: Option<u32>) -> anyhow::Result<ExitCode> {
             ended,
         })?;
         let _ = writeln!(out, "{line}");
+        if protocol.is_some() {
+            forward_limits(paths.socket.clone());
+        }
     } else {
         let _ = write!(out, "{}", format_table(&snapshot, Utc::now()));
     }
@@ -438,6 +441,51 @@ fn watch(json: bool, protocol: Option<u32>) -> anyhow::Result<ExitCode> {
         if out.flush().is_err() {
             return Ok(ExitCode::SUCCESS);
         }
+    }
+}
+
+/// How often a remote link's `watch` asks its engine for the plans' windows.
+const LIMITS_EVERY: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// For a remote link (`watch --json --protocol`): a `{"kind":"limits","limits":[...]}` line with
+/// the engine's plan windows at once and whenever they change, asked every [`LIMITS_EVERY`] on
+/// a connection of its own (the socket's `watch` carries sessions only, and its stream is a
+/// public format that must not change). Each line is written whole under stdout's lock; an
+/// engine too old to know `limits` is asked once and never again. Ends with the process.
+fn forward_limits(socket: std::path::PathBuf) {
+    let spawned = std::thread::Builder::new()
+        .name("watch-limits".into())
+        .spawn(move || {
+            let mut last: Option<Vec<crate::plan_limits::PlanWindow>> = None;
+            loop {
+                let asked = ControlClient::connect(&socket, CLI_BUDGET)
+                    .map_err(|e| e.to_string())
+                    .and_then(|mut c| {
+                        c.request_typed::<crate::control::protocol::LimitsList>(&Request::Limits)
+                            .map_err(|e| e.to_string())
+                    })
+                    .and_then(|reply| reply.into_result().map_err(|e| e.to_string()));
+                match asked {
+                    Ok(list) if last.as_ref() != Some(&list.limits) => {
+                        let line = serde_json::json!({"kind": "limits", "limits": &list.limits});
+                        let mut out = std::io::stdout().lock();
+                        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                            return;
+                        }
+                        last = Some(list.limits);
+                    }
+                    Ok(_) => {}
+                    Err(error) if last.is_none() => {
+                        tracing::debug!(%error, "the engine gives no plan limits; not asking again");
+                        return;
+                    }
+                    Err(_) => {}
+                }
+                std::thread::sleep(LIMITS_EVERY);
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("agent-tray: cannot forward plan limits ({e}); this watch carries sessions only");
     }
 }
 

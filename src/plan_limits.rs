@@ -87,6 +87,8 @@ pub struct PlanLimitsBook {
 
 /// At most this many windows are kept (a hostile remote cannot grow the book without bound).
 pub const MAX_WINDOWS: usize = 64;
+/// At most this many windows are taken from one remote.
+pub const MAX_REMOTE_WINDOWS: usize = 8;
 
 impl Default for PlanLimitsBook {
     fn default() -> Self {
@@ -120,6 +122,34 @@ impl PlanLimitsBook {
             self.changes.send_modify(|n| *n = n.wrapping_add(1));
         }
         changed
+    }
+
+    /// Takes a remote's whole list of windows in place of what it said before (each marked as
+    /// the remote's, at most [`MAX_REMOTE_WINDOWS`]).
+    pub fn replace_host(&self, host: &str, windows: Vec<PlanWindow>) {
+        let changed = {
+            let mut book = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+            let before: Vec<PlanWindow> = book
+                .values()
+                .filter(|w| w.host.as_deref() == Some(host))
+                .cloned()
+                .collect();
+            book.retain(|(h, ..), _| h.as_deref() != Some(host));
+            for mut window in windows.into_iter().take(MAX_REMOTE_WINDOWS) {
+                window.host = Some(host.to_string());
+                if book.len() < MAX_WINDOWS {
+                    book.insert(window.key(), window);
+                }
+            }
+            let after: Vec<&PlanWindow> = book
+                .values()
+                .filter(|w| w.host.as_deref() == Some(host))
+                .collect();
+            before.len() != after.len() || before.iter().zip(after).any(|(a, b)| a != b)
+        };
+        if changed {
+            self.changes.send_modify(|n| *n = n.wrapping_add(1));
+        }
     }
 
     /// Forgets every window of `host` (a remote removed).
@@ -222,6 +252,32 @@ mod tests {
         book.apply(far);
         assert_eq!(book.current(at(11)).len(), 4);
         book.forget_host("gpu-box");
+        assert_eq!(book.current(at(11)).len(), 2);
+        // A remote's list replaces its earlier one whole, marked as its own, and bounded.
+        let mut changes = book.subscribe();
+        changes.mark_unchanged();
+        let many: Vec<PlanWindow> = (0..50)
+            .map(|n| {
+                let mut w = codex(50.0, 3600, 10).remove(0);
+                w.window = format!("w{n}");
+                w
+            })
+            .collect();
+        book.replace_host("devbox", many);
+        let remote: Vec<PlanWindow> = book
+            .current(at(11))
+            .into_iter()
+            .filter(|w| w.host.as_deref() == Some("devbox"))
+            .collect();
+        assert_eq!(remote.len(), MAX_REMOTE_WINDOWS);
+        assert!(changes.has_changed().unwrap());
+        changes.mark_unchanged();
+        book.replace_host("devbox", remote.clone());
+        assert!(
+            !changes.has_changed().unwrap(),
+            "the same list again changes nothing"
+        );
+        book.replace_host("devbox", Vec::new());
         assert_eq!(book.current(at(11)).len(), 2);
         for n in 0..200 {
             let mut w = codex(1.0, 3600, 10);

@@ -18,13 +18,31 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .unwrap()
 }
 
+/// `w` with a fake `ssh` running `script` (what the remote prints), and the remote `name` at
+/// `destination` added through the CLI.
+fn with_fake_ssh(w: World, script: &str, name: &str, destination: &str) -> World {
+    let fake = w.path().join("fake-ssh");
+    std::fs::write(&fake, script).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let w = w.with_env("AGENT_TRAY_SSH", &fake.display().to_string());
+    let out = w.run(&["remote", "add", name, destination]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    w
+}
+
 /// Issue 27, point 1: one 14 MB line of seven million zeros where the sessions go (tried against
 /// the engine before: it decoded every element, 3.4 GB), followed by one real session. The
 /// engine must take the real session and stay under 100 MB at its peak.
 #[test]
 fn one_line_of_millions_of_elements_costs_a_scan_not_memory() {
     let w = World::new();
-    let fake = w.path().join("fake-ssh");
     let session = serde_json::json!({
         "session_id": "real-1", "agent": "claude", "state": "working", "cwd": "/srv/api",
         "started_at": "2026-11-30T10:00:00Z", "last_seen": "2026-11-30T10:05:00Z",
@@ -34,18 +52,7 @@ fn one_line_of_millions_of_elements_costs_a_scan_not_memory() {
         "#!/usr/bin/env python3\nimport sys, time\nout = sys.stdout\nout.write('{{\"kind\":\"snapshot\",\"protocol\":1,\"sessions\":[')\nout.write('0,' * 7000000)\nout.write({session:?})\nout.write(']}}\\n')\nout.flush()\ntime.sleep(3)\n",
         session = session.to_string()
     );
-    std::fs::write(&fake, script).unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let w = w.with_env("AGENT_TRAY_SSH", &fake.display().to_string());
-    let out = w.run(&["remote", "add", "evil", "evil.example"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let w = with_fake_ssh(w, &script, "evil", "evil.example");
     let daemon = w.start_daemon();
     let seen = wait_until(Duration::from_secs(60), || {
         w.list()
@@ -253,7 +260,6 @@ time.sleep(60)
 #[test]
 fn a_remote_session_with_a_local_sessions_id_is_listed_beside_it_not_instead_of_it() {
     let w = World::new();
-    let fake = w.path().join("fake-ssh");
     let session = serde_json::json!({
         "session_id": "same-id", "agent": "claude", "state": "working", "cwd": "/far/away",
         "started_at": "2026-11-30T10:00:00Z", "last_seen": "2026-11-30T10:05:00Z",
@@ -264,18 +270,7 @@ fn a_remote_session_with_a_local_sessions_id_is_listed_beside_it_not_instead_of_
         "#!/usr/bin/env python3\nimport sys, time\nsys.stdout.write({line:?} + '\\n')\nsys.stdout.flush()\ntime.sleep(60)\n",
         line = snapshot.to_string()
     );
-    std::fs::write(&fake, script).unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let w = w.with_env("AGENT_TRAY_SSH", &fake.display().to_string());
-    let out = w.run(&["remote", "add", "devbox", "dev.example"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let w = with_fake_ssh(w, &script, "devbox", "dev.example");
     let daemon = w.start_daemon();
     let local_dir = w.path().join("here");
     std::fs::create_dir_all(&local_dir).unwrap();
@@ -308,5 +303,136 @@ fn a_remote_session_with_a_local_sessions_id_is_listed_beside_it_not_instead_of_
     let remote = both.iter().find(|s| s["host"] == "devbox").unwrap();
     assert_eq!(local["cwd"], local_dir.display().to_string().as_str());
     assert_eq!(remote["cwd"], "/far/away");
+    assert!(daemon.terminate().is_some_and(|s| s.success()));
+}
+
+/// Issue 29, remotes: a remote's plan windows arrive on its `limits` line and are listed as that
+/// remote's, bounded (at most eight), one hop only (a window already naming a host is dropped);
+/// a remote session's context figures come with it.
+#[test]
+fn a_remotes_plan_windows_and_context_are_listed_as_its_own_one_hop_only() {
+    let w = World::new();
+    let session = serde_json::json!({
+        "session_id": "far-1", "agent": "codex", "state": "idle", "cwd": "/far/away",
+        "started_at": "2026-11-30T10:00:00Z", "last_seen": "2026-11-30T10:05:00Z",
+        "state_since": "2026-11-30T10:04:00Z", "context_tokens": 120000, "context_window": 258400
+    });
+    let snapshot = serde_json::json!({"kind": "snapshot", "protocol": 1, "sessions": [session]});
+    let resets = (chrono::Utc::now() + chrono::Duration::hours(2)).to_rfc3339();
+    let window = |name: &str, used: f64| {
+        serde_json::json!({"agent": "codex", "account": "pro", "window": name, "window_minutes": 300,
+            "used_percent": used, "resets_at": resets, "seen_at": "2026-11-30T10:05:00Z",
+            "session_id": "far-1", "host": null})
+    };
+    let mut windows: Vec<serde_json::Value> = vec![window("5h", 42.0)];
+    let mut chained = window("chained", 99.0);
+    chained["host"] = serde_json::json!("third-box");
+    windows.push(chained);
+    windows.extend((0..20).map(|n| window(&format!("w{n}"), 250.0)));
+    let limits = serde_json::json!({"kind": "limits", "limits": windows});
+    let script = format!(
+        "#!/usr/bin/env python3\nimport sys, time\nsys.stdout.write({a:?} + '\\n' + {b:?} + '\\n')\nsys.stdout.flush()\ntime.sleep(60)\n",
+        a = snapshot.to_string(),
+        b = limits.to_string()
+    );
+    let w = with_fake_ssh(w, &script, "devbox", "dev.example");
+    let daemon = w.start_daemon();
+    let limits_now = || -> Vec<serde_json::Value> {
+        let out = w.run(&["limits", "--json"]);
+        serde_json::from_slice(&out.stdout).unwrap_or_default()
+    };
+    let got = wait_until(Duration::from_secs(30), || {
+        let l = limits_now();
+        (!l.is_empty()).then_some(l)
+    })
+    .unwrap_or_else(|| panic!("no remote windows: {}", daemon.log_text()));
+    // The line's first eight are read (the rest skipped unbuilt); the chained one among them
+    // is dropped.
+    assert_eq!(got.len(), 7, "at most eight from one remote: {got:?}");
+    assert!(got.iter().all(|l| l["host"] == "devbox"), "{got:?}");
+    assert!(
+        !got.iter().any(|l| l["window"] == "chained"),
+        "one hop only: {got:?}"
+    );
+    let five = got.iter().find(|l| l["window"] == "5h").unwrap();
+    assert_eq!(five["used_percent"], 42.0);
+    assert!(got
+        .iter()
+        .filter(|l| l["window"] != "5h")
+        .all(|l| l["used_percent"] == 100.0));
+    let table = String::from_utf8_lossy(&w.run(&["limits"]).stdout).into_owned();
+    assert!(
+        table.contains("Codex pro on devbox: 5h window 42% used, resets"),
+        "{table}"
+    );
+    let far = w
+        .list()
+        .into_iter()
+        .find(|s| s["session_id"] == "far-1")
+        .unwrap();
+    assert_eq!(
+        (
+            far["context_tokens"].as_u64(),
+            far["context_window"].as_u64()
+        ),
+        (Some(120_000), Some(258_400))
+    );
+    // The remote's entry removed: its windows go with it.
+    assert!(w.run(&["remote", "remove", "devbox"]).status.success());
+    let gone = wait_until(Duration::from_secs(30), || {
+        limits_now().is_empty().then_some(())
+    });
+    assert!(
+        gone.is_some(),
+        "windows of a removed remote: {:?}",
+        limits_now()
+    );
+    assert!(daemon.terminate().is_some_and(|s| s.success()));
+}
+
+/// The remote's side of it: `watch --json --protocol 1` follows its snapshot with the engine's
+/// plan windows (none yet here: an empty list), which plain `watch --json` never prints.
+#[test]
+fn a_remote_watch_carries_the_plan_windows_and_a_plain_watch_does_not() {
+    use std::io::{BufRead, BufReader};
+    let w = World::new();
+    let daemon = w.start_daemon();
+    let read_two = |args: &[&str]| -> Vec<String> {
+        let mut child = w
+            .command(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut lines = Vec::new();
+        while let Ok(line) = rx.recv_timeout(Duration::from_secs(5)) {
+            lines.push(line);
+            if lines.len() == 2 {
+                break;
+            }
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        lines
+    };
+    let remote = read_two(&["watch", "--json", "--protocol", "1"]);
+    assert_eq!(remote.len(), 2, "{remote:?}");
+    let limits: serde_json::Value = serde_json::from_str(&remote[1]).unwrap();
+    assert_eq!(limits, serde_json::json!({"kind": "limits", "limits": []}));
+    let plain = read_two(&["watch", "--json"]);
+    assert_eq!(
+        plain.len(),
+        1,
+        "a plain watch prints its snapshot and then only changes: {plain:?}"
+    );
     assert!(daemon.terminate().is_some_and(|s| s.success()));
 }

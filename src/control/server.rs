@@ -86,12 +86,26 @@ pub enum BindError {
 /// (`doctor`'s probes, unknown hook events, foreign callers) and how each remote's link is doing.
 /// Neither is session state, so neither lives in the registry: the engine owns them and hands
 /// the server, the remote links and the desktop shell the same handles.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct EngineLedgers {
     pub delivery: Arc<crate::delivery::DeliveryLedger>,
     pub remote_links: Arc<crate::remote::RemoteLinks>,
     /// The plans' rate-limit windows the agents reported ([`crate::plan_limits`]).
     pub limits: Arc<crate::plan_limits::PlanLimitsBook>,
+}
+
+impl Default for EngineLedgers {
+    /// The links report their remotes' plan windows into the same book as the feeds.
+    fn default() -> Self {
+        let limits = Arc::new(crate::plan_limits::PlanLimitsBook::default());
+        EngineLedgers {
+            delivery: Arc::default(),
+            remote_links: Arc::new(crate::remote::RemoteLinks::reporting_limits_to(
+                limits.clone(),
+            )),
+            limits,
+        }
+    }
 }
 
 /// A bound, not yet serving, control socket. Holds the ownership lock for its whole life.

@@ -115,9 +115,19 @@ pub struct RemoteLinkStatus {
 pub struct RemoteLinks {
     statuses: Mutex<BTreeMap<String, RemoteLinkStatus>>,
     reload: Mutex<Option<mpsc::Sender<()>>>,
+    /// Where the links put the plan windows their remotes report (the engine's book).
+    limits: Arc<crate::plan_limits::PlanLimitsBook>,
 }
 
 impl RemoteLinks {
+    /// Links whose remotes' plan windows go into `limits`.
+    pub fn reporting_limits_to(limits: Arc<crate::plan_limits::PlanLimitsBook>) -> Self {
+        RemoteLinks {
+            limits,
+            ..RemoteLinks::default()
+        }
+    }
+
     fn statuses(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, RemoteLinkStatus>> {
         // A map of plain values: still valid after a panic elsewhere.
         self.statuses.lock().unwrap_or_else(|p| p.into_inner())
@@ -145,6 +155,7 @@ impl RemoteLinks {
 
     fn remove(&self, name: &str) {
         self.statuses().remove(name);
+        self.limits.forget_host(name);
     }
 
     /// Asks the supervisor to reread `remotes.json` and every waiting link to try now. False
@@ -731,6 +742,10 @@ impl Link {
                 if self.picture.remove(&id).is_some() {
                     self.news.ids.insert(id);
                 }
+            }
+            RemoteLine::Limits(windows) => {
+                self.links.limits.replace_host(&self.entry.name, windows);
+                return Ok(false);
             }
             RemoteLine::Nothing => return Ok(false),
         }

@@ -316,8 +316,65 @@ pub enum RemoteLine {
     Upsert(Session),
     /// A session left the remote's list (after its ended linger).
     Removed(String),
+    /// The remote's plan windows, its whole list (`--protocol` streams only; see
+    /// [`crate::plan_limits`]).
+    Limits(Vec<crate::plan_limits::PlanWindow>),
     /// Valid, but nothing to take (a further remote's session, an unreadable session).
     Nothing,
+}
+
+/// One plan window as a remote prints it; text bounded, figures checked.
+#[derive(Debug, Deserialize)]
+struct WireWindow {
+    agent: Agent,
+    #[serde(default, deserialize_with = "bounded::name")]
+    account: Option<String>,
+    #[serde(default, deserialize_with = "bounded::name")]
+    window: Option<String>,
+    #[serde(default)]
+    window_minutes: Option<u64>,
+    used_percent: f64,
+    #[serde(default)]
+    resets_at: Option<DateTime<Utc>>,
+    seen_at: DateTime<Utc>,
+    #[serde(default)]
+    session_id: String,
+    /// A further remote's window: not taken (one hop only).
+    #[serde(default)]
+    host: Option<serde::de::IgnoredAny>,
+}
+
+impl WireWindow {
+    fn into_window(self) -> Option<crate::plan_limits::PlanWindow> {
+        if self.host.is_some() || !self.used_percent.is_finite() {
+            return None;
+        }
+        Some(crate::plan_limits::PlanWindow {
+            agent: self.agent,
+            host: None,
+            account: self.account.unwrap_or_default(),
+            window: self.window?,
+            window_minutes: self.window_minutes,
+            used_percent: self.used_percent.clamp(0.0, 100.0),
+            resets_at: self.resets_at,
+            seen_at: self.seen_at,
+            session_id: if validate_session_id(&self.session_id).is_ok() {
+                self.session_id
+            } else {
+                String::new()
+            },
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct LimitsLine {
+    #[serde(deserialize_with = "capped_windows")]
+    limits: Vec<WireWindow>,
+}
+
+fn capped_windows<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WireWindow>, D::Error> {
+    capped_list(d, crate::plan_limits::MAX_REMOTE_WINDOWS)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -365,6 +422,15 @@ pub fn parse_line(line: &[u8], remote: &str) -> Result<RemoteLine, WireError> {
                 Some(session) => RemoteLine::Upsert(session),
                 None => RemoteLine::Nothing,
             }
+        }
+        "limits" => {
+            let LimitsLine { limits } = read(line)?;
+            RemoteLine::Limits(
+                limits
+                    .into_iter()
+                    .filter_map(WireWindow::into_window)
+                    .collect(),
+            )
         }
         "removed" => {
             let RemovedLine { session_id, host } = read(line)?;

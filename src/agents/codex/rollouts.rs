@@ -917,6 +917,24 @@ mod tests {
         std::fs::read(path).unwrap()
     }
 
+    /// A followed thread as first sight leaves it, for the parsing tests.
+    fn test_thread(thread_id: &str, pid: Option<u32>) -> Thread {
+        Thread {
+            codex_home: PathBuf::from("/c"),
+            thread_id: thread_id.into(),
+            reader: TailReader::at(0, None),
+            mtime: None,
+            len: 0,
+            cwd: None,
+            model: None,
+            pid,
+            lock_seen_held: true,
+            turn: None,
+            context_tokens: None,
+            context_window: None,
+        }
+    }
+
     fn fixture_lines() -> Vec<RolloutLine> {
         fixture()
             .split(|b| *b == b'\n')
@@ -955,20 +973,7 @@ mod tests {
 
     #[test]
     fn the_recorded_rollout_reports_its_thread_totals_with_the_turn_and_model() {
-        let mut thread = Thread {
-            codex_home: PathBuf::from("/c"),
-            thread_id: "t".into(),
-            reader: TailReader::at(0, None),
-            mtime: None,
-            len: 0,
-            cwd: None,
-            model: None,
-            pid: None,
-            lock_seen_held: true,
-            turn: None,
-            context_tokens: None,
-            context_window: None,
-        };
+        let mut thread = test_thread("t", None);
         let lines = fixture_lines();
         thread.observations_of(Path::new("/c/r.jsonl"), &lines);
         let usage = thread.usage_of(&lines);
@@ -1003,20 +1008,7 @@ mod tests {
 
     #[test]
     fn the_recorded_rollout_becomes_working_then_idle_stamped_by_its_lines() {
-        let mut thread = Thread {
-            codex_home: PathBuf::from("/c"),
-            thread_id: "t".into(),
-            reader: TailReader::at(0, None),
-            mtime: None,
-            len: 0,
-            cwd: None,
-            model: None,
-            pid: Some(30),
-            lock_seen_held: true,
-            turn: None,
-            context_tokens: None,
-            context_window: None,
-        };
+        let mut thread = test_thread("t", Some(30));
         let obs = thread.observations_of(Path::new("/c/r.jsonl"), &fixture_lines());
         let events: Vec<EventKind> = obs.iter().map(|o| o.event).collect();
         assert_eq!(events, vec![EventKind::TaskStarted, EventKind::TurnAborted]);
@@ -1044,20 +1036,7 @@ mod tests {
             .lines()
             .map(|l| parse_rollout_line(l.as_bytes()).unwrap())
             .collect();
-        let thread = Thread {
-            codex_home: PathBuf::from("/c"),
-            thread_id: "t9".into(),
-            reader: TailReader::at(0, None),
-            mtime: None,
-            len: 0,
-            cwd: None,
-            model: None,
-            pid: None,
-            lock_seen_held: true,
-            turn: None,
-            context_tokens: None,
-            context_window: None,
-        };
+        let thread = test_thread("t9", None);
         let first = thread.limits_of(&lines[..1]).unwrap();
         let windows: Vec<(&str, f64, Option<u64>)> = first
             .iter()
