@@ -863,3 +863,60 @@ fn commands_act_on_the_session_of_the_rows_host_and_never_on_another_hosts_with_
         "{error}"
     );
 }
+
+/// A plan window reported past 90 % raises one alert, however often the book changes after;
+/// with the switch off it raises none, and the next window (a new reset) alerts again.
+#[test]
+fn a_plan_window_nearly_used_alerts_once_and_the_switch_silences_it() {
+    let book = Arc::new(agent_tray::plan_limits::PlanLimitsBook::default());
+    let mut settings = AppSettings::default();
+    settings.notifications.plan_limit_nearly_used = false;
+    let (tx, rx) = tokio::sync::watch::channel(settings);
+    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
+    let token = CancellationToken::new();
+    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::limit_alert_loop(
+        book.clone(),
+        rx,
+        Collect(alerts.clone()),
+        token.clone(),
+    ));
+    let now = chrono::Utc::now();
+    let window = |used: f64, reset_in_h: i64| agent_tray::plan_limits::PlanWindow {
+        agent: agent_tray::model::Agent::Codex,
+        host: None,
+        account: "pro".into(),
+        window: "5h".into(),
+        window_minutes: Some(300),
+        used_percent: used,
+        resets_at: Some(now + chrono::Duration::hours(reset_in_h)),
+        seen_at: now,
+        session_id: "t1".into(),
+    };
+    let count = || alerts.lock().unwrap_or_else(|p| p.into_inner()).len();
+    book.apply(vec![window(95.0, 2)]);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(count(), 0, "switched off");
+    let mut on = AppSettings::default();
+    on.notifications.plan_limit_nearly_used = true;
+    let _ = tx.send(on);
+    std::thread::sleep(Duration::from_millis(50));
+    let mut later = window(96.0, 2);
+    later.seen_at = now + chrono::Duration::seconds(1);
+    book.apply(vec![later]);
+    assert!(eventually(|| count() == 1), "one alert once switched on");
+    let mut again = window(97.0, 2);
+    again.seen_at = now + chrono::Duration::seconds(2);
+    book.apply(vec![again]);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(count(), 1, "once per window");
+    let mut next = window(91.0, 7);
+    next.seen_at = now + chrono::Duration::seconds(3);
+    book.apply(vec![next]);
+    assert!(eventually(|| count() == 2), "the next window alerts again");
+    token.cancel();
+    let _ = tauri::async_runtime::block_on(task);
+    let summary = alerts.lock().unwrap_or_else(|p| p.into_inner())[0]
+        .summary
+        .clone();
+    assert_eq!(summary, "Codex: 96% of the 5h window used");
+}

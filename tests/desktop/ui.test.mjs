@@ -207,6 +207,8 @@ test("a row shows how full the context is as the agent said it, and nothing wher
   assert.equal(full.text, "92% of 258k");
   assert.equal(full.full, true, "a nearly full window is marked");
   assert.match(full.title, /compacted at/);
+  assert.match(await page.locator(".row[data-session-id='c-full'] .compacted").innerText(), /^compacted \d\d:\d\d/);
+  assert.equal(await page.locator(".row[data-session-id='c-codex'] .compacted").count(), 0, "no compact, no mark");
   const tokensOnly = await meter("c-claude");
   assert.equal(tokensOnly.text, "88k in context");
   assert.equal(tokensOnly.width, null, "no window, no bar: no percent is invented");

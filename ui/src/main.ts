@@ -242,6 +242,8 @@ function row(v: SessionView): HTMLElement {
       s.title ? el("span", { class: "title" }, s.title) : null,
       s.unreachable_since ? el("span", { class: "detail unreachable" }, `unreachable${sinceText(s.unreachable_since)}`) : null,
       detail ? el("span", { class: s.error ? "detail error" : "detail" }, detail) : null,
+      // A compact the agent made: its earlier context is a summary now.
+      s.compacted_at ? el("span", { class: "detail compacted", attrs: { "data-compacted-at": s.compacted_at } }, `compacted ${clockTime(new Date(s.compacted_at))}`) : null,
       el("span", { class: "spacer" }),
       actions,
     ),
