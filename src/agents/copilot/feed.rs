@@ -161,8 +161,9 @@ impl CopilotSessionsFeed {
         for (event, at) in lines {
             let at = at.unwrap_or(stamp);
             let obs = session_state::observation(Agent::Copilot, &id, &event, at, Some(pid));
-            // A resume line in a followed file is the session's own news; a start is none.
-            if obs.event != EventKind::Sighting {
+            // A resume line in a followed file is the session's own news; a start is none; a
+            // usage record is for its context figure.
+            if obs.event != EventKind::Sighting || obs.context_tokens.is_some() {
                 out.push(FeedOutput::observe(obs));
             }
         }
@@ -195,7 +196,7 @@ impl CopilotSessionsFeed {
                 continue;
             }
             let obs = session_state::observation(Agent::Copilot, id, &event, at, Some(holder));
-            if obs.event != EventKind::Sighting {
+            if obs.event != EventKind::Sighting || obs.context_tokens.is_some() {
                 out.push(FeedOutput::observe(obs));
             }
         }

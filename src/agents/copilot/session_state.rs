@@ -26,6 +26,10 @@ pub enum SessionFileEvent {
     Aborted,
     /// `session.shutdown`: the CLI closed the session cleanly.
     Shutdown,
+    /// `session.usage_record` of the main conversation: what its last request held (input and
+    /// output tokens, as Copilot counts them) against the model's prompt limit
+    /// (`maxPromptTokens`).
+    Context { tokens: u64, window: Option<u64> },
 }
 
 #[derive(Deserialize)]
@@ -42,6 +46,21 @@ struct Line {
 struct Data {
     #[serde(default)]
     context: Option<Context>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Usage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    max_prompt_tokens: Option<u64>,
+    #[serde(default)]
+    interaction_type: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -60,6 +79,7 @@ pub fn parse_line(line: &str) -> Option<(SessionFileEvent, Option<DateTime<Utc>>
         "\"session.resume\"",
         "\"abort\"",
         "\"session.shutdown\"",
+        "\"session.usage_record\"",
     ]
     .iter()
     .any(|t| head.contains(t))
@@ -79,6 +99,24 @@ pub fn parse_line(line: &str) -> Option<(SessionFileEvent, Option<DateTime<Utc>>
         "session.resume" => SessionFileEvent::Resumed { cwd: cwd() },
         "abort" => SessionFileEvent::Aborted,
         "session.shutdown" => SessionFileEvent::Shutdown,
+        "session.usage_record" => {
+            let usage = parsed.data.as_ref().and_then(|d| d.usage.as_ref())?;
+            // A side request (a title, a subagent's) is not the conversation's context.
+            if usage
+                .interaction_type
+                .as_deref()
+                .is_some_and(|t| t != "conversation-agent")
+            {
+                return None;
+            }
+            let tokens = usage
+                .input_tokens?
+                .saturating_add(usage.output_tokens.unwrap_or(0));
+            SessionFileEvent::Context {
+                tokens,
+                window: usage.max_prompt_tokens.filter(|w| *w > 0),
+            }
+        }
         _ => return None,
     };
     let at = parsed
@@ -105,10 +143,15 @@ pub fn observation(
         }
         SessionFileEvent::Aborted => (EventKind::Interrupt, None),
         SessionFileEvent::Shutdown => (EventKind::SessionEnd, None),
+        SessionFileEvent::Context { .. } => (EventKind::Sighting, None),
     };
     let mut obs = Observation::new(session_id, agent, kind, at).with_source(Source::Transcript);
     obs.cwd = cwd;
     obs.pid = pid;
+    if let SessionFileEvent::Context { tokens, window } = event {
+        obs.context_tokens = Some(*tokens);
+        obs.context_window = *window;
+    }
     obs
 }
 
@@ -183,11 +226,37 @@ mod tests {
         "../../../tests/fixtures/copilot/real-1.0.102/session-state/ee3f173c-643f-4e2b-9a51-ef694a8761b5/events.jsonl"
     );
 
+    /// The events that move the state (the context figures apart).
     fn events(text: &str) -> Vec<SessionFileEvent> {
         text.lines()
             .filter_map(parse_line)
             .map(|(e, _)| e)
+            .filter(|e| !matches!(e, SessionFileEvent::Context { .. }))
             .collect()
+    }
+
+    // Recorded from the real 1.0.102 against the mock (100 in, 10 out, a 128000-token prompt
+    // limit): each main request's usage record is the session's context figure.
+    #[test]
+    fn the_recorded_usage_records_give_the_context_against_the_prompt_limit() {
+        let context: Vec<SessionFileEvent> = HAPPY
+            .lines()
+            .filter_map(parse_line)
+            .map(|(e, _)| e)
+            .filter(|e| matches!(e, SessionFileEvent::Context { .. }))
+            .collect();
+        assert!(!context.is_empty());
+        assert!(context.iter().all(|e| *e
+            == SessionFileEvent::Context {
+                tokens: 110,
+                window: Some(128_000)
+            }));
+        let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let obs = observation(Agent::Copilot, "s1", &context[0], at, Some(7));
+        assert_eq!((obs.context_tokens, obs.context_window), (Some(110), Some(128_000)));
+        // A side request (a title, a subagent's) says nothing of the conversation's context.
+        let side = r#"{"type":"session.usage_record","data":{"usage":{"inputTokens":900,"outputTokens":9,"maxPromptTokens":128000,"interactionType":"title-generation"}},"timestamp":"2026-11-30T23:51:32.000Z"}"#;
+        assert_eq!(parse_line(side), None);
     }
 
     #[test]

@@ -111,6 +111,28 @@ class CopilotHooks(ScenarioTest, CopilotMixin):
         self.wait_state("idle", 10, since=t_ok, what="idle after the turn ended (agentStop)")
         self.assert_pid_is_agent()
         self.assert_single_session()
+        # Issue 29: the session's context, from its usage records (the mock's 100 in + 10 out)
+        # against the model's prompt limit as Copilot wrote it.
+        deadline = time.monotonic() + 10
+        figures = None
+        while time.monotonic() < deadline:
+            sessions, _, _ = self.tray.list()
+            mine = [s for s in sessions or [] if s.get("agent") == "copilot"]
+            figures = mine and (mine[0].get("context_tokens"), mine[0].get("context_window"))
+            if figures and figures[0] == 110:
+                break
+            time.sleep(0.2)
+        self.assertTrue(figures and figures[0] == 110, f"Copilot's context figure from its usage records: {figures}")
+        # The window is the prompt limit Copilot itself wrote for the model (100000 for the
+        # mock's with 1.0.102 here; a recorded run had 128000): never a guess.
+        limits = set()
+        for root, _, files in os.walk(os.path.join(a.copilot_home, "session-state")):
+            for name in files:
+                if name == "events.jsonl":
+                    for line in open(os.path.join(root, name)):
+                        if '"session.usage_record"' in line:
+                            limits.add(json.loads(line)["data"]["usage"].get("maxPromptTokens"))
+        self.assertEqual(limits, {figures[1]}, "the window is the one Copilot wrote")
         t_exit = self.since()
         a.exit()
         self.wait_state("ended", 10, since=t_exit, what="ended after /exit (sessionEnd)")

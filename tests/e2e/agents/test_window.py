@@ -118,7 +118,8 @@ class EveryAgentInTheWindow(ScenarioTest):
             timings[a.name] = (t_wfp - t_dialog, t_idle - t0)
         self.window.screenshot("window-every-agent-idle")
         # Issue 29: each row says how full its context is where the agent wrote it (Claude's
-        # transcript, Codex's rollout: the mock's 100 in + 10 out), and nothing where it did not.
+        # transcript, Codex's rollout, Copilot's usage records: the mock's 100 in + 10 out), and
+        # nothing where it did not.
         contexts = dict(self.window.js(
             "return [...document.querySelectorAll('.row')].map(r => [r.querySelector('.agent')?.textContent,"
             " r.querySelector('.context')?.textContent ?? null])"))
@@ -127,7 +128,7 @@ class EveryAgentInTheWindow(ScenarioTest):
             agent = by_name.get(name)
             if agent == "claude":
                 self.assertEqual(text, "110 in context", contexts)
-            elif agent == "codex":
+            elif agent in ("codex", "copilot"):
                 self.assertRegex(text or "", r"^0% of \d+k$", contexts)
             else:
                 self.assertIsNone(text, f"{agent} wrote no context figure: {contexts}")
