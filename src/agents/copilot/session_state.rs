@@ -253,7 +253,10 @@ mod tests {
             }));
         let at = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         let obs = observation(Agent::Copilot, "s1", &context[0], at, Some(7));
-        assert_eq!((obs.context_tokens, obs.context_window), (Some(110), Some(128_000)));
+        assert_eq!(
+            (obs.context_tokens, obs.context_window),
+            (Some(110), Some(128_000))
+        );
         // A side request (a title, a subagent's) says nothing of the conversation's context.
         let side = r#"{"type":"session.usage_record","data":{"usage":{"inputTokens":900,"outputTokens":9,"maxPromptTokens":128000,"interactionType":"title-generation"}},"timestamp":"2026-11-30T23:51:32.000Z"}"#;
         assert_eq!(parse_line(side), None);
