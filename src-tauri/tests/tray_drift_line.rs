@@ -3,19 +3,17 @@
 //! line. Hooks removed from the file: "⚠ Claude Code hooks removed — Repair", whose click puts
 //! them back through the install record.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_tray::hook_drift::{self, HookHealth};
 use agent_tray::install::Action;
 use agent_tray::model::Agent;
-use agent_tray::registry::SessionsRegistry;
 use agent_tray_desktop::hook_drift::DriftWatch;
-use agent_tray_desktop::ipc::EngineStatus;
-use agent_tray_desktop::settings::SettingsStore;
 use agent_tray_desktop::tray;
-use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
+use tauri::test::MockRuntime;
 use tauri::AppHandle;
 use tokio::sync::watch;
 
@@ -65,19 +63,7 @@ fn a_removed_hook_shows_a_repair_line_in_the_tray_whose_click_repairs_it() {
     let intact = check();
     assert!(!intact.drifted, "{intact:?}");
 
-    let app = mock_builder()
-        .build(mock_context(noop_assets()))
-        .unwrap_or_else(|e| panic!("{e}"));
-    agent_tray_desktop::manage_state(
-        &app,
-        Arc::new(SessionsRegistry::new()),
-        Default::default(),
-        SettingsStore::load(tmp.path().join("settings.json")),
-        EngineStatus::Running {
-            socket: "/tmp/test.sock".into(),
-        },
-        tmp.path().join("logs"),
-    );
+    let app = common::mock_app(tmp.path());
     let (health_tx, health_rx) = watch::channel(vec![intact]);
     tauri::Manager::manage(
         &app,

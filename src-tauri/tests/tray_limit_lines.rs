@@ -2,16 +2,15 @@
 //! engine's plan-limits book. No window reported: no line. A window reported: one line with its
 //! percent and time to reset, whose click opens the window; a window past its reset: gone.
 
+mod common;
+
 use std::sync::Arc;
 
 use agent_tray::model::Agent;
 use agent_tray::plan_limits::{PlanLimitsBook, PlanWindow};
-use agent_tray::registry::SessionsRegistry;
-use agent_tray_desktop::ipc::EngineStatus;
 use agent_tray_desktop::limits::LimitsState;
-use agent_tray_desktop::settings::SettingsStore;
 use agent_tray_desktop::tray;
-use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
+use tauri::test::MockRuntime;
 use tauri::AppHandle;
 
 fn limit_lines(app: &AppHandle<MockRuntime>) -> Vec<String> {
@@ -26,19 +25,7 @@ fn limit_lines(app: &AppHandle<MockRuntime>) -> Vec<String> {
 #[test]
 fn each_reported_plan_window_is_a_menu_line_until_it_resets() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let app = mock_builder()
-        .build(mock_context(noop_assets()))
-        .unwrap_or_else(|e| panic!("{e}"));
-    agent_tray_desktop::manage_state(
-        &app,
-        Arc::new(SessionsRegistry::new()),
-        Default::default(),
-        SettingsStore::load(tmp.path().join("settings.json")),
-        EngineStatus::Running {
-            socket: "/tmp/test.sock".into(),
-        },
-        tmp.path().join("logs"),
-    );
+    let app = common::mock_app(tmp.path());
     let handle = app.handle().clone();
     // No engine book managed (no engine here): nothing, and nothing breaks.
     assert_eq!(limit_lines(&handle), Vec::<String>::new());

@@ -2,17 +2,15 @@
 //! built: here a real store file, a session that waited on the user 35 minutes today, and the
 //! app's real menu builder on the mock runtime.
 
-use std::sync::Arc;
+mod common;
 
 use agent_tray::model::{Agent, EndReason, Session, SessionState};
-use agent_tray::registry::{SessionChange, SessionsRegistry};
+use agent_tray::registry::SessionChange;
 use agent_tray::store::{HistoryStore, Record};
 use agent_tray_desktop::history::HistoryStorePath;
-use agent_tray_desktop::ipc::EngineStatus;
-use agent_tray_desktop::settings::SettingsStore;
 use agent_tray_desktop::tray;
 use chrono::{DateTime, TimeDelta, Timelike, Utc};
-use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
+use tauri::test::MockRuntime;
 use tauri::AppHandle;
 
 fn line(app: &AppHandle<MockRuntime>) -> (String, bool) {
@@ -52,19 +50,7 @@ fn the_tray_menu_shows_todays_waiting_on_you_total_from_the_store() {
 
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let store_path = agent_tray::store::store_path(dir.path());
-    let app = mock_builder()
-        .build(mock_context(noop_assets()))
-        .unwrap_or_else(|e| panic!("{e}"));
-    agent_tray_desktop::manage_state(
-        &app,
-        Arc::new(SessionsRegistry::new()),
-        Default::default(),
-        SettingsStore::load(dir.path().join("settings.json")),
-        EngineStatus::Running {
-            socket: "/tmp/test.sock".into(),
-        },
-        dir.path().join("logs"),
-    );
+    let app = common::mock_app(dir.path());
     tauri::Manager::manage(&app, HistoryStorePath(store_path.clone()));
     let handle = app.handle().clone();
 
