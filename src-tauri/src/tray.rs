@@ -51,8 +51,8 @@ pub struct TrayMenu<R: Runtime> {
     more_item: Option<MenuItem<R>>,
     status: Option<TrayStatus>,
     title: Option<String>,
-    /// The hook drift lines the menu shows ([`drift_lines`]); a change rebuilds it.
-    drift: Vec<(String, String)>,
+    /// The status lines the menu shows ([`status_lines`]); a change rebuilds it.
+    status_lines: Vec<(String, String)>,
 }
 
 impl<R: Runtime> TrayMenu<R> {
@@ -65,7 +65,7 @@ impl<R: Runtime> TrayMenu<R> {
             more_item: None,
             status: Some(TrayStatus::None),
             title: None,
-            drift: Vec::new(),
+            status_lines: Vec::new(),
         }
     }
 }
@@ -171,7 +171,7 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
 /// The id of the menu's "Waiting on you today" line (read from the store as the menu is built).
 pub const WAITING_TODAY_ID: &str = "waiting-today";
 
-/// The ids of the menu's plan-limit lines ([`drift_lines`]).
+/// The ids of the menu's plan-limit lines ([`status_lines`]).
 pub const LIMIT_ID_PREFIX: &str = "limit:";
 
 /// The id of the menu's "+N more — Open Agent Tray" line ([`TrayModel::more_line`]).
@@ -239,7 +239,7 @@ pub fn build_menu<R: Runtime>(
         false,
         None::<&str>,
     )?)?;
-    for (id, text) in drift_lines(app) {
+    for (id, text) in status_lines(app) {
         menu.append(&MenuItem::with_id(app, id, text, true, None::<&str>)?)?;
     }
     for (id, text) in [
@@ -255,11 +255,11 @@ pub fn build_menu<R: Runtime>(
     Ok((menu, (items, more_item)))
 }
 
-/// One line per agent whose recorded hooks drifted (empty before the engine's watch is managed).
-/// The watch's value is copied out before any menu call.
-/// Then one line per plan window the agents reported ([`crate::limits`]); a click opens the
+/// The menu's status lines: one per agent whose recorded hooks drifted (none before the engine's
+/// watch is managed; the watch's value is copied out before any menu call), then one per plan
+/// window the agents reported ([`crate::limits`]); a click opens the
 /// window, whose Today view says more.
-pub fn drift_lines<R: Runtime>(app: &AppHandle<R>) -> Vec<(String, String)> {
+pub fn status_lines<R: Runtime>(app: &AppHandle<R>) -> Vec<(String, String)> {
     let mut lines: Vec<(String, String)> = app
         .try_state::<crate::hook_drift::DriftWatch>()
         .map(|w| crate::hook_drift::tray_lines(&w.health.borrow()))
@@ -357,14 +357,14 @@ fn apply<R: Runtime>(
         tray.set_title(title.as_str())?;
         menu.title = Some(title);
     }
-    let drift = drift_lines(app);
+    let lines = status_lines(app);
     let more_line = model.more_line();
-    let update = if drift == menu.drift {
+    let update = if lines == menu.status_lines {
         plan_menu_update_with_more(&menu.rows, menu.more, &model.rows, model.more)
     } else {
         MenuUpdate::Rebuild
     };
-    menu.drift = drift;
+    menu.status_lines = lines;
     match update {
         MenuUpdate::Unchanged => {}
         MenuUpdate::Relabel => {
