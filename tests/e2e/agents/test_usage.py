@@ -95,7 +95,8 @@ class Context(ScenarioTest):
         while time.monotonic() < deadline:
             sessions, _, _ = self.tray.list()
             row = next((s for s in sessions or [] if s.get("agent") == "claude"), row)
-            if row.get("compacted_at"):
+            # PreCompact notes the compact first; PostCompact then drops the old figure.
+            if row.get("compacted_at") and row.get("context_tokens") is None:
                 break
             time.sleep(0.3)
         self.assertTrue(row.get("compacted_at"), f"no compact noted: {row}\n{a.screen()}")
