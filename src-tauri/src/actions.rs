@@ -6,8 +6,9 @@
 //! What stays here is what needs the machine: asking tmux for its clients, checking that a
 //! folder or a program is there right before running, and running each program through
 //! [`crate::launch::run_within`] (reaped, with a deadline; a terminal is started through
-//! `setsid -f`, which returns at once, so the user's terminal is never the app's child). Failures
-//! become the UI's [`CommandError`].
+//! `setsid -f`, which returns at once, so the user's terminal is never the app's child; on
+//! Windows a console of its own that is not waited for). Failures become the UI's
+//! [`CommandError`].
 
 use std::path::Path;
 
@@ -51,19 +52,25 @@ fn tmux_client_terminal(server: &TmuxServer, location: &TmuxLocation) -> Option<
     client_terminal(pid, tty)
 }
 
+/// Whether `program` (an exact file name) is in a folder on PATH and may be run.
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| {
-            let candidate = dir.join(program);
-            candidate.is_file()
-                && std::fs::metadata(&candidate)
-                    .map(|m| {
-                        use std::os::unix::fs::PermissionsExt;
-                        m.permissions().mode() & 0o111 != 0
-                    })
-                    .unwrap_or(false)
-        })
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))))
+}
+
+#[cfg(unix)]
+fn runnable(candidate: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    candidate.is_file()
+        && std::fs::metadata(candidate).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+/// Windows has no execute bit: the name says what runs (`wt.exe`, `code.cmd`). Not
+/// `is_file`: `wt.exe` is an app execution alias, a reparse point that cannot be opened to be
+/// followed, so only the entry itself is looked at.
+#[cfg(windows)]
+fn runnable(candidate: &Path) -> bool {
+    std::fs::symlink_metadata(candidate).is_ok_and(|m| !m.is_dir())
 }
 
 fn launch_failed(what: &str, error: impl std::fmt::Display) -> CommandError {

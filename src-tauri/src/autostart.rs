@@ -1,7 +1,13 @@
 //! "Launch at login", through `tauri-plugin-autostart`: a LaunchAgent on macOS
 //! (`~/Library/LaunchAgents/dev.agenttray.desktop.plist`), an XDG autostart entry on Linux
-//! (`~/.config/autostart/agent-tray.desktop`). Both start the app with `--background`, so logging
-//! in shows the tray and not the window.
+//! (`~/.config/autostart/agent-tray.desktop`), a value `agent-tray` under the user's
+//! `HKCU\Software\Microsoft\Windows\CurrentVersion\Run` on Windows. All start the app with
+//! `--background`, so logging in shows the tray and not the window.
+//!
+//! Windows: the plugin writes the program's path unquoted, and the installer puts it under
+//! `…\Agent Tray\`, a folder with a space: Windows would try `…\Agent` first. So the value is
+//! written again with the path quoted ([`windows_run_command`]), as the Linux entry's `Exec`
+//! line is. The app never wrote a login entry of its own there: nothing to migrate.
 //!
 //! The plugin replaced a hand-written module that wrote the same two files. Its names were kept
 //! (the plugin's `app_name` is the old file's stem), so on most machines the plugin simply
@@ -82,6 +88,10 @@ impl<R: Runtime> LoginSwitch for PluginLogin<R> {
             {
                 quote_exec_line(&linux_entry(&home), program)?;
             }
+            #[cfg(windows)]
+            if let Some(program) = &self.program {
+                quote_run_value(program)?;
+            }
             Ok(())
         } else {
             manager
@@ -110,6 +120,30 @@ pub fn quote_exec_line(entry: &Path, program: &Path) -> Result<(), LoginError> {
             .map_err(|e| LoginError::Plugin(e.to_string()))?;
     }
     Ok(())
+}
+
+/// The command line the Windows Run value holds: the program's path quoted for Windows (a
+/// folder with a space), then `--background`.
+pub fn windows_run_command(program: &Path) -> String {
+    agent_tray::jump::windows::command_line(&[
+        program.display().to_string(),
+        BACKGROUND_ARG.to_string(),
+    ])
+}
+
+/// Writes the Run value again with the program's path quoted ([`windows_run_command`]), through
+/// the same writer the plugin uses (`auto-launch`), which puts the path and the arguments
+/// together as they are given.
+#[cfg(windows)]
+fn quote_run_value(program: &Path) -> Result<(), LoginError> {
+    let quoted = agent_tray::jump::windows::quote_argument(&program.display().to_string());
+    auto_launch::AutoLaunchBuilder::new()
+        .set_app_name(ENTRY_NAME)
+        .set_app_path(&quoted)
+        .set_args(&[BACKGROUND_ARG])
+        .build()
+        .and_then(|entry| entry.enable())
+        .map_err(|e| LoginError::Plugin(e.to_string()))
 }
 
 /// Where the app's login entry was written before the plugin: `$XDG_CONFIG_HOME/autostart` (an
@@ -164,16 +198,28 @@ pub fn migrate(home: &Path, xdg_config_home: Option<&Path>) -> bool {
     found
 }
 
+/// [`migrate`] from `HOME` and `XDG_CONFIG_HOME`: whether the old module's entry was there.
+#[cfg(unix)]
+fn migrate_from_env() -> bool {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    home.is_some_and(|home| migrate(&home, xdg.as_deref()))
+}
+
+/// The old module never ran on Windows.
+#[cfg(not(unix))]
+fn migrate_from_env() -> bool {
+    false
+}
+
 /// At start: migrates the old entry (from `HOME` and `XDG_CONFIG_HOME`), turns the setting on
 /// when the old entry said it was, and returns the switch the settings applier uses. None when
 /// the plugin is not set up (a test's shell).
 pub fn prepare<R: Runtime>(app: &AppHandle<R>) -> Option<Box<dyn LoginSwitch>> {
     app.try_state::<AutoLaunchManager>()?;
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
-    let had_it_on = home.is_some_and(|home| migrate(&home, xdg.as_deref()));
+    let had_it_on = migrate_from_env();
     if had_it_on {
         if let Some(store) = app.try_state::<crate::settings::SettingsStore>() {
             let mut settings = store.get();
@@ -191,6 +237,21 @@ pub fn prepare<R: Runtime>(app: &AppHandle<R>) -> Option<Box<dyn LoginSwitch>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_windows_run_value_quotes_a_program_path_with_a_space() {
+        // Where the per-user installer puts the app: a folder with a space in its name.
+        let program = Path::new(r"C:\Users\dev\AppData\Local\Agent Tray\agent-tray-desktop.exe");
+        assert_eq!(
+            windows_run_command(program),
+            r#""C:\Users\dev\AppData\Local\Agent Tray\agent-tray-desktop.exe" --background"#
+        );
+        // A path without one is still one word.
+        assert_eq!(
+            windows_run_command(Path::new(r"C:\Apps\agent-tray-desktop.exe")),
+            r"C:\Apps\agent-tray-desktop.exe --background"
+        );
+    }
 
     #[test]
     fn the_old_entries_are_where_the_old_module_wrote_them() {

@@ -105,6 +105,8 @@ fn show(app_name: &str, agent: Agent, message: &str, repaired: bool, data_dir: &
     };
     let mut notification = notify_rust::Notification::new();
     notification.appname(app_name).summary(message).body(body);
+    #[cfg(windows)]
+    notification.app_id(crate::notifier::APP_USER_MODEL_ID);
     #[cfg(all(unix, not(target_os = "macos")))]
     if !repaired {
         notification.action(ACTION_REPAIR, "Repair");
@@ -119,7 +121,7 @@ fn show(app_name: &str, agent: Agent, message: &str, repaired: bool, data_dir: &
                 }
             });
         }
-        // No alert actions here (macOS): the tray menu's "Repair" line is the way.
+        // No alert actions here (macOS, Windows): the tray menu's "Repair" line is the way.
         #[cfg(not(all(unix, not(target_os = "macos"))))]
         Ok(_) => {
             let _ = (data_dir, agent);

@@ -74,14 +74,19 @@ fn stop(child: &mut Child) {
 }
 
 /// Runs `command` to its end, or kills it at `timeout`. The child is reaped on every path.
+/// On Windows a [`Capture::Detached`] program is started and left to run (see [`detach`]).
 pub fn run_within(
     command: &mut Command,
     timeout: Duration,
     capture: Capture,
 ) -> Result<Finished, LaunchError> {
     let program = command.get_program().to_string_lossy().into_owned();
+    #[cfg(windows)]
+    if capture == Capture::Detached {
+        return detach(command, program);
+    }
     let out = || match capture {
-        Capture::Nothing => Stdio::null(),
+        Capture::Nothing | Capture::Detached => Stdio::null(),
         Capture::Output => Stdio::piped(),
     };
     let mut child = command
@@ -123,6 +128,22 @@ pub fn run_within(
         status,
         stdout: joined(stdout),
         stderr: joined(stderr),
+    })
+}
+
+/// Starts a program the user keeps (a PowerShell console) or whose status means nothing
+/// (Explorer exits 1 when it worked), without waiting for it: on Windows a child that is not
+/// waited for leaves no zombie, its handle closes when the `Child` is dropped. Its stdio is left
+/// alone: the app has none (a GUI program), so the console Windows gives the child is its own.
+#[cfg(windows)]
+fn detach(command: &mut Command, program: String) -> Result<Finished, LaunchError> {
+    command
+        .spawn()
+        .map_err(|source| LaunchError::Spawn { program, source })?;
+    Ok(Finished {
+        status: ExitStatus::default(),
+        stdout: String::new(),
+        stderr: String::new(),
     })
 }
 

@@ -59,6 +59,59 @@ pub mod window;
 #[cfg(test)]
 mod bindings;
 
+/// What the bundle promises Windows, read from `tauri.conf.json` as `tauri build` reads it.
+#[cfg(test)]
+mod bundle_config_tests {
+    fn config() -> serde_json::Value {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tauri.conf.json");
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn toasts_are_shown_under_the_bundle_identifier_the_installer_gives_the_shortcut() {
+        // The NSIS installer sets the identifier as the Start-menu shortcut's AppUserModelID;
+        // a toast under any other id is not shown as the app's.
+        assert_eq!(
+            config()["identifier"].as_str(),
+            Some(crate::notifier::APP_USER_MODEL_ID)
+        );
+    }
+
+    #[test]
+    fn windows_gets_a_per_user_nsis_installer_beside_the_linux_and_macos_bundles() {
+        let config = config();
+        let bundle = &config["bundle"];
+        let targets: Vec<&str> = bundle["targets"]
+            .as_array()
+            .unwrap_or_else(|| panic!("targets is a list: {bundle}"))
+            .iter()
+            .filter_map(|t| t.as_str())
+            .collect();
+        for target in ["deb", "rpm", "nsis"] {
+            assert!(targets.contains(&target), "{target} in {targets:?}");
+        }
+        let windows = &bundle["windows"];
+        // Per user: no administrator prompt, and the registry Run key launch at login writes
+        // is the user's too.
+        assert_eq!(windows["nsis"]["installMode"].as_str(), Some("currentUser"));
+        assert_eq!(
+            windows["webviewInstallMode"]["type"].as_str(),
+            Some("downloadBootstrapper")
+        );
+        // tauri-build embeds the .ico in the Windows executable's resources.
+        let icons: Vec<&str> = bundle["icon"]
+            .as_array()
+            .unwrap_or_else(|| panic!("icon is a list"))
+            .iter()
+            .filter_map(|i| i.as_str())
+            .collect();
+        assert!(icons.contains(&"icons/icon.ico"), "{icons:?}");
+        let ico = concat!(env!("CARGO_MANIFEST_DIR"), "/../icons/icon.ico");
+        assert!(std::path::Path::new(ico).is_file(), "{ico}");
+    }
+}
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 

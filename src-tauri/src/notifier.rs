@@ -22,6 +22,15 @@
 //! no handle to withdraw such an alert: answered elsewhere first, its button is refused by the
 //! engine's book (already answered) and nothing reaches the agent twice.
 //!
+//! On Windows an alert is a toast, shown under the app's AppUserModelID ([`APP_USER_MODEL_ID`],
+//! the bundle identifier, which the NSIS installer gives the Start-menu shortcut: Windows shows
+//! a toast only for an id some shortcut carries, and names the app from it). A toast asks
+//! nothing: a request's alert carries no Allow or Deny there, and the window and the tray menu
+//! answer it. notify-rust can put buttons on a toast, but their choice comes back only through
+//! a callback into this process while the toast is on screen, and a toast cannot be withdrawn
+//! once its request is answered elsewhere; the window shows the request whole anyway. Nothing
+//! waits on a toast.
+//!
 //! Bodies are text, never markup: a server that lists the `body-markup` capability (dunst,
 //! GNOME, KDE) parses `<b>`, `<img>`, `<a href>` and entities in the body, so a folder named
 //! `<img src=x onerror=alert(1)>` would be shown as an image. [`body_for_server`] escapes `&`,
@@ -52,6 +61,11 @@ const QUEUE: usize = 16;
 pub const MAX_WAITERS: usize = 8;
 /// The action of a click on the alert's body (XDG's reserved name).
 pub const ACTION_DEFAULT: &str = "default";
+
+/// The app's AppUserModelID on Windows: the bundle identifier in `tauri.conf.json`, which the
+/// NSIS installer sets on the Start-menu shortcut. A toast shown under another id is dropped
+/// (or shown as PowerShell's, notify-rust's default).
+pub const APP_USER_MODEL_ID: &str = "dev.agenttray.desktop";
 
 /// What a click on an alert opens: the session (host and id), or None for anything else the
 /// server reports (the alert closed, expired, or an action we did not offer).
@@ -344,6 +358,9 @@ fn show(
         follow_mac_answers(alert, waiters, reactions);
         return;
     }
+    // No buttons on a toast, Allow and Deny included (see the module comment).
+    #[cfg(windows)]
+    notification.app_id(APP_USER_MODEL_ID);
     match notification.show() {
         #[cfg(all(unix, not(target_os = "macos")))]
         Ok(handle) => follow_actions(Arc::new(handle), alert, waiters, reactions),

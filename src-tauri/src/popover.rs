@@ -9,6 +9,9 @@
 //!
 //! macOS: a left click on the icon toggles it, placed under the icon by
 //! `tauri-plugin-positioner` from the rectangle the click reports; a right click opens the menu.
+//! Windows: the same clicks, but the taskbar, and the tray in it, is usually at the bottom of the
+//! screen, so the popover goes above the icon ([`under_tray_icon`]; the positioner puts it below
+//! when there is no room above, for a taskbar at the top).
 //! Linux tray hosts report no clicks, so the menu's "Open" opens it, at the screen's top right
 //! corner (where the tray usually is) since the icon's rectangle is never known there.
 //!
@@ -185,15 +188,39 @@ fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
     Ok(window)
 }
 
+/// Where the positioner puts the popover when the tray reported its icon: centred on the icon,
+/// below it in a menu bar at the top of the screen (macOS), above it in a taskbar at the bottom
+/// (Windows, which puts it below instead when the taskbar is at the top).
+pub fn under_tray_icon(windows: bool) -> Position {
+    if windows {
+        Position::TrayCenter
+    } else {
+        Position::TrayBottomCenter
+    }
+}
+
 fn place<R: Runtime>(app: &AppHandle<R>, window: &WebviewWindow<R>) {
     let known = app
         .try_state::<PopoverState>()
         .is_some_and(|s| s.lock().tray_rect_known);
     let placed = match placement(known) {
-        Placement::UnderTrayIcon => window.move_window_constrained(Position::TrayBottomCenter),
+        Placement::UnderTrayIcon => window.move_window_constrained(under_tray_icon(cfg!(windows))),
         Placement::TopRight => window.move_window(Position::TopRight),
     };
     if let Err(error) = placed {
         tracing::warn!(%error, "cannot place the popover");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_popover_goes_above_a_windows_taskbar_icon_and_below_a_menu_bar_one() {
+        // Windows' taskbar sits at the bottom: a popover below its icon would be off screen.
+        assert!(matches!(under_tray_icon(true), Position::TrayCenter));
+        // macOS's menu bar is at the top: below the icon, as a menu-bar popover opens.
+        assert!(matches!(under_tray_icon(false), Position::TrayBottomCenter));
     }
 }

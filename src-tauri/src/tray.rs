@@ -10,7 +10,8 @@
 //! the window's events); a "+N more" item then opens the window.
 //!
 //! On Linux a click on the icon only ever opens the menu, so everything the app offers is in the
-//! menu: open the window, install hooks, settings, logs, quit.
+//! menu: open the window, install hooks, settings, logs, quit. On macOS and Windows a left click
+//! opens the popover (see `popover`) and a right click the menu.
 //!
 //! No lock is held across a Tauri call. Every tray and menu call runs on the main thread and the
 //! caller waits for it, and the menu's click handler runs on the main thread: a render that held
@@ -163,6 +164,10 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let builder = builder
         .icon_as_template(true)
         .show_menu_on_left_click(false);
+    // Windows: the menu on a right click only, as the taskbar's other icons do; a left click
+    // is the popover's.
+    #[cfg(windows)]
+    let builder = builder.show_menu_on_left_click(false);
     builder.build(app)?;
     manage_menu(app);
     Ok(())

@@ -3,6 +3,8 @@
 //! the program's path can be chosen), fixed by the app, then started as a desktop session starts
 //! it, by GLib's desktop-entry launcher (`gio launch`, what GNOME's session uses). Before the fix
 //! the plugin's unquoted `Exec=` split the path at the space and nothing started.
+// Unix only: a desktop entry run by GLib.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;

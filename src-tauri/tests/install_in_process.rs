@@ -5,6 +5,8 @@
 //! One test in this file: it sets the process's environment (a private `HOME`,
 //! `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `AGENT_TRAY_HOME`, `XDG_RUNTIME_DIR`, `PATH`), which no
 //! other test in this binary may see.
+// Unix only: Unix file modes.
+#![cfg(unix)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

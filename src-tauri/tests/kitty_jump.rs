@@ -8,6 +8,8 @@
 //! terminal comes forward first, then the pane is selected.
 //!
 //! kitty and Xvfb are Debian packages that `scripts/setup.sh --test` installs.
+// Unix only: kitty under Xvfb.
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -1,6 +1,8 @@
 //! The tmux probe against a real, private tmux server (`tmux -L <unique>`): a pane counts as
 //! looked at only while a client is attached and its window and pane are the active ones.
 //! The attached client is a real `tmux attach` running in a pseudo-terminal (`script`).
+// Unix only: tmux.
+#![cfg(unix)]
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

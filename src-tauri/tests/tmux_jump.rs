@@ -3,6 +3,8 @@
 //! process's `TMUX` variable) and the session-qualified target say which pane is the agent's.
 //! The agent is a real process (`sleep`) started with that variable, as tmux starts programs.
 //! The "is the user looking?" probe finds the agent's server the same way.
+// Unix only: tmux.
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -19,9 +19,15 @@
 //! - tmux is addressed by server socket and fully qualified target ([`tmux`]);
 //! - a terminal is started through `setsid -f`, which returns at once, so the user's terminal
 //!   is never the app's child (nor killed at the runner's deadline).
+//!
+//! Windows decides and launches differently ([`windows`]: Windows Terminal, VS Code's
+//! `code.cmd`, a PowerShell console, each started in the session's folder); [`decide_jump`],
+//! [`jump_launches`], [`jump_steps`], [`remote_jump`] and [`reveal_launch`] hand over to it there.
+//! It is compiled everywhere, so its rules are tested on every platform.
 
 pub mod terminals;
 pub mod tmux;
+pub mod windows;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -49,6 +55,11 @@ pub enum Capture {
     Nothing,
     /// stdout and stderr read into memory (commands that leave nothing behind).
     Output,
+    /// Started and not waited for, its stdio left alone, in a console window of its own when it
+    /// is a console program. Windows only ([`windows`]): a PowerShell console stays open for
+    /// the user, Explorer reports 1 even when it worked, and Windows leaves no zombie behind a
+    /// child that is not waited for. Elsewhere the runner waits as for [`Capture::Nothing`].
+    Detached,
 }
 
 /// How to bring the user to a session.
@@ -146,12 +157,25 @@ impl Launch {
         self
     }
 
-    /// The command that runs it (stdio and the deadline are the runner's).
+    /// The command that runs it (stdio and the deadline are the runner's). On Windows a
+    /// [`Capture::Detached`] program gets a console window of its own, and every other one none
+    /// (a console program started from the app would otherwise flash a window).
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
         command.args(&self.args);
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
+        }
+        #[cfg(windows)]
+        {
+            use std::os::windows::process::CommandExt;
+            /// `CREATE_NEW_CONSOLE` and `CREATE_NO_WINDOW` (winbase.h).
+            const CREATE_NEW_CONSOLE: u32 = 0x0000_0010;
+            const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+            command.creation_flags(match self.capture {
+                Capture::Detached => CREATE_NEW_CONSOLE,
+                Capture::Nothing | Capture::Output => CREATE_NO_WINDOW,
+            });
         }
         command
     }
@@ -162,7 +186,11 @@ impl Launch {
 /// paths to its own helper programs, or in the name of an ancestor process.
 pub fn editor_of(env: &[(String, String)], ancestors: &[String]) -> Option<Editor> {
     let var = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let named = |name: &str| ancestors.iter().any(|a| a.eq_ignore_ascii_case(name));
+    let named = |name: &str| {
+        ancestors
+            .iter()
+            .any(|a| program_stem(a).eq_ignore_ascii_case(name))
+    };
     let in_vscode_terminal = var("TERM_PROGRAM") == Some("vscode");
     let cursor_signs = env.iter().any(|(k, _)| k.starts_with("CURSOR_"))
         || [
@@ -183,8 +211,19 @@ pub fn editor_of(env: &[(String, String)], ancestors: &[String]) -> Option<Edito
     }
 }
 
+/// A process name without the `.exe` Windows shows on it (`Code.exe` → `Code`), so that one
+/// list of names tells programs apart on every platform.
+pub fn program_stem(name: &str) -> &str {
+    let len = name.len();
+    match name.get(len.saturating_sub(4)..) {
+        Some(ext) if len > 4 && ext.eq_ignore_ascii_case(".exe") => &name[..len - 4],
+        _ => name,
+    }
+}
+
 /// Where a jump goes, decided from the session, what is known of its process and which
-/// programs are on PATH. Pure: the facts about the machine come in as arguments.
+/// programs are on PATH. Pure: the facts about the machine come in as arguments. On Windows,
+/// [`windows::decide_jump`].
 ///
 /// A tmux pane wins (it names the exact place); then the editor, when its command is installed;
 /// then a terminal in the session's folder. A folder that is not an absolute path is nowhere to
@@ -194,6 +233,9 @@ pub fn decide_jump(
     facts: &ProcessFacts,
     on_path: impl Fn(&str) -> bool,
 ) -> Option<JumpPlan> {
+    if cfg!(windows) {
+        return windows::decide_jump(session, facts, on_path);
+    }
     if let Some(location) = session.tmux.as_deref().and_then(TmuxLocation::parse) {
         return Some(JumpPlan::Tmux {
             server: TmuxServer::from_socket(facts.tmux_socket.as_deref()),
@@ -305,8 +347,11 @@ pub fn tmux_clients_args(location: &TmuxLocation) -> Vec<String> {
     ]
 }
 
-/// The programs a jump runs, in order. Pure.
+/// The programs a jump runs, in order. Pure. On Windows, [`windows::jump_launches`].
 pub fn jump_launches(plan: &JumpPlan) -> Vec<Launch> {
+    if cfg!(windows) {
+        return windows::jump_launches(plan);
+    }
     match plan {
         JumpPlan::Tmux {
             server,
@@ -370,8 +415,11 @@ pub struct JumpSteps {
 /// What the best-effort launches do, for the log.
 pub const BRING_FORWARD: &str = "bring the terminal forward";
 
-/// How `plan` is carried out. Pure.
+/// How `plan` is carried out. Pure. On Windows, [`windows::jump_steps`].
 pub fn jump_steps(plan: &JumpPlan) -> JumpSteps {
+    if cfg!(windows) {
+        return windows::jump_steps(plan);
+    }
     let launches = jump_launches(plan);
     let steps = |required: Vec<Launch>, what: &'static str| JumpSteps {
         folder: None,
@@ -436,8 +484,11 @@ pub struct RemoteJump {
     pub program: Option<&'static str>,
 }
 
-/// How to open a terminal running `argv`. Pure.
+/// How to open a terminal running `argv`. Pure. On Windows, [`windows::remote_jump`].
 pub fn remote_jump(argv: &[String]) -> RemoteJump {
+    if cfg!(windows) {
+        return windows::remote_jump(argv);
+    }
     let command_line = argv
         .iter()
         .map(|w| crate::remote::command::shell_quote(w))
@@ -482,7 +533,8 @@ pub fn local_transcript(session: &Session) -> Result<&str, TranscriptRefusal> {
         .ok_or(TranscriptRefusal::Unknown)
 }
 
-/// How a file is shown in the file manager (macOS selects it; elsewhere its folder opens).
+/// How a file is shown in the file manager (macOS selects it; elsewhere its folder opens, on
+/// Windows in Explorer: [`windows::reveal_launch`]).
 /// None for a path that is not absolute.
 pub fn reveal_launch(path: &Path) -> Option<Launch> {
     if !path.is_absolute() {
@@ -492,7 +544,11 @@ pub fn reveal_launch(path: &Path) -> Option<Launch> {
     {
         Some(Launch::new("open", &["-R", "--"]).path(path))
     }
-    #[cfg(not(target_os = "macos"))]
+    #[cfg(windows)]
+    {
+        windows::reveal_launch(&path.display().to_string(), path.is_dir())
+    }
+    #[cfg(not(any(target_os = "macos", windows)))]
     {
         let folder = if path.is_dir() {
             path
@@ -527,7 +583,8 @@ mod transcript_tests {
     }
 }
 
-#[cfg(test)]
+/// The jump as Linux and macOS make it (Windows hands over to [`windows`], tested there).
+#[cfg(all(test, unix))]
 mod tests {
     use super::terminals::{Terminal, ZellijPane};
     use super::*;

@@ -26,6 +26,9 @@
 //!   search provider's `ActivateResult` with the screen's uuid raises that tab.
 //! - **Konsole** (`KONSOLE_DBUS_SERVICE`, `KONSOLE_DBUS_WINDOW`, `KONSOLE_DBUS_SESSION`):
 //!   `setCurrentSession` on its window over D-Bus selects the tab.
+//! - **Windows Terminal** (`WT_SESSION`, a GUID; or an ancestor `WindowsTerminal.exe`, since
+//!   another process's environment is not read on Windows): no tab can be addressed from
+//!   outside; the Windows jump opens a new tab in the session's folder ([`super::windows`]).
 //!
 //! Every value taken from an environment is checked for shape (ids are digits, a socket is
 //! `unix:` plus an absolute path, a D-Bus name is `:1.23`) before it reaches a command line,
@@ -54,6 +57,7 @@ pub enum Terminal {
         window: String,
         session: String,
     },
+    WindowsTerminal,
 }
 
 /// A zellij pane a session runs in.
@@ -100,6 +104,15 @@ fn is_plain_name(text: &str) -> bool {
         && !text.chars().any(char::is_control)
 }
 
+/// `8-4-4-4-12` hexadecimal digits, as Windows Terminal writes `WT_SESSION`.
+fn is_guid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 fn kitty_socket(text: &str) -> Option<String> {
     let rest = text.strip_prefix("unix:")?;
     let ok = (rest.starts_with('/') || rest.starts_with('@')) && is_plain_name(rest);
@@ -112,7 +125,11 @@ fn kitty_socket(text: &str) -> Option<String> {
 /// user's process, whose environment cannot be read). `None` when nothing tells, or when the
 /// process runs in an editor's terminal (`TERM_PROGRAM=vscode`: see [`super::editor_of`]).
 pub fn terminal_of(env: &[(String, String)], ancestors: &[String]) -> Option<Terminal> {
-    let named = |name: &str| ancestors.iter().any(|a| a.eq_ignore_ascii_case(name));
+    let named = |name: &str| {
+        ancestors
+            .iter()
+            .any(|a| super::program_stem(a).eq_ignore_ascii_case(name))
+    };
     if var(env, "TERM_PROGRAM") == Some("vscode") {
         return None;
     }
@@ -152,6 +169,9 @@ pub fn terminal_of(env: &[(String, String)], ancestors: &[String]) -> Option<Ter
             .filter(|u| u.len() == 36 && u.bytes().all(|b| b.is_ascii_hexdigit() || b == b'_'))
             .map(|u| u.replace('_', "-"));
         return Some(Terminal::GnomeTerminal { screen: uuid });
+    }
+    if var(env, "WT_SESSION").is_some_and(is_guid) || named("WindowsTerminal") {
+        return Some(Terminal::WindowsTerminal);
     }
     if var(env, "ITERM_SESSION_ID").is_some() {
         return Some(Terminal::ITerm2);
@@ -596,6 +616,24 @@ mod tests {
                 None,
             ),
             (env(&[("TERM", "xterm")]), names(&["claude", "sshd"]), None),
+            // Windows Terminal: its session GUID, or (the environment of another process is
+            // not read on Windows) its program among the ancestors, named with `.exe`.
+            (
+                env(&[("WT_SESSION", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0")]),
+                vec![],
+                Some(Terminal::WindowsTerminal),
+            ),
+            (
+                vec![],
+                names(&["node.exe", "claude.exe", "pwsh.exe", "WindowsTerminal.exe"]),
+                Some(Terminal::WindowsTerminal),
+            ),
+            (env(&[("WT_SESSION", "not a guid")]), vec![], None),
+            (
+                vec![],
+                names(&["node.exe", "pwsh.exe", "explorer.exe"]),
+                None,
+            ),
             // Shapes that could reach a command line are refused.
             (env(&[("KITTY_WINDOW_ID", "3 --to x")]), vec![], None),
             (env(&[("WEZTERM_PANE", "-1")]), vec![], None),
