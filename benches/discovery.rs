@@ -315,7 +315,14 @@ fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
 }
 
+/// Not measured off unix: the discovery bench runs on Linux.
+#[cfg(not(unix))]
+fn cpu_seconds() -> f64 {
+    0.0
+}
+
 /// User + system CPU of this process, in seconds.
+#[cfg(unix)]
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage only writes into the struct we pass.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

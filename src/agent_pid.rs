@@ -143,12 +143,12 @@ pub fn caller_name(table: &dyn ProcessTable, start: u32) -> Option<String> {
 
 /// [`caller_name`] for this hook process.
 pub fn caller_name_of_this_hook() -> Option<String> {
-    caller_name(&SystemProcesses, std::os::unix::process::parent_id())
+    caller_name(&SystemProcesses, crate::process::parent_of_this_process()?)
 }
 
 /// The agent process that ran this hook, from the real process table.
 pub fn agent_pid_of_this_hook(want: Option<Agent>) -> Option<(u32, Agent)> {
-    let parent = std::os::unix::process::parent_id();
+    let parent = crate::process::parent_of_this_process()?;
     find_agent_pid(&SystemProcesses, parent, want)
 }
 

@@ -47,8 +47,7 @@ pub fn hook_binary(own_exe: Option<&Path>, path_var: Option<&OsStr>) -> Option<P
 }
 
 fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    crate::os_fs::is_executable(path)
 }
 
 /// `agent-tray install` (no flags) with `bin` as the program the hooks run: refuses a `bin`
@@ -131,7 +130,7 @@ fn record(args: &InstallArgs, bin: &Path, err: &mut Vec<String>) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // executables made with chmod
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;

@@ -16,7 +16,6 @@ pub mod instance;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -132,7 +131,20 @@ pub fn ask(socket: &Path, request: &str, deadline: Duration) -> Result<(), AskEr
     let no_answer = |e| AskError::NoAnswer(socket.to_path_buf(), e);
     // A unix connect does not wait for the app to accept: it fails at once on a missing or
     // stale socket, and succeeds at once on a live one.
-    let mut stream = UnixStream::connect(socket).map_err(no_answer)?;
+    #[cfg(unix)]
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).map_err(no_answer)?;
+    #[cfg(windows)]
+    let mut stream = {
+        use crate::control::transport::{pipe_name, ConnectError, PipeClient};
+        PipeClient::connect(&pipe_name(socket), deadline).map_err(|e| {
+            no_answer(match e {
+                ConnectError::NotRunning => std::io::ErrorKind::NotFound.into(),
+                ConnectError::TimedOut => std::io::ErrorKind::TimedOut.into(),
+                ConnectError::Untrusted(reason) => std::io::Error::other(reason),
+                ConnectError::Io(e) => e,
+            })
+        })?
+    };
     stream.set_read_timeout(Some(deadline)).map_err(no_answer)?;
     stream
         .set_write_timeout(Some(deadline))
@@ -212,8 +224,7 @@ pub fn find_app(own_exe: Option<&Path>, path_var: Option<&std::ffi::OsStr>) -> O
 }
 
 fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    crate::os_fs::is_executable(path)
 }
 
 /// `agent-tray open [--background]`: hands over to the running app, or becomes the app. Returns
@@ -229,15 +240,22 @@ pub fn run_open(args: &[OsString]) -> Result<(), OpenError> {
         path_var.as_deref(),
     )? {
         OpenPlan::HandedOver => Ok(()),
+        #[cfg(unix)]
         OpenPlan::Start(app, args) => {
             use std::os::unix::process::CommandExt;
             let error = std::process::Command::new(&app).args(args).exec();
             Err(OpenError::Exec(app, error))
         }
+        // Windows has no exec: the app starts detached and this process ends.
+        #[cfg(not(unix))]
+        OpenPlan::Start(app, args) => match std::process::Command::new(&app).args(args).spawn() {
+            Ok(_) => Ok(()),
+            Err(error) => Err(OpenError::Exec(app, error)),
+        },
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // a unix socket, and executables made with chmod
 #[allow(clippy::expect_used)]
 mod tests {
 

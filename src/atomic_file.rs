@@ -21,11 +21,28 @@
 //!
 //! The temp file comes from `tempfile` (a random name opened with `O_EXCL`, removed if anything
 //! fails); the rest is a handful of std calls.
+//!
+//! **Windows** refuses to rename over a file another process holds open without
+//! `FILE_SHARE_DELETE` (an editor, a virus scanner, an agent reading its settings): the rename
+//! fails with "access denied" or "sharing violation" for as long as they hold it, usually
+//! milliseconds. The rename is tried again for up to [`HELD_OPEN_RETRY`] before the write gives
+//! up with the error; nothing is lost either way (the temp file is removed). Permission bits are
+//! unix's; on Windows the file keeps the folder's access list.
 
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a rename over a file held open by someone else is tried again (Windows).
+pub const HELD_OPEN_RETRY: Duration = Duration::from_secs(2);
+
+/// Whether a failed rename is worth trying again: on Windows, the target was held open
+/// (`ERROR_ACCESS_DENIED` 5, `ERROR_SHARING_VIOLATION` 32, `ERROR_LOCK_VIOLATION` 33). Never on
+/// unix, where a rename does not care who holds the file.
+pub fn rename_may_succeed_later(error: &io::Error, on_windows: bool) -> bool {
+    on_windows && matches!(error.raw_os_error(), Some(5 | 32 | 33))
+}
 
 /// What the caller believes the file holds now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +123,7 @@ impl<'a> AtomicWrite<'a> {
         };
         fs::create_dir_all(&dir).map_err(err(&dir))?;
         let mode = match fs::metadata(&target) {
-            Ok(m) => m.permissions().mode() & 0o7777,
+            Ok(m) => permission_bits(&m),
             Err(e) if e.kind() == io::ErrorKind::NotFound => self.new_file_mode,
             Err(e) => return Err(err(&target)(e)),
         };
@@ -121,8 +138,7 @@ impl<'a> AtomicWrite<'a> {
             .map_err(err(&dir))?;
         (|| {
             tmp.write_all(bytes)?;
-            tmp.as_file()
-                .set_permissions(fs::Permissions::from_mode(mode))?;
+            set_permission_bits(tmp.as_file(), mode)?;
             tmp.as_file().sync_all()
         })()
         .map_err(err(tmp.path()))?;
@@ -135,14 +151,52 @@ impl<'a> AtomicWrite<'a> {
                 path: self.path.to_path_buf(),
             });
         }
-        tmp.persist(&target).map_err(|e| err(&target)(e.error))?;
+        let give_up_at = Instant::now() + HELD_OPEN_RETRY;
+        let mut pending = tmp;
+        loop {
+            match pending.persist(&target) {
+                Ok(_) => break,
+                Err(e)
+                    if rename_may_succeed_later(&e.error, cfg!(windows))
+                        && Instant::now() < give_up_at =>
+                {
+                    pending = e.file;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(err(&target)(e.error)),
+            }
+        }
         // The rename is durable once the folder is; a file system that cannot fsync a folder
-        // (some network ones) has done what it can.
+        // (some network ones) has done what it can. (Windows cannot open a folder as a file;
+        // NTFS journals the rename itself.)
+        #[cfg(unix)]
         if let Ok(d) = fs::File::open(&dir) {
             let _ = d.sync_all();
         }
         Ok(target)
     }
+}
+
+#[cfg(unix)]
+fn permission_bits(meta: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn permission_bits(_meta: &fs::Metadata) -> u32 {
+    0o600
+}
+
+#[cfg(unix)]
+fn set_permission_bits(file: &fs::File, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_permission_bits(_file: &fs::File, _mode: u32) -> io::Result<()> {
+    Ok(())
 }
 
 /// Writes `bytes` to `path` atomically, no questions asked (a new file gets mode 0600).
@@ -195,7 +249,41 @@ fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn only_a_windows_rename_over_a_held_file_is_tried_again() {
+        let held = |code| io::Error::from_raw_os_error(code);
+        for code in [5, 32, 33] {
+            assert!(rename_may_succeed_later(&held(code), true), "{code}");
+            assert!(!rename_may_succeed_later(&held(code), false), "{code}");
+        }
+        assert!(
+            !rename_may_succeed_later(&held(2), true),
+            "not found is final"
+        );
+        assert!(!rename_may_succeed_later(
+            &io::Error::other("no code"),
+            true
+        ));
+    }
+
+    #[test]
+    fn a_file_another_process_holds_open_is_still_replaced_whole() {
+        // On Windows a plain `File::open` shares neither delete nor rename: the write waits for
+        // the holder to let go (here after 300 ms) instead of failing.
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("settings.json");
+        fs::write(&path, b"old").unwrap();
+        let holder = fs::File::open(&path).unwrap();
+        let released = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(holder);
+        });
+        write(&path, b"new").unwrap();
+        released.join().unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert!(leftovers(tmp.path()).is_empty());
+    }
 
     fn leftovers(dir: &Path) -> Vec<String> {
         fs::read_dir(dir)
@@ -207,7 +295,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // permission bits
     fn a_new_file_gets_the_asked_mode_and_an_existing_one_keeps_its_own() {
+        use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("deep/er/settings.json");
         AtomicWrite::new(&path)
@@ -225,7 +315,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // symlinks need a privilege on Windows
     fn a_symlinked_file_is_written_at_its_target_and_the_link_stays() {
+        use std::os::unix::fs::symlink;
         let tmp = tempfile::tempdir().unwrap();
         let real = tmp.path().join("dotfiles/claude/settings.json");
         fs::create_dir_all(real.parent().unwrap()).unwrap();

@@ -269,6 +269,21 @@ fn daemon() -> anyhow::Result<ExitCode> {
     })
 }
 
+#[cfg(windows)]
+async fn wait_for_stop_signal() -> std::io::Result<()> {
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close, ctrl_shutdown};
+    let (mut c, mut brk, mut close, mut shutdown) =
+        (ctrl_c()?, ctrl_break()?, ctrl_close()?, ctrl_shutdown()?);
+    tokio::select! {
+        _ = c.recv() => {}
+        _ = brk.recv() => {}
+        _ = close.recv() => {}
+        _ = shutdown.recv() => {}
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
 async fn wait_for_stop_signal() -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate())?;
@@ -493,6 +508,13 @@ fn forward_limits(socket: std::path::PathBuf) {
 /// link is cut, nothing would tell it to go until the next change, and every reconnect would
 /// leave one more behind. So a thread waits for stdout's reader to go (a pipe reports an error
 /// or hang-up to `poll` with no events asked) and ends the process then.
+#[cfg(not(unix))]
+fn exit_when_stdout_closes() {
+    // A remote's `watch` runs under sshd on a unix host; on Windows it ends at the next change
+    // after its reader goes (the write fails).
+}
+
+#[cfg(unix)]
 fn exit_when_stdout_closes() {
     let spawned = std::thread::Builder::new()
         .name("stdout-watch".into())

@@ -283,13 +283,11 @@ fn human_age(secs: i64) -> String {
 
 /// The first executable called `name` on PATH.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
+    let names = crate::os_fs::executable_names(name);
     std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .find(|p| crate::os_fs::is_executable(p))
 }
 
 /// `agent-tray doctor`.

@@ -14,10 +14,8 @@
 //! - **No work it does not need**: no async runtime, no tracing subscriber, one `/proc` read per
 //!   step of the process walk, one append, one connect, one write.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -511,13 +509,61 @@ pub fn agent_flag(args: &[String]) -> Option<Agent> {
 
 /// Reads stdin: at most `max` bytes, for at most `budget`. Returns the bytes and whether more
 /// was there (the payload was cut).
+#[cfg(unix)]
 pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
+    use std::os::fd::AsRawFd;
     let stdin = io::stdin();
     let mut lock = stdin.lock();
     read_bounded(&mut lock, io::stdin().as_raw_fd(), max, budget)
 }
 
+/// Reads stdin: at most `max` bytes, for at most `budget`. Windows cannot wait on a pipe's
+/// readiness, so a thread reads and this waits for what it hands over, up to the deadline; a
+/// thread still blocked then ends with the hook's process, a moment later.
+#[cfg(windows)]
+pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
+    let deadline = Instant::now() + budget;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+    let reader = std::thread::Builder::new()
+        .name("hook-stdin".into())
+        .spawn(move || {
+            let mut stdin = io::stdin().lock();
+            let mut chunk = vec![0u8; 64 * 1024];
+            loop {
+                match stdin.read(&mut chunk) {
+                    Ok(0) => return,
+                    Ok(n) => {
+                        if tx.send(chunk[..n].to_vec()).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return,
+                }
+            }
+        });
+    let mut buf = Vec::with_capacity(16 * 1024);
+    if reader.is_err() {
+        return (buf, false);
+    }
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(part) => {
+                buf.extend_from_slice(&part);
+                if buf.len() > max {
+                    buf.truncate(max);
+                    return (buf, true);
+                }
+            }
+            // The end of input, or out of time: what arrived is the payload.
+            Err(_) => return (buf, false),
+        }
+    }
+}
+
 /// Reads from `reader` (whose descriptor is `fd`) up to `max` bytes or until `budget` passes.
+#[cfg(unix)]
 pub fn read_bounded(
     reader: &mut dyn Read,
     fd: i32,
@@ -551,6 +597,7 @@ pub fn read_bounded(
 }
 
 /// Waits until `fd` can be read (data or end of file), for at most `timeout`.
+#[cfg(unix)]
 fn wait_readable(fd: i32, timeout: Duration) -> bool {
     let mut pfd = libc::pollfd {
         fd,
@@ -593,10 +640,9 @@ fn write_log(dir: &Path, path: &Path, message: &str) -> io::Result<()> {
         let _ = fs::rename(path, path.with_extension("log.1"));
     }
     let open = || {
-        OpenOptions::new()
+        crate::os_fs::private_options()
             .create(true)
             .append(true)
-            .mode(0o600)
             .open(path)
     };
     let mut file = match open() {
@@ -673,7 +719,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // read_bounded waits on a descriptor with poll(2)
     fn stdin_past_the_limit_is_cut_and_not_read_further() {
+        use std::os::fd::AsRawFd;
         let (mut r, mut w) = std::io::pipe().unwrap();
         let writer = std::thread::spawn(move || {
             // 3 MiB: the reader stops at 1 MiB + 1 and the rest is never read (EPIPE here).
@@ -688,7 +736,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // read_bounded waits on a descriptor with poll(2)
     fn a_stdin_that_never_closes_costs_at_most_the_budget() {
+        use std::os::fd::AsRawFd;
         // A person running the hook in a terminal, or an agent that keeps the pipe open.
         let (mut r, mut w) = std::io::pipe().unwrap();
         w.write_all(b"{\"session_id\":").unwrap();

@@ -45,11 +45,10 @@
 //!   a hook that finds the path now names another file appends to that one instead. Waits are
 //!   bounded: a hook that cannot get the lock soon appends anyway.
 
+use crate::os_fs::{self, FileId, LockKind};
 use std::collections::{HashMap, VecDeque};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -246,12 +245,10 @@ pub fn append(dir: &Path, record: &JournalRecord) -> io::Result<PathBuf> {
 /// Appends `line` to `path` under a shared lock; returns the file's length before and after.
 fn append_line(dir: &Path, path: &Path, line: &[u8]) -> io::Result<(u64, u64)> {
     let open = || {
-        OpenOptions::new()
+        os_fs::private_options()
             .create(true)
             .read(true)
             .append(true)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
             .open(path)
     };
     for attempt in 0..3 {
@@ -263,14 +260,11 @@ fn append_line(dir: &Path, path: &Path, line: &[u8]) -> io::Result<(u64, u64)> {
             }
             Err(e) => return Err(e),
         };
-        let locked = flock_within(&file, libc::LOCK_SH, APPEND_LOCK_WAIT);
+        let locked = lock_within(&file, LockKind::Shared, APPEND_LOCK_WAIT);
         let meta = file.metadata()?;
+        let id = FileId::of_file(&file)?;
         // A rewrite replaced the file between our open and our lock: append to the new one.
-        let replaced = || {
-            fs::symlink_metadata(path)
-                .map(|m| m.ino() != meta.ino() || m.dev() != meta.dev())
-                .unwrap_or(true)
-        };
+        let replaced = || FileId::of_path(path).map(|now| now != id).unwrap_or(true);
         if replaced() && attempt < 2 {
             continue;
         }
@@ -290,19 +284,13 @@ fn append_line(dir: &Path, path: &Path, line: &[u8]) -> io::Result<(u64, u64)> {
     Err(io::Error::other("the journal kept being replaced"))
 }
 
-/// Takes `op` (`LOCK_SH` / `LOCK_EX`) on `file`, trying until `wait` has passed. The lock goes
-/// with the file's descriptor.
-fn flock_within(file: &File, op: libc::c_int, wait: Duration) -> bool {
+/// Takes a `kind` lock on `file`, trying until `wait` has passed. The lock goes with the open
+/// file.
+fn lock_within(file: &File, kind: LockKind, wait: Duration) -> bool {
     let deadline = Instant::now() + wait;
     loop {
-        // SAFETY: flock on a descriptor this function borrows; no memory is passed.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
-        if rc == 0 {
+        if os_fs::try_lock(file, kind) {
             return true;
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::WouldBlock && err.kind() != io::ErrorKind::Interrupted {
-            return false;
         }
         if Instant::now() >= deadline {
             return false;
@@ -341,15 +329,11 @@ fn rewrite_keeping_then(
     tail_bytes: u64,
     before_rename: impl FnOnce(),
 ) -> io::Result<Option<Rewritten>> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
-        .open(path)?;
-    if !flock_within(&file, libc::LOCK_EX, REWRITE_LOCK_WAIT) {
+    let file = os_fs::private_options().read(true).open(path)?;
+    if !lock_within(&file, LockKind::Exclusive, REWRITE_LOCK_WAIT) {
         return Ok(None);
     }
-    let meta = file.metadata()?;
-    if fs::symlink_metadata(path).map(|m| m.ino())? != meta.ino() {
+    if FileId::of_path(path)? != FileId::of_file(&file)? {
         return Ok(None); // replaced meanwhile: the next pass looks at the new one
     }
     let mut reader = BufReader::new(&file);
@@ -394,12 +378,10 @@ fn rewrite_keeping_then(
     let tmp = path.with_file_name(format!(".{name}.rewrite"));
     let mut len = 0u64;
     let ino = {
-        let mut out = OpenOptions::new()
+        let mut out = os_fs::private_options()
             .create(true)
             .write(true)
             .truncate(true)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
             .open(&tmp)?;
         let mut writer = io::BufWriter::new(&mut out);
         for line in kept_head.iter().chain(&tail) {
@@ -409,7 +391,7 @@ fn rewrite_keeping_then(
         writer.flush()?;
         drop(writer);
         out.sync_all()?;
-        out.metadata()?.ino()
+        FileId::of_file(&out)?.index
     };
     before_rename();
     fs::rename(&tmp, path)?;
@@ -422,7 +404,7 @@ fn rewrite_keeping_then(
     let mut at = read_len;
     loop {
         let mut buf = [0u8; 16 * 1024];
-        let n = file.read_at(&mut buf, at)?;
+        let n = os_fs::read_at(&file, &mut buf, at)?;
         if n == 0 {
             break;
         }
@@ -430,10 +412,7 @@ fn rewrite_keeping_then(
         at += n as u64;
     }
     if !late.is_empty() {
-        let mut new = OpenOptions::new()
-            .append(true)
-            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
-            .open(path)?;
+        let mut new = os_fs::private_options().append(true).open(path)?;
         new.write_all(&late)?;
     }
     // The lock on the old file is released here, after the rename: a hook that waited for it
@@ -534,11 +513,9 @@ fn record_drop(dir: &Path, dropped: &DropRecord) -> io::Result<()> {
     }
     let mut line = serde_json::to_vec(dropped).map_err(io::Error::other)?;
     line.push(b'\n');
-    let mut file = OpenOptions::new()
+    let mut file = os_fs::private_options()
         .create(true)
         .append(true)
-        .mode(0o600)
-        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
         .open(path)?;
     file.write_all(&line)
 }
@@ -675,7 +652,7 @@ pub fn last_record(path: &Path) -> Option<JournalRecord> {
     let len = file.metadata().ok()?.len();
     let start = len.saturating_sub(MAX_RECORD as u64 + 1);
     let mut bytes = vec![0u8; usize::try_from(len - start).ok()?];
-    file.read_exact_at(&mut bytes, start).ok()?;
+    os_fs::read_exact_at(&file, &mut bytes, start).ok()?;
     bytes
         .strip_suffix(b"\n")
         .unwrap_or(&bytes)
@@ -863,7 +840,9 @@ impl JournalReplay {
         journal_files(&self.dir)
             .iter()
             .map(|(path, meta)| match self.cursors.get(path) {
-                Some(c) if c.ino == meta.ino() => meta.len().saturating_sub(c.offset),
+                Some(c) if c.ino == os_fs::index_of(path, meta) => {
+                    meta.len().saturating_sub(c.offset)
+                }
                 _ => meta.len(),
             })
             .sum()
@@ -898,7 +877,7 @@ impl JournalReplay {
             .checked_add_signed(chrono::TimeDelta::from_std(MAX_FUTURE).unwrap_or_default())
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
         for (path, meta) in &files {
-            let ino = meta.ino();
+            let ino = os_fs::index_of(path, meta);
             let len = meta.len();
             let offset = match self.cursors.get(path) {
                 Some(c) if c.ino == ino && c.offset <= len => c.offset,
@@ -1003,10 +982,9 @@ impl JournalReplay {
             true
         });
         for (path, meta) in &files {
-            let applied_in_full = self
-                .cursors
-                .get(path)
-                .is_some_and(|c| !c.skipped && c.ino == meta.ino() && c.offset == meta.len());
+            let applied_in_full = self.cursors.get(path).is_some_and(|c| {
+                !c.skipped && c.ino == os_fs::index_of(path, meta) && c.offset == meta.len()
+            });
             if !applied_in_full
                 || meta.len() <= MAX_FILE_BYTES
                 || age_of(meta, now) <= COMPACT_QUIET
@@ -1289,13 +1267,13 @@ impl JournalWatch {
         };
         JournalWatch {
             watcher: Some(watcher),
-            ino: fs::metadata(dir).ok().map(|m| m.ino()),
+            ino: FileId::of_path(dir).ok().map(|id| id.index),
         }
     }
 
     /// Still watching the folder that is there now.
     fn watching(&self, dir: &Path) -> bool {
-        self.watcher.is_some() && fs::metadata(dir).ok().map(|m| m.ino()) == self.ino
+        self.watcher.is_some() && FileId::of_path(dir).ok().map(|id| id.index) == self.ino
     }
 }
 
@@ -1311,7 +1289,6 @@ fn journal_file(path: &Path) -> bool {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     fn obs(session: &str, event: EventKind, seq: &str) -> Observation {
         let mut o = Observation::new(session, Agent::Claude, event, Utc::now());
@@ -1321,7 +1298,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // file modes; on Windows the profile folder is what keeps it private
     fn the_journal_is_private_and_one_file_per_session() {
+        use std::os::unix::fs::PermissionsExt;
         // Other users on the machine must not read which projects the user works on.
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("journal");
@@ -1696,7 +1675,7 @@ mod tests {
         let dir = tmp.path().to_path_buf();
         let path = long_session(&dir, "s", 300);
         let hook = File::open(&path).unwrap();
-        assert!(flock_within(&hook, libc::LOCK_SH, Duration::ZERO));
+        assert!(lock_within(&hook, LockKind::Shared, Duration::ZERO));
         let t = Instant::now();
         assert_eq!(
             rewrite_keeping(&path, KEEP_HEAD, 10, u64::MAX).unwrap(),
@@ -1708,7 +1687,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(done.dropped_lines, 300 + 3 - 12);
-        assert_eq!(fs::metadata(&path).unwrap().ino(), done.ino);
+        assert_eq!(FileId::of_path(&path).unwrap().index, done.ino);
     }
 
     #[test]

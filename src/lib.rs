@@ -29,6 +29,7 @@ pub mod journal;
 pub mod jump;
 pub mod liveness;
 pub mod notify_policy;
+pub mod os_fs;
 pub mod paths;
 pub mod plan_limits;
 pub mod process;
@@ -44,4 +45,6 @@ pub(crate) mod test_executables;
 pub(crate) mod test_support;
 pub mod tray_model;
 pub mod usage;
+#[cfg(windows)]
+pub mod win_process;
 pub mod window_rows;

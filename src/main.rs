@@ -26,7 +26,10 @@ use agent_tray::cli;
 /// flushes stdout as std's own runtime would.
 #[cfg(not(test))]
 #[no_mangle]
-pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+pub extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
     start();
     // The agents run these on every event: no parser, no logger, no runtime; exit 0 whatever
     // happens, print nothing.
@@ -61,7 +64,11 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
     std::process::exit(exit_status(code))
 }
 
-#[cfg(not(test))]
+#[cfg(all(not(test), not(unix)))]
+/// Windows has no closed-descriptor or SIGPIPE trap to set right: the C runtime's `main` is enough.
+fn start() {}
+
+#[cfg(all(not(test), unix))]
 /// What std's runtime does before `main` that matters here: fds 0, 1 and 2 open (to /dev/null if
 /// they were closed, so a file opened later never becomes "stdout"), SIGPIPE ignored.
 fn start() {

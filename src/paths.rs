@@ -7,10 +7,17 @@
 //!
 //! The control socket sits in a folder only the user can enter (0700) and is itself 0600: any
 //! process that can reach it can feed sessions into the tray, so other users must not.
+//!
+//! On Windows the data folder is `%LOCALAPPDATA%\agent-tray` (per machine, not roaming: journals
+//! and the store are this machine's), the home folder is `%USERPROFILE%` (where Claude Code and
+//! Codex keep `.claude` and `.codex` there too), and the socket path only names the control
+//! channel: the engine listens on a named pipe derived from it (see the control channel's
+//! transport).
+//! Which folder is which on each desktop is decided by pure functions of the environment
+//! ([`data_dir_on`], [`home_dir_on`]), tested on every OS.
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The longest path a unix socket address can hold (`sun_path`, minus the NUL).
@@ -88,7 +95,7 @@ impl TrayPaths {
             create_private_dir(dir)?;
         }
         let len = self.socket.as_os_str().len();
-        if len > MAX_SOCKET_PATH {
+        if cfg!(unix) && len > MAX_SOCKET_PATH {
             return Err(PathsError::SocketPathTooLong(
                 self.socket.clone(),
                 MAX_SOCKET_PATH,
@@ -104,31 +111,74 @@ pub fn create_private_dir(dir: &Path) -> Result<(), PathsError> {
         path: dir.to_path_buf(),
         source,
     };
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(err)?;
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(err)?;
     // An existing folder keeps the mode it had; ours must be private whatever made it.
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(err)
+    crate::os_fs::make_owner_only(dir, true).map_err(err)
 }
 
 fn non_empty_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// The desktops whose folders differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Desktop {
+    Linux,
+    MacOs,
+    Windows,
+}
+
+/// The desktop this build runs on (the BSDs and others lay folders out as Linux does).
+pub const THIS_DESKTOP: Desktop = if cfg!(windows) {
+    Desktop::Windows
+} else if cfg!(target_os = "macos") {
+    Desktop::MacOs
+} else {
+    Desktop::Linux
+};
+
+/// The user's home folder on `desktop`, from the environment `env` gives: `HOME` on unix;
+/// `USERPROFILE` on Windows (what Node's `os.homedir()` and so Claude Code read first), else
+/// `HOME` (set by Git Bash and MSYS).
+pub fn home_dir_on(desktop: Desktop, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let set = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    match desktop {
+        Desktop::Windows => set("USERPROFILE").or_else(|| set("HOME")),
+        Desktop::Linux | Desktop::MacOs => set("HOME"),
+    }
+    .map(PathBuf::from)
+}
+
+/// Agent Tray's data folder on `desktop` when `AGENT_TRAY_HOME` does not say.
+pub fn data_dir_on(desktop: Desktop, env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let set = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let home = || home_dir_on(desktop, env);
+    match desktop {
+        Desktop::MacOs => home().map(|h| h.join("Library/Application Support/agent-tray")),
+        Desktop::Linux => match set("XDG_DATA_HOME") {
+            Some(dir) => Some(PathBuf::from(dir).join("agent-tray")),
+            None => home().map(|h| h.join(".local/share/agent-tray")),
+        },
+        Desktop::Windows => match set("LOCALAPPDATA") {
+            Some(dir) => Some(PathBuf::from(dir).join("agent-tray")),
+            None => home().map(|h| h.join("AppData").join("Local").join("agent-tray")),
+        },
+    }
+}
+
 pub fn home_dir() -> Option<PathBuf> {
-    non_empty_env("HOME").map(PathBuf::from)
+    home_dir_on(THIS_DESKTOP, &|name| std::env::var(name).ok())
 }
 
 fn platform_data_dir() -> Option<PathBuf> {
-    if cfg!(target_os = "macos") {
-        return home_dir().map(|h| h.join("Library/Application Support/agent-tray"));
-    }
-    match non_empty_env("XDG_DATA_HOME") {
-        Some(dir) => Some(PathBuf::from(dir).join("agent-tray")),
-        None => home_dir().map(|h| h.join(".local/share/agent-tray")),
-    }
+    data_dir_on(THIS_DESKTOP, &|name| std::env::var(name).ok())
 }
 
 #[cfg(test)]
@@ -144,7 +194,61 @@ mod tests {
     }
 
     #[test]
+    fn each_desktop_keeps_data_where_its_users_expect() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let windows = env(&[
+            ("USERPROFILE", r"C:\Users\ada"),
+            ("LOCALAPPDATA", r"C:\Users\ada\AppData\Local"),
+            ("HOME", "/x/home/ada"),
+        ]);
+        assert_eq!(
+            data_dir_on(Desktop::Windows, &windows),
+            Some(Path::new(r"C:\Users\ada\AppData\Local").join("agent-tray"))
+        );
+        assert_eq!(
+            home_dir_on(Desktop::Windows, &windows),
+            Some(PathBuf::from(r"C:\Users\ada"))
+        );
+        // No LOCALAPPDATA (a stripped environment): the same folder under the profile.
+        let bare = env(&[("USERPROFILE", r"C:\Users\ada"), ("LOCALAPPDATA", " ")]);
+        assert_eq!(
+            data_dir_on(Desktop::Windows, &bare),
+            Some(
+                PathBuf::from(r"C:\Users\ada")
+                    .join("AppData")
+                    .join("Local")
+                    .join("agent-tray")
+            )
+        );
+        let msys = env(&[("HOME", "/c/Users/ada")]);
+        assert_eq!(
+            home_dir_on(Desktop::Windows, &msys),
+            Some(PathBuf::from("/c/Users/ada"))
+        );
+        assert_eq!(
+            data_dir_on(Desktop::Linux, &env(&[("HOME", "/x/home/ada")])),
+            Some(PathBuf::from("/x/home/ada/.local/share/agent-tray"))
+        );
+        assert_eq!(
+            data_dir_on(Desktop::MacOs, &env(&[("HOME", "/x/Users/ada")])),
+            Some(PathBuf::from(
+                "/x/Users/ada/Library/Application Support/agent-tray"
+            ))
+        );
+        assert_eq!(data_dir_on(Desktop::Windows, &env(&[])), None);
+    }
+
+    #[test]
+    #[cfg(unix)] // file modes
     fn private_dirs_are_0700_even_when_they_existed_wider() {
+        use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
         fs::create_dir_all(home.join("run")).unwrap();
@@ -158,6 +262,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // a named pipe's name is derived, never too long
     fn a_socket_path_too_long_for_an_address_is_a_clear_error() {
         let tmp = tempfile::tempdir().unwrap();
         let long = tmp.path().join("x".repeat(120));

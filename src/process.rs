@@ -117,7 +117,51 @@ pub fn read_stat(pid: u32) -> Option<Stat> {
 }
 
 /// Elsewhere there is neither `/proc` nor `proc_pidinfo`.
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+/// Windows: the snapshot's parent and executable name, the creation time as the start time, and
+/// `Z` for a process that has exited while a handle still holds it.
+#[cfg(windows)]
+pub fn read_stat(pid: u32) -> Option<Stat> {
+    let entry = crate::win_process::entry(pid)?;
+    let handle = crate::win_process::ProcessHandle::open(pid).ok();
+    Some(Stat {
+        comm: comm_of_exe(&entry.exe),
+        state: if handle.as_ref().is_some_and(|h| h.has_exited()) {
+            'Z'
+        } else {
+            'R'
+        },
+        ppid: entry.ppid,
+        start_time: handle.and_then(|h| h.creation_ticks()),
+    })
+}
+
+/// The command name of a Windows executable, as unix would show it: the file name without its
+/// `.exe` (in any case), so `node.exe` and `Claude.EXE` match the names the agents' adapters
+/// know (`node`, `claude`).
+pub fn comm_of_exe(exe: &str) -> String {
+    let name = exe.rsplit(['\\', '/']).next().unwrap_or(exe);
+    let stem = match name.len().checked_sub(4) {
+        Some(at) if name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(".exe") => {
+            &name[..at]
+        }
+        _ => name,
+    };
+    stem.to_string()
+}
+
+/// The pid of this process's parent (the agent or the shell that ran the hook).
+pub fn parent_of_this_process() -> Option<u32> {
+    #[cfg(unix)]
+    {
+        Some(std::os::unix::process::parent_id())
+    }
+    #[cfg(windows)]
+    {
+        crate::win_process::parent_of(std::process::id())
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 pub fn read_stat(_pid: u32) -> Option<Stat> {
     None
 }
@@ -222,8 +266,15 @@ pub fn tty(pid: u32) -> Option<String> {
 }
 
 /// True when a process with this pid exists (whoever owns it) and has not exited.
+#[cfg(unix)]
 pub fn exists(pid: u32) -> bool {
     signal_zero_succeeds(pid) && !is_zombie(pid)
+}
+
+/// True when a process with this pid exists (whoever owns it) and has not exited.
+#[cfg(windows)]
+pub fn exists(pid: u32) -> bool {
+    crate::win_process::exists(pid)
 }
 
 /// True when the stat line says the process has exited and waits to be reaped (`Z`, `X`).
@@ -232,6 +283,7 @@ pub fn is_zombie(pid: u32) -> bool {
     read_stat(pid).is_some_and(|s| s.is_zombie())
 }
 
+#[cfg(unix)]
 fn signal_zero_succeeds(pid: u32) -> bool {
     let Ok(raw) = libc::pid_t::try_from(pid) else {
         return false;
@@ -282,7 +334,13 @@ fn ps_start_time(pid: u32) -> Option<String> {
     parse_ps_lstart(&String::from_utf8_lossy(&out.stdout))
 }
 
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+/// Windows: the creation time in 100 ns ticks, prefixed so it never equals a unix token.
+#[cfg(windows)]
+fn platform_start_token(pid: u32) -> Option<String> {
+    crate::win_process::creation_ticks(pid).map(|t| format!("win:{t}"))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 fn platform_start_token(_pid: u32) -> Option<String> {
     None
 }
@@ -551,7 +609,22 @@ pub fn started_at(pid: u32) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp(btime, 0)?.checked_add_signed(chrono::Duration::milliseconds(millis))
 }
 
-#[cfg(not(target_os = "linux"))]
+/// Windows: the creation time (100 ns ticks since 1601).
+#[cfg(windows)]
+pub fn started_at(pid: u32) -> Option<DateTime<Utc>> {
+    windows_ticks_to_time(crate::win_process::creation_ticks(pid)?)
+}
+
+/// A Windows FILETIME (100 ns ticks since 1601-01-01 UTC) as a wall-clock time.
+pub fn windows_ticks_to_time(ticks: u64) -> Option<DateTime<Utc>> {
+    const TICKS_1601_TO_1970: u64 = 116_444_736_000_000_000;
+    let since_epoch = ticks.checked_sub(TICKS_1601_TO_1970)?;
+    let secs = i64::try_from(since_epoch / 10_000_000).ok()?;
+    let nanos = u32::try_from((since_epoch % 10_000_000) * 100).ok()?;
+    DateTime::from_timestamp(secs, nanos)
+}
+
+#[cfg(not(any(target_os = "linux", windows)))]
 pub fn started_at(_pid: u32) -> Option<DateTime<Utc>> {
     None
 }
@@ -624,6 +697,8 @@ impl ProcessTable for SystemProcesses {
         procargs2(pid).map(|p| p.args)
     }
 
+    // Windows: another process's command line lives in its memory (its PEB); not read. The
+    // adapters tell agents by executable name there.
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     fn cmdline(&self, _pid: u32) -> Option<Vec<String>> {
         None
@@ -637,6 +712,12 @@ impl ProcessTable for SystemProcesses {
         start_token(pid)
     }
 
+    #[cfg(windows)]
+    fn children(&self, pid: u32) -> Vec<u32> {
+        crate::win_process::children_of(pid)
+    }
+
+    #[cfg(not(windows))]
     fn children(&self, pid: u32) -> Vec<u32> {
         std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
             .map(|text| {

@@ -2,6 +2,54 @@
 //! once: a process table the tests script instead of reading `/proc`.
 
 use std::collections::HashMap;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The environment variable that makes [`tests::a_sleeper_when_asked`] sleep.
+const SLEEP_SECS: &str = "AGENT_TRAY_TEST_SLEEP_SECS";
+
+/// A real child process that sleeps `secs` and exits 0, on every OS (Windows has no `sleep`):
+/// this very test binary, running only the test that sleeps when asked.
+pub(crate) fn spawn_sleeper(secs: u64) -> Child {
+    #[allow(clippy::expect_used)]
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // A spawn can fail for a moment on a busy machine (EAGAIN): try a few times, then say why.
+    let mut last = None;
+    for _ in 0..5 {
+        match Command::new(&exe)
+            .args([
+                "--exact",
+                "test_support::tests::a_sleeper_when_asked",
+                "--test-threads=1",
+                "-q",
+            ])
+            .env(SLEEP_SECS, secs.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Ok(child) => return child,
+            Err(e) => {
+                last = Some(e);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+    panic!(
+        "the test binary {} did not start again: {last:?}",
+        exe.display()
+    )
+}
+
+/// How long [`spawn_sleeper`]'s child sleeps (none when not asked).
+fn asked_sleep() -> Option<Duration> {
+    std::env::var(SLEEP_SECS)
+        .ok()?
+        .parse()
+        .ok()
+        .map(Duration::from_secs)
+}
 
 use crate::process::{ProcInfo, ProcessTable};
 
@@ -106,4 +154,27 @@ pub(crate) fn with_request(
         },
     }];
     session
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Not a check: the body of [`spawn_sleeper`]'s child. Run as an ordinary test it is not
+    /// asked and returns at once.
+    #[test]
+    fn a_sleeper_when_asked() {
+        if let Some(sleep) = asked_sleep() {
+            std::thread::sleep(sleep);
+        }
+    }
+
+    #[test]
+    fn a_sleeper_runs_until_it_is_killed() {
+        let mut child = spawn_sleeper(600);
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(child.try_wait().unwrap_or(None).is_none(), "still running");
+        let _ = child.kill();
+        assert!(child.wait().is_ok_and(|s| !s.success()));
+    }
 }

@@ -3,6 +3,9 @@
 //! and `pending`/`allow`/`deny` as users and scripts run them. What the hook prints is what the
 //! agent reads, so each answer is proven by the hook's stdout, and each failure by its silence.
 
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -1,6 +1,10 @@
 //! `agent-tray open`, what the desktop entry runs, as a real process: it hands over to a running
 //! app on its private socket, or becomes the app beside it by `exec` (same pid, same arguments),
 //! and says what to install when there is no app at all.
+
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

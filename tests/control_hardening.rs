@@ -2,6 +2,10 @@
 //! watcher that stops reading, replies of several MiB, a socket squatted by someone else,
 //! crafted session ids, terminal escapes in session text, and 1 MiB fields. Real daemon, real
 //! unix sockets, real child processes, a private world.
+
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

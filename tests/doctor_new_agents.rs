@@ -3,6 +3,10 @@
 //! the installer wrote, fed a payload of that agent's shape) is confirmed by the engine; a hook
 //! file or plugin that is missing, altered, or names a binary that is gone fails doctor with a
 //! line that says which and what to run.
+
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -3,6 +3,10 @@
 //! through the real hook binary, under real (renamed) parent processes, against a real daemon:
 //! none of them may become a Claude session, each is counted and named by `doctor`, and a real
 //! Claude payload through the same command line still makes its session.
+
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -1,5 +1,9 @@
 //! The history store against a real `agent-tray daemon`: scripted figures that survive a
 //! restart, a `kill -9` in the middle of a write burst, and a folder the store cannot write.
+
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -8,6 +8,9 @@
 //! own reply API (a recording client here; the real OpenCode in tests/e2e), while one answered
 //! in the terminal ends the plugin's wait.
 
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -1,4 +1,8 @@
 //! The pid watcher against real processes: children started and killed with real signals.
+
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

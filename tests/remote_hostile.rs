@@ -1,5 +1,9 @@
 //! A remote is a stranger: what it prints is hostile input. These drive the engine's real link
 //! through a fake `ssh` (`AGENT_TRAY_SSH`) that prints what a compromised remote would.
+
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

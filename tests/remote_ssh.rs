@@ -1,5 +1,9 @@
 //! Remotes end to end, against a real OpenSSH server (see `common/sshd.rs`): a remote host's
 //! `agent-tray daemon` (another private world), reached by the local engine's own `ssh` child.
+
+// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
+// (scripts/check-windows.sh) instead.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -31,17 +31,14 @@
 //! listener and the protocol are tested here, and the desktop crate's `second_launch` only
 //! wires [`serve`] to its window.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::control::transport::{accept_local, LocalListener};
 use crate::paths::TrayPaths;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::UnixListener;
 use tokio_util::sync::CancellationToken;
 
 use super::{
@@ -110,23 +107,16 @@ pub fn try_lock(path: &Path) -> Result<Option<InstanceLock>, SecondLaunchError> 
     let lock_err = |e| SecondLaunchError::Lock(path.to_path_buf(), e);
     // std opens with O_CLOEXEC: a child the app starts (a terminal it focuses, WebKit's
     // processes) must not inherit the lock and keep it after the app has gone.
-    let file = OpenOptions::new()
+    let file = crate::os_fs::private_options()
         .create(true)
         .truncate(false)
         .write(true)
-        .mode(0o600)
         .open(path)
         .map_err(lock_err)?;
-    // SAFETY: flock on a descriptor this function owns; non-blocking, so it cannot hang.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+    if crate::os_fs::try_lock(&file, crate::os_fs::LockKind::Exclusive) {
         return Ok(Some(InstanceLock { _file: file }));
     }
-    let error = std::io::Error::last_os_error();
-    if error.kind() == std::io::ErrorKind::WouldBlock {
-        Ok(None)
-    } else {
-        Err(lock_err(error))
-    }
+    Ok(None)
 }
 
 /// Settles a launch: hands `request` over to the app answering on `socket`, or takes `lock`
@@ -174,7 +164,10 @@ pub fn claim_for_this_launch() -> Result<Option<Launch>, SecondLaunchError> {
 
 /// The running app's side: binds `socket` (0600, in a 0700 folder), replacing a file left by a
 /// crash, but never one another app answers on (an app of an older version, which took no lock).
-pub fn listen(socket: &Path) -> Result<UnixListener, SecondLaunchError> {
+#[cfg(unix)]
+pub fn listen(socket: &Path) -> Result<LocalListener, SecondLaunchError> {
+    use std::os::unix::net::UnixStream;
+    use tokio::net::UnixListener;
     let listen_err = |e| SecondLaunchError::Listen(socket.to_path_buf(), e);
     if let Some(dir) = socket.parent() {
         crate::paths::create_private_dir(dir)?;
@@ -190,8 +183,22 @@ pub fn listen(socket: &Path) -> Result<UnixListener, SecondLaunchError> {
         }
         Err(e) => return Err(listen_err(e)),
     };
-    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600)).map_err(listen_err)?;
+    crate::os_fs::make_owner_only(socket, false).map_err(listen_err)?;
     Ok(listener)
+}
+
+/// The running app's side on Windows: the named pipe derived from `socket`
+/// ([`crate::control::transport::pipe_name`]); a name already served is another app's.
+#[cfg(windows)]
+pub fn listen(socket: &Path) -> Result<LocalListener, SecondLaunchError> {
+    let pipe = crate::control::transport::pipe_name(socket);
+    match LocalListener::bind(&pipe) {
+        Ok(listener) => Ok(listener),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(SecondLaunchError::AlreadyServed(socket.to_path_buf()))
+        }
+        Err(e) => Err(SecondLaunchError::Listen(socket.to_path_buf(), e)),
+    }
 }
 
 /// What the running app answers `request`, and whether it opens the window for it: `open`
@@ -213,7 +220,7 @@ pub const REPLY_UNKNOWN: &str = "unknown";
 /// file. One connection at a time, each bounded by [`DEADLINE`]: second
 /// launches are rare, and a client that stalls costs at most that.
 pub async fn serve(
-    listener: UnixListener,
+    mut listener: LocalListener,
     socket: PathBuf,
     open: impl Fn() + Send + 'static,
     token: CancellationToken,
@@ -221,9 +228,9 @@ pub async fn serve(
     loop {
         let accepted = tokio::select! {
             () = token.cancelled() => break,
-            accepted = listener.accept() => accepted,
+            accepted = accept_local(&mut listener) => accepted,
         };
-        let Ok((mut stream, _)) = accepted else {
+        let Ok(mut stream) = accepted else {
             continue;
         };
         let answered = tokio::time::timeout(DEADLINE, async {
@@ -240,11 +247,14 @@ pub async fn serve(
             tracing::debug!("a second launch did not complete its request");
         }
     }
+    #[cfg(unix)]
     let _ = std::fs::remove_file(&socket);
+    #[cfg(windows)]
+    drop((listener, socket));
 }
 
 /// The first line (up to [`MAX_LINE`] bytes), without its newline.
-async fn read_line(stream: &mut tokio::net::UnixStream) -> std::io::Result<String> {
+async fn read_line(stream: &mut (impl tokio::io::AsyncRead + Unpin)) -> std::io::Result<String> {
     let mut buf = Vec::with_capacity(MAX_LINE);
     let mut byte = [0u8; 1];
     while buf.len() < MAX_LINE {
@@ -256,10 +266,12 @@ async fn read_line(stream: &mut tokio::net::UnixStream) -> std::io::Result<Strin
     Ok(String::from_utf8_lossy(&buf).trim().to_string())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // a unix socket and its file
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::net::UnixStream;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 

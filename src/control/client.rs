@@ -16,15 +16,17 @@
 //! engine is trusted by the check above. Only requests have a size limit ([`MAX_LINE`], the
 //! engine's side).
 
-use std::fs;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
-use socket2::{Domain, SockAddr, Socket, Type};
+
+/// The client's end of a connection: a unix socket, or the named pipe on Windows.
+#[cfg(unix)]
+type ClientConn = std::os::unix::net::UnixStream;
+#[cfg(windows)]
+type ClientConn = super::transport::PipeClient;
 
 use super::protocol::{encode_request, Reply, Request, TypedReply};
 
@@ -46,13 +48,25 @@ pub enum ClientError {
 
 /// Checks that `socket` and the folder holding it are this user's and that no one else may write
 /// to them. `Ok(())` also when the socket does not exist (the connect then says nobody runs).
+/// (Windows: the pipe's server is checked when connecting, by the user it runs as.)
+#[cfg(windows)]
+pub fn check_socket_owner(_socket: &Path) -> Result<(), ClientError> {
+    Ok(())
+}
+
+/// Checks that `socket` and the folder holding it are this user's and that no one else may write
+/// to them. `Ok(())` also when the socket does not exist (the connect then says nobody runs).
+#[cfg(unix)]
 pub fn check_socket_owner(socket: &Path) -> Result<(), ClientError> {
     // SAFETY: geteuid has no failure mode and touches no memory.
     let me = unsafe { libc::geteuid() };
     check_socket_owner_as(socket, me)
 }
 
+#[cfg(unix)]
 fn check_socket_owner_as(socket: &Path, me: u32) -> Result<(), ClientError> {
+    use std::fs;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let path = socket.display().to_string();
     let untrusted = |reason: String| ClientError::Untrusted {
         path: path.clone(),
@@ -118,11 +132,39 @@ fn check_socket_owner_as(socket: &Path, me: u32) -> Result<(), ClientError> {
     Ok(())
 }
 
+/// Why a connection could not be made.
+enum Connect {
+    Io(io::Error),
+    /// Windows: the pipe is served by someone else.
+    #[cfg_attr(unix, allow(dead_code))]
+    Untrusted(String),
+}
+
+#[cfg(unix)]
+fn connect_within(socket: &Path, budget: Duration) -> Result<ClientConn, Connect> {
+    use socket2::{Domain, SockAddr, Socket, Type};
+    let addr = SockAddr::unix(socket).map_err(Connect::Io)?;
+    let sock = Socket::new(Domain::UNIX, Type::STREAM, None).map_err(Connect::Io)?;
+    sock.connect_timeout(&addr, budget).map_err(Connect::Io)?;
+    Ok(sock.into())
+}
+
+#[cfg(windows)]
+fn connect_within(socket: &Path, budget: Duration) -> Result<ClientConn, Connect> {
+    use super::transport::{pipe_name, ConnectError, PipeClient};
+    PipeClient::connect(&pipe_name(socket), budget).map_err(|e| match e {
+        ConnectError::NotRunning => Connect::Io(io::ErrorKind::NotFound.into()),
+        ConnectError::TimedOut => Connect::Io(io::ErrorKind::TimedOut.into()),
+        ConnectError::Untrusted(reason) => Connect::Untrusted(reason),
+        ConnectError::Io(e) => Connect::Io(e),
+    })
+}
+
 /// The socket, read with the connection's deadline applied before every read: a reply parsed
 /// from a stream is bounded by time however it arrives.
 #[derive(Debug)]
 struct DeadlineStream {
-    stream: UnixStream,
+    stream: ClientConn,
     deadline: Instant,
 }
 
@@ -140,7 +182,7 @@ impl Read for DeadlineStream {
 /// A connection to the engine, with a deadline for everything done on it.
 #[derive(Debug)]
 pub struct ControlClient {
-    stream: UnixStream,
+    stream: ClientConn,
     reader: BufReader<DeadlineStream>,
     path: String,
     deadline: Instant,
@@ -165,10 +207,13 @@ impl ControlClient {
                 source: e,
             },
         };
-        let addr = SockAddr::unix(socket).map_err(classify)?;
-        let sock = Socket::new(Domain::UNIX, Type::STREAM, None).map_err(classify)?;
-        sock.connect_timeout(&addr, budget).map_err(classify)?;
-        let stream: UnixStream = sock.into();
+        let stream = connect_within(socket, budget).map_err(|e| match e {
+            Connect::Io(e) => classify(e),
+            Connect::Untrusted(reason) => ClientError::Untrusted {
+                path: path.clone(),
+                reason,
+            },
+        })?;
         let reader = BufReader::new(DeadlineStream {
             stream: stream.try_clone().map_err(classify)?,
             deadline,
@@ -320,10 +365,11 @@ impl ControlClient {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // the socket and its folder's modes; Windows checks the pipe's server
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::os::unix::fs::PermissionsExt;
 
     fn private_socket() -> (

@@ -22,18 +22,14 @@
 //! Only one engine may own the socket. An exclusive `flock` on a lock file beside it decides who;
 //! the loser learns who holds it (a `ping`) and says so plainly instead of fighting over the path.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::unix::OwnedReadHalf;
-use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -44,6 +40,7 @@ use super::protocol::{
     decode_request, AnswerReply, AskReply, ErrorBody, ErrorCode, ObserveReply, PendingList,
     PingInfo, Reply, Request, SessionList, SessionsLine, TypedReply, MAX_LINE,
 };
+use super::transport::{self, ServerConn, ServerReader, ServerWriter};
 use crate::answering::{AnswerSettings, AskCall, HookDecision, Printed};
 use crate::model::Observation;
 use crate::paths::{PathsError, TrayPaths};
@@ -80,6 +77,10 @@ pub enum BindError {
     Paths(#[from] PathsError),
     #[error("cannot listen on {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    /// Windows: the pipe's name exists, created by a process that is not the engine holding our
+    /// lock (another user's, or a program squatting on it).
+    #[error("the pipe {pipe} (for {socket}) was created by another process first; not serving beside it. Find it with `agent-tray doctor`, or set AGENT_TRAY_HOME to a private folder")]
+    PipeTaken { socket: PathBuf, pipe: String },
 }
 
 /// What the engine keeps beside the sessions, for the socket to report: the delivery ledger
@@ -111,7 +112,10 @@ impl Default for EngineLedgers {
 /// A bound, not yet serving, control socket. Holds the ownership lock for its whole life.
 #[derive(Debug)]
 pub struct ControlServer {
-    listener: UnixListener,
+    #[cfg(unix)]
+    listener: tokio::net::UnixListener,
+    #[cfg(windows)]
+    listener: transport::Listener,
     socket: PathBuf,
     host: String,
     /// Where the answering settings are ([`crate::answering::SETTINGS_FILE`]).
@@ -131,32 +135,23 @@ impl ControlServer {
             }
         };
         let lock_path = paths.runtime_dir.join("agent-tray.lock");
-        let lock = OpenOptions::new()
+        let lock = crate::os_fs::private_options()
             .create(true)
             .truncate(false)
             .write(true)
-            .mode(0o600)
             .open(&lock_path)
             .map_err(io_err(&lock_path))?;
-        // SAFETY: flock on a descriptor this function owns; non-blocking, so it cannot hang.
-        let rc = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
+        if !crate::os_fs::try_lock(&lock, crate::os_fs::LockKind::Exclusive) {
             return Err(who_holds(&paths.socket));
         }
-        // We own the path now: whatever socket file is there was left by a dead engine.
-        match fs::remove_file(&paths.socket) {
-            Ok(()) => tracing::info!(socket = %paths.socket.display(), "removed a stale socket"),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err(&paths.socket)(e)),
-        }
-        let std_listener =
-            std::os::unix::net::UnixListener::bind(&paths.socket).map_err(io_err(&paths.socket))?;
-        fs::set_permissions(&paths.socket, fs::Permissions::from_mode(0o600))
-            .map_err(io_err(&paths.socket))?;
-        std_listener
-            .set_nonblocking(true)
-            .map_err(io_err(&paths.socket))?;
-        let listener = UnixListener::from_std(std_listener).map_err(io_err(&paths.socket))?;
+        let listener = listen(&paths.socket).map_err(|e| match e {
+            #[cfg(windows)]
+            e if e.kind() == io::ErrorKind::PermissionDenied => BindError::PipeTaken {
+                socket: paths.socket.clone(),
+                pipe: transport::pipe_name(&paths.socket),
+            },
+            e => io_err(&paths.socket)(e),
+        })?;
         Ok(ControlServer {
             listener,
             socket: paths.socket.clone(),
@@ -180,7 +175,7 @@ impl ControlServer {
         // Destructured so the task owns the ownership lock too: an `async move` block captures
         // only the fields it uses, and a lock dropped here would let a second engine in.
         let ControlServer {
-            listener,
+            mut listener,
             socket,
             host,
             data_dir,
@@ -197,29 +192,22 @@ impl ControlServer {
                 data_dir,
                 ledgers,
             });
-            let my_uid = current_uid();
             loop {
                 let accepted = tokio::select! {
                     () = token.cancelled() => break,
-                    accepted = listener.accept() => accepted,
+                    accepted = accept(&mut listener) => accepted,
                 };
                 let stream = match accepted {
-                    Ok((stream, _)) => stream,
+                    Ok(stream) => stream,
                     Err(e) => {
                         tracing::warn!(error = %e, "accept failed");
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }
                 };
-                match stream.peer_cred() {
-                    Ok(cred) if cred.uid() == my_uid => {}
-                    Ok(cred) => {
-                        tracing::warn!(
-                            peer_uid = cred.uid(),
-                            "refused a connection from another user"
-                        );
-                        continue;
-                    }
+                match transport::peer_is_this_user(&stream) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
                     Err(e) => {
                         tracing::warn!(error = %e, "refused a connection whose peer is unknown");
                         continue;
@@ -246,20 +234,49 @@ impl ControlServer {
                     serve_connection(stream, permit, &shared, &registry, &token).await;
                 });
             }
-            if let Err(e) = fs::remove_file(&socket) {
+            #[cfg(unix)]
+            if let Err(e) = std::fs::remove_file(&socket) {
                 if e.kind() != io::ErrorKind::NotFound {
                     tracing::warn!(error = %e, "could not remove the socket");
                 }
             }
-            // Only now may another engine take the path.
+            #[cfg(windows)]
+            drop((listener, socket)); // the pipe's last instance closes with it
+                                      // Only now may another engine take the path.
             drop(ownership_lock);
         })
     }
 }
 
-fn current_uid() -> u32 {
-    // SAFETY: geteuid has no failure mode and touches no memory.
-    unsafe { libc::geteuid() }
+/// Listens on the socket path (unix) or the pipe derived from it (Windows). The caller holds the
+/// ownership lock.
+#[cfg(unix)]
+fn listen(socket: &Path) -> io::Result<tokio::net::UnixListener> {
+    // We own the path now: whatever socket file is there was left by a dead engine.
+    match std::fs::remove_file(socket) {
+        Ok(()) => tracing::info!(socket = %socket.display(), "removed a stale socket"),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let std_listener = std::os::unix::net::UnixListener::bind(socket)?;
+    crate::os_fs::make_owner_only(socket, false)?;
+    std_listener.set_nonblocking(true)?;
+    tokio::net::UnixListener::from_std(std_listener)
+}
+
+#[cfg(windows)]
+fn listen(socket: &Path) -> io::Result<transport::Listener> {
+    transport::Listener::bind(&transport::pipe_name(socket))
+}
+
+#[cfg(unix)]
+async fn accept(listener: &mut tokio::net::UnixListener) -> io::Result<ServerConn> {
+    listener.accept().await.map(|(stream, _)| stream)
+}
+
+#[cfg(windows)]
+async fn accept(listener: &mut transport::Listener) -> io::Result<ServerConn> {
+    listener.accept().await
 }
 
 /// Asks whoever owns the socket who they are, for a plain message.
@@ -333,7 +350,7 @@ struct Pools {
 }
 
 /// Tells a connection there is no room for it, within a short bound, and closes it.
-async fn refuse_busy(mut stream: UnixStream, message: String) {
+async fn refuse_busy(mut stream: ServerConn, message: String) {
     let reply = Reply::error(ErrorCode::Busy, message);
     let _ = tokio::time::timeout(BUSY_REPLY_TIMEOUT, async {
         if let Ok(line) = encode_line(&reply) {
@@ -373,7 +390,7 @@ struct Shared {
 }
 
 async fn serve_connection(
-    stream: UnixStream,
+    stream: ServerConn,
     permit: OwnedSemaphorePermit,
     shared: &Shared,
     registry: &SessionsRegistry,
@@ -381,7 +398,7 @@ async fn serve_connection(
 ) {
     let host = shared.host.as_str();
     let watchers = &shared.watchers;
-    let (read_half, mut write_half) = stream.into_split();
+    let (read_half, mut write_half) = transport::split(stream);
     let mut reader = BufReader::new(read_half);
     let mut buf = Vec::new();
     let mut deadline = FIRST_REQUEST_TIMEOUT;
@@ -509,8 +526,8 @@ async fn answer_request(
 
 /// A hook's connection that waits for the answer to its permission request.
 struct AskConnection {
-    reader: BufReader<OwnedReadHalf>,
-    writer: tokio::net::unix::OwnedWriteHalf,
+    reader: BufReader<ServerReader>,
+    writer: ServerWriter,
 }
 
 impl AskConnection {
@@ -831,7 +848,7 @@ pub fn handle_typed(
 /// client that does not read a change within [`WRITE_TIMEOUT`] is dropped, with that reason in
 /// the log. The read half is watched too, so a client that hangs up is gone at once.
 async fn watch<W: AsyncWriteExt + Unpin>(
-    mut reader: OwnedReadHalf,
+    mut reader: ServerReader,
     writer: &mut W,
     registry: &SessionsRegistry,
     token: &CancellationToken,

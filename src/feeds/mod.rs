@@ -27,9 +27,8 @@ pub mod tail;
 pub mod watch;
 
 use std::collections::BTreeMap;
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -278,10 +277,7 @@ pub fn open_regular_file(path: &Path) -> io::Result<(File, Metadata)> {
     if !std::fs::symlink_metadata(path)?.file_type().is_file() {
         return Err(not_regular(path));
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?;
+    let file = crate::os_fs::reading_options().open(path)?;
     let meta = file.metadata()?;
     if !meta.file_type().is_file() {
         return Err(not_regular(path));

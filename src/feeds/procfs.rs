@@ -102,13 +102,21 @@ pub enum LockProbe {
 
 /// Finds the holder of `path`'s lock in a parsed `/proc/locks`, matching device and inode.
 pub fn lock_holder(path: &Path, locks: &HashMap<u64, Vec<HeldLock>>) -> LockProbe {
-    use std::os::unix::fs::MetadataExt;
     let Ok(meta) = fs::metadata(path) else {
         return LockProbe::Missing;
     };
-    let dev = meta.dev();
-    let (major, minor) = (dev_major(dev), dev_minor(dev));
-    match locks.get(&meta.ino()).and_then(|l| {
+    #[cfg(not(unix))]
+    {
+        // No `/proc/locks` to have been read: only the probe can tell.
+        let _ = (meta, locks);
+        probe_lock_by_flock(path)
+    }
+    #[cfg(unix)]
+    let id = crate::os_fs::FileId::of_unix_metadata(&meta);
+    #[cfg(unix)]
+    let (major, minor) = (dev_major(id.volume), dev_minor(id.volume));
+    #[cfg(unix)]
+    match locks.get(&id.index).and_then(|l| {
         l.iter()
             .find(|l| l.dev_major == major && l.dev_minor == minor)
     }) {
@@ -118,11 +126,13 @@ pub fn lock_holder(path: &Path, locks: &HashMap<u64, Vec<HeldLock>>) -> LockProb
 }
 
 /// The major number of a Linux `dev_t` (glibc's `gnu_dev_major`).
+#[cfg(unix)]
 fn dev_major(dev: u64) -> u32 {
     (((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0x0000_0fff)) as u32
 }
 
 /// The minor number of a Linux `dev_t` (glibc's `gnu_dev_minor`).
+#[cfg(unix)]
 fn dev_minor(dev: u64) -> u32 {
     (((dev >> 12) & 0xffff_ff00) | (dev & 0x0000_00ff)) as u32
 }
@@ -131,17 +141,13 @@ fn dev_minor(dev: u64) -> u32 {
 /// it at once. Shared, so a concurrent reader of the same kind never fails; non-blocking, so this
 /// never waits behind Codex. Only a held exclusive lock makes it fail with `EWOULDBLOCK`.
 pub fn probe_lock_by_flock(path: &Path) -> LockProbe {
-    use std::os::fd::AsRawFd;
+    use crate::os_fs::{try_lock, unlock, LockKind};
     // Never `File::open`: a FIFO named like a lock would block this feed for good.
     let Ok((file, _)) = super::open_regular_file(path) else {
         return LockProbe::Missing;
     };
-    let fd = file.as_raw_fd();
-    // SAFETY: `fd` is a valid open descriptor owned by `file` for the duration of both calls.
-    let rc = unsafe { libc::flock(fd, libc::LOCK_SH | libc::LOCK_NB) };
-    if rc == 0 {
-        // SAFETY: as above; releasing the shared lock we just took.
-        unsafe { libc::flock(fd, libc::LOCK_UN) };
+    if try_lock(&file, LockKind::Shared) {
+        unlock(&file);
         LockProbe::Free
     } else {
         LockProbe::Held(None)
@@ -181,6 +187,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")] // `/proc/locks`
     fn a_lock_held_by_us_is_found_in_proc_locks_with_our_pid_and_free_once_released() {
         // The real kernel table, for a lock this test takes itself.
         use std::os::fd::AsRawFd;

@@ -18,7 +18,6 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::unix::fs::MetadataExt;
 
 /// The longest line kept. Longer lines (a huge tool result, an image in base64) are skipped and
 /// counted; they carry no state a tracker needs that the next line does not also carry.
@@ -42,10 +41,25 @@ pub struct FileIdentity {
 }
 
 impl FileIdentity {
-    pub fn of(meta: &std::fs::Metadata) -> Self {
+    /// The identity of `file`, whose metadata `meta` the caller already read (on unix it is all
+    /// that is needed; Windows asks the open file).
+    pub fn of(file: &File, meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let id = {
+            let _ = file;
+            crate::os_fs::FileId::of_unix_metadata(meta)
+        };
+        #[cfg(not(unix))]
+        let id = {
+            let _ = meta;
+            crate::os_fs::FileId::of_file(file).unwrap_or(crate::os_fs::FileId {
+                volume: u64::MAX,
+                index: u64::MAX,
+            })
+        };
         FileIdentity {
-            dev: meta.dev(),
-            ino: meta.ino(),
+            dev: id.volume,
+            ino: id.index,
         }
     }
 }
@@ -101,7 +115,7 @@ impl TailReader {
         meta: &std::fs::Metadata,
         on_line: &mut dyn FnMut(&[u8]),
     ) -> io::Result<Appended> {
-        let identity = FileIdentity::of(meta);
+        let identity = FileIdentity::of(file, meta);
         let mut out = Appended::default();
         if self.identity.is_some_and(|id| id != identity) || meta.len() < self.offset {
             out.reset = true;
@@ -222,7 +236,7 @@ pub fn read_last_lines(
         lines,
         resume_at,
         bytes_read,
-        identity: FileIdentity::of(meta),
+        identity: FileIdentity::of(file, meta),
     })
 }
 

@@ -557,7 +557,6 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn our_hook_is_recognised_wherever_the_binary_lives_and_edits_are_not_ours() {
@@ -651,7 +650,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // modes and symlinks
     fn writing_keeps_a_backup_the_mode_and_a_symlinks_target() {
+        use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let real = tmp.path().join("dotfiles/settings.json");
         fs::create_dir_all(real.parent().unwrap()).unwrap();

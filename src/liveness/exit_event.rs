@@ -17,6 +17,11 @@
 //! ([`ExitHandle::exited`]) registers the descriptor with the reactor and costs nothing until the
 //! process dies.
 //!
+//! - **Windows:** a process handle (`OpenProcess(SYNCHRONIZE)`), which becomes signalled when the
+//!   process exits, waited on by the system's thread pool (`RegisterWaitForSingleObject`, the way
+//!   tokio waits for its own children there): no thread of ours per process. An open handle also
+//!   keeps the pid from being given to another process.
+//!
 //! Where a handle cannot be had (an older kernel, a platform without either, a descriptor limit),
 //! [`ExitWatchError::Unsupported`] says so and the watcher keeps that pid on its tick.
 //!
@@ -51,6 +56,8 @@ pub struct ExitHandle {
     fd: std::sync::Arc<std::os::fd::OwnedFd>,
     #[cfg(target_os = "macos")]
     queue: std::sync::Arc<kqueue::Watcher>,
+    #[cfg(windows)]
+    process: std::sync::Arc<crate::win_process::ProcessHandle>,
 }
 
 impl ExitHandle {
@@ -108,8 +115,25 @@ impl ExitHandle {
         })
     }
 
+    /// Opens the exit event of the process that has `pid` now. Blocking, no runtime needed.
+    #[cfg(windows)]
+    pub fn open(pid: u32) -> Result<Self, ExitWatchError> {
+        use crate::win_process::{OpenError, ProcessHandle};
+        match ProcessHandle::open(pid) {
+            Ok(process) => Ok(ExitHandle {
+                process: std::sync::Arc::new(process),
+            }),
+            Err(OpenError::Gone) => Err(ExitWatchError::Gone { pid }),
+            Err(OpenError::Denied) => Err(ExitWatchError::Unsupported {
+                pid,
+                source: io::Error::from(io::ErrorKind::PermissionDenied),
+            }),
+            Err(OpenError::Other(source)) => Err(ExitWatchError::Unsupported { pid, source }),
+        }
+    }
+
     /// Elsewhere there is no exit event: the tick covers every pid.
-    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
     pub fn open(pid: u32) -> Result<Self, ExitWatchError> {
         Err(ExitWatchError::Unsupported {
             pid,
@@ -152,10 +176,98 @@ impl ExitHandle {
             let _ready = queue.readable().await?;
             Ok(())
         }
-        #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+        #[cfg(windows)]
+        {
+            windows_wait::exited(self.process).await
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
         {
             Err(io::Error::from(io::ErrorKind::Unsupported))
         }
+    }
+}
+
+/// The thread pool's wait on a process handle, as a future.
+#[cfg(windows)]
+mod windows_wait {
+    use std::ffi::c_void;
+    use std::io;
+    use std::sync::{Arc, Mutex};
+
+    use tokio::sync::oneshot;
+    use windows_sys::Win32::Foundation::{HANDLE, INVALID_HANDLE_VALUE};
+    use windows_sys::Win32::System::Threading::{
+        RegisterWaitForSingleObject, UnregisterWaitEx, INFINITE, WT_EXECUTEINWAITTHREAD,
+        WT_EXECUTEONLYONCE,
+    };
+
+    use crate::win_process::ProcessHandle;
+
+    type Signal = Mutex<Option<oneshot::Sender<()>>>;
+
+    /// Called by the pool's wait thread once the handle is signalled.
+    unsafe extern "system" fn on_signalled(context: *mut c_void, _timed_out: bool) {
+        // SAFETY: `context` is the `Arc<Signal>` pointer given at registration, kept alive
+        // until the wait is unregistered, which waits for this callback to finish.
+        let signal = unsafe { &*(context as *const Signal) };
+        if let Some(tx) = signal.lock().ok().and_then(|mut s| s.take()) {
+            let _ = tx.send(());
+        }
+    }
+
+    /// The registration, unregistered (waiting for a running callback) when dropped: a
+    /// cancelled wait leaves nothing behind.
+    struct Registration {
+        wait: HANDLE,
+        context: *const Signal,
+    }
+
+    impl Drop for Registration {
+        fn drop(&mut self) {
+            // SAFETY: `wait` came from RegisterWaitForSingleObject; INVALID_HANDLE_VALUE makes
+            // the call wait for a callback in progress, after which `context` is ours alone.
+            unsafe {
+                UnregisterWaitEx(self.wait, INVALID_HANDLE_VALUE);
+                drop(Arc::from_raw(self.context));
+            }
+        }
+    }
+
+    // SAFETY: the registration only holds a wait handle and a pointer to a Sync value.
+    unsafe impl Send for Registration {}
+
+    /// Registers the pool's wait for `process`; `tx` fires when it is signalled.
+    fn register(process: &ProcessHandle, tx: oneshot::Sender<()>) -> io::Result<Registration> {
+        let signal: Arc<Signal> = Arc::new(Mutex::new(Some(tx)));
+        let context = Arc::into_raw(signal);
+        let mut wait: HANDLE = std::ptr::null_mut();
+        // SAFETY: a valid process handle (the caller keeps it alive while the registration
+        // lives), a callback of the right signature and a context that outlives the
+        // registration.
+        let ok = unsafe {
+            RegisterWaitForSingleObject(
+                &mut wait,
+                process.raw(),
+                Some(on_signalled),
+                context as *const c_void,
+                INFINITE,
+                WT_EXECUTEONLYONCE | WT_EXECUTEINWAITTHREAD,
+            )
+        };
+        if ok == 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: never registered: the pointer is ours to take back.
+            drop(unsafe { Arc::from_raw(context) });
+            return Err(e);
+        }
+        Ok(Registration { wait, context })
+    }
+
+    pub async fn exited(process: Arc<ProcessHandle>) -> io::Result<()> {
+        let (tx, rx) = oneshot::channel();
+        let _registration = register(&process, tx)?;
+        rx.await
+            .map_err(|_| io::Error::other("the wait ended without the process exiting"))
     }
 }
 
@@ -193,8 +305,14 @@ pub fn not_exited(handles: &[&ExitHandle]) -> io::Result<Vec<bool>> {
     Ok(fds.iter().map(|f| f.revents == 0).collect())
 }
 
+/// Asks each process handle, without waiting, whether it is still running.
+#[cfg(windows)]
+pub fn not_exited(handles: &[&ExitHandle]) -> io::Result<Vec<bool>> {
+    Ok(handles.iter().map(|h| !h.process.has_exited()).collect())
+}
+
 /// Elsewhere no handle can be opened, so none is ever asked about.
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+#[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 pub fn not_exited(handles: &[&ExitHandle]) -> io::Result<Vec<bool>> {
     Ok(vec![false; handles.len()])
 }
@@ -203,15 +321,17 @@ pub fn not_exited(handles: &[&ExitHandle]) -> io::Result<Vec<bool>> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use std::process::{Command, Stdio};
+    use crate::test_support::spawn_sleeper;
     use std::time::Duration;
 
     #[test]
     fn a_pid_that_is_gone_cannot_be_watched() {
         // A dead hook shell's pid: nothing to wait for.
-        let mut child = Command::new("true").stdin(Stdio::null()).spawn().unwrap();
+        let mut child = spawn_sleeper(0);
         let pid = child.id();
         child.wait().unwrap();
+        // Windows keeps an exited process while a handle (the Child's) holds it.
+        drop(child);
         assert!(matches!(
             ExitHandle::open(pid),
             Err(ExitWatchError::Gone { .. })
@@ -222,14 +342,9 @@ mod tests {
         ));
     }
 
-    #[cfg(any(target_os = "linux", target_os = "macos"))]
     #[tokio::test]
     async fn the_handle_fires_when_the_process_is_killed_and_not_before() {
-        let mut child = Command::new("sleep")
-            .arg("600")
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_sleeper(600);
         let handle = ExitHandle::open(child.id()).unwrap();
         let mut exited = Box::pin(handle.exited());
         // While it lives the event does not fire…
@@ -248,16 +363,9 @@ mod tests {
         child.wait().unwrap();
     }
 
-    #[cfg(any(target_os = "linux", target_os = "macos"))]
     #[test]
     fn one_poll_tells_the_running_processes_from_the_exited_ones() {
-        let spawn = || {
-            Command::new("sleep")
-                .arg("600")
-                .stdin(Stdio::null())
-                .spawn()
-                .unwrap()
-        };
+        let spawn = || spawn_sleeper(600);
         let (mut running, mut killed, mut reaped) = (spawn(), spawn(), spawn());
         let handles: Vec<ExitHandle> = [&running, &killed, &reaped]
             .iter()

@@ -391,6 +391,20 @@ pub struct NetworkMark {
 
 impl NetworkMark {
     /// Now, on this machine (Linux: the clocks and `/proc/net/*route`; elsewhere the clocks).
+    #[cfg(windows)]
+    pub fn read() -> Self {
+        // Windows: the tick count includes sleep, the unbiased interrupt time does not; no route
+        // digest.
+        // SAFETY: plain call with no arguments.
+        let with_sleep = unsafe { windows_sys::Win32::System::SystemInformation::GetTickCount64() };
+        let boot = Duration::from_millis(with_sleep);
+        NetworkMark {
+            asleep: boot.saturating_sub(crate::clock::awake_time()),
+            routes: 0,
+        }
+    }
+
+    #[cfg(unix)]
     pub fn read() -> Self {
         let mut ts = libc::timespec {
             tv_sec: 0,
@@ -776,9 +790,12 @@ impl Link {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            // Its own group: a terminal's Ctrl-C meant for the host does not cut the link first.
-            .process_group(0);
+            .kill_on_drop(true);
+        // Its own group: a terminal's Ctrl-C meant for the host does not cut the link first.
+        #[cfg(unix)]
+        command.process_group(0);
+        #[cfg(windows)]
+        command.creation_flags(0x0000_0200); // CREATE_NEW_PROCESS_GROUP
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {

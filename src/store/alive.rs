@@ -11,9 +11,8 @@
 //! The store keeps its own `alive_at` (written when the engine stops, and by the writer when
 //! this file cannot be written): recovery takes the later of the two.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
@@ -40,11 +39,10 @@ impl AliveMark {
         if let Some(dir) = path.parent() {
             crate::paths::create_private_dir(dir).map_err(io::Error::other)?;
         }
-        let file = OpenOptions::new()
+        let file = crate::os_fs::private_options()
             .create(true)
             .truncate(false)
             .write(true)
-            .mode(0o600)
             .open(path)?;
         Ok(AliveMark { file })
     }
@@ -52,7 +50,7 @@ impl AliveMark {
     /// The engine is alive at `at`.
     pub fn write(&self, at: DateTime<Utc>) -> io::Result<()> {
         let line = format!("{:0WIDTH$}\n", at.timestamp_millis().max(0));
-        self.file.write_all_at(line.as_bytes(), 0)
+        crate::os_fs::write_all_at(&self.file, line.as_bytes(), 0)
     }
 }
 

@@ -20,6 +20,8 @@ use crate::model::{Agent, EventKind, Observation};
 use crate::paths;
 use crate::process::ProcessTable;
 
+// Codex's app-server socket is a unix socket; on Windows the rollouts alone are followed.
+#[cfg(unix)]
 pub mod app_server;
 pub mod install;
 pub mod lock_owner;
@@ -180,21 +182,22 @@ impl AgentAdapter for Codex {
             ctx.config.ttl,
             ctx.config.stats.of("feed_codex_rollouts"),
         );
-        vec![
-            (
-                "feed_codex_rollouts",
-                spawn_feed(
-                    rollouts,
-                    ctx.sink.clone(),
-                    ctx.config.timing,
-                    ctx.token.clone(),
-                ),
+        #[allow(unused_mut)] // Windows has no app-server feed
+        let mut feeds = vec![(
+            "feed_codex_rollouts",
+            spawn_feed(
+                rollouts,
+                ctx.sink.clone(),
+                ctx.config.timing,
+                ctx.token.clone(),
             ),
-            (
-                "feed_codex_app_server",
-                app_server::spawn(ctx.sink.clone(), ctx.dirs.to_vec(), ctx.token.clone()),
-            ),
-        ]
+        )];
+        #[cfg(unix)]
+        feeds.push((
+            "feed_codex_app_server",
+            app_server::spawn(ctx.sink.clone(), ctx.dirs.to_vec(), ctx.token.clone()),
+        ));
+        feeds
     }
 }
 

@@ -713,8 +713,11 @@ impl<T: ProcessTable> CodexRolloutsFeed<T> {
                 };
                 let is_held = match locks {
                     Some(locks) => {
-                        use std::os::unix::fs::DirEntryExt;
-                        locks.contains_key(&entry.ino())
+                        let path = entry.path();
+                        let index = std::fs::metadata(&path)
+                            .map(|m| crate::os_fs::index_of(&path, &m))
+                            .unwrap_or(u64::MAX);
+                        locks.contains_key(&index)
                             && matches!(
                                 procfs::lock_holder(&entry.path(), locks),
                                 LockProbe::Held(_)

@@ -123,7 +123,7 @@ impl CopilotSessionsFeed {
                 dir.to_path_buf(),
                 Followed {
                     reader: reader.unwrap_or_else(|| {
-                        TailReader::at(meta.len(), Some(tail::FileIdentity::of(&meta)))
+                        TailReader::at(meta.len(), Some(tail::FileIdentity::of(&file, &meta)))
                     }),
                     holder,
                 },
@@ -150,7 +150,8 @@ impl CopilotSessionsFeed {
         match read {
             Ok(appended) if appended.reset => {
                 // Replaced or cut: start again from its end.
-                followed.reader = TailReader::at(meta.len(), Some(tail::FileIdentity::of(&meta)));
+                followed.reader =
+                    TailReader::at(meta.len(), Some(tail::FileIdentity::of(&file, &meta)));
             }
             Ok(appended) => {
                 FeedStats::add(&self.stats.bytes_read, appended.bytes_read);

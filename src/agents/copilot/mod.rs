@@ -136,7 +136,7 @@ impl AgentAdapter for CopilotCli {
                 let locks = install::copilot_home_from_env()
                     .map(|home| session_lock_pids(&home, &call.session_id))
                     .unwrap_or_default();
-                let parent = std::os::unix::process::parent_id();
+                let parent = crate::process::parent_of_this_process().unwrap_or(0);
                 let pid = find_pid(&SystemProcesses, parent, &locks);
                 OwnHookCall::Observation(Box::new(call.into_observation(agent, at, pid)))
             }

@@ -1,0 +1,521 @@
+//! What carries the control protocol: a unix socket on Linux and macOS, a named pipe on Windows.
+//!
+//! Everything above this module (the protocol, the limits, the deadlines, the pools) is the same
+//! on every desktop; only how a connection is made and who may make it differ.
+//!
+//! **Windows.** The pipe's name is derived from the socket path the engine would use elsewhere
+//! ([`pipe_name`]), so `AGENT_TRAY_HOME` gives a private world there too and the CLI, the hook
+//! and the desktop app find it the same way. Pipe names are one namespace for the whole machine,
+//! so the engine:
+//! - creates the first instance with `FILE_FLAG_FIRST_PIPE_INSTANCE`: if any process (another
+//!   user's included) created that name first, binding fails and says so instead of serving
+//!   beside an impostor;
+//! - gives every instance a DACL that grants access to this user's SID only (no one else's, not
+//!   even Administrators'), and refuses remote clients.
+//!
+//! The client, before it sends a byte, asks which process serves the pipe and checks that
+//! process runs as the same user ([`ClientError::Untrusted`](super::client::ClientError)
+//! otherwise). Reads and writes use overlapped I/O so every one has a deadline, as the socket's
+//! `SO_RCVTIMEO` gives on unix.
+
+use std::path::Path;
+
+/// The named pipe that stands for `socket` on Windows: `\\.\pipe\agent-tray-` and the first 16
+/// hex digits of the SHA-256 of the socket path (case-folded, since Windows paths are). Pure, so
+/// it is tested on every OS.
+pub fn pipe_name(socket: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let folded = socket.to_string_lossy().to_lowercase();
+    let digest = Sha256::digest(folded.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!(r"\\.\pipe\agent-tray-{hex}")
+}
+
+#[cfg(unix)]
+pub use unix::*;
+#[cfg(windows)]
+pub use windows::*;
+
+#[cfg(unix)]
+mod unix {
+    use std::io;
+
+    /// One accepted connection, split into halves that work at once (a watcher reads for a
+    /// hang-up while it writes changes).
+    pub type ServerConn = tokio::net::UnixStream;
+    pub type ServerReader = tokio::net::unix::OwnedReadHalf;
+    pub type ServerWriter = tokio::net::unix::OwnedWriteHalf;
+
+    pub fn split(conn: ServerConn) -> (ServerReader, ServerWriter) {
+        conn.into_split()
+    }
+
+    /// A listener of the app's second-launch channel.
+    pub type LocalListener = tokio::net::UnixListener;
+
+    pub async fn accept_local(listener: &mut LocalListener) -> io::Result<ServerConn> {
+        listener.accept().await.map(|(stream, _)| stream)
+    }
+
+    /// The peer is this user (its uid, as the kernel saw it connect).
+    pub fn peer_is_this_user(conn: &ServerConn) -> io::Result<bool> {
+        let cred = conn.peer_cred()?;
+        // SAFETY: geteuid has no failure mode and touches no memory.
+        let me = unsafe { libc::geteuid() };
+        if cred.uid() != me {
+            tracing::warn!(
+                peer_uid = cred.uid(),
+                "refused a connection from another user"
+            );
+        }
+        Ok(cred.uid() == me)
+    }
+}
+
+#[cfg(windows)]
+mod windows {
+    use std::ffi::c_void;
+    use std::io::{self, Read, Write};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio::net::windows::named_pipe::{NamedPipeServer, ServerOptions};
+    use windows_sys::Win32::Foundation::{
+        CloseHandle, GetLastError, LocalFree, ERROR_FILE_NOT_FOUND, ERROR_IO_PENDING,
+        ERROR_PIPE_BUSY, ERROR_SEM_TIMEOUT, GENERIC_READ, GENERIC_WRITE, HANDLE,
+        INVALID_HANDLE_VALUE, WAIT_OBJECT_0,
+    };
+    use windows_sys::Win32::Security::Authorization::{
+        ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW,
+        SDDL_REVISION_1,
+    };
+    use windows_sys::Win32::Security::{
+        GetTokenInformation, TokenUser, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES, TOKEN_QUERY,
+        TOKEN_USER,
+    };
+    use windows_sys::Win32::Storage::FileSystem::{
+        CreateFileW, ReadFile, WriteFile, FILE_FLAG_OVERLAPPED, OPEN_EXISTING,
+        SECURITY_IDENTIFICATION, SECURITY_SQOS_PRESENT,
+    };
+    use windows_sys::Win32::System::Pipes::{GetNamedPipeServerProcessId, WaitNamedPipeW};
+    use windows_sys::Win32::System::Threading::{
+        CreateEventW, GetCurrentProcess, OpenProcess, OpenProcessToken, WaitForSingleObject,
+        PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    use windows_sys::Win32::System::IO::{CancelIoEx, GetOverlappedResult, OVERLAPPED};
+
+    pub type ServerConn = NamedPipeServer;
+    pub type ServerReader = tokio::io::ReadHalf<NamedPipeServer>;
+    pub type ServerWriter = tokio::io::WriteHalf<NamedPipeServer>;
+
+    pub fn split(conn: ServerConn) -> (ServerReader, ServerWriter) {
+        tokio::io::split(conn)
+    }
+
+    /// A listener of the app's second-launch channel.
+    pub type LocalListener = Listener;
+
+    pub async fn accept_local(listener: &mut LocalListener) -> io::Result<ServerConn> {
+        listener.accept().await
+    }
+
+    /// The pipe's DACL admits this user only and remote clients are refused: whoever connected
+    /// is this user.
+    pub fn peer_is_this_user(_conn: &ServerConn) -> io::Result<bool> {
+        Ok(true)
+    }
+
+    fn wide(text: &str) -> Vec<u16> {
+        text.encode_utf16().chain(std::iter::once(0)).collect()
+    }
+
+    /// An owned kernel handle, closed on drop.
+    #[derive(Debug)]
+    struct Owned(HANDLE);
+    // SAFETY: kernel handles may be used from any thread.
+    unsafe impl Send for Owned {}
+    // SAFETY: as above; overlapped calls on one handle from several threads are allowed.
+    unsafe impl Sync for Owned {}
+    impl Drop for Owned {
+        fn drop(&mut self) {
+            // SAFETY: a handle this value owns, closed once.
+            unsafe { CloseHandle(self.0) };
+        }
+    }
+
+    /// The user SID of a process's token, copied out as its string form.
+    fn token_user_sid(process: HANDLE) -> io::Result<String> {
+        let mut token: HANDLE = std::ptr::null_mut();
+        // SAFETY: a valid process handle and a writable handle slot.
+        if unsafe { OpenProcessToken(process, TOKEN_QUERY, &mut token) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let token = Owned(token);
+        let mut needed = 0u32;
+        // SAFETY: asks for the size only (null buffer, zero length).
+        unsafe { GetTokenInformation(token.0, TokenUser, std::ptr::null_mut(), 0, &mut needed) };
+        let mut buf = vec![0u64; (needed as usize).div_ceil(8).max(1)];
+        // SAFETY: a buffer of at least `needed` bytes, aligned for TOKEN_USER.
+        if unsafe {
+            GetTokenInformation(
+                token.0,
+                TokenUser,
+                buf.as_mut_ptr().cast(),
+                needed,
+                &mut needed,
+            )
+        } == 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the call filled a TOKEN_USER at the start of the buffer.
+        let user = unsafe { &*(buf.as_ptr() as *const TOKEN_USER) };
+        let mut text: *mut u16 = std::ptr::null_mut();
+        // SAFETY: the SID lives in `buf`; the call allocates `text` with LocalAlloc.
+        if unsafe { ConvertSidToStringSidW(user.User.Sid, &mut text) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `text` is a NUL-terminated wide string from the call above.
+        let sid = unsafe {
+            let len = (0..).take_while(|&i| *text.add(i) != 0).count();
+            String::from_utf16_lossy(std::slice::from_raw_parts(text, len))
+        };
+        // SAFETY: allocated by ConvertSidToStringSidW, freed once.
+        unsafe { LocalFree(text.cast()) };
+        Ok(sid)
+    }
+
+    /// This process's user SID.
+    pub fn this_user_sid() -> io::Result<String> {
+        // SAFETY: the pseudo-handle of this process needs no closing.
+        token_user_sid(unsafe { GetCurrentProcess() })
+    }
+
+    /// A security descriptor that grants everything to `sid` and nothing to anyone else, for
+    /// every instance of the pipe.
+    pub struct PrivateDescriptor {
+        descriptor: PSECURITY_DESCRIPTOR,
+        attributes: SECURITY_ATTRIBUTES,
+    }
+    // SAFETY: the descriptor is only read after creation.
+    unsafe impl Send for PrivateDescriptor {}
+    // SAFETY: as above.
+    unsafe impl Sync for PrivateDescriptor {}
+
+    impl PrivateDescriptor {
+        pub fn for_this_user() -> io::Result<Box<PrivateDescriptor>> {
+            let sddl = wide(&format!("D:P(A;;GA;;;{})", this_user_sid()?));
+            let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+            // SAFETY: a NUL-terminated SDDL string; the call allocates the descriptor.
+            if unsafe {
+                ConvertStringSecurityDescriptorToSecurityDescriptorW(
+                    sddl.as_ptr(),
+                    SDDL_REVISION_1,
+                    &mut descriptor,
+                    std::ptr::null_mut(),
+                )
+            } == 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            let mut boxed = Box::new(PrivateDescriptor {
+                descriptor,
+                attributes: SECURITY_ATTRIBUTES {
+                    nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
+                    lpSecurityDescriptor: descriptor,
+                    bInheritHandle: 0,
+                },
+            });
+            boxed.attributes.lpSecurityDescriptor = boxed.descriptor;
+            Ok(boxed)
+        }
+
+        fn attributes(&self) -> *mut c_void {
+            &self.attributes as *const SECURITY_ATTRIBUTES as *mut c_void
+        }
+    }
+
+    impl Drop for PrivateDescriptor {
+        fn drop(&mut self) {
+            // SAFETY: allocated by ConvertStringSecurityDescriptorToSecurityDescriptorW.
+            unsafe { LocalFree(self.descriptor) };
+        }
+    }
+
+    /// The engine's pipe: one instance waits for the next client at any time.
+    pub struct Listener {
+        name: String,
+        next: NamedPipeServer,
+        descriptor: Box<PrivateDescriptor>,
+    }
+
+    impl std::fmt::Debug for Listener {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Listener")
+                .field("name", &self.name)
+                .finish()
+        }
+    }
+
+    fn instance(
+        name: &str,
+        descriptor: &PrivateDescriptor,
+        first: bool,
+    ) -> io::Result<NamedPipeServer> {
+        let mut options = ServerOptions::new();
+        options
+            .first_pipe_instance(first)
+            .reject_remote_clients(true);
+        // SAFETY: the attributes point at a descriptor that lives as long as the listener.
+        unsafe { options.create_with_security_attributes_raw(name, descriptor.attributes()) }
+    }
+
+    impl Listener {
+        /// Creates the pipe's first instance. Fails with `PermissionDenied` when the name is
+        /// already taken (by an engine of ours or by anyone else).
+        pub fn bind(name: &str) -> io::Result<Listener> {
+            let descriptor = PrivateDescriptor::for_this_user()?;
+            let next = instance(name, &descriptor, true)?;
+            Ok(Listener {
+                name: name.to_string(),
+                next,
+                descriptor,
+            })
+        }
+
+        /// Waits for the next client; a new instance takes its place before it is handed over.
+        pub async fn accept(&mut self) -> io::Result<ServerConn> {
+            self.next.connect().await?;
+            let fresh = instance(&self.name, &self.descriptor, false)?;
+            Ok(std::mem::replace(&mut self.next, fresh))
+        }
+    }
+
+    /// The client's end of the pipe, with a deadline on every read and write.
+    #[derive(Debug, Clone)]
+    pub struct PipeClient {
+        handle: Arc<Owned>,
+        read_timeout: Option<Duration>,
+        write_timeout: Option<Duration>,
+    }
+
+    /// Why the client would not use a pipe.
+    #[derive(Debug)]
+    pub enum ConnectError {
+        /// No engine serves that name.
+        NotRunning,
+        TimedOut,
+        /// Served by a process of another user (or one that cannot be asked).
+        Untrusted(String),
+        Io(io::Error),
+    }
+
+    impl PipeClient {
+        /// Connects within `budget`, then checks the server runs as this user.
+        pub fn connect(name: &str, budget: Duration) -> Result<PipeClient, ConnectError> {
+            let wide_name = wide(name);
+            let give_up_at = std::time::Instant::now() + budget;
+            let handle = loop {
+                // SAFETY: a NUL-terminated name; no security attributes; no template.
+                let handle = unsafe {
+                    CreateFileW(
+                        wide_name.as_ptr(),
+                        GENERIC_READ | GENERIC_WRITE,
+                        0,
+                        std::ptr::null(),
+                        OPEN_EXISTING,
+                        FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_IDENTIFICATION,
+                        std::ptr::null_mut(),
+                    )
+                };
+                if handle != INVALID_HANDLE_VALUE {
+                    break Owned(handle);
+                }
+                // SAFETY: reads this thread's last error.
+                match unsafe { GetLastError() } {
+                    ERROR_FILE_NOT_FOUND => return Err(ConnectError::NotRunning),
+                    ERROR_PIPE_BUSY => {
+                        let left = give_up_at.saturating_duration_since(std::time::Instant::now());
+                        if left.is_zero() {
+                            return Err(ConnectError::TimedOut);
+                        }
+                        let ms = u32::try_from(left.as_millis()).unwrap_or(u32::MAX).max(1);
+                        // SAFETY: a NUL-terminated name.
+                        if unsafe { WaitNamedPipeW(wide_name.as_ptr(), ms) } == 0 {
+                            // SAFETY: as above.
+                            match unsafe { GetLastError() } {
+                                ERROR_SEM_TIMEOUT => return Err(ConnectError::TimedOut),
+                                ERROR_FILE_NOT_FOUND => return Err(ConnectError::NotRunning),
+                                _ => {}
+                            }
+                        }
+                    }
+                    code => {
+                        return Err(ConnectError::Io(io::Error::from_raw_os_error(code as i32)))
+                    }
+                }
+            };
+            check_server_is_this_user(&handle)?;
+            Ok(PipeClient {
+                handle: Arc::new(handle),
+                read_timeout: None,
+                write_timeout: None,
+            })
+        }
+
+        pub fn try_clone(&self) -> io::Result<PipeClient> {
+            Ok(self.clone())
+        }
+
+        pub fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+            self.read_timeout = timeout;
+            Ok(())
+        }
+
+        pub fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+            self.write_timeout = timeout;
+            Ok(())
+        }
+
+        /// One overlapped read or write, waited for at most `timeout`, cancelled after it.
+        fn overlapped(&self, timeout: Option<Duration>, op: Op<'_>) -> io::Result<usize> {
+            // SAFETY: a manual-reset, unnamed event, closed by `Owned`.
+            let event = unsafe { CreateEventW(std::ptr::null(), 1, 0, std::ptr::null()) };
+            if event.is_null() {
+                return Err(io::Error::last_os_error());
+            }
+            let event = Owned(event);
+            // SAFETY: plain data; all-zero is the documented start state.
+            let mut overlapped: OVERLAPPED = unsafe { std::mem::zeroed() };
+            overlapped.hEvent = event.0;
+            let mut done = 0u32;
+            // SAFETY: the buffer and `overlapped` outlive the operation: on every path out of
+            // this function the operation has completed or been cancelled and waited for.
+            let started = unsafe {
+                match op {
+                    Op::Read(buf) => ReadFile(
+                        self.handle.0,
+                        buf.as_mut_ptr(),
+                        u32::try_from(buf.len()).unwrap_or(u32::MAX),
+                        &mut done,
+                        &mut overlapped,
+                    ),
+                    Op::Write(buf) => WriteFile(
+                        self.handle.0,
+                        buf.as_ptr(),
+                        u32::try_from(buf.len()).unwrap_or(u32::MAX),
+                        &mut done,
+                        &mut overlapped,
+                    ),
+                }
+            };
+            if started == 0 {
+                // SAFETY: reads this thread's last error.
+                let code = unsafe { GetLastError() };
+                if code != ERROR_IO_PENDING {
+                    return Err(io::Error::from_raw_os_error(code as i32));
+                }
+                let ms = timeout.map_or(u32::MAX, |t| {
+                    u32::try_from(t.as_millis()).unwrap_or(u32::MAX - 1).max(1)
+                });
+                // SAFETY: a valid event handle.
+                if unsafe { WaitForSingleObject(event.0, ms) } != WAIT_OBJECT_0 {
+                    // SAFETY: cancels this operation only, then waits for it to end so the
+                    // buffer is no longer used.
+                    unsafe {
+                        CancelIoEx(self.handle.0, &overlapped);
+                        GetOverlappedResult(self.handle.0, &overlapped, &mut done, 1);
+                    }
+                    return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
+                }
+            }
+            // SAFETY: the operation has completed; this only reads its result.
+            if unsafe { GetOverlappedResult(self.handle.0, &overlapped, &mut done, 1) } == 0 {
+                let e = io::Error::last_os_error();
+                // A closed pipe is the end of the stream, as a closed socket is.
+                if e.raw_os_error() == Some(109) {
+                    return Ok(0); // ERROR_BROKEN_PIPE
+                }
+                return Err(e);
+            }
+            Ok(done as usize)
+        }
+    }
+
+    enum Op<'a> {
+        Read(&'a mut [u8]),
+        Write(&'a [u8]),
+    }
+
+    impl Read for PipeClient {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if buf.is_empty() {
+                return Ok(0);
+            }
+            self.overlapped(self.read_timeout, Op::Read(buf))
+        }
+    }
+
+    impl Write for PipeClient {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.overlapped(self.write_timeout, Op::Write(buf))
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The server end belongs to a process of this user.
+    fn check_server_is_this_user(pipe: &Owned) -> Result<(), ConnectError> {
+        let mut server_pid = 0u32;
+        // SAFETY: a valid pipe handle and a writable u32.
+        if unsafe { GetNamedPipeServerProcessId(pipe.0, &mut server_pid) } == 0 {
+            return Err(ConnectError::Untrusted(format!(
+                "cannot tell which process serves it ({})",
+                io::Error::last_os_error()
+            )));
+        }
+        // SAFETY: plain call; null is the failure.
+        let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, server_pid) };
+        if process.is_null() {
+            return Err(ConnectError::Untrusted(format!(
+                "its server (pid {server_pid}) cannot be asked who runs it ({})",
+                io::Error::last_os_error()
+            )));
+        }
+        let process = Owned(process);
+        let theirs = token_user_sid(process.0).map_err(|e| {
+            ConnectError::Untrusted(format!("cannot read who runs pid {server_pid} ({e})"))
+        })?;
+        let mine = this_user_sid().map_err(ConnectError::Io)?;
+        if theirs != mine {
+            return Err(ConnectError::Untrusted(format!(
+                "it is served by pid {server_pid}, which runs as {theirs}, not as you ({mine}); another user may be listening there"
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_socket_path_has_its_own_pipe_and_case_does_not_matter() {
+        let a = pipe_name(Path::new(
+            r"C:\Users\ada\AppData\Local\agent-tray\run\agent-tray.sock",
+        ));
+        let same = pipe_name(Path::new(
+            r"c:\users\ADA\AppData\Local\agent-tray\run\agent-tray.sock",
+        ));
+        let other = pipe_name(Path::new(
+            r"C:\Users\bob\AppData\Local\agent-tray\run\agent-tray.sock",
+        ));
+        assert_eq!(a, same);
+        assert_ne!(a, other);
+        assert!(a.starts_with(r"\\.\pipe\agent-tray-"), "{a}");
+        assert_eq!(a.len(), r"\\.\pipe\agent-tray-".len() + 16);
+    }
+}
