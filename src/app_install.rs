@@ -19,7 +19,11 @@ use crate::agents::AgentKnowledge;
 use crate::install::{self, Action, FileChange, InstallArgs, InstallError};
 
 /// The CLI's binary name (beside the app in every package, else on PATH).
-pub const CLI_BINARY: &str = "agent-tray";
+pub const CLI_BINARY: &str = if cfg!(windows) {
+    "agent-tray.exe"
+} else {
+    "agent-tray"
+};
 
 /// What an install from the app did: whether it succeeded, and what `agent-tray install` would
 /// have printed (stdout, then stderr).

@@ -40,7 +40,11 @@ pub const DEADLINE: Duration = Duration::from_millis(500);
 pub const MAX_LINE: usize = 64;
 /// The desktop app's binary: beside this CLI in every package (/usr/bin on Linux,
 /// Contents/MacOS in the macOS bundle), else on `PATH`.
-pub const APP_BINARY: &str = "agent-tray-desktop";
+pub const APP_BINARY: &str = if cfg!(windows) {
+    "agent-tray-desktop.exe"
+} else {
+    "agent-tray-desktop"
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AskError {
@@ -255,9 +259,9 @@ pub fn run_open(args: &[OsString]) -> Result<(), OpenError> {
     }
 }
 
-#[cfg(all(test, unix))] // a unix socket, and executables made with chmod
-#[allow(clippy::expect_used)]
-mod tests {
+#[cfg(test)]
+mod entry_tests {
+    use super::*;
 
     #[test]
     fn a_login_entrys_exec_quotes_what_the_specification_reserves() {
@@ -286,36 +290,58 @@ mod tests {
             "[Desktop Entry]\nName=agent-tray\nExec=\"/x y\" --background\nTerminal=false\n"
         );
     }
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
 
     use super::*;
+    #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt;
+    #[cfg(unix)]
     use std::os::unix::net::UnixListener;
 
+    #[cfg(unix)]
     fn executable(path: &Path) {
         std::fs::write(path, "#!/bin/sh\n").expect("write");
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
 
-    /// An app's side answering `reply` to each of `n` connections on `socket`, on a thread; the
-    /// requests it read, in order.
+    /// An app's side answering `reply` to each of `n` connections on `socket` (the app's own
+    /// listener: a unix socket, or the pipe on Windows), on a thread; the requests it read, in
+    /// order. Listening when this returns.
     fn answering(
         socket: &Path,
         reply: &'static str,
         n: usize,
     ) -> std::thread::JoinHandle<Vec<String>> {
-        let listener = UnixListener::bind(socket).expect("bind");
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let mut listener = rt
+            .block_on(async { instance::listen(socket) })
+            .expect("listen");
         std::thread::spawn(move || {
-            (0..n)
-                .map(|_| {
-                    let (mut stream, _) = listener.accept().expect("accept");
+            rt.block_on(async move {
+                let mut requests = Vec::new();
+                for _ in 0..n {
+                    let mut stream = crate::control::transport::accept_local(&mut listener)
+                        .await
+                        .expect("accept");
                     let mut line = [0u8; MAX_LINE];
-                    let read = stream.read(&mut line).expect("read");
+                    let read = stream.read(&mut line).await.expect("read");
                     stream
                         .write_all(format!("{reply}\n").as_bytes())
+                        .await
                         .expect("reply");
-                    String::from_utf8_lossy(&line[..read]).trim().to_string()
-                })
-                .collect()
+                    drop(stream);
+                    requests.push(String::from_utf8_lossy(&line[..read]).trim().to_string());
+                }
+                requests
+            })
         })
     }
 
@@ -340,6 +366,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // executables by their mode bits, and a stale socket file
     fn with_no_app_answering_the_app_beside_the_launcher_is_started_with_the_same_arguments() {
         let dir = tempfile::tempdir().expect("tempdir");
         let paths = paths_in(dir.path());
@@ -375,6 +402,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // executables by their mode bits, and a stale socket file
     fn the_app_is_found_on_path_when_not_beside_and_a_clear_error_names_it_when_nowhere() {
         let dir = tempfile::tempdir().expect("tempdir");
         let lone = dir.path().join("lone");

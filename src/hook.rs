@@ -522,15 +522,26 @@ pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
 /// thread still blocked then ends with the hook's process, a moment later.
 #[cfg(windows)]
 pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
+    read_bounded_by_thread(io::stdin(), max, budget)
+}
+
+/// Reads from `reader` up to `max` bytes or until `budget` passes, where its readiness cannot
+/// be waited on (Windows' pipes): a thread reads and hands over what it gets; one still blocked
+/// at the deadline ends with the hook's process, a moment later.
+#[cfg(windows)]
+pub fn read_bounded_by_thread(
+    mut reader: impl Read + Send + 'static,
+    max: usize,
+    budget: Duration,
+) -> (Vec<u8>, bool) {
     let deadline = Instant::now() + budget;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
-    let reader = std::thread::Builder::new()
+    let spawned = std::thread::Builder::new()
         .name("hook-stdin".into())
         .spawn(move || {
-            let mut stdin = io::stdin().lock();
             let mut chunk = vec![0u8; 64 * 1024];
             loop {
-                match stdin.read(&mut chunk) {
+                match reader.read(&mut chunk) {
                     Ok(0) => return,
                     Ok(n) => {
                         if tx.send(chunk[..n].to_vec()).is_err() {
@@ -543,7 +554,7 @@ pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
             }
         });
     let mut buf = Vec::with_capacity(16 * 1024);
-    if reader.is_err() {
+    if spawned.is_err() {
         return (buf, false);
     }
     loop {
@@ -718,33 +729,43 @@ mod tests {
         assert!(a.starts_with(&format!("{}-", std::process::id())));
     }
 
-    #[test]
-    #[cfg(unix)] // read_bounded waits on a descriptor with poll(2)
-    fn stdin_past_the_limit_is_cut_and_not_read_further() {
+    /// The hook's bounded read of `r`, the way this desktop does it.
+    #[cfg(unix)]
+    fn read_like_the_hook(
+        mut r: std::io::PipeReader,
+        max: usize,
+        budget: Duration,
+    ) -> (Vec<u8>, bool) {
         use std::os::fd::AsRawFd;
-        let (mut r, mut w) = std::io::pipe().unwrap();
+        let fd = r.as_raw_fd();
+        read_bounded(&mut r, fd, max, budget)
+    }
+
+    #[cfg(windows)]
+    fn read_like_the_hook(r: std::io::PipeReader, max: usize, budget: Duration) -> (Vec<u8>, bool) {
+        read_bounded_by_thread(r, max, budget)
+    }
+
+    #[test]
+    fn stdin_past_the_limit_is_cut_and_not_read_further() {
+        let (r, mut w) = std::io::pipe().unwrap();
         let writer = std::thread::spawn(move || {
             // 3 MiB: the reader stops at 1 MiB + 1 and the rest is never read (EPIPE here).
             let _ = w.write_all(&vec![b'x'; 3 << 20]);
         });
-        let fd = r.as_raw_fd();
-        let (bytes, cut) = read_bounded(&mut r, fd, MAX_STDIN, Duration::from_secs(5));
+        let (bytes, cut) = read_like_the_hook(r, MAX_STDIN, Duration::from_secs(5));
         assert!(cut);
         assert_eq!(bytes.len(), MAX_STDIN);
-        drop(r);
         writer.join().unwrap();
     }
 
     #[test]
-    #[cfg(unix)] // read_bounded waits on a descriptor with poll(2)
     fn a_stdin_that_never_closes_costs_at_most_the_budget() {
-        use std::os::fd::AsRawFd;
         // A person running the hook in a terminal, or an agent that keeps the pipe open.
-        let (mut r, mut w) = std::io::pipe().unwrap();
+        let (r, mut w) = std::io::pipe().unwrap();
         w.write_all(b"{\"session_id\":").unwrap();
         let t = Instant::now();
-        let fd = r.as_raw_fd();
-        let (bytes, cut) = read_bounded(&mut r, fd, MAX_STDIN, Duration::from_millis(150));
+        let (bytes, cut) = read_like_the_hook(r, MAX_STDIN, Duration::from_millis(150));
         assert!(t.elapsed() < Duration::from_millis(1000));
         assert_eq!(bytes, b"{\"session_id\":");
         assert!(!cut);

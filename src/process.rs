@@ -733,6 +733,32 @@ impl ProcessTable for SystemProcesses {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_windows_executable_is_named_as_unix_would_name_it() {
+        assert_eq!(comm_of_exe("node.exe"), "node");
+        assert_eq!(comm_of_exe("Claude.EXE"), "Claude");
+        assert_eq!(comm_of_exe(r"C:\Program Files\nodejs\node.exe"), "node");
+        assert_eq!(comm_of_exe("codex"), "codex", "no extension: as it is");
+        assert_eq!(comm_of_exe("x.exe.bak"), "x.exe.bak");
+        assert_eq!(comm_of_exe(".exe"), "");
+        assert_eq!(comm_of_exe("é.exe"), "é");
+    }
+
+    #[test]
+    fn a_windows_filetime_is_the_same_instant_as_unix_time() {
+        // 2026-12-04T00:00:00Z: seconds since 1970 times 10^7, plus 1601..1970 in ticks.
+        let unix = 1_796_342_400_i64;
+        let ticks = 116_444_736_000_000_000 + unix as u64 * 10_000_000 + 1_234_567;
+        let at = windows_ticks_to_time(ticks).unwrap();
+        assert_eq!(at.timestamp(), unix);
+        assert_eq!(at.timestamp_subsec_nanos(), 123_456_700);
+        assert_eq!(
+            windows_ticks_to_time(0),
+            None,
+            "before 1970 is not a process start"
+        );
+    }
     use proptest::prelude::*;
 
     #[test]
@@ -752,11 +778,7 @@ mod tests {
         for pid in [me, 0, u32::MAX, 1, me] {
             assert_eq!(probe.probe(pid), probe_pid(pid), "pid {pid}");
         }
-        let mut child = std::process::Command::new("sleep")
-            .arg("600")
-            .stdin(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = crate::test_support::spawn_sleeper(600);
         let pid = child.id();
         assert!(matches!(
             probe.probe(pid),
@@ -776,6 +798,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // pid 1 is init, always there and never ours
     fn a_process_owned_by_another_user_counts_as_alive() {
         // pid 1 exists on every Unix; as non-root kill() says EPERM, as root it succeeds.
         assert!(exists(1));

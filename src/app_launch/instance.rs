@@ -266,28 +266,40 @@ async fn read_line(stream: &mut (impl tokio::io::AsyncRead + Unpin)) -> std::io:
     Ok(String::from_utf8_lossy(&buf).trim().to_string())
 }
 
-#[cfg(all(test, unix))] // a unix socket and its file
+#[cfg(test)]
 #[allow(clippy::expect_used)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
-    use std::os::unix::net::UnixStream;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
     use super::super::SOCKET_NAME;
     use std::io::{Read, Write};
 
-    /// A real child process of the test (`sleep 30`, its output nowhere); the test kills it by
-    /// its pid and reaps it.
+    /// A real child process of the test (sleeping 30 s, its output nowhere); the test kills it
+    /// and reaps it.
     fn sleeping_child() -> std::process::Child {
-        std::process::Command::new("sleep")
-            .arg("30")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("sleep")
+        crate::test_support::spawn_sleeper(30)
+    }
+
+    /// A raw client of the app's channel: the unix socket, or the pipe on Windows.
+    #[cfg(unix)]
+    fn raw_client(socket: &Path) -> std::os::unix::net::UnixStream {
+        std::os::unix::net::UnixStream::connect(socket).expect("connect")
+    }
+
+    /// A raw client of the app's channel: the unix socket, or the pipe on Windows.
+    #[cfg(windows)]
+    fn raw_client(socket: &Path) -> crate::control::transport::PipeClient {
+        use crate::control::transport::{pipe_name, PipeClient};
+        PipeClient::connect(&pipe_name(socket), Duration::from_secs(5)).expect("connect")
+    }
+
+    /// The permission bits of `path` (unix only: Windows' folders are private by their ACL).
+    #[cfg(unix)]
+    fn mode_of(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).expect("file").permissions().mode() & 0o777
     }
 
     #[test]
@@ -349,11 +361,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join("run").join(SOCKET_NAME);
         let (rt, opened, token, served) = serving(&socket);
-        let mode = std::fs::metadata(&socket)
-            .expect("socket")
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600);
+        #[cfg(unix)]
+        assert_eq!(mode_of(&socket), 0o600);
         ask(&socket, REQUEST_OPEN, DEADLINE).expect("handed over");
         ask(&socket, REQUEST_OPEN, DEADLINE).expect("handed over again");
         assert_eq!(opened.load(Ordering::SeqCst), 2);
@@ -361,10 +370,14 @@ mod tests {
         rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), served).await })
             .expect("stops when cancelled")
             .expect("task");
+        #[cfg(unix)]
         assert!(!socket.exists(), "the socket file goes with the app");
+        // And the channel with it: a launch now finds no app.
+        assert!(ask(&socket, REQUEST_OPEN, DEADLINE).is_err());
     }
 
     #[test]
+    #[cfg(unix)] // a socket file outlives its listener on unix; a pipe does not
     fn a_socket_left_by_a_crash_is_replaced_and_does_not_hold_a_launch() {
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join(SOCKET_NAME);
@@ -389,11 +402,16 @@ mod tests {
         let rt = rt();
         let _first = rt.block_on(async { listen(&socket) }).expect("first");
         let second = rt.block_on(async { listen(&socket) });
-        assert!(matches!(second, Err(SecondLaunchError::AlreadyServed(_))));
+        assert!(
+            matches!(second, Err(SecondLaunchError::AlreadyServed(_))),
+            "{second:?}"
+        );
+        #[cfg(unix)]
         assert!(socket.exists(), "the first app's socket is still there");
     }
 
     #[test]
+    #[cfg(unix)] // a listener that never accepts: a unix socket's backlog
     fn an_app_that_does_not_answer_is_given_up_on_within_the_deadline() {
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join(SOCKET_NAME);
@@ -413,7 +431,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join(SOCKET_NAME);
         let (rt, opened, token, served) = serving(&socket);
-        let mut stream = UnixStream::connect(&socket).expect("connect");
+        let mut stream = raw_client(&socket);
         stream
             .set_read_timeout(Some(Duration::from_secs(5)))
             .expect("timeout");
@@ -470,10 +488,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let lock = dir.path().join("run").join(LOCK_NAME);
         let first = try_lock(&lock).expect("lock").expect("free at first");
-        assert_eq!(
-            std::fs::metadata(&lock).expect("file").permissions().mode() & 0o777,
-            0o600
-        );
+        #[cfg(unix)]
+        assert_eq!(mode_of(&lock), 0o600);
         assert!(
             try_lock(&lock).expect("lock").is_none(),
             "held by the first"
@@ -490,8 +506,7 @@ mod tests {
         let mut child = sleeping_child();
         drop(held);
         let taken = lock_once_free(&lock);
-        // SAFETY: SIGKILL to the child this test started, by its pid.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
+        let _ = child.kill();
         let _ = child.wait();
         assert!(taken.is_some(), "the child inherited the lock");
     }

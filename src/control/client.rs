@@ -33,7 +33,8 @@ use super::protocol::{encode_request, Reply, Request, TypedReply};
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// Nothing listens there: no engine is running.
-    #[error("no Agent Tray is running (no socket at {0})")]
+    #[cfg_attr(unix, error("no Agent Tray is running (no socket at {0})"))]
+    #[cfg_attr(windows, error("no Agent Tray is running (no pipe for {0})"))]
     NotRunning(String),
     /// The socket or its folder could be someone else's: not used.
     #[error("refusing to use the socket {path}: {reason}")]

@@ -21,11 +21,12 @@
 use std::path::Path;
 
 /// The named pipe that stands for `socket` on Windows: `\\.\pipe\agent-tray-` and the first 16
-/// hex digits of the SHA-256 of the socket path (case-folded, since Windows paths are). Pure, so
-/// it is tested on every OS.
+/// hex digits of the SHA-256 of the socket path, read as Windows reads paths (case-folded, `/`
+/// and `\` alike), so `C:\a/run\x` and `c:\A\run\x` are one pipe. Pure, so it is tested on
+/// every OS.
 pub fn pipe_name(socket: &Path) -> String {
     use sha2::{Digest, Sha256};
-    let folded = socket.to_string_lossy().to_lowercase();
+    let folded = socket.to_string_lossy().to_lowercase().replace('/', "\\");
     let digest = Sha256::digest(folded.as_bytes());
     let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
     format!(r"\\.\pipe\agent-tray-{hex}")
@@ -76,13 +77,14 @@ mod unix {
 mod windows {
     use std::ffi::c_void;
     use std::io::{self, Read, Write};
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
     use std::time::Duration;
 
     use tokio::net::windows::named_pipe::{NamedPipeServer, ServerOptions};
     use windows_sys::Win32::Foundation::{
-        CloseHandle, GetLastError, LocalFree, ERROR_FILE_NOT_FOUND, ERROR_IO_PENDING,
-        ERROR_PIPE_BUSY, ERROR_SEM_TIMEOUT, GENERIC_READ, GENERIC_WRITE, HANDLE,
+        CloseHandle, GetLastError, LocalFree, ERROR_BAD_PATHNAME, ERROR_FILE_NOT_FOUND,
+        ERROR_IO_PENDING, ERROR_PIPE_BUSY, ERROR_SEM_TIMEOUT, GENERIC_READ, GENERIC_WRITE, HANDLE,
         INVALID_HANDLE_VALUE, WAIT_OBJECT_0,
     };
     use windows_sys::Win32::Security::Authorization::{
@@ -274,6 +276,14 @@ mod windows {
         /// Creates the pipe's first instance. Fails with `PermissionDenied` when the name is
         /// already taken (by an engine of ours or by anyone else).
         pub fn bind(name: &str) -> io::Result<Listener> {
+            // Asked first as well: `FILE_FLAG_FIRST_PIPE_INSTANCE` is what Windows enforces,
+            // but not every implementation does (Wine 8 lets a second "first" instance in).
+            if pipe_exists(name) {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("the pipe {name} already exists"),
+                ));
+            }
             let descriptor = PrivateDescriptor::for_this_user()?;
             let next = instance(name, &descriptor, true)?;
             Ok(Listener {
@@ -291,12 +301,42 @@ mod windows {
         }
     }
 
-    /// The client's end of the pipe, with a deadline on every read and write.
+    /// Whether any process serves a pipe of this name now (an instance free or all busy).
+    fn pipe_exists(name: &str) -> bool {
+        let wide_name = wide(name);
+        // SAFETY: a NUL-terminated name; waits at most 1 ms.
+        if unsafe { WaitNamedPipeW(wide_name.as_ptr(), 1) } != 0 {
+            return true;
+        }
+        // SAFETY: reads this thread's last error.
+        let code = unsafe { GetLastError() };
+        // Only "no such pipe" says nobody serves it; a timeout means every instance is busy.
+        !matches!(code, ERROR_FILE_NOT_FOUND | ERROR_BAD_PATHNAME)
+    }
+
+    /// The client's end of the pipe, with a deadline on every read and write. Clones share the
+    /// pipe and its timeouts, as a socket's clones share `SO_RCVTIMEO`.
     #[derive(Debug, Clone)]
     pub struct PipeClient {
         handle: Arc<Owned>,
-        read_timeout: Option<Duration>,
-        write_timeout: Option<Duration>,
+        timeouts: Arc<Timeouts>,
+    }
+
+    /// Read and write timeouts in milliseconds; `u64::MAX` for none.
+    #[derive(Debug)]
+    struct Timeouts {
+        read_ms: AtomicU64,
+        write_ms: AtomicU64,
+    }
+
+    fn to_ms(timeout: Option<Duration>) -> u64 {
+        timeout.map_or(u64::MAX, |t| {
+            u64::try_from(t.as_millis()).unwrap_or(u64::MAX - 1).max(1)
+        })
+    }
+
+    fn from_ms(ms: u64) -> Option<Duration> {
+        (ms != u64::MAX).then(|| Duration::from_millis(ms))
     }
 
     /// Why the client would not use a pipe.
@@ -358,8 +398,10 @@ mod windows {
             check_server_is_this_user(&handle)?;
             Ok(PipeClient {
                 handle: Arc::new(handle),
-                read_timeout: None,
-                write_timeout: None,
+                timeouts: Arc::new(Timeouts {
+                    read_ms: AtomicU64::new(u64::MAX),
+                    write_ms: AtomicU64::new(u64::MAX),
+                }),
             })
         }
 
@@ -367,14 +409,26 @@ mod windows {
             Ok(self.clone())
         }
 
-        pub fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-            self.read_timeout = timeout;
+        pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+            self.timeouts
+                .read_ms
+                .store(to_ms(timeout), Ordering::Relaxed);
             Ok(())
         }
 
-        pub fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-            self.write_timeout = timeout;
+        pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+            self.timeouts
+                .write_ms
+                .store(to_ms(timeout), Ordering::Relaxed);
             Ok(())
+        }
+
+        fn read_timeout(&self) -> Option<Duration> {
+            from_ms(self.timeouts.read_ms.load(Ordering::Relaxed))
+        }
+
+        fn write_timeout(&self) -> Option<Duration> {
+            from_ms(self.timeouts.write_ms.load(Ordering::Relaxed))
         }
 
         /// One overlapped read or write, waited for at most `timeout`, cancelled after it.
@@ -412,6 +466,9 @@ mod windows {
             if started == 0 {
                 // SAFETY: reads this thread's last error.
                 let code = unsafe { GetLastError() };
+                if is_closed_pipe(code) {
+                    return Ok(0); // the other end is gone: the end of the stream
+                }
                 if code != ERROR_IO_PENDING {
                     return Err(io::Error::from_raw_os_error(code as i32));
                 }
@@ -433,8 +490,8 @@ mod windows {
             if unsafe { GetOverlappedResult(self.handle.0, &overlapped, &mut done, 1) } == 0 {
                 let e = io::Error::last_os_error();
                 // A closed pipe is the end of the stream, as a closed socket is.
-                if e.raw_os_error() == Some(109) {
-                    return Ok(0); // ERROR_BROKEN_PIPE
+                if e.raw_os_error().is_some_and(|c| is_closed_pipe(c as u32)) {
+                    return Ok(0);
                 }
                 return Err(e);
             }
@@ -442,23 +499,45 @@ mod windows {
         }
     }
 
+    /// `ERROR_BROKEN_PIPE` (109), `ERROR_NO_DATA` (232, "being closed"), `ERROR_PIPE_NOT_CONNECTED`
+    /// (233): the server end has gone.
+    fn is_closed_pipe(code: u32) -> bool {
+        matches!(code, 109 | 232 | 233)
+    }
+
     enum Op<'a> {
         Read(&'a mut [u8]),
         Write(&'a [u8]),
     }
 
-    impl Read for PipeClient {
+    impl Read for &PipeClient {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             if buf.is_empty() {
                 return Ok(0);
             }
-            self.overlapped(self.read_timeout, Op::Read(buf))
+            self.overlapped(self.read_timeout(), Op::Read(buf))
+        }
+    }
+
+    impl Write for &PipeClient {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.overlapped(self.write_timeout(), Op::Write(buf))
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Read for PipeClient {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            (&*self).read(buf)
         }
     }
 
     impl Write for PipeClient {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.overlapped(self.write_timeout, Op::Write(buf))
+            (&*self).write(buf)
         }
 
         fn flush(&mut self) -> io::Result<()> {
@@ -514,6 +593,10 @@ mod tests {
             r"C:\Users\bob\AppData\Local\agent-tray\run\agent-tray.sock",
         ));
         assert_eq!(a, same);
+        let slashed = pipe_name(Path::new(
+            r"C:\Users\ada\AppData\Local\agent-tray/run/agent-tray.sock",
+        ));
+        assert_eq!(a, slashed, "either separator names the same pipe");
         assert_ne!(a, other);
         assert!(a.starts_with(r"\\.\pipe\agent-tray-"), "{a}");
         assert_eq!(a.len(), r"\\.\pipe\agent-tray-".len() + 16);

@@ -68,7 +68,29 @@ enum RunOutcome {
     CannotStart(String),
 }
 
-/// Runs `sh -c command` with `payload` on stdin, no inherited stdio, for at most `deadline`.
+/// How a hook command line is run for the probe on `desktop`: `sh -c` on unix, as the agents run
+/// it. On Windows the agents run it through Git Bash (Claude Code) or `cmd.exe` (Codex's
+/// `commandWindows`), neither of which every machine has; a line of plain words (every line
+/// `install` writes) is run as those words, which both shells would also do. Anything else
+/// goes to Git Bash's `bash -c`. Pure.
+pub fn probe_invocation(windows: bool, command: &str) -> (String, Vec<String>) {
+    if windows {
+        let plain = !command.contains(['|', '&', ';', '<', '>', '$', '`', '(', ')', '*', '?']);
+        if let Some(words) = crate::install::shell_words(command).filter(|w| plain && !w.is_empty())
+        {
+            let (program, args) = words.split_first().map_or_else(
+                || (String::new(), Vec::new()),
+                |(p, a)| (p.clone(), a.to_vec()),
+            );
+            return (program, args);
+        }
+        return ("bash".into(), vec!["-c".into(), command.into()]);
+    }
+    ("sh".into(), vec!["-c".into(), command.into()])
+}
+
+/// Runs `sh -c command` with `payload` on stdin, no inherited stdio, for at most `deadline`
+/// (on Windows as [`probe_invocation`] says).
 fn run_command(command: &str, payload: &[u8], deadline: Duration) -> RunOutcome {
     run_command_reading(command, payload, deadline, None)
 }
@@ -85,9 +107,9 @@ fn run_command_reading(
 ) -> RunOutcome {
     use std::io::Read;
     let started = Instant::now();
-    let mut child = match Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    let (program, args) = probe_invocation(cfg!(windows), command);
+    let mut child = match Command::new(program)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(if stdout.is_some() {
             Stdio::piped()
@@ -348,6 +370,27 @@ pub fn agent_version(agent: Agent, obs: &Observation) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn on_windows_a_line_of_plain_words_is_run_as_its_words_and_anything_else_by_bash() {
+        let line = "'C:/Program Files/Agent Tray/agent-tray.exe' hook --agent claude";
+        assert_eq!(
+            probe_invocation(true, line),
+            (
+                "C:/Program Files/Agent Tray/agent-tray.exe".to_string(),
+                vec!["hook".to_string(), "--agent".into(), "claude".into()]
+            )
+        );
+        let shelled = "agent-tray hook --agent claude; true";
+        assert_eq!(
+            probe_invocation(true, shelled),
+            ("bash".to_string(), vec!["-c".to_string(), shelled.into()])
+        );
+        assert_eq!(
+            probe_invocation(false, line),
+            ("sh".to_string(), vec!["-c".to_string(), line.into()])
+        );
+    }
     use crate::agents::claude::claude_version;
     use crate::agents::codex::codex_version;
 
@@ -376,6 +419,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(windows, ignore = "a shell script stands for the hook (sh)")]
     fn a_hook_that_exits_0_without_delivering_is_a_problem() {
         // `true` is what a hook that silently drops everything looks like from outside.
         let tmp = tempfile::tempdir().unwrap();
@@ -399,6 +443,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(windows, ignore = "a shell script stands for the hook (sh)")]
     fn a_hung_command_is_killed_at_the_deadline() {
         let t = Instant::now();
         let outcome = run_command("sleep 30", b"{}", Duration::from_millis(200));

@@ -200,13 +200,68 @@ pub struct Plan {
 }
 
 /// The hook command for an agent: `<bin> hook --agent <agent>`, the path quoted for `sh -c`
-/// when it needs it.
+/// when it needs it (on Windows, in the form [`hook_command_on`] gives).
 pub fn hook_command(bin: &Path, agent: Agent) -> String {
+    hook_command_on(crate::paths::THIS_DESKTOP, bin, agent)
+}
+
+/// [`hook_command`] for a given desktop. The agents run a hook's `command` through a POSIX shell
+/// everywhere, Windows included: Claude Code there runs it with Git Bash's `bash -c`, which reads
+/// a backslash as an escape, so the program's path is written with forward slashes
+/// (`C:/Users/…/agent-tray.exe`, which Git Bash and Windows both open) and quoted for `sh`.
+pub fn hook_command_on(desktop: crate::paths::Desktop, bin: &Path, agent: Agent) -> String {
     format!(
         "{} hook --agent {}",
-        shell_quote(&bin.display().to_string()),
+        shell_quote(&program_text_on(desktop, bin)),
         agent.as_str()
     )
+}
+
+/// The program's path as a hook command names it on `desktop` (see [`hook_command_on`]).
+pub fn program_text_on(desktop: crate::paths::Desktop, bin: &Path) -> String {
+    let text = bin.display().to_string();
+    match desktop {
+        crate::paths::Desktop::Windows => text.replace('\\', "/"),
+        _ => text,
+    }
+}
+
+/// The hook command in `cmd.exe`'s form, for agents that run hooks through `%COMSPEC% /C` on
+/// Windows (Codex's `commandWindows`): the program in double quotes with its backslashes, which
+/// a Windows path never needs escaped (it cannot hold `"`).
+pub fn hook_command_for_cmd(bin: &Path, agent: Agent) -> String {
+    format!(
+        "\"{}\" hook --agent {}",
+        bin.display().to_string().replace('/', "\\"),
+        agent.as_str()
+    )
+}
+
+/// The `cmd.exe` form ([`hook_command_for_cmd`]'s) of a hook command written for `sh`: its words
+/// re-quoted for `cmd`, the program's slashes turned back. `None` when it does not parse.
+pub fn cmd_form_of(command: &str) -> Option<String> {
+    let words = shell_words(command)?;
+    let (program, args) = words.split_first()?;
+    let mut line = format!("\"{}\"", program.replace('/', "\\"));
+    for arg in args {
+        line.push(' ');
+        line.push_str(arg);
+    }
+    Some(line)
+}
+
+/// Whether a hook command's program names the same file as `bin`: equal paths, or on Windows
+/// equal once `/` and `\` and letter case are read alike.
+fn same_program(program: &str, bin: &Path) -> bool {
+    let fold = |t: &str| t.replace('\\', "/").to_lowercase();
+    Path::new(program) == bin
+        || (cfg!(windows) && fold(program) == fold(&bin.display().to_string()))
+}
+
+/// Whether a program's file name is ours: `agent-tray`, or `agent-tray.exe` in any case.
+pub fn is_our_program_name(program: &str) -> bool {
+    let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    name == "agent-tray" || name.eq_ignore_ascii_case("agent-tray.exe")
 }
 
 /// Quotes a word for `sh` when it holds anything but plain path characters.
@@ -292,7 +347,7 @@ pub fn ownership(command: &str, bin: &Path, agent: Agent) -> Ownership {
     let Some((program, args)) = words.split_first() else {
         return Ownership::NotOurs;
     };
-    if Path::new(program).file_name().and_then(|n| n.to_str()) != Some("agent-tray") {
+    if !is_our_program_name(program) {
         return Ownership::NotOurs;
     }
     if args.first().map(String::as_str) != Some("hook") {
@@ -302,7 +357,7 @@ pub fn ownership(command: &str, bin: &Path, agent: Agent) -> Ownership {
     if !exact {
         return Ownership::Edited;
     }
-    if Path::new(program) == bin {
+    if same_program(program, bin) {
         Ownership::Current
     } else {
         Ownership::Moved(program.clone())
@@ -557,6 +612,71 @@ fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn on_windows_the_hook_runs_under_git_bash_with_forward_slashes_and_under_cmd_quoted() {
+        use crate::paths::Desktop;
+        let bin = Path::new(r"D:\Tools\Agent Tray\agent-tray.exe");
+        let bash = hook_command_on(Desktop::Windows, bin, Agent::Claude);
+        assert_eq!(
+            bash,
+            "'D:/Tools/Agent Tray/agent-tray.exe' hook --agent claude"
+        );
+        // Read back by sh's rules, the program is the file's path in a form Windows opens.
+        assert_eq!(
+            shell_words(&bash).unwrap()[0],
+            "D:/Tools/Agent Tray/agent-tray.exe"
+        );
+        let plain = Path::new(r"C:\tools\agent-tray.exe");
+        assert_eq!(
+            hook_command_on(Desktop::Windows, plain, Agent::Codex),
+            "C:/tools/agent-tray.exe hook --agent codex"
+        );
+        assert_eq!(
+            hook_command_for_cmd(bin, Agent::Codex),
+            r#""D:\Tools\Agent Tray\agent-tray.exe" hook --agent codex"#
+        );
+        assert_eq!(
+            cmd_form_of(&bash).as_deref(),
+            Some(
+                r#""D:\Tools\Agent Tray\agent-tray.exe" hook --agent claude"#
+            )
+        );
+        assert_eq!(cmd_form_of("'unbalanced"), None);
+        // Unix keeps its form.
+        assert_eq!(
+            hook_command_on(
+                Desktop::Linux,
+                Path::new("/opt/a b/agent-tray"),
+                Agent::Claude
+            ),
+            "'/opt/a b/agent-tray' hook --agent claude"
+        );
+    }
+
+    #[test]
+    fn a_windows_entry_of_ours_is_recognised_whatever_its_slashes_and_case() {
+        assert!(is_our_program_name("C:/x/agent-tray.exe"));
+        assert!(is_our_program_name(r"C:\x\Agent-Tray.EXE"));
+        assert!(is_our_program_name("/usr/local/bin/agent-tray"));
+        assert!(!is_our_program_name("C:/x/agent-tray.exe.bak"));
+        assert!(!is_our_program_name("/x/not-agent-tray"));
+        let bin = Path::new(r"C:\tools\agent-tray.exe");
+        let moved = ownership(
+            "D:/old/agent-tray.exe hook --agent claude",
+            bin,
+            Agent::Claude,
+        );
+        assert_eq!(moved, Ownership::Moved("D:/old/agent-tray.exe".into()));
+        assert_eq!(
+            ownership(
+                "C:/tools/agent-tray.exe hook --agent claude --x",
+                bin,
+                Agent::Claude
+            ),
+            Ownership::Edited
+        );
+    }
 
     #[test]
     fn our_hook_is_recognised_wherever_the_binary_lives_and_edits_are_not_ours() {

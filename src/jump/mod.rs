@@ -34,6 +34,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::model::Session;
+use crate::paths::{Desktop, THIS_DESKTOP};
 
 use terminals::{
     focus_launches, terminal_of, zellij_launch, zellij_of, FocusCommand, Terminal, ZellijPane,
@@ -233,7 +234,17 @@ pub fn decide_jump(
     facts: &ProcessFacts,
     on_path: impl Fn(&str) -> bool,
 ) -> Option<JumpPlan> {
-    if cfg!(windows) {
+    decide_jump_on(THIS_DESKTOP, session, facts, on_path)
+}
+
+/// [`decide_jump`] as `desktop` makes it (so each desktop's decisions are tested on every OS).
+pub fn decide_jump_on(
+    desktop: Desktop,
+    session: &Session,
+    facts: &ProcessFacts,
+    on_path: impl Fn(&str) -> bool,
+) -> Option<JumpPlan> {
+    if desktop == Desktop::Windows {
         return windows::decide_jump(session, facts, on_path);
     }
     if let Some(location) = session.tmux.as_deref().and_then(TmuxLocation::parse) {
@@ -257,8 +268,8 @@ pub fn decide_jump(
         .cwd
         .as_deref()
         .map(PathBuf::from)
-        .filter(|d| d.is_absolute());
-    if let Some(front) = own_terminal.filter(|f| !front_launches(f, None).is_empty()) {
+        .filter(|d| is_unix_absolute(d));
+    if let Some(front) = own_terminal.filter(|f| !front_launches_on(desktop, f, None).is_empty()) {
         return Some(JumpPlan::Tab { front, dir });
     }
     let dir = dir?;
@@ -268,14 +279,29 @@ pub fn decide_jump(
     }
 }
 
+/// A unix folder path is absolute when it starts at the root (read the same on every host, so
+/// the unix decisions are tested on Windows too).
+fn is_unix_absolute(path: &Path) -> bool {
+    path.to_string_lossy().starts_with('/')
+}
+
 /// What brings `front` forward on this platform (empty: it cannot be addressed here).
 pub fn front_launches(front: &FrontTerminal, dir: Option<&Path>) -> Vec<Launch> {
+    front_launches_on(THIS_DESKTOP, front, dir)
+}
+
+/// [`front_launches`] on `desktop`.
+pub fn front_launches_on(
+    desktop: Desktop,
+    front: &FrontTerminal,
+    dir: Option<&Path>,
+) -> Vec<Launch> {
     let folder = dir.map(|d| d.display().to_string());
     focus_launches(
         &front.terminal,
         front.tty.as_deref(),
         folder.as_deref(),
-        cfg!(target_os = "macos"),
+        desktop == Desktop::MacOs,
     )
     .into_iter()
     .map(Launch::from)
@@ -349,7 +375,12 @@ pub fn tmux_clients_args(location: &TmuxLocation) -> Vec<String> {
 
 /// The programs a jump runs, in order. Pure. On Windows, [`windows::jump_launches`].
 pub fn jump_launches(plan: &JumpPlan) -> Vec<Launch> {
-    if cfg!(windows) {
+    jump_launches_on(THIS_DESKTOP, plan)
+}
+
+/// [`jump_launches`] on `desktop`.
+pub fn jump_launches_on(desktop: Desktop, plan: &JumpPlan) -> Vec<Launch> {
+    if desktop == Desktop::Windows {
         return windows::jump_launches(plan);
     }
     match plan {
@@ -370,7 +401,7 @@ pub fn jump_launches(plan: &JumpPlan) -> Vec<Launch> {
             };
             let mut launches = front
                 .as_ref()
-                .map(|f| front_launches(f, None))
+                .map(|f| front_launches_on(desktop, f, None))
                 .unwrap_or_default();
             launches.push(tmux("select-window", location.window_target()));
             if location.has_pane() {
@@ -381,14 +412,14 @@ pub fn jump_launches(plan: &JumpPlan) -> Vec<Launch> {
         JumpPlan::Zellij { pane, front } => {
             let mut launches = front
                 .as_ref()
-                .map(|f| front_launches(f, None))
+                .map(|f| front_launches_on(desktop, f, None))
                 .unwrap_or_default();
             launches.push(Launch::from(zellij_launch(pane)));
             launches
         }
-        JumpPlan::Tab { front, dir } => front_launches(front, dir.as_deref()),
+        JumpPlan::Tab { front, dir } => front_launches_on(desktop, front, dir.as_deref()),
         JumpPlan::Editor { editor, dir } => vec![Launch::new(editor.program(), &["--"]).path(dir)],
-        JumpPlan::Terminal { dir } => vec![terminal_launch(dir)],
+        JumpPlan::Terminal { dir } => vec![terminal_launch_on(desktop, dir)],
     }
 }
 
@@ -417,10 +448,15 @@ pub const BRING_FORWARD: &str = "bring the terminal forward";
 
 /// How `plan` is carried out. Pure. On Windows, [`windows::jump_steps`].
 pub fn jump_steps(plan: &JumpPlan) -> JumpSteps {
-    if cfg!(windows) {
+    jump_steps_on(THIS_DESKTOP, plan)
+}
+
+/// [`jump_steps`] on `desktop`.
+pub fn jump_steps_on(desktop: Desktop, plan: &JumpPlan) -> JumpSteps {
+    if desktop == Desktop::Windows {
         return windows::jump_steps(plan);
     }
-    let launches = jump_launches(plan);
+    let launches = jump_launches_on(desktop, plan);
     let steps = |required: Vec<Launch>, what: &'static str| JumpSteps {
         folder: None,
         program: None,
@@ -433,7 +469,7 @@ pub fn jump_steps(plan: &JumpPlan) -> JumpSteps {
         JumpPlan::Tmux { front, .. } | JumpPlan::Zellij { front, .. } => {
             let front_count = front
                 .as_ref()
-                .map(|f| front_launches(f, None).len())
+                .map(|f| front_launches_on(desktop, f, None).len())
                 .unwrap_or(0);
             let mut select = launches;
             let best_effort: Vec<Launch> = select.drain(..front_count.min(select.len())).collect();
@@ -452,20 +488,18 @@ pub fn jump_steps(plan: &JumpPlan) -> JumpSteps {
         },
         JumpPlan::Terminal { dir } => JumpSteps {
             folder: Some(dir.clone()),
-            program: (!cfg!(target_os = "macos")).then_some(TERMINAL_PROGRAM),
+            program: (desktop != Desktop::MacOs).then_some(TERMINAL_PROGRAM),
             ..steps(launches, "open a terminal")
         },
     }
 }
 
-#[cfg(target_os = "macos")]
-fn terminal_launch(dir: &Path) -> Launch {
-    Launch::new("open", &["-a", "Terminal", "--"]).path(dir)
-}
-
-/// `setsid -f` forks the terminal off and returns at once: the terminal is not the app's child.
-#[cfg(not(target_os = "macos"))]
-fn terminal_launch(dir: &Path) -> Launch {
+/// A new terminal in `dir`: Terminal.app on macOS; elsewhere `setsid -f` forks the terminal off
+/// and returns at once (the terminal is not the app's child).
+fn terminal_launch_on(desktop: Desktop, dir: &Path) -> Launch {
+    if desktop == Desktop::MacOs {
+        return Launch::new("open", &["-a", "Terminal", "--"]).path(dir);
+    }
     let mut launch = Launch::new("setsid", &["-f", TERMINAL_PROGRAM]);
     launch.cwd = Some(dir.to_path_buf());
     launch
@@ -486,7 +520,12 @@ pub struct RemoteJump {
 
 /// How to open a terminal running `argv`. Pure. On Windows, [`windows::remote_jump`].
 pub fn remote_jump(argv: &[String]) -> RemoteJump {
-    if cfg!(windows) {
+    remote_jump_on(THIS_DESKTOP, argv)
+}
+
+/// [`remote_jump`] on `desktop`.
+pub fn remote_jump_on(desktop: Desktop, argv: &[String]) -> RemoteJump {
+    if desktop == Desktop::Windows {
         return windows::remote_jump(argv);
     }
     let command_line = argv
@@ -494,7 +533,7 @@ pub fn remote_jump(argv: &[String]) -> RemoteJump {
         .map(|w| crate::remote::command::shell_quote(w))
         .collect::<Vec<_>>()
         .join(" ");
-    if cfg!(target_os = "macos") {
+    if desktop == Desktop::MacOs {
         return RemoteJump {
             command_line,
             launch: None,
@@ -540,22 +579,22 @@ pub fn reveal_launch(path: &Path) -> Option<Launch> {
     if !path.is_absolute() {
         return None;
     }
-    #[cfg(target_os = "macos")]
-    {
-        Some(Launch::new("open", &["-R", "--"]).path(path))
-    }
-    #[cfg(windows)]
-    {
-        windows::reveal_launch(&path.display().to_string(), path.is_dir())
-    }
-    #[cfg(not(any(target_os = "macos", windows)))]
-    {
-        let folder = if path.is_dir() {
-            path
-        } else {
-            path.parent().unwrap_or(path)
-        };
-        Some(Launch::new("xdg-open", &[]).path(folder))
+    reveal_launch_on(THIS_DESKTOP, path, path.is_dir())
+}
+
+/// [`reveal_launch`] on `desktop`, for an absolute `path` (`is_dir`: whether it is a folder).
+pub fn reveal_launch_on(desktop: Desktop, path: &Path, is_dir: bool) -> Option<Launch> {
+    match desktop {
+        Desktop::MacOs => Some(Launch::new("open", &["-R", "--"]).path(path)),
+        Desktop::Windows => windows::reveal_launch(&path.display().to_string(), is_dir),
+        Desktop::Linux => {
+            let folder = if is_dir {
+                path
+            } else {
+                path.parent().unwrap_or(path)
+            };
+            Some(Launch::new("xdg-open", &[]).path(folder))
+        }
     }
 }
 
@@ -583,12 +622,45 @@ mod transcript_tests {
     }
 }
 
-/// The jump as Linux and macOS make it (Windows hands over to [`windows`], tested there).
-#[cfg(all(test, unix))]
+/// The jump as Linux and macOS make it (Windows hands over to [`windows`], tested there), run on
+/// every OS: the decisions are pure functions of the desktop.
+#[cfg(test)]
 mod tests {
     use super::terminals::{Terminal, ZellijPane};
     use super::*;
     use crate::model::{Agent, SessionState};
+
+    /// The unix desktop these tests decide for: the one they run on, or Linux on Windows.
+    const DESKTOP: Desktop = if cfg!(target_os = "macos") {
+        Desktop::MacOs
+    } else {
+        Desktop::Linux
+    };
+
+    fn decide_jump(
+        session: &Session,
+        facts: &ProcessFacts,
+        on_path: impl Fn(&str) -> bool,
+    ) -> Option<JumpPlan> {
+        decide_jump_on(DESKTOP, session, facts, on_path)
+    }
+
+    fn jump_launches(plan: &JumpPlan) -> Vec<Launch> {
+        jump_launches_on(DESKTOP, plan)
+    }
+
+    fn jump_steps(plan: &JumpPlan) -> JumpSteps {
+        jump_steps_on(DESKTOP, plan)
+    }
+
+    fn remote_jump(argv: &[String]) -> RemoteJump {
+        remote_jump_on(DESKTOP, argv)
+    }
+
+    /// As [`super::reveal_launch`] decides on the unix desktop: unix paths are absolute here.
+    fn reveal_launch(path: &Path) -> Option<Launch> {
+        is_unix_absolute(path).then(|| reveal_launch_on(DESKTOP, path, false))?
+    }
 
     #[cfg(target_os = "linux")]
     fn process_editor(pid: u32) -> Option<Editor> {

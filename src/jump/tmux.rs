@@ -96,7 +96,8 @@ pub fn socket_from_env(env: &[(String, String)]) -> Option<PathBuf> {
     let value = env.iter().find(|(k, _)| k == "TMUX").map(|(_, v)| v)?;
     let socket = value.split(',').next()?;
     let socket = PathBuf::from(socket);
-    socket.is_absolute().then_some(socket)
+    // A unix path (tmux exists only there), read the same on every host.
+    socket.to_string_lossy().starts_with('/').then_some(socket)
 }
 
 /// Which tmux server a command talks to.

@@ -120,6 +120,9 @@ impl ExitHandle {
     pub fn open(pid: u32) -> Result<Self, ExitWatchError> {
         use crate::win_process::{OpenError, ProcessHandle};
         match ProcessHandle::open(pid) {
+            // A process that has exited can still be opened while anyone holds a handle to it:
+            // it is gone all the same.
+            Ok(process) if process.has_exited() => Err(ExitWatchError::Gone { pid }),
             Ok(process) => Ok(ExitHandle {
                 process: std::sync::Arc::new(process),
             }),

@@ -31,19 +31,25 @@
 //! are pure; the socket lives in [`spawn`].
 
 use std::collections::{HashMap, HashSet};
+#[cfg(unix)]
 use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use serde_json::{json, Value};
+#[cfg(unix)]
 use tokio::task::JoinHandle;
+#[cfg(unix)]
 use tokio_util::sync::CancellationToken;
 
-use crate::feeds::{apply_outputs, FeedOutput, FeedSink};
-use crate::model::{
-    Agent, EndReason, EventKind, Observation, ReportedStatus, SessionState, Source,
-};
+use crate::feeds::FeedOutput;
+#[cfg(any(unix, test))]
+use crate::feeds::{apply_outputs, FeedSink};
+#[cfg(any(unix, test))]
+use crate::model::SessionState;
+use crate::model::{Agent, EndReason, EventKind, Observation, ReportedStatus, Source};
 use crate::process::PidProbe;
 use crate::usage::{TokenUsage, UsageKind, UsageReport};
 
@@ -62,6 +68,7 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(2);
 pub const ABSENT_RECHECK: Duration = Duration::from_secs(60);
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 /// A connect or handshake that takes longer than this is given up (and retried).
+#[cfg(unix)]
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// What `waiting_for` says for each kind of wait (the registry reads "permission" as a
 /// permission wait, anything else as a wait for input).
@@ -786,6 +793,7 @@ pub fn headless_marks(
         .collect()
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// Reads who holds each thread's lock under `codex_home` (`/proc/locks` and the process table).
 fn holders(codex_home: &Path, threads: &[LiveThread]) -> HashMap<String, ThreadHolder> {
     use super::lock_owner::{codex_owner, CodexOwner};
@@ -838,6 +846,7 @@ impl Backoff {
     }
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// Whether a managed server runs for `codex_home`: its socket exists and its pid is alive.
 fn running_server(codex_home: &Path) -> Option<u32> {
     if !codex_home.join(CONTROL_SOCKET).exists() {
@@ -848,6 +857,7 @@ fn running_server(codex_home: &Path) -> Option<u32> {
     matches!(crate::process::probe_pid(pid), PidProbe::Alive { .. }).then_some(pid)
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// Starts one connection task per Codex home; each runs until `token` is cancelled.
 pub fn spawn(
     sink: FeedSink,
@@ -865,6 +875,7 @@ pub fn spawn(
     })
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 async fn follow_home(sink: FeedSink, home: PathBuf, token: CancellationToken) {
     let mut backoff = Backoff::default();
     loop {
@@ -890,8 +901,10 @@ async fn follow_home(sink: FeedSink, home: PathBuf, token: CancellationToken) {
 }
 
 /// Looks for a running server under a `CODEX_HOME` ([`running_server`]; tests script it).
+#[cfg(unix)]
 type ServerLook = dyn Fn(&Path) -> Option<u32> + Send + Sync;
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// Waits until `look` finds a server for `home` (its pid), looking at once, then whenever
 /// inotify reports a change to the server's socket or pid file (or the folders holding them),
 /// and at the latest every `recheck`; `None` when `token` is cancelled. The watch is set before
@@ -926,6 +939,7 @@ async fn wait_for_server(
     }
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// inotify (the `notify` crate) on `home` and the folders of [`CONTROL_SOCKET`] and
 /// [`DAEMON_PID_FILE`] that exist, signalling a change to one of those names. `None` when no
 /// watch could be set (then only the recheck looks).
@@ -961,6 +975,7 @@ fn watch_server_files(
     (failed.len() < folders.len()).then_some(watcher)
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// Why a connection ended early.
 #[derive(Debug, thiserror::Error)]
 enum ConnectionError {
@@ -974,6 +989,7 @@ enum ConnectionError {
     Untrusted(#[from] UntrustedSocket),
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// Why Codex's control socket is not trusted (see [`trusted_socket`]).
 #[derive(Debug, thiserror::Error)]
 enum UntrustedSocket {
@@ -988,6 +1004,7 @@ enum UntrustedSocket {
     Owner(#[from] crate::control::client::ClientError),
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// Codex's control socket, checked like ours before anything is sent to it: a socket of another
 /// user, one others may write, or one in a folder others may write is not Codex's server,
 /// whatever answers there. Codex 0.171 keeps a symlink in its own private folder
@@ -1020,6 +1037,7 @@ fn trusted_socket(path: &Path) -> Result<PathBuf, UntrustedSocket> {
     Ok(target)
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// One connection, until the server goes or `token` is cancelled. `handshake_done` says whether
 /// the server answered `initialize` (then the backoff starts over, however it ended).
 ///
@@ -1112,6 +1130,7 @@ async fn connection(
     }
 }
 
+#[cfg(unix)] // Codex's app-server socket is a unix socket
 /// Ends the sessions of the server's threads whose TUI is gone and, with `headless_too`, marks
 /// which run with no terminal; returns the requests that follow (unsubscribing).
 async fn check_threads(
@@ -1409,6 +1428,7 @@ mod tests {
     }
 
     // Issue 27 point 8: Codex's socket is checked like ours before anything is sent to it.
+    #[cfg(unix)] // Codex's app-server socket is a unix socket
     #[test]
     fn a_codex_socket_others_could_write_is_refused_before_connecting() {
         use std::os::unix::fs::PermissionsExt;
@@ -1773,6 +1793,7 @@ mod tests {
     }
     /// How many times `wait_for_server` looks for a server at `home` within `within`, with
     /// `recheck`, when none ever runs.
+    #[cfg(unix)]
     async fn looks_for_no_server(home: &Path, recheck: Duration, within: Duration) -> u32 {
         let looks = Arc::new(std::sync::atomic::AtomicU32::new(0));
         let counted = looks.clone();
@@ -1787,6 +1808,7 @@ mod tests {
         looks.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    #[cfg(unix)] // Codex's app-server socket is a unix socket
     #[tokio::test(start_paused = true)]
     async fn with_no_codex_server_the_feed_looks_once_a_minute_not_every_two_seconds() {
         // Most users run no Codex app server: the feed looked for one every 2 s all day (300
@@ -1797,6 +1819,7 @@ mod tests {
         assert!((1..=11).contains(&looks), "{looks} looks in ten minutes");
     }
 
+    #[cfg(unix)] // Codex's app-server socket is a unix socket
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn with_no_codex_home_at_all_the_feed_waits_for_the_recheck_and_does_not_spin() {
         // Codex not installed: no folder to watch. The feed once looked again at once, forever
@@ -1811,6 +1834,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)] // Codex's app-server socket is a unix socket
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_codex_server_that_starts_is_found_at_once_not_at_the_recheck() {
         // The positive control, with real files and real inotify: a server starting (its

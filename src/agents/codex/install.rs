@@ -53,7 +53,19 @@ pub fn timeout_secs(event: &str) -> u64 {
 }
 
 fn codex_entry(event: &str, command: String) -> Value {
-    json!({"type": "command", "command": command, "timeout": timeout_secs(event)})
+    codex_entry_on(cfg!(windows), event, command)
+}
+
+/// Codex's entry; on Windows with `commandWindows`, the same command in `cmd.exe`'s form, which
+/// Codex runs there through `%COMSPEC% /C` (the `sh` form's single quotes mean nothing to cmd).
+fn codex_entry_on(windows: bool, event: &str, command: String) -> Value {
+    let mut entry = json!({"type": "command", "command": command, "timeout": timeout_secs(event)});
+    if windows {
+        if let Some(cmd) = crate::install::cmd_form_of(&command) {
+            entry["commandWindows"] = json!(cmd);
+        }
+    }
+    entry
 }
 
 pub fn spec(bin: &Path) -> HookSpec<'_> {
@@ -131,12 +143,11 @@ pub fn notify_argv(bin: &Path) -> Vec<String> {
     ]
 }
 
-/// Whether a `notify` value is ours (any path to an `agent-tray` binary, our arguments).
+/// Whether a `notify` value is ours (any path to an `agent-tray` binary, `agent-tray.exe` on
+/// Windows, and our arguments).
 pub fn notify_is_ours(argv: &[String]) -> bool {
     argv.first()
-        .and_then(|p| Path::new(p).file_name())
-        .and_then(|n| n.to_str())
-        == Some("agent-tray")
+        .is_some_and(|p| crate::install::is_our_program_name(p))
         && argv[1..] == ["notify", "--agent", "codex"]
 }
 
@@ -437,6 +448,34 @@ pub fn trust_status(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_notify_of_ours_is_known_by_its_program_on_every_desktop() {
+        let argv = |p: &str| -> Vec<String> {
+            [p, "notify", "--agent", "codex"]
+                .iter()
+                .map(|w| w.to_string())
+                .collect()
+        };
+        assert!(notify_is_ours(&argv("/usr/local/bin/agent-tray")));
+        assert!(notify_is_ours(&argv(r"C:\Tools\agent-tray.exe")));
+        assert!(!notify_is_ours(&argv("/usr/bin/notify-send")));
+        assert!(!notify_is_ours(&argv("agent-tray")[..1]));
+    }
+
+    #[test]
+    fn on_windows_an_entry_also_carries_the_command_in_cmds_form() {
+        let command = "'C:/Program Files/Agent Tray/agent-tray.exe' hook --agent codex".to_string();
+        let entry = codex_entry_on(true, "Stop", command.clone());
+        assert_eq!(entry["command"], command.as_str());
+        assert_eq!(
+            entry["commandWindows"],
+            r#""C:\Program Files\Agent Tray\agent-tray.exe" hook --agent codex"#
+        );
+        assert!(codex_entry_on(false, "Stop", command)
+            .get("commandWindows")
+            .is_none());
+    }
 
     const BIN: &str = "/opt/agent-tray/bin/agent-tray";
     const HOOKS: &str = "/home/dev/.codex/hooks.json";

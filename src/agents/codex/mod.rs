@@ -20,8 +20,8 @@ use crate::model::{Agent, EventKind, Observation};
 use crate::paths;
 use crate::process::ProcessTable;
 
-// Codex's app-server socket is a unix socket; on Windows the rollouts alone are followed.
-#[cfg(unix)]
+// Codex's app-server socket is a unix socket; on Windows its messages are understood (the same
+// parsers) but only the rollouts are followed.
 pub mod app_server;
 pub mod install;
 pub mod lock_owner;

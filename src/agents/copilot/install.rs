@@ -43,26 +43,45 @@ pub fn copilot_home_from_env() -> Option<PathBuf> {
     .and_then(|h| h.parent().map(Path::to_path_buf))
 }
 
-/// The command Copilot runs for one event.
+/// The command Copilot runs for one event (its `bash` form; forward slashes on Windows, as
+/// for the other agents' `sh` lines).
 pub fn hook_command(bin: &Path, event: &str) -> String {
     format!(
         "{} hook --agent copilot --event {event}",
-        shell_quote(&bin.display().to_string())
+        shell_quote(&crate::install::program_text_on(
+            crate::paths::THIS_DESKTOP,
+            bin
+        ))
+    )
+}
+
+/// The command Copilot runs for one event on Windows (its `powershell` form): the call operator
+/// on the program's path as a PowerShell literal (`'` doubled inside).
+pub fn powershell_command(bin: &Path, event: &str) -> String {
+    format!(
+        "& '{}' hook --agent copilot --event {event}",
+        bin.display().to_string().replace('\'', "''")
     )
 }
 
 /// The whole file, as we write it.
 pub fn render(bin: &Path) -> String {
+    render_on(cfg!(windows), bin)
+}
+
+/// [`render`] for a desktop: on Windows each entry also carries its `powershell` form.
+fn render_on(windows: bool, bin: &Path) -> String {
     let mut hooks = serde_json::Map::new();
     for event in EVENTS {
-        hooks.insert(
-            event.to_string(),
-            serde_json::json!([{
-                "type": "command",
-                "bash": hook_command(bin, event),
-                "timeoutSec": TIMEOUT_SEC,
-            }]),
-        );
+        let mut entry = serde_json::json!({
+            "type": "command",
+            "bash": hook_command(bin, event),
+            "timeoutSec": TIMEOUT_SEC,
+        });
+        if windows {
+            entry["powershell"] = serde_json::json!(powershell_command(bin, event));
+        }
+        hooks.insert(event.to_string(), serde_json::json!([entry]));
     }
     let doc = serde_json::json!({ "version": 1, "hooks": hooks });
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -93,8 +112,9 @@ fn all_ours(text: &str) -> Result<bool, serde_json::Error> {
             let Some(words) = shell_words(cmd) else {
                 return Ok(false);
             };
-            let ours = words.first().and_then(|p| Path::new(p).file_name())
-                == Some(std::ffi::OsStr::new("agent-tray"))
+            let ours = words
+                .first()
+                .is_some_and(|p| crate::install::is_our_program_name(p))
                 && words
                     .get(1..4)
                     .is_some_and(|w| w == ["hook", "--agent", "copilot"]);
@@ -158,6 +178,20 @@ pub fn plan(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn on_windows_each_entry_also_says_how_powershell_runs_it() {
+        let bin = Path::new(r"C:\Users\o'neil\Agent Tray\agent-tray.exe");
+        let text = render_on(true, bin);
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let entry = &doc["hooks"]["sessionStart"][0];
+        assert_eq!(
+            entry["powershell"],
+            r"& 'C:\Users\o''neil\Agent Tray\agent-tray.exe' hook --agent copilot --event sessionStart"
+        );
+        assert!(all_ours(&text).unwrap(), "our own file is known as ours");
+        assert!(render_on(false, bin).find("powershell").is_none());
+    }
 
     fn apply(p: &Path, op: &FileOp) -> Result<Option<String>, InstallError> {
         super::apply(p, HOOK_FILE_NAME, op)
