@@ -263,9 +263,10 @@ mod tests {
     #[test]
     fn folders_must_be_absolute_and_blank_means_unset() {
         assert_eq!(parse_dir(HOME, "  ".into()).unwrap(), None);
+        let absolute = if cfg!(windows) { r"C:\tmp\x" } else { "/tmp/x" };
         assert_eq!(
-            parse_dir(HOME, "/tmp/x".into()).unwrap(),
-            Some(PathBuf::from("/tmp/x"))
+            parse_dir(HOME, absolute.into()).unwrap(),
+            Some(PathBuf::from(absolute))
         );
         let err = parse_dir(HOME, "tray".into()).unwrap_err().to_string();
         assert!(

@@ -395,6 +395,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "Wine 8 cannot rename over a file held open; Windows 10 can (POSIX rename semantics, which std uses)"
+    )]
     fn a_file_renamed_over_while_held_open_is_another_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");

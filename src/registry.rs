@@ -1348,10 +1348,7 @@ mod tests {
     }
 
     fn dead_pid() -> u32 {
-        let mut child = std::process::Command::new("true")
-            .stdin(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = crate::test_support::spawn_sleeper(0);
         let pid = child.id();
         child.wait().unwrap();
         pid

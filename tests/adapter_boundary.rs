@@ -14,10 +14,6 @@
 //! the registry exported, not hand-written knowledge. Exceptions are listed in [`ALLOWED`],
 //! each with its reason; keep that list tiny.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
-
 use agent_tray::agents::AgentKnowledge;
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,6 @@
 //! the payloads recorded from Gemini CLI 0.61.0 moving a session through the real hook and
 //! daemon.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -64,7 +61,7 @@ fn install_gemini_merges_keeps_a_backup_and_uninstall_restores_the_file() {
     let new = std::fs::read_to_string(&path).unwrap();
     assert!(new.contains(r#""command": "/usr/local/bin/notify-me", "timeout": 1e3"#));
     let doc: Value = serde_json::from_str(&new).unwrap();
-    let cmd = format!("{} hook --agent gemini", bin().display());
+    let cmd = common::installed_hook_command(agent_tray::model::Agent::Gemini);
     for event in [
         "SessionStart",
         "BeforeAgent",

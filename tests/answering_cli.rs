@@ -3,9 +3,6 @@
 //! and `pending`/`allow`/`deny` as users and scripts run them. What the hook prints is what the
 //! agent reads, so each answer is proven by the hook's stdout, and each failure by its silence.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -15,7 +12,7 @@ mod waiting_hook;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{signal, wait_until, World};
+use common::{kill_hard, wait_until, World};
 use serde_json::Value;
 use waiting_hook::{decision, pending, wait_for_request, WaitingHook};
 
@@ -143,7 +140,7 @@ fn an_engine_killed_mid_wait_leaves_the_hook_silent_and_the_agent_to_its_termina
     let hook = WaitingHook::start(&w, "s-kill", "touch k");
     wait_for_request(&w, "s-kill");
     let killed = Instant::now();
-    signal(daemon.pid(), libc::SIGKILL);
+    kill_hard(daemon.pid());
     let (printed, _) = hook.finish(Duration::from_secs(5));
     assert!(
         killed.elapsed() < Duration::from_secs(2),
@@ -163,7 +160,7 @@ fn a_hook_killed_mid_wait_closes_its_request() {
         .as_str()
         .unwrap()
         .to_string();
-    signal(hook.child.id(), libc::SIGKILL);
+    kill_hard(hook.child.id());
     wait_until(Duration::from_secs(5), || pending(&w).is_empty())
         .expect("the request of a hook that died is closed");
     let late = w.run(&["allow", &id]);

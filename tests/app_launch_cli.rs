@@ -2,8 +2,8 @@
 //! app on its private socket, or becomes the app beside it by `exec` (same pid, same arguments),
 //! and says what to install when there is no app at all.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
+// The running app is played by a unix socket here; on Windows the same protocol runs over the
+// pipe (src/app_launch/instance.rs) and is type-checked.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -3,16 +3,11 @@
 //! crafted session ids, terminal escapes in session text, and 1 MiB fields. Real daemon, real
 //! unix sockets, real child processes, a private world.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -22,7 +17,7 @@ use serde_json::{json, Value};
 
 /// Sends one request line on a fresh connection and reads one reply line, whatever its size.
 fn ask_raw(socket: &Path, request: &Value) -> String {
-    let mut stream = UnixStream::connect(socket).unwrap();
+    let mut stream = common::connect_raw(socket);
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
@@ -52,7 +47,7 @@ fn observe_line(session_id: &str, event: &str, extra: Value) -> Vec<u8> {
 
 /// Sends many requests on one connection, reading every reply; returns the replies.
 fn send_all(socket: &Path, lines: &[Vec<u8>]) -> Vec<Value> {
-    let mut stream = UnixStream::connect(socket).unwrap();
+    let mut stream = common::connect_raw(socket);
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
@@ -81,6 +76,7 @@ fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     None
 }
 
+#[cfg(target_os = "linux")]
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
@@ -97,7 +93,7 @@ fn list_answers_within_a_second_with_500_idle_watchers_and_the_hook_path_is_free
     let socket = world.socket();
     let mut watchers = Vec::new();
     for _ in 0..500 {
-        let mut s = UnixStream::connect(&socket).unwrap();
+        let mut s = common::connect_raw(&socket);
         s.write_all(b"{\"v\":1,\"op\":\"watch\"}\n").unwrap();
         watchers.push(s);
     }
@@ -156,7 +152,7 @@ fn list_answers_within_a_second_with_500_idle_watchers_and_the_hook_path_is_free
     assert!(rest.contains("\"added\""), "{rest}");
     // The watcher pool is bounded (512): past it, a plain `busy` at once, never a wait.
     for _ in 500..512 {
-        let mut s = UnixStream::connect(&socket).unwrap();
+        let mut s = common::connect_raw(&socket);
         s.write_all(b"{\"v\":1,\"op\":\"watch\"}\n").unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut first = String::new();
@@ -181,7 +177,7 @@ fn a_watcher_that_does_not_read_is_dropped_with_a_logged_reason() {
     let world = World::new();
     let daemon = world.start_daemon();
     let socket = world.socket();
-    let mut lazy = UnixStream::connect(&socket).unwrap();
+    let mut lazy = common::connect_raw(&socket);
     lazy.write_all(b"{\"v\":1,\"op\":\"watch\"}\n").unwrap();
     // Changes of about 4 KiB each, far more than the socket buffers hold.
     let cwd = format!("/tmp/{}", "d".repeat(3900));
@@ -271,7 +267,9 @@ fn history_of_1500_realistic_ended_sessions_is_printed_whole() {
 }
 
 /// A socket bound by the test itself in the world's run folder: who connects to it?
-fn squat(world: &World) -> (UnixListener, PathBuf) {
+#[cfg(unix)]
+fn squat(world: &World) -> (std::os::unix::net::UnixListener, PathBuf) {
+    use std::os::unix::net::UnixListener;
     let run = world.tray_home().join("run");
     std::fs::create_dir_all(&run).unwrap();
     let socket = world.socket();
@@ -297,8 +295,10 @@ fn run_hook(world: &World, payload: &Value) {
     assert!(status.is_some_and(|s| s.success()));
 }
 
+#[cfg(unix)] // a unix socket planted by another user, and its folder's modes
 #[test]
 fn a_socket_others_could_have_put_there_is_refused_by_the_cli_and_the_hook() {
+    use std::os::unix::fs::PermissionsExt;
     let world = World::new();
     let (listener, run) = squat(&world);
     let socket = world.socket();
@@ -460,7 +460,9 @@ fn terminal_escapes_in_session_text_are_escaped_for_people_and_exact_in_json() {
             .filter(|t| String::from_utf8_lossy(t).contains("osc-1"))
     })
     .expect("watch shows the session");
+    #[cfg(unix)]
     common::signal(watch.id(), libc::SIGTERM);
+    #[cfg(unix)]
     let _ = wait_until(Duration::from_secs(5), || watch.try_wait().unwrap());
     let _ = watch.kill();
     let _ = watch.wait();
@@ -483,6 +485,7 @@ fn terminal_escapes_in_session_text_are_escaped_for_people_and_exact_in_json() {
     assert_eq!(world.session("osc-1").unwrap()["cwd"], json!(cwd));
 }
 
+#[cfg(target_os = "linux")] // the engine's memory is read from /proc
 #[test]
 fn sixteen_one_mib_requests_leave_no_big_fields_and_little_memory_behind() {
     let world = World::new();

@@ -3,9 +3,6 @@
 //! out is always within the documented limits (memory is bounded by the limits, not by the line),
 //! and every valid request survives the trip through one line unchanged.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use agent_tray::control::protocol::{decode_request, encode_request, Request, MAX_HISTORY_LIMIT};

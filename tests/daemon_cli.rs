@@ -1,19 +1,14 @@
 //! `agent-tray daemon`, `observe` and `list` as separate processes, the way scripts and the
 //! hook use them: real unix socket, real child processes, real signals, a private world.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use common::{sleeper, wait_until, World};
+use common::{exited_at_once, raw_connect, sleeper, wait_until, World};
 use serde_json::Value;
 
 #[test]
@@ -180,12 +175,7 @@ fn a_short_lived_shell_pid_never_ends_its_session() {
     // A hook under `sh -c` may report the shell, gone a millisecond later.
     let world = World::new().with_env("AGENT_TRAY_PID_WATCH_INTERVAL_MS", "200");
     let _daemon = world.start_daemon();
-    let mut shell = std::process::Command::new("sh")
-        .args(["-c", "true"])
-        .spawn()
-        .unwrap();
-    let pid = shell.id().to_string();
-    shell.wait().unwrap();
+    let pid = exited_at_once().to_string();
     world.observe(&[
         "--session",
         "shelled",
@@ -232,13 +222,10 @@ fn a_short_lived_shell_pid_never_ends_its_session() {
 }
 
 fn raw_request(world: &World, line: &[u8]) -> Value {
-    let mut stream = UnixStream::connect(world.socket()).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    let mut stream = raw_connect(world, Duration::from_secs(10));
     stream.write_all(line).unwrap();
     let mut reply = String::new();
-    BufReader::new(&stream).read_line(&mut reply).unwrap();
+    BufReader::new(stream).read_line(&mut reply).unwrap();
     serde_json::from_str(&reply).unwrap_or_else(|e| panic!("reply {reply:?}: {e}"))
 }
 
@@ -268,14 +255,11 @@ fn bad_input_on_the_socket_gets_error_replies_and_the_daemon_keeps_serving() {
     assert_eq!(code(&raw_request(&world, missing)), "invalid_observation");
 
     // Several bad lines then a good one on the same connection: the connection goes on.
-    let mut stream = UnixStream::connect(world.socket()).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
+    let mut stream = raw_connect(&world, Duration::from_secs(5));
     stream
         .write_all(b"{\n[]\n{\"v\":1,\"op\":\"ping\"}\n")
         .unwrap();
-    let mut reader = BufReader::new(&stream);
+    let mut reader = BufReader::new(stream);
     let replies: Vec<Value> = (0..3)
         .map(|_| {
             let mut line = String::new();
@@ -315,11 +299,13 @@ fn observe_refuses_unknown_events_and_agents_before_sending() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent"));
 }
 
+#[cfg(unix)] // the socket file's modes, SIGTERM, and a socket file left behind are unix's
 #[test]
 fn the_socket_is_private_and_removed_on_sigterm() {
     let world = World::new();
     let daemon = world.start_daemon();
     let socket = world.socket();
+    use std::os::unix::fs::PermissionsExt;
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&socket), 0o600);
     assert_eq!(mode(socket.parent().unwrap()), 0o700);
@@ -351,6 +337,8 @@ fn a_stale_socket_left_by_a_killed_daemon_is_replaced() {
     let mut first = world.start_daemon();
     first.child.kill().unwrap();
     first.child.wait().unwrap();
+    // On unix the socket file stays behind; on Windows the pipe goes with its process.
+    #[cfg(unix)]
     assert!(
         world.socket().exists(),
         "SIGKILL leaves the socket file behind"

@@ -4,9 +4,6 @@
 //! cannot be reached each fail doctor with their own line; unknown hook events sent through the
 //! real hook are counted and shown.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -110,7 +107,7 @@ fn doctor_fails_with_the_moved_line_when_the_hook_binary_is_gone() {
     let path = fake_agents(&w);
     let old_dir = w.path().join("old-bin");
     std::fs::create_dir_all(&old_dir).unwrap();
-    let copy: PathBuf = old_dir.join("agent-tray");
+    let copy: PathBuf = old_dir.join(format!("agent-tray{}", std::env::consts::EXE_SUFFIX));
     common::copy_executable(&bin(), &copy);
     install(&w, &copy, &path);
     std::fs::remove_file(&copy).unwrap();
@@ -125,7 +122,7 @@ fn doctor_fails_with_the_moved_line_when_the_hook_binary_is_gone() {
         .lines()
         .find(|l| l.starts_with("✗ Claude Code hook binary moved"))
         .unwrap_or_else(|| panic!("no moved line:\n{text}"));
-    assert!(line.contains(&copy.display().to_string()), "{line}");
+    assert!(common::mentions_path(line, &copy), "{line}");
     assert!(line.contains("run `agent-tray install --claude`"), "{line}");
     assert!(
         text.contains("✗ Codex hook binary moved"),

@@ -1,14 +1,13 @@
 //! The file feeds against real files in temporary folders and real processes: what a user who
 //! never installed a hook sees. Never the real `~/.claude` or `~/.codex`.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
+#[cfg(unix)]
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -85,13 +84,7 @@ struct Sleeper(Child);
 
 impl Sleeper {
     fn spawn() -> Self {
-        Sleeper(
-            Command::new("sleep")
-                .arg("60")
-                .stdin(Stdio::null())
-                .spawn()
-                .unwrap(),
-        )
+        Sleeper(common::sleeper())
     }
 
     fn pid(&self) -> u32 {
@@ -286,7 +279,7 @@ fn turn_end_line() -> String {
 async fn a_growing_transcript_is_working_and_its_turn_duration_line_makes_it_idle() {
     let dir = tempfile::tempdir().unwrap();
     let claude = dir.path().join("claude");
-    let transcript = claude.join("projects/-w/t1.jsonl");
+    let transcript = claude.join("projects").join("-w").join("t1.jsonl");
     append(&transcript, &prompt_line());
     let d = Discovery::start(&claude, &dir.path().join("codex"), Duration::from_secs(60));
     d.wait_for("t1", "working from the prompt line", |s| {
@@ -328,7 +321,7 @@ async fn a_folder_created_after_the_watcher_started_is_picked_up_by_its_events()
     tokio::time::sleep(Duration::from_millis(300)).await;
     std::fs::create_dir_all(claude.join("projects/-w")).unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let transcript = claude.join("projects/-w/t1.jsonl");
+    let transcript = claude.join("projects").join("-w").join("t1.jsonl");
     append(&transcript, &prompt_line());
     d.wait_for("t1", "found in a folder that appeared later", |s| {
         s.state == SessionState::Working
@@ -338,10 +331,38 @@ async fn a_folder_created_after_the_watcher_started_is_picked_up_by_its_events()
 }
 
 /// A process holding a Codex thread's writer lock, as Codex does (an exclusive `flock`).
+#[cfg(unix)]
 struct LockHolder {
     flock: Child,
 }
 
+/// Windows: the lock Codex's standard library takes there (`LockFileEx` over the whole file),
+/// held by this test's own handle and released by closing it.
+#[cfg(windows)]
+struct LockHolder {
+    file: Option<std::fs::File>,
+}
+
+#[cfg(windows)]
+impl LockHolder {
+    fn hold(lock: &Path) -> Self {
+        std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(lock)
+            .unwrap();
+        file.try_lock().unwrap();
+        LockHolder { file: Some(file) }
+    }
+
+    fn release(&mut self) {
+        self.file = None;
+    }
+}
+
+#[cfg(unix)]
 impl LockHolder {
     fn hold(lock: &Path) -> Self {
         std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
@@ -415,6 +436,8 @@ async fn a_codex_rollout_with_a_held_lock_is_working_then_idle_and_ends_when_the
             s.state == SessionState::Idle
         })
         .await;
+    // Who holds a lock is read from /proc/locks (Linux); Windows does not say.
+    #[cfg(unix)]
     assert_eq!(
         s.pid,
         Some(holder.flock.id()),
@@ -503,11 +526,13 @@ async fn a_finished_codex_thread_is_not_shown_and_an_archived_one_ends() {
     d.stop().await;
 }
 
+#[cfg(unix)] // FIFOs and SIGTERM are unix's
 /// FIFOs made with `mkfifo`, each opened for writing (without blocking) when dropped: a reader
 /// stuck on one (the bug this guards against) is then released, so a failing test fails instead
 /// of hanging its runtime's shutdown.
 struct Fifos(Vec<std::path::PathBuf>);
 
+#[cfg(unix)]
 impl Fifos {
     fn make(paths: &[std::path::PathBuf]) -> Self {
         use std::os::unix::ffi::OsStrExt;
@@ -521,6 +546,7 @@ impl Fifos {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Fifos {
     fn drop(&mut self) {
         use std::os::unix::fs::OpenOptionsExt;
@@ -533,6 +559,7 @@ impl Drop for Fifos {
     }
 }
 
+#[cfg(unix)] // FIFOs and SIGTERM are unix's
 /// A FIFO named like each kind of agent file: a sessions file, a transcript, a rollout, a lock.
 fn fifos_like_agent_files(claude: &Path, codex: &Path) -> Fifos {
     const FIFO_THREAD: &str = "0f0f0f0f-48e5-7151-b535-fa0e4e9093ad";
@@ -546,6 +573,7 @@ fn fifos_like_agent_files(claude: &Path, codex: &Path) -> Fifos {
     ])
 }
 
+#[cfg(unix)] // FIFOs and SIGTERM are unix's
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifos_named_like_agent_files_are_skipped_and_every_feed_still_discovers() {
     // Any program the user runs can write in ~/.claude and ~/.codex; a FIFO blocks a plain open
@@ -593,6 +621,7 @@ async fn fifos_named_like_agent_files_are_skipped_and_every_feed_still_discovers
         .expect("the feeds stop when cancelled");
 }
 
+#[cfg(unix)] // FIFOs and SIGTERM are unix's
 #[test]
 fn the_daemon_discovers_beside_fifos_and_exits_on_sigterm_within_its_bound() {
     let world = common::World::new().with_env("AGENT_TRAY_PID_WATCH_INTERVAL_MS", "300");

@@ -1,21 +1,20 @@
 //! The history store against a real `agent-tray daemon`: scripted figures that survive a
 //! restart, a `kill -9` in the middle of a write burst, and a folder the store cannot write.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// The scripted figures' helpers serve a unix-only test (its graceful stop is a SIGTERM).
+#![cfg_attr(windows, allow(dead_code))]
 
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use common::{signal, wait_until, World};
+use common::{kill_hard, wait_until, World};
 use serde_json::{json, Value};
 
 fn store_file(world: &World) -> PathBuf {
@@ -152,6 +151,7 @@ const SCRIPT: &[(&str, &str, &str, &[&str])] = &[
 ];
 
 #[test]
+#[cfg(unix)] // its check is the graceful stop (SIGTERM) writing the last second; Windows ends it by TerminateProcess here
 fn scripted_figures_survive_a_restart_to_the_second() {
     // The script is dated March 2026: keep history long enough that a restart does not prune it.
     let world = World::new()
@@ -400,7 +400,7 @@ fn observation(session: &str, event: &str, at: DateTime<Utc>) -> Vec<u8> {
 fn kill_9_in_a_write_burst_leaves_a_sound_store_missing_at_most_the_last_second() {
     let world = World::new();
     let daemon = world.start_daemon();
-    let mut stream = UnixStream::connect(world.socket()).unwrap();
+    let mut stream = common::connect_raw(&world.socket());
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
@@ -428,7 +428,7 @@ fn kill_9_in_a_write_burst_leaves_a_sound_store_missing_at_most_the_last_second(
         std::thread::sleep(Duration::from_micros(700));
     }
     let killed_at = Utc::now();
-    signal(daemon.pid(), libc::SIGKILL);
+    kill_hard(daemon.pid());
     drop(daemon);
     eprintln!("burst: {} observations in 3 s before kill -9", acked.len());
 
@@ -496,7 +496,7 @@ fn kill_9_at_rest_closes_the_open_interval_within_a_second_of_the_kill() {
     assert_eq!(world.state_of("rest-1").as_deref(), Some("working"));
     std::thread::sleep(Duration::from_secs(3));
     let killed_at = Utc::now().timestamp_millis();
-    signal(daemon.pid(), libc::SIGKILL);
+    kill_hard(daemon.pid());
     drop(daemon); // reaped: it writes nothing after this
     let dead_at = Utc::now().timestamp_millis();
     let conn = rusqlite::Connection::open(store_file(&world)).unwrap();
@@ -525,9 +525,11 @@ fn kill_9_at_rest_closes_the_open_interval_within_a_second_of_the_kill() {
     drop(daemon);
 }
 
+#[cfg(unix)] // a read-only folder by its mode, a full disk by RLIMIT_FSIZE: unix's
 /// A read-only mount on the store's folder (root ignores file modes; others get a 0555 folder).
 struct ReadOnly(PathBuf, bool);
 
+#[cfg(unix)]
 impl ReadOnly {
     fn make(dir: &Path) -> ReadOnly {
         std::fs::create_dir_all(dir).unwrap();
@@ -552,6 +554,7 @@ impl ReadOnly {
     }
 }
 
+#[cfg(unix)]
 impl Drop for ReadOnly {
     fn drop(&mut self) {
         if self.1 {
@@ -563,6 +566,7 @@ impl Drop for ReadOnly {
     }
 }
 
+#[cfg(unix)] // a read-only folder by its mode, a full disk by RLIMIT_FSIZE: unix's
 #[test]
 fn a_read_only_store_folder_is_reported_once_and_the_engine_runs_on() {
     let world = World::new();
@@ -607,10 +611,12 @@ fn a_read_only_store_folder_is_reported_once_and_the_engine_runs_on() {
     drop(readonly);
 }
 
+#[cfg(unix)]
 /// The most any file the daemon writes may grow to: a disk that is full at 1 MiB, for real
 /// (writes past it fail with EFBIG), without root.
 const FULL_AT: u64 = 1024 * 1024;
 
+#[cfg(unix)] // a read-only folder by its mode, a full disk by RLIMIT_FSIZE: unix's
 /// Starts a daemon whose files cannot grow past [`FULL_AT`] bytes. SIGXFSZ is ignored (its
 /// default would kill the process at the first write past the limit) so writes fail instead,
 /// as on a full disk.
@@ -646,11 +652,12 @@ fn start_daemon_on_a_full_disk(world: &World) -> common::Daemon {
     daemon
 }
 
+#[cfg(unix)] // a read-only folder by its mode, a full disk by RLIMIT_FSIZE: unix's
 #[test]
 fn a_full_disk_is_reported_once_and_the_engine_runs_on_without_history() {
     let world = World::new();
     let daemon = start_daemon_on_a_full_disk(&world);
-    let mut stream = UnixStream::connect(world.socket()).unwrap();
+    let mut stream = common::connect_raw(&world.socket());
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();

@@ -1,14 +1,11 @@
 //! `agent-tray hook`, `notify`, `install`, `uninstall` and `doctor` as the agents and people run
 //! them: the built binary, a temp HOME / AGENT_TRAY_HOME, real sockets, a real daemon.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::net::UnixListener;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -61,6 +58,7 @@ impl World {
         let out = child.wait_with_output().unwrap();
         (out, t.elapsed())
     }
+    #[cfg_attr(windows, allow(dead_code))] // the socket tests are unix's
     fn socket(&self) -> PathBuf {
         self.path("tray/run/agent-tray.sock")
     }
@@ -191,12 +189,13 @@ fn a_5_mib_payload_is_cut_at_1_mib_and_still_journaled_as_cut() {
     assert_eq!(records[0]["observation"]["session_id"], "big-1");
 }
 
+#[cfg(unix)] // a unix socket's backlog
 #[test]
 fn a_socket_that_accepts_and_never_reads_costs_at_most_the_budget() {
     // A wedged app: it accepts, then never reads or answers.
     let w = World::new();
     fs::create_dir_all(w.socket().parent().unwrap()).unwrap();
-    let listener = UnixListener::bind(w.socket()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(w.socket()).unwrap();
     let holder = std::thread::spawn(move || {
         let mut held = Vec::new();
         listener.set_nonblocking(true).unwrap();
@@ -224,6 +223,7 @@ fn a_socket_that_accepts_and_never_reads_costs_at_most_the_budget() {
     assert!(holder.join().unwrap() >= 1, "the hook did connect");
 }
 
+#[cfg(unix)] // a unix socket's backlog
 #[test]
 fn a_socket_that_never_accepts_costs_at_most_the_budget() {
     // A listener whose backlog is full: connect itself would block without a deadline.
@@ -421,7 +421,15 @@ fn install_dry_run_writes_nothing_install_is_idempotent_and_uninstall_restores()
         String::from_utf8_lossy(&out.stderr)
     );
     let installed = fs::read_to_string(&settings).unwrap();
-    assert!(installed.contains(&format!("{BIN} hook --agent claude")));
+    // The line as the binary names itself (under Wine, its path on drive Z:).
+    let bin_seen = if cfg!(windows) && BIN.starts_with('/') {
+        format!("Z:{}", BIN.replace('/', "\\"))
+    } else {
+        BIN.to_string()
+    };
+    let line =
+        agent_tray::install::hook_command(Path::new(&bin_seen), agent_tray::model::Agent::Claude);
+    assert!(installed.contains(&line), "{line} in {installed}");
     assert!(fs::read_to_string(&config)
         .unwrap()
         .contains("trusted_hash"));
@@ -494,6 +502,7 @@ fn doctor_reports_what_is_missing_and_then_nothing_wrong() {
     assert!(text.contains("Codex hooks are trusted"), "{text}");
 }
 
+#[cfg(target_os = "linux")] // /proc and the static link are Linux's
 /// The hook process as it waits for its stdin: what its start-up set up. Read from `/proc` once
 /// the process sits in its stdin `poll` (so the exec and start-up are done, and it is the hook's
 /// own state, not the forked test process's).
@@ -503,6 +512,7 @@ struct StartedHook {
     maps: String,
 }
 
+#[cfg(target_os = "linux")] // /proc and the static link are Linux's
 #[cfg(target_os = "linux")]
 fn hook_waiting_for_stdin(w: &World) -> (Child, StartedHook) {
     // The `poll` system call on stdin: poll (7) or ppoll (271) on x86_64, ppoll (73) on aarch64.
@@ -540,6 +550,7 @@ fn hook_waiting_for_stdin(w: &World) -> (Child, StartedHook) {
     (child, started)
 }
 
+#[cfg(target_os = "linux")] // /proc and the static link are Linux's
 /// Whether `signal` is in one of `/proc/PID/status`'s signal masks (`SigCgt`, `SigIgn`).
 #[cfg(target_os = "linux")]
 fn in_mask(status: &str, mask: &str, signal: libc::c_int) -> bool {
@@ -551,6 +562,7 @@ fn in_mask(status: &str, mask: &str, signal: libc::c_int) -> bool {
     bits & (1 << (signal - 1)) != 0
 }
 
+#[cfg(target_os = "linux")] // /proc and the static link are Linux's
 #[cfg(target_os = "linux")]
 #[test]
 fn the_hook_starts_without_std_runtime_set_up_and_without_shared_libraries() {

@@ -4,9 +4,6 @@
 //! `status --json` must say so per agent, and `install` (the repair) must restore the hooks
 //! through the same byte-safe merge, keeping what the agent wrote meanwhile.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -3,9 +3,6 @@
 //! our entries added, everything else kept as the user wrote it, and uninstall gives the file
 //! back.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;

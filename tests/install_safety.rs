@@ -5,8 +5,7 @@
 //! One test function on purpose: the copy is executed right after it is written, and a fork
 //! in a parallel test of the same process could hold its write descriptor (ETXTBSY).
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
+// Permission bits of the hook program's folders: a unix check (Windows has access lists).
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

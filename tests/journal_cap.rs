@@ -2,9 +2,6 @@
 //! folder holds more than its cap (128 MiB), records that it did, and the engine and `doctor`
 //! say so. Before, the folder grew without bound until an engine started.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -4,8 +4,7 @@
 //! agent made the liveness check overflow and panic, which stopped replay for good, and a
 //! far-future record made every later event of its session look stale.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
+// A copy of /bin/sleep stands for the agent whose records are corrupt: unix here.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -2,9 +2,6 @@
 //! and what it expects, instead of panicking (`AGENT_TRAY_SESSION_TTL=1e20` used to abort in
 //! `Duration::from_secs_f64`) or silently ignoring it.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

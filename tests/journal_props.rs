@@ -2,9 +2,6 @@
 //! hostile local program, a disk error), parsing never panics and reading a file never stalls
 //! or runs past its end; and every record the hook writes reads back as itself.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use agent_tray::journal::{encode_line, parse_line, read_records, CorruptRecord, JournalRecord};

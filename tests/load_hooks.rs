@@ -8,9 +8,6 @@
 //! `AGENT_TRAY_LOAD_AGENTS` and `AGENT_TRAY_LOAD_EVENTS` shrink the run for a quick local try;
 //! CI runs the figures above.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 // Linux only: the deadline waits on a pidfd and the memory is read from /proc.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]

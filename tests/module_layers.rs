@@ -14,9 +14,6 @@
 //! allowed (the adapters still call each other); [`no_import_circle_spans_two_layers`] computes
 //! the module graph's strongly connected components as a second, direct check.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used)]
 
 use std::collections::{BTreeMap, BTreeSet};

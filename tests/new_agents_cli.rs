@@ -3,9 +3,6 @@
 //! untouched, a backup kept), and their hook command lines delivering the recorded payloads to a
 //! running daemon.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -186,6 +183,7 @@ fn status_names_the_copilot_version_from_the_sessions_folder() {
 }
 
 #[test]
+#[cfg(unix)] // a copy of /bin/sleep stands for OpenCode's binary, found by its executable path
 fn status_names_the_opencode_version_from_the_package_of_its_running_binary() {
     // OpenCode sends no version; the process the plugin names runs a binary from the
     // `opencode-ai` npm package, whose package.json names it. A real process (a copy of `sleep`
@@ -222,7 +220,7 @@ fn status_names_the_opencode_version_from_the_package_of_its_running_binary() {
     );
     let status = w.run(&["status", "--json"]);
     let text = String::from_utf8_lossy(&status.stdout).to_string();
-    common::signal(child.id(), libc::SIGKILL);
+    common::kill_hard(child.id());
     let _ = child.wait();
     assert!(text.contains(id), "the event is there: {text}");
     assert!(

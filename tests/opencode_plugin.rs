@@ -8,8 +8,8 @@
 //! own reply API (a recording client here; the real OpenCode in tests/e2e), while one answered
 //! in the terminal ends the plugin's wait.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
+// Runs the plugin under node with a shell-free unix harness; OpenCode's Windows side is
+// type-checked only (no node under Wine here).
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -5,9 +5,6 @@
 //! result larger than what was read (bounded memory), and where a value is written and read back
 //! it must come back the same.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;

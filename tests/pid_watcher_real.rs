@@ -1,13 +1,9 @@
 //! The pid watcher against real processes: children started and killed with real signals.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,13 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 const TICK: Duration = Duration::from_millis(200);
 
-fn sleeper() -> Child {
-    Command::new("sleep")
-        .arg("600")
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap()
-}
+use common::{exited_at_once, short_lived, sleeper};
 
 fn prompted(registry: &SessionsRegistry, id: &str, pid: u32) {
     let obs = Observation::new(id, Agent::Claude, EventKind::UserPromptSubmit, Utc::now())
@@ -107,9 +97,7 @@ async fn a_changed_identity_token_ends_the_session_as_a_recycled_pid() {
 #[tokio::test]
 async fn a_short_lived_shell_pid_never_ends_anything() {
     let registry = Arc::new(SessionsRegistry::new());
-    let mut shell = Command::new("sh").args(["-c", "true"]).spawn().unwrap();
-    let pid = shell.id();
-    shell.wait().unwrap();
+    let pid = exited_at_once();
     prompted(&registry, "s1", pid);
     // Positive control in the same watcher: a live child is confirmed and its death is seen, so
     // "s1 still working" below cannot pass on a watcher that never ticks.
@@ -301,7 +289,7 @@ async fn a_pid_that_cannot_get_an_exit_event_still_ends_by_the_tick() {
         if pid == refused_pid {
             return Err(ExitWatchError::Unsupported {
                 pid,
-                source: std::io::Error::from_raw_os_error(libc::ENOSYS),
+                source: std::io::Error::from(std::io::ErrorKind::Unsupported),
             });
         }
         ExitHandle::open(pid)
@@ -345,11 +333,7 @@ async fn a_hook_shell_alive_when_its_hook_lands_ends_nothing_when_it_exits() {
     let registry = Arc::new(SessionsRegistry::new());
     let token = CancellationToken::new();
     let task = pid_watcher::spawn(registry.clone(), HOURS, token.clone());
-    let mut shell = Command::new("sleep")
-        .arg("0.3")
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut shell = short_lived(Duration::from_millis(300));
     let mut agent = sleeper();
     prompted(&registry, "shell", shell.id());
     prompted(&registry, "agent", agent.id());

@@ -1,8 +1,8 @@
 //! A remote is a stranger: what it prints is hostile input. These drive the engine's real link
 //! through a fake `ssh` (`AGENT_TRAY_SSH`) that prints what a compromised remote would.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
+// The hostile remotes are fake `ssh` programs written as shell scripts: unix here. The line
+// parser they attack is the same on Windows (its unit and fuzz tests).
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -9,8 +9,8 @@
 //! `AGENT_TRAY_SOAK_SECS` sets how long (default 75 s, what CI runs; `scripts/soak-remote.sh`
 //! runs ten minutes).
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
+// The remote is a fake `ssh` written as a shell script: unix here (the remote link from
+// Windows, through ssh.exe, is type-checked only).
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

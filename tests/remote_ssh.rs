@@ -1,8 +1,8 @@
 //! Remotes end to end, against a real OpenSSH server (see `common/sshd.rs`): a remote host's
 //! `agent-tray daemon` (another private world), reached by the local engine's own `ssh` child.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
+// A real sshd on loopback and unix shells on the far side: the remote link from Windows
+// (ssh.exe) is type-checked only.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -2,9 +2,6 @@
 //! from the real Claude Code: the parse lives in the core, the rules below it, so the story is
 //! told here, where both are.
 
-// Real unix sockets, signals and `sh`: Windows runs its own end-to-end check
-// (scripts/check-windows.sh) instead.
-#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;

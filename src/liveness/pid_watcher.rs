@@ -626,16 +626,10 @@ mod tests {
         assert!(confirmed.contains(200));
     }
 
-    #[cfg(any(target_os = "linux", target_os = "macos"))]
     fn sleeper() -> std::process::Child {
-        std::process::Command::new("sleep")
-            .arg("600")
-            .stdin(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
+        crate::test_support::spawn_sleeper(600)
     }
 
-    #[cfg(any(target_os = "linux", target_os = "macos"))]
     fn held(pid: u32, exit: ExitHandle, token: &str) -> HeldExit {
         HeldExit {
             pid,
@@ -644,7 +638,6 @@ mod tests {
         }
     }
 
-    #[cfg(any(target_os = "linux", target_os = "macos"))]
     #[test]
     fn a_held_exit_event_answers_for_its_process_until_it_fires() {
         let mut child = sleeper();
@@ -675,7 +668,6 @@ mod tests {
         other.wait().unwrap();
     }
 
-    #[cfg(any(target_os = "linux", target_os = "macos"))]
     #[test]
     fn a_fired_event_is_checked_against_the_process_that_has_the_number_now() {
         // The held event's process died and (as the kernel may do) its number now names another

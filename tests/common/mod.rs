@@ -17,13 +17,43 @@ pub(crate) use test_executables::{copy_executable, write_executable};
 
 /// Runs `shell -c command` the way an agent runs a hook: a clean environment (PATH, the
 /// world's variables and `extra`), the payload on stdin, output to nowhere; waits at most 10 s.
+/// On Windows (no `sh` under Wine) a line of plain words is run as its words, as `doctor` runs
+/// it there; `shell` is not used.
 pub fn run_hook_via(w: &World, shell: &Path, command: &str, payload: &str, extra: &[(&str, &str)]) {
     use std::io::Write as _;
-    let mut cmd = Command::new(shell);
-    cmd.arg("-c")
-        .arg(command)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin");
+    #[cfg(unix)]
+    let mut cmd = {
+        let mut cmd = Command::new(shell);
+        cmd.arg("-c")
+            .arg(command)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin");
+        cmd
+    };
+    #[cfg(windows)]
+    let mut cmd = {
+        let _ = shell;
+        let words = agent_tray::install::shell_words(command)
+            .unwrap_or_else(|| panic!("not a line of plain words: {command}"));
+        let mut cmd = Command::new(&words[0]);
+        cmd.args(&words[1..])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        for name in [
+            "SYSTEMROOT",
+            "SYSTEMDRIVE",
+            "WINDIR",
+            "TEMP",
+            "TMP",
+            "COMSPEC",
+            "PATHEXT",
+        ] {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
+            }
+        }
+        cmd
+    };
     for (k, v) in &w.envs {
         cmd.env(k, v);
     }
@@ -54,6 +84,39 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_agent-tray"))
 }
 
+/// The hook command `agent-tray install` writes for `agent`, for the binary as it names itself:
+/// cargo's path for it, or under Wine that path on drive Z: (Wine's name for the unix root).
+pub fn installed_hook_command(agent: agent_tray::model::Agent) -> String {
+    agent_tray::install::hook_command(&bin_as_it_sees_itself(), agent)
+}
+
+/// The built binary's path as the binary itself reads it (`current_exe`).
+pub fn bin_as_it_sees_itself() -> PathBuf {
+    let bin = bin();
+    if cfg!(windows) && bin.to_string_lossy().starts_with('/') {
+        PathBuf::from(format!(
+            "Z:{}",
+            bin.display().to_string().replace('/', "\\")
+        ))
+    } else {
+        bin
+    }
+}
+
+/// Whether `text` names `path` in any of the spellings Agent Tray prints it in: as it is, with
+/// forward slashes (the `sh` form of a Windows hook line), and for cargo's own binaries under
+/// Wine, on drive Z: (how the binary sees itself).
+pub fn mentions_path(text: &str, path: &Path) -> bool {
+    let plain = path.display().to_string();
+    let mut spellings = vec![plain.clone(), plain.replace('\\', "/")];
+    if cfg!(windows) && plain.starts_with('/') {
+        let on_z = format!("Z:{}", plain.replace('/', "\\"));
+        spellings.push(on_z.replace('\\', "/"));
+        spellings.push(on_z);
+    }
+    spellings.iter().any(|s| text.contains(s.as_str()))
+}
+
 /// A private world: nothing here touches the real user's files.
 pub struct World {
     pub dir: tempfile::TempDir,
@@ -74,9 +137,13 @@ impl World {
 
     pub fn new() -> Self {
         // Short paths: a unix socket address holds about 100 bytes.
+        #[cfg(unix)]
+        let base = PathBuf::from("/tmp");
+        #[cfg(not(unix))]
+        let base = std::env::temp_dir();
         let dir = tempfile::Builder::new()
             .prefix("at-")
-            .tempdir_in("/tmp")
+            .tempdir_in(base)
             .unwrap();
         let root = dir.path();
         for sub in ["home", "tray", "claude", "codex", "xdg"] {
@@ -130,6 +197,20 @@ impl World {
         cmd.args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default());
+        // What every Windows program needs to start (its system folders, its temp folder).
+        #[cfg(windows)]
+        for name in [
+            "SYSTEMROOT",
+            "SYSTEMDRIVE",
+            "WINDIR",
+            "TEMP",
+            "TMP",
+            "COMSPEC",
+        ] {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
+            }
+        }
         for (k, v) in &self.envs {
             cmd.env(k, v);
         }
@@ -213,7 +294,11 @@ impl Daemon {
 
     /// SIGTERM, then wait (bounded) for the exit status.
     pub fn terminate(mut self) -> Option<std::process::ExitStatus> {
+        #[cfg(unix)]
         signal(self.child.id(), libc::SIGTERM);
+        // Windows: no SIGTERM to send a process without a console of ours; it is ended.
+        #[cfg(windows)]
+        let _ = self.child.kill();
         let status = wait_until(Duration::from_secs(10), || self.child.try_wait().unwrap());
         if status.is_none() {
             let _ = self.child.kill();
@@ -229,6 +314,56 @@ impl Drop for Daemon {
     }
 }
 
+/// A raw connection to an engine, for tests that send bytes no client would: the unix socket, or
+/// on Windows the named pipe derived from its path. Read and written through `&RawConn` too.
+#[cfg(unix)]
+pub type RawConn = std::os::unix::net::UnixStream;
+#[cfg(windows)]
+pub type RawConn = agent_tray::control::transport::PipeClient;
+
+/// Connects a [`RawConn`] to the engine whose socket path is `socket`.
+pub fn connect_raw(socket: &Path) -> RawConn {
+    #[cfg(unix)]
+    {
+        std::os::unix::net::UnixStream::connect(socket).unwrap()
+    }
+    #[cfg(windows)]
+    {
+        use agent_tray::control::transport::{pipe_name, PipeClient};
+        PipeClient::connect(&pipe_name(socket), Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("connect to the engine's pipe: {e:?}"))
+    }
+}
+
+/// A [`RawConn`] to the engine of `world`, its reads bounded by `read_timeout`.
+pub fn raw_connect(world: &World, read_timeout: Duration) -> RawConn {
+    let conn = connect_raw(&world.socket());
+    conn.set_read_timeout(Some(read_timeout)).unwrap();
+    conn
+}
+
+/// Ends `pid` at once, as `kill -9` does (TerminateProcess on Windows).
+pub fn kill_hard(pid: u32) {
+    #[cfg(unix)]
+    signal(pid, libc::SIGKILL);
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::System::Threading::{
+            OpenProcess, TerminateProcess, PROCESS_TERMINATE,
+        };
+        // SAFETY: plain calls on a handle opened and closed here.
+        unsafe {
+            let handle = OpenProcess(PROCESS_TERMINATE, 0, pid);
+            if !handle.is_null() {
+                TerminateProcess(handle, 1);
+                CloseHandle(handle);
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
 pub fn signal(pid: u32, sig: i32) {
     // SAFETY: sending a signal to a child this test started.
     unsafe {
@@ -272,13 +407,64 @@ impl<T> Truthy for Option<T> {
     }
 }
 
-/// A sleeping child process: a real pid for a session to own.
+/// A sleeping child process: a real pid for a session to own, until it is killed.
+#[cfg(unix)]
 pub fn sleeper() -> Child {
     Command::new("sleep")
         .arg("600")
         .stdin(Stdio::null())
         .spawn()
         .unwrap()
+}
+
+/// A waiting child process: a real pid for a session to own, until it is killed. Windows has no
+/// `sleep`: cmd's `set /p` waits for a line on a stdin the returned `Child` keeps open.
+#[cfg(windows)]
+pub fn sleeper() -> Child {
+    Command::new("cmd")
+        .args(["/d", "/c", "set /p x="])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// A child process that exits by itself after about `after`: `sleep` on unix; on Windows a
+/// [`sleeper`] whose stdin a thread closes after that long.
+pub fn short_lived(after: Duration) -> Child {
+    #[cfg(unix)]
+    {
+        Command::new("sleep")
+            .arg(format!("{:.3}", after.as_secs_f64()))
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+    #[cfg(windows)]
+    {
+        let mut child = sleeper();
+        let stdin = child.stdin.take();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            drop(stdin);
+        });
+        child
+    }
+}
+
+/// A child process that has already exited and been waited for: a pid that is gone (a hook's
+/// shell after it ran).
+pub fn exited_at_once() -> u32 {
+    #[cfg(unix)]
+    let mut child = Command::new("sh").args(["-c", "true"]).spawn().unwrap();
+    #[cfg(windows)]
+    let mut child = Command::new("cmd")
+        .args(["/d", "/c", "exit 0"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
 }
 
 /// A folder with an `exit 0` stand-in for each of `programs`, and a PATH that has it first:
@@ -288,15 +474,40 @@ pub fn path_with_fake_agents(w: &World, programs: &[&str]) -> String {
     let dir = w.path().join("agents-bin");
     std::fs::create_dir_all(&dir).unwrap();
     for name in programs {
+        #[cfg(unix)]
         write_executable(&dir.join(name), b"#!/bin/sh\nexit 0\n");
+        // Windows finds programs by extension (PATHEXT): a batch file that exits 0.
+        #[cfg(windows)]
+        write_executable(&dir.join(format!("{name}.cmd")), b"@exit /b 0\r\n");
     }
-    format!("{}:/usr/bin:/bin", dir.display())
+    #[cfg(unix)]
+    return format!("{}:/usr/bin:/bin", dir.display());
+    #[cfg(windows)]
+    return std::env::join_paths([dir, PathBuf::from(r"C:\windows\system32")])
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
 }
 
 /// Runs `program` with only `path` and the world's variables in its environment.
 pub fn run_with_path(w: &World, program: &Path, path: &str, args: &[&str]) -> Output {
     let mut cmd = Command::new(program);
     cmd.args(args).env_clear().env("PATH", path);
+    // What every Windows program needs to start, and the PATHEXT its lookups use.
+    #[cfg(windows)]
+    for name in [
+        "SYSTEMROOT",
+        "SYSTEMDRIVE",
+        "WINDIR",
+        "TEMP",
+        "TMP",
+        "COMSPEC",
+        "PATHEXT",
+    ] {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
     for (k, v) in &w.envs {
         cmd.env(k, v);
     }

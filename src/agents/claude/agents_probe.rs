@@ -194,6 +194,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(windows, ignore = "runs a shell script as the program (sh)")]
     fn the_probe_runs_a_real_program_and_is_killed_at_cancellation() {
         // A stand-in `claude` that prints the recorded list, and one that hangs.
         let dir = tempfile::tempdir().unwrap();

@@ -153,13 +153,23 @@ mod tests {
 
     #[test]
     fn the_plugins_folder_follows_xdg_config_home_else_home() {
+        let (x, h) = if cfg!(windows) {
+            (r"C:\x", r"C:\h")
+        } else {
+            ("/x", "/h")
+        };
         assert_eq!(
-            plugins_dir(Some("/x".into()), Some("/h".into())),
-            Some(PathBuf::from("/x/opencode/plugins"))
+            plugins_dir(Some(x.into()), Some(h.into())),
+            Some(Path::new(x).join("opencode").join("plugins"))
         );
         assert_eq!(
-            plugins_dir(Some("relative".into()), Some("/h".into())),
-            Some(PathBuf::from("/h/.config/opencode/plugins"))
+            plugins_dir(Some("relative".into()), Some(h.into())),
+            Some(
+                Path::new(h)
+                    .join(".config")
+                    .join("opencode")
+                    .join("plugins")
+            )
         );
     }
 }
