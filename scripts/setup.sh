@@ -22,7 +22,8 @@ die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libayatana-appindicator3-dev
   librsvg2-dev libdbus-1-dev python3 git ca-certificates)
 test_packages=(xvfb xauth webkit2gtk-driver chromium dbus dbus-x11 dunst xdotool trayer imagemagick
-  tmux kitty procps util-linux psmisc hyperfine openssh-client openssh-server zsh fish libglib2.0-bin)
+  tmux kitty procps util-linux psmisc hyperfine openssh-client openssh-server zsh fish libglib2.0-bin
+  mingw-w64 wine wine64)
 
 packages=("${build_packages[@]}")
 [ "$want_tests" = 1 ] && packages+=("${test_packages[@]}")
@@ -71,20 +72,21 @@ npm_ci() {
   echo "$sum" > "$stamp"
 }
 
-# The macOS standard libraries, so scripts/check-macos.sh can type-check the macOS code here.
+# The macOS standard libraries, so scripts/check-macos.sh can type-check the macOS code here, and
+# Windows' (with mingw-w64 and Wine above), so scripts/check-windows.sh can build and run it.
 if [ "$want_tests" = 1 ]; then
-  mac_targets=(aarch64-apple-darwin x86_64-apple-darwin)
+  cross_targets=(aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu)
   if ! command -v rustup >/dev/null 2>&1; then
-    say "warning: rustup not found: cannot add ${mac_targets[*]}; scripts/check-macos.sh will say macOS was not checked"
+    say "warning: rustup not found: cannot add ${cross_targets[*]}; scripts/check-macos.sh will say macOS was not checked"
   else
     want_targets=()
-    for t in "${mac_targets[@]}"; do
+    for t in "${cross_targets[@]}"; do
       rustup target list --installed | grep -qx "$t" || want_targets+=("$t")
     done
     if [ "${#want_targets[@]}" -gt 0 ]; then
       say "rustup target add ${want_targets[*]}"
       rustup target add "${want_targets[@]}" ||
-        say "warning: rustup could not download ${want_targets[*]} (offline?); scripts/check-macos.sh will say macOS was not checked"
+        say "warning: rustup could not download ${want_targets[*]} (offline?); scripts/check-macos.sh and scripts/check-windows.sh will say what was not checked"
     fi
   fi
 fi

@@ -2,7 +2,8 @@
 # Installs what is missing and runs every test of Agent Tray: formatting and lints, the core's
 # unit and integration tests, the desktop crate and UI tests (mock runtime, Chromium, the real
 # app under Xvfb through WebKitWebDriver), a type-check and lint of the macOS code for both Mac
-# targets (scripts/check-macos.sh), and the end-to-end tests with the real claude and
+# targets (scripts/check-macos.sh), the Windows build linted and the core's tests run under Wine
+# (scripts/check-windows.sh), and the end-to-end tests with the real claude and
 # codex CLIs. Every step runs even when an earlier one fails; the exit status says if any did.
 # Last, it lists every process the run started that is still running and FAILS if there is one
 # (each process inherits AGENT_TRAY_TEST_RUN; see scripts/leftover-processes.sh).
@@ -66,6 +67,8 @@ step "domain and core: unit and integration tests" cargo test -p agent-tray-doma
 step "desktop and UI (tests/desktop/run.sh)" tests/desktop/run.sh
 # After the desktop step: the host's build scripts and proc-macros it built are reused.
 step "macOS: clippy -D warnings for aarch64 and x86_64 (scripts/check-macos.sh)" scripts/check-macos.sh
+# Its own target folder (target/windows): the Linux build above is not evicted.
+step "Windows: clippy -D warnings, and the core's tests under Wine (scripts/check-windows.sh)" scripts/check-windows.sh
 # The same build as the desktop step's last (nothing to do when it ran): the real-agent suite's
 # window test (test_window) runs target/debug/agent-tray-desktop.
 step "build agent-tray and the app for the end-to-end tests" cargo build -p agent-tray -p agent-tray-desktop
