@@ -638,9 +638,7 @@ mod tests {
         );
         assert_eq!(
             cmd_form_of(&bash).as_deref(),
-            Some(
-                r#""D:\Tools\Agent Tray\agent-tray.exe" hook --agent claude"#
-            )
+            Some(r#""D:\Tools\Agent Tray\agent-tray.exe" hook --agent claude"#)
         );
         assert_eq!(cmd_form_of("'unbalanced"), None);
         // Unix keeps its form.

@@ -117,6 +117,23 @@ pub fn mentions_path(text: &str, path: &Path) -> bool {
     spellings.iter().any(|s| text.contains(s.as_str()))
 }
 
+/// Starts a process, trying again when Wine's process creation fails for a moment
+/// (`ERROR_INTERNAL_ERROR`, 1359, seen under load): the tests are about what the program does,
+/// not about Wine. Any other error, or the same one five times, fails the test.
+pub fn retrying_start<T>(mut start: impl FnMut() -> std::io::Result<T>) -> T {
+    let mut tries = 0;
+    loop {
+        match start() {
+            Ok(started) => return started,
+            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 4 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => panic!("cannot start the process: {e}"),
+        }
+    }
+}
+
 /// A private world: nothing here touches the real user's files.
 pub struct World {
     pub dir: tempfile::TempDir,
@@ -218,19 +235,17 @@ impl World {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
-        self.command(args).stdin(Stdio::null()).output().unwrap()
+        let mut cmd = self.command(args);
+        cmd.stdin(Stdio::null());
+        retrying_start(|| cmd.output())
     }
 
     /// Starts `agent-tray daemon` and waits until it answers.
     pub fn start_daemon(&self) -> Daemon {
         let log = std::fs::File::create(self.path().join("daemon.log")).unwrap();
-        let child = self
-            .command(&["daemon"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
+        let mut cmd = self.command(&["daemon"]);
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
+        let child = retrying_start(|| cmd.spawn());
         let daemon = Daemon {
             child,
             log: self.path().join("daemon.log"),
