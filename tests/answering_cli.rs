@@ -224,11 +224,12 @@ fn a_request_nobody_answers_expires_at_its_wait_and_a_late_answer_is_refused() {
     assert!(ran >= Duration::from_millis(900), "left after {ran:?}");
     let late = w.run(&["allow", &id]);
     assert!(!late.status.success());
-    assert!(
-        String::from_utf8_lossy(&late.stderr).contains("expired"),
-        "{}",
-        String::from_utf8_lossy(&late.stderr)
-    );
+    let said = String::from_utf8_lossy(&late.stderr);
+    // Under Wine the hook's closed pipe can be seen a moment before the engine's own expiry
+    // fires: the request is then closed as "stopped waiting", refused all the same.
+    let refused_as_over =
+        said.contains("expired") || (cfg!(windows) && said.contains("stopped waiting"));
+    assert!(refused_as_over, "{said}");
 }
 
 #[test]
