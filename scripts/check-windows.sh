@@ -104,11 +104,26 @@ read -r passed failed ignored < <(awk '
   }
   END { print p + 0, f + 0, g + 0 }' "$logs/wine-tests.log")
 
-# Every test the Linux build has (the core step built them; listing runs nothing).
-cargo test -p agent-tray-domain -p agent-tray --lib --tests -- --list --format terse 2>/dev/null |
-  sed -n 's/: test$//p' | sort -u >"$logs/linux-tests.txt"
-cargo test --target "$target" --target-dir "$target_dir" -p agent-tray-domain -p agent-tray \
-  --lib --tests -- --list --format terse 2>/dev/null | sed -n 's/: test$//p' | sort -u >"$logs/windows-tests.txt"
+# Every test the Linux build has (the core step built them; listing runs nothing), and every
+# test the Windows build has (listed under Wine, tried three times: Wine's process creation can
+# fail for a moment). A listing that never succeeds fails the check, with its output.
+list_tests() { # out-file, then cargo's arguments
+  local out="$1"; shift
+  local try
+  for try in 1 2 3; do
+    if cargo test "$@" -p agent-tray-domain -p agent-tray --lib --tests -- --list --format terse \
+      >"$out.raw" 2>"$out.err"; then
+      tr -d '\r' <"$out.raw" | sed -n 's/: test$//p' | sort -u >"$out"
+      return 0
+    fi
+    say "listing the tests failed (try $try of 3): $(tail -n 3 "$out.err" | tr '\n' ' ')"
+    sleep 2
+  done
+  return 1
+}
+list_tests "$logs/linux-tests.txt" || fail "could not list the Linux build's tests (log: $logs/linux-tests.txt.err)"
+list_tests "$logs/windows-tests.txt" --target "$target" --target-dir "$target_dir" ||
+  fail "could not list the Windows build's tests under Wine (log: $logs/windows-tests.txt.err)"
 grep -E '^test .* \.\.\. ignored' "$logs/wine-tests.log" | sed 's/^test //' >"$logs/windows-ignored.txt" || true
 comm -23 "$logs/linux-tests.txt" "$logs/windows-tests.txt" >"$logs/not-built-for-windows.txt"
 linux_total=$(wc -l <"$logs/linux-tests.txt")
