@@ -60,7 +60,11 @@ export WINEDEBUG=-all
 export WINEDLLOVERRIDES="winemenubuilder.exe=d;mshtml=d;mscoree=d"
 export DISPLAY=
 
-stop_wine() { WINEPREFIX="$WINEPREFIX" wineserver -k >/dev/null 2>&1 || true; }
+# Ends every Wine process of the prefix and waits (bounded) for wineserver itself to go.
+stop_wine() {
+  WINEPREFIX="$WINEPREFIX" wineserver -k >/dev/null 2>&1 || true
+  WINEPREFIX="$WINEPREFIX" timeout 20 wineserver -w >/dev/null 2>&1 || true
+}
 trap stop_wine EXIT
 
 # 1. Lint the whole workspace for Windows.
