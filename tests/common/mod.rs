@@ -39,19 +39,7 @@ pub fn run_hook_via(w: &World, shell: &Path, command: &str, payload: &str, extra
         cmd.args(&words[1..])
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default());
-        for name in [
-            "SYSTEMROOT",
-            "SYSTEMDRIVE",
-            "WINDIR",
-            "TEMP",
-            "TMP",
-            "COMSPEC",
-            "PATHEXT",
-        ] {
-            if let Some(value) = std::env::var_os(name) {
-                cmd.env(name, value);
-            }
-        }
+        keep_windows_essentials(&mut cmd);
         cmd
     };
     for (k, v) in &w.envs {
@@ -115,6 +103,25 @@ pub fn mentions_path(text: &str, path: &Path) -> bool {
         spellings.push(on_z);
     }
     spellings.iter().any(|s| text.contains(s.as_str()))
+}
+
+/// What every Windows program needs to start, kept in a cleared environment: its system
+/// folders, its temp folder, its shell and the extensions its program lookups try.
+#[cfg(windows)]
+pub fn keep_windows_essentials(cmd: &mut Command) {
+    for name in [
+        "SYSTEMROOT",
+        "SYSTEMDRIVE",
+        "WINDIR",
+        "TEMP",
+        "TMP",
+        "COMSPEC",
+        "PATHEXT",
+    ] {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
 }
 
 /// Starts a process, trying again when Wine's process creation fails for a moment
@@ -214,20 +221,8 @@ impl World {
         cmd.args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default());
-        // What every Windows program needs to start (its system folders, its temp folder).
         #[cfg(windows)]
-        for name in [
-            "SYSTEMROOT",
-            "SYSTEMDRIVE",
-            "WINDIR",
-            "TEMP",
-            "TMP",
-            "COMSPEC",
-        ] {
-            if let Some(value) = std::env::var_os(name) {
-                cmd.env(name, value);
-            }
-        }
+        keep_windows_essentials(&mut cmd);
         for (k, v) in &self.envs {
             cmd.env(k, v);
         }
@@ -508,21 +503,8 @@ pub fn path_with_fake_agents(w: &World, programs: &[&str]) -> String {
 pub fn run_with_path(w: &World, program: &Path, path: &str, args: &[&str]) -> Output {
     let mut cmd = Command::new(program);
     cmd.args(args).env_clear().env("PATH", path);
-    // What every Windows program needs to start, and the PATHEXT its lookups use.
     #[cfg(windows)]
-    for name in [
-        "SYSTEMROOT",
-        "SYSTEMDRIVE",
-        "WINDIR",
-        "TEMP",
-        "TMP",
-        "COMSPEC",
-        "PATHEXT",
-    ] {
-        if let Some(value) = std::env::var_os(name) {
-            cmd.env(name, value);
-        }
-    }
+    keep_windows_essentials(&mut cmd);
     for (k, v) in &w.envs {
         cmd.env(k, v);
     }
