@@ -5,6 +5,8 @@
 # targets (scripts/check-macos.sh), the Windows build linted and the core's tests run under Wine
 # (scripts/check-windows.sh), and the end-to-end tests with the real claude and
 # codex CLIs. Every step runs even when an earlier one fails; the exit status says if any did.
+# The macOS and Windows checks (compiling) run in a lane beside the real agents (waiting), and
+# the summary gives each step's seconds and the run's total.
 # Last, it lists every process the run started that is still running and FAILS if there is one
 # (each process inherits AGENT_TRAY_TEST_RUN; see scripts/leftover-processes.sh).
 set -uo pipefail
@@ -23,11 +25,22 @@ mkdir -p "$logs"
 # Every step has a deadline: a hang fails that step (SIGTERM, then SIGKILL 10 s later) instead of
 # the whole run; stdin is never the runner's.
 step_timeout="${STEP_TIMEOUT:-2400}"
+step_no=0
+# Sets `log` to the next step's log file (not a command substitution: that would lose the count).
+next_log() { step_no=$((step_no + 1)); log="$(printf '%s/%02d.log' "$logs" "$step_no")"; }
+tally() { # name, status, seconds, log
+  if [ "$2" -eq 0 ]; then
+    passed+=("$1 ($3s)")
+  else
+    failed+=("$1 ($3s)")
+    failed_logs+=("$4")
+  fi
+}
 step() {
   local name="$1"; shift
   printf '\n==== %s\n' "$name"
   local start=$SECONDS status log
-  log="$logs/$(printf '%02d' $((${#passed[@]} + ${#failed[@]} + 1))).log"
+  next_log
   timeout -k 10 "$step_timeout" "$@" </dev/null >"$log" 2>&1 &
   local pid=$!
   # Not one of the run's processes: the last step looks for those, and its own tail is there.
@@ -36,13 +49,48 @@ step() {
   wait "$pid"
   status=$?
   wait "$tail_pid"
-  if [ "$status" -eq 0 ]; then
-    passed+=("$name ($((SECONDS - start))s)")
-  else
-    failed+=("$name ($((SECONDS - start))s)")
-    failed_logs+=("$log")
-  fi
+  tally "$name" "$status" "$((SECONDS - start))" "$log"
 }
+# A lane of steps run one after another in the background, beside the foreground steps: for
+# CPU-bound steps (compiling) that can overlap steps that mostly wait (the real agents, driven
+# in tmux, spend most of their time waiting on the agents' screens). The lane runs at a lower
+# priority so the waiting steps' deadlines are not eaten by the compiler. Its steps' logs are
+# printed whole when the lane is collected (two live tails would interleave).
+lane_pid=""
+lane_dir="$logs/lane"
+lane() { # "name" cmd... [--then "name" cmd...]
+  mkdir -p "$lane_dir"
+  (
+    i=0
+    while [ "$#" -gt 0 ]; do
+      name="$1"; shift
+      cmd=()
+      while [ "$#" -gt 0 ] && [ "$1" != "--then" ]; do cmd+=("$1"); shift; done
+      [ "$#" -gt 0 ] && shift
+      i=$((i + 1))
+      start=$(date +%s)
+      nice -n 10 timeout -k 10 "$step_timeout" "${cmd[@]}" </dev/null >"$lane_dir/$i.log" 2>&1
+      status=$?
+      printf '%s\t%s\t%s\n' "$status" "$(( $(date +%s) - start ))" "$name" >>"$lane_dir/results"
+    done
+  ) &
+  lane_pid=$!
+}
+collect_lane() {
+  [ -n "$lane_pid" ] || return 0
+  wait "$lane_pid"
+  local i=0 status secs name log
+  while IFS=$'\t' read -r status secs name; do
+    i=$((i + 1))
+    next_log
+    mv "$lane_dir/$i.log" "$log"
+    printf '\n==== %s (ran beside the steps above)\n' "$name"
+    cat "$log"
+    tally "$name" "$status" "$secs" "$log"
+  done <"$lane_dir/results"
+  lane_pid=""
+}
+
 # The lines of a failed step's log that say what failed (test names, panics and their message,
 # assertion and error lines), each once, at most 16.
 what_failed() {
@@ -65,17 +113,19 @@ step "core: no tauri/wry/tao/webkit" bash -c '! cargo tree -p agent-tray -e norm
 step "domain: depends on nothing of the project" bash -c '! cargo tree -p agent-tray-domain -e normal --prefix none | grep -E "^(agent-tray|tauri|wry|tao|webkit2gtk)[ -]" | grep -v "^agent-tray-domain "'
 step "domain and core: unit and integration tests" cargo test -p agent-tray-domain -p agent-tray
 step "desktop and UI (tests/desktop/run.sh)" tests/desktop/run.sh
-# After the desktop step: the host's build scripts and proc-macros it built are reused.
-step "macOS: clippy -D warnings for aarch64 and x86_64 (scripts/check-macos.sh)" scripts/check-macos.sh
-# Its own target folder (target/windows): the Linux build above is not evicted.
-step "Windows: clippy -D warnings, and the core's tests under Wine (scripts/check-windows.sh)" scripts/check-windows.sh
 # The same build as the desktop step's last (nothing to do when it ran): the real-agent suite's
 # window test (test_window) runs target/debug/agent-tray-desktop.
 step "build agent-tray and the app for the end-to-end tests" cargo build -p agent-tray -p agent-tray-desktop
+# The macOS and Windows checks compile (CPU), the real agents mostly wait: run them side by side.
+# macOS after the desktop step: the host's build scripts and proc-macros it built are reused.
+# Windows has its own target folder (target/windows): the Linux build above is not evicted.
+lane "macOS: clippy -D warnings for aarch64 and x86_64 (scripts/check-macos.sh)" scripts/check-macos.sh \
+  --then "Windows: clippy -D warnings, and the core's tests under Wine (scripts/check-windows.sh)" scripts/check-windows.sh
 step "real agents, and all five in the real window (tests/e2e/agents/run.sh)" env AGENT_TRAY_BIN="$root/target/debug/agent-tray" tests/e2e/agents/run.sh
+collect_lane
 step "no process left behind" scripts/leftover-processes.sh --kill "AGENT_TRAY_TEST_RUN=$AGENT_TRAY_TEST_RUN"
 
-printf '\n==== summary\n'
+printf '\n==== summary (%s s in all)\n' "$SECONDS"
 for s in "${passed[@]}"; do echo "ok      $s"; done
 for s in "${failed[@]+"${failed[@]}"}"; do echo "FAILED  $s"; done
 echo "steps: ${#passed[@]} passed, ${#failed[@]} failed"
