@@ -17,8 +17,11 @@
 //! - a session whose context window is past [`CONTEXT_ALERT_PERCENT`] (only where the agent
 //!   itself says both its tokens and its window): once per session and window, a compact
 //!   opening a new one ([`NotifyPolicy::decide_context`], beside the state's alert);
-//! - a plan window the agent reported past [`LIMIT_ALERT_PERCENT`]: once per window (its reset
-//!   time tells one window from the next; [`NotifyPolicy::decide_limit`]);
+//! - a plan window the agent reported past [`LIMIT_ALERT_PERCENT`]: once per (host, agent,
+//!   account, window) until the window told of resets ([`NotifyPolicy::decide_limit`]). Not once
+//!   per announced reset time: a remote announcing a new one on every line would alert on every
+//!   line. At most [`LIMIT_ALERTS_PER_SPAN`] such alerts per host in [`LIMIT_ALERT_SPAN`] (a burst
+//!   of drops is reported once), and at most [`MAX_LIMITS_TOLD`] windows remembered;
 //! - every kind switchable, and all of them at once.
 //!
 //! A subagent's wait is recognised by the parent having subagents running when it starts
@@ -254,17 +257,42 @@ pub struct NotifyPolicy {
     /// Sessions already told their context is nearly full: the compact their window began
     /// with (`None`: no compact seen) and when they were told.
     context_told: HashMap<SessionKey, (Option<DateTime<Utc>>, DateTime<Utc>)>,
-    /// Plan windows already told of, by host, agent, account, window and reset time.
-    limits_told: HashMap<LimitWindowKey, DateTime<Utc>>,
+    /// Plan windows already told of, by host, agent, account and window: when the window told
+    /// of resets (`None`: it did not say), and when it was told. At most [`MAX_LIMITS_TOLD`].
+    limits_told: HashMap<LimitWindowKey, LimitTold>,
+    /// Plan-limit alerts per host in the current span (see [`LIMIT_ALERTS_PER_SPAN`]).
+    limit_pace: HashMap<Option<String>, HostPace>,
+    /// Hosts whose burst of held-back plan-limit alerts began since the shell last asked.
+    limit_bursts: Vec<Option<String>>,
 }
 
-type LimitWindowKey = (
-    Option<String>,
-    crate::model::Agent,
-    String,
-    String,
-    Option<DateTime<Utc>>,
-);
+type LimitWindowKey = (Option<String>, crate::model::Agent, String, String);
+
+#[derive(Debug, Clone, Copy)]
+struct LimitTold {
+    resets_at: Option<DateTime<Utc>>,
+    told_at: DateTime<Utc>,
+}
+
+/// One host's plan-limit alerts in the current span.
+#[derive(Debug, Clone, Copy)]
+struct HostPace {
+    since: DateTime<Utc>,
+    shown: u32,
+    held_back: u64,
+}
+
+/// At most this many plan-limit alerts per host in [`LIMIT_ALERT_SPAN`]: a plan has a few
+/// windows (Codex: 5h and weekly) and a host a few accounts; more is a remote gone wrong.
+pub const LIMIT_ALERTS_PER_SPAN: u32 = 4;
+/// The span [`LIMIT_ALERTS_PER_SPAN`] counts over.
+pub const LIMIT_ALERT_SPAN: chrono::Duration = chrono::Duration::minutes(10);
+/// At most this many plan windows are remembered as told (the oldest told is forgotten first;
+/// the book holds at most [`crate::plan_limits::MAX_WINDOWS`], so a real one is never pushed
+/// out).
+pub const MAX_LIMITS_TOLD: usize = 128;
+/// At most this many hosts' paces are remembered (the stalest forgotten first).
+const MAX_PACED_HOSTS: usize = 64;
 
 /// Cooldown entries older than this many cooldowns are forgotten, so the map stays small.
 const FORGET_AFTER_COOLDOWNS: i64 = 4;
@@ -278,6 +306,8 @@ impl NotifyPolicy {
             last_alert: HashMap::new(),
             context_told: HashMap::new(),
             limits_told: HashMap::new(),
+            limit_pace: HashMap::new(),
+            limit_bursts: Vec::new(),
         }
     }
 
@@ -383,9 +413,10 @@ impl NotifyPolicy {
         })
     }
 
-    /// The alert for a plan window at least [`LIMIT_ALERT_PERCENT`] used, once per window (a
-    /// window's reset time tells it from the next one), if the settings allow it. Remembers
-    /// what it returns.
+    /// The alert for a plan window at least [`LIMIT_ALERT_PERCENT`] used, if the settings allow
+    /// it: once per (host, agent, account, window) until the window told of resets, and at most
+    /// [`LIMIT_ALERTS_PER_SPAN`] per host in [`LIMIT_ALERT_SPAN`] (one held back stays untold:
+    /// the next change after the span may alert). Remembers what it returns.
     pub fn decide_limit(
         &mut self,
         window: &crate::plan_limits::PlanWindow,
@@ -402,15 +433,34 @@ impl NotifyPolicy {
             window.agent,
             window.account.clone(),
             window.window.clone(),
-            window.resets_at,
         );
-        if self.limits_told.contains_key(&key) {
+        if self
+            .limits_told
+            .get(&key)
+            .is_some_and(|told| told.resets_at.is_none_or(|reset| reset > now))
+        {
             return None;
         }
-        self.limits_told.insert(key, now);
-        if self.limits_told.len() > PRUNE_ABOVE {
-            let horizon = chrono::Duration::days(8);
-            self.limits_told.retain(|_, told| now - *told < horizon);
+        if !self.limit_pace_allows(&window.host, now) {
+            return None;
+        }
+        self.limits_told.insert(
+            key,
+            LimitTold {
+                resets_at: window.resets_at,
+                told_at: now,
+            },
+        );
+        if self.limits_told.len() > MAX_LIMITS_TOLD {
+            // The oldest told goes: at worst it may alert once more, under the host's pace.
+            let oldest = self
+                .limits_told
+                .iter()
+                .min_by_key(|(_, told)| told.told_at)
+                .map(|(k, _)| k.clone());
+            if let Some(oldest) = oldest {
+                self.limits_told.remove(&oldest);
+            }
         }
         let host = window
             .host
@@ -429,6 +479,48 @@ impl NotifyPolicy {
             body: crate::tray_model::limit_line(window, now),
             answers: None,
         })
+    }
+
+    /// Counts one plan-limit alert against `host`'s span; false (and counted as held back) when
+    /// the span has had its [`LIMIT_ALERTS_PER_SPAN`].
+    fn limit_pace_allows(&mut self, host: &Option<String>, now: DateTime<Utc>) -> bool {
+        if !self.limit_pace.contains_key(host) && self.limit_pace.len() >= MAX_PACED_HOSTS {
+            let stalest = self
+                .limit_pace
+                .iter()
+                .min_by_key(|(_, pace)| pace.since)
+                .map(|(h, _)| h.clone());
+            if let Some(stalest) = stalest {
+                self.limit_pace.remove(&stalest);
+            }
+        }
+        let pace = self.limit_pace.entry(host.clone()).or_insert(HostPace {
+            since: now,
+            shown: 0,
+            held_back: 0,
+        });
+        if now - pace.since >= LIMIT_ALERT_SPAN || now < pace.since {
+            *pace = HostPace {
+                since: now,
+                shown: 0,
+                held_back: 0,
+            };
+        }
+        if pace.shown >= LIMIT_ALERTS_PER_SPAN {
+            pace.held_back += 1;
+            if pace.held_back == 1 && self.limit_bursts.len() < MAX_PACED_HOSTS {
+                self.limit_bursts.push(host.clone());
+            }
+            return false;
+        }
+        pace.shown += 1;
+        true
+    }
+
+    /// The hosts whose burst of held-back plan-limit alerts began since the last call: each
+    /// burst once, for the shell to log once.
+    pub fn take_limit_bursts(&mut self) -> Vec<Option<String>> {
+        std::mem::take(&mut self.limit_bursts)
     }
 
     fn cooldown(&self) -> chrono::Duration {
@@ -575,21 +667,25 @@ mod tests {
         crate::test_support::with_request(s, id, command, at(0))
     }
 
-    // A plan window past 90 %: one alert per window, the next window (a new reset time) may
-    // alert again; a window already over, or the setting off, says nothing.
-    #[test]
-    fn a_nearly_used_plan_window_alerts_once_per_window() {
-        let mut w = crate::plan_limits::PlanWindow {
+    fn plan_window(used: f64, reset: i64) -> crate::plan_limits::PlanWindow {
+        crate::plan_limits::PlanWindow {
             agent: crate::model::Agent::Codex,
             host: None,
             account: "pro".into(),
             window: "5h".into(),
             window_minutes: Some(300),
-            used_percent: 85.0,
-            resets_at: Some(at(3600)),
+            used_percent: used,
+            resets_at: Some(at(reset)),
             seen_at: at(0),
             session_id: "t1".into(),
-        };
+        }
+    }
+
+    // A plan window past 90 %: one alert per window until it resets, then the next window may
+    // alert again; a window already over, or the setting off, says nothing.
+    #[test]
+    fn a_nearly_used_plan_window_alerts_once_per_window() {
+        let mut w = plan_window(85.0, 3600);
         let mut policy = NotifyPolicy::new(NotifySettings::default());
         assert_eq!(
             policy.decide_limit(&w, at(1)),
@@ -616,13 +712,89 @@ mod tests {
         w.resets_at = Some(at(3600 + 5 * 3600));
         assert!(
             policy.decide_limit(&w, at(3601)).is_some(),
-            "the next window"
+            "the next window, once the one told of has reset"
         );
         let mut off = NotifyPolicy::new(NotifySettings {
             plan_limit_nearly_used: false,
             ..NotifySettings::default()
         });
         assert_eq!(off.decide_limit(&w, at(3602)), None);
+    }
+
+    // Issue 37, point 4: a hostile remote announces a new reset time for the same window on
+    // every line (before: each was a "new window" and alerted, about 48 a second). One alert
+    // until the window told of resets, however many resets are announced meanwhile.
+    #[test]
+    fn a_window_announcing_a_new_reset_on_every_line_alerts_once_until_it_resets() {
+        use crate::clock::{Clock, ManualClock};
+        let clock = ManualClock::new(at(0));
+        let mut policy = NotifyPolicy::new(NotifySettings::default());
+        let mut w = plan_window(95.0, 7200);
+        w.host = Some("evil".into());
+        let mut alerts = 0;
+        for n in 0..2000 {
+            w.resets_at = Some(at(7200 + n));
+            alerts += usize::from(policy.decide_limit(&w, clock.wall()).is_some());
+            clock.advance(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(alerts, 1, "40 s of new reset times: one alert");
+        assert_eq!(policy.limits_told.len(), 1, "one window remembered");
+        // The window told of (reset at 7200 s) resets: the window after it may alert.
+        clock.advance(std::time::Duration::from_secs(7200));
+        w.resets_at = Some(at(7200 + 5 * 3600));
+        assert!(policy.decide_limit(&w, clock.wall()).is_some());
+    }
+
+    // A remote inventing a new account or window name on every line: each is a window never told
+    // of, so only the host's pace stops it: at most LIMIT_ALERTS_PER_SPAN per host in the span,
+    // the burst of held-back ones reported once, other hosts unaffected, and what is remembered
+    // bounded by count.
+    #[test]
+    fn plan_limit_alerts_are_paced_per_host_and_what_is_remembered_is_bounded() {
+        use crate::clock::{Clock, ManualClock};
+        let clock = ManualClock::new(at(0));
+        let mut policy = NotifyPolicy::new(NotifySettings::default());
+        let mut alerts = 0;
+        for n in 0..5000 {
+            let mut w = plan_window(95.0, 7200);
+            w.host = Some("evil".into());
+            w.account = format!("acct-{n}");
+            alerts += usize::from(policy.decide_limit(&w, clock.wall()).is_some());
+            clock.advance(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(
+            alerts, LIMIT_ALERTS_PER_SPAN as usize,
+            "100 s of new accounts from one host: its span's worth"
+        );
+        assert_eq!(
+            policy.take_limit_bursts(),
+            vec![Some("evil".to_string())],
+            "the burst is reported once"
+        );
+        assert_eq!(policy.take_limit_bursts(), Vec::<Option<String>>::new());
+        // Another host (this machine) still alerts.
+        assert!(policy
+            .decide_limit(&plan_window(95.0, 7200), clock.wall())
+            .is_some());
+        // A new span: the host may alert again, up to its pace.
+        clock.advance(LIMIT_ALERT_SPAN.to_std().unwrap_or_default());
+        let mut next = 0;
+        for n in 0..3000 {
+            let mut w = plan_window(95.0, 7200);
+            w.host = Some("evil".into());
+            w.account = format!("again-{n}");
+            next += usize::from(policy.decide_limit(&w, clock.wall()).is_some());
+        }
+        assert_eq!(next, LIMIT_ALERTS_PER_SPAN as usize);
+        assert!(policy.limits_told.len() <= MAX_LIMITS_TOLD);
+        // Hundreds of hosts: each paced, and the paces remembered bounded too.
+        for n in 0..1000 {
+            let mut w = plan_window(95.0, 7200);
+            w.host = Some(format!("host-{n}"));
+            let _ = policy.decide_limit(&w, clock.wall());
+        }
+        assert!(policy.limits_told.len() <= MAX_LIMITS_TOLD);
+        assert!(policy.limit_pace.len() <= MAX_PACED_HOSTS);
     }
 
     // Past 90 % of the window the agent said: one alert, not one per change; a compact opens a

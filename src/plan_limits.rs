@@ -10,12 +10,19 @@
 //!   older than the one kept (a rollout read late) changes nothing.
 //! - **A window whose reset has passed is not shown as used**: its figure described a window that
 //!   is over, and the next report tells the new one ([`PlanWindow::is_over`]).
+//! - **A remote is taken at most every [`REMOTE_LIMITS_EVERY`]** ([`RemoteLimitsGate`], one per
+//!   link): a remote's engine prints its limits at most every 3 s, so faster lines are a broken or
+//!   hostile remote. Every book change wakes the window and the alerts, so a flood of lines would
+//!   be a flood of work (and, with a new reset time each, of alerts): the newest line is held and
+//!   taken when its time comes, the ones it replaced are dropped, and a burst of drops is logged
+//!   once, when it begins.
 //! - **The engine owns the book**, beside the sessions, not in the registry: limits are not session
 //!   state. The feeds report, the book keeps, the socket (`agent-tray limits`), the window and the
 //!   alerts read.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -178,6 +185,84 @@ impl PlanLimitsBook {
     }
 }
 
+/// A remote's limits are taken at most this often (its engine prints them at most every 3 s).
+pub const REMOTE_LIMITS_EVERY: Duration = Duration::from_secs(3);
+
+/// What became of a remote's limits line offered to a [`RemoteLimitsGate`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateOutcome {
+    /// Take these windows now.
+    Take(Vec<PlanWindow>),
+    /// Held until [`RemoteLimitsGate::due_at`] (replacing any line held before, which is
+    /// dropped). `burst_began`: the first line held since the remote was last calm, the one to
+    /// log.
+    Held { burst_began: bool },
+}
+
+/// One link's remote limits, taken at most every [`REMOTE_LIMITS_EVERY`]; the newest line waits
+/// for its turn, so the remote's last word is always taken. Pure: the time comes in (`T` is a
+/// monotonic instant: the link's, or a test clock's `mono`).
+#[derive(Debug, Clone)]
+pub struct RemoteLimitsGate<T> {
+    every: Duration,
+    taken_at: Option<T>,
+    held: Option<Vec<PlanWindow>>,
+    in_burst: bool,
+    /// Lines dropped (replaced while held) since the gate was made.
+    dropped: u64,
+}
+
+impl<T: Copy + Ord + std::ops::Add<Duration, Output = T>> RemoteLimitsGate<T> {
+    pub fn new(every: Duration) -> Self {
+        RemoteLimitsGate {
+            every,
+            taken_at: None,
+            held: None,
+            in_burst: false,
+            dropped: 0,
+        }
+    }
+
+    /// A line of windows arrived at `now`.
+    pub fn offer(&mut self, windows: Vec<PlanWindow>, now: T) -> GateOutcome {
+        if self.taken_at.is_none_or(|t| now >= t + self.every) {
+            self.taken_at = Some(now);
+            // Nothing waited: the remote kept to its pace, and a later flood is a new burst.
+            if self.held.take().is_none() {
+                self.in_burst = false;
+            }
+            return GateOutcome::Take(windows);
+        }
+        if self.held.replace(windows).is_some() {
+            self.dropped += 1;
+        }
+        let burst_began = !self.in_burst;
+        self.in_burst = true;
+        GateOutcome::Held { burst_began }
+    }
+
+    /// When the held line may be taken (`None`: nothing is held).
+    pub fn due_at(&self) -> Option<T> {
+        // A line is held only after one was taken, so `taken_at` is there.
+        self.held.as_ref()?;
+        Some(self.taken_at? + self.every)
+    }
+
+    /// The held line, if its time has come at `now`.
+    pub fn take_due(&mut self, now: T) -> Option<Vec<PlanWindow>> {
+        if self.due_at().is_some_and(|due| now >= due) {
+            self.taken_at = Some(now);
+            return self.held.take();
+        }
+        None
+    }
+
+    /// Lines dropped so far (each replaced by a newer one while it waited).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -287,5 +372,66 @@ mod tests {
             book.apply(w);
         }
         assert_eq!(book.current(at(11)).len(), MAX_WINDOWS);
+    }
+
+    /// Issue 37, point 4: a remote printing limit lines far faster than its engine does (every
+    /// 3 s) is taken every 3 s; each held line replaces the one before; the last word is taken
+    /// when its turn comes; a burst is reported once, and a calm remote is taken at once.
+    #[test]
+    fn a_remotes_limits_are_taken_at_most_every_few_seconds_and_its_last_word_wins() {
+        use crate::clock::{Clock, ManualClock};
+        let clock = ManualClock::new(at(0));
+        let mut gate = RemoteLimitsGate::new(REMOTE_LIMITS_EVERY);
+        let line = |n: i64| codex(95.0, 3600 + n, n);
+        assert_eq!(
+            gate.offer(line(0), clock.mono()),
+            GateOutcome::Take(line(0)),
+            "the first line is taken at once"
+        );
+        assert_eq!(gate.due_at(), None);
+        let mut began = 0;
+        for n in 1..=100 {
+            clock.advance(Duration::from_millis(20));
+            match gate.offer(line(n), clock.mono()) {
+                GateOutcome::Held { burst_began } => began += usize::from(burst_began),
+                GateOutcome::Take(_) => panic!("line {n} taken within 3 s of the last"),
+            }
+        }
+        assert_eq!(began, 1, "a burst is reported once");
+        assert_eq!(gate.dropped(), 99, "each held line replaced the one before");
+        assert_eq!(
+            gate.take_due(clock.mono()),
+            None,
+            "not yet: 2 s since the last"
+        );
+        let due = gate.due_at().unwrap();
+        clock.advance(Duration::from_secs(1));
+        assert!(clock.mono() >= due);
+        assert_eq!(
+            gate.take_due(clock.mono()),
+            Some(line(100)),
+            "the newest held line is taken when its time comes"
+        );
+        assert_eq!(gate.take_due(clock.mono()), None, "taken once");
+        // The flood goes on: still one burst, one line per 3 s.
+        clock.advance(Duration::from_millis(500));
+        assert_eq!(
+            gate.offer(line(101), clock.mono()),
+            GateOutcome::Held { burst_began: false }
+        );
+        clock.advance(Duration::from_secs(3));
+        assert_eq!(gate.take_due(clock.mono()), Some(line(101)));
+        // Calm: a line 3 s after the last taken, with nothing held, is taken at once, and a
+        // flood after it is a new burst (logged again).
+        clock.advance(Duration::from_secs(3));
+        assert_eq!(
+            gate.offer(line(102), clock.mono()),
+            GateOutcome::Take(line(102))
+        );
+        clock.advance(Duration::from_millis(10));
+        assert_eq!(
+            gate.offer(line(103), clock.mono()),
+            GateOutcome::Held { burst_began: true }
+        );
     }
 }

@@ -739,3 +739,101 @@ fn a_full_disk_is_reported_once_and_the_engine_runs_on_without_history() {
         .unwrap();
     assert_eq!(check, "ok");
 }
+
+#[cfg(unix)] // file modes and umask are unix's; Windows' folder is the user's own
+/// Starts `agent-tray daemon` with the process umask at 0, as a shell that ran `umask 000` (or a
+/// service manager with `UMask=0000`) would: every file it creates gets exactly the mode it asks
+/// for, so a file opened with the library's default (0644) is readable by everyone.
+fn start_daemon_with_umask_0(world: &World) -> common::Daemon {
+    use std::os::unix::process::CommandExt;
+    let log = world.path().join("daemon.log");
+    let mut cmd = world.command(&["daemon"]);
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    // SAFETY: between fork and exec only an async-signal-safe call (umask).
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::umask(0);
+            Ok(())
+        });
+    }
+    let daemon = common::Daemon {
+        child: cmd.spawn().unwrap(),
+        log,
+    };
+    wait_until(Duration::from_secs(10), || {
+        world.run(&["list", "--json"]).status.success()
+    })
+    .unwrap_or_else(|| panic!("daemon did not come up: {}", daemon.log_text()));
+    daemon
+}
+
+#[cfg(unix)] // file modes and umask are unix's; Windows' folder is the user's own
+#[test]
+fn the_history_database_and_its_wal_and_shm_are_0600_under_umask_000() {
+    // What the store keeps (folders, repos, branches, titles, timings) is as private as the
+    // journal: another user on the machine must not read it even when the engine runs with a
+    // umask of 0 (a user's shell, a service unit), so its files must be 0600 by themselves.
+    use std::os::unix::fs::PermissionsExt;
+    let world = World::new();
+    let daemon = start_daemon_with_umask_0(&world);
+    world.observe(&["--session", "umask-1", "--event", "UserPromptSubmit"]);
+    let db = store_file(&world);
+    let wal = db.with_file_name("history.sqlite3-wal");
+    let shm = db.with_file_name("history.sqlite3-shm");
+    wait_until(Duration::from_secs(10), || {
+        json_of(&world, &["history", "--json"])
+            .as_array()
+            .is_some_and(|a| a.len() == 1)
+            && wal.exists()
+            && shm.exists()
+    })
+    .unwrap_or_else(|| panic!("the store was not written: {}", daemon.log_text()));
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // The umask really is 0 in the engine (else the test proves nothing): a file it creates
+    // without asking for 0600 is readable by everyone.
+    let umask_line = std::fs::read_to_string(format!("/proc/{}/status", daemon.pid()))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Umask:"))
+                .map(String::from)
+        });
+    if let Some(line) = umask_line {
+        assert!(
+            line.ends_with("0000"),
+            "the engine runs with umask 0: {line}"
+        );
+    }
+    for file in [&db, &wal, &shm] {
+        assert_eq!(
+            mode(file),
+            0o600,
+            "{} must be readable by its owner only",
+            file.display()
+        );
+    }
+    // Everything else the engine wrote under its home is private too.
+    let mut loose = Vec::new();
+    let mut dirs = vec![world.tray_home()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            let m = meta.permissions().mode() & 0o777;
+            if meta.is_dir() {
+                if m & 0o077 != 0 {
+                    loose.push(format!("{} {m:o}", entry.path().display()));
+                }
+                dirs.push(entry.path());
+            } else if m & 0o077 != 0 {
+                loose.push(format!("{} {m:o}", entry.path().display()));
+            }
+        }
+    }
+    assert!(
+        loose.is_empty(),
+        "files others can read or write: {loose:?}"
+    );
+    drop(daemon);
+}

@@ -440,3 +440,105 @@ fn a_remote_watch_carries_the_plan_windows_and_a_plain_watch_does_not() {
     );
     assert!(daemon.terminate().is_some_and(|s| s.success()));
 }
+
+/// Issue 37, point 4: a hostile remote prints plan-limit lines as fast as it can, each with a new
+/// reset time for the same window (before: every line replaced the book, each replacement woke
+/// the alerts and was a new "window" to alert on, about 48 alerts a second). Over a fixed 8 s the
+/// engine must take the remote's limits at most every few seconds, keep at most its eight windows,
+/// and write next to nothing to its log; when the flood stops, its last word is taken.
+#[test]
+fn a_remote_flooding_limit_lines_with_new_reset_times_is_taken_every_few_seconds() {
+    let w = World::new();
+    let session = serde_json::json!({
+        "session_id": "far-1", "agent": "codex", "state": "idle", "cwd": "/far/away",
+        "started_at": "2026-11-30T10:00:00Z", "last_seen": "2026-11-30T10:05:00Z",
+        "state_since": "2026-11-30T10:04:00Z"
+    });
+    let snapshot = serde_json::json!({"kind": "snapshot", "protocol": 1, "sessions": [session]});
+    // Each line: the same account's 5h window at 95 %, resetting one second later than the
+    // line before; then, after 8 s, one last line at 42 % (the state to end on).
+    let script = format!(
+        r#"#!/usr/bin/env python3
+import sys, time, json, datetime
+out = sys.stdout
+out.write({snapshot:?} + '\n')
+out.flush()
+base = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=2)
+def line(n, used):
+    reset = (base + datetime.timedelta(seconds=n)).isoformat()
+    w = {{"agent": "codex", "account": "pro", "window": "5h", "window_minutes": 300,
+         "used_percent": used, "resets_at": reset, "seen_at": "2026-11-30T10:05:00Z",
+         "session_id": "far-1"}}
+    return json.dumps({{"kind": "limits", "limits": [w]}}) + '\n'
+end = time.time() + 8
+n = 0
+while time.time() < end:
+    out.write(line(n, 95.0))
+    out.flush()
+    n += 1
+    time.sleep(0.002)
+out.write(line(n, 42.0))
+out.flush()
+sys.stderr.write('lines %d\n' % n)
+time.sleep(60)
+"#,
+        snapshot = snapshot.to_string()
+    );
+    let w = with_fake_ssh(w, &script, "evil", "evil.example");
+    let daemon = w.start_daemon();
+    let limits_now = || -> Vec<serde_json::Value> {
+        let out = w.run(&["limits", "--json"]);
+        serde_json::from_slice(&out.stdout).unwrap_or_default()
+    };
+    // The flood starts with the link: wait for its first window.
+    wait_until(Duration::from_secs(30), || {
+        (!limits_now().is_empty()).then_some(())
+    })
+    .unwrap_or_else(|| panic!("no remote windows: {}", daemon.log_text()));
+    let log_before = daemon.log_text().len();
+    let started = std::time::Instant::now();
+    let mut resets_seen = std::collections::BTreeSet::new();
+    let mut most_windows = 0;
+    while started.elapsed() < Duration::from_secs(6) {
+        let now = limits_now();
+        most_windows = most_windows.max(now.len());
+        for window in &now {
+            resets_seen.insert(window["resets_at"].as_str().unwrap_or("").to_string());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let logged = daemon.log_text().len() - log_before;
+    println!(
+        "6 s of a limits flood: {} reset times taken, {logged} bytes logged",
+        resets_seen.len()
+    );
+    assert!(
+        resets_seen.len() <= 4,
+        "the remote's limits are taken at most every 3 s (6 s: at most 3, +1 at a boundary): {resets_seen:?}"
+    );
+    assert!(most_windows <= 8, "one remote keeps at most 8 windows");
+    let log = daemon.log_text();
+    assert!(
+        logged < 2_000,
+        "a burst of dropped lines is logged once, not line by line ({logged} bytes): {}",
+        &log[log_before..log.len().min(log_before + 2_000)]
+    );
+    assert_eq!(
+        log.matches("remote_limits_held").count(),
+        1,
+        "the burst is logged, once: {log}"
+    );
+    // Positive control: the last line (42 %) is taken within a few seconds of the flood's end.
+    let last = wait_until(Duration::from_secs(15), || {
+        limits_now()
+            .iter()
+            .any(|l| l["used_percent"] == 42.0)
+            .then_some(())
+    });
+    assert!(
+        last.is_some(),
+        "the remote's last word is taken: {:?}",
+        limits_now()
+    );
+    assert!(daemon.terminate().is_some_and(|s| s.success()));
+}

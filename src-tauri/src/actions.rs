@@ -134,9 +134,15 @@ pub fn execute_jump(plan: &JumpPlan) -> Result<(), CommandError> {
 }
 
 /// Opens a terminal running `argv` (a remote jump: `ssh -t -- DESTINATION …`). Where no
-/// terminal is known the error carries the command line, for the user to run it.
+/// terminal is known the error carries the command line, for the user to run it. On Linux the
+/// terminal runs a script of ours in the private runtime folder (see
+/// [`agent_tray::jump::remote_jump`]: no session text on a terminal's command line).
 pub fn execute_remote_jump(argv: &[String]) -> Result<(), CommandError> {
-    let jump = remote_jump(argv);
+    let folder = agent_tray::paths::TrayPaths::from_env()
+        .map(|p| p.runtime_dir)
+        .map_err(|e| launch_failed("open a terminal", e))?;
+    let script = jump_script_path(&folder);
+    let jump = remote_jump(argv, &script);
     let launch = jump
         .launch
         .filter(|_| jump.program.is_none_or(on_path))
@@ -146,7 +152,64 @@ pub fn execute_remote_jump(argv: &[String]) -> Result<(), CommandError> {
                 format!("no terminal to open here; run: {}", jump.command_line),
             )
         })?;
+    if let Some(text) = &jump.script {
+        remove_stale_jump_scripts(&folder);
+        write_jump_script(&script, text).map_err(|e| launch_failed("open a terminal", e))?;
+    }
     run(&launch, "open a terminal")
+}
+
+/// Files a jump's script may be named in the runtime folder: `jump-<pid>-<nanoseconds>.sh`.
+const JUMP_SCRIPT_PREFIX: &str = "jump-";
+
+fn jump_script_path(folder: &Path) -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    folder.join(format!(
+        "{JUMP_SCRIPT_PREFIX}{}-{nanos}.sh",
+        std::process::id()
+    ))
+}
+
+/// Writes a jump's script: a new file (never one planted in its place), the owner's only, and
+/// runnable, in a folder only the user can enter.
+fn write_jump_script(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(folder) = path.parent() {
+        agent_tray::paths::create_private_dir(folder).map_err(std::io::Error::other)?;
+    }
+    let mut options = agent_tray::os_fs::private_options();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o700);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()
+}
+
+/// A script removes itself as it starts; one whose terminal never started stays behind, so the
+/// ones older than a minute go at the next jump.
+fn remove_stale_jump_scripts(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let ours = name
+            .to_str()
+            .is_some_and(|n| n.starts_with(JUMP_SCRIPT_PREFIX) && n.ends_with(".sh"));
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 60));
+        if ours && old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Brings the user to `session`: a remote one through `ssh` to its host's `destination` (the

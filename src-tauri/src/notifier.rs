@@ -268,6 +268,10 @@ pub async fn limit_alert_loop(
                 sink.deliver(alert);
             }
         }
+        // Once per burst: a remote gone wrong must not flood the log either.
+        for host in policy.take_limit_bursts() {
+            tracing::warn!(host = host.as_deref().unwrap_or("this machine"), "plan_limit_alerts_held_back: more plan-limit alerts than a host's pace allows; the rest of this span's are held back");
+        }
     }
 }
 

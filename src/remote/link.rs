@@ -36,6 +36,7 @@ use super::reconcile::{mark_unreachable, reconcile};
 use super::wire::{parse_line, RemoteLine, MAX_REMOTE_LINE, MAX_REMOTE_SESSIONS};
 use super::REMOTE_PROTOCOL;
 use crate::model::Session;
+use crate::plan_limits::{GateOutcome, RemoteLimitsGate};
 use crate::registry::{SessionsRegistry, ENDED_TTL};
 
 /// Lines longer than this are parsed on a blocking thread.
@@ -631,6 +632,9 @@ struct Link {
     news: News,
     /// When the registry last heard from this link (see [`PUBLISH_EVERY`]).
     published_at: Option<Instant>,
+    /// The remote's plan windows, taken at most every few seconds (see
+    /// [`crate::plan_limits::RemoteLimitsGate`]).
+    limits_gate: RemoteLimitsGate<Instant>,
 }
 
 /// What a link has not yet told the registry.
@@ -758,7 +762,20 @@ impl Link {
                 }
             }
             RemoteLine::Limits(windows) => {
-                self.links.limits.replace_host(&self.entry.name, windows);
+                match self.limits_gate.offer(windows, Instant::now()) {
+                    GateOutcome::Take(windows) => {
+                        self.links.limits.replace_host(&self.entry.name, windows);
+                    }
+                    GateOutcome::Held { burst_began: true } => {
+                        tracing::info!(
+                            remote = %self.entry.name,
+                            every_secs = crate::plan_limits::REMOTE_LIMITS_EVERY.as_secs(),
+                            dropped_before = self.limits_gate.dropped(),
+                            "remote_limits_held: lines faster than the remote's pace; the newest is taken every few seconds"
+                        );
+                    }
+                    GateOutcome::Held { burst_began: false } => {}
+                }
                 return Ok(false);
             }
             RemoteLine::Nothing => return Ok(false),
@@ -824,6 +841,7 @@ impl Link {
         loop {
             let linger = self.lingering.values().min().copied();
             let publish_due = self.publish_due();
+            let limits_due = self.limits_gate.due_at();
             let read_at = budget.ready_at();
             let read = tokio::select! {
                 () = token.cancelled() => {
@@ -840,6 +858,12 @@ impl Link {
                 }
                 () = sleep_until_some(publish_due) => {
                     self.publish();
+                    continue;
+                }
+                () = sleep_until_some(limits_due) => {
+                    if let Some(windows) = self.limits_gate.take_due(Instant::now()) {
+                        self.links.limits.replace_host(&self.entry.name, windows);
+                    }
                     continue;
                 }
                 // Over its budget, the link waits before reading on (see READ_BURST).
@@ -987,6 +1011,7 @@ async fn run_link(
         lingering: HashMap::new(),
         news: News::default(),
         published_at: None,
+        limits_gate: RemoteLimitsGate::new(crate::plan_limits::REMOTE_LIMITS_EVERY),
     };
     let mut backoff = Backoff::default();
     let mut last_failure: Option<LinkFailure> = None;

@@ -7,6 +7,9 @@
 //!   rest of the data. WAL lets the CLI read while the engine writes, and a commit survives a
 //!   `kill -9` of the process (the WAL is in the OS's hands once written); `synchronous=NORMAL`
 //!   trades only the last commits on a power cut, never the file's integrity.
+//! - **Private under any umask.** SQLite creates a database 0644 less the umask (so 0644 under
+//!   the usual 022 and under 000) and gives the `-wal` and `-shm` exactly the database's mode; so
+//!   the engine creates the file 0600 before SQLite first opens it, and all three stay private.
 //! - **One writer** ([`writer`]) fed by the registry's change stream: no SQLite call runs under
 //!   the registry's lock or on the hook path. Everything here is plain blocking code for that
 //!   writer's thread and for the CLI.
@@ -49,6 +52,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
 pub enum StoreError {
     #[error("cannot create the history folder {path}: {source}")]
     Folder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot make the history store {path} private: {source}")]
+    File {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -159,6 +167,10 @@ impl HistoryStore {
                 source: std::io::Error::other(e),
             })?;
         }
+        make_store_files_private(path).map_err(|source| StoreError::File {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let sqlite = |source| StoreError::Sqlite {
             path: path.to_path_buf(),
             source,
@@ -255,6 +267,45 @@ impl HistoryStore {
         self.conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
     }
+}
+
+/// Creates the store file 0600 when it is missing, and brings an existing one (and its `-wal`
+/// and `-shm`) to 0600 (see the module comment).
+/// A file already private is left alone, so a read-only mount holding a sound store still opens.
+fn make_store_files_private(path: &Path) -> std::io::Result<()> {
+    if !path.exists() {
+        match crate::os_fs::private_options()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            other => drop(other?),
+        }
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let name = Path::new(&name);
+        match std::fs::symlink_metadata(name) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+            Ok(meta) if is_owner_only(&meta) => {}
+            Ok(_) => crate::os_fs::make_owner_only(name, false)?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn is_owner_only(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o077 == 0
+}
+
+#[cfg(not(unix))]
+fn is_owner_only(_meta: &std::fs::Metadata) -> bool {
+    true
 }
 
 fn set_alive(tx: &Transaction<'_>, at: DateTime<Utc>) -> rusqlite::Result<()> {
@@ -524,4 +575,36 @@ pub(crate) fn schema_version_known(conn: &Connection, path: &Path) -> Result<usi
         });
     }
     Ok(found)
+}
+
+#[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_store_an_older_engine_left_readable_by_all_is_made_private_when_opened() {
+        // Engines before this one let SQLite create the store 0644 (and its -wal and -shm with
+        // it): the first open by this one tightens all three, and they keep working.
+        let dir = tempfile::tempdir().unwrap();
+        let path = store_path(dir.path());
+        // A connection held open (a reader, say) keeps the -wal and -shm in place.
+        let mut held = HistoryStore::open(&path).unwrap();
+        held.apply(&[Record::Alive { at: Utc::now() }]).unwrap();
+        let wal = dir.path().join("history/history.sqlite3-wal");
+        let shm = dir.path().join("history/history.sqlite3-shm");
+        for file in [&path, &wal, &shm] {
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let store = HistoryStore::open(&path).unwrap();
+        assert_eq!(store.integrity_check().unwrap(), "ok");
+        for file in [&path, &wal, &shm] {
+            assert_eq!(mode(file), 0o600, "{} is the owner's only", file.display());
+        }
+    }
 }
