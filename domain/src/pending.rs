@@ -326,9 +326,21 @@ impl ShownRequest {
         let lines = line_count(body);
         let whole = complete && what.is_some_and(|w| input_is_only(&detail.input, w));
         let raw_line = format!("{}: {}", detail.tool, body);
+        // Said where a line holds characters a reader cannot see (a tab, a bidi control).
+        let hidden = if body
+            .split('\n')
+            .any(|l| l.chars().any(crate::visible::is_odd))
+        {
+            ", with invisible characters"
+        } else {
+            ""
+        };
         let kind = match (what, lines) {
-            (Some(_), 1) => format!("{tool}: {noun} of {} characters", body.chars().count()),
-            (Some(_), n) => format!("{tool}: {noun} of {n} lines"),
+            (Some(_), 1) => format!(
+                "{tool}: {noun} of {} characters{hidden}",
+                body.chars().count()
+            ),
+            (Some(_), n) => format!("{tool}: {noun} of {n} lines{hidden}"),
             (None, _) => match detail.change_bytes {
                 Some(bytes) => format!("{tool}: {noun} ({bytes} bytes)"),
                 None => format!("{tool}: {noun}"),
@@ -1100,6 +1112,12 @@ mod tests {
         let write = ShownRequest::of(&write, true);
         assert!(!write.fits_one_line, "the content is not on the line");
         assert_eq!(write.kind, "Write: a change to a file (13 bytes)");
+        let bidi = "ls \u{202E}txt.exe";
+        let bidi = ShownRequest::of(&detail(bidi, serde_json::json!({"command": bidi})), true);
+        assert_eq!(
+            bidi.kind,
+            "Bash: a command of 11 characters, with invisible characters"
+        );
     }
 
     // A remote announcing a local session's id must not be able to take its requests.
