@@ -696,6 +696,8 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
                 detail: AskDetail {
                     tool: "Bash".into(),
                     command: Some("npm run migrate".into()),
+                    // The whole input, as a hook sends it: the alert offers Allow only beside it.
+                    input: r#"{"command":"npm run migrate"}"#.into(),
                     ..AskDetail::default()
                 },
             },
