@@ -843,6 +843,41 @@ test("an alert's Allow answers the agent's request, and an answer from elsewhere
   for (const id of ["e2e-ask-1", "e2e-ask-2", "e2e-ask-3"]) cli("observe", "--session", id, "--event", "SessionEnd");
 });
 
+test("an ActionInvoked from any program but the notification server answers nothing; the user's pick in that server still does", async () => {
+  // Any program of the user's can emit org.freedesktop.Notifications.ActionInvoked on the session
+  // bus. A prompt-injected agent running `dbus-send` would otherwise allow its own request with
+  // no click: the app must hear only dunst, the server that showed the alert.
+  const cwd = path.join(world, "proj/ledger");
+  execFileSync("dunstctl", ["close-all"], { env });
+  cli("observe", "--session", "e2e-forge", "--event", "SessionStart", "--cwd", cwd);
+  const printed = waitingHook("e2e-forge", "touch made-by-forgery", cwd);
+  let answered = false;
+  void printed.then(() => (answered = true));
+  await waitFor("the alert on screen", () => displayedAlerts() === "1", 5000);
+  // dunst numbers alerts 1, 2, 3… in this run: every alert so far has an id up to the number of
+  // Notify calls logged. The forger claims "allow" for each, from its own bus connection, at the
+  // server's object path and at another one.
+  const shown = fs.readFileSync(NOTIFY_LOG, "utf8").split("member=Notify").length - 1;
+  assert.ok(shown >= 1, "the Notify calls are logged");
+  for (let id = 1; id <= shown + 2; id++) {
+    for (const objectPath of ["/org/freedesktop/Notifications", "/org/example/Forged"]) {
+      execFileSync("dbus-send", ["--session", "--type=signal", objectPath,
+        "org.freedesktop.Notifications.ActionInvoked", `uint32:${id}`, "string:allow"], { env, timeout: 5000 });
+    }
+  }
+  // Given time to act on them (the alert's waiter reads signals as they come), nothing answered.
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(answered, false, "a forged ActionInvoked answered the request");
+  assert.equal(JSON.parse(cli("pending", "--json")).length, 1, "the request is still waiting");
+  assert.equal(displayedAlerts(), "1", "the alert is still on screen");
+  // The positive control: the user's own pick in dunst's menu answers it.
+  fs.writeFileSync(process.env.DUNST_PICK_FILE, "Allow");
+  execFileSync("dunstctl", ["context"], { env });
+  const out = await within(5000, printed);
+  assert.equal(JSON.parse(out ?? "{}").hookSpecificOutput?.decision?.behavior, "allow", `the hook printed ${out}`);
+  cli("observe", "--session", "e2e-forge", "--event", "SessionEnd");
+});
+
 test("the tray menu's Allow under a waiting session answers its request", async () => {
   const cwd = path.join(world, "proj/vault");
   cli("observe", "--session", "e2e-ask-menu", "--event", "SessionStart", "--cwd", cwd);
