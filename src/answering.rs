@@ -21,6 +21,7 @@
 //!   desktop app and a headless machine share it, and a change needs no restart.
 
 pub mod cli;
+pub mod grant;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -30,8 +31,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 pub use agent_tray_domain::pending::{
-    Accepts, Answer, AnswerPath, AnswerSource, AskDetail, Outcome, PendingView, ReplyShape,
-    RequestId, Target,
+    Accepts, Answer, AnswerPath, AnswerSource, AskDetail, GrantItem, GrantKind, Outcome,
+    PendingView, ReplyShape, RequestId, SessionGrant, ShownRequest, Target,
 };
 
 use crate::agents::AgentKnowledge;
@@ -214,7 +215,7 @@ pub fn clamp_wait(secs: u64, path: &AnswerPath) -> u64 {
 pub struct AskCall {
     /// The agent's id for the call where it gives one, else the digest.
     pub call_id: String,
-    /// A digest of the tool and its whole input.
+    /// A digest of the tool, its whole input and its session grant ([`asked_digest`]).
     pub input_digest: String,
     pub detail: AskDetail,
     /// Whether "allow for this session" has anything to allow: the agent suggested rules for it
@@ -287,16 +288,14 @@ pub fn ask_call_from_payload(payload: &Value) -> Option<AskCall> {
         .iter()
         .find_map(|k| input.get(*k).and_then(Value::as_str))
         .map(|s| s.len() as u64);
-    let digest = digest(&tool, &input_text);
-    let suggests_for_session = payload
-        .get("permission_suggestions")
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty());
-    let call_id = text(&["tool_use_id", "toolUseId", "call_id"]).unwrap_or_else(|| digest.clone());
+    let for_session = grant::session_grant(payload);
+    let call_digest = digest(&tool, &input_text);
+    let call_id =
+        text(&["tool_use_id", "toolUseId", "call_id"]).unwrap_or_else(|| call_digest.clone());
     Some(AskCall {
         call_id,
-        input_digest: digest,
-        suggests_for_session,
+        input_digest: asked_digest(&tool, &input_text, for_session.as_ref()),
+        suggests_for_session: for_session.as_ref().is_some_and(SessionGrant::is_offered),
         detail: AskDetail {
             tool,
             command: field(&["command", "cmd"]),
@@ -306,8 +305,22 @@ pub fn ask_call_from_payload(payload: &Value) -> Option<AskCall> {
             description: field(&["description"]),
             cwd: text(&["cwd"]),
             input: input_text,
+            for_session,
         },
     })
+}
+
+/// A digest of everything asked: the tool, its input and what "allow for this session" would
+/// grant, so the same call asked again with another grant is a new request (an allow given
+/// while reading one grant never hands back another).
+pub fn asked_digest(tool: &str, input: &str, grant: Option<&SessionGrant>) -> String {
+    match grant {
+        None => digest(tool, input),
+        Some(grant) => {
+            let grant = serde_json::to_string(grant).unwrap_or_default();
+            digest(tool, &format!("{input}\u{0}{grant}"))
+        }
+    }
 }
 
 /// A digest of a call: the tool and its input, as 64-bit FNV-1a in hex. Not a secret: it only
@@ -340,9 +353,8 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
     let behaviour = match decision {
         HookDecision::Allow => json!({"behavior": "allow"}),
         HookDecision::AllowForSession => {
-            let suggestions = payload
-                .get("permission_suggestions")
-                .filter(|s| s.as_array().is_some_and(|a| !a.is_empty()))?;
+            // Exactly the items shown, as our own serialisation; nothing where they cannot be.
+            let suggestions = grant::updated_permissions(payload)?;
             json!({"behavior": "allow", "updatedPermissions": suggestions})
         }
         HookDecision::Deny { message } => match message {
@@ -404,9 +416,18 @@ mod tests {
         assert_ne!(a.input_digest, b.input_digest);
         assert_eq!(a.input_digest, a2.input_digest);
         assert_eq!(
-            a.call_id, a.input_digest,
-            "no tool-use id: the digest names the call"
+            a.call_id,
+            digest("Bash", &a.detail.input),
+            "no tool-use id: the digest of the call names it"
         );
+        // The same call with another session grant is another request: an allow for the
+        // session given while reading one grant never hands back another.
+        let mut other = claude_payload("touch a");
+        other["permission_suggestions"] =
+            json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]);
+        let c = ask_call_from_payload(&other).unwrap();
+        assert_eq!(c.call_id, a.call_id);
+        assert_ne!(c.input_digest, a.input_digest);
     }
 
     #[test]

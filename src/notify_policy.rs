@@ -142,6 +142,12 @@ pub struct Alert {
     #[serde(default)]
     #[ts(type = "string | null")]
     pub answers: Option<agent_tray_domain::pending::RequestId>,
+    /// Whether the body shows that request whole (its tool and whole command on one short plain
+    /// line, [`agent_tray_domain::visible::fits_one_line`]): only then do the buttons include
+    /// Allow; otherwise they are Open (the window, where it shows whole) and Deny, and the body
+    /// says what kind of request it is and how many lines it has.
+    #[serde(default)]
+    pub shows_request_whole: bool,
 }
 
 /// An alert's button for "Allow" (the XDG action key).
@@ -150,6 +156,9 @@ pub const ACTION_ALLOW: &str = "allow";
 pub const ACTION_DENY: &str = "deny";
 /// A click on the alert's body (XDG's reserved name).
 pub const ACTION_OPEN: &str = "default";
+/// An alert's "Open" button: shows the window on the session, where a request that does not
+/// fit the alert shows whole.
+pub const ACTION_OPEN_WINDOW: &str = "open";
 
 /// What the user did with an alert, as its action key says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,22 +175,27 @@ pub enum AlertAction {
 }
 
 impl Alert {
-    /// The buttons the alert offers beside a click on its body: Allow and Deny where it can
-    /// answer a request (never "allow for the session" from a popup: too much for one click).
+    /// The buttons the alert offers beside a click on its body, where it can answer a request:
+    /// Allow and Deny when its body shows the request whole, else Open and Deny (never "allow
+    /// for the session" from a popup: too much for one click).
     pub fn buttons(&self) -> &'static [(&'static str, &'static str)] {
-        if self.answers.is_some() {
-            &[(ACTION_ALLOW, "Allow"), (ACTION_DENY, "Deny")]
-        } else {
-            &[]
+        match (&self.answers, self.shows_request_whole) {
+            (Some(_), true) => &[(ACTION_ALLOW, "Allow"), (ACTION_DENY, "Deny")],
+            (Some(_), false) => &[(ACTION_OPEN_WINDOW, "Open"), (ACTION_DENY, "Deny")],
+            (None, _) => &[],
         }
     }
 
-    /// What an action key the notification server reports means for this alert.
+    /// What an action key the notification server reports means for this alert. An Allow the
+    /// alert did not offer (its body did not show the request whole) means nothing.
     pub fn action(&self, key: &str) -> AlertAction {
         use agent_tray_domain::pending::Answer;
         match (key, &self.answers) {
             (ACTION_OPEN, _) => AlertAction::Open(self.key()),
-            (ACTION_ALLOW, Some(id)) => AlertAction::Answer(id.clone(), Answer::Allow),
+            (ACTION_OPEN_WINDOW, Some(_)) => AlertAction::Open(self.key()),
+            (ACTION_ALLOW, Some(id)) if self.shows_request_whole => {
+                AlertAction::Answer(id.clone(), Answer::Allow)
+            }
             (ACTION_DENY, Some(id)) => {
                 AlertAction::Answer(id.clone(), Answer::Deny { message: None })
             }
@@ -344,6 +358,12 @@ impl NotifyPolicy {
             answers: (kind == AlertKind::NeedsPermission)
                 .then(|| answerable(session))
                 .flatten(),
+            shows_request_whole: kind == AlertKind::NeedsPermission
+                && answerable(session).is_some()
+                && session
+                    .pending
+                    .first()
+                    .is_some_and(|p| p.shown.fits_one_line),
         })
     }
 
@@ -380,6 +400,7 @@ impl NotifyPolicy {
             summary: summary(kind, session),
             body: body(kind, session),
             answers: None,
+            shows_request_whole: false,
         })
     }
 
@@ -428,6 +449,7 @@ impl NotifyPolicy {
             ),
             body: crate::tray_model::limit_line(window, now),
             answers: None,
+            shows_request_whole: false,
         })
     }
 
@@ -482,6 +504,7 @@ fn summary(kind: AlertKind, session: &Session) -> String {
                 .or(session.last_tool.as_deref())
             {
                 Some(tool) if !tool.trim().is_empty() && tool != "permission prompt" => {
+                    let tool = agent_tray_domain::visible::visible_line(tool);
                     format!("{agent} needs permission to run {tool}")
                 }
                 _ => format!("{agent} needs permission"),
@@ -516,17 +539,19 @@ fn answerable(session: &Session) -> Option<agent_tray_domain::pending::RequestId
 
 fn body(kind: AlertKind, session: &Session) -> String {
     let mut parts = Vec::new();
-    // What the agent asks to run, whole: the alert is where the user decides.
+    // What the agent asks, whole on its first line where it fits one short plain line (then,
+    // and only then, the alert offers Allow); otherwise what kind of request it is and how many
+    // lines, and none of its text: a first line that reads harmless is exactly what a
+    // prompt-injected agent would write above the part that is not.
     if kind == AlertKind::NeedsPermission && session.host.is_none() {
         if let Some(p) = session.pending.first() {
-            let d = &p.detail;
-            if let Some(what) = d
-                .command
-                .as_ref()
-                .or(d.file_path.as_ref())
-                .or(d.url.as_ref())
-            {
-                parts.push(what.clone());
+            if p.shown.fits_one_line {
+                parts.push(p.shown.line.clone());
+            } else {
+                parts.push(format!(
+                    "{}; open the window to read it whole",
+                    p.shown.kind
+                ));
             }
         }
     }
@@ -546,9 +571,14 @@ fn body(kind: AlertKind, session: &Session) -> String {
         parts.push("its pid now belongs to another process".to_string());
     }
     if let Some(cwd) = session.cwd.as_deref() {
+        // Made visible: a newline in a folder's name must not pass for a line of the request.
+        let cwd = agent_tray_domain::visible::visible_line(cwd);
         match session.branch.as_deref() {
-            Some(branch) => parts.push(format!("{cwd} ({branch})")),
-            None => parts.push(cwd.to_string()),
+            Some(branch) => parts.push(format!(
+                "{cwd} ({})",
+                agent_tray_domain::visible::visible_line(branch)
+            )),
+            None => parts.push(cwd),
         }
     }
     parts.join("\n")

@@ -135,17 +135,20 @@ pub(crate) fn with_request(
     command: &str,
     asked: chrono::DateTime<chrono::Utc>,
 ) -> crate::model::Session {
-    use agent_tray_domain::pending::{Accepts, AskDetail, PendingView, RequestId};
+    use agent_tray_domain::pending::{Accepts, AskDetail, PendingView, RequestId, ShownRequest};
+    let detail = AskDetail {
+        tool: "Bash".into(),
+        command: Some(command.into()),
+        input: serde_json::json!({"command": command}).to_string(),
+        ..AskDetail::default()
+    };
     session.pending = vec![PendingView {
         id: RequestId::parse(id),
         session_id: session.session_id.clone(),
         host: session.host.clone(),
         agent: session.agent,
-        detail: AskDetail {
-            tool: "Bash".into(),
-            command: Some(command.into()),
-            ..AskDetail::default()
-        },
+        shown: ShownRequest::of(&detail, session.host.is_none()),
+        detail,
         asked_at: asked,
         answer_by: asked + chrono::Duration::seconds(300),
         accepts: Accepts {

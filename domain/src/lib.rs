@@ -11,3 +11,4 @@ pub mod clock;
 pub mod model;
 pub mod pending;
 pub mod transition;
+pub mod visible;

@@ -161,6 +161,187 @@ pub struct AskDetail {
     /// The tool's whole input as JSON text.
     #[serde(default)]
     pub input: String,
+    /// What "allow for this session" would grant, in words; `null` where the agent suggests
+    /// nothing for the session (`pending --json`'s `for_session`).
+    #[serde(default)]
+    pub for_session: Option<SessionGrant>,
+}
+
+/// What "allow for this session" would grant, as the user reads it before choosing it: Claude's
+/// `permission_suggestions`, OpenCode's `always` patterns. A session grant hands back exactly
+/// these items and nothing else; where the agent suggested something that cannot be shown
+/// faithfully (a kind or a field we do not know), there is no session grant at all.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct SessionGrant {
+    /// Each thing granted, in the agent's order, in words ("switch to accept-edits for this
+    /// session", "add /tmp/api to allowed folders", "allow `Bash(npm test:*)` for this
+    /// session"); agent text in it is made visible ([`crate::visible`]), never cut.
+    pub items: Vec<GrantItem>,
+    /// Why there is no session grant though the agent suggested one (something in it cannot be
+    /// shown faithfully); `items` is then empty and "allow for the session" is refused.
+    #[serde(default)]
+    pub withheld: Option<String>,
+}
+
+impl SessionGrant {
+    /// A grant of these items.
+    pub fn of(items: Vec<GrantItem>) -> SessionGrant {
+        SessionGrant {
+            items,
+            withheld: None,
+        }
+    }
+
+    /// No grant: the agent suggested something that cannot be shown, for `why`.
+    pub fn withheld(why: impl Into<String>) -> SessionGrant {
+        SessionGrant {
+            items: Vec::new(),
+            withheld: Some(why.into()),
+        }
+    }
+
+    /// Whether there is something to grant and all of it is shown.
+    pub fn is_offered(&self) -> bool {
+        self.withheld.is_none() && !self.items.is_empty()
+    }
+
+    /// The items in words, joined: what a button or the CLI says the grant does.
+    pub fn describe(&self) -> String {
+        self.items
+            .iter()
+            .map(|i| i.text.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// One thing a session grant does.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct GrantItem {
+    pub kind: GrantKind,
+    /// The item in words.
+    pub text: String,
+}
+
+/// The kinds of thing a session grant can do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantKind {
+    /// Rules added (allow, deny or ask a tool, or a tool with a pattern).
+    AddRules,
+    /// Every rule of a behaviour at a place replaced by these.
+    ReplaceRules,
+    RemoveRules,
+    /// The session's permission mode switched (accept-edits: every later edit accepted).
+    SetMode,
+    /// Folders added to those the agent may work in.
+    AddDirectories,
+    RemoveDirectories,
+    /// Patterns of calls allowed without asking (OpenCode's `always`).
+    Patterns,
+}
+
+/// What a request does, as every place that shows it shows it (the alert, the tray menu, the
+/// window, `pending`): every odd character made visible ([`crate::visible`]), never cut, with
+/// the rule for places that show one short line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct ShownRequest {
+    /// The tool and what it does, on one line: `Bash: touch x`. Never cut.
+    pub line: String,
+    /// What it does (the command; else the address; else the file, for a tool that changes
+    /// none; else the tool's whole input), each line on a line of its own ending in `⏎`, so a
+    /// window shows every line. Never cut.
+    pub text: String,
+    /// How many lines `text` has.
+    pub line_count: u32,
+    /// Whether `line` is the whole request in one short plain line
+    /// ([`crate::visible::fits_one_line`]): only then may a place that shows one line (an
+    /// alert's body, a tray menu item) offer Allow beside it. False for a change whose content
+    /// it does not carry, for an input holding more than its command (and a description or a
+    /// timeout), and for a remote's request (its fields are bounded, maybe cut).
+    pub fits_one_line: bool,
+    /// What kind of request it is and how long, for a place that cannot show it whole:
+    /// `Bash: a command of 41 lines`.
+    pub kind: String,
+}
+
+/// Keys of a tool's input that say nothing about what it does beyond the command (or address,
+/// or file) shown: an input holding any other key is not shown as one line.
+const DESCRIBING_KEYS: [&str; 11] = [
+    "command",
+    "cmd",
+    "url",
+    "file_path",
+    "filePath",
+    "filepath",
+    "path",
+    "description",
+    "timeout",
+    "patterns",
+    "metadata",
+];
+
+/// Whether the input (JSON text) holds nothing but `what` and keys that only describe it:
+/// nested `metadata` the same, `patterns` (OpenCode's) only `what` itself.
+fn input_is_only(input: &str, what: &str) -> bool {
+    use serde_json::Value;
+    fn only(map: &serde_json::Map<String, Value>, what: &str, depth: u8) -> bool {
+        map.iter().all(|(key, value)| {
+            DESCRIBING_KEYS.contains(&key.as_str())
+                && match (key.as_str(), value) {
+                    ("metadata", Value::Object(inner)) => depth == 0 && only(inner, what, 1),
+                    ("metadata", _) => false,
+                    ("patterns", Value::Array(list)) => {
+                        list.iter().all(|p| p.as_str() == Some(what))
+                    }
+                    ("patterns", _) => false,
+                    ("description", v) => v.is_string() || v.is_null(),
+                    ("timeout", v) => v.is_number() || v.is_null(),
+                    (_, v) => v.as_str() == Some(what),
+                }
+        })
+    }
+    match serde_json::from_str::<Value>(input) {
+        Ok(Value::Object(map)) => only(&map, what, 0),
+        _ => false,
+    }
+}
+
+impl ShownRequest {
+    /// How `detail` is shown. `complete` is false where the fields are not the agent's whole
+    /// request (a remote's, bounded on its link): such a request never fits a one-line place.
+    pub fn of(detail: &AskDetail, complete: bool) -> ShownRequest {
+        use crate::visible::{fits_one_line, line_count, visible_line, visible_lines};
+        let tool = visible_line(&detail.tool);
+        let (what, noun) = match (&detail.command, &detail.url, &detail.file_path) {
+            (Some(command), _, _) => (Some(command.as_str()), "a command"),
+            (None, Some(url), _) => (Some(url.as_str()), "an address"),
+            (None, None, Some(file)) if detail.change_bytes.is_none() => {
+                (Some(file.as_str()), "a file")
+            }
+            (None, None, Some(_)) => (None, "a change to a file"),
+            (None, None, None) => (None, "a request"),
+        };
+        let body = what.unwrap_or(detail.input.as_str());
+        let lines = line_count(body);
+        let whole = complete && what.is_some_and(|w| input_is_only(&detail.input, w));
+        let raw_line = format!("{}: {}", detail.tool, body);
+        let kind = match (what, lines) {
+            (Some(_), 1) => format!("{tool}: {noun} of {} characters", body.chars().count()),
+            (Some(_), n) => format!("{tool}: {noun} of {n} lines"),
+            (None, _) => match detail.change_bytes {
+                Some(bytes) => format!("{tool}: {noun} ({bytes} bytes)"),
+                None => format!("{tool}: {noun}"),
+            },
+        };
+        ShownRequest {
+            line: format!("{tool}: {}", visible_line(body)),
+            text: visible_lines(body),
+            line_count: u32::try_from(lines).unwrap_or(u32::MAX),
+            fits_one_line: whole && fits_one_line(&raw_line),
+            kind,
+        }
+    }
 }
 
 /// An open request as a session row, `pending` and `list --json` show it.
@@ -179,6 +360,10 @@ pub struct PendingView {
     /// terminal.
     pub answer_by: DateTime<Utc>,
     pub accepts: Accepts,
+    /// What the request does as every place shows it: made visible, its line count, and
+    /// whether a one-line place may offer Allow beside it.
+    #[serde(default)]
+    pub shown: ShownRequest,
 }
 
 impl PendingRequest {
@@ -189,6 +374,7 @@ impl PendingRequest {
             session_id: self.ask.session.session_id.clone(),
             host: self.ask.session.host.clone(),
             agent: self.ask.agent,
+            shown: ShownRequest::of(&self.ask.detail, self.ask.session.host.is_none()),
             detail: self.ask.detail.clone(),
             asked_at: self.ask.asked_at,
             answer_by: self.ask.answer_by,
@@ -314,6 +500,21 @@ pub enum Refusal {
     },
     #[error("request {0} cannot be allowed for the whole session: this agent does not offer it")]
     NotAccepted(RequestId),
+    /// An allow must name the request the user read: by a session it could land on a request
+    /// asked after the user last looked (the one they read answered in the terminal, a new one
+    /// asked since).
+    #[error("session {} waits on request {id}: {line}; an allow must name the request you read, by its id: agent-tray allow {id}", .session.session_id)]
+    AllowNeedsId {
+        session: SessionKey,
+        id: RequestId,
+        /// The request as shown ([`ShownRequest::line`]).
+        line: String,
+    },
+    /// The agent suggested a session grant that cannot be shown faithfully.
+    #[error(
+        "request {id} cannot be allowed for the whole session: {why}; allow it once or deny it"
+    )]
+    GrantWithheld { id: RequestId, why: String },
 }
 
 fn join(ids: &[RequestId]) -> String {
@@ -490,6 +691,15 @@ impl PendingBook {
     ) -> Result<Answered, Refusal> {
         let id = self.resolve(target)?;
         let ask = &self.open[&id].ask;
+        if let (Target::Session(session), Answer::Allow | Answer::AllowForSession) =
+            (target, &answer)
+        {
+            return Err(Refusal::AllowNeedsId {
+                session: session.clone(),
+                line: ShownRequest::of(&ask.detail, session.host.is_none()).line,
+                id,
+            });
+        }
         if now >= ask.answer_by {
             self.close(&id, Outcome::Expired, now);
             return Err(Refusal::Closed {
@@ -497,8 +707,23 @@ impl PendingBook {
                 outcome: Outcome::Expired,
             });
         }
-        if answer == Answer::AllowForSession && !ask.accepts.allow_for_session {
-            return Err(Refusal::NotAccepted(id));
+        if answer == Answer::AllowForSession {
+            if let Some(why) = ask
+                .detail
+                .for_session
+                .as_ref()
+                .and_then(|g| g.withheld.clone())
+            {
+                return Err(Refusal::GrantWithheld { id, why });
+            }
+            let shown = ask
+                .detail
+                .for_session
+                .as_ref()
+                .is_some_and(SessionGrant::is_offered);
+            if !ask.accepts.allow_for_session || !shown {
+                return Err(Refusal::NotAccepted(id));
+            }
         }
         // A message the agent cannot show is dropped rather than refused: the denial is what
         // matters, and refusing it would leave the agent waiting.
@@ -936,7 +1161,7 @@ mod tests {
                         prop_assert_eq!(others_before, others_after, "an answer touches no other request");
                     }
                     Step::AnswerSession { session } => {
-                        if let Ok(done) = book.answer(&Target::Session(session_key(session)), Answer::Allow, AnswerSource::Window, at(now)) {
+                        if let Ok(done) = book.answer(&Target::Session(session_key(session)), Answer::Deny { message: None }, AnswerSource::Window, at(now)) {
                             *answered.entry(done.closed.id.clone()).or_default() += 1;
                             closed_ids.insert(done.closed.id);
                         }

@@ -602,6 +602,7 @@ mod tests {
             summary: "web: Claude's process 42 died".into(),
             body: String::new(),
             answers: None,
+            shows_request_whole: false,
         }
     }
 
@@ -611,6 +612,7 @@ mod tests {
         let mut asking = alert();
         asking.kind = AlertKind::NeedsPermission;
         asking.answers = Some(id.clone());
+        asking.shows_request_whole = true;
         let allow = mac_choice(&MacResponse::Action("Allow".into()), &asking);
         assert_eq!(allow, AlertAction::Answer(id.clone(), Answer::Allow));
         let deny = mac_choice(&MacResponse::Action("Deny".into()), &asking);

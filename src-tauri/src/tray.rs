@@ -26,8 +26,8 @@ use std::time::Duration;
 use agent_tray::answering::{Answer, RequestId};
 use agent_tray::model::SessionKey;
 use agent_tray::tray_model::{
-    plan_menu_update_with_more, until_next_midnight, MenuRow, MenuTime, MenuUpdate, TrayModel,
-    TrayStatus,
+    menu_answer_action, plan_menu_update_with_more, until_next_midnight, MenuAnswerAction, MenuRow,
+    MenuTime, MenuUpdate, TrayModel, TrayStatus,
 };
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuEvent, MenuItem, PredefinedMenuItem};
@@ -104,23 +104,14 @@ impl MenuRows {
             .map(|(id, _)| id.clone())
     }
 
-    fn request_at(&self, index: usize) -> Option<RequestId> {
+    /// The session whose row holds `request` in the menu on screen.
+    fn session_with(&self, request: &RequestId) -> Option<SessionKey> {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(index)
-            .and_then(|(_, request)| request.clone())
-    }
-}
-
-/// The menu item that answers row `index`'s request: `answer:allow:3`, `answer:deny:3`.
-pub fn answer_item(id: &str) -> Option<(usize, Answer)> {
-    let (kind, index) = id.strip_prefix("answer:")?.split_once(':')?;
-    let index = index.parse().ok()?;
-    match kind {
-        "allow" => Some((index, Answer::Allow)),
-        "deny" => Some((index, Answer::Deny { message: None })),
-        _ => None,
+            .iter()
+            .find(|(_, r)| r.as_ref() == Some(request))
+            .map(|(key, _)| key.clone())
     }
 }
 
@@ -208,23 +199,19 @@ pub fn build_menu<R: Runtime>(
         )?;
         menu.append(&item)?;
         items.push(item);
-        // A request the menu can answer: its own two items under its row.
+        // A request the menu can answer: its own items under its row, each naming the request
+        // by its id (captured now, never a position resolved later).
         if let Some(answer) = &row.answers {
-            let allow = format!("    {}", answer.allow_label);
-            menu.append(&MenuItem::with_id(
-                app,
-                format!("answer:allow:{i}"),
-                menu_text(&allow),
-                true,
-                None::<&str>,
-            )?)?;
-            menu.append(&MenuItem::with_id(
-                app,
-                format!("answer:deny:{i}"),
-                "    Deny",
-                true,
-                None::<&str>,
-            )?)?;
+            for item in &answer.items {
+                let label = format!("    {}", item.label);
+                menu.append(&MenuItem::with_id(
+                    app,
+                    item.id.as_str(),
+                    menu_text(&label),
+                    true,
+                    None::<&str>,
+                )?)?;
+            }
         }
     }
     let more_item = match more {
@@ -560,15 +547,23 @@ pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
                 crate::hook_drift::repair_now(&data_dir, agent)
             });
         }
-        other if answer_item(other).is_some() => {
-            let Some((index, answer)) = answer_item(other) else {
-                return;
+        other if menu_answer_action(other).is_some() => {
+            let (request, answer) = match menu_answer_action(other) {
+                Some(MenuAnswerAction::Allow(id)) => (id, Answer::Allow),
+                Some(MenuAnswerAction::Deny(id)) => (id, Answer::Deny { message: None }),
+                Some(MenuAnswerAction::Open(id)) => {
+                    let session = app
+                        .try_state::<MenuRows>()
+                        .and_then(|rows| rows.session_with(&id));
+                    match session {
+                        Some(session) => crate::window::focus_session(app, session),
+                        None => crate::window::show(app),
+                    }
+                    return;
+                }
+                None => return,
             };
-            let request = app
-                .try_state::<MenuRows>()
-                .and_then(|rows| rows.request_at(index));
-            let source = app.try_state::<Arc<crate::sessions::SessionsSource>>();
-            let (Some(request), Some(source)) = (request, source) else {
+            let Some(source) = app.try_state::<Arc<crate::sessions::SessionsSource>>() else {
                 return;
             };
             let registry = source.registry().clone();
@@ -704,28 +699,5 @@ mod render_loop_tests {
         );
         token.cancel();
         task.await.unwrap();
-    }
-}
-
-#[cfg(test)]
-mod answer_item_tests {
-    use super::*;
-
-    #[test]
-    fn a_menu_answer_item_names_its_row_and_answer_and_nothing_else_parses() {
-        assert_eq!(answer_item("answer:allow:3"), Some((3, Answer::Allow)));
-        assert_eq!(
-            answer_item("answer:deny:0"),
-            Some((0, Answer::Deny { message: None }))
-        );
-        for other in [
-            "answer:allow",
-            "answer:maybe:1",
-            "answer:allow:x",
-            "session:1",
-            "open",
-        ] {
-            assert_eq!(answer_item(other), None, "{other}");
-        }
     }
 }

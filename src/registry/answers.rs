@@ -133,6 +133,12 @@ impl SessionsRegistry {
             };
             let answer_by = now.wall
                 + chrono::Duration::from_std(wait).unwrap_or_else(|_| chrono::Duration::zero());
+            // Only where the grant is shown whole (the book refuses it otherwise too).
+            let grant_shown = call
+                .detail
+                .for_session
+                .as_ref()
+                .is_some_and(agent_tray_domain::pending::SessionGrant::is_offered);
             let asked = inner.answers.book.ask(
                 Ask {
                     session: key.clone(),
@@ -143,7 +149,9 @@ impl SessionsRegistry {
                     asked_at: now.wall,
                     answer_by,
                     accepts: Accepts {
-                        allow_for_session: accepts.allow_for_session && call.suggests_for_session,
+                        allow_for_session: accepts.allow_for_session
+                            && call.suggests_for_session
+                            && grant_shown,
                         ..accepts
                     },
                 },
@@ -517,6 +525,7 @@ mod tests {
                 allow_for_session: false,
                 deny_message: false,
             },
+            shown: Default::default(),
         }];
         registry.set_remote_sessions("gpu-box", vec![s]);
         let listed = registry.pending();

@@ -170,25 +170,29 @@ where
 
 impl WirePending {
     fn into_view(self, session_id: &str, remote: &str) -> Option<crate::answering::PendingView> {
-        use crate::answering::{Accepts, AskDetail, PendingView, RequestId};
+        use crate::answering::{Accepts, AskDetail, PendingView, RequestId, ShownRequest};
         if !RequestId::looks_like(&self.id) {
             return None;
         }
+        let detail = AskDetail {
+            tool: self.tool.unwrap_or_default(),
+            command: self.command,
+            file_path: self.file_path,
+            change_bytes: self.change_bytes,
+            url: self.url,
+            description: self.description,
+            cwd: self.cwd,
+            input: String::new(),
+            for_session: None,
+        };
         Some(PendingView {
             id: RequestId::parse(&self.id),
             session_id: session_id.to_string(),
             host: Some(remote.to_string()),
             agent: self.agent,
-            detail: AskDetail {
-                tool: self.tool.unwrap_or_default(),
-                command: self.command,
-                file_path: self.file_path,
-                change_bytes: self.change_bytes,
-                url: self.url,
-                description: self.description,
-                cwd: self.cwd,
-                input: String::new(),
-            },
+            // Bounded on the link (maybe cut): never whole for a one-line place.
+            shown: ShownRequest::of(&detail, false),
+            detail,
             asked_at: self.asked_at,
             answer_by: self.answer_by,
             // Answered on that machine, not from here.

@@ -128,7 +128,62 @@ cwd: string | null,
 /**
  * The tool's whole input as JSON text.
  */
-input: string, };
+input: string, 
+/**
+ * What "allow for this session" would grant, in words; `null` where the agent suggests
+ * nothing for the session (`pending --json`'s `for_session`).
+ */
+for_session: SessionGrant | null, };
+
+export type SessionGrant = { 
+/**
+ * Each thing granted, in the agent's order, in words ("switch to accept-edits for this
+ * session", "add /tmp/api to allowed folders", "allow `Bash(npm test:*)` for this
+ * session"); agent text in it is made visible ([`crate::visible`]), never cut.
+ */
+items: Array<GrantItem>, 
+/**
+ * Why there is no session grant though the agent suggested one (something in it cannot be
+ * shown faithfully); `items` is then empty and "allow for the session" is refused.
+ */
+withheld: string | null, };
+
+export type GrantItem = { kind: GrantKind, 
+/**
+ * The item in words.
+ */
+text: string, };
+
+export type GrantKind = "add_rules" | "replace_rules" | "remove_rules" | "set_mode" | "add_directories" | "remove_directories" | "patterns";
+
+export type ShownRequest = { 
+/**
+ * The tool and what it does, on one line: `Bash: touch x`. Never cut.
+ */
+line: string, 
+/**
+ * What it does (the command; else the address; else the file, for a tool that changes
+ * none; else the tool's whole input), each line on a line of its own ending in `⏎`, so a
+ * window shows every line. Never cut.
+ */
+text: string, 
+/**
+ * How many lines `text` has.
+ */
+line_count: number, 
+/**
+ * Whether `line` is the whole request in one short plain line
+ * ([`crate::visible::fits_one_line`]): only then may a place that shows one line (an
+ * alert's body, a tray menu item) offer Allow beside it. False for a change whose content
+ * it does not carry, for an input holding more than its command (and a description or a
+ * timeout), and for a remote's request (its fields are bounded, maybe cut).
+ */
+fits_one_line: boolean, 
+/**
+ * What kind of request it is and how long, for a place that cannot show it whole:
+ * `Bash: a command of 41 lines`.
+ */
+kind: string, };
 
 export type PendingView = { id: RequestId, session_id: string, 
 /**
@@ -140,6 +195,11 @@ host: string | null, agent: Agent, asked_at: string,
  * terminal.
  */
 answer_by: string, accepts: Accepts, 
+/**
+ * What the request does as every place shows it: made visible, its line count, and
+ * whether a one-line place may offer Allow beside it.
+ */
+shown: ShownRequest, 
 /**
  * The tool, as the agent names it (`Bash`, `Write`, `WebFetch`).
  */
@@ -171,7 +231,12 @@ cwd: string | null,
 /**
  * The tool's whole input as JSON text.
  */
-input: string, };
+input: string, 
+/**
+ * What "allow for this session" would grant, in words; `null` where the agent suggests
+ * nothing for the session (`pending --json`'s `for_session`).
+ */
+for_session: SessionGrant | null, };
 
 export type AnswerChoice = "allow" | "allow_for_session" | "deny";
 

@@ -300,7 +300,7 @@ fn cap(mut s: String, max: usize) -> String {
 /// or URL, else the patterns), and whether "always" has anything to allow. `None` for every
 /// other line, and for an input too large to show whole.
 pub fn ask_call(payload: &[u8]) -> Option<crate::answering::AskCall> {
-    use crate::answering::{digest, AskCall, AskDetail, MAX_INPUT_BYTES};
+    use crate::answering::{AskCall, AskDetail, MAX_INPUT_BYTES};
     use serde_json::Value;
     let line: Value = serde_json::from_slice(payload).ok()?;
     if line.get("type").and_then(Value::as_str) != Some("permission.asked") {
@@ -330,14 +330,15 @@ pub fn ask_call(payload: &[u8]) -> Option<crate::answering::AskCall> {
         .get("tool")
         .and_then(|t| text(t.get("callID")))
         .unwrap_or(request_id);
+    let for_session = always_grant(p, &tool);
     Some(AskCall {
         call_id,
-        input_digest: digest(&tool, &input_text),
-        suggests_for_session: p
-            .get("always")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty()),
+        input_digest: crate::answering::asked_digest(&tool, &input_text, for_session.as_ref()),
+        suggests_for_session: for_session
+            .as_ref()
+            .is_some_and(crate::answering::SessionGrant::is_offered),
         detail: AskDetail {
+            for_session,
             command,
             file_path: field(&["filepath", "filePath", "path"]),
             change_bytes: field(&["diff"]).map(|d| d.len() as u64),
@@ -347,6 +348,45 @@ pub fn ask_call(payload: &[u8]) -> Option<crate::answering::AskCall> {
             input: input_text,
             tool,
         },
+    })
+}
+
+/// What OpenCode's "always" would allow: each of its `always` patterns, for this session.
+/// `None` where it suggests none; withheld where the plugin could not forward them whole (one
+/// not a string, or more than it forwards: `alwaysWhole` false), since "always" grants
+/// OpenCode's whole list, not the part shown.
+fn always_grant(p: &serde_json::Value, tool: &str) -> Option<crate::answering::SessionGrant> {
+    use crate::answering::{GrantItem, GrantKind, SessionGrant};
+    use agent_tray_domain::visible::visible_line;
+    use serde_json::Value;
+    let always = p.get("always")?;
+    if p.get("alwaysWhole").and_then(Value::as_bool) == Some(false) {
+        return Some(SessionGrant::withheld(
+            "OpenCode's patterns could not all be shown",
+        ));
+    }
+    let Some(list) = always.as_array() else {
+        return Some(SessionGrant::withheld("OpenCode's patterns are not a list"));
+    };
+    if list.is_empty() {
+        return None;
+    }
+    let tool = visible_line(tool);
+    let items: Option<Vec<GrantItem>> = list
+        .iter()
+        .map(|pattern| {
+            pattern.as_str().map(|pattern| GrantItem {
+                kind: GrantKind::Patterns,
+                text: format!(
+                    "allow `{tool}` calls matching `{}` for this session",
+                    visible_line(pattern)
+                ),
+            })
+        })
+        .collect();
+    Some(match items {
+        Some(items) => SessionGrant::of(items),
+        None => SessionGrant::withheld("one of OpenCode's patterns is not text"),
     })
 }
 

@@ -38,6 +38,8 @@ function asked(p, out) {
   const strings = (a) => (Array.isArray(a) ? a.filter((x) => typeof x === "string").slice(0, 64) : undefined);
   out.patterns = strings(p.patterns);
   out.always = strings(p.always);
+  // "always" grants OpenCode's whole list: say when what is forwarded is not all of it.
+  if (Array.isArray(p.always)) out.alwaysWhole = out.always.length === p.always.length;
   if (p.metadata && typeof p.metadata === "object") {
     const m = {};
     for (const k of ["command", "filepath", "filePath", "path", "url", "description", "diff"]) {
