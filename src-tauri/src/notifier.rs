@@ -438,6 +438,11 @@ fn follow_actions(
                 Some(AlertAction::Open(session)) => {
                     tracing::info!(session_id = %session.session_id, host = ?session.host, "alert clicked");
                     (reactions.on_click)(session);
+                    // A request's alert has done its part once the window shows the request:
+                    // its buttons are no longer followed, so it must not stay on screen.
+                    if alert.answers.is_some() {
+                        tauri::async_runtime::block_on(handle.close());
+                    }
                 }
                 Some(AlertAction::Answer(request, answer)) => {
                     tracing::info!(%request, "alert answered");

@@ -696,6 +696,9 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
                 detail: AskDetail {
                     tool: "Bash".into(),
                     command: Some("npm run migrate".into()),
+                    // The input as Claude sends it: only its command, so the alert shows it
+                    // whole and offers Allow.
+                    input: serde_json::json!({ "command": "npm run migrate" }).to_string(),
                     ..AskDetail::default()
                 },
             },

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { view, request, sampleSessions, defaultSettings } from "./fixtures.mjs";
+import { view, request, sampleSessions, defaultSettings, visibleLines } from "./fixtures.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.resolve(here, "../../ui/dist");
@@ -247,7 +247,8 @@ test("a permission request shows what will run, whole and as text, and Allow, De
   const { page, context, problems } = await open([asking, ...sampleSessions().filter((v) => v.session.session_id !== "s-perm")]);
   const row = page.locator(".row[data-session-id='s-ask']");
   const input = row.locator(".ask-input");
-  assert.equal(await input.evaluate((n) => n.textContent), command, "the whole command, never cut");
+  assert.equal(await input.evaluate((n) => n.textContent), visibleLines(command), "the whole command, never cut, its controls made visible");
+  assert.match(await input.evaluate((n) => n.textContent), /<U\+001B>\]52;c;aGk=<U\+0007>/, "the terminal escape shows as marks");
   assert.ok(await input.evaluate((n) => n.scrollHeight > n.clientHeight), "long input scrolls inside its box");
   assert.match(await row.locator(".ask-head").innerText(), /^Claude asks to use Bash in \/home\/dev\/api-server$/);
   assert.match(await row.locator(".ask-note").innerText(), /Build <b>everything<\/b>/);
@@ -307,7 +308,8 @@ test("a request of many lines says how many, and Allow waits until every line ha
   const row = page.locator(".row[data-session-id='s-cut']");
   const input = row.locator(".ask-input");
   assert.equal(await row.locator(".ask-lines").innerText(), "41 lines");
-  assert.equal(await input.evaluate((n) => n.textContent), CUT_COMMAND, "every line is in the box");
+  assert.equal(await input.evaluate((n) => n.textContent), visibleLines(CUT_COMMAND), "every line is in the box, each newline marked");
+  assert.match(await input.evaluate((n) => n.textContent), /^cat README\.md⏎\n⏎\n/);
   assert.ok(await input.evaluate((n) => n.scrollHeight > n.clientHeight), "the last line is below the box's edge");
   await page.screenshot({ path: path.join(artifacts, "ask-cut-window.png") });
   // Allow and Allow for session wait; Deny does not.
@@ -368,6 +370,47 @@ test("an Allow given while reading one request never allows a newer one: buttons
   // Deny names the request drawn now.
   await page.keyboard.press("d");
   assert.deepEqual((await calls(page, "answer_request")).map((c) => c.args.requestId), ["r2-new"]);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("Allow for session says what it grants, and is absent where the request has no session grant", async () => {
+  // Claude suggests switching the session to accept-edits for a plain `touch`: every later edit
+  // accepted. The button must say so, not just "Allow for session".
+  const mode = "switch to accept-edits (every later file edit accepted without asking) for this session";
+  const folder = "add /tmp/api to allowed folders for this session";
+  const granting = view({
+    id: "s-grant", project: "api-server", state: "waiting_for_permission", waiting_for: "Bash",
+    pending: [request({ id: "r5-gr1", session: "s-grant", command: "touch notes.txt", forSession: [mode, folder] })],
+  });
+  const plain = view({
+    id: "s-plain", project: "web", state: "waiting_for_permission", waiting_for: "Bash",
+    pending: [request({ id: "r6-pl1", session: "s-plain", command: "touch b", forSession: null })],
+  });
+  // A bidi override in a command: shown as a mark, so `txt.exe` cannot read as `exe.txt`.
+  const bidi = view({
+    id: "s-bidi", project: "docs", state: "waiting_for_permission", waiting_for: "Bash",
+    pending: [request({ id: "r7-bd1", session: "s-bidi", command: "cp a \u202Etxt.exe b", forSession: null })],
+  });
+  const { page, context, problems } = await open([granting, plain, bidi]);
+  const row = page.locator(".row[data-session-id='s-grant']");
+  const button = row.locator("[data-action='answer:allow_for_session']");
+  assert.equal(await button.innerText(), `Allow for session: ${mode}; ${folder}`);
+  assert.deepEqual(await row.locator("[data-ask-grant] li").allInnerTexts(), [mode, folder], "each thing granted, in words");
+  await row.locator(".ask[data-seen='true']").waitFor();
+  await button.click();
+  assert.deepEqual((await calls(page, "answer_request")).map((c) => c.args.requestId + " " + c.args.answer), ["r5-gr1 allow_for_session"]);
+  // No grant: no button, no key, nothing said about one.
+  const other = page.locator(".row[data-session-id='s-plain']");
+  assert.equal(await other.locator("[data-action='answer:allow_for_session']").count(), 0);
+  assert.equal(await other.locator("[data-ask-grant]").count(), 0);
+  await other.click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press("s");
+  assert.equal((await calls(page, "answer_request")).length, 1, "S answered a request with no session grant");
+  const odd = await page.locator(".row[data-session-id='s-bidi'] .ask-input").evaluate((n) => n.textContent);
+  assert.equal(odd, "cp a <U+202E>txt.exe b");
+  assert.ok(!(await page.evaluate(() => document.body.textContent.includes("\u202E"))), "a raw bidi override is in the page");
+  await row.screenshot({ path: path.join(artifacts, "ask-for-session.png") });
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -1418,7 +1461,7 @@ test("the popover shows how many lines a request has, and its Allow waits until 
   const { page, context, problems } = await openPopover([asking]);
   const row = page.locator(".pop-row[data-session-id='s-cut']");
   assert.equal(await row.locator(".ask-lines").innerText(), "41 lines");
-  assert.equal(await row.locator(".ask-input").evaluate((n) => n.textContent), CUT_COMMAND);
+  assert.equal(await row.locator(".ask-input").evaluate((n) => n.textContent), visibleLines(CUT_COMMAND));
   await page.screenshot({ path: path.join(artifacts, "popover-ask-cut.png") });
   assert.equal(await row.locator("[data-answer='allow']").isDisabled(), true, "Allow before the end was seen");
   await row.locator("[data-answer='allow']").click({ force: true });

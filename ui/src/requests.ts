@@ -18,11 +18,21 @@ const agentName = (agent: PendingView["agent"]): string => AGENTS.find((a) => a.
 /// The answers a request takes, with their keys: Allow, Deny, and Allow for this session where
 /// the agent has it.
 export function answerChoices(p: PendingView): { choice: AnswerChoice; label: string; key: string }[] {
+  const grant = sessionGrant(p);
   return [
     { choice: "allow", label: "Allow", key: "A" },
     { choice: "deny", label: "Deny", key: "D" },
-    ...(p.accepts.allow_for_session ? [{ choice: "allow_for_session" as const, label: "Allow for session", key: "S" }] : []),
+    ...(grant ? [{ choice: "allow_for_session" as const, label: `Allow for session: ${grant.join("; ")}`, key: "S" }] : []),
   ];
+}
+
+/// What "allow for this session" would grant, item by item in the core's words; null where there
+/// is no session grant (the agent has none, suggested none, or suggested something that cannot
+/// be shown whole): then there is no such button.
+export function sessionGrant(p: PendingView): string[] | null {
+  const grant = p.for_session;
+  if (!p.accepts.allow_for_session || !grant || grant.withheld !== null || grant.items.length === 0) return null;
+  return grant.items.map((i) => i.text);
 }
 
 /// The request this machine can answer for a session: the oldest, and only a local one (a
@@ -31,13 +41,12 @@ export function answerable(s: Session): PendingView | null {
   return !s.host && s.pending.length > 0 ? s.pending[0] : null;
 }
 
-/// What is asked, as one text: the command, else the file (and the size of the change), else the
-/// address, else the tool's whole input.
+/// What is asked, as one text: the command, else the address, else the file (for a tool that
+/// changes none), else the tool's whole input (an edit's content included).
+/// Every odd character (newline, tab, bidi and zero-width characters…) is shown as a visible mark,
+/// as the core renders it (`shown.text`), with a line break after each newline's mark.
 export function askedText(p: PendingView): string {
-  if (p.command) return p.command;
-  if (p.file_path) return p.change_bytes != null ? `${p.file_path} (${p.change_bytes} bytes)` : p.file_path;
-  if (p.url) return p.url;
-  return p.input;
+  return p.shown.text;
 }
 
 /// Requests whose whole input has been on screen in this page, by id.
@@ -97,7 +106,8 @@ export function requestBlock(s: Session, buttons: HTMLElement | null, now: numbe
   const folder = p.cwd ? ` in ${p.cwd}` : "";
   const left = secondsLeft(p, now);
   const text = askedText(p);
-  const lines = text.split("\n").length;
+  const lines = p.shown.line_count;
+  const grant = sessionGrant(p);
   const box = el("pre", { class: "ask-input", attrs: { tabindex: "-1", "data-ask-input": "", "data-lines": String(lines) } }, text);
   const block = el(
     "div",
@@ -106,6 +116,9 @@ export function requestBlock(s: Session, buttons: HTMLElement | null, now: numbe
     lines > 1 ? el("div", { class: "ask-lines", attrs: { "data-ask-lines": String(lines) } }, `${lines} lines`) : null,
     box,
     p.description ? el("div", { class: "ask-note" }, p.description) : null,
+    grant
+      ? el("div", { class: "ask-grant", attrs: { "data-ask-grant": "" } }, "Allow for session would: ", el("ul", {}, ...grant.map((g) => el("li", {}, g))))
+      : null,
     s.host
       ? el("div", { class: "ask-note" }, `Answer it on ${s.host}.`)
       : el("div", { class: "ask-foot" }, el("span", { class: "ask-left", attrs: { "data-answer-by": p.answer_by } }, `answer within ${left}s, or in the terminal`), buttons),
