@@ -324,8 +324,11 @@ test("a request of many lines says how many, and Allow waits until every line ha
   await page.waitForSelector("#banner:not([hidden])");
   assert.match(await page.locator("#banner").innerText(), /Read the whole request first/);
   assert.deepEqual(await calls(page, "answer_request"), [], "nothing answered before the request was seen");
-  // "Show all 41 lines" unfolds it: the last line is on screen, and Allow answers this request.
-  await row.locator("[data-ask-expand]").click();
+  // "Show all 41 lines" (V from the keyboard) unfolds it: the last line is on screen, and Allow
+  // answers this request.
+  await page.keyboard.press("v");
+  await row.locator(".ask[data-seen='true']").waitFor();
+  assert.equal(await row.locator("[data-ask-expand]").count(), 0, "unfolded, the button goes");
   assert.ok(await input.evaluate((n) => n.scrollHeight <= n.clientHeight + 1), "the box shows every line");
   const last = await input.evaluate((n) => {
     const r = document.createRange();

@@ -77,7 +77,7 @@ const agentSelect = el(
 );
 const settingsButton = el("button", { class: "ghost", attrs: { type: "button", id: "open-settings" } }, "Settings");
 const banner = el("div", { class: "banner", attrs: { role: "status", id: "banner", hidden: "" } });
-const KEYS_HELP = "↑↓ Home End: choose · A: allow · D: deny · S: allow for session · Enter: jump · C: copy resume · T: transcript · Delete: dismiss · /: filter · Esc: hide";
+const KEYS_HELP = "↑↓ Home End: choose · V: show a request whole · A: allow · D: deny · S: allow for session · Enter: jump · C: copy resume · T: transcript · Delete: dismiss · /: filter · Esc: hide";
 const keysHelp = el("span", { class: "keys-help", attrs: { id: "keys-help" } }, KEYS_HELP);
 const listbox = el("div", {
   class: "listbox",
@@ -742,6 +742,10 @@ listbox.addEventListener("keydown", (event) => {
   if (event.key in moves) {
     event.preventDefault();
     move(moves[event.key]);
+  } else if ((event.key === "v" || event.key === "V") && state.selected) {
+    // Show the selected row's request whole: the keyboard's "Show all".
+    event.preventDefault();
+    built.get(state.selected)?.node.querySelector<HTMLButtonElement>("[data-ask-expand]")?.click();
   } else if (event.key in ROW_KEYS && state.selected) {
     event.preventDefault();
     void act(ROW_KEYS[event.key], state.selected);

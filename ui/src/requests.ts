@@ -59,7 +59,7 @@ export const grants = (choice: AnswerChoice): boolean => choice !== "deny";
 export const wasSeen = (id: string): boolean => seen.has(id);
 
 /// What a disabled Allow says.
-export const READ_FIRST = "Read the whole request first: scroll it to its end, or Show all";
+export const READ_FIRST = "Read the whole request first: scroll it to its end, or Show all (V)";
 
 function markSeen(block: HTMLElement): void {
   const id = block.dataset.requestId;
