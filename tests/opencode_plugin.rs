@@ -275,7 +275,17 @@ fn a_request_answered_from_the_tray_reaches_opencodes_api_and_one_answered_in_th
     assert_eq!(shown["session_id"], SESSION);
     assert_eq!(shown["command"], "echo hi", "what will run, shown: {shown}");
     assert_eq!(shown["tool"], "bash");
-    run_ok(&w, &["allow", SESSION]);
+    // What OpenCode's "always" would allow, in words, before anyone chooses it.
+    assert_eq!(
+        shown["for_session"],
+        serde_json::json!({"items": [{"kind": "patterns", "text": "allow `bash` calls matching `echo *` for this session"}], "withheld": null}),
+        "{shown}"
+    );
+    assert_eq!(shown["accepts"]["allow_for_session"], true);
+    // An allow names the request read, by its id (a session id is refused).
+    let refused = w.run(&["allow", SESSION]);
+    assert!(!refused.status.success());
+    run_ok(&w, &["allow", shown["id"].as_str().unwrap()]);
     host.answered(1);
     host.wait_done();
     wait_until(Duration::from_secs(5), || !host.replies().is_empty()).expect("a reply call");
@@ -300,8 +310,12 @@ fn a_request_answered_from_the_tray_reaches_opencodes_api_and_one_answered_in_th
     wait_until(Duration::from_secs(5), || host.replies().len() == 2).expect("a reply call");
     host.emit(&reply("per_b"));
     host.ask(&ask("per_c", "bash"));
-    wait_until(Duration::from_secs(10), || !pending(&w).is_empty()).expect("pending");
-    run_ok(&w, &["allow", SESSION, "--for-session"]);
+    let asked =
+        wait_until(Duration::from_secs(10), || pending(&w).into_iter().next()).expect("pending");
+    run_ok(
+        &w,
+        &["allow", asked["id"].as_str().unwrap(), "--for-session"],
+    );
     host.answered(1);
     host.wait_done();
     let three = wait_until(Duration::from_secs(5), || host.replies().len() == 3);

@@ -696,9 +696,8 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
                 detail: AskDetail {
                     tool: "Bash".into(),
                     command: Some("npm run migrate".into()),
-                    // The input as Claude sends it: only its command, so the alert shows it
-                    // whole and offers Allow.
-                    input: serde_json::json!({ "command": "npm run migrate" }).to_string(),
+                    // The whole input, as a hook sends it: the alert offers Allow only beside it.
+                    input: r#"{"command":"npm run migrate"}"#.into(),
                     ..AskDetail::default()
                 },
             },

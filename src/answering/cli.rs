@@ -4,9 +4,15 @@
 //! A public contract from its first release: `pending --json` is a JSON array of requests, each
 //! with its `id` and `session_id`; `allow`/`deny` exit 0 only when the answer reached the agent's
 //! hook, and otherwise print one sentence saying why (unknown, already answered, expired, the
-//! agent moved on) and exit 1. Text from the agents (commands, paths) is printed escaped in the
-//! human output, never raw: a command line is exactly what an attacker would fill with terminal
-//! escapes.
+//! agent moved on) and exit 1. Text from the agents (commands, paths) is printed with every
+//! invisible or moving character made visible (`⏎`, `⇥`, `<U+202E>`), never raw and never cut: a
+//! command line is exactly what an attacker would fill with terminal escapes, or with forty
+//! newlines above the part that matters.
+//!
+//! `allow` takes a request id only, never a session id: by the time it arrives the session may
+//! wait on a request asked after the user listed them (the one they read answered in the
+//! terminal, a new one asked since). It is refused with a sentence naming the request it would
+//! have landed on; `deny SESSION` is still taken (a denial runs nothing).
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -345,6 +345,88 @@ mod tests {
         assert_eq!(session_grant(&json!({})), None);
     }
 
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let words = prop_oneof![
+            Just("addRules".to_string()),
+            Just("setMode".to_string()),
+            Just("addDirectories".to_string()),
+            Just("removeRules".to_string()),
+            Just("session".to_string()),
+            Just("acceptEdits".to_string()),
+            Just("allow".to_string()),
+            Just("Bash".to_string()),
+            "[a-zA-Z\\n\\u{202E}* /:]{0,12}",
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            words.clone().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            let keys = prop_oneof![
+                Just("type".to_string()),
+                Just("rules".to_string()),
+                Just("toolName".to_string()),
+                Just("ruleContent".to_string()),
+                Just("behavior".to_string()),
+                Just("destination".to_string()),
+                Just("mode".to_string()),
+                Just("directories".to_string()),
+                Just("other".to_string()),
+            ];
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::btree_map(keys, inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A suggestion of a known shape with any text in it, or anything at all.
+    fn suggestions() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let text = "[a-z\\n\\t\\u{202E}\\u{200B}⏎* /:.]{0,16}";
+        let destination = prop_oneof![
+            Just("session"),
+            Just("localSettings"),
+            Just("userSettings"),
+            Just("cloud")
+        ];
+        let known = prop_oneof![
+            (text, text, destination.clone()).prop_map(|(tool, content, d)| json!({"type": "addRules", "rules": [{"toolName": tool, "ruleContent": content}], "behavior": "allow", "destination": d})),
+            (prop_oneof![Just("acceptEdits"), Just("plan"), Just("yolo")], destination.clone())
+                .prop_map(|(mode, d)| json!({"type": "setMode", "mode": mode, "destination": d})),
+            (proptest::collection::vec(text, 0..3), destination)
+                .prop_map(|(dirs, d)| json!({"type": "addDirectories", "directories": dirs, "destination": d})),
+        ];
+        proptest::collection::vec(prop_oneof![4 => known, 1 => any_json()], 0..5)
+            .prop_map(Value::Array)
+    }
+
+    proptest::proptest! {
+        // Whatever an agent puts in its suggestions: a grant is handed back only where every
+        // item is shown, item for item, and what is handed back reads back as the same grant.
+        #[test]
+        fn a_grant_is_handed_back_only_as_shown(suggestions in proptest::prop_oneof![suggestions(), any_json()]) {
+            let payload = json!({ "permission_suggestions": suggestions });
+            let grant = session_grant(&payload);
+            let handed = updated_permissions(&payload);
+            let offered = grant.as_ref().is_some_and(SessionGrant::is_offered);
+            proptest::prop_assert_eq!(handed.is_some(), offered);
+            if let (Some(grant), Some(handed)) = (grant, handed) {
+                proptest::prop_assert_eq!(handed.as_array().map(Vec::len), Some(grant.items.len()));
+                for item in &grant.items {
+                    // Only our marks stand for invisible characters; none is left raw.
+                    let raw = |c: char| agent_tray_domain::visible::is_odd(c) && !matches!(c, '⏎' | '␍' | '⇥');
+                    proptest::prop_assert!(!item.text.chars().any(raw), "{:?}", item.text);
+                }
+                let again = json!({ "permission_suggestions": handed });
+                proptest::prop_assert_eq!(session_grant(&again), Some(grant));
+            }
+        }
+    }
+
     #[test]
     fn agent_text_in_a_grant_is_made_visible() {
         let payload = json!({"permission_suggestions": [{"type": "addRules", "rules": [

@@ -666,4 +666,35 @@ mod tests {
         assert!(ask_call(nameless.as_bytes()).is_none());
         assert!(ask_call(b"not json").is_none());
     }
+
+    // OpenCode's "always" grants its whole `always` list: each pattern is shown in words, and
+    // where the plugin could not forward the whole list (one not text, more than it forwards)
+    // there is no session grant at all.
+    #[test]
+    fn always_says_each_pattern_it_would_allow_or_is_withheld_when_not_all_are_shown() {
+        let line = |always: &str| {
+            format!(
+                r#"{{"v":1,"pid":7,"directory":"/w","ts":1,"type":"permission.asked","properties":{{"id":"per_1","sessionID":"ses_1","permission":"bash","patterns":["echo hi"],"metadata":{{"command":"echo hi"}},{always},"tool":{{"callID":"c1"}}}}}}"#
+            )
+        };
+        let call =
+            ask_call(line(r#""always":["echo *","ls\n*"],"alwaysWhole":true"#).as_bytes()).unwrap();
+        let grant = call.detail.for_session.unwrap();
+        let texts: Vec<&str> = grant.items.iter().map(|i| i.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "allow `bash` calls matching `echo *` for this session",
+                "allow `bash` calls matching `ls⏎*` for this session"
+            ]
+        );
+        assert!(call.suggests_for_session);
+        let cut = ask_call(line(r#""always":["echo *"],"alwaysWhole":false"#).as_bytes()).unwrap();
+        assert!(!cut.suggests_for_session);
+        assert!(cut.detail.for_session.is_some_and(|g| g.withheld.is_some()));
+        let odd = ask_call(line(r#""always":["echo *", 3]"#).as_bytes()).unwrap();
+        assert!(!odd.suggests_for_session);
+        let none = ask_call(line(r#""always":[]"#).as_bytes()).unwrap();
+        assert_eq!(none.detail.for_session, None);
+    }
 }
