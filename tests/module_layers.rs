@@ -100,6 +100,7 @@ const SHELL: Layers = &[
         "types and leaves",
         &[
             "ipc",
+            "alert_bus",
             "launch",
             "at_rest",
             "history",

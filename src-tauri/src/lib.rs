@@ -15,6 +15,8 @@
 //! fighting over the socket.
 
 pub mod actions;
+#[cfg(all(unix, not(target_os = "macos")))]
+pub mod alert_bus;
 pub mod at_rest;
 pub mod autostart;
 pub mod commands;

@@ -6,8 +6,11 @@
 //! registry, the tray or the window. With no notification server at all, the failure is logged
 //! once and the app carries on.
 //!
-//! Clicks: on Linux each alert carries the `default` action (a click on its body); a server that reports clicks sends `ActionInvoked`, which [`click_target`] maps to the
-//! session to show, and the shell shows the window on it. Waiting for that answer blocks until the
+//! Clicks: on Linux each alert carries the `default` action (a click on its body); a server that
+//! reports clicks sends `ActionInvoked`, which [`click_target`] maps to the session to show, and
+//! the shell shows the window on it. Linux alerts go over the session bus through
+//! [`crate::alert_bus`], not notify-rust's handle, which hears `ActionInvoked` from any program:
+//! a choice counts only from the server that showed the alert. Waiting for that answer blocks until the
 //! alert is clicked or closed, so it happens on a short-lived waiter thread per alert, never on
 //! the alert thread (which must stay free for the next alert). Waiters are capped
 //! ([`MAX_WAITERS`]): a server that never closes its alerts cannot pile threads up; past the cap
@@ -84,7 +87,7 @@ pub type OnAnswer = Arc<dyn Fn(RequestId, Answer) + Send + Sync>;
 
 /// An alert on screen and the server's handle to close it.
 #[cfg(all(unix, not(target_os = "macos")))]
-type ShownAlert = (Alert, Arc<notify_rust::NotificationHandle>);
+type ShownAlert = (Alert, Arc<crate::alert_bus::ShownAlert>);
 
 /// The alerts on screen that answer a request, kept to withdraw each once its request ends
 /// (answered anywhere else, the agent moved on). Linux only: elsewhere nothing is kept.
@@ -100,7 +103,7 @@ impl OpenAlerts {
     /// (`None`: the session is gone). Closing is a D-Bus call: done on a blocking thread.
     #[cfg(all(unix, not(target_os = "macos")))]
     fn withdraw_stale(&self, key: &SessionKey, session: Option<&agent_tray::model::Session>) {
-        let stale: Vec<Arc<notify_rust::NotificationHandle>> = {
+        let stale: Vec<Arc<crate::alert_bus::ShownAlert>> = {
             let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
             let (gone, kept): (Vec<_>, Vec<_>) = shown
                 .drain(..)
@@ -110,7 +113,7 @@ impl OpenAlerts {
         };
         for handle in stale {
             tracing::info!(session_id = %key.session_id, host = ?key.host, "alert withdrawn: its request ended");
-            tauri::async_runtime::spawn(async move { handle.close_async().await });
+            tauri::async_runtime::spawn(async move { handle.close().await });
         }
     }
 
@@ -139,19 +142,16 @@ pub fn body_for_server(body: &str, server_reads_markup: bool) -> std::borrow::Co
     std::borrow::Cow::Owned(escaped)
 }
 
-/// Whether the notification server parses markup in bodies. When it cannot be asked, the body
-/// is escaped anyway: a stray `&amp;` is better than markup taken from session text.
-#[cfg(all(unix, not(target_os = "macos")))]
-fn server_reads_markup() -> bool {
-    notify_rust::get_capabilities()
-        .map(|caps| caps.iter().any(|c| c == BODY_MARKUP))
-        .unwrap_or(true)
+/// Whether a server with these capabilities parses markup in bodies. When they could not be
+/// asked, the body is escaped anyway: a stray `&amp;` is better than markup taken from session
+/// text.
+pub fn reads_markup(capabilities: Option<&[String]>) -> bool {
+    capabilities.is_none_or(|caps| caps.iter().any(|c| c == BODY_MARKUP))
 }
 
-/// macOS shows bodies as plain text.
-#[cfg(not(all(unix, not(target_os = "macos"))))]
-fn server_reads_markup() -> bool {
-    false
+/// Whether a server with these capabilities shows an alert's buttons (unknown: no).
+pub fn shows_buttons(capabilities: Option<&[String]>) -> bool {
+    capabilities.is_some_and(|caps| caps.iter().any(|c| c == ACTIONS))
 }
 
 /// What the app does when an alert is clicked: show the window on that session.
@@ -334,6 +334,10 @@ struct Reactions {
     open: OpenAlerts,
 }
 
+/// Shows an alert on the session bus ([`crate::alert_bus`]): to the notification server that owns
+/// the name now, asked first what it shows (markup, buttons); its choice is then taken from that
+/// server only.
+#[cfg(all(unix, not(target_os = "macos")))]
 fn show(
     app_name: &str,
     alert: Alert,
@@ -341,37 +345,8 @@ fn show(
     waiters: &Arc<AtomicUsize>,
     reactions: &Reactions,
 ) {
-    let mut notification = notify_rust::Notification::new();
-    notification
-        .appname(app_name)
-        .summary(&alert.summary)
-        .body(&body_for_server(&alert.body, server_reads_markup()));
-    #[cfg(all(unix, not(target_os = "macos")))]
-    {
-        notification.action(ACTION_DEFAULT, "Open");
-        // Allow and Deny only where the server shows buttons: elsewhere the alert opens the
-        // window, where the request can be read whole before answering.
-        if !alert.buttons().is_empty() && server_shows_buttons() {
-            for (key, label) in alert.buttons() {
-                notification.action(key, label);
-            }
-        }
-    }
-    #[cfg(target_os = "macos")]
-    if !alert.buttons().is_empty() {
-        follow_mac_answers(alert, waiters, reactions);
-        return;
-    }
-    // No buttons on a toast, Allow and Deny included (see the module comment).
-    #[cfg(windows)]
-    notification.app_id(APP_USER_MODEL_ID);
-    match notification.show() {
-        #[cfg(all(unix, not(target_os = "macos")))]
-        Ok(handle) => follow_actions(Arc::new(handle), alert, waiters, reactions),
-        #[cfg(not(all(unix, not(target_os = "macos"))))]
-        Ok(_) => {
-            let _ = (waiters, reactions);
-        }
+    match tauri::async_runtime::block_on(show_on_bus(app_name, &alert)) {
+        Ok(shown) => follow_actions(Arc::new(shown), alert, waiters, reactions),
         // Logged once: with no notification server every alert fails the same way.
         Err(error) if !reported.swap(true, Ordering::Relaxed) => {
             tracing::warn!(%error, "cannot show desktop alerts (no notification server?); alerts are off until one appears");
@@ -380,12 +355,54 @@ fn show(
     }
 }
 
-/// Whether the notification server shows an alert's buttons (its `actions` capability).
 #[cfg(all(unix, not(target_os = "macos")))]
-fn server_shows_buttons() -> bool {
-    notify_rust::get_capabilities()
-        .map(|caps| caps.iter().any(|c| c == ACTIONS))
-        .unwrap_or(false)
+async fn show_on_bus(
+    app_name: &str,
+    alert: &Alert,
+) -> Result<crate::alert_bus::ShownAlert, crate::alert_bus::AlertBusError> {
+    let bus = crate::alert_bus::AlertBus::connect().await?;
+    let capabilities = bus.capabilities().await.ok();
+    let body = body_for_server(&alert.body, reads_markup(capabilities.as_deref()));
+    let mut actions = vec![(ACTION_DEFAULT, "Open")];
+    // Allow and Deny only where the server shows buttons: elsewhere the alert opens the
+    // window, where the request can be read whole before answering.
+    if shows_buttons(capabilities.as_deref()) {
+        actions.extend(alert.buttons().iter().copied());
+    }
+    bus.show(app_name, &alert.summary, &body, &actions).await
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+fn show(
+    app_name: &str,
+    alert: Alert,
+    reported: &AtomicBool,
+    waiters: &Arc<AtomicUsize>,
+    reactions: &Reactions,
+) {
+    #[cfg(target_os = "macos")]
+    if !alert.buttons().is_empty() {
+        follow_mac_answers(alert, waiters, reactions);
+        return;
+    }
+    let _ = (waiters, reactions);
+    let mut notification = notify_rust::Notification::new();
+    // macOS and Windows show bodies as plain text.
+    notification
+        .appname(app_name)
+        .summary(&alert.summary)
+        .body(&alert.body);
+    // No buttons on a toast, Allow and Deny included (see the module comment).
+    #[cfg(windows)]
+    notification.app_id(APP_USER_MODEL_ID);
+    match notification.show() {
+        Ok(_) => {}
+        // Logged once: with no notification server every alert fails the same way.
+        Err(error) if !reported.swap(true, Ordering::Relaxed) => {
+            tracing::warn!(%error, "cannot show desktop alerts (no notification server?); alerts are off until one appears");
+        }
+        Err(error) => tracing::debug!(%error, "alert not shown"),
+    }
 }
 
 /// Waits, on a thread of its own, for the user to click the alert, choose one of its buttons,
@@ -393,7 +410,7 @@ fn server_shows_buttons() -> bool {
 /// answer given elsewhere withdraws it.
 #[cfg(all(unix, not(target_os = "macos")))]
 fn follow_actions(
-    handle: Arc<notify_rust::NotificationHandle>,
+    handle: Arc<crate::alert_bus::ShownAlert>,
     alert: Alert,
     waiters: &Arc<AtomicUsize>,
     reactions: &Reactions,
@@ -416,24 +433,26 @@ fn follow_actions(
     let spawned = std::thread::Builder::new()
         .name("alert-click".into())
         .spawn(move || {
-            let mut chosen = None;
-            tauri::async_runtime::block_on(handle.wait_for_action_async(|response| {
-                if let notify_rust::NotificationResponse::Default = response {
-                    chosen = Some(alert.action(ACTION_DEFAULT));
-                } else if let notify_rust::NotificationResponse::Action(key) = response {
-                    chosen = Some(alert.action(key));
-                }
-            }));
+            // Only the server that showed the alert is heard (see `alert_bus`).
+            let chosen = match tauri::async_runtime::block_on(handle.response()) {
+                Some(crate::alert_bus::AlertResponse::Action(key)) => Some(alert.action(&key)),
+                Some(crate::alert_bus::AlertResponse::Closed) | None => None,
+            };
             match chosen {
                 Some(AlertAction::Open(session)) => {
                     tracing::info!(session_id = %session.session_id, host = ?session.host, "alert clicked");
                     (reactions.on_click)(session);
+                    // A request's alert has done its part once the window shows the request:
+                    // its buttons are no longer followed, so it must not stay on screen.
+                    if alert.answers.is_some() {
+                        tauri::async_runtime::block_on(handle.close());
+                    }
                 }
                 Some(AlertAction::Answer(request, answer)) => {
                     tracing::info!(%request, "alert answered");
                     (reactions.on_answer)(request, answer);
                     // Some servers (dunst) keep an alert on screen after one of its buttons.
-                    tauri::async_runtime::block_on(handle.close_async());
+                    tauri::async_runtime::block_on(handle.close());
                 }
                 Some(AlertAction::Nothing) | None => {}
             }

@@ -351,3 +351,169 @@ fn app_with_a_window(
     });
     (app, window, focused)
 }
+
+/// A tray icon that keeps the last menu set on it, to read its items' ids as drawn.
+#[derive(Default)]
+struct KeepingTray {
+    menu: Mutex<Option<tauri::menu::Menu<MockRuntime>>>,
+}
+
+impl tray::TraySurface<MockRuntime> for KeepingTray {
+    fn set_status(&self, _status: TrayStatus) -> tauri::Result<()> {
+        Ok(())
+    }
+
+    fn set_title(&self, _title: &str) -> tauri::Result<()> {
+        Ok(())
+    }
+
+    fn set_menu(&self, menu: tauri::menu::Menu<MockRuntime>) -> tauri::Result<()> {
+        *self.menu.lock().unwrap_or_else(|p| p.into_inner()) = Some(menu);
+        Ok(())
+    }
+}
+
+/// The (id, text) of every item of the menu on screen.
+fn drawn_items(tray: &KeepingTray) -> Vec<(String, String)> {
+    let menu = tray.menu.lock().unwrap_or_else(|p| p.into_inner());
+    let menu = menu.as_ref().unwrap_or_else(|| panic!("no menu was drawn"));
+    menu.items()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .iter()
+        .filter_map(|item| item.as_menuitem().cloned())
+        .map(|item| {
+            let text = item.text().unwrap_or_else(|e| panic!("{e}"));
+            (item.id().as_ref().to_string(), text)
+        })
+        .collect()
+}
+
+/// A hook's permission request on session `id` (waiting for permission), as Claude asks it.
+fn ask(
+    registry: &SessionsRegistry,
+    id: &str,
+    call: &str,
+    command: &str,
+) -> (
+    agent_tray::answering::RequestId,
+    tokio::sync::oneshot::Receiver<agent_tray::registry::answers::Delivery>,
+) {
+    use agent_tray::answering::{Accepts, AskCall, AskDetail};
+    use agent_tray::registry::answers::AskOutcome;
+    let obs = Observation::new(
+        id,
+        Agent::Claude,
+        EventKind::PermissionRequest,
+        chrono::Utc::now(),
+    );
+    let asked = registry
+        .ask(
+            obs,
+            AskCall {
+                call_id: call.into(),
+                input_digest: format!("digest-{call}"),
+                suggests_for_session: false,
+                detail: AskDetail {
+                    tool: "Bash".into(),
+                    command: Some(command.into()),
+                    input: serde_json::json!({ "command": command }).to_string(),
+                    ..AskDetail::default()
+                },
+            },
+            Duration::from_secs(60),
+            Accepts {
+                allow_for_session: false,
+                deny_message: true,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let AskOutcome::Waiting { id, decision, .. } = asked else {
+        panic!("the request is open");
+    };
+    (id, decision)
+}
+
+/// Issue 37, point 2: the menu on screen shows session web's request (`touch a`) with its Allow.
+/// Before the user clicks, the terminal answers it and the agent asks again (`touch b`); the menu
+/// is drawn anew. The click on the Allow the user saw must not allow `touch b`, which was never
+/// on screen beside it: items name their request, not a row position read against the newest
+/// render.
+#[test]
+fn a_menu_allow_clicked_after_a_rebuild_never_answers_a_request_it_did_not_show() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let registry = Arc::new(SessionsRegistry::new());
+    let (app, _window, _focused) = app_with_a_window(dir.path(), &registry);
+    let handle = app.handle().clone();
+    tray::manage_menu(&handle);
+    let surface = KeepingTray::default();
+    let mut menu = tray::TrayMenu::new();
+    let render = |menu: &mut tray::TrayMenu<MockRuntime>| {
+        tray::render_on(&handle, &surface, menu).unwrap_or_else(|e| panic!("render: {e}"));
+    };
+    for id in ["web", "api"] {
+        let obs = Observation::new(
+            id,
+            Agent::Claude,
+            EventKind::SessionStart,
+            chrono::Utc::now(),
+        )
+        .with_cwd(Some(format!("/home/dev/{id}")));
+        registry.observe(obs).unwrap_or_else(|e| panic!("{e}"));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let (first, _first_decision) = ask(&registry, "web", "c1", "touch a");
+    let (other, _other_decision) = ask(&registry, "api", "c2", "touch c");
+    render(&mut menu);
+    let seen = drawn_items(&surface);
+    let allow_seen = seen
+        .iter()
+        .find(|(_, text)| text.contains("Allow") && text.contains("touch a"))
+        .map(|(id, _)| id.clone())
+        .unwrap_or_else(|| panic!("no Allow beside `touch a` in {seen:?}"));
+
+    // The terminal answers `touch a` (the agent moves on), then the agent asks `touch b`.
+    let moved_on = Observation::new(
+        "web",
+        Agent::Claude,
+        EventKind::PostToolUse,
+        chrono::Utc::now(),
+    );
+    registry.observe(moved_on).unwrap_or_else(|e| panic!("{e}"));
+    let (newer, newer_decision) = ask(&registry, "web", "c3", "touch b");
+    render(&mut menu);
+
+    // The click lands on the Allow drawn beside `touch a`.
+    tray::handle_menu_item(&handle, &allow_seen);
+    std::thread::sleep(Duration::from_millis(500));
+    let pending: Vec<_> = registry.pending().into_iter().map(|p| p.id).collect();
+    assert!(
+        pending.contains(&newer),
+        "the Allow drawn beside `touch a` answered `touch b` ({newer}), never shown beside it; pending: {pending:?}"
+    );
+    assert!(
+        pending.contains(&other),
+        "it answered another session's request"
+    );
+    assert!(
+        !pending.contains(&first),
+        "`touch a` ended with the terminal's answer"
+    );
+
+    // The positive control: the Allow drawn beside `touch b` in the menu now answers it.
+    let now = drawn_items(&surface);
+    let allow_now = now
+        .iter()
+        .find(|(_, text)| text.contains("Allow") && text.contains("touch b"))
+        .map(|(id, _)| id.clone())
+        .unwrap_or_else(|| panic!("no Allow beside `touch b` in {now:?}"));
+    tray::handle_menu_item(&handle, &allow_now);
+    let delivery = tauri::async_runtime::block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), newer_decision).await
+    })
+    .unwrap_or_else(|_| panic!("the menu's Allow beside `touch b` reached no hook"))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        delivery.decision,
+        agent_tray::answering::HookDecision::Allow
+    );
+}

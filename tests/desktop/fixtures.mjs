@@ -63,9 +63,28 @@ export function view({ id, agent = "claude", state = "idle", project, secondsInS
   };
 }
 
+/// The core's visible rendering of agent text (domain/src/visible.rs), for the characters these
+/// fixtures use: a newline is `⏎` then a line break, a carriage return `␍`, a tab `⇥`, a bidi or
+/// zero-width character `<U+202E>`. The page shows `shown.text` as it comes.
+export function visibleLines(text) {
+  return [...text]
+    .map((c) => {
+      if (c === "\n") return "⏎\n";
+      if (c === "\r") return "␍";
+      if (c === "\t") return "⇥";
+      if (/[\u200B-\u200F\u202A-\u202E\u2066-\u2069\uFEFF\u0000-\u001F\u007F]/.test(c)) return `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`;
+      return c;
+    })
+    .join("");
+}
+
 /// A permission request shaped exactly like the Rust PendingView: what `session` waits on.
-export function request({ id = "r1-a1b2", session, agent = "claude", tool = "Bash", command = null, file_path = null, change_bytes = null, url = null, description = null, cwd = null, input = null, secondsLeft = 240, allowForSession = true, host = null }) {
+/// `forSession`: the items "allow for this session" would grant, in words (null: none).
+export function request({ id = "r1-a1b2", session, agent = "claude", tool = "Bash", command = null, file_path = null, change_bytes = null, url = null, description = null, cwd = null, input = null, secondsLeft = 240, allowForSession = true, forSession = ["allow `Bash(npm run migrate:*)` for this session"], host = null }) {
   const now = Date.now();
+  const what = command ?? url ?? input ?? JSON.stringify({ command, description });
+  const text = visibleLines(what);
+  const lines = what.split("\n").length;
   return {
     id,
     session_id: session,
@@ -81,7 +100,15 @@ export function request({ id = "r1-a1b2", session, agent = "claude", tool = "Bas
     input: input ?? JSON.stringify({ command, description }),
     asked_at: new Date(now - 12_000).toISOString(),
     answer_by: new Date(now + secondsLeft * 1000).toISOString(),
-    accepts: { allow_for_session: allowForSession, deny_message: true },
+    accepts: { allow_for_session: allowForSession && forSession !== null, deny_message: true },
+    shown: {
+      line: `${tool}: ${text.replaceAll("\n", "")}`,
+      text,
+      line_count: lines,
+      fits_one_line: lines === 1 && text === what && text.length <= 80,
+      kind: lines > 1 ? `${tool}: a command of ${lines} lines` : `${tool}: a command of ${what.length} characters`,
+    },
+    for_session: forSession === null ? null : { items: forSession.map((t) => ({ kind: "add_rules", text: t })), withheld: null },
   };
 }
 

@@ -42,7 +42,7 @@ import { commands, errorMessage, on } from "./ipc";
 import { createMemoryViews } from "./memory";
 import { keyOf, parseKey, SessionsStore, sessionKey } from "./sessions-store";
 import { openSettings, type SettingsPage } from "./settings-view";
-import { answerable, answerChoices, requestBlock } from "./requests";
+import { answerable, answerChoices, grants, noteSeen, READ_FIRST, requestBlock } from "./requests";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
@@ -77,7 +77,7 @@ const agentSelect = el(
 );
 const settingsButton = el("button", { class: "ghost", attrs: { type: "button", id: "open-settings" } }, "Settings");
 const banner = el("div", { class: "banner", attrs: { role: "status", id: "banner", hidden: "" } });
-const KEYS_HELP = "↑↓ Home End: choose · A: allow · D: deny · S: allow for session · Enter: jump · C: copy resume · T: transcript · Delete: dismiss · /: filter · Esc: hide";
+const KEYS_HELP = "↑↓ Home End: choose · V: show a request whole · A: allow · D: deny · S: allow for session · Enter: jump · C: copy resume · T: transcript · Delete: dismiss · /: filter · Esc: hide";
 const keysHelp = el("span", { class: "keys-help", attrs: { id: "keys-help" } }, KEYS_HELP);
 const listbox = el("div", {
   class: "listbox",
@@ -192,10 +192,17 @@ function row(v: SessionView): HTMLElement {
   const detail = s.error ? `error: ${s.error}` : s.waiting_for ? `waiting for: ${s.waiting_for}` : s.last_tool ? `last tool: ${s.last_tool}` : null;
   // The buttons are for the mouse: an option's content is presentational to assistive
   // technology, so the same actions are offered by keys and spelled out in the description.
+  // An answer button carries the id of the request drawn beside it: a click answers that
+  // request or nothing, never whatever the session holds by then.
+  const request = answerable(s);
+  const answerAttrs = (a: (typeof offered)[number]): Record<string, string> =>
+    a.action.startsWith("answer:") && request
+      ? { "data-request-id": request.id, ...(grants(a.action.slice("answer:".length) as AnswerChoice) ? { "data-grants": "" } : {}) }
+      : {};
   const button = (a: (typeof offered)[number]) =>
     el(
       "button",
-      { class: `action${a.action.startsWith("answer:") ? ` ${a.action.replace(":", "-").replace(/_/g, "-")}` : ""}`, attrs: { type: "button", "data-action": a.action, tabindex: "-1" }, title: a.action === "copy" ? v.resume_command : `${a.label} (${a.key})` },
+      { class: `action${a.action.startsWith("answer:") ? ` ${a.action.replace(":", "-").replace(/_/g, "-")}` : ""}`, attrs: { type: "button", "data-action": a.action, tabindex: "-1", ...answerAttrs(a) }, title: a.action === "copy" ? v.resume_command : `${a.label} (${a.key})` },
       a.label,
     );
   const actions = el("div", { class: "actions", attrs: { "aria-hidden": "true" } }, ...offered.filter((a) => !a.action.startsWith("answer:")).map(button));
@@ -374,6 +381,7 @@ function render(): void {
   }
   // The listbox stays in the page (it may have the focus); only its rows change.
   reconcile(listbox, groups);
+  noteSeen(listbox);
   if (listbox.hidden !== (groups.length === 0)) listbox.hidden = groups.length === 0;
   const messageKind = state.sessions.size === 0 ? "empty" : groups.length === 0 ? "no-match" : "";
   if (message.dataset.kind !== messageKind) {
@@ -488,6 +496,9 @@ function scheduleClock(): void {
     scheduleClock();
   }, next);
 }
+
+// A wider window may show a request's whole input in its box: that counts as seen.
+window.addEventListener("resize", () => noteSeen(listbox));
 
 document.addEventListener("visibilitychange", () => {
   if (!document.hidden) tick(); // the rows caught up at once, then the timer again
@@ -622,16 +633,30 @@ function move(to: number | "first" | "last"): void {
   select(keyOf(order[next].session));
 }
 
-async function act(action: string, key: string): Promise<void> {
+/// The answer button for `action` in the row of `key` as drawn on screen: what a key press
+/// answers is the request shown there, by the id the button was drawn with.
+function drawnAnswer(action: string, key: string): HTMLButtonElement | null {
+  const node = built.get(key)?.node;
+  return node?.querySelector<HTMLButtonElement>(`button[data-action="${action}"][data-request-id]`) ?? null;
+}
+
+async function act(action: string, key: string, drawn: HTMLButtonElement | null = null): Promise<void> {
   const v = state.sessions.get(key);
   if (!v) return;
   if (!rowActions(v).some((a) => a.action === action)) return;
   // The session as the shell finds it: on its own host, never a same-id session elsewhere.
   const session = { host: v.session.host ?? null, session_id: v.session.session_id };
   try {
-    const request = answerable(v.session);
-    if (action.startsWith("answer:") && request) {
-      await commands.answerRequest(request.id, session.host, action.slice("answer:".length) as AnswerChoice, null, "window");
+    if (action.startsWith("answer:")) {
+      const button = drawn ?? drawnAnswer(action, key);
+      const requestId = button?.dataset.requestId;
+      if (!button || !requestId) return;
+      if (button.disabled) {
+        state.notice = { kind: "info", text: READ_FIRST };
+        renderBanner();
+        return;
+      }
+      await commands.answerRequest(requestId, session.host, action.slice("answer:".length) as AnswerChoice, null, "window");
     } else if (action === "jump") await commands.jumpToSession(session);
     else if (action === "transcript") await commands.revealTranscript(session);
     else if (action === "dismiss") await commands.dismissSession(session);
@@ -691,8 +716,9 @@ listbox.addEventListener("click", (event) => {
   const key = rowNode.dataset.sessionKey;
   listbox.focus({ preventScroll: true });
   select(key, false);
-  const action = target.closest<HTMLElement>("[data-action]")?.dataset.action;
-  if (action) void act(action, key);
+  const clicked = target.closest<HTMLElement>("[data-action]");
+  const action = clicked?.dataset.action;
+  if (action) void act(action, key, clicked instanceof HTMLButtonElement && clicked.dataset.requestId ? clicked : null);
 });
 
 const ROW_KEYS: Record<string, string> = {
@@ -716,6 +742,10 @@ listbox.addEventListener("keydown", (event) => {
   if (event.key in moves) {
     event.preventDefault();
     move(moves[event.key]);
+  } else if ((event.key === "v" || event.key === "V") && state.selected) {
+    // Show the selected row's request whole: the keyboard's "Show all".
+    event.preventDefault();
+    built.get(state.selected)?.node.querySelector<HTMLButtonElement>("[data-ask-expand]")?.click();
   } else if (event.key in ROW_KEYS && state.selected) {
     event.preventDefault();
     void act(ROW_KEYS[event.key], state.selected);

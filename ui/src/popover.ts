@@ -14,7 +14,7 @@ import { byStartThenId, formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
 import { stampPaint } from "./paint";
 import { keyOf, SessionsStore } from "./sessions-store";
-import { answerable, answerChoices, requestBlock } from "./requests";
+import { answerable, answerChoices, grants, noteSeen, requestBlock } from "./requests";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
@@ -66,7 +66,10 @@ function row(v: SessionView): HTMLElement {
       ...answerChoices(request)
         .filter((c) => c.choice !== "allow_for_session")
         .map((c) => {
-          const b = el("button", { class: `pop-answer pop-${c.choice}`, attrs: { type: "button", "data-answer": c.choice } }, c.label);
+          // The id of the request drawn here: a click answers it or nothing.
+          const attrs: Record<string, string> = { type: "button", "data-answer": c.choice, "data-request-id": request.id };
+          if (grants(c.choice)) attrs["data-grants"] = "";
+          const b = el("button", { class: `pop-answer pop-${c.choice}`, attrs }, c.label);
           b.addEventListener("click", (e) => {
             e.stopPropagation();
             void answer(request.id, s.host, c.choice);
@@ -112,6 +115,7 @@ function render(): void {
   const needs = rows.filter((v) => v.section === "needs_you").length;
   count.textContent = needs > 0 ? `${needs} need${needs === 1 ? "s" : ""} you` : "";
   list.replaceChildren(...rows.map(row));
+  noteSeen(list);
   if (rows.length === 0) list.append(el("li", { class: "pop-empty" }, "No sessions yet"));
   if (notice) list.prepend(el("li", { class: "pop-empty", attrs: { id: "pop-notice", role: "status" } }, notice));
   if (today) {

@@ -2,6 +2,13 @@
 // text. The command line, the file and the address come from the agent (and, through it, from
 // whatever the model read): they are put in the page as text nodes, never as markup, and long
 // input scrolls inside its box instead of being cut.
+//
+// Answer only what was seen: a request's Allow (and Allow for session) stays unavailable until
+// the whole input has been on screen: its box shows all of it, or it was scrolled to its end, or
+// "Show all" unfolded it. A prompt-injected agent can put forty newlines between a harmless first
+// line and what really runs; the line count above the box says how much there is. Seen requests
+// are remembered by id for the page's life, so a row rebuilt by an event keeps its Allow. Deny
+// is always available. The buttons carry the id of the request drawn beside them (see callers).
 import { AGENTS } from "./bindings";
 import type { AnswerChoice, PendingView, Session } from "./bindings";
 import { el } from "./dom";
@@ -11,11 +18,21 @@ const agentName = (agent: PendingView["agent"]): string => AGENTS.find((a) => a.
 /// The answers a request takes, with their keys: Allow, Deny, and Allow for this session where
 /// the agent has it.
 export function answerChoices(p: PendingView): { choice: AnswerChoice; label: string; key: string }[] {
+  const grant = sessionGrant(p);
   return [
     { choice: "allow", label: "Allow", key: "A" },
     { choice: "deny", label: "Deny", key: "D" },
-    ...(p.accepts.allow_for_session ? [{ choice: "allow_for_session" as const, label: "Allow for session", key: "S" }] : []),
+    ...(grant ? [{ choice: "allow_for_session" as const, label: `Allow for session: ${grant.join("; ")}`, key: "S" }] : []),
   ];
+}
+
+/// What "allow for this session" would grant, item by item in the core's words; null where there
+/// is no session grant (the agent has none, suggested none, or suggested something that cannot
+/// be shown whole): then there is no such button.
+export function sessionGrant(p: PendingView): string[] | null {
+  const grant = p.for_session;
+  if (!p.accepts.allow_for_session || !grant || grant.withheld !== null || grant.items.length === 0) return null;
+  return grant.items.map((i) => i.text);
 }
 
 /// The request this machine can answer for a session: the oldest, and only a local one (a
@@ -24,13 +41,47 @@ export function answerable(s: Session): PendingView | null {
   return !s.host && s.pending.length > 0 ? s.pending[0] : null;
 }
 
-/// What is asked, as one text: the command, else the file (and the size of the change), else the
-/// address, else the tool's whole input.
+/// What is asked, as one text: the command, else the address, else the file (for a tool that
+/// changes none), else the tool's whole input (an edit's content included).
+/// Every odd character (newline, tab, bidi and zero-width characters…) is shown as a visible mark,
+/// as the core renders it (`shown.text`), with a line break after each newline's mark.
 export function askedText(p: PendingView): string {
-  if (p.command) return p.command;
-  if (p.file_path) return p.change_bytes != null ? `${p.file_path} (${p.change_bytes} bytes)` : p.file_path;
-  if (p.url) return p.url;
-  return p.input;
+  return p.shown.text;
+}
+
+/// Requests whose whole input has been on screen in this page, by id.
+const seen = new Set<string>();
+
+/// Whether an answer grants something (and so waits until the whole request was seen).
+export const grants = (choice: AnswerChoice): boolean => choice !== "deny";
+
+/// Whether request `id`'s whole input has been on screen here.
+export const wasSeen = (id: string): boolean => seen.has(id);
+
+/// What a disabled Allow says.
+export const READ_FIRST = "Read the whole request first: scroll it to its end, or Show all (V)";
+
+function markSeen(block: HTMLElement): void {
+  const id = block.dataset.requestId;
+  if (!id) return;
+  seen.add(id);
+  block.dataset.seen = "true";
+  block.querySelector("[data-ask-expand]")?.remove();
+  for (const b of block.querySelectorAll<HTMLButtonElement>("button[data-grants]")) {
+    b.disabled = false;
+    b.removeAttribute("aria-disabled");
+    if (b.title === READ_FIRST) b.title = b.dataset.label ?? "";
+  }
+}
+
+/// Marks as seen every request block under `root` whose box shows its whole input now (nothing
+/// above or below its scroll area). Call after the blocks are in the page, and on resize.
+export function noteSeen(root: ParentNode): void {
+  for (const block of root.querySelectorAll<HTMLElement>(".ask[data-request-id]:not([data-seen])")) {
+    const box = block.querySelector<HTMLElement>("[data-ask-input]");
+    if (!box || box.clientHeight === 0) continue; // not laid out: not on screen
+    if (box.scrollHeight - box.clientHeight <= 1) markSeen(block);
+  }
 }
 
 function secondsLeft(p: PendingView, now: number): number {
@@ -54,14 +105,46 @@ export function requestBlock(s: Session, buttons: HTMLElement | null, now: numbe
   const more = s.pending.length > 1 ? ` (and ${s.pending.length - 1} more)` : "";
   const folder = p.cwd ? ` in ${p.cwd}` : "";
   const left = secondsLeft(p, now);
-  return el(
+  const text = askedText(p);
+  const lines = p.shown.line_count;
+  const grant = sessionGrant(p);
+  const box = el("pre", { class: "ask-input", attrs: { tabindex: "-1", "data-ask-input": "", "data-lines": String(lines) } }, text);
+  const block = el(
     "div",
     { class: "ask", attrs: { "data-request-id": p.id } },
     el("div", { class: "ask-head" }, `${agentName(p.agent)} asks to use ${p.tool}${folder}${more}`),
-    el("pre", { class: "ask-input", attrs: { tabindex: "-1", "data-ask-input": "" } }, askedText(p)),
+    lines > 1 ? el("div", { class: "ask-lines", attrs: { "data-ask-lines": String(lines) } }, `${lines} lines`) : null,
+    box,
     p.description ? el("div", { class: "ask-note" }, p.description) : null,
+    grant
+      ? el("div", { class: "ask-grant", attrs: { "data-ask-grant": "" } }, "Allow for session would: ", el("ul", {}, ...grant.map((g) => el("li", {}, g))))
+      : null,
     s.host
       ? el("div", { class: "ask-note" }, `Answer it on ${s.host}.`)
       : el("div", { class: "ask-foot" }, el("span", { class: "ask-left", attrs: { "data-answer-by": p.answer_by } }, `answer within ${left}s, or in the terminal`), buttons),
   );
+  if (seen.has(p.id)) {
+    block.dataset.seen = "true";
+    return block;
+  }
+  for (const b of block.querySelectorAll<HTMLButtonElement>("button[data-grants]")) {
+    b.disabled = true;
+    b.setAttribute("aria-disabled", "true");
+    b.dataset.label = b.title;
+    b.title = READ_FIRST;
+  }
+  // Scrolled to its end: all of it has been on screen.
+  box.addEventListener("scroll", () => {
+    if (box.scrollTop + box.clientHeight >= box.scrollHeight - 1) markSeen(block);
+  });
+  // Or unfolded: the box grows to show every line.
+  const expand = el("button", { class: "ask-expand", attrs: { type: "button", "data-ask-expand": "" } }, lines > 1 ? `Show all ${lines} lines` : "Show all");
+  expand.addEventListener("click", (e) => {
+    e.stopPropagation();
+    box.classList.add("ask-input-all");
+    expand.remove();
+    markSeen(block);
+  });
+  box.after(expand);
+  return block;
 }
