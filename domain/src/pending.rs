@@ -263,6 +263,11 @@ pub struct ShownRequest {
     /// What kind of request it is and how long, for a place that cannot show it whole:
     /// `Bash: a command of 41 lines`.
     pub kind: String,
+    /// The agent's own description of the call on one line, made visible (it is the agent's
+    /// text too: a newline or a bidi control in it must not hide or reorder what is read beside
+    /// the buttons). Never cut.
+    #[serde(default)]
+    pub description: Option<String>,
 }
 
 /// Keys of a tool's input that say nothing about what it does beyond the command (or address,
@@ -352,6 +357,7 @@ impl ShownRequest {
             line_count: u32::try_from(lines).unwrap_or(u32::MAX),
             fits_one_line: whole && fits_one_line(&raw_line),
             kind,
+            description: detail.description.as_deref().map(visible_line),
         }
     }
 }
@@ -1095,6 +1101,24 @@ mod tests {
         let ok = ShownRequest::of(&detail("touch x", plain.clone()), true);
         assert!(ok.fits_one_line);
         assert_eq!(ok.line, "Bash: touch x");
+        let described = AskDetail {
+            description: Some("Make a file".into()),
+            ..detail("touch x", plain.clone())
+        };
+        assert_eq!(
+            ShownRequest::of(&described, true).description.as_deref(),
+            Some("Make a file")
+        );
+        // The agent writes its description too: a newline or a bidi control in it is shown, so
+        // nothing beside the buttons is hidden or reordered.
+        let sly = AskDetail {
+            description: Some("Read it\n\u{202E}safe".into()),
+            ..detail("ls", serde_json::json!({"command": "ls"}))
+        };
+        assert_eq!(
+            ShownRequest::of(&sly, true).description.as_deref(),
+            Some("Read it⏎<U+202E>safe")
+        );
         assert!(
             !ShownRequest::of(&detail("touch x", plain), false).fits_one_line,
             "a remote's"

@@ -107,6 +107,7 @@ export function request({ id = "r1-a1b2", session, agent = "claude", tool = "Bas
       line_count: lines,
       fits_one_line: lines === 1 && text === what && text.length <= 80,
       kind: lines > 1 ? `${tool}: a command of ${lines} lines` : `${tool}: a command of ${what.length} characters`,
+      description: description === null ? null : visibleLines(description).replaceAll("\n", ""),
     },
     for_session: forSession === null ? null : { items: forSession.map((t) => ({ kind: "add_rules", text: t })), withheld: null },
   };

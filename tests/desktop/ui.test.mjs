@@ -242,7 +242,7 @@ test("a permission request shows what will run, whole and as text, and Allow, De
     project: "api-server",
     state: "waiting_for_permission",
     waiting_for: "Bash",
-    pending: [request({ id: "r4-z9y8", session: "s-ask", command, description: "Build <b>everything</b>", cwd: "/home/dev/api-server" })],
+    pending: [request({ id: "r4-z9y8", session: "s-ask", command, description: "Build <b>everything</b>\n\u202Esafe", cwd: "/home/dev/api-server" })],
   });
   const { page, context, problems } = await open([asking, ...sampleSessions().filter((v) => v.session.session_id !== "s-perm")]);
   const row = page.locator(".row[data-session-id='s-ask']");
@@ -251,7 +251,7 @@ test("a permission request shows what will run, whole and as text, and Allow, De
   assert.match(await input.evaluate((n) => n.textContent), /<U\+001B>\]52;c;aGk=<U\+0007>/, "the terminal escape shows as marks");
   assert.ok(await input.evaluate((n) => n.scrollHeight > n.clientHeight), "long input scrolls inside its box");
   assert.match(await row.locator(".ask-head").innerText(), /^Claude asks to use Bash in \/home\/dev\/api-server$/);
-  assert.match(await row.locator(".ask-note").innerText(), /Build <b>everything<\/b>/);
+  assert.equal(await row.locator("[data-ask-description]").innerText(), "Build <b>everything</b>⏎<U+202E>safe", "the agent's description is its text too: its newline and bidi control are shown, not obeyed");
   assert.match(await row.locator(".ask-left").innerText(), /^answer within \d+s, or in the terminal$/);
   const injected = await page.$$eval(".ask img, .ask b, .ask [onerror]", (n) => n.length);
   assert.equal(injected, 0, "no element came from the request's text");

@@ -183,7 +183,13 @@ fits_one_line: boolean,
  * What kind of request it is and how long, for a place that cannot show it whole:
  * `Bash: a command of 41 lines`.
  */
-kind: string, };
+kind: string, 
+/**
+ * The agent's own description of the call on one line, made visible (it is the agent's
+ * text too: a newline or a bidi control in it must not hide or reorder what is read beside
+ * the buttons). Never cut.
+ */
+description: string | null, };
 
 export type PendingView = { id: RequestId, session_id: string, 
 /**

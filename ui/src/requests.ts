@@ -115,7 +115,7 @@ export function requestBlock(s: Session, buttons: HTMLElement | null, now: numbe
     el("div", { class: "ask-head" }, `${agentName(p.agent)} asks to use ${p.tool}${folder}${more}`),
     lines > 1 ? el("div", { class: "ask-lines", attrs: { "data-ask-lines": String(lines) } }, `${lines} lines`) : null,
     box,
-    p.description ? el("div", { class: "ask-note" }, p.description) : null,
+    p.shown.description ? el("div", { class: "ask-note", attrs: { "data-ask-description": "" } }, p.shown.description) : null,
     grant
       ? el("div", { class: "ask-grant", attrs: { "data-ask-grant": "" } }, "Allow for session would: ", el("ul", {}, ...grant.map((g) => el("li", {}, g))))
       : null,
