@@ -605,9 +605,9 @@ pub struct Observation {
     /// The model's context window, where the agent's files say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
-    /// Until when a plan limit stops the session (a window of its plan used up, with its reset
-    /// time). From a status line, whose every report is the whole picture, `None` says "not
-    /// stopped"; elsewhere it says nothing.
+    /// Until when a plan limit stops the session (a window of its plan used up: its reset
+    /// time). A report of the plan's windows with none used up says the observation's own time
+    /// ("until now": free); `None` says nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_until: Option<DateTime<Utc>>,
 }

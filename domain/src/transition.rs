@@ -479,12 +479,9 @@ fn fill_fields(session: &mut Session, obs: &Observation, stale: bool) {
         }
     }
     if !stale && obs.subagent_id.is_none() {
-        if obs.source == Source::StatusLine {
-            // Each status line tells the whole picture of the plan's windows: none used up is
-            // "not stopped".
-            session.blocked_until = obs.blocked_until;
-        } else if let Some(until) = obs.blocked_until {
-            session.blocked_until = Some(until);
+        if let Some(until) = obs.blocked_until {
+            // A report of the plan's windows; one with none used up says "until now": free.
+            session.blocked_until = (until > obs.at).then_some(until);
         } else if obs.event == EventKind::UserPromptSubmit
             && session.blocked_until.is_some_and(|until| until <= obs.at)
         {
@@ -1107,14 +1104,24 @@ mod tests {
             None,
             "past the reset it holds no more"
         );
-        // A hook saying nothing of limits keeps it; the next status line with nothing used up
-        // is the whole picture: not stopped.
+        // A hook saying nothing of limits keeps it; so does a status line without windows (an
+        // API-key login, a cut payload). One whose windows are all left says "until now".
         run(&mut r, obs(EventKind::Stop, 4), 4).unwrap();
         assert_eq!(r.session.blocked_until, Some(t(3600)));
         line.at = t(5);
         line.blocked_until = None;
         run(&mut r, line.clone(), 5).unwrap();
-        assert_eq!(r.session.blocked_until, None);
+        assert_eq!(
+            r.session.blocked_until,
+            Some(t(3600)),
+            "a line that says nothing of limits"
+        );
+        line.blocked_until = Some(t(5));
+        run(&mut r, line.clone(), 5).unwrap();
+        assert_eq!(
+            r.session.blocked_until, None,
+            "windows reported, none used up"
+        );
         // A stop whose reset has passed is forgotten when the next prompt goes in.
         line.at = t(6);
         line.blocked_until = Some(t(7));
