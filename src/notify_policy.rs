@@ -1174,15 +1174,24 @@ mod tests {
         s.blocked_until = Some(now + chrono::Duration::minutes(95));
         let alert = policy.decide_blocked(&s, now).unwrap();
         assert_eq!(alert.summary, "Claude stopped by a plan limit");
-        assert!(alert.body.ends_with("can go on in 1h 35m"), "{}", alert.body);
+        assert!(
+            alert.body.ends_with("can go on in 1h 35m"),
+            "{}",
+            alert.body
+        );
         for later in 1..5 {
             let at = now + chrono::Duration::seconds(later);
             assert!(policy.decide_blocked(&s, at).is_none(), "told once");
         }
         s.blocked_until = Some(now + chrono::Duration::hours(30));
-        assert!(policy.decide_blocked(&s, now).is_some(), "a new stop is news");
+        assert!(
+            policy.decide_blocked(&s, now).is_some(),
+            "a new stop is news"
+        );
         // Past the stop, nothing to say; and the switch silences it.
-        assert!(policy.decide_blocked(&s, now + chrono::Duration::hours(31)).is_none());
+        assert!(policy
+            .decide_blocked(&s, now + chrono::Duration::hours(31))
+            .is_none());
         let mut off = NotifyPolicy::new(NotifySettings {
             plan_limit_nearly_used: false,
             ..NotifySettings::default()

@@ -97,17 +97,27 @@ pub fn then_flag(args: &[String]) -> Option<String> {
     None
 }
 
-/// Starts the user's status-line command through `sh -c` (as the agent itself runs one), with
-/// our stdout and stderr, and hands it the input on a thread: what was read, then whatever
-/// stdin still holds when the read was cut.
+/// Starts the user's status-line command, with our stdout and stderr, and hands it the input on
+/// a thread: what was read, then whatever stdin still holds when the read was cut. A command of
+/// plain words (a path, its arguments, a leading `~/`) is started directly, saving the second
+/// shell's start on every redraw; anything else runs through `sh -c`, as the agent itself runs
+/// a status line.
 fn start_user_line(command: &str, payload: &[u8], cut: bool) -> io::Result<std::process::Child> {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit())
-        .spawn()?;
+    let spawn = |cmd: &mut Command| {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::inherit())
+            .spawn()
+    };
+    let home = std::env::var("HOME").ok();
+    let direct = plain_words(command, home.as_deref()).and_then(|words| {
+        let (program, args) = words.split_first()?;
+        spawn(Command::new(program).args(args)).ok()
+    });
+    let mut child = match direct {
+        Some(child) => child,
+        None => spawn(Command::new("sh").arg("-c").arg(command))?,
+    };
     if let Some(mut stdin) = child.stdin.take() {
         let payload = payload.to_vec();
         // A command that never reads its stdin must not hold the bridge: the thread ends with
@@ -121,6 +131,25 @@ fn start_user_line(command: &str, payload: &[u8], cut: bool) -> io::Result<std::
             });
     }
     Ok(child)
+}
+
+/// The words of a command that a shell would run as they are: only plain path characters and
+/// spaces, a `~/` only at a word's start (expanded with `home`). `None` for anything a shell
+/// would read differently (quotes, `$`, globs, redirections, `;`, a `~user`).
+pub fn plain_words(command: &str, home: Option<&str>) -> Option<Vec<String>> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c);
+    let words: Vec<&str> = command.split(' ').filter(|w| !w.is_empty()).collect();
+    if words.is_empty() || command.chars().any(|c| c != ' ' && c != '~' && !plain(c)) {
+        return None;
+    }
+    words
+        .into_iter()
+        .map(|word| match word.strip_prefix("~/") {
+            Some(rest) if !rest.contains('~') => home.map(|h| format!("{h}/{rest}")),
+            None if !word.contains('~') => Some(word.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The exit code a shell would give: the code, or 128 + the signal that ended it.
@@ -200,4 +229,68 @@ pub fn own_line(obs: &Observation, limits: &[PlanWindow], now: DateTime<Utc>) ->
         ));
     }
     parts.join(" · ")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_commands_a_shell_would_run_as_they_are_skip_the_shell() {
+        let w = |c: &str| plain_words(c, Some("/home/me"));
+        assert_eq!(
+            w("~/.claude/line.sh"),
+            Some(vec!["/home/me/.claude/line.sh".into()])
+        );
+        assert_eq!(
+            w("node  /opt/ccstatus/index.js --compact"),
+            Some(vec![
+                "node".into(),
+                "/opt/ccstatus/index.js".into(),
+                "--compact".into()
+            ])
+        );
+        for shell in [
+            "a | b",
+            "echo $HOME",
+            "x > y",
+            "a; b",
+            "'q'",
+            "ls *",
+            "~me/x",
+            "a~/b",
+            "",
+            "  ",
+            "a\tb",
+        ] {
+            assert_eq!(w(shell), None, "{shell:?} needs a shell");
+        }
+        assert_eq!(plain_words("~/x", None), None, "no HOME: the shell decides");
+    }
+
+    #[test]
+    fn the_own_line_says_only_what_the_agent_said() {
+        let now = Utc::now();
+        let mut obs = Observation::new(
+            "s",
+            crate::model::Agent::Claude,
+            crate::model::EventKind::Sighting,
+            now,
+        );
+        assert_eq!(own_line(&obs, &[], now), "");
+        obs.model = Some("claude-opus-5-5".into());
+        obs.context_window = Some(1_000_000);
+        assert_eq!(own_line(&obs, &[], now), "claude-opus-5-5 · 1.0M context");
+        obs.context_tokens = Some(110_000);
+        assert_eq!(
+            own_line(&obs, &[], now),
+            "claude-opus-5-5 · 11% of 1.0M context"
+        );
+        obs.model = Some("evil\u{1b}[2J".into());
+        assert!(
+            !own_line(&obs, &[], now).contains('\u{1b}'),
+            "no terminal control from input"
+        );
+    }
 }
