@@ -1172,7 +1172,9 @@ mod tests {
         let mut s = Session::new("s1", crate::model::Agent::Claude, SessionState::Idle, now);
         assert!(policy.decide_blocked(&s, now).is_none(), "not stopped");
         s.blocked_until = Some(now + chrono::Duration::minutes(95));
-        let alert = policy.decide_blocked(&s, now).unwrap();
+        let alert = policy
+            .decide_blocked(&s, now)
+            .unwrap_or_else(|| panic!("a stop ahead is told"));
         assert_eq!(alert.summary, "Claude stopped by a plan limit");
         assert!(
             alert.body.ends_with("can go on in 1h 35m"),
