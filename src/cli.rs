@@ -675,9 +675,13 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
         push_row(&cells);
     }
-    // How to learn a window no agent said (once per agent, under the table).
+    // How to learn a window no agent said (once per agent, under the table; live sessions only:
+    // the history table is no place to turn anything on).
     let mut hinted: Vec<Agent> = Vec::new();
-    for s in sessions {
+    for s in sessions
+        .iter()
+        .filter(|s| s.state != crate::model::SessionState::Ended)
+    {
         let hint = crate::tray_model::ContextView::of(s).and_then(|c| c.window_hint);
         if let (Some(hint), false) = (hint, hinted.contains(&s.agent)) {
             hinted.push(s.agent);
