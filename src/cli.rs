@@ -111,6 +111,19 @@ enum Command {
         #[arg(long)]
         background: bool,
     },
+    /// The status-line bridge an agent runs on each redraw (`install --claude --status-line`
+    /// sets it): reads the agent's status-line input, hands the context window and plan limits
+    /// to the engine without waiting, then runs your own status-line command with the same
+    /// input and prints its output unchanged (or a short line of its own). The binary's entry
+    /// handles it before this parser; listed here for --help.
+    StatusLine {
+        /// The agent whose input it is.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Your own status-line command, run through `sh -c`.
+        #[arg(long)]
+        then: Option<String>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -201,6 +214,17 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Allow(args) => Ok(crate::answering::cli::allow(&args)?),
         Command::Deny(args) => Ok(crate::answering::cli::deny(&args)?),
         Command::Answering(args) => Ok(crate::answering::cli::answering(&args)?),
+        Command::StatusLine { agent, then } => {
+            let mut args = Vec::new();
+            if let Some(agent) = agent {
+                args.extend(["--agent".to_string(), agent]);
+            }
+            if let Some(then) = then {
+                args.extend(["--then".to_string(), then]);
+            }
+            let code = crate::status_line::run_status_line(&args);
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        }
         Command::Open { background } => {
             let args: Vec<std::ffi::OsString> = background
                 .then(|| crate::app_launch::BACKGROUND_ARG.into())
@@ -617,7 +641,7 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
             [
                 s.host.as_deref().map_or_else(|| "local".into(), clean),
                 s.agent.to_string(),
-                s.state.to_string(),
+                state_cell(s, now),
                 clean(&s.project().unwrap_or_else(|| "-".into())),
                 clean(s.branch.as_deref().unwrap_or("-")),
                 s.pid.map_or_else(|| "-".into(), |p| p.to_string()),
@@ -651,7 +675,33 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
         push_row(&cells);
     }
+    // How to learn a window no agent said (once per agent, under the table; live sessions only:
+    // the history table is no place to turn anything on).
+    let mut hinted: Vec<Agent> = Vec::new();
+    for s in sessions
+        .iter()
+        .filter(|s| s.state != crate::model::SessionState::Ended)
+    {
+        let hint = crate::tray_model::ContextView::of(s).and_then(|c| c.window_hint);
+        if let (Some(hint), false) = (hint, hinted.contains(&s.agent)) {
+            hinted.push(s.agent);
+            out.push_str(&format!("{}: {hint}\n", s.agent.adapter().product_name()));
+        }
+    }
     out
+}
+
+/// The table's STATE cell: the state, and until when a used-up plan window stops the session
+/// (in local time), while it does.
+fn state_cell(session: &Session, now: DateTime<Utc>) -> String {
+    match session.blocked_at(now) {
+        Some(until) => format!(
+            "{}, limit until {}",
+            session.state,
+            until.with_timezone(&chrono::Local).format("%a %H:%M")
+        ),
+        None => session.state.to_string(),
+    }
 }
 
 /// The table's CONTEXT cell: the window's words where the agent says anything, else `-`.

@@ -80,6 +80,10 @@ pub struct DeliveryReport {
     pub last_hook_events: Vec<LastHookEvent>,
     #[serde(default)]
     pub foreign_calls: Vec<ForeignCallCount>,
+    /// When each agent's status-line bridge (`agent-tray status-line`) last reached the engine
+    /// (`event` is `StatusLine`): `doctor` says from it whether the bridge works.
+    #[serde(default)]
+    pub last_status_lines: Vec<LastHookEvent>,
 }
 
 #[derive(Debug, Default)]
@@ -88,6 +92,7 @@ struct Inner {
     unknown: BTreeMap<(Option<Agent>, String), (u64, DateTime<Utc>)>,
     last: BTreeMap<Agent, (String, DateTime<Utc>)>,
     foreign: BTreeMap<String, (u64, String, DateTime<Utc>)>,
+    status_lines: BTreeMap<Agent, DateTime<Utc>>,
 }
 
 /// The engine's delivery ledger. Cheap, in memory, lost on restart (a probe is answered within
@@ -151,6 +156,12 @@ impl DeliveryLedger {
         self.lock().last.insert(agent, (event.to_string(), at));
     }
 
+    /// Notes a status-line input that reached the engine (kept apart from the hook events, so
+    /// `doctor`'s word on the hooks is not the status line's).
+    pub fn record_status_line(&self, agent: Agent, at: DateTime<Utc>) {
+        self.lock().status_lines.insert(agent, at);
+    }
+
     pub fn report(&self) -> DeliveryReport {
         let inner = self.lock();
         DeliveryReport {
@@ -182,6 +193,15 @@ impl DeliveryLedger {
                     count: *count,
                     last_event: event.clone(),
                     last_at: *at,
+                })
+                .collect(),
+            last_status_lines: inner
+                .status_lines
+                .iter()
+                .map(|(agent, at)| LastHookEvent {
+                    agent: *agent,
+                    event: "StatusLine".into(),
+                    at: *at,
                 })
                 .collect(),
         }

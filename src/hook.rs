@@ -511,10 +511,19 @@ pub fn agent_flag(args: &[String]) -> Option<Agent> {
 /// was there (the payload was cut).
 #[cfg(unix)]
 pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
+    let (mut buf, cut) = read_stdin_past(max, budget);
+    buf.truncate(max);
+    (buf, cut)
+}
+
+/// [`read_stdin`], but a cut read keeps the bytes it took past `max` (the status-line bridge
+/// hands all of its input on, and reads the rest of stdin after them).
+#[cfg(unix)]
+pub fn read_stdin_past(max: usize, budget: Duration) -> (Vec<u8>, bool) {
     use std::os::fd::AsRawFd;
     let stdin = io::stdin();
     let mut lock = stdin.lock();
-    read_bounded(&mut lock, io::stdin().as_raw_fd(), max, budget)
+    read_bounded_past(&mut lock, io::stdin().as_raw_fd(), max, budget)
 }
 
 /// Reads stdin: at most `max` bytes, for at most `budget`. Windows cannot wait on a pipe's
@@ -522,7 +531,15 @@ pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
 /// thread still blocked then ends with the hook's process, a moment later.
 #[cfg(windows)]
 pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
-    read_bounded_by_thread(io::stdin(), max, budget)
+    let (mut buf, cut) = read_stdin_past(max, budget);
+    buf.truncate(max);
+    (buf, cut)
+}
+
+/// [`read_stdin`], but a cut read keeps the bytes it took past `max`.
+#[cfg(windows)]
+pub fn read_stdin_past(max: usize, budget: Duration) -> (Vec<u8>, bool) {
+    read_bounded_by_thread_past(io::stdin(), max, budget)
 }
 
 /// Reads from `reader` up to `max` bytes or until `budget` passes, where its readiness cannot
@@ -530,6 +547,18 @@ pub fn read_stdin(max: usize, budget: Duration) -> (Vec<u8>, bool) {
 /// at the deadline ends with the hook's process, a moment later.
 #[cfg(windows)]
 pub fn read_bounded_by_thread(
+    reader: impl Read + Send + 'static,
+    max: usize,
+    budget: Duration,
+) -> (Vec<u8>, bool) {
+    let (mut buf, cut) = read_bounded_by_thread_past(reader, max, budget);
+    buf.truncate(max);
+    (buf, cut)
+}
+
+/// [`read_bounded_by_thread`], keeping what a cut read took past `max`.
+#[cfg(windows)]
+fn read_bounded_by_thread_past(
     mut reader: impl Read + Send + 'static,
     max: usize,
     budget: Duration,
@@ -563,7 +592,6 @@ pub fn read_bounded_by_thread(
             Ok(part) => {
                 buf.extend_from_slice(&part);
                 if buf.len() > max {
-                    buf.truncate(max);
                     return (buf, true);
                 }
             }
@@ -576,6 +604,19 @@ pub fn read_bounded_by_thread(
 /// Reads from `reader` (whose descriptor is `fd`) up to `max` bytes or until `budget` passes.
 #[cfg(unix)]
 pub fn read_bounded(
+    reader: &mut dyn Read,
+    fd: i32,
+    max: usize,
+    budget: Duration,
+) -> (Vec<u8>, bool) {
+    let (mut buf, cut) = read_bounded_past(reader, fd, max, budget);
+    buf.truncate(max);
+    (buf, cut)
+}
+
+/// [`read_bounded`], keeping the byte a cut read took past `max`.
+#[cfg(unix)]
+fn read_bounded_past(
     reader: &mut dyn Read,
     fd: i32,
     max: usize,
@@ -597,7 +638,6 @@ pub fn read_bounded(
             Ok(n) => {
                 buf.extend_from_slice(&chunk[..n]);
                 if buf.len() > max {
-                    buf.truncate(max);
                     return (buf, true);
                 }
             }
@@ -630,7 +670,7 @@ fn wait_readable(fd: i32, timeout: Duration) -> bool {
 }
 
 /// A panic must not print to the agent's stderr; the process exits 0 after it regardless.
-fn silence_panics() {
+pub(crate) fn silence_panics() {
     std::panic::set_hook(Box::new(|info| {
         if let Ok(paths) = TrayPaths::from_env() {
             log_error(&paths, &format!("panic: {info}"));

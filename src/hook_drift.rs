@@ -123,9 +123,15 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
         recorded,
         problem: None,
     };
-    let plan = agent
-        .adapter()
-        .plan_hooks(dir, bin, Action::Install, InstallOptions { trust });
+    let plan = agent.adapter().plan_hooks(
+        dir,
+        bin,
+        Action::Install,
+        InstallOptions {
+            trust,
+            ..Default::default()
+        },
+    );
     let text = install::read_optional(&file).ok().flatten();
     // Read leniently (comments allowed, as Gemini CLI reads its settings): only to count our
     // entries and see the agent's own switches; whether the file is acceptable is the plan's call.
@@ -247,7 +253,10 @@ pub fn repair(data_dir: &Path, agent: Agent) -> Result<Vec<PathBuf>, install::In
         &r.dir,
         &r.bin,
         Action::Install,
-        InstallOptions { trust: r.trust },
+        InstallOptions {
+            trust: r.trust,
+            ..Default::default()
+        },
     )?;
     let mut written = Vec::new();
     for change in plan.changes {

@@ -37,6 +37,7 @@ pub mod registry;
 pub mod remote;
 pub mod shell_policy;
 pub mod status;
+pub mod status_line;
 pub mod store;
 pub mod terminal_text;
 #[cfg(test)]

@@ -45,6 +45,11 @@ pub extern "C" fn main(
             agent_tray::hook::run_notify(&args[2..]);
             std::process::exit(0)
         }
+        // The status-line bridge: run on every redraw of an agent's status line, so routed
+        // like the hook; it exits with the user's own status-line command's status.
+        Some("status-line") => {
+            std::process::exit(agent_tray::status_line::run_status_line(&args[2..]))
+        }
         // What the desktop entry runs: a launch of the app while it runs costs this binary's
         // start, not the app's (see `app_launch`).
         Some("open") => {

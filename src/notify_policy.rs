@@ -278,6 +278,8 @@ pub struct NotifyPolicy {
     limit_pace: HashMap<Option<String>, HostPace>,
     /// Hosts whose burst of held-back plan-limit alerts began since the shell last asked.
     limit_bursts: Vec<Option<String>>,
+    /// Sessions already told a plan limit stops them, and until when.
+    blocked_told: HashMap<SessionKey, DateTime<Utc>>,
 }
 
 type LimitWindowKey = (Option<String>, crate::model::Agent, String, String);
@@ -322,6 +324,7 @@ impl NotifyPolicy {
             limits_told: HashMap::new(),
             limit_pace: HashMap::new(),
             limit_bursts: Vec::new(),
+            blocked_told: HashMap::new(),
         }
     }
 
@@ -429,6 +432,42 @@ impl NotifyPolicy {
             kind,
             summary: summary(kind, session),
             body: body(kind, session),
+            answers: None,
+            shows_request_whole: false,
+        })
+    }
+
+    /// The alert for a session a used-up plan window stops (`blocked_until` ahead of `now`): once
+    /// per session and stop, saying when it can go on, however many changes the session makes
+    /// meanwhile. Under the plan-limit switch. Remembers what it returns.
+    pub fn decide_blocked(&mut self, session: &Session, now: DateTime<Utc>) -> Option<Alert> {
+        let until = session.blocked_at(now)?;
+        if session.state == SessionState::Ended
+            || !self.settings.allows(AlertKind::PlanLimitNearlyUsed)
+        {
+            return None;
+        }
+        let key = session.key();
+        if self.blocked_told.get(&key) == Some(&until) {
+            return None;
+        }
+        self.blocked_told.insert(key, until);
+        if self.blocked_told.len() > PRUNE_ABOVE {
+            self.blocked_told.retain(|_, until| *until > now);
+        }
+        let wait = crate::duration_text::format_duration(
+            (until - now).num_seconds().max(0),
+            crate::duration_text::Precision::Minutes,
+        );
+        Some(Alert {
+            session_id: session.session_id.clone(),
+            host: session.host.clone(),
+            kind: AlertKind::PlanLimitNearlyUsed,
+            summary: format!(
+                "{} stopped by a plan limit",
+                session.agent.adapter().display_name()
+            ),
+            body: format!("{}: can go on in {wait}", project_name(session)),
             answers: None,
             shows_request_whole: false,
         })
@@ -1409,5 +1448,43 @@ mod tests {
             panic!("a local wait alerts")
         };
         assert!(!local.summary.contains(" on "), "{}", local.summary);
+    }
+
+    // A session stopped by its plan's five-hour window: one alert saying when it can go on,
+    // not one per status line or hook event while it waits; a later stop alerts again.
+    #[test]
+    fn a_plan_stop_is_told_once_with_when_the_session_can_go_on() {
+        let now = Utc::now();
+        let mut policy = NotifyPolicy::new(NotifySettings::default());
+        let mut s = Session::new("s1", crate::model::Agent::Claude, SessionState::Idle, now);
+        assert!(policy.decide_blocked(&s, now).is_none(), "not stopped");
+        s.blocked_until = Some(now + chrono::Duration::minutes(95));
+        let alert = policy
+            .decide_blocked(&s, now)
+            .unwrap_or_else(|| panic!("a stop ahead is told"));
+        assert_eq!(alert.summary, "Claude stopped by a plan limit");
+        assert!(
+            alert.body.ends_with("can go on in 1h 35m"),
+            "{}",
+            alert.body
+        );
+        for later in 1..5 {
+            let at = now + chrono::Duration::seconds(later);
+            assert!(policy.decide_blocked(&s, at).is_none(), "told once");
+        }
+        s.blocked_until = Some(now + chrono::Duration::hours(30));
+        assert!(
+            policy.decide_blocked(&s, now).is_some(),
+            "a new stop is news"
+        );
+        // Past the stop, nothing to say; and the switch silences it.
+        assert!(policy
+            .decide_blocked(&s, now + chrono::Duration::hours(31))
+            .is_none());
+        let mut off = NotifyPolicy::new(NotifySettings {
+            plan_limit_nearly_used: false,
+            ..NotifySettings::default()
+        });
+        assert!(off.decide_blocked(&s, now).is_none());
     }
 }

@@ -129,20 +129,40 @@ pub struct ContextView {
     pub percent: Option<u8>,
     /// At or past [`crate::model::CONTEXT_NEARLY_FULL_PERCENT`] (where the alert comes too).
     pub nearly_full: bool,
+    /// Where the window is unknown until something is turned on (Claude Code's status-line
+    /// bridge): what to do, for the tooltip. Never a guessed size.
+    pub window_hint: Option<String>,
 }
 
 impl ContextView {
     pub fn of(session: &Session) -> Option<ContextView> {
-        let tokens = session.context_tokens?;
+        use crate::agents::AgentKnowledge;
+        // Only this machine's sessions can be helped from here (a remote's window is its own).
+        let hint = session
+            .context_window
+            .is_none()
+            .then(|| session.agent.adapter().context_window_hint())
+            .flatten()
+            .filter(|_| session.host.is_none());
+        let Some(tokens) = session.context_tokens else {
+            return hint.map(|hint| ContextView {
+                text: "window unknown".into(),
+                percent: None,
+                nearly_full: false,
+                window_hint: Some(hint.into()),
+            });
+        };
         let percent = session.context_percent();
         let text = match (percent, session.context_window) {
             (Some(percent), Some(window)) => format!("{percent}% of {}", tokens_text(window)),
+            _ if hint.is_some() => format!("{} in context, window unknown", tokens_text(tokens)),
             _ => format!("{} in context", tokens_text(tokens)),
         };
         Some(ContextView {
             text,
             percent,
             nearly_full: percent.is_some_and(|p| p >= crate::model::CONTEXT_NEARLY_FULL_PERCENT),
+            window_hint: hint.map(str::to_string),
         })
     }
 }

@@ -85,6 +85,7 @@ const CORE: Layers = &[
             "app_launch",
             "hook",
             "status",
+            "status_line",
         ],
     ),
     ("engine", &["engine"]),

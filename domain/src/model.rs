@@ -269,6 +269,9 @@ pub enum Source {
     Rollout,
     /// Codex's background app-server (its control socket).
     AppServer,
+    /// `agent-tray status-line`, the status-line command an agent runs (Claude Code's
+    /// `statusLine`): the context window, its use and the plan's windows, never a state.
+    StatusLine,
 }
 
 impl Source {
@@ -277,7 +280,11 @@ impl Source {
     pub fn is_passive(self) -> bool {
         matches!(
             self,
-            Source::Transcript | Source::Rollout | Source::SessionsFile | Source::AppServer
+            Source::Transcript
+                | Source::Rollout
+                | Source::SessionsFile
+                | Source::AppServer
+                | Source::StatusLine
         )
     }
 }
@@ -598,6 +605,11 @@ pub struct Observation {
     /// The model's context window, where the agent's files say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
+    /// Until when a plan limit stops the session (a window of its plan used up: its reset
+    /// time). A report of the plan's windows with none used up says the observation's own time
+    /// ("until now": free); `None` says nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_until: Option<DateTime<Utc>>,
 }
 
 impl Observation {
@@ -635,6 +647,7 @@ impl Observation {
             headless: None,
             context_tokens: None,
             context_window: None,
+            blocked_until: None,
         }
     }
 
@@ -960,6 +973,11 @@ pub struct Session {
     /// `PostCompact`, a `compact` SessionStart); `null` when none was seen.
     #[serde(default)]
     pub compacted_at: Option<DateTime<Utc>>,
+    /// Until when a used-up plan window stops the session (the window's reset time), as the
+    /// agent reported it (Claude's status line: a window at 100 %); `null` when nothing stops
+    /// it or nothing was said. Past that time it no longer holds.
+    #[serde(default)]
+    pub blocked_until: Option<DateTime<Utc>>,
 }
 
 /// A context window this full (in percent) is nearly full: the row marks it and an alert says so.
@@ -975,6 +993,11 @@ impl Session {
         }
         let percent = tokens.saturating_mul(100) / window;
         Some(u8::try_from(percent.min(100)).unwrap_or(100))
+    }
+
+    /// Until when a used-up plan window stops the session, while that is still ahead of `now`.
+    pub fn blocked_at(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.blocked_until.filter(|until| *until > now)
     }
 
     /// The session's identity: its host and its id (see [`crate::pending::SessionKey`]).
@@ -1026,6 +1049,7 @@ impl Session {
             context_tokens: None,
             context_window: None,
             compacted_at: None,
+            blocked_until: None,
         }
     }
 

@@ -170,7 +170,9 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
         record.newest_event_at = obs.at;
     }
 
-    let state_may_move = !stale || terminal;
+    // A status line reports fields (the context, the plan's windows), never a state: it runs
+    // whenever the agent redraws, and says nothing about the turn.
+    let state_may_move = (!stale || terminal) && obs.source != Source::StatusLine;
     // A streamed session's state belongs to its stream; others may still end it.
     let listens = !record.session.streamed || obs.source == Source::Stream || terminal;
     if state_may_move && listens {
@@ -477,6 +479,14 @@ fn fill_fields(session: &mut Session, obs: &Observation, stale: bool) {
         }
     }
     if !stale && obs.subagent_id.is_none() {
+        if let Some(until) = obs.blocked_until {
+            // A report of the plan's windows; one with none used up says "until now": free.
+            session.blocked_until = (until > obs.at).then_some(until);
+        } else if obs.event == EventKind::UserPromptSubmit
+            && session.blocked_until.is_some_and(|until| until <= obs.at)
+        {
+            session.blocked_until = None;
+        }
         let compacted = obs.event == EventKind::PostCompact
             || (obs.event == EventKind::SessionStart
                 && obs.start_source.as_deref() == Some("compact"));
@@ -1070,6 +1080,54 @@ mod tests {
         o.context_tokens = tokens;
         o.context_window = window;
         o
+    }
+
+    #[test]
+    fn a_status_line_fills_the_context_and_the_stop_but_never_moves_the_state() {
+        // Claude's status line runs while a turn works (and after it): it tells the window,
+        // its use and whether a plan window is used up, and nothing about the turn.
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        let mut line = with_context(obs(EventKind::Sighting, 3), Some(110), Some(1_000_000));
+        line.source = Source::StatusLine;
+        line.blocked_until = Some(t(3600));
+        run(&mut r, line.clone(), 3).unwrap();
+        assert_eq!(r.session.state, SessionState::Working, "no state from it");
+        assert_eq!(r.session.last_event.as_deref(), Some("UserPromptSubmit"));
+        assert_eq!(r.session.context_window, Some(1_000_000));
+        assert_eq!(r.session.context_tokens, Some(110));
+        assert_eq!(r.session.blocked_until, Some(t(3600)));
+        assert_eq!(r.session.blocked_at(t(100)), Some(t(3600)));
+        assert_eq!(
+            r.session.blocked_at(t(3600)),
+            None,
+            "past the reset it holds no more"
+        );
+        // A hook saying nothing of limits keeps it; so does a status line without windows (an
+        // API-key login, a cut payload). One whose windows are all left says "until now".
+        run(&mut r, obs(EventKind::Stop, 4), 4).unwrap();
+        assert_eq!(r.session.blocked_until, Some(t(3600)));
+        line.at = t(5);
+        line.blocked_until = None;
+        run(&mut r, line.clone(), 5).unwrap();
+        assert_eq!(
+            r.session.blocked_until,
+            Some(t(3600)),
+            "a line that says nothing of limits"
+        );
+        line.blocked_until = Some(t(5));
+        run(&mut r, line.clone(), 5).unwrap();
+        assert_eq!(
+            r.session.blocked_until, None,
+            "windows reported, none used up"
+        );
+        // A stop whose reset has passed is forgotten when the next prompt goes in.
+        line.at = t(6);
+        line.blocked_until = Some(t(7));
+        run(&mut r, line, 6).unwrap();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 8), 8).unwrap();
+        assert_eq!(r.session.blocked_until, None);
     }
 
     #[test]

@@ -230,6 +230,11 @@ pub async fn decide_loop(
             tracing::info!(session_id = %alert.session_id, kind = ?alert.kind, summary = %alert.summary, "alert");
             sink.deliver(alert);
         }
+        // A plan limit stopping the session: said once, with when it can go on.
+        if let Some(alert) = policy.decide_blocked(&session, now) {
+            tracing::info!(session_id = %alert.session_id, kind = ?alert.kind, summary = %alert.summary, "alert");
+            sink.deliver(alert);
+        }
     }
 }
 

@@ -88,6 +88,9 @@ pub enum HookEvent {
 pub struct InstallOptions {
     /// Also mark our hooks as trusted where the agent skips untrusted ones (Codex).
     pub trust: bool,
+    /// Also put the status-line bridge in front of the user's status line, where the agent
+    /// tells its context window and plan limits only to a status-line command (Claude Code).
+    pub status_line: bool,
 }
 
 /// Everything one coding agent's integration needs. Implemented by one unit struct per folder
@@ -303,6 +306,23 @@ pub trait AgentAdapter: Sync + 'static {
 
     /// Starts the feeds that read this agent's own files (in `ctx.dirs`, its folders), each
     /// named for the engine's task list. None by default: the agent is known from its hooks.
+    /// What one input of the agent's status-line command says (the agents that hand a status
+    /// line their context window and plan limits: Claude Code): the session's context as an
+    /// observation that moves no state, and the plan's windows. `None`: nothing to take.
+    fn status_line_report(
+        &self,
+        _payload: &[u8],
+        _at: chrono::DateTime<chrono::Utc>,
+    ) -> Option<(Observation, Vec<crate::plan_limits::PlanWindow>)> {
+        None
+    }
+
+    /// Where the agent's context window is unknown until something is turned on: what to say
+    /// (shown beside the tokens instead of a guessed size). `None`: nothing to turn on.
+    fn context_window_hint(&self) -> Option<&'static str> {
+        None
+    }
+
     fn spawn_feeds(&self, ctx: &crate::feeds::FeedContext<'_>) -> Vec<crate::feeds::NamedTask> {
         let _ = ctx;
         Vec::new()

@@ -32,6 +32,8 @@ pub const REMOTE_PROTOCOL: u32 = 1;
 /// The longest request line the engine accepts, newline included. Replies have no size limit:
 /// a client reads them as a stream, bounded by its deadline.
 pub const MAX_LINE: usize = 1 << 20;
+/// The most plan windows one `status_line` request carries; the rest are dropped unread.
+pub const MAX_STATUS_LINE_WINDOWS: usize = 8;
 /// The most sessions one `history` request returns; a larger `limit` is lowered to this.
 pub const MAX_HISTORY_LIMIT: usize = 10_000;
 
@@ -88,6 +90,15 @@ pub enum Request {
     Pending,
     /// The plans' rate-limit windows the agents reported ([`LimitsList`]).
     Limits,
+    /// What an agent's status-line command was given (`agent-tray status-line`): the session's
+    /// context as an observation that moves no state, and the plan's windows (at most
+    /// [`MAX_STATUS_LINE_WINDOWS`]). Sent and not waited on; never journaled (the next status
+    /// line says it again).
+    StatusLine {
+        observation: Observation,
+        #[serde(default)]
+        limits: Vec<crate::plan_limits::PlanWindow>,
+    },
     /// Answers a permission request: `target` is a request id, or a session id with exactly one
     /// open request. The reply ([`AnswerReply`]) comes once the agent's hook took the answer.
     Answer {
@@ -438,6 +449,14 @@ enum Op {
     Pending,
     Limits,
     Answer,
+    StatusLine,
+}
+
+#[derive(Deserialize)]
+struct StatusLineBody {
+    observation: Observation,
+    #[serde(default)]
+    limits: Vec<crate::plan_limits::PlanWindow>,
 }
 
 #[derive(Deserialize)]
@@ -539,7 +558,7 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             let shown: String = name.chars().take(40).collect();
             return Err(Reply::error(
                 ErrorCode::BadRequest,
-                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event, delivery, foreign_call, remotes, reload_remotes, ask, pending or answer)"),
+                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event, delivery, foreign_call, remotes, reload_remotes, ask, pending, limits, status_line or answer)"),
             ));
         }
         Some(OpName::Other(_)) | None => {
@@ -584,6 +603,26 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
         Op::ReloadRemotes => Ok(Request::ReloadRemotes),
         Op::Pending => Ok(Request::Pending),
         Op::Limits => Ok(Request::Limits),
+        Op::StatusLine => {
+            let body: StatusLineBody = serde_json::from_slice(line).map_err(|e| {
+                Reply::error(
+                    ErrorCode::InvalidObservation,
+                    format!("bad \"status_line\" request: {e}"),
+                )
+            })?;
+            let observation = body.observation.admit().map_err(|e| {
+                Reply::error(
+                    ErrorCode::InvalidObservation,
+                    format!("bad \"status_line\" request: {e}"),
+                )
+            })?;
+            let mut limits = body.limits;
+            limits.truncate(MAX_STATUS_LINE_WINDOWS);
+            Ok(Request::StatusLine {
+                observation,
+                limits,
+            })
+        }
         Op::Ask => {
             let body: AskBody = serde_json::from_slice(line).map_err(|e| {
                 Reply::error(ErrorCode::BadRequest, format!("bad \"ask\" request: {e}"))

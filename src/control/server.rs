@@ -720,6 +720,32 @@ impl Answer {
     }
 }
 
+/// A status line's windows as the engine keeps them: the reporting session's agent's, on this
+/// machine, names cut short, percents within 0–100, at most
+/// [`crate::control::protocol::MAX_STATUS_LINE_WINDOWS`].
+fn admit_status_line_windows(
+    agent: crate::model::Agent,
+    session_id: &str,
+    windows: Vec<crate::plan_limits::PlanWindow>,
+) -> Vec<crate::plan_limits::PlanWindow> {
+    // The longest account or window name taken from a status line.
+    let cut = |s: &str| s.chars().take(32).collect::<String>();
+    windows
+        .into_iter()
+        .take(crate::control::protocol::MAX_STATUS_LINE_WINDOWS)
+        .filter(|w| w.used_percent.is_finite() && !w.window.trim().is_empty())
+        .map(|w| crate::plan_limits::PlanWindow {
+            agent,
+            host: None,
+            account: cut(&w.account),
+            window: cut(&w.window),
+            used_percent: w.used_percent.clamp(0.0, 100.0),
+            session_id: session_id.to_string(),
+            ..w
+        })
+        .collect()
+}
+
 /// Answers one request. Pure apart from the registry and the ledgers.
 pub fn handle(
     request: Request,
@@ -824,6 +850,30 @@ pub fn handle_typed(
         Request::Limits => Answer::Limits(super::protocol::LimitsList {
             limits: ledgers.limits.current(chrono::Utc::now()),
         }),
+        Request::StatusLine {
+            observation,
+            limits,
+        } => {
+            ledgers
+                .delivery
+                .record_status_line(observation.agent, chrono::Utc::now());
+            let agent = observation.agent;
+            let session_id = observation.session_id.clone();
+            let reply = match registry.observe(observation) {
+                Ok(outcome) => Answer::Observed(outcome.into()),
+                Err(e) => Answer::Error(ErrorBody {
+                    code: ErrorCode::InvalidObservation,
+                    message: e.to_string(),
+                }),
+            };
+            // The windows are the reporting session's agent's, on this machine, bounded like a
+            // feed's; a session the registry does not know (ended, refused) is no news of a plan.
+            if registry.knows(&session_id) {
+                let windows = admit_status_line_windows(agent, &session_id, limits);
+                ledgers.limits.apply(windows);
+            }
+            reply
+        }
         // Both wait on a hook: served on the socket's connection task, never here.
         Request::Ask { .. } | Request::Answer { .. } => Answer::Error(ErrorBody {
             code: ErrorCode::BadRequest,
@@ -948,5 +998,47 @@ mod tests {
         );
         assert_eq!(registry.list().len(), 1);
         assert_eq!(ledgers.delivery.report().probes.len(), 1);
+    }
+
+    // A status-line request is a local client's, but still outside input: its windows are taken
+    // as the reporting session's agent's, on this machine, bounded, and only for a session the
+    // registry knows.
+    #[test]
+    fn a_status_lines_windows_are_bounded_and_belong_to_the_session_that_sent_them() {
+        let registry = SessionsRegistry::new();
+        let ledgers = EngineLedgers::default();
+        let now = chrono::Utc::now();
+        let window = |n: usize| crate::plan_limits::PlanWindow {
+            agent: Agent::Codex,
+            host: Some("elsewhere".into()),
+            account: "a".repeat(500),
+            window: format!("w{n}"),
+            window_minutes: Some(300),
+            used_percent: 500.0,
+            resets_at: Some(now + chrono::Duration::hours(1)),
+            seen_at: now,
+            session_id: "someone-else".into(),
+        };
+        let request = |id: &str| Request::StatusLine {
+            observation: Observation::new(id, Agent::Claude, EventKind::Sighting, now)
+                .with_source(crate::model::Source::StatusLine),
+            limits: (0..20).map(window).collect(),
+        };
+        handle_typed(request("s1"), &registry, &ledgers, "here");
+        let kept = ledgers.limits.current(now);
+        assert_eq!(
+            kept.len(),
+            crate::control::protocol::MAX_STATUS_LINE_WINDOWS
+        );
+        assert!(kept.iter().all(|w| w.agent == Agent::Claude
+            && w.host.is_none()
+            && w.account.chars().count() == 32
+            && w.used_percent == 100.0
+            && w.session_id == "s1"));
+        assert_eq!(ledgers.delivery.report().last_status_lines.len(), 1);
+        // A status line whose session is refused brings no windows.
+        let fresh = EngineLedgers::default();
+        handle_typed(request("-bad id"), &registry, &fresh, "here");
+        assert!(fresh.limits.current(now).is_empty());
     }
 }

@@ -300,6 +300,14 @@ pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
                 unknown.join(", ")
             )));
         }
+        if let Some(last) = report.last_status_lines.iter().find(|l| l.agent == agent) {
+            let ago = (Utc::now() - last.at).num_seconds().max(0);
+            out.push(Finding::Ok(format!(
+                "the engine received {}'s last status line {} ago: the status-line bridge works",
+                agent_name(agent),
+                super::human_age(ago)
+            )));
+        }
         if let Some(last) = report.last_hook_events.iter().find(|l| l.agent == agent) {
             let ago = (Utc::now() - last.at).num_seconds().max(0);
             out.push(Finding::Ok(format!(

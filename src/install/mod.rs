@@ -51,6 +51,12 @@ pub struct InstallArgs {
     /// own entries, and only those).
     #[arg(long)]
     pub trust: bool,
+    /// Also run Agent Tray's status-line bridge in front of your own status line, where an
+    /// agent tells its context window and plan limits only to a status-line command (Claude
+    /// Code's `statusLine`): your command still runs, with the same input, and its output is
+    /// shown unchanged. `uninstall` gives your setting back as it was.
+    #[arg(long)]
+    pub status_line: bool,
     /// Print what would change as a diff; write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -475,7 +481,10 @@ pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, Inst
             agent: adapter.product_name(),
             env: adapter.config_dir_env(),
         })?;
-        let options = crate::agents::InstallOptions { trust: args.trust };
+        let options = crate::agents::InstallOptions {
+            trust: args.trust,
+            status_line: args.status_line,
+        };
         let part = adapter.plan_hooks(&dir, bin, action, options)?;
         plan.changes.extend(part.changes);
         plan.notes.extend(part.notes);

@@ -51,6 +51,7 @@ export function view({ id, agent = "claude", state = "idle", project, secondsInS
     context_tokens: null,
     context_window: null,
     compacted_at: null,
+    blocked_until: null,
     ...fields,
   };
   return {

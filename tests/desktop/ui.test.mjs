@@ -221,6 +221,54 @@ test("a row shows how full the context is as the agent said it, and nothing wher
   await context.close();
 });
 
+// Issue 42: with the status-line bridge Claude's row has its meter like Codex's; without it the
+// row says the window is unknown and the tooltip how to learn it; a session a plan limit stops
+// says when it can go on; Today lists every plan window, Claude's beside Codex's, each with its
+// agent, kind, account and reset in local time.
+test("Claude's meter, a plan stop and the weekly windows show beside Codex's", async () => {
+  const hint = "window unknown: `agent-tray install --claude --status-line` lets Claude Code's status line tell it";
+  const inAnHour = new Date(Date.now() + 95 * 60_000).toISOString();
+  const sessions = [
+    view({ id: "c-bridge", agent: "claude", project: "api-server", state: "working", model: "claude-opus-5-5", context_tokens: 412_000, context_window: 1_000_000, context: { text: "41% of 1.0M", percent: 41, nearly_full: false, window_hint: null } }),
+    view({ id: "c-stopped", agent: "claude", project: "billing", state: "idle", model: "claude-sonnet-4-5", context_tokens: 151_000, context_window: 200_000, blocked_until: inAnHour, error: "rate_limit", context: { text: "75% of 200k", percent: 75, nearly_full: false, window_hint: null } }),
+    view({ id: "c-plain", agent: "claude", project: "docs", state: "idle", context_tokens: 88_412, context: { text: "88k in context, window unknown", percent: null, nearly_full: false, window_hint: hint } }),
+    view({ id: "c-codex", agent: "codex", project: "web_app", state: "idle", context_tokens: 120_000, context_window: 258_400, context: { text: "46% of 258k", percent: 46, nearly_full: false, window_hint: null } }),
+  ];
+  const claudeWindow = (window, minutes, used, resetsInMin) => ({ ...planWindow({ agent: "claude", window, minutes, used, resetsInMin }), account: "plan", session_id: "c-bridge" });
+  const limits = [
+    claudeWindow("5h", 300, 42, 95),
+    claudeWindow("weekly", 10080, 12, 3 * 24 * 60),
+    planWindow({ used: 63 }),
+    planWindow({ window: "weekly", minutes: 10080, used: 91, resetsInMin: 5 * 24 * 60 }),
+  ];
+  const { page, context, problems } = await open(sessions, { limits, views: windowViews });
+  const meter = (id) =>
+    page.evaluate((id) => {
+      const c = document.querySelector(`.row[data-session-id='${id}'] .context`);
+      const fill = c?.querySelector(".context-fill");
+      return c ? { text: c.textContent, title: c.title, width: fill ? fill.style.width : null } : null;
+    }, id);
+  assert.deepEqual(await meter("c-bridge"), { text: "41% of 1.0M", title: "context window: 41% of 1.0M", width: "41%" });
+  const plain = await meter("c-plain");
+  assert.equal(plain.text, "88k in context, window unknown");
+  assert.equal(plain.width, null, "never a guessed size");
+  assert.match(plain.title, /agent-tray install --claude --status-line/);
+  const stop = await page.locator(".row[data-session-id='c-stopped'] .blocked").innerText();
+  assert.match(stop, /^plan limit reached: can go on at \d\d:\d\d/);
+  assert.equal(await page.locator(".row[data-session-id='c-bridge'] .blocked").count(), 0, "not stopped, nothing said");
+  await page.screenshot({ path: path.join(artifacts, "claude-limits-rows.png") });
+  await page.click("#tab-today");
+  await page.waitForSelector("#plan-limits:not([hidden])");
+  const shown = await page.$$eval("#plan-limits .limit", (items) => items.map((i) => ({ agent: i.dataset.agent, window: i.dataset.window, text: i.textContent })));
+  assert.deepEqual(shown.map((w) => `${w.agent} ${w.window}`), ["claude 5h", "claude weekly", "codex 5h", "codex weekly"]);
+  assert.match(shown[0].text, /^Claude5h window · plan42% used · resets \d\d:\d\d/);
+  assert.match(shown[1].text, /^Claudeweekly window · plan12% used · resets \w+ \d\d:\d\d/);
+  assert.match(shown[3].text, /^Codexweekly window · pro91% used/);
+  await page.screenshot({ path: path.join(artifacts, "claude-limits-today.png"), fullPage: true });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("row actions call their commands", async () => {
   const { page, context } = await open(sampleSessions());
   await page.click(".row[data-session-id='s-dead'] [data-action='dismiss']");
@@ -1153,9 +1201,9 @@ test("Today shows each plan window the agents reported, live, and nothing when n
   assert.equal(shown.length, 2);
   assert.equal(shown[0].percent, "42");
   assert.equal(shown[0].width, "42%");
-  assert.match(shown[0].text, /^Codex5h window42% used · resets \d\d:\d\d( [AP]M)?$/);
+  assert.match(shown[0].text, /^Codex5h window · pro42% used · resets \d\d:\d\d( [AP]M)?$/);
   assert.equal(shown[0].full, false);
-  assert.match(shown[1].text, /weekly window91% used · resets \w+ \d\d:\d\d/);
+  assert.match(shown[1].text, /weekly window · pro91% used · resets \w+ \d\d:\d\d/);
   assert.equal(shown[1].full, true, "a nearly used window is marked");
   await page.locator("#today").screenshot({ path: path.join(artifacts, "today-limits.png") });
   // A new report arrives: the block follows it.

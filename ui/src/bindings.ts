@@ -80,7 +80,13 @@ context_window: number | null,
  * When the agent last compacted the conversation (Claude's and Codex's `PreCompact` and
  * `PostCompact`, a `compact` SessionStart); `null` when none was seen.
  */
-compacted_at: string | null, };
+compacted_at: string | null, 
+/**
+ * Until when a used-up plan window stops the session (the window's reset time), as the
+ * agent reported it (Claude's status line: a window at 100 %); `null` when nothing stops
+ * it or nothing was said. Past that time it no longer holds.
+ */
+blocked_until: string | null, };
 
 export type SessionKey = { host: string | null, session_id: string, };
 
@@ -268,7 +274,12 @@ percent: number | null,
 /**
  * At or past [`crate::model::CONTEXT_NEARLY_FULL_PERCENT`] (where the alert comes too).
  */
-nearly_full: boolean, };
+nearly_full: boolean, 
+/**
+ * Where the window is unknown until something is turned on (Claude Code's status-line
+ * bridge): what to do, for the tooltip. Never a guessed size.
+ */
+window_hint: string | null, };
 
 export type PlanWindow = { agent: Agent, 
 /**

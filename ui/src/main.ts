@@ -248,6 +248,7 @@ function row(v: SessionView): HTMLElement {
       { class: "line secondary" },
       s.title ? el("span", { class: "title" }, s.title) : null,
       s.unreachable_since ? el("span", { class: "detail unreachable" }, `unreachable${sinceText(s.unreachable_since)}`) : null,
+      blockedDetail(s.blocked_until),
       detail ? el("span", { class: s.error ? "detail error" : "detail" }, detail) : null,
       // A compact the agent made: its earlier context is a summary now.
       s.compacted_at ? el("span", { class: "detail compacted", attrs: { "data-compacted-at": s.compacted_at } }, `compacted ${clockTime(new Date(s.compacted_at))}`) : null,
@@ -257,6 +258,16 @@ function row(v: SessionView): HTMLElement {
     ask,
     description,
   );
+}
+
+/// Until when a used-up plan window stops the session, in local time, while it does.
+function blockedDetail(until: string | null): HTMLElement | null {
+  if (!until) return null;
+  const at = new Date(until);
+  if (Number.isNaN(at.getTime()) || at.getTime() <= Date.now()) return null;
+  const sameDay = at.toDateString() === new Date().toDateString();
+  const when = sameDay ? clockTime(at) : `${at.toLocaleDateString([], { weekday: "short" })} ${clockTime(at)}`;
+  return el("span", { class: "detail blocked", attrs: { "data-blocked-until": until } }, `plan limit reached: can go on at ${when}`);
 }
 
 /// How full the session's context window is, as the agent said it (the core's words and
@@ -276,7 +287,7 @@ function contextMeter(v: SessionView): HTMLElement | null {
     "span",
     {
       class: `context${c.nearly_full ? " nearly-full" : ""}`,
-      title: `context window: ${c.text}${compacted}`,
+      title: `context window: ${c.text}${compacted}${c.window_hint ? ` · ${c.window_hint}` : ""}`,
       attrs: { "data-context-percent": c.percent === null ? "" : String(c.percent) },
     },
     bar,

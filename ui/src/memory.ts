@@ -130,7 +130,7 @@ export function createMemoryViews(sessionsParts: HTMLElement[]): MemoryViews {
             "li",
             { class: `limit${percent >= 90 ? " nearly-used" : ""}`, attrs: { "data-agent": w.agent, "data-window": w.window, "data-percent": String(percent) } },
             agentBadge(w.agent),
-            el("span", { class: "limit-name" }, `${w.window} window${host}`),
+            el("span", { class: "limit-name", title: `${w.account} · ${w.window} window${host}` }, `${w.window} window · ${w.account}${host}`),
             el("span", { class: "limit-bar", attrs: { "aria-hidden": "true" } }, fill),
             el("span", { class: "limit-text" }, `${percent}% used${resetText(w.resets_at)}`),
           );

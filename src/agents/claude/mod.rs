@@ -23,6 +23,7 @@ use crate::paths;
 pub mod agents_probe;
 pub mod install;
 pub mod sessions;
+pub mod status_line;
 pub mod transcripts;
 
 /// Claude Code's adapter.
@@ -103,9 +104,32 @@ impl AgentAdapter for ClaudeCode {
         dir: &Path,
         bin: &Path,
         action: Action,
-        _options: InstallOptions,
+        options: InstallOptions,
     ) -> Result<Plan, InstallError> {
-        install::plan_file(&self.hooks_file(dir), bin, action)
+        let path = self.hooks_file(dir);
+        let mut plan = install::plan_file(&path, bin, action)?;
+        let record = status_line::record_path();
+        status_line::plan_into(
+            &mut plan,
+            &path,
+            bin,
+            action,
+            options.status_line,
+            record.as_deref(),
+        )?;
+        Ok(plan)
+    }
+
+    fn status_line_report(
+        &self,
+        payload: &[u8],
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Option<(Observation, Vec<crate::plan_limits::PlanWindow>)> {
+        status_line::parse(payload, at)
+    }
+
+    fn context_window_hint(&self) -> Option<&'static str> {
+        Some("window unknown: `agent-tray install --claude --status-line` lets Claude Code's status line tell it")
     }
 
     /// `install` with no flag has always written its hooks, found or not.
@@ -238,7 +262,7 @@ pub(crate) fn check_claude(bin: &Path) -> HookCheck {
         Err(e) => return (vec![Finding::Problem(e.to_string())], None),
     };
     let events: Vec<&str> = install::EVENTS.iter().map(|(e, _)| *e).collect();
-    hook_findings(
+    let (mut findings, version) = hook_findings(
         "Claude Code",
         &path,
         &doc,
@@ -246,7 +270,9 @@ pub(crate) fn check_claude(bin: &Path) -> HookCheck {
         bin,
         Agent::Claude,
         "agent-tray install --claude",
-    )
+    );
+    findings.push(status_line::doctor_finding(&doc, bin));
+    (findings, version)
 }
 
 /// The `version` of the Claude session file whose `sessionId` is `session_id`.
