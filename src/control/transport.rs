@@ -432,34 +432,47 @@ mod windows {
         }
 
         /// One overlapped read or write, waited for at most `timeout`, cancelled after it.
+        ///
+        /// The operation works on a heap block of its own (its `OVERLAPPED`, its event and a copy
+        /// of the bytes), never on the caller's buffer: if a cancelled operation does not end
+        /// within [`CANCEL_GRACE`], the block is left to the system (leaked, a few KiB) and the
+        /// call returns at its deadline anyway, instead of waiting without bound for an end that
+        /// only the server's hang-up would bring.
         fn overlapped(&self, timeout: Option<Duration>, op: Op<'_>) -> io::Result<usize> {
             // SAFETY: a manual-reset, unnamed event, closed by `Owned`.
             let event = unsafe { CreateEventW(std::ptr::null(), 1, 0, std::ptr::null()) };
             if event.is_null() {
                 return Err(io::Error::last_os_error());
             }
-            let event = Owned(event);
-            // SAFETY: plain data; all-zero is the documented start state.
-            let mut overlapped: OVERLAPPED = unsafe { std::mem::zeroed() };
-            overlapped.hEvent = event.0;
+            let mut block = Box::new(InFlight {
+                // SAFETY: plain data; all-zero is the documented start state.
+                overlapped: unsafe { std::mem::zeroed() },
+                event: Owned(event),
+                bytes: match &op {
+                    Op::Read(buf) => vec![0; buf.len()],
+                    Op::Write(buf) => buf.to_vec(),
+                },
+            });
+            block.overlapped.hEvent = block.event.0;
+            let len = u32::try_from(block.bytes.len()).unwrap_or(u32::MAX);
             let mut done = 0u32;
-            // SAFETY: the buffer and `overlapped` outlive the operation: on every path out of
-            // this function the operation has completed or been cancelled and waited for.
+            // SAFETY: the bytes and the OVERLAPPED live in `block`, which outlives the operation:
+            // it is dropped only once the operation has ended, or leaked.
             let started = unsafe {
                 match op {
-                    Op::Read(buf) => ReadFile(
+                    Op::Read(_) => ReadFile(
                         self.handle.0,
-                        buf.as_mut_ptr(),
-                        u32::try_from(buf.len()).unwrap_or(u32::MAX),
+                        block.bytes.as_mut_ptr(),
+                        len,
                         &mut done,
-                        &mut overlapped,
+                        &mut block.overlapped,
                     ),
-                    Op::Write(buf) => WriteFile(
+                    Op::Write(_) => WriteFile(
                         self.handle.0,
-                        buf.as_ptr(),
-                        u32::try_from(buf.len()).unwrap_or(u32::MAX),
+                        block.bytes.as_ptr(),
+                        len,
                         &mut done,
-                        &mut overlapped,
+                        &mut block.overlapped,
                     ),
                 }
             };
@@ -476,18 +489,21 @@ mod windows {
                     u32::try_from(t.as_millis()).unwrap_or(u32::MAX - 1).max(1)
                 });
                 // SAFETY: a valid event handle.
-                if unsafe { WaitForSingleObject(event.0, ms) } != WAIT_OBJECT_0 {
-                    // SAFETY: cancels this operation only, then waits for it to end so the
-                    // buffer is no longer used.
-                    unsafe {
-                        CancelIoEx(self.handle.0, &overlapped);
-                        GetOverlappedResult(self.handle.0, &overlapped, &mut done, 1);
+                if unsafe { WaitForSingleObject(block.event.0, ms) } != WAIT_OBJECT_0 {
+                    // SAFETY: cancels this operation only.
+                    unsafe { CancelIoEx(self.handle.0, &block.overlapped) };
+                    let grace = u32::try_from(CANCEL_GRACE.as_millis()).unwrap_or(u32::MAX);
+                    // SAFETY: as above.
+                    if unsafe { WaitForSingleObject(block.event.0, grace) } != WAIT_OBJECT_0 {
+                        // Still in flight: the system may yet write into the block.
+                        Box::leak(block);
                     }
                     return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
                 }
             }
-            // SAFETY: the operation has completed; this only reads its result.
-            if unsafe { GetOverlappedResult(self.handle.0, &overlapped, &mut done, 1) } == 0 {
+            // SAFETY: the operation has ended (completed at once, or its event is set); this
+            // only reads its result.
+            if unsafe { GetOverlappedResult(self.handle.0, &block.overlapped, &mut done, 0) } == 0 {
                 let e = io::Error::last_os_error();
                 // A closed pipe is the end of the stream, as a closed socket is.
                 if e.raw_os_error().is_some_and(|c| is_closed_pipe(c as u32)) {
@@ -495,8 +511,22 @@ mod windows {
                 }
                 return Err(e);
             }
-            Ok(done as usize)
+            let done = (done as usize).min(block.bytes.len());
+            if let Op::Read(buf) = op {
+                buf[..done].copy_from_slice(&block.bytes[..done]);
+            }
+            Ok(done)
         }
+    }
+
+    /// How long a cancelled pipe operation is given to end before its memory is left behind.
+    const CANCEL_GRACE: Duration = Duration::from_millis(200);
+
+    /// What one overlapped operation needs to outlive it (see `PipeClient::overlapped`).
+    struct InFlight {
+        overlapped: OVERLAPPED,
+        event: Owned,
+        bytes: Vec<u8>,
     }
 
     /// `ERROR_BROKEN_PIPE` (109), `ERROR_NO_DATA` (232, "being closed"), `ERROR_PIPE_NOT_CONNECTED`
