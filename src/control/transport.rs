@@ -14,7 +14,8 @@
 //!   even Administrators'), and refuses remote clients.
 //!
 //! The client, before it sends a byte, asks which process serves the pipe and checks that
-//! process runs as the same user ([`ClientError::Untrusted`](super::client::ClientError)
+//! process runs as the same user, and that the pipe object itself is owned by this user (a
+//! process of ours could serve a pipe another user created) ([`ClientError::Untrusted`](super::client::ClientError)
 //! otherwise). Reads and writes use overlapped I/O so every one has a deadline, as the socket's
 //! `SO_RCVTIMEO` gives on unix.
 
@@ -89,11 +90,11 @@ mod windows {
     };
     use windows_sys::Win32::Security::Authorization::{
         ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW,
-        SDDL_REVISION_1,
+        GetSecurityInfo, SDDL_REVISION_1, SE_KERNEL_OBJECT,
     };
     use windows_sys::Win32::Security::{
-        GetTokenInformation, TokenUser, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES, TOKEN_QUERY,
-        TOKEN_USER,
+        GetTokenInformation, TokenUser, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID,
+        SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
     };
     use windows_sys::Win32::Storage::FileSystem::{
         CreateFileW, ReadFile, WriteFile, FILE_FLAG_OVERLAPPED, OPEN_EXISTING,
@@ -172,9 +173,18 @@ mod windows {
         }
         // SAFETY: the call filled a TOKEN_USER at the start of the buffer.
         let user = unsafe { &*(buf.as_ptr() as *const TOKEN_USER) };
+        // SAFETY: the SID lives in `buf`, alive for the call.
+        unsafe { sid_text(user.User.Sid) }
+    }
+
+    /// The string form (`S-1-5-21-…`) of a SID.
+    ///
+    /// # Safety
+    /// `sid` points at a valid SID for the duration of the call.
+    unsafe fn sid_text(sid: PSID) -> io::Result<String> {
         let mut text: *mut u16 = std::ptr::null_mut();
-        // SAFETY: the SID lives in `buf`; the call allocates `text` with LocalAlloc.
-        if unsafe { ConvertSidToStringSidW(user.User.Sid, &mut text) } == 0 {
+        // SAFETY: the caller vouches for `sid`; the call allocates `text` with LocalAlloc.
+        if unsafe { ConvertSidToStringSidW(sid, &mut text) } == 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `text` is a NUL-terminated wide string from the call above.
@@ -205,8 +215,16 @@ mod windows {
     unsafe impl Sync for PrivateDescriptor {}
 
     impl PrivateDescriptor {
+        /// Owned by this user (named, not left to the token's default owner, which for an
+        /// elevated administrator is the Administrators group) and open to this user only.
         pub fn for_this_user() -> io::Result<Box<PrivateDescriptor>> {
-            let sddl = wide(&format!("D:P(A;;GA;;;{})", this_user_sid()?));
+            let me = this_user_sid()?;
+            Self::from_sddl(&format!("O:{me}D:P(A;;GA;;;{me})"))
+        }
+
+        /// A descriptor from its SDDL text (tests build foreign-owned pipes with it).
+        pub fn from_sddl(sddl: &str) -> io::Result<Box<PrivateDescriptor>> {
+            let sddl = wide(sddl);
             let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
             // SAFETY: a NUL-terminated SDDL string; the call allocates the descriptor.
             if unsafe {
@@ -603,7 +621,97 @@ mod windows {
                 "it is served by pid {server_pid}, which runs as {theirs}, not as you ({mine}); another user may be listening there"
             )));
         }
+        // The pipe object itself: a process of ours serving a pipe someone else created (and so
+        // may have opened to others) is not ours either.
+        let owner = pipe_owner_sid(pipe)
+            .map_err(|e| ConnectError::Untrusted(format!("cannot read who owns the pipe ({e})")))?;
+        if owner != mine {
+            return Err(ConnectError::Untrusted(format!(
+                "the pipe is owned by {owner}, not by you ({mine}); another user may have created it"
+            )));
+        }
         Ok(())
+    }
+
+    #[cfg(test)]
+    #[allow(clippy::unwrap_used)]
+    mod tests {
+        use super::*;
+
+        /// A pipe of `sddl`'s descriptor, served by this very process (so the server's user is
+        /// always this user's: only the owner can tell them apart), and a client's verdict.
+        fn connect_to_pipe_of(sddl: &str, name: &str) -> Result<PipeClient, ConnectError> {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let _entered = runtime.enter();
+            let descriptor = PrivateDescriptor::from_sddl(sddl).unwrap();
+            let mut options = ServerOptions::new();
+            options.first_pipe_instance(true);
+            // SAFETY: the descriptor outlives the pipe's creation.
+            let _server = unsafe {
+                options.create_with_security_attributes_raw(name, descriptor.attributes())
+            }
+            .unwrap();
+            PipeClient::connect(name, Duration::from_secs(2))
+        }
+
+        /// Another user, or a program of theirs, creates the pipe and a process of ours ends up
+        /// serving it (or the pipe is handed over): the owner check refuses it before a byte is
+        /// sent. The Administrators group stands for "not you": a token may name a group it is
+        /// in as an object's owner, and this user is one of them under Wine.
+        #[test]
+        fn a_pipe_owned_by_someone_else_is_refused_even_when_our_process_serves_it() {
+            let me = this_user_sid().unwrap();
+            let ours = connect_to_pipe_of(
+                &format!("O:{me}D:P(A;;GA;;;{me})"),
+                r"\\.\pipe\agent-tray-test-owner-ours",
+            );
+            assert!(ours.is_ok(), "a pipe this user owns is trusted: {ours:?}");
+            let theirs = connect_to_pipe_of(
+                &format!("O:BAD:P(A;;GA;;;{me})"),
+                r"\\.\pipe\agent-tray-test-owner-theirs",
+            );
+            match theirs {
+                Err(ConnectError::Untrusted(reason)) => {
+                    assert!(reason.contains("owned by"), "{reason}")
+                }
+                other => panic!("a pipe owned by another SID must be refused: {other:?}"),
+            }
+        }
+    }
+
+    /// The owner SID of a pipe, as its security descriptor names it.
+    fn pipe_owner_sid(pipe: &Owned) -> io::Result<String> {
+        let mut owner: PSID = std::ptr::null_mut();
+        let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+        // SAFETY: a valid handle; the call allocates the descriptor (freed below) and points
+        // `owner` into it.
+        let code = unsafe {
+            GetSecurityInfo(
+                pipe.0,
+                SE_KERNEL_OBJECT,
+                OWNER_SECURITY_INFORMATION,
+                &mut owner,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut descriptor,
+            )
+        };
+        if code != 0 {
+            return Err(io::Error::from_raw_os_error(code as i32));
+        }
+        let text = if owner.is_null() {
+            Err(io::Error::other("the pipe names no owner"))
+        } else {
+            // SAFETY: `owner` points into `descriptor`, alive until the free below.
+            unsafe { sid_text(owner) }
+        };
+        // SAFETY: allocated by GetSecurityInfo, freed once.
+        unsafe { LocalFree(descriptor) };
+        text
     }
 }
 
