@@ -633,6 +633,38 @@ mod windows {
         Ok(())
     }
 
+    /// The owner SID of a pipe, as its security descriptor names it.
+    fn pipe_owner_sid(pipe: &Owned) -> io::Result<String> {
+        let mut owner: PSID = std::ptr::null_mut();
+        let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+        // SAFETY: a valid handle; the call allocates the descriptor (freed below) and points
+        // `owner` into it.
+        let code = unsafe {
+            GetSecurityInfo(
+                pipe.0,
+                SE_KERNEL_OBJECT,
+                OWNER_SECURITY_INFORMATION,
+                &mut owner,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut descriptor,
+            )
+        };
+        if code != 0 {
+            return Err(io::Error::from_raw_os_error(code as i32));
+        }
+        let text = if owner.is_null() {
+            Err(io::Error::other("the pipe names no owner"))
+        } else {
+            // SAFETY: `owner` points into `descriptor`, alive until the free below.
+            unsafe { sid_text(owner) }
+        };
+        // SAFETY: allocated by GetSecurityInfo, freed once.
+        unsafe { LocalFree(descriptor) };
+        text
+    }
+
     #[cfg(test)]
     #[allow(clippy::unwrap_used)]
     mod tests {
@@ -680,38 +712,6 @@ mod windows {
                 other => panic!("a pipe owned by another SID must be refused: {other:?}"),
             }
         }
-    }
-
-    /// The owner SID of a pipe, as its security descriptor names it.
-    fn pipe_owner_sid(pipe: &Owned) -> io::Result<String> {
-        let mut owner: PSID = std::ptr::null_mut();
-        let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
-        // SAFETY: a valid handle; the call allocates the descriptor (freed below) and points
-        // `owner` into it.
-        let code = unsafe {
-            GetSecurityInfo(
-                pipe.0,
-                SE_KERNEL_OBJECT,
-                OWNER_SECURITY_INFORMATION,
-                &mut owner,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                &mut descriptor,
-            )
-        };
-        if code != 0 {
-            return Err(io::Error::from_raw_os_error(code as i32));
-        }
-        let text = if owner.is_null() {
-            Err(io::Error::other("the pipe names no owner"))
-        } else {
-            // SAFETY: `owner` points into `descriptor`, alive until the free below.
-            unsafe { sid_text(owner) }
-        };
-        // SAFETY: allocated by GetSecurityInfo, freed once.
-        unsafe { LocalFree(descriptor) };
-        text
     }
 }
 
