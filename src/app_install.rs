@@ -188,6 +188,12 @@ mod tests {
         assert_eq!(hook_binary(Some(&lone), Some(&relative)), None);
         assert_eq!(hook_binary(None, None), None);
     }
+}
+
+#[cfg(test)] // on every desktop: the verbatim form is Windows'
+#[allow(clippy::expect_used)]
+mod plain_path_tests {
+    use super::*;
 
     /// Windows: the path the app writes into the hooks is the one the CLI names itself by
     /// (`C:\…`), not the verbatim `\\?\C:\…` a plain canonicalize gives there, which no
