@@ -10,7 +10,10 @@
 #      session ended by its exit event);
 #   3. the count: the tests that ran and passed under Wine against every test the Linux build
 #      has; at least 90 % must, and every test that did not run is named (the reason for each
-#      is beside its `cfg(unix)` or `cfg_attr(windows, ignore = "...")` in the source).
+#      is beside its `cfg(unix)` or `cfg_attr(windows, ignore = "...")` in the source);
+#   4. the installer (packaging/windows/agent-tray.nsi, Debian's makensis) around the CLI the tests
+#      built, installed silently into a Wine prefix of its own, the installed CLI run from the
+#      install folder and from the Path, uninstalled, and checked gone (scripts/windows/test-installer.sh).
 #
 # The desktop app itself cannot run here (WebView2 does not exist under Wine): it is only
 # type-checked and linted. Fails, saying "Windows was NOT checked", when a tool is missing.
@@ -147,4 +150,13 @@ say "of the Linux build's tests, ran and passed under Wine: $passed_of_linux of 
 
 [ "$wine_status" -eq 0 ] && [ "$failed" -eq 0 ] || fail "tests failed under Wine (log: $logs/wine-tests.log)"
 [ "$percent" -ge "$min_percent" ] || fail "only $percent % of the core's tests ran and passed under Wine (at least $min_percent % needed)"
-say "ok: Windows checked (clippy clean; $passed tests passed under Wine, $percent % of the core's)"
+# 4. The installer: built around the CLI the tests just ran, installed silently under Wine into a
+# prefix of its own, the installed CLI run, then uninstalled (scripts/windows/test-installer.sh).
+say "the installer (makensis, a silent install and uninstall under Wine)"
+start=$SECONDS
+command -v makensis >/dev/null 2>&1 || not_checked "makensis is missing (install: apt-get install nsis, or scripts/setup.sh --test)"
+stop_wine
+scripts/windows/test-installer.sh "$target_dir/$target/debug/agent-tray.exe" ||
+  fail "the installer test failed (above)"
+say "ok: the installer carries the CLI onto the Path and off it again ($((SECONDS - start)) s)"
+say "ok: Windows checked (clippy clean; $passed tests passed under Wine, $percent % of the core's; the installer)"

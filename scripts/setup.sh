@@ -23,7 +23,7 @@ build_packages=(build-essential pkg-config libwebkit2gtk-4.1-dev libayatana-appi
   librsvg2-dev libdbus-1-dev python3 git ca-certificates)
 test_packages=(xvfb xauth webkit2gtk-driver chromium dbus dbus-x11 dunst xdotool trayer imagemagick
   tmux kitty procps util-linux psmisc hyperfine openssh-client openssh-server zsh fish libglib2.0-bin
-  mingw-w64 wine wine64)
+  mingw-w64 wine wine64 nsis)
 
 packages=("${build_packages[@]}")
 [ "$want_tests" = 1 ] && packages+=("${test_packages[@]}")

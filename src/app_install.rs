@@ -47,7 +47,9 @@ pub fn hook_binary(own_exe: Option<&Path>, path_var: Option<&OsStr>) -> Option<P
         .into_iter()
         .chain(on_path)
         .find(|p| is_executable(p))
-        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        // Canonical, but never in Windows' verbatim form (`\\?\C:\…`), which `current_exe`
+        // does not give the CLI and Git Bash, cmd.exe and PowerShell cannot run.
+        .map(|p| dunce::canonicalize(&p).unwrap_or(p))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -160,7 +162,7 @@ mod tests {
         executable(&bundle.join(CLI_BINARY));
         executable(&elsewhere.join(CLI_BINARY));
         let path_var = std::env::join_paths([&elsewhere]).expect("PATH");
-        let canonical = |p: PathBuf| std::fs::canonicalize(p).expect("canonical");
+        let canonical = |p: PathBuf| dunce::canonicalize(p).expect("canonical");
         assert_eq!(
             hook_binary(Some(&app), Some(&path_var)),
             Some(canonical(bundle.join(CLI_BINARY)))
@@ -185,5 +187,34 @@ mod tests {
         let relative = std::env::join_paths(["bin"]).expect("PATH");
         assert_eq!(hook_binary(Some(&lone), Some(&relative)), None);
         assert_eq!(hook_binary(None, None), None);
+    }
+}
+
+#[cfg(test)] // on every desktop: the verbatim form is Windows'
+#[allow(clippy::expect_used)]
+mod plain_path_tests {
+    use super::*;
+
+    /// Windows: the path the app writes into the hooks is the one the CLI names itself by
+    /// (`C:\…`), not the verbatim `\\?\C:\…` a plain canonicalize gives there, which no
+    /// agent's shell runs and which would make the CLI see the app's hooks as moved.
+    #[test]
+    fn the_cli_found_for_the_hooks_is_named_in_the_plain_form() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cli = dir.path().join(CLI_BINARY);
+        std::fs::write(&cli, b"").expect("cli");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        }
+        let app = dir.path().join("agent-tray-desktop");
+        let found = hook_binary(Some(&app), None).expect("the CLI beside the app");
+        assert!(
+            !found.to_string_lossy().starts_with(r"\\?\"),
+            "a verbatim path in the hooks: {}",
+            found.display()
+        );
+        assert!(found.ends_with(CLI_BINARY), "{}", found.display());
     }
 }

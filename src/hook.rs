@@ -278,7 +278,7 @@ fn ask_and_print(
     }
     let mut client = match ControlClient::connect(&paths.socket, left) {
         Ok(client) => client,
-        Err(ClientError::NotRunning(_)) => return,
+        Err(ClientError::NotRunning(_) | ClientError::Starting(_)) => return,
         Err(e) => return log_error(paths, &format!("ask: {e}")),
     };
     client.set_deadline(Instant::now() + ASK_REPLY_BUDGET);
@@ -436,7 +436,7 @@ fn deliver(paths: &TrayPaths, obs: Observation, cut: bool, started: Instant) {
         })
     });
     match result {
-        Ok(()) | Err(ClientError::NotRunning(_)) => {}
+        Ok(()) | Err(ClientError::NotRunning(_) | ClientError::Starting(_)) => {}
         Err(e) => log_error(paths, &format!("send: {e}")),
     }
 }
@@ -450,7 +450,7 @@ fn send_observation(paths: &TrayPaths, observation: Observation, started: Instan
     let result = ControlClient::connect(&paths.socket, left)
         .and_then(|mut client| client.send(&Request::Observe { observation }));
     match result {
-        Ok(()) | Err(ClientError::NotRunning(_)) => {}
+        Ok(()) | Err(ClientError::NotRunning(_) | ClientError::Starting(_)) => {}
         Err(e) => log_error(paths, &format!("send: {e}")),
     }
 }
@@ -464,7 +464,7 @@ fn send_only(paths: &TrayPaths, request: &Request, started: Instant) {
     }
     let result = ControlClient::connect(&paths.socket, left).and_then(|mut c| c.send(request));
     match result {
-        Ok(()) | Err(ClientError::NotRunning(_)) => {}
+        Ok(()) | Err(ClientError::NotRunning(_) | ClientError::Starting(_)) => {}
         Err(e) => log_error(paths, &format!("send: {e}")),
     }
 }

@@ -41,7 +41,9 @@ pub fn private_options() -> OpenOptions {
 }
 
 /// Opens an agent's file for reading without blocking on a FIFO or a device (unix's
-/// `O_NONBLOCK`; a regular file ignores it) and without following a symlink.
+/// `O_NONBLOCK`; a regular file ignores it) and without following a symlink (unix's
+/// `O_NOFOLLOW`; Windows' `FILE_FLAG_OPEN_REPARSE_POINT`, which opens the link itself: see
+/// [`open_for_reading`], which then refuses it).
 pub fn reading_options() -> OpenOptions {
     let mut options = private_options();
     options.read(true);
@@ -50,7 +52,37 @@ pub fn reading_options() -> OpenOptions {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC);
     }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        use windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT;
+        options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+    }
     options
+}
+
+/// Opens an agent's file for reading ([`reading_options`]), never through a link: on unix the
+/// open of a symlink fails (`O_NOFOLLOW`); on Windows a reparse point (a symbolic link, a
+/// junction, a mount point) is opened as itself, not followed, and then refused here. A look at
+/// the path before the open cannot promise this: the path can be swapped for a link between the
+/// look and the open; the handle cannot.
+pub fn open_for_reading(path: &Path) -> io::Result<File> {
+    let file = reading_options().open(path)?;
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::MetadataExt;
+        use windows_sys::Win32::Storage::FileSystem::FILE_ATTRIBUTE_REPARSE_POINT;
+        if file.metadata()?.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a link (a reparse point): not followed",
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(file)
 }
 
 /// Makes `path` readable and writable by its owner only (unix); Windows' profile folders are
@@ -414,6 +446,32 @@ mod tests {
         let mut buf = [0u8; 3];
         read_exact_at(&held, &mut buf, 0).unwrap();
         assert_eq!(&buf, b"old");
+    }
+
+    /// An agent's folder where a file was replaced by a link to another file of the user's (or
+    /// a device): the feed opens the path and must not read the link's target. Windows: a
+    /// symbolic link made with `CreateSymbolicLinkW` (Wine makes one as a unix symlink).
+    #[test]
+    fn an_agents_file_that_is_a_link_is_not_opened_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("secret");
+        std::fs::write(&target, b"not the agent's").unwrap();
+        let link = dir.path().join("session.jsonl");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        #[cfg(windows)]
+        std::os::windows::fs::symlink_file(&target, &link).unwrap();
+        assert!(
+            open_for_reading(&link).is_err(),
+            "a link is refused, not followed to its target"
+        );
+        let mut text = String::new();
+        use std::io::Read;
+        open_for_reading(&target)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "not the agent's", "a plain file opens as before");
     }
 
     #[test]

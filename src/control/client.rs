@@ -11,6 +11,13 @@
 //! there and receive every observation, or answer `list` with made-up sessions. Refused with a
 //! clear reason ([`ClientError::Untrusted`]).
 //!
+//! **An engine that is starting.** The engine takes its ownership lock ([`ownership_lock`]) before
+//! it listens, and opens its socket (or pipe) only once it holds it. A client that finds nothing
+//! listening asks the lock: held means an engine is on its way, and the client tries again
+//! until the socket answers or its own budget is spent, then says "starting"
+//! ([`ClientError::Starting`]) rather than "not running"; free means nobody is coming. The budget
+//! is the caller's: the CLI's few seconds, the hook's 100 ms (a hook never waits past it).
+//!
 //! **Replies are streamed, not capped.** A reply is parsed straight from the socket as it arrives
 //! (`history` of thousands of sessions is several MiB); what bounds it is the deadline, and the
 //! engine is trusted by the check above. Only requests have a size limit ([`MAX_LINE`], the
@@ -39,6 +46,9 @@ pub enum ClientError {
     /// The socket or its folder could be someone else's: not used.
     #[error("refusing to use the socket {path}: {reason}")]
     Untrusted { path: String, reason: String },
+    /// An engine holds the ownership lock but did not listen within the caller's budget.
+    #[error("Agent Tray is starting (at {0}) and did not answer in time; try again in a moment")]
+    Starting(String),
     #[error("timed out talking to Agent Tray at {0}")]
     TimedOut(String),
     #[error("talking to Agent Tray at {path}: {source}")]
@@ -133,6 +143,30 @@ fn check_socket_owner_as(socket: &Path, me: u32) -> Result<(), ClientError> {
     Ok(())
 }
 
+/// The engine's ownership lock for `socket`, beside it: whoever holds it is the engine of that
+/// socket, starting or running (see the engine's control server).
+pub fn ownership_lock(socket: &Path) -> std::path::PathBuf {
+    socket.with_file_name("agent-tray.lock")
+}
+
+/// Whether an engine holds the ownership lock of `socket` now. Asked with a shared lock taken and
+/// given back at once (the engine's exclusive try waits out such a probe), never created.
+pub fn engine_holds_lock(socket: &Path) -> bool {
+    use crate::os_fs::{try_lock, unlock, LockKind};
+    let Ok(file) = crate::os_fs::reading_options().open(ownership_lock(socket)) else {
+        return false;
+    };
+    if try_lock(&file, LockKind::Shared) {
+        unlock(&file);
+        false
+    } else {
+        true
+    }
+}
+
+/// How often a client looks again for the socket of an engine that is starting.
+const START_POLL: Duration = Duration::from_millis(20);
+
 /// Why a connection could not be made.
 enum Connect {
     Io(io::Error),
@@ -208,13 +242,34 @@ impl ControlClient {
                 source: e,
             },
         };
-        let stream = connect_within(socket, budget).map_err(|e| match e {
-            Connect::Io(e) => classify(e),
-            Connect::Untrusted(reason) => ClientError::Untrusted {
-                path: path.clone(),
-                reason,
-            },
-        })?;
+        let stream = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ClientError::TimedOut(path.clone()));
+            }
+            let error = match connect_within(socket, left) {
+                Ok(stream) => break stream,
+                Err(Connect::Io(e)) => classify(e),
+                Err(Connect::Untrusted(reason)) => {
+                    return Err(ClientError::Untrusted {
+                        path: path.clone(),
+                        reason,
+                    })
+                }
+            };
+            // Nothing listens: an engine that holds the lock is starting, so look again while
+            // the budget lasts; with the lock free nobody is coming.
+            if !matches!(error, ClientError::NotRunning(_)) {
+                return Err(error);
+            }
+            if !engine_holds_lock(socket) {
+                return Err(error);
+            }
+            if deadline.saturating_duration_since(Instant::now()) <= START_POLL {
+                return Err(ClientError::Starting(path.clone()));
+            }
+            std::thread::sleep(START_POLL);
+        };
         let reader = BufReader::new(DeadlineStream {
             stream: stream.try_clone().map_err(classify)?,
             deadline,
@@ -419,5 +474,59 @@ mod tests {
         std::os::unix::fs::symlink(&socket, &link).unwrap();
         let r = reason(check_socket_owner(&link));
         assert!(r.contains("not a socket"), "{r}");
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod starting_tests {
+    use super::*;
+    use crate::os_fs::{private_options, try_lock, unlock, LockKind};
+
+    /// An engine between taking its lock and listening (it opens its history, its journal):
+    /// a call then waits for it within its budget and says "starting", not "not running"; once
+    /// the lock is free, "not running" comes at once.
+    #[test]
+    fn a_call_while_an_engine_holds_its_lock_but_does_not_listen_says_starting_within_its_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("agent-tray.sock");
+        let lock = private_options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(ownership_lock(&socket))
+            .unwrap();
+        assert!(try_lock(&lock, LockKind::Exclusive));
+        assert!(engine_holds_lock(&socket));
+
+        let started = Instant::now();
+        let outcome = ControlClient::connect(&socket, Duration::from_millis(300));
+        let took = started.elapsed();
+        assert!(
+            matches!(outcome, Err(ClientError::Starting(_))),
+            "a held lock with nothing listening is an engine starting: {outcome:?}"
+        );
+        assert!(
+            took >= Duration::from_millis(200) && took < Duration::from_secs(1),
+            "it waited for the engine within its budget, no longer: {took:?}"
+        );
+
+        unlock(&lock);
+        assert!(
+            !engine_holds_lock(&socket),
+            "the probe itself leaves no lock"
+        );
+        let started = Instant::now();
+        let outcome = ControlClient::connect(&socket, Duration::from_millis(300));
+        assert!(
+            matches!(outcome, Err(ClientError::NotRunning(_))),
+            "{outcome:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_millis(150),
+            "nobody is coming: said at once"
+        );
+        // The probe's shared lock is given back: an engine still takes the exclusive one.
+        assert!(try_lock(&lock, LockKind::Exclusive));
     }
 }

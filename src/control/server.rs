@@ -134,14 +134,14 @@ impl ControlServer {
                 source,
             }
         };
-        let lock_path = paths.runtime_dir.join("agent-tray.lock");
+        let lock_path = super::client::ownership_lock(&paths.socket);
         let lock = crate::os_fs::private_options()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&lock_path)
             .map_err(io_err(&lock_path))?;
-        if !crate::os_fs::try_lock(&lock, crate::os_fs::LockKind::Exclusive) {
+        if !take_ownership(&lock) {
             return Err(who_holds(&paths.socket));
         }
         let listener = listen(&paths.socket).map_err(|e| match e {
@@ -277,6 +277,25 @@ async fn accept(listener: &mut tokio::net::UnixListener) -> io::Result<ServerCon
 #[cfg(windows)]
 async fn accept(listener: &mut transport::Listener) -> io::Result<ServerConn> {
     listener.accept().await
+}
+
+/// How long the engine tries for its ownership lock: a client asking whether an engine is
+/// starting holds a shared lock for a moment ([`super::client::engine_holds_lock`]); an engine
+/// holds it for its whole life.
+const OWNERSHIP_TRIES: Duration = Duration::from_millis(250);
+
+/// Takes the ownership lock, trying again for [`OWNERSHIP_TRIES`] while a client's probe holds it.
+fn take_ownership(lock: &File) -> bool {
+    let give_up_at = std::time::Instant::now() + OWNERSHIP_TRIES;
+    loop {
+        if crate::os_fs::try_lock(lock, crate::os_fs::LockKind::Exclusive) {
+            return true;
+        }
+        if std::time::Instant::now() >= give_up_at {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Asks whoever owns the socket who they are, for a plain message.

@@ -14,7 +14,8 @@
 //!   even Administrators'), and refuses remote clients.
 //!
 //! The client, before it sends a byte, asks which process serves the pipe and checks that
-//! process runs as the same user ([`ClientError::Untrusted`](super::client::ClientError)
+//! process runs as the same user, and that the pipe object itself is owned by this user (a
+//! process of ours could serve a pipe another user created) ([`ClientError::Untrusted`](super::client::ClientError)
 //! otherwise). Reads and writes use overlapped I/O so every one has a deadline, as the socket's
 //! `SO_RCVTIMEO` gives on unix.
 
@@ -89,11 +90,11 @@ mod windows {
     };
     use windows_sys::Win32::Security::Authorization::{
         ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW,
-        SDDL_REVISION_1,
+        GetSecurityInfo, SDDL_REVISION_1, SE_KERNEL_OBJECT,
     };
     use windows_sys::Win32::Security::{
-        GetTokenInformation, TokenUser, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES, TOKEN_QUERY,
-        TOKEN_USER,
+        GetTokenInformation, TokenUser, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID,
+        SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
     };
     use windows_sys::Win32::Storage::FileSystem::{
         CreateFileW, ReadFile, WriteFile, FILE_FLAG_OVERLAPPED, OPEN_EXISTING,
@@ -172,9 +173,18 @@ mod windows {
         }
         // SAFETY: the call filled a TOKEN_USER at the start of the buffer.
         let user = unsafe { &*(buf.as_ptr() as *const TOKEN_USER) };
+        // SAFETY: the SID lives in `buf`, alive for the call.
+        unsafe { sid_text(user.User.Sid) }
+    }
+
+    /// The string form (`S-1-5-21-…`) of a SID.
+    ///
+    /// # Safety
+    /// `sid` points at a valid SID for the duration of the call.
+    unsafe fn sid_text(sid: PSID) -> io::Result<String> {
         let mut text: *mut u16 = std::ptr::null_mut();
-        // SAFETY: the SID lives in `buf`; the call allocates `text` with LocalAlloc.
-        if unsafe { ConvertSidToStringSidW(user.User.Sid, &mut text) } == 0 {
+        // SAFETY: the caller vouches for `sid`; the call allocates `text` with LocalAlloc.
+        if unsafe { ConvertSidToStringSidW(sid, &mut text) } == 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `text` is a NUL-terminated wide string from the call above.
@@ -205,8 +215,16 @@ mod windows {
     unsafe impl Sync for PrivateDescriptor {}
 
     impl PrivateDescriptor {
+        /// Owned by this user (named, not left to the token's default owner, which for an
+        /// elevated administrator is the Administrators group) and open to this user only.
         pub fn for_this_user() -> io::Result<Box<PrivateDescriptor>> {
-            let sddl = wide(&format!("D:P(A;;GA;;;{})", this_user_sid()?));
+            let me = this_user_sid()?;
+            Self::from_sddl(&format!("O:{me}D:P(A;;GA;;;{me})"))
+        }
+
+        /// A descriptor from its SDDL text (tests build foreign-owned pipes with it).
+        pub fn from_sddl(sddl: &str) -> io::Result<Box<PrivateDescriptor>> {
+            let sddl = wide(sddl);
             let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
             // SAFETY: a NUL-terminated SDDL string; the call allocates the descriptor.
             if unsafe {
@@ -432,34 +450,47 @@ mod windows {
         }
 
         /// One overlapped read or write, waited for at most `timeout`, cancelled after it.
+        ///
+        /// The operation works on a heap block of its own (its `OVERLAPPED`, its event and a copy
+        /// of the bytes), never on the caller's buffer: if a cancelled operation does not end
+        /// within [`CANCEL_GRACE`], the block is left to the system (leaked, a few KiB) and the
+        /// call returns at its deadline anyway, instead of waiting without bound for an end that
+        /// only the server's hang-up would bring.
         fn overlapped(&self, timeout: Option<Duration>, op: Op<'_>) -> io::Result<usize> {
             // SAFETY: a manual-reset, unnamed event, closed by `Owned`.
             let event = unsafe { CreateEventW(std::ptr::null(), 1, 0, std::ptr::null()) };
             if event.is_null() {
                 return Err(io::Error::last_os_error());
             }
-            let event = Owned(event);
-            // SAFETY: plain data; all-zero is the documented start state.
-            let mut overlapped: OVERLAPPED = unsafe { std::mem::zeroed() };
-            overlapped.hEvent = event.0;
+            let mut block = Box::new(InFlight {
+                // SAFETY: plain data; all-zero is the documented start state.
+                overlapped: unsafe { std::mem::zeroed() },
+                event: Owned(event),
+                bytes: match &op {
+                    Op::Read(buf) => vec![0; buf.len()],
+                    Op::Write(buf) => buf.to_vec(),
+                },
+            });
+            block.overlapped.hEvent = block.event.0;
+            let len = u32::try_from(block.bytes.len()).unwrap_or(u32::MAX);
             let mut done = 0u32;
-            // SAFETY: the buffer and `overlapped` outlive the operation: on every path out of
-            // this function the operation has completed or been cancelled and waited for.
+            // SAFETY: the bytes and the OVERLAPPED live in `block`, which outlives the operation:
+            // it is dropped only once the operation has ended, or leaked.
             let started = unsafe {
                 match op {
-                    Op::Read(buf) => ReadFile(
+                    Op::Read(_) => ReadFile(
                         self.handle.0,
-                        buf.as_mut_ptr(),
-                        u32::try_from(buf.len()).unwrap_or(u32::MAX),
+                        block.bytes.as_mut_ptr(),
+                        len,
                         &mut done,
-                        &mut overlapped,
+                        &mut block.overlapped,
                     ),
-                    Op::Write(buf) => WriteFile(
+                    Op::Write(_) => WriteFile(
                         self.handle.0,
-                        buf.as_ptr(),
-                        u32::try_from(buf.len()).unwrap_or(u32::MAX),
+                        block.bytes.as_ptr(),
+                        len,
                         &mut done,
-                        &mut overlapped,
+                        &mut block.overlapped,
                     ),
                 }
             };
@@ -476,18 +507,21 @@ mod windows {
                     u32::try_from(t.as_millis()).unwrap_or(u32::MAX - 1).max(1)
                 });
                 // SAFETY: a valid event handle.
-                if unsafe { WaitForSingleObject(event.0, ms) } != WAIT_OBJECT_0 {
-                    // SAFETY: cancels this operation only, then waits for it to end so the
-                    // buffer is no longer used.
-                    unsafe {
-                        CancelIoEx(self.handle.0, &overlapped);
-                        GetOverlappedResult(self.handle.0, &overlapped, &mut done, 1);
+                if unsafe { WaitForSingleObject(block.event.0, ms) } != WAIT_OBJECT_0 {
+                    // SAFETY: cancels this operation only.
+                    unsafe { CancelIoEx(self.handle.0, &block.overlapped) };
+                    let grace = u32::try_from(CANCEL_GRACE.as_millis()).unwrap_or(u32::MAX);
+                    // SAFETY: as above.
+                    if unsafe { WaitForSingleObject(block.event.0, grace) } != WAIT_OBJECT_0 {
+                        // Still in flight: the system may yet write into the block.
+                        Box::leak(block);
                     }
                     return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
                 }
             }
-            // SAFETY: the operation has completed; this only reads its result.
-            if unsafe { GetOverlappedResult(self.handle.0, &overlapped, &mut done, 1) } == 0 {
+            // SAFETY: the operation has ended (completed at once, or its event is set); this
+            // only reads its result.
+            if unsafe { GetOverlappedResult(self.handle.0, &block.overlapped, &mut done, 0) } == 0 {
                 let e = io::Error::last_os_error();
                 // A closed pipe is the end of the stream, as a closed socket is.
                 if e.raw_os_error().is_some_and(|c| is_closed_pipe(c as u32)) {
@@ -495,8 +529,22 @@ mod windows {
                 }
                 return Err(e);
             }
-            Ok(done as usize)
+            let done = (done as usize).min(block.bytes.len());
+            if let Op::Read(buf) = op {
+                buf[..done].copy_from_slice(&block.bytes[..done]);
+            }
+            Ok(done)
         }
+    }
+
+    /// How long a cancelled pipe operation is given to end before its memory is left behind.
+    const CANCEL_GRACE: Duration = Duration::from_millis(200);
+
+    /// What one overlapped operation needs to outlive it (see `PipeClient::overlapped`).
+    struct InFlight {
+        overlapped: OVERLAPPED,
+        event: Owned,
+        bytes: Vec<u8>,
     }
 
     /// `ERROR_BROKEN_PIPE` (109), `ERROR_NO_DATA` (232, "being closed"), `ERROR_PIPE_NOT_CONNECTED`
@@ -573,7 +621,97 @@ mod windows {
                 "it is served by pid {server_pid}, which runs as {theirs}, not as you ({mine}); another user may be listening there"
             )));
         }
+        // The pipe object itself: a process of ours serving a pipe someone else created (and so
+        // may have opened to others) is not ours either.
+        let owner = pipe_owner_sid(pipe)
+            .map_err(|e| ConnectError::Untrusted(format!("cannot read who owns the pipe ({e})")))?;
+        if owner != mine {
+            return Err(ConnectError::Untrusted(format!(
+                "the pipe is owned by {owner}, not by you ({mine}); another user may have created it"
+            )));
+        }
         Ok(())
+    }
+
+    /// The owner SID of a pipe, as its security descriptor names it.
+    fn pipe_owner_sid(pipe: &Owned) -> io::Result<String> {
+        let mut owner: PSID = std::ptr::null_mut();
+        let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+        // SAFETY: a valid handle; the call allocates the descriptor (freed below) and points
+        // `owner` into it.
+        let code = unsafe {
+            GetSecurityInfo(
+                pipe.0,
+                SE_KERNEL_OBJECT,
+                OWNER_SECURITY_INFORMATION,
+                &mut owner,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut descriptor,
+            )
+        };
+        if code != 0 {
+            return Err(io::Error::from_raw_os_error(code as i32));
+        }
+        let text = if owner.is_null() {
+            Err(io::Error::other("the pipe names no owner"))
+        } else {
+            // SAFETY: `owner` points into `descriptor`, alive until the free below.
+            unsafe { sid_text(owner) }
+        };
+        // SAFETY: allocated by GetSecurityInfo, freed once.
+        unsafe { LocalFree(descriptor) };
+        text
+    }
+
+    #[cfg(test)]
+    #[allow(clippy::unwrap_used)]
+    mod tests {
+        use super::*;
+
+        /// A pipe of `sddl`'s descriptor, served by this very process (so the server's user is
+        /// always this user's: only the owner can tell them apart), and a client's verdict.
+        fn connect_to_pipe_of(sddl: &str, name: &str) -> Result<PipeClient, ConnectError> {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let _entered = runtime.enter();
+            let descriptor = PrivateDescriptor::from_sddl(sddl).unwrap();
+            let mut options = ServerOptions::new();
+            options.first_pipe_instance(true);
+            // SAFETY: the descriptor outlives the pipe's creation.
+            let _server = unsafe {
+                options.create_with_security_attributes_raw(name, descriptor.attributes())
+            }
+            .unwrap();
+            PipeClient::connect(name, Duration::from_secs(2))
+        }
+
+        /// Another user, or a program of theirs, creates the pipe and a process of ours ends up
+        /// serving it (or the pipe is handed over): the owner check refuses it before a byte is
+        /// sent. The Administrators group stands for "not you": a token may name a group it is
+        /// in as an object's owner, and this user is one of them under Wine.
+        #[test]
+        fn a_pipe_owned_by_someone_else_is_refused_even_when_our_process_serves_it() {
+            let me = this_user_sid().unwrap();
+            let ours = connect_to_pipe_of(
+                &format!("O:{me}D:P(A;;GA;;;{me})"),
+                r"\\.\pipe\agent-tray-test-owner-ours",
+            );
+            assert!(ours.is_ok(), "a pipe this user owns is trusted: {ours:?}");
+            let theirs = connect_to_pipe_of(
+                &format!("O:BAD:P(A;;GA;;;{me})"),
+                r"\\.\pipe\agent-tray-test-owner-theirs",
+            );
+            match theirs {
+                Err(ConnectError::Untrusted(reason)) => {
+                    assert!(reason.contains("owned by"), "{reason}")
+                }
+                other => panic!("a pipe owned by another SID must be refused: {other:?}"),
+            }
+        }
     }
 }
 

@@ -277,7 +277,7 @@ pub fn open_regular_file(path: &Path) -> io::Result<(File, Metadata)> {
     if !std::fs::symlink_metadata(path)?.file_type().is_file() {
         return Err(not_regular(path));
     }
-    let file = crate::os_fs::reading_options().open(path)?;
+    let file = crate::os_fs::open_for_reading(path)?;
     let meta = file.metadata()?;
     if !meta.file_type().is_file() {
         return Err(not_regular(path));
