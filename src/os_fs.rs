@@ -15,6 +15,8 @@
 //!   time to a new file of the same name made within 15 s, which is exactly a rewrite.
 //! - **Positioned reads and writes** ([`read_exact_at`], [`write_all_at`]).
 
+pub mod folder_dacl;
+
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
@@ -85,8 +87,9 @@ pub fn open_for_reading(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
-/// Makes `path` readable and writable by its owner only (unix); Windows' profile folders are
-/// already private, so nothing is changed there.
+/// Makes `path` readable and writable by its owner only (unix). On Windows a file is left as it
+/// is: it inherits the protected DACL of the folder it is made in (a folder of ours is made
+/// private by [`folder_dacl::make_private`], through `paths::create_private_dir`).
 pub fn make_owner_only(path: &Path, is_dir: bool) -> io::Result<()> {
     #[cfg(unix)]
     {

@@ -105,7 +105,9 @@ impl TrayPaths {
     }
 }
 
-/// Creates `dir` (and parents) and makes it 0700.
+/// Creates `dir` (and parents) and makes it 0700; on Windows, gives it a protected DACL for this
+/// user and SYSTEM only, refusing an existing folder someone else owns (see the folder DACL
+/// module of `os_fs`).
 pub fn create_private_dir(dir: &Path) -> Result<(), PathsError> {
     let err = |source| PathsError::Create {
         path: dir.to_path_buf(),
@@ -118,8 +120,13 @@ pub fn create_private_dir(dir: &Path) -> Result<(), PathsError> {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(0o700);
     }
+    #[cfg(windows)]
+    let existed = dir.is_dir();
     builder.create(dir).map_err(err)?;
-    // An existing folder keeps the mode it had; ours must be private whatever made it.
+    // An existing folder keeps the mode (or DACL) it had; ours must be private whatever made it.
+    #[cfg(windows)]
+    return crate::os_fs::folder_dacl::make_private(dir, existed).map_err(err);
+    #[cfg(not(windows))]
     crate::os_fs::make_owner_only(dir, true).map_err(err)
 }
 

@@ -57,12 +57,32 @@ pub enum ClientError {
     BadReply(String),
 }
 
-/// Checks that `socket` and the folder holding it are this user's and that no one else may write
-/// to them. `Ok(())` also when the socket does not exist (the connect then says nobody runs).
-/// (Windows: the pipe's server is checked when connecting, by the user it runs as.)
+/// Checks that the folder holding `socket` is this user's, has a DACL, and lets no one but this
+/// user and SYSTEM write to it (unix's `mode & 0o022`). `Ok(())` also when the folder does not
+/// exist (the connect then says nobody runs). The pipe itself (its server's user and its owner)
+/// is checked when connecting.
 #[cfg(windows)]
-pub fn check_socket_owner(_socket: &Path) -> Result<(), ClientError> {
-    Ok(())
+pub fn check_socket_owner(socket: &Path) -> Result<(), ClientError> {
+    use crate::os_fs::folder_dacl::{check, read, Rule};
+    let folder = socket.parent().unwrap_or_else(|| Path::new("."));
+    let io_err = |source| ClientError::Io {
+        path: folder.display().to_string(),
+        source,
+    };
+    let security = match read(folder) {
+        Ok(security) => security,
+        // ERROR_FILE_NOT_FOUND, ERROR_PATH_NOT_FOUND
+        Err(e) if matches!(e.raw_os_error(), Some(2 | 3)) => return Ok(()),
+        Err(e) => return Err(io_err(e)),
+    };
+    let me = crate::control::transport::this_user_sid().map_err(io_err)?;
+    check(&me, &security, Rule::NoOtherWriter).map_err(|reason| ClientError::Untrusted {
+        path: socket.display().to_string(),
+        reason: format!(
+            "its folder {} cannot be trusted: {reason} (the socket's folder must be yours and private: let Agent Tray make it, or set AGENT_TRAY_HOME to a folder of your own)",
+            folder.display()
+        ),
+    })
 }
 
 /// Checks that `socket` and the folder holding it are this user's and that no one else may write
@@ -418,6 +438,43 @@ impl ControlClient {
         self.deadline = Instant::now() + Duration::from_secs(60 * 60 * 24 * 365);
         self.reader.get_mut().deadline = self.deadline;
         self
+    }
+}
+
+/// Windows' twin of the unix tests below: the socket's folder, by its owner and DACL, read under
+/// Windows (and Wine, which derives the DACL from the unix mode) for real.
+#[cfg(all(test, windows))]
+#[allow(clippy::unwrap_used)]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_of_ours_is_trusted_and_one_others_may_write_is_refused_with_the_reason() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("run");
+        crate::paths::create_private_dir(&run).unwrap();
+        let socket = run.join("agent-tray.sock");
+        assert!(check_socket_owner(&socket).is_ok());
+        let elsewhere = tmp.path().join("absent").join("agent-tray.sock");
+        assert!(
+            check_socket_owner(&elsewhere).is_ok(),
+            "no folder: nobody runs"
+        );
+        let me = crate::control::transport::this_user_sid().unwrap();
+        crate::os_fs::folder_dacl::write(&run, &format!("D:P(A;OICI;FA;;;{me})(A;OICI;FA;;;WD)"))
+            .unwrap();
+        match check_socket_owner(&socket) {
+            Err(ClientError::Untrusted { reason, .. }) => {
+                assert!(
+                    reason.contains("S-1-1-0") && reason.contains("write"),
+                    "{reason}"
+                )
+            }
+            other => panic!("a folder Everyone may write to must be refused: {other:?}"),
+        }
+        // Made private again, as the engine does at every start.
+        crate::paths::create_private_dir(&run).unwrap();
+        assert!(check_socket_owner(&socket).is_ok());
     }
 }
 

@@ -181,7 +181,7 @@ mod windows {
     ///
     /// # Safety
     /// `sid` points at a valid SID for the duration of the call.
-    unsafe fn sid_text(sid: PSID) -> io::Result<String> {
+    pub unsafe fn sid_text(sid: PSID) -> io::Result<String> {
         let mut text: *mut u16 = std::ptr::null_mut();
         // SAFETY: the caller vouches for `sid`; the call allocates `text` with LocalAlloc.
         if unsafe { ConvertSidToStringSidW(sid, &mut text) } == 0 {
