@@ -4,7 +4,7 @@
 //! Why each exists:
 //! - **Private files** ([`private_options`]): on unix a file we create is 0600 and no open follows
 //!   a symlink planted in our folder (`O_NOFOLLOW`) or leaks into a child (`O_CLOEXEC`). On Windows
-//!   the folder under `%LOCALAPPDATA%` is already the user's own; what matters there is that every
+//!   a file inherits the protected DACL of our folder ([`folder_dacl`]); what matters there is that every
 //!   file we hold open also lets others *rename over or delete it* (`FILE_SHARE_DELETE`), or the
 //!   journal's rewrite and every atomic replace would fail while a hook or a feed has it open.
 //! - **Advisory locks** ([`try_lock`]): `flock` on unix. On Windows `LockFileEx` locks are

@@ -6,7 +6,9 @@
 //! `CLAUDE_CONFIG_DIR` (replaces `~/.claude` entirely) and `CODEX_HOME` (replaces `~/.codex`).
 //!
 //! The control socket sits in a folder only the user can enter (0700) and is itself 0600: any
-//! process that can reach it can feed sessions into the tray, so other users must not.
+//! process that can reach it can feed sessions into the tray, so other users must not. On
+//! Windows the same folders get a protected DACL for this user and SYSTEM, and an existing one
+//! another SID owns is refused (`os_fs::folder_dacl`).
 //!
 //! On Windows the data folder is `%LOCALAPPDATA%\agent-tray` (per machine, not roaming: journals
 //! and the store are this machine's), the home folder is `%USERPROFILE%` (where Claude Code and
