@@ -1297,10 +1297,10 @@ mod tests {
         o
     }
 
+    /// Private: 0700 and 0600 on unix; on Windows the folder's protected DACL (this user and
+    /// SYSTEM only), which every file made in it inherits.
     #[test]
-    #[cfg(unix)] // file modes; on Windows the profile folder is what keeps it private
     fn the_journal_is_private_and_one_file_per_session() {
-        use std::os::unix::fs::PermissionsExt;
         // Other users on the machine must not read which projects the user works on.
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("journal");
@@ -1319,12 +1319,23 @@ mod tests {
             &JournalRecord::new(obs("s2", EventKind::Stop, "3"), true),
         )
         .unwrap();
-        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode(&dir), 0o700);
         let files = journal_files(&dir);
         assert_eq!(files.len(), 2);
-        for (path, _) in &files {
-            assert_eq!(mode(path), 0o600, "{}", path.display());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&dir), 0o700);
+            for (path, _) in &files {
+                assert_eq!(mode(path), 0o600, "{}", path.display());
+            }
+        }
+        #[cfg(windows)]
+        {
+            use crate::os_fs::folder_dacl::{check, read, Rule};
+            let me = crate::control::transport::this_user_sid().unwrap();
+            let security = read(&dir).unwrap();
+            assert_eq!(check(&me, &security, Rule::Private), Ok(()), "{security:?}");
         }
         let (records, end) = read_from(&dir.join(file_name(Agent::Claude, "s1")), 0).unwrap();
         assert_eq!(records.len(), 2);

@@ -254,9 +254,32 @@ mod tests {
         assert_eq!(data_dir_on(Desktop::Windows, &env(&[])), None);
     }
 
+    /// Windows' twin: the same folders read back with a DACL for this user and SYSTEM only,
+    /// also the one that existed first with its parent's grants (under Wine, Everyone's read).
+    #[test]
+    #[cfg(windows)]
+    fn private_dirs_are_private_even_when_they_existed_wider() {
+        use crate::os_fs::folder_dacl::{check, read, Rule};
+        let me = crate::control::transport::this_user_sid().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        fs::create_dir_all(home.join("run")).unwrap();
+        let p = TrayPaths::under(&home);
+        p.ensure_private_dirs().unwrap();
+        for dir in [&p.data_dir, &p.runtime_dir] {
+            let security = read(dir).unwrap();
+            assert_eq!(
+                check(&me, &security, Rule::Private),
+                Ok(()),
+                "{}",
+                dir.display()
+            );
+        }
+    }
+
     #[test]
     #[cfg(unix)] // file modes
-    fn private_dirs_are_0700_even_when_they_existed_wider() {
+    fn private_dirs_are_private_even_when_they_existed_wider() {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");

@@ -441,39 +441,51 @@ impl ControlClient {
     }
 }
 
-/// Windows' twin of the unix tests below: the socket's folder, by its owner and DACL, read under
-/// Windows (and Wine, which derives the DACL from the unix mode) for real.
+/// Windows' twin of the unix tests below, under the same names: the socket's folder, by its
+/// owner and DACL, read under Windows (and Wine, which derives the DACL from the unix mode) for
+/// real.
 #[cfg(all(test, windows))]
 #[allow(clippy::unwrap_used)]
-mod windows_tests {
+mod tests {
     use super::*;
 
-    #[test]
-    fn a_folder_of_ours_is_trusted_and_one_others_may_write_is_refused_with_the_reason() {
+    fn private_run_folder() -> (tempfile::TempDir, std::path::PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let run = tmp.path().join("run");
         crate::paths::create_private_dir(&run).unwrap();
         let socket = run.join("agent-tray.sock");
+        (tmp, socket)
+    }
+
+    #[test]
+    fn a_private_socket_of_ours_is_trusted() {
+        let (tmp, socket) = private_run_folder();
         assert!(check_socket_owner(&socket).is_ok());
         let elsewhere = tmp.path().join("absent").join("agent-tray.sock");
         assert!(
             check_socket_owner(&elsewhere).is_ok(),
             "no folder: nobody runs"
         );
+    }
+
+    /// A folder another SID owns cannot be made under Wine (it reads every owner back as this
+    /// user): that refusal is the pure rule's test in `os_fs::folder_dacl`.
+    #[test]
+    fn a_socket_or_folder_others_own_or_may_write_is_refused_with_the_reason() {
+        let (_tmp, socket) = private_run_folder();
+        let run = socket.parent().unwrap();
         let me = crate::control::transport::this_user_sid().unwrap();
-        crate::os_fs::folder_dacl::write(&run, &format!("D:P(A;OICI;FA;;;{me})(A;OICI;FA;;;WD)"))
+        crate::os_fs::folder_dacl::write(run, &format!("D:P(A;OICI;FA;;;{me})(A;OICI;FA;;;WD)"))
             .unwrap();
         match check_socket_owner(&socket) {
-            Err(ClientError::Untrusted { reason, .. }) => {
-                assert!(
-                    reason.contains("S-1-1-0") && reason.contains("write"),
-                    "{reason}"
-                )
-            }
+            Err(ClientError::Untrusted { reason, .. }) => assert!(
+                reason.contains("folder") && reason.contains("S-1-1-0") && reason.contains("write"),
+                "{reason}"
+            ),
             other => panic!("a folder Everyone may write to must be refused: {other:?}"),
         }
         // Made private again, as the engine does at every start.
-        crate::paths::create_private_dir(&run).unwrap();
+        crate::paths::create_private_dir(run).unwrap();
         assert!(check_socket_owner(&socket).is_ok());
     }
 }
