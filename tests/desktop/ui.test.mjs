@@ -254,14 +254,14 @@ test("Claude's meter, a plan stop and the weekly windows show beside Codex's", a
   assert.equal(plain.width, null, "never a guessed size");
   assert.match(plain.title, /agent-tray install --claude --status-line/);
   const stop = await page.locator(".row[data-session-id='c-stopped'] .blocked").innerText();
-  assert.match(stop, /^plan limit reached: can go on at \d\d:\d\d/);
+  assert.match(stop, new RegExp(`^plan limit reached: can go on at ${clockPattern(inAnHour)}$`));
   assert.equal(await page.locator(".row[data-session-id='c-bridge'] .blocked").count(), 0, "not stopped, nothing said");
   await page.screenshot({ path: path.join(artifacts, "claude-limits-rows.png") });
   await page.click("#tab-today");
   await page.waitForSelector("#plan-limits:not([hidden])");
   const shown = await page.$$eval("#plan-limits .limit", (items) => items.map((i) => ({ agent: i.dataset.agent, window: i.dataset.window, text: i.textContent })));
   assert.deepEqual(shown.map((w) => `${w.agent} ${w.window}`), ["claude 5h", "claude weekly", "codex 5h", "codex weekly"]);
-  assert.match(shown[0].text, /^Claude5h window · plan42% used · resets \d\d:\d\d/);
+  assert.match(shown[0].text, new RegExp(`^Claude5h window · plan42% used · resets ${clockPattern(limits[0].resets_at)}$`));
   assert.match(shown[1].text, /^Claudeweekly window · plan12% used · resets \w+ \d\d:\d\d/);
   assert.match(shown[3].text, /^Codexweekly window · pro91% used/);
   await page.screenshot({ path: path.join(artifacts, "claude-limits-today.png"), fullPage: true });
@@ -1172,6 +1172,15 @@ async function openToday(options = {}) {
   return opened;
 }
 
+// A reset or a stop later today reads "14:05"; one that falls on another day (a test run late in
+// the evening, 95 minutes on) reads "Sat 00:40". What the UI must say depends on the clock, so the
+// tests ask the same question of the same instant rather than assume the hour.
+function clockPattern(iso) {
+  const at = new Date(iso);
+  const day = at.toDateString() === new Date().toDateString() ? "" : "\\w+ ";
+  return `${day}\\d\\d:\\d\\d( [AP]M)?`;
+}
+
 /// A plan window shaped exactly like the Rust PlanWindow.
 function planWindow({ agent = "codex", window = "5h", minutes = 300, used = 42, resetsInMin = 95, host = null }) {
   return {
@@ -1187,6 +1196,28 @@ function planWindow({ agent = "codex", window = "5h", minutes = 300, used = 42, 
   };
 }
 
+// Late in the evening a stop or a reset 95 minutes on falls tomorrow: it reads with its day, never
+// as a bare "00:35" that looks like earlier today. The page's clock is fixed at 23:30 local.
+test("a stop or a reset after midnight reads with its day", async () => {
+  const lateEvening = new Date();
+  lateEvening.setHours(23, 30, 0, 0);
+  const at = lateEvening.getTime();
+  const afterMidnight = new Date(at + 95 * 60_000).toISOString();
+  const sessions = [
+    view({ id: "c-stopped", agent: "claude", project: "billing", state: "idle", blocked_until: afterMidnight, error: "rate_limit", context: { text: "75% of 200k", percent: 75, nearly_full: false, window_hint: null } }),
+  ];
+  const limits = [{ ...planWindow({}), resets_at: afterMidnight, seen_at: new Date(at).toISOString() }];
+  const { page, context, problems } = await open(sessions, { clockAt: at, limits, views: windowViews });
+  const stop = await page.locator(".row[data-session-id='c-stopped'] .blocked").innerText();
+  assert.match(stop, /^plan limit reached: can go on at \w+ 01:05( AM)?$/);
+  await page.click("#tab-today");
+  await page.waitForSelector("#plan-limits:not([hidden])");
+  const reset = await page.locator("#plan-limits .limit").first().textContent();
+  assert.match(reset, /^Codex5h window · pro42% used · resets \w+ 01:05( AM)?$/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("Today shows each plan window the agents reported, live, and nothing when none did", async () => {
   const none = await openToday();
   assert.equal(await none.page.isVisible("#plan-limits"), false, "no window reported: no block");
@@ -1201,7 +1232,7 @@ test("Today shows each plan window the agents reported, live, and nothing when n
   assert.equal(shown.length, 2);
   assert.equal(shown[0].percent, "42");
   assert.equal(shown[0].width, "42%");
-  assert.match(shown[0].text, /^Codex5h window · pro42% used · resets \d\d:\d\d( [AP]M)?$/);
+  assert.match(shown[0].text, new RegExp(`^Codex5h window · pro42% used · resets ${clockPattern(limits[0].resets_at)}$`));
   assert.equal(shown[0].full, false);
   assert.match(shown[1].text, /weekly window · pro91% used · resets \w+ \d\d:\d\d/);
   assert.equal(shown[1].full, true, "a nearly used window is marked");
