@@ -231,10 +231,87 @@ async function visibleCpu(app) {
 
 const { trayMenu, menuItems, firstSessionItem, menuOpened, menuClick, menuClosed, clickIcon, keys } = trayHost(env);
 
+/// PSS split into what the app's heaps hold (anon) and its mapped files (libraries): the
+/// window's cost after it closes is in one or the other, and only anon is the app's to give back.
+function split(pids) {
+  let anon = 0, file = 0;
+  for (const p of pids) {
+    try {
+      const r = fs.readFileSync(`/proc/${p}/smaps_rollup`, "latin1");
+      const f = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, "m").exec(r)?.[1] ?? 0);
+      anon += f("Pss_Anon");
+      file += f("Pss_File");
+    } catch {}
+  }
+  return `anon ${mb(anon)} MB, files ${mb(file)} MB`;
+}
+
+/// PSS per mapped file name (anonymous memory as [anon], the heap as [heap]) of one process: what
+/// the window left behind, by library, is the difference of two of these.
+function pssByMapping(pid) {
+  const by = new Map();
+  let name = null;
+  for (const line of fs.readFileSync(`/proc/${pid}/smaps`, "latin1").split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      name = (head[1] || "[anon]").split("/").pop();
+      continue;
+    }
+    const pss = /^Pss:\s+(\d+)/.exec(line);
+    if (pss) by.set(name, (by.get(name) ?? 0) + Number(pss[1]));
+  }
+  return by;
+}
+function grownSince(before, after, top = 8) {
+  return [...after]
+    .map(([name, kb]) => [name, kb - (before.get(name) ?? 0)])
+    .filter(([, kb]) => kb >= 100)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([name, kb]) => `${name} +${mb(kb)}`)
+    .join(", ");
+}
+
+/// LEGS=closed (issue 43.3): the window's memory given back. The app as users run it (no
+/// automation): PSS with the window never opened, then after each of CLOSE_CYCLES opens (a
+/// second launch) and closes (Esc), CLOSED_AFTER seconds (default 15) after the close, then CPU
+/// over CLOSED_SECS. Both figures come from the same run, so the machine's noise moves both.
+async function closedLeg() {
+  delete env.TAURI_WEBVIEW_AUTOMATION;
+  const after = secs("CLOSED_AFTER", 15);
+  const cycles = secs("CLOSE_CYCLES", 3);
+  start("trayer", ["--edge", "top", "--align", "right", "--widthtype", "pixel", "--width", "120", "--heighttype", "pixel", "--height", "32"]);
+  start(APP, ["--background"]);
+  await waitFor("the engine", () => cli("list", "--json"));
+  const app = await waitFor("the app", () => appPids()[0]);
+  feed();
+  await sleep(after * 1000);
+  console.log(`\n## 4c. the window's memory given back (${SESSIONS} sessions, no automation)`);
+  const neverOpened = pssByMapping(app);
+  console.log(`never opened, ${after} s after the start: PSS ${mb(pssKb(tree(app)))} MB (${split(tree(app))}): ${breakdown(app)}`);
+  for (let cycle = 1; cycle <= cycles; cycle++) {
+    start(APP, []); // a second launch: opens the running app's window
+    await waitFor("the window's web process", () => webProcesses(app).length > 0);
+    await waitFor("the window", () => execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim());
+    await sleep(3000);
+    const open = pssKb(tree(app));
+    const shown = execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim().split("\n")[0];
+    execFileSync("xdotool", ["windowfocus", "--sync", shown], { env });
+    execFileSync("xdotool", ["key", "Escape"], { env });
+    const closedAt = Date.now();
+    await waitFor("the web process to end", () => webProcesses(app).length === 0);
+    await sleep(Math.max(0, after * 1000 - (Date.now() - closedAt)));
+    console.log(`open ${cycle} (PSS ${mb(open)} MB open), ${after} s after closing: PSS ${mb(pssKb(tree(app)))} MB (${split(tree(app))}): ${breakdown(app)}`);
+  }
+  console.log(`grown since never opened (MB, by mapping): ${grownSince(neverOpened, pssByMapping(app))}`);
+  console.log(`CPU over ${CLOSED_SECS} s after the last close: ${(await cpuOver(app, CLOSED_SECS)).toFixed(3)} % of a core`);
+}
+
 let driver;
 try {
+  if (LEGS === "closed") await closedLeg();
   // 1. --background: no window ever.
-  if (LEGS !== "window" && LEGS !== "latency") {
+  if (LEGS !== "window" && LEGS !== "latency" && LEGS !== "closed") {
   start(APP, ["--background"]);
   await waitFor("the engine", () => cli("list", "--json"));
   const app = await waitFor("the app", () => appPids()[0]);
@@ -254,7 +331,7 @@ try {
   for (const p of appPids()) process.kill(p, "SIGTERM");
   await waitFor("the app to exit", () => appPids().length === 0);
   }
-  if (LEGS !== "background") {
+  if (LEGS !== "background" && LEGS !== "closed") {
 
   // 2-6 need the page: the app under WebKitWebDriver (which starts it with its window open).
   const port = await new Promise((resolve) => {
