@@ -1333,7 +1333,7 @@ mod tests {
         #[cfg(windows)]
         {
             use crate::os_fs::folder_dacl::{check, read, Rule};
-            let me = crate::control::transport::this_user_sid().unwrap();
+            let me = crate::os_fs::windows_security::this_user_sid().unwrap();
             let security = read(&dir).unwrap();
             assert_eq!(check(&me, &security, Rule::Private), Ok(()), "{security:?}");
         }

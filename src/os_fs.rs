@@ -16,6 +16,8 @@
 //! - **Positioned reads and writes** ([`read_exact_at`], [`write_all_at`]).
 
 pub mod folder_dacl;
+#[cfg(windows)]
+pub mod windows_security;
 
 use std::fs::{File, OpenOptions};
 use std::io;

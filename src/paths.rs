@@ -260,7 +260,7 @@ mod tests {
     #[cfg(windows)]
     fn private_dirs_are_private_even_when_they_existed_wider() {
         use crate::os_fs::folder_dacl::{check, read, Rule};
-        let me = crate::control::transport::this_user_sid().unwrap();
+        let me = crate::os_fs::windows_security::this_user_sid().unwrap();
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
         fs::create_dir_all(home.join("run")).unwrap();

@@ -75,7 +75,7 @@ pub fn check_socket_owner(socket: &Path) -> Result<(), ClientError> {
         Err(e) if matches!(e.raw_os_error(), Some(2 | 3)) => return Ok(()),
         Err(e) => return Err(io_err(e)),
     };
-    let me = crate::control::transport::this_user_sid().map_err(io_err)?;
+    let me = crate::os_fs::windows_security::this_user_sid().map_err(io_err)?;
     check(&me, &security, Rule::NoOtherWriter).map_err(|reason| ClientError::Untrusted {
         path: socket.display().to_string(),
         reason: format!(
@@ -474,7 +474,7 @@ mod tests {
     fn a_socket_or_folder_others_own_or_may_write_is_refused_with_the_reason() {
         let (_tmp, socket) = private_run_folder();
         let run = socket.parent().unwrap();
-        let me = crate::control::transport::this_user_sid().unwrap();
+        let me = crate::os_fs::windows_security::this_user_sid().unwrap();
         crate::os_fs::folder_dacl::write(run, &format!("D:P(A;OICI;FA;;;{me})(A;OICI;FA;;;WD)"))
             .unwrap();
         match check_socket_owner(&socket) {

@@ -88,13 +88,9 @@ mod windows {
         ERROR_IO_PENDING, ERROR_PIPE_BUSY, ERROR_SEM_TIMEOUT, GENERIC_READ, GENERIC_WRITE, HANDLE,
         INVALID_HANDLE_VALUE, WAIT_OBJECT_0,
     };
-    use windows_sys::Win32::Security::Authorization::{
-        ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW,
-        GetSecurityInfo, SDDL_REVISION_1, SE_KERNEL_OBJECT,
-    };
+    use windows_sys::Win32::Security::Authorization::{GetSecurityInfo, SE_KERNEL_OBJECT};
     use windows_sys::Win32::Security::{
-        GetTokenInformation, TokenUser, OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID,
-        SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
+        OWNER_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, SECURITY_ATTRIBUTES,
     };
     use windows_sys::Win32::Storage::FileSystem::{
         CreateFileW, ReadFile, WriteFile, FILE_FLAG_OVERLAPPED, OPEN_EXISTING,
@@ -102,8 +98,7 @@ mod windows {
     };
     use windows_sys::Win32::System::Pipes::{GetNamedPipeServerProcessId, WaitNamedPipeW};
     use windows_sys::Win32::System::Threading::{
-        CreateEventW, GetCurrentProcess, OpenProcess, OpenProcessToken, WaitForSingleObject,
-        PROCESS_QUERY_LIMITED_INFORMATION,
+        CreateEventW, OpenProcess, WaitForSingleObject, PROCESS_QUERY_LIMITED_INFORMATION,
     };
     use windows_sys::Win32::System::IO::{CancelIoEx, GetOverlappedResult, OVERLAPPED};
 
@@ -146,62 +141,9 @@ mod windows {
         }
     }
 
-    /// The user SID of a process's token, copied out as its string form.
-    fn token_user_sid(process: HANDLE) -> io::Result<String> {
-        let mut token: HANDLE = std::ptr::null_mut();
-        // SAFETY: a valid process handle and a writable handle slot.
-        if unsafe { OpenProcessToken(process, TOKEN_QUERY, &mut token) } == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let token = Owned(token);
-        let mut needed = 0u32;
-        // SAFETY: asks for the size only (null buffer, zero length).
-        unsafe { GetTokenInformation(token.0, TokenUser, std::ptr::null_mut(), 0, &mut needed) };
-        let mut buf = vec![0u64; (needed as usize).div_ceil(8).max(1)];
-        // SAFETY: a buffer of at least `needed` bytes, aligned for TOKEN_USER.
-        if unsafe {
-            GetTokenInformation(
-                token.0,
-                TokenUser,
-                buf.as_mut_ptr().cast(),
-                needed,
-                &mut needed,
-            )
-        } == 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: the call filled a TOKEN_USER at the start of the buffer.
-        let user = unsafe { &*(buf.as_ptr() as *const TOKEN_USER) };
-        // SAFETY: the SID lives in `buf`, alive for the call.
-        unsafe { sid_text(user.User.Sid) }
-    }
-
-    /// The string form (`S-1-5-21-…`) of a SID.
-    ///
-    /// # Safety
-    /// `sid` points at a valid SID for the duration of the call.
-    pub unsafe fn sid_text(sid: PSID) -> io::Result<String> {
-        let mut text: *mut u16 = std::ptr::null_mut();
-        // SAFETY: the caller vouches for `sid`; the call allocates `text` with LocalAlloc.
-        if unsafe { ConvertSidToStringSidW(sid, &mut text) } == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `text` is a NUL-terminated wide string from the call above.
-        let sid = unsafe {
-            let len = (0..).take_while(|&i| *text.add(i) != 0).count();
-            String::from_utf16_lossy(std::slice::from_raw_parts(text, len))
-        };
-        // SAFETY: allocated by ConvertSidToStringSidW, freed once.
-        unsafe { LocalFree(text.cast()) };
-        Ok(sid)
-    }
-
-    /// This process's user SID.
-    pub fn this_user_sid() -> io::Result<String> {
-        // SAFETY: the pseudo-handle of this process needs no closing.
-        token_user_sid(unsafe { GetCurrentProcess() })
-    }
+    use crate::os_fs::windows_security::{
+        descriptor_from_sddl, sid_text, this_user_sid, token_user_sid,
+    };
 
     /// A security descriptor that grants everything to `sid` and nothing to anyone else, for
     /// every instance of the pipe.
@@ -224,20 +166,7 @@ mod windows {
 
         /// A descriptor from its SDDL text (tests build foreign-owned pipes with it).
         pub fn from_sddl(sddl: &str) -> io::Result<Box<PrivateDescriptor>> {
-            let sddl = wide(sddl);
-            let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
-            // SAFETY: a NUL-terminated SDDL string; the call allocates the descriptor.
-            if unsafe {
-                ConvertStringSecurityDescriptorToSecurityDescriptorW(
-                    sddl.as_ptr(),
-                    SDDL_REVISION_1,
-                    &mut descriptor,
-                    std::ptr::null_mut(),
-                )
-            } == 0
-            {
-                return Err(io::Error::last_os_error());
-            }
+            let descriptor = descriptor_from_sddl(sddl)?;
             let mut boxed = Box::new(PrivateDescriptor {
                 descriptor,
                 attributes: SECURITY_ATTRIBUTES {

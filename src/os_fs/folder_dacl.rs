@@ -117,14 +117,11 @@ pub use self::windows::{make_private, read, write};
 #[cfg(windows)]
 mod windows {
     use super::{check, Ace, FolderSecurity, Rule};
-    use crate::control::transport::{sid_text, this_user_sid};
+    use crate::os_fs::windows_security::{descriptor_from_sddl, sid_text, this_user_sid};
     use std::io;
     use std::path::Path;
     use windows_sys::Win32::Foundation::LocalFree;
-    use windows_sys::Win32::Security::Authorization::{
-        ConvertStringSecurityDescriptorToSecurityDescriptorW, GetNamedSecurityInfoW,
-        SDDL_REVISION_1, SE_FILE_OBJECT,
-    };
+    use windows_sys::Win32::Security::Authorization::{GetNamedSecurityInfoW, SE_FILE_OBJECT};
     use windows_sys::Win32::Security::{
         GetAce, SetFileSecurityW, ACCESS_ALLOWED_ACE, ACE_HEADER, ACL, DACL_SECURITY_INFORMATION,
         OWNER_SECURITY_INFORMATION, PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR,
@@ -242,22 +239,8 @@ mod windows {
     /// Writes the owner (when `sddl` names one) and the DACL of `sddl` on `path`, the DACL
     /// protected from inheritance (see the module comment for why `SetFileSecurityW`).
     pub fn write(path: &Path, sddl: &str) -> io::Result<()> {
-        let sddl: Vec<u16> = sddl.encode_utf16().chain(std::iter::once(0)).collect();
-        let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
-        // SAFETY: a NUL-terminated SDDL string; the call allocates the descriptor.
-        if unsafe {
-            ConvertStringSecurityDescriptorToSecurityDescriptorW(
-                sddl.as_ptr(),
-                SDDL_REVISION_1,
-                &mut descriptor,
-                std::ptr::null_mut(),
-            )
-        } == 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        let descriptor = Local(descriptor);
-        let owner = if sddl.starts_with(&[u16::from(b'O'), u16::from(b':')]) {
+        let descriptor = Local(descriptor_from_sddl(sddl)?);
+        let owner = if sddl.starts_with("O:") {
             OWNER_SECURITY_INFORMATION
         } else {
             0
@@ -396,7 +379,7 @@ mod tests {
     #[cfg(windows)]
     #[test]
     fn a_folder_we_make_private_reads_back_as_this_users_and_systems_only() {
-        let me = crate::control::transport::this_user_sid().unwrap();
+        let me = crate::os_fs::windows_security::this_user_sid().unwrap();
         let tmp = tempfile::tempdir().unwrap();
         let fresh = tmp.path().join("fresh");
         std::fs::create_dir(&fresh).unwrap();
