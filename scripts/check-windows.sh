@@ -57,17 +57,9 @@ mkdir -p "$logs"
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine_bin"
-export WINEPREFIX="$target_dir/wineprefix"
-export WINEDEBUG=-all
-# No window, no desktop integration, no menu entries: a console-only prefix.
-export WINEDLLOVERRIDES="winemenubuilder.exe=d;mshtml=d;mscoree=d"
-export DISPLAY=
-
-# Ends every Wine process of the prefix and waits (bounded) for wineserver itself to go.
-stop_wine() {
-  WINEPREFIX="$WINEPREFIX" wineserver -k >/dev/null 2>&1 || true
-  WINEPREFIX="$WINEPREFIX" timeout 20 wineserver -w >/dev/null 2>&1 || true
-}
+# shellcheck source=windows/wine-env.sh
+. "$root/scripts/windows/wine-env.sh"
+use_wine_prefix "$target_dir/wineprefix"
 trap stop_wine EXIT
 
 # 1. Lint the whole workspace for Windows.

@@ -13,19 +13,7 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{sleeper, wait_until, World};
-
-/// A Claude `UserPromptSubmit` payload in the shape the real CLI sends.
-fn prompt_payload(session: &str, cwd: &str) -> String {
-    serde_json::json!({
-        "session_id": session,
-        "transcript_path": format!("{cwd}/transcript.jsonl"),
-        "cwd": cwd,
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": "make a file",
-    })
-    .to_string()
-}
+use common::{prompt_payload, sleeper, wait_until, World};
 
 #[test]
 fn hook_observe_and_list_json_meet_through_the_control_channel() {

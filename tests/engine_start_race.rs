@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use agent_tray::control::client::{ClientError, ControlClient};
 use agent_tray::control::Request;
-use common::{retrying_start, wait_until, World};
+use common::{prompt_payload, retrying_start, wait_until, World};
 
 /// Rounds of simultaneous starts: fewer under Wine, where each process start costs what a
 /// hundred do on Linux.
@@ -44,18 +44,6 @@ const CALLING_FOR: Duration = if cfg!(windows) {
 } else {
     Duration::from_millis(400)
 };
-
-/// A Claude `UserPromptSubmit` payload in the shape the real CLI sends.
-fn prompt_payload(session: &str, cwd: &str) -> String {
-    serde_json::json!({
-        "session_id": session,
-        "transcript_path": format!("{cwd}/transcript.jsonl"),
-        "cwd": cwd,
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": "make a file",
-    })
-    .to_string()
-}
 
 /// One participant of a round, run on its own thread once all are ready; what it returns is
 /// looked at after the round.

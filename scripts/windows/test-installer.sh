@@ -39,14 +39,9 @@ makensis -V2 "${defines[@]}" "$root/packaging/windows/agent-tray.nsi" >"$work/ma
 say "built $(basename "$setup") ($(( $(stat -c %s "$setup") / 1024 / 1024 )) MiB) in $((SECONDS - start)) s"
 
 # A prefix of its own, so the check's prefix never holds an installed copy.
-export WINEPREFIX="$work/wineprefix"
-export WINEDEBUG=-all
-export WINEDLLOVERRIDES="winemenubuilder.exe=d;mshtml=d;mscoree=d"
-export DISPLAY=
-stop_wine() {
-  WINEPREFIX="$WINEPREFIX" wineserver -k >/dev/null 2>&1 || true
-  WINEPREFIX="$WINEPREFIX" timeout 20 wineserver -w >/dev/null 2>&1 || true
-}
+# shellcheck source=wine-env.sh
+. "$root/scripts/windows/wine-env.sh"
+use_wine_prefix "$work/wineprefix"
 trap stop_wine EXIT
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
   say "creating the Wine prefix $WINEPREFIX"

@@ -68,6 +68,18 @@ pub fn run_hook_via(w: &World, shell: &Path, command: &str, payload: &str, extra
     }
 }
 
+/// A Claude `UserPromptSubmit` payload in the shape the real CLI sends.
+pub fn prompt_payload(session: &str, cwd: &str) -> String {
+    serde_json::json!({
+        "session_id": session,
+        "transcript_path": format!("{cwd}/transcript.jsonl"),
+        "cwd": cwd,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "make a file",
+    })
+    .to_string()
+}
+
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_agent-tray"))
 }
