@@ -418,10 +418,10 @@ class OpenCodeAnswering(Pending, ScenarioTest, OpenCodeMixin):
 class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
     """With no app or daemon running, the plugin's asking hook costs OpenCode nothing: its dialog
     appears as fast as without our plugin. Each run in a world of its own (a second OpenCode in
-    the same data folder does not start while the first one's state settles), the baseline
-    first, both in this run."""
+    the same data folder does not start while the first one's state settles): two pairs, the
+    baseline first in each, judged on the quicker run of each kind (see `DelayPairs`)."""
 
-    baseline = None
+    runs = None
 
     def _prompt_to_dialog(self, plugin):
         a = self.opencode()
@@ -436,24 +436,50 @@ class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
         self.assertTrue(os.path.exists(made), "approved in the terminal")
         return took
 
+    @classmethod
+    def setUpClass(cls):
+        cls.runs = DelayPairs()
+
     def test_1_without_the_plugin(self):
-        OpenCodeNoAppNoDelay.baseline = self._prompt_to_dialog(plugin=False)
+        self.runs.without.append(self._prompt_to_dialog(plugin=False))
 
-    def test_2_with_the_plugin_and_no_app_the_dialog_comes_as_soon(self):
-        assert_no_added_delay(self, OpenCodeNoAppNoDelay.baseline, self._prompt_to_dialog(plugin=True), "our plugin")
+    def test_2_with_the_plugin(self):
+        self.runs.with_ours.append(self._prompt_to_dialog(plugin=True))
+
+    def test_3_without_the_plugin_again(self):
+        self.runs.without.append(self._prompt_to_dialog(plugin=False))
+
+    def test_4_with_the_plugin_again_and_no_app_the_dialog_comes_as_soon(self):
+        self.runs.with_ours.append(self._prompt_to_dialog(plugin=True))
+        assert_no_added_delay(self, self.runs, "our plugin")
 
 
-def assert_no_added_delay(test, baseline, with_ours, ours):
-    """The dialog with `ours` installed and no app came about as soon as this run's baseline
-    (measured by the class's test_1, which runs first). The hook costs milliseconds with no app;
-    the margin is for the agent's own spread from one start to the next: a second, or a quarter
-    of the baseline where the agent itself takes seconds (OpenCode: 5-7 s on a busy machine)."""
-    if baseline is None:
-        test.fail("run with the class's test_1 first (the baseline of this run)")
-    print(f"\n  prompt -> dialog: {baseline:.2f}s without {ours}, {with_ours:.2f}s with it and no app")
+class DelayPairs:
+    """Prompt-to-dialog times of one class's runs, without our part and with it, taken in turns
+    (without, with, without, with), each in a world of its own. A hook that adds a delay adds it
+    to every run with it; a busy moment of the machine slows one run. So the quicker run of each
+    kind is compared: one slow run (seen: 4.8 s against 3.4 s while a benchmark loaded the machine)
+    does not fail the test, a real delay still does."""
+
+    def __init__(self):
+        self.without = []
+        self.with_ours = []
+
+
+def assert_no_added_delay(test, runs, ours):
+    """The dialog with `ours` installed and no app came about as soon as without it, the quicker
+    run of each kind compared (`DelayPairs`; the class's numbered tests run in order). The hook
+    costs milliseconds with no app; the margin is for the agent's own spread from one start to
+    the next: a second, or a quarter of the baseline where the agent itself takes seconds
+    (OpenCode: 5-7 s on a busy machine)."""
+    if len(runs.without) < 2 or len(runs.with_ours) < 2:
+        test.fail("run with the class's earlier numbered tests first (this run's baselines)")
+    baseline, with_ours = min(runs.without), min(runs.with_ours)
+    print(f"\n  prompt -> dialog: without {ours} {', '.join(f'{t:.2f}s' for t in runs.without)}; "
+          f"with it and no app {', '.join(f'{t:.2f}s' for t in runs.with_ours)}")
     margin = max(1.0, 0.25 * baseline)
     test.assertLess(with_ours - baseline, margin,
-                    f"{ours} with no app delayed the dialog: {with_ours:.2f}s vs {baseline:.2f}s")
+                    f"{ours} with no app delayed the dialog: {with_ours:.2f}s vs {baseline:.2f}s (the quicker of two each)")
 
 
 class CopilotAnswering(Pending, ScenarioTest, CopilotMixin):
@@ -541,10 +567,14 @@ class CopilotAnswering(Pending, ScenarioTest, CopilotMixin):
 
 class CopilotNoAppNoDelay(ScenarioTest, CopilotMixin):
     """Answering on and no app or daemon running: Copilot's dialog appears as fast as without
-    our hooks (the hook finds no engine and prints nothing at once). Both in this run, each in
-    a world of its own, the baseline first."""
+    our hooks (the hook finds no engine and prints nothing at once). Two pairs in this run, each
+    run in a world of its own, the baseline first in each (see `DelayPairs`)."""
 
-    baseline = None
+    runs = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.runs = DelayPairs()
 
     def _prompt_to_dialog(self, hooks):
         a = self.copilot()
@@ -558,8 +588,14 @@ class CopilotNoAppNoDelay(ScenarioTest, CopilotMixin):
         return took
 
     def test_1_without_our_hooks(self):
-        CopilotNoAppNoDelay.baseline = self._prompt_to_dialog(hooks=False)
+        self.runs.without.append(self._prompt_to_dialog(hooks=False))
 
-    def test_2_with_our_hooks_answering_on_and_no_app_the_dialog_comes_as_soon(self):
-        assert_no_added_delay(self, CopilotNoAppNoDelay.baseline, self._prompt_to_dialog(hooks=True),
-                              "our hooks (answering on)")
+    def test_2_with_our_hooks(self):
+        self.runs.with_ours.append(self._prompt_to_dialog(hooks=True))
+
+    def test_3_without_our_hooks_again(self):
+        self.runs.without.append(self._prompt_to_dialog(hooks=False))
+
+    def test_4_with_our_hooks_again_answering_on_and_no_app_the_dialog_comes_as_soon(self):
+        self.runs.with_ours.append(self._prompt_to_dialog(hooks=True))
+        assert_no_added_delay(self, self.runs, "our hooks (answering on)")
