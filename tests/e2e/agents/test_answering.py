@@ -415,18 +415,58 @@ class OpenCodeAnswering(Pending, ScenarioTest, OpenCodeMixin):
         self.assertTrue(self.made(), "the terminal's own dialog answered as if we were never there")
 
 
-class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
+class DelayInTurns:
+    """Prompt-to-dialog with our part installed and no app, against without it: the four numbered
+    tests (unittest runs them in order) take turns, without, with, without, with, each in a world
+    of its own, and the last compares the quicker run of each kind. A hook that adds a delay adds
+    it to every run with it; a busy moment of the machine slows one run (seen: 4.8 s against
+    3.4 s while a benchmark loaded the machine), so one slow run does not fail the test and a
+    real delay still does. A class mixes this in before ScenarioTest and gives `ours` (its name
+    in messages) and `_prompt_to_dialog(ours)`."""
+
+    ours = "our part"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.without, cls.with_ours = [], []
+
+    def test_1_without_ours(self):
+        self.without.append(self._prompt_to_dialog(ours=False))
+
+    def test_2_with_ours(self):
+        self.with_ours.append(self._prompt_to_dialog(ours=True))
+
+    def test_3_without_ours_again(self):
+        self.without.append(self._prompt_to_dialog(ours=False))
+
+    def test_4_with_ours_again_and_no_app_the_dialog_comes_as_soon(self):
+        self.with_ours.append(self._prompt_to_dialog(ours=True))
+        if len(self.without) < 2 or len(self.with_ours) < 2:
+            self.fail("run with the class's earlier numbered tests first (this run's baselines)")
+        # The hook costs milliseconds with no app; the margin is for the agent's own spread from
+        # one start to the next: a second, or a quarter of the baseline where the agent itself
+        # takes seconds (OpenCode: 5-7 s on a busy machine).
+        baseline, with_ours = min(self.without), min(self.with_ours)
+        print(f"\n  prompt -> dialog: without {self.ours} {', '.join(f'{t:.2f}s' for t in self.without)}; "
+              f"with it and no app {', '.join(f'{t:.2f}s' for t in self.with_ours)}")
+        self.assertLess(with_ours - baseline, max(1.0, 0.25 * baseline),
+                        f"{self.ours} with no app delayed the dialog: {with_ours:.2f}s vs {baseline:.2f}s "
+                        "(the quicker of two each)")
+
+
+class OpenCodeNoAppNoDelay(DelayInTurns, ScenarioTest, OpenCodeMixin):
     """With no app or daemon running, the plugin's asking hook costs OpenCode nothing: its dialog
     appears as fast as without our plugin. Each run in a world of its own (a second OpenCode in
     the same data folder does not start while the first one's state settles): two pairs, the
-    baseline first in each, judged on the quicker run of each kind (see `DelayPairs`)."""
+    baseline first in each, judged on the quicker run of each kind (see `DelayInTurns`)."""
 
-    runs = None
+    ours = "our plugin"
 
-    def _prompt_to_dialog(self, plugin):
+    def _prompt_to_dialog(self, ours):
         a = self.opencode()
         self.agent = a
-        if plugin:
+        if ours:
             self.tray.install("--opencode")
         took = prompt_to_dialog(a)
         made = os.path.join(a.cwd, "made-by-tool")
@@ -435,51 +475,6 @@ class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
             time.sleep(0.1)
         self.assertTrue(os.path.exists(made), "approved in the terminal")
         return took
-
-    @classmethod
-    def setUpClass(cls):
-        cls.runs = DelayPairs()
-
-    def test_1_without_the_plugin(self):
-        self.runs.without.append(self._prompt_to_dialog(plugin=False))
-
-    def test_2_with_the_plugin(self):
-        self.runs.with_ours.append(self._prompt_to_dialog(plugin=True))
-
-    def test_3_without_the_plugin_again(self):
-        self.runs.without.append(self._prompt_to_dialog(plugin=False))
-
-    def test_4_with_the_plugin_again_and_no_app_the_dialog_comes_as_soon(self):
-        self.runs.with_ours.append(self._prompt_to_dialog(plugin=True))
-        assert_no_added_delay(self, self.runs, "our plugin")
-
-
-class DelayPairs:
-    """Prompt-to-dialog times of one class's runs, without our part and with it, taken in turns
-    (without, with, without, with), each in a world of its own. A hook that adds a delay adds it
-    to every run with it; a busy moment of the machine slows one run. So the quicker run of each
-    kind is compared: one slow run (seen: 4.8 s against 3.4 s while a benchmark loaded the machine)
-    does not fail the test, a real delay still does."""
-
-    def __init__(self):
-        self.without = []
-        self.with_ours = []
-
-
-def assert_no_added_delay(test, runs, ours):
-    """The dialog with `ours` installed and no app came about as soon as without it, the quicker
-    run of each kind compared (`DelayPairs`; the class's numbered tests run in order). The hook
-    costs milliseconds with no app; the margin is for the agent's own spread from one start to
-    the next: a second, or a quarter of the baseline where the agent itself takes seconds
-    (OpenCode: 5-7 s on a busy machine)."""
-    if len(runs.without) < 2 or len(runs.with_ours) < 2:
-        test.fail("run with the class's earlier numbered tests first (this run's baselines)")
-    baseline, with_ours = min(runs.without), min(runs.with_ours)
-    print(f"\n  prompt -> dialog: without {ours} {', '.join(f'{t:.2f}s' for t in runs.without)}; "
-          f"with it and no app {', '.join(f'{t:.2f}s' for t in runs.with_ours)}")
-    margin = max(1.0, 0.25 * baseline)
-    test.assertLess(with_ours - baseline, margin,
-                    f"{ours} with no app delayed the dialog: {with_ours:.2f}s vs {baseline:.2f}s (the quicker of two each)")
 
 
 class CopilotAnswering(Pending, ScenarioTest, CopilotMixin):
@@ -565,37 +560,20 @@ class CopilotAnswering(Pending, ScenarioTest, CopilotMixin):
         self.assertTrue(self.made(), "the terminal answered")
 
 
-class CopilotNoAppNoDelay(ScenarioTest, CopilotMixin):
+class CopilotNoAppNoDelay(DelayInTurns, ScenarioTest, CopilotMixin):
     """Answering on and no app or daemon running: Copilot's dialog appears as fast as without
     our hooks (the hook finds no engine and prints nothing at once). Two pairs in this run, each
-    run in a world of its own, the baseline first in each (see `DelayPairs`)."""
+    run in a world of its own, the baseline first in each (see `DelayInTurns`)."""
 
-    runs = None
+    ours = "our hooks (answering on)"
 
-    @classmethod
-    def setUpClass(cls):
-        cls.runs = DelayPairs()
-
-    def _prompt_to_dialog(self, hooks):
+    def _prompt_to_dialog(self, ours):
         a = self.copilot()
         self.agent = a
-        if hooks:
+        if ours:
             self.tray.install("--copilot")
             self.tray.run("answering", "copilot", "on")
         took = prompt_to_dialog(a)
         a.wait_turn_done("done")
         self.assertTrue(os.path.exists(os.path.join(a.cwd, "made-by-tool")), "approved in the terminal")
         return took
-
-    def test_1_without_our_hooks(self):
-        self.runs.without.append(self._prompt_to_dialog(hooks=False))
-
-    def test_2_with_our_hooks(self):
-        self.runs.with_ours.append(self._prompt_to_dialog(hooks=True))
-
-    def test_3_without_our_hooks_again(self):
-        self.runs.without.append(self._prompt_to_dialog(hooks=False))
-
-    def test_4_with_our_hooks_again_answering_on_and_no_app_the_dialog_comes_as_soon(self):
-        self.runs.with_ours.append(self._prompt_to_dialog(hooks=True))
-        assert_no_added_delay(self, self.runs, "our hooks (answering on)")
