@@ -48,12 +48,10 @@ pub fn run_hook_via(w: &World, shell: &Path, command: &str, payload: &str, extra
     for (k, v) in extra {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .stdin(Stdio::piped())
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::null());
+    let mut child = retrying_start(|| cmd.spawn());
     child
         .stdin
         .take()
@@ -443,12 +441,11 @@ pub fn sleeper() -> Child {
 /// `sleep`: cmd's `set /p` waits for a line on a stdin the returned `Child` keeps open.
 #[cfg(windows)]
 pub fn sleeper() -> Child {
-    Command::new("cmd")
-        .args(["/d", "/c", "set /p x="])
+    let mut cmd = Command::new("cmd");
+    cmd.args(["/d", "/c", "set /p x="])
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap()
+        .stdout(Stdio::null());
+    retrying_start(|| cmd.spawn())
 }
 
 /// A child process that exits by itself after about `after`: `sleep` on unix; on Windows a
@@ -522,9 +519,8 @@ pub fn run_with_path(w: &World, program: &Path, path: &str, args: &[&str]) -> Ou
     }
     // Programs run here are cargo's binary or copies made by copy_executable, never open for
     // writing in this process: no ETXTBSY to wait out.
-    cmd.stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
+    cmd.stdin(Stdio::null());
+    retrying_start(|| cmd.output())
 }
 
 /// `program install <flags>` with `path`; fails the test with install's stderr if it fails.
