@@ -780,9 +780,12 @@ test("every row action is reachable, announced and operable with the keyboard al
 });
 
 test("agent names and section titles come from the core's generated bindings", async () => {
-  const source = fs.readFileSync(path.resolve(here, "../../ui/src/main.ts"), "utf8");
-  for (const literal of ['"Claude"', '"Codex"', '"Needs you"', '"Ended recently"', '"claude", "codex"']) {
-    assert.ok(!source.includes(literal), `main.ts repeats ${literal}: take it from bindings.ts`);
+  // The page and the sessions view it assembles (the list, its sections and its agent filter).
+  for (const file of ["main.ts", "sessions-view.ts"]) {
+    const source = fs.readFileSync(path.resolve(here, "../../ui/src", file), "utf8");
+    for (const literal of ['"Claude"', '"Codex"', '"Needs you"', '"Ended recently"', '"claude", "codex"']) {
+      assert.ok(!source.includes(literal), `${file} repeats ${literal}: take it from bindings.ts`);
+    }
   }
   const bindings = fs.readFileSync(path.resolve(here, "../../ui/src/bindings.ts"), "utf8");
   assert.match(bindings, /export const AGENTS/);

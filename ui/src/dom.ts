@@ -1,6 +1,6 @@
-// A tiny element builder. Text from sessions (paths, prompts, titles, errors, tmux names) only
-// ever goes through textContent or attribute values, never through innerHTML: it is data, not
-// markup.
+// A tiny element builder, and a text setter that writes only a change. Text from sessions (paths,
+// prompts, titles, errors, tmux names) only ever goes through textContent or attribute values, never
+// through innerHTML: it is data, not markup.
 
 type Child = Node | string | null | undefined | false;
 
@@ -18,4 +18,9 @@ export function el<K extends keyof HTMLElementTagNameMap>(
     node.append(typeof child === "string" ? document.createTextNode(child) : child);
   }
   return node;
+}
+
+/// Sets a node's text only when it differs: an equal write still costs a layout and a paint.
+export function setText(node: HTMLElement, text: string): void {
+  if (node.textContent !== text) node.textContent = text;
 }
