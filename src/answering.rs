@@ -35,7 +35,7 @@ pub use agent_tray_domain::pending::{
     PendingView, ReplyShape, RequestId, SessionGrant, ShownRequest, Target,
 };
 
-use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
 use crate::model::Agent;
 use crate::paths::TrayPaths;
 
@@ -153,7 +153,7 @@ impl AnswerSettings {
         enabled: Option<bool>,
         wait_secs: Option<u64>,
     ) -> Result<EffectiveChoice, SettingsError> {
-        if agent.adapter().answer_path().is_none() {
+        if agent.entry().answer_path.is_none() {
             return Err(SettingsError::NotAnswerable(agent));
         }
         let choice = self.agents.entry(agent.as_str().to_string()).or_default();
@@ -169,7 +169,7 @@ impl AnswerSettings {
 
     /// What is in force for `agent`; `None` when it cannot be answered from outside.
     pub fn effective(&self, agent: Agent) -> Option<EffectiveChoice> {
-        let path = agent.adapter().answer_path()?;
+        let path = agent.entry().answer_path?;
         let choice = self.agents.get(agent.as_str()).copied().unwrap_or_default();
         Some(EffectiveChoice {
             agent,

@@ -17,7 +17,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 
-use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::protocol::{
     ObserveReply, OutcomeKind, Request, SessionList, SessionsLine, TypedReply, WatchLine,
@@ -624,10 +624,7 @@ fn or_list(names: &[&str]) -> String {
 /// [`escape_controls`]) so a hostile folder name or title cannot drive the terminal.
 pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
     if sessions.is_empty() {
-        let names: Vec<&str> = Agent::ALL
-            .iter()
-            .map(|a| a.adapter().product_name())
-            .collect();
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.entry().product_name).collect();
         return format!(
             "No sessions. Start {} (and `agent-tray install` for instant updates).\n",
             or_list(&names)
@@ -685,7 +682,7 @@ pub fn format_table(sessions: &[Session], now: DateTime<Utc>) -> String {
         let hint = crate::tray_model::ContextView::of(s).and_then(|c| c.window_hint);
         if let (Some(hint), false) = (hint, hinted.contains(&s.agent)) {
             hinted.push(s.agent);
-            out.push_str(&format!("{}: {hint}\n", s.agent.adapter().product_name()));
+            out.push_str(&format!("{}: {hint}\n", s.agent.entry().product_name));
         }
     }
     out

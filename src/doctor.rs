@@ -11,6 +11,7 @@ use chrono::Utc;
 use serde_json::Value;
 
 use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
 use crate::control::client::ControlClient;
 use crate::control::protocol::{PingInfo, TypedReply};
 use crate::control::Request;
@@ -36,7 +37,7 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut probe_targets = Vec::new();
     for &agent in Agent::ALL {
-        let on_path = find_on_path(agent.adapter().program());
+        let on_path = find_on_path(agent.entry().program);
         match &on_path {
             Some(p) => out.push(Finding::Ok(format!(
                 "{} is installed: {}",

@@ -24,6 +24,7 @@ use chrono::{DateTime, Utc};
 
 use crate::agent_pid;
 use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::Request;
 use crate::delivery;
@@ -130,12 +131,9 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
         Ok(parsed)
             if delivery::is_probe_id(&parsed.session_id)
                 && parsed.event == EventKind::PermissionRequest
-                && parsed
-                    .agent
-                    .and_then(|a| a.adapter().answer_path())
-                    .is_some() =>
+                && parsed.agent.and_then(|a| a.entry().answer_path).is_some() =>
         {
-            let Some(path) = parsed.agent.and_then(|a| a.adapter().answer_path()) else {
+            let Some(path) = parsed.agent.and_then(|a| a.entry().answer_path) else {
                 return;
             };
             let obs = parsed.into_observation(at, None);
@@ -202,7 +200,7 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
     }
     obs.seq = Some(sequence_id(at));
     if obs.event == EventKind::PermissionRequest {
-        if let Some(path) = obs.agent.adapter().answer_path() {
+        if let Some(path) = obs.agent.entry().answer_path {
             ask_and_print(
                 &paths,
                 obs,
@@ -356,7 +354,7 @@ fn own_shape_hook(
     if delivery::is_probe_id(&obs.session_id) {
         // `doctor`'s probe of the answer path: asked, never journaled.
         if obs.event == EventKind::PermissionRequest {
-            if let (Some(call), Some(path)) = (ask, agent.adapter().answer_path()) {
+            if let (Some(call), Some(path)) = (ask, agent.entry().answer_path) {
                 let asked = Some((serde_json::Value::Null, call));
                 ask_and_print(&paths, obs, asked, path, cut, started, false);
                 return;
@@ -371,7 +369,7 @@ fn own_shape_hook(
     }
     obs.seq = Some(sequence_id(at));
     if obs.event == EventKind::PermissionRequest {
-        if let (Some(call), Some(path)) = (ask, agent.adapter().answer_path()) {
+        if let (Some(call), Some(path)) = (ask, agent.entry().answer_path) {
             let asked = Some((serde_json::Value::Null, call));
             ask_and_print(&paths, obs, asked, path, cut, started, true);
             return;

@@ -34,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agents::AgentKnowledge;
 use crate::agents::InstallOptions;
+use crate::catalogue::InCatalogue;
 pub use crate::install::record::{
     note, read_record, record_path, InstalledHooks, RecordError, RECORD_FILE,
 };
@@ -95,7 +96,7 @@ impl HookHealth {
 
 /// "Claude Code", "Codex".
 pub fn agent_name(agent: Agent) -> &'static str {
-    agent.adapter().product_name()
+    agent.entry().product_name
 }
 
 fn tilde(path: &Path, home: Option<&Path>) -> String {

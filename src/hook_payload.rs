@@ -22,7 +22,9 @@ use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use crate::agents::AgentKnowledge;
-use crate::agents::{ForeignProgram, HookEvent};
+use crate::agents::HookEvent;
+use crate::catalogue::ForeignProgram;
+use crate::catalogue::InCatalogue;
 use crate::model::{Agent, EventKind, Observation, Source};
 
 /// Longest path kept (cwd, transcript path).
@@ -98,7 +100,7 @@ impl ForeignCaller {
     fn all() -> impl Iterator<Item = ForeignCaller> {
         crate::agents::REGISTERED
             .iter()
-            .flat_map(|a| a.adapter().foreign_callers())
+            .flat_map(|a| a.entry().foreign_callers)
             .map(ForeignCaller)
     }
 
@@ -189,7 +191,7 @@ pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHoo
     let (fields, parse_error) = read_fields(payload);
     // Only an agent whose hooks others run (Claude's `.claude/settings.json`) has foreign
     // payloads to refuse; another agent's own hook (`--agent gemini`) may send any key.
-    let foreign_possible = agent_hint.is_none_or(|a| a.adapter().refuses_foreign_payloads());
+    let foreign_possible = agent_hint.is_none_or(|a| a.entry().refuses_foreign_payloads());
     if let Some(caller) = fields.foreign.filter(|_| foreign_possible) {
         return Err(PayloadError::Foreign {
             caller,

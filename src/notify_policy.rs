@@ -43,7 +43,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
 use crate::model::{EndReason, Session, SessionState};
 use crate::tray_model::{project_name, Section};
 
@@ -463,10 +463,7 @@ impl NotifyPolicy {
             session_id: session.session_id.clone(),
             host: session.host.clone(),
             kind: AlertKind::PlanLimitNearlyUsed,
-            summary: format!(
-                "{} stopped by a plan limit",
-                session.agent.adapter().display_name()
-            ),
+            summary: format!("{} stopped by a plan limit", session.agent.display_name()),
             body: format!("{}: can go on in {wait}", project_name(session)),
             answers: None,
             shows_request_whole: false,

@@ -25,7 +25,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
 use crate::duration_text::{format_duration, Precision};
 use crate::model::{Agent, Session, SessionState};
 
@@ -136,12 +136,11 @@ pub struct ContextView {
 
 impl ContextView {
     pub fn of(session: &Session) -> Option<ContextView> {
-        use crate::agents::AgentKnowledge;
         // Only this machine's sessions can be helped from here (a remote's window is its own).
         let hint = session
             .context_window
             .is_none()
-            .then(|| session.agent.adapter().context_window_hint())
+            .then(|| session.agent.entry().context_window_hint)
             .flatten()
             .filter(|_| session.host.is_none());
         let Some(tokens) = session.context_tokens else {
@@ -243,7 +242,7 @@ pub fn resume_command(agent: Agent, session_id: &str) -> String {
     let Ok(id) = shlex::try_quote(session_id) else {
         return "# this session id cannot be put in a command line".into();
     };
-    agent.adapter().resume_command(&id)
+    agent.entry().resume_command(&id)
 }
 
 /// How many live sessions are in each group, for the macOS title beside the icon.

@@ -23,7 +23,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
 use crate::model::SessionKey;
 use crate::model::{Agent, Session, SessionState};
 use crate::tray_model::{Section, SessionView};
@@ -139,8 +139,8 @@ pub fn agents() -> Vec<AgentInfo> {
         .map(|&agent| AgentInfo {
             agent,
             name: agent.display_name().to_string(),
-            colour: agent.adapter().colour().to_string(),
-            answerable: agent.adapter().answer_path().is_some(),
+            colour: agent.entry().colour.to_string(),
+            answerable: agent.entry().answer_path.is_some(),
         })
         .collect()
 }

@@ -1,7 +1,9 @@
-//! The adapter boundary, enforced: outside `src/agents/` no non-test code names an agent.
+//! The adapter boundary, enforced: outside `src/agents/` and the catalogue no non-test code
+//! names an agent.
 //!
 //! Everything Agent Tray knows about one coding agent lives in its folder `src/agents/<id>/`
-//! and in its one line of `agents::REGISTERED`; the rest of the code asks the adapter. A
+//! and in its row of the catalogue (`src/catalogue.rs`, the plain data: names, colour,
+//! processes); the rest of the code asks the catalogue or the adapter. A
 //! `match` on an agent, a hard-coded `"claude"` or a field named `codex` elsewhere is the
 //! knowledge leaking back out, and the next agent would have to edit it too. This test reads
 //! the core (`src/`), the desktop shell (`src-tauri/src/`) and the web UI (`ui/src/`) as text and
@@ -14,10 +16,10 @@
 //! the registry exported, not hand-written knowledge. Exceptions are listed in [`ALLOWED`],
 //! each with its reason; keep that list tiny.
 
-use agent_tray::agents::AgentKnowledge;
 use std::path::{Path, PathBuf};
 
-use agent_tray::agents::REGISTERED;
+use agent_tray::catalogue::entry;
+use agent_tray::model::Agent;
 
 /// (file, text on the line, why it may name an agent there).
 const ALLOWED: &[(&str, &str, &str)] = &[];
@@ -25,14 +27,14 @@ const ALLOWED: &[(&str, &str, &str)] = &[];
 /// The words that name a registered agent, lower-case.
 fn agent_words() -> Vec<String> {
     let mut words = Vec::new();
-    for agent in REGISTERED {
-        let a = agent.adapter();
+    for &agent in Agent::ALL {
+        let a = entry(agent);
         words.push(agent.as_str().to_string());
-        words.push(a.display_name().to_string());
-        words.push(a.product_name().to_string());
-        words.push(a.program().to_string());
+        words.push(a.display_name.to_string());
+        words.push(a.product_name.to_string());
+        words.push(a.program.to_string());
         words.extend(agent.aliases().iter().map(|s| s.to_string()));
-        words.extend(a.process_names().iter().map(|s| s.to_string()));
+        words.extend(a.process_names.iter().map(|s| s.to_string()));
     }
     let mut words: Vec<String> = words
         .into_iter()
@@ -245,7 +247,10 @@ fn offending_lines(root: &Path) -> Vec<String> {
             .unwrap_or(&file)
             .to_string_lossy()
             .replace('\\', "/");
-        if rel.starts_with("src/agents/") || rel == "ui/src/bindings.ts" {
+        if rel.starts_with("src/agents/")
+            || rel == "src/catalogue.rs"
+            || rel == "ui/src/bindings.ts"
+        {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(&file) else {
@@ -278,8 +283,8 @@ fn no_code_outside_the_adapters_names_an_agent() {
     let found = offending_lines(root);
     assert!(
         found.is_empty(),
-        "{} line(s) outside src/agents/ name an agent; move that knowledge into the agent's \
-         adapter (src/agents/<id>/) and ask it through AgentAdapter:\n{}",
+        "{} line(s) outside src/agents/ and src/catalogue.rs name an agent; move that knowledge \
+         into the agent's catalogue row or adapter (src/agents/<id>/) and ask it there:\n{}",
         found.len(),
         found.join("\n")
     );

@@ -49,6 +49,7 @@ const CORE: Layers = &[
     (
         "pure rules and records (no agent, no registry)",
         &[
+            "catalogue",
             "liveness::plan",
             "usage",
             "plan_limits",

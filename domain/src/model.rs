@@ -21,27 +21,24 @@ pub use crate::pending::SessionKey;
 
 /// Which coding agent a session belongs to. Fixed at a session's first sighting.
 ///
-/// A plain id: its string is the `agent` field's value (`"claude"`, `"codex"`, … a public
-/// contract). The domain knows only the vocabulary, the ids and the other spellings people type
-/// for them; everything known *about* an agent is its adapter's, looked up by the core's
-/// `agents` module. Equality, order, hashing and the serialised form use the id only.
-#[derive(Clone, Copy)]
-pub struct Agent {
-    id: &'static str,
-    aliases: &'static [&'static str],
+/// An exhaustive enum: code that must say something for every agent (the core's catalogue row,
+/// its adapter) does it in one `match`, and an agent added here fails to compile until each has
+/// its arm. Its string is the `agent` field's value (`"claude"`, `"codex"`, … a public contract).
+/// The domain knows only the vocabulary, the ids and the other spellings people type for them;
+/// everything known *about* an agent is the core's (its catalogue row and its adapter). Order,
+/// the serialised form and the UI's type use the id.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Agent {
+    Claude,
+    Codex,
+    Gemini,
+    Qwen,
+    Copilot,
+    OpenCode,
 }
 
-#[allow(non_upper_case_globals)]
 impl Agent {
-    pub const Claude: Agent = Agent::named("claude", &["claude-code", "claude_code"]);
-    pub const Codex: Agent = Agent::named("codex", &[]);
-    pub const Gemini: Agent = Agent::named("gemini", &["gemini-cli", "gemini_cli"]);
-    pub const Qwen: Agent = Agent::named("qwen", &["qwen-code", "qwen_code"]);
-    pub const Copilot: Agent = Agent::named("copilot", &["github-copilot", "copilot-cli"]);
-    pub const OpenCode: Agent = Agent::named("opencode", &["open-code", "opencode-ai"]);
-
-    /// Every agent, in the order the window and `doctor` list them. The core's `agents` module
-    /// has one adapter for each, in the same order (a test there checks).
+    /// Every agent, in the order the window and `doctor` list them.
     pub const ALL: &'static [Agent] = &[
         Agent::Claude,
         Agent::Codex,
@@ -51,22 +48,27 @@ impl Agent {
         Agent::OpenCode,
     ];
 
-    const fn named(id: &'static str, aliases: &'static [&'static str]) -> Agent {
-        Agent { id, aliases }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        self.id
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
+            Agent::OpenCode => "opencode",
+        }
     }
 
     /// Other spellings `--agent` and the control socket accept ("claude-code").
-    pub fn aliases(self) -> &'static [&'static str] {
-        self.aliases
-    }
-
-    /// This agent's place in [`Agent::ALL`].
-    pub fn index(self) -> usize {
-        Agent::ALL.iter().position(|a| a.id == self.id).unwrap_or(0)
+    pub const fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Agent::Claude => &["claude-code", "claude_code"],
+            Agent::Codex => &[],
+            Agent::Gemini => &["gemini-cli", "gemini_cli"],
+            Agent::Qwen => &["qwen-code", "qwen_code"],
+            Agent::Copilot => &["github-copilot", "copilot-cli"],
+            Agent::OpenCode => &["open-code", "opencode-ai"],
+        }
     }
 
     /// The agent an id or an alias names, any case.
@@ -75,21 +77,7 @@ impl Agent {
         Agent::ALL
             .iter()
             .copied()
-            .find(|a| a.id == name || a.aliases.contains(&name.as_str()))
-    }
-}
-
-impl PartialEq for Agent {
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-    }
-}
-
-impl Eq for Agent {}
-
-impl std::hash::Hash for Agent {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.id.hash(state)
+            .find(|a| a.as_str() == name || a.aliases().contains(&name.as_str()))
     }
 }
 
@@ -101,25 +89,25 @@ impl PartialOrd for Agent {
 
 impl Ord for Agent {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.id.cmp(other.id)
+        self.as_str().cmp(other.as_str())
     }
 }
 
 impl fmt::Debug for Agent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id)
+        f.write_str(self.as_str())
     }
 }
 
 impl fmt::Display for Agent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id)
+        f.write_str(self.as_str())
     }
 }
 
 impl Serialize for Agent {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.id)
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -130,6 +118,8 @@ impl<'de> Deserialize<'de> for Agent {
     }
 }
 
+/// The UI's type is the union of the ids (`"claude" | "codex" | …`), so a misspelt id in the UI
+/// fails its type check.
 impl ts_rs::TS for Agent {
     type WithoutGenerics = Agent;
     type OptionInnerType = Agent;
@@ -137,13 +127,17 @@ impl ts_rs::TS for Agent {
         "Agent".into()
     }
     fn inline() -> String {
-        "string".into()
+        Agent::ALL
+            .iter()
+            .map(|a| format!("\"{}\"", a.as_str()))
+            .collect::<Vec<_>>()
+            .join(" | ")
     }
     fn inline_flattened() -> String {
-        "string".into()
+        Self::inline()
     }
     fn decl() -> String {
-        "type Agent = string;".into()
+        format!("type Agent = {};", Self::inline())
     }
     fn decl_concrete() -> String {
         Self::decl()

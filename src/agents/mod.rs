@@ -1,27 +1,23 @@
-//! One adapter per coding agent, and the one list that registers them.
+//! One adapter per coding agent, and the one `match` that finds them.
 //!
-//! Everything Agent Tray knows about a particular agent lives in its folder here: how its hook
-//! payloads map onto [`Observation`](crate::model::Observation)s, which processes are its, where
-//! its configuration lives and how our hooks are merged into it, what `doctor` checks, its
-//! resume command, its name and colour. The rest of the code asks [`AgentAdapter`] (through
-//! [`AgentKnowledge::adapter`]) and never matches on an agent, so an agent added here is known to
-//! the hook, the pid walk, `install`, `doctor`, the tray and the window at once.
+//! What an agent *does* lives in its folder here: how its hook payloads map onto
+//! [`Observation`](crate::model::Observation)s, which of its processes owns a session, where its
+//! configuration lives and how our hooks are merged into it, what `doctor` checks, its feeds.
+//! What it *is* (names, colour, programs, process names, how it is answered and resumed) is
+//! plain data in its row of [`crate::catalogue`], which everything below the adapters may read.
 //!
-//! Why a trait object looked up by a `Copy` id rather than an enum: an enum makes every `match`
-//! in the code a place to edit for each new agent (that was the state before: the knowledge was
-//! spread over a dozen modules). [`Agent`] is a plain id of the domain crate (its `&'static str`
-//! is the `agent` field's value, a public contract); the adapter is found here, by the id's place
-//! in [`Agent::ALL`], so the domain never depends on what is above it.
+//! The domain's [`Agent`] is an exhaustive enum: [`adapter_of`] and [`crate::catalogue::entry`]
+//! are the only `match`es over it, so an agent added to the domain does not compile until it has
+//! its row and its adapter, and no other code names an agent (`tests/adapter_boundary.rs`).
 //!
 //! # Adding an agent
-//! 1. Add its id (and the other spellings people type) to `Agent` in the domain crate
-//!    (`domain/src/model.rs`: a constant and its place in `Agent::ALL`; the id is what
-//!    `list --json` prints, never changed once released).
-//! 2. Make a folder `src/agents/<name>/` with a `mod.rs` holding a unit struct that implements
-//!    [`AgentAdapter`], add `pub mod <name>;` and the adapter to [`ADAPTERS`] below, in the same
-//!    place as in `Agent::ALL` (a test checks). The `--<id>` flag of `install`/`uninstall`,
-//!    `doctor`, the window's filter and the UI's colour follow from it.
-//! 3. Test the adapter on payloads recorded from the real binary (`tests/fixtures/<id>/`).
+//! 1. Add its variant (and the other spellings people type) to `Agent` in the domain crate
+//!    (`domain/src/model.rs`; the id is what `list --json` prints, never changed once released).
+//! 2. Add its row to `src/catalogue.rs`.
+//! 3. Make a folder `src/agents/<name>/` with a `mod.rs` holding a unit struct that implements
+//!    [`AgentAdapter`], add `pub mod <name>;` and its arm in [`adapter_of`]. The `--<id>` flag
+//!    of `install`/`uninstall`, `doctor`, the window's filter and the UI's colour follow.
+//! 4. Test the adapter on payloads recorded from the real binary (`tests/fixtures/<id>/`).
 
 use std::path::{Path, PathBuf};
 
@@ -42,32 +38,28 @@ pub mod qwen;
 /// Every agent Agent Tray knows, in the order the window and `doctor` list them.
 pub const REGISTERED: &[Agent] = Agent::ALL;
 
-/// Each agent's adapter, in the order of [`Agent::ALL`]: the registration. Its length is the
-/// domain's count of agents, so an agent without an adapter does not compile, and a test checks
-/// that each adapter sits at its agent's place.
-pub const ADAPTERS: [&dyn AgentAdapter; Agent::ALL.len()] = [
-    &claude::ClaudeCode,
-    &codex::Codex,
-    &gemini::GeminiCli,
-    &qwen::QwenCode,
-    &copilot::CopilotCli,
-    &opencode::OpenCode,
-];
+/// Each agent's adapter: the one `match` that registers them.
+pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
+    match agent {
+        Agent::Claude => &claude::ClaudeCode,
+        Agent::Codex => &codex::Codex,
+        Agent::Gemini => &gemini::GeminiCli,
+        Agent::Qwen => &qwen::QwenCode,
+        Agent::Copilot => &copilot::CopilotCli,
+        Agent::OpenCode => &opencode::OpenCode,
+    }
+}
 
-/// What the core knows about an agent, asked through its id.
+/// What an agent does, asked through its id (what it *is* is its catalogue row:
+/// [`crate::catalogue::InCatalogue`]).
 pub trait AgentKnowledge {
-    /// Everything known about this agent.
+    /// Everything this agent's integration does.
     fn adapter(self) -> &'static dyn AgentAdapter;
-    /// The name shown to people ("Claude", "Codex").
-    fn display_name(self) -> &'static str;
 }
 
 impl AgentKnowledge for Agent {
     fn adapter(self) -> &'static dyn AgentAdapter {
-        ADAPTERS[self.index()]
-    }
-    fn display_name(self) -> &'static str {
-        self.adapter().display_name()
+        adapter_of(self)
     }
 }
 
@@ -98,21 +90,12 @@ pub struct InstallOptions {
 /// agents share (Claude-shaped hooks, no helper processes, no version on disk); see the module
 /// comment for how to add an agent.
 pub trait AgentAdapter: Sync + 'static {
-    // --- identity -------------------------------------------------------------------------
-
-    /// The agent's id, as [`Agent::as_str`] spells it: how [`ADAPTERS`] is checked against
-    /// [`Agent::ALL`].
-    fn id(&self) -> &'static str;
-    /// The short name the window and the tray show ("Claude").
-    fn display_name(&self) -> &'static str;
-    /// The product's full name, for sentences (`doctor`, drift alerts): "Claude Code".
-    fn product_name(&self) -> &'static str {
-        self.display_name()
+    /// The agent this adapter is for (a test checks [`adapter_of`] returns each agent's own).
+    fn agent(&self) -> Agent;
+    /// The agent's catalogue row: its names, colour, programs (the plain data).
+    fn entry(&self) -> &'static crate::catalogue::Entry {
+        crate::catalogue::entry(self.agent())
     }
-    /// The colour the window shows the agent's name in (a CSS colour, readable on both themes).
-    fn colour(&self) -> &'static str;
-    /// The program people run (looked up on PATH by `doctor` and `install`).
-    fn program(&self) -> &'static str;
 
     // --- hooks ------------------------------------------------------------------------------
 
@@ -131,12 +114,6 @@ pub trait AgentAdapter: Sync + 'static {
     fn payload_evidence(&self, fields: &HookFields, event: EventKind) -> u8 {
         let _ = (fields, event);
         0
-    }
-    /// How a permission request of this agent can be answered from outside its terminal
-    /// ([`crate::answering`]); `None` (the default): it cannot, and its requests are answered in
-    /// the terminal only.
-    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
-        None
     }
     /// What a hook call parsed by the adapter itself ([`Self::own_hook_call`]) asks, when it is
     /// a permission request that can be answered from outside the terminal; `None` (the
@@ -164,25 +141,9 @@ pub trait AgentAdapter: Sync + 'static {
         .to_string()
         .into_bytes()
     }
-    /// The other programs known to run this agent's hooks as if they were it (Copilot and
-    /// Cursor load `.claude/settings.json`): their payloads are told apart and refused.
-    fn foreign_callers(&self) -> &'static [ForeignProgram] {
-        &[]
-    }
-    /// Whether payloads claiming to be this agent's are checked for a foreign caller.
-    fn refuses_foreign_payloads(&self) -> bool {
-        !self.foreign_callers().is_empty()
-    }
 
     // --- processes --------------------------------------------------------------------------
 
-    /// The process names (`comm`) of its native binary, or of a script named after it.
-    fn process_names(&self) -> &'static [&'static str];
-    /// Fragments of a launcher's script path (`node …/@google/gemini-cli/…`) that say it is
-    /// this agent.
-    fn script_markers(&self) -> &'static [&'static str] {
-        &[]
-    }
     /// A process of this agent that is no session (a pool helper, a supervisor).
     fn is_helper_process(&self, argv: &[String]) -> bool {
         let _ = argv;
@@ -200,8 +161,6 @@ pub trait AgentAdapter: Sync + 'static {
     /// The agent's configuration folder (from its environment variable or the home folder),
     /// absolute.
     fn config_dir(&self) -> Option<PathBuf>;
-    /// The environment variable that moves the folder, for messages ("CLAUDE_CONFIG_DIR").
-    fn config_dir_env(&self) -> &'static str;
     /// The file in `dir` our hooks go into.
     fn hooks_file(&self, dir: &Path) -> PathBuf;
     /// The install or uninstall plan for `dir` (pure over the files' text; nothing written).
@@ -230,7 +189,7 @@ pub trait AgentAdapter: Sync + 'static {
     /// Whether this agent looks installed here (its program on PATH, or its folder exists):
     /// `install` with no agent flag covers these.
     fn is_installed(&self) -> bool {
-        crate::doctor::find_on_path(self.program()).is_some()
+        crate::doctor::find_on_path(self.entry().program).is_some()
             || self.config_dir().is_some_and(|d| d.is_dir())
     }
 
@@ -260,14 +219,11 @@ pub trait AgentAdapter: Sync + 'static {
     fn version_unknown_text(&self) -> String {
         format!(
             "version unknown: {}'s hooks do not send one",
-            self.product_name()
+            self.entry().product_name
         )
     }
 
     // --- commands ---------------------------------------------------------------------------
-
-    /// The command that resumes a session (`id` already shell-quoted).
-    fn resume_command(&self, quoted_id: &str) -> String;
 
     // --- agents with payloads and files of their own ------------------------------------------
 
@@ -317,37 +273,13 @@ pub trait AgentAdapter: Sync + 'static {
         None
     }
 
-    /// Where the agent's context window is unknown until something is turned on: what to say
-    /// (shown beside the tokens instead of a guessed size). `None`: nothing to turn on.
-    fn context_window_hint(&self) -> Option<&'static str> {
-        None
-    }
-
     fn spawn_feeds(&self, ctx: &crate::feeds::FeedContext<'_>) -> Vec<crate::feeds::NamedTask> {
         let _ = ctx;
         Vec::new()
     }
 }
 
-/// A program that runs another agent's hooks (see [`AgentAdapter::foreign_callers`]): how its
-/// calls are told apart from the host agent's own.
-#[derive(Debug)]
-pub struct ForeignProgram {
-    /// Its stable name on the control socket ("copilot").
-    pub id: &'static str,
-    /// The name `doctor` shows ("GitHub Copilot CLI").
-    pub name: &'static str,
-    /// Payload keys only it sends.
-    pub payload_keys: &'static [&'static str],
-    /// Its process names, when it is the hook's first non-shell ancestor.
-    pub process_names: &'static [&'static str],
-    /// Environment variables it gives its hooks.
-    pub env_vars: &'static [&'static str],
-    /// The agent whose hooks it runs.
-    pub host: Agent,
-    /// Where it finds those hooks, for `doctor` ("a project's .claude/settings.json").
-    pub loads_from: &'static str,
-}
+pub use crate::catalogue::ForeignProgram;
 
 /// A hook call an adapter parsed itself ([`AgentAdapter::own_hook_call`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -376,31 +308,7 @@ pub fn by_name(name: &str) -> Option<Agent> {
     Agent::by_name(name)
 }
 
-/// The agent a bare `agent-tray hook` (no `--agent`, no telling payload) stands for: hook lines
-/// written before `--agent` existed were Claude Code's.
-pub const LEGACY_HOOK_AGENT: Agent = Agent::Claude;
-
-/// The agent whose process this is, by its `comm` name.
-pub fn by_process_name(comm: &str) -> Option<Agent> {
-    REGISTERED
-        .iter()
-        .copied()
-        .find(|a| a.adapter().process_names().contains(&comm))
-}
-
-/// The agent a launcher's script is (`node /…/@openai/codex/bin/codex.js`, `node /usr/bin/claude`).
-pub fn by_script(script: &str) -> Option<Agent> {
-    if let Some(agent) = REGISTERED.iter().copied().find(|a| {
-        a.adapter()
-            .script_markers()
-            .iter()
-            .any(|m| script.contains(m))
-    }) {
-        return Some(agent);
-    }
-    let base = script.rsplit('/').next().unwrap_or(script);
-    by_process_name(base.strip_suffix(".js").unwrap_or(base))
-}
+pub use crate::catalogue::{by_process_name, by_script, LEGACY_HOOK_AGENT};
 
 /// The agent a payload looks like, where no `--agent` was given (see
 /// [`AgentAdapter::payload_evidence`]).
@@ -450,18 +358,32 @@ pub(crate) fn absolute(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    // An agent added to the domain's vocabulary with its adapter in another place of ADAPTERS
-    // would answer for the wrong agent everywhere (names, hooks, processes): each adapter must
-    // sit at its own agent's index.
+    // Each agent must find its own adapter (names, hooks, processes would otherwise answer for
+    // another agent).
     #[test]
-    fn each_adapter_sits_at_its_agents_place() {
-        for (agent, adapter) in Agent::ALL.iter().zip(ADAPTERS) {
-            assert_eq!(
-                adapter.id(),
-                agent.as_str(),
-                "ADAPTERS is out of step with Agent::ALL"
-            );
-            assert_eq!(agent.adapter().id(), agent.as_str());
+    fn each_agent_finds_its_own_adapter() {
+        for &agent in Agent::ALL {
+            assert_eq!(adapter_of(agent).agent(), agent);
         }
+    }
+
+    // The answer paths' longest waits live in the catalogue as plain numbers; each must stay
+    // below the hook timeout the agent's install writes, or the agent kills our hook first.
+    #[test]
+    fn answer_waits_end_before_the_hook_timeouts_install_writes() {
+        use crate::catalogue::entry;
+        let wait = |a: Agent| entry(a).answer_path.map(|p| p.max_wait_secs);
+        assert_eq!(
+            wait(Agent::Claude),
+            Some(claude::install::PERMISSION_TIMEOUT_SECS - 10)
+        );
+        assert_eq!(
+            wait(Agent::Codex),
+            Some(codex::install::timeout_secs("PermissionRequest") - 1)
+        );
+        assert_eq!(
+            wait(Agent::Copilot),
+            Some(u64::from(copilot::install::TIMEOUT_SEC) - 1)
+        );
     }
 }

@@ -120,12 +120,12 @@ pub fn doctor_findings(
     probe_command: fn(&str) -> Option<String>,
 ) -> (Vec<Finding>, Option<String>) {
     let adapter = agent.adapter();
-    let name = adapter.product_name();
+    let name = adapter.entry().product_name;
     let Some(dir) = dir else {
         return (
             vec![Finding::Problem(format!(
                 "cannot find {name}'s folder: set HOME (or {})",
-                adapter.config_dir_env()
+                adapter.entry().config_dir_env
             ))],
             None,
         );

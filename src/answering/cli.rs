@@ -21,7 +21,7 @@ use std::time::Duration;
 use chrono::Utc;
 
 use super::{Answer, AnswerSettings, AnswerSource, EffectiveChoice, PendingView, RequestId};
-use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::protocol::{AnswerReply, PendingList, ReplyError, Request, TypedReply};
 use crate::duration_text::{format_duration, Precision};
@@ -388,7 +388,7 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
         let agent = crate::agents::by_name(name).ok_or_else(|| {
             let known: Vec<&str> = Agent::ALL
                 .iter()
-                .filter(|a| a.adapter().answer_path().is_some())
+                .filter(|a| a.entry().answer_path.is_some())
                 .map(|a| a.as_str())
                 .collect();
             AnsweringCliError::UnknownAgent(name.clone(), known.join(", "))
@@ -397,7 +397,7 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
             let enabled = args.state.as_deref().map(|s| s == "on");
             settings.set(agent, enabled, args.wait)?;
             settings.save(&paths)?;
-        } else if agent.adapter().answer_path().is_none() {
+        } else if agent.entry().answer_path.is_none() {
             return Err(super::SettingsError::NotAnswerable(agent).into());
         }
     }
@@ -429,7 +429,7 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
 }
 
 fn describe_choice(c: &EffectiveChoice) -> String {
-    let name = c.agent.adapter().display_name();
+    let name = c.agent.display_name();
     if !c.enabled {
         return format!("{name}: off (its requests are answered in the terminal only)\n");
     }
@@ -473,7 +473,7 @@ pub fn format_pending(pending: &[PendingView], now: chrono::DateTime<Utc>) -> St
         out.push_str(&format!(
             "{}  {}{}  session {}  {} left\n",
             p.id,
-            p.agent.adapter().display_name(),
+            p.agent.display_name(),
             host,
             visible_line(&p.session_id),
             format_duration(left, Precision::Seconds),

@@ -17,6 +17,7 @@ use chrono::Utc;
 
 use super::Finding;
 use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
 use crate::control::client::ControlClient;
 use crate::control::Request;
 use crate::delivery::{DeliveryReport, PROBE_PREFIX};
@@ -35,7 +36,7 @@ fn fix_for(agent: Agent) -> String {
 }
 
 fn agent_name(agent: Agent) -> &'static str {
-    agent.adapter().product_name()
+    agent.entry().product_name
 }
 
 /// The folder `doctor` runs in, for a probe payload's `cwd`.
@@ -161,7 +162,7 @@ fn run_command_reading(
 /// permission request; the engine answers the probe at once, and the hook must print that
 /// answer in the agent's shape. No agent is involved, and the probe is never a session.
 pub fn run_answer(agent: Agent, command: &str, paths: &TrayPaths) -> Option<Finding> {
-    let path = agent.adapter().answer_path()?;
+    let path = agent.entry().answer_path?;
     let name = agent_name(agent);
     let enabled = crate::answering::AnswerSettings::load(paths)
         .ok()
@@ -335,11 +336,11 @@ pub fn delivery_findings(paths: &TrayPaths) -> Vec<Finding> {
         out.push(Finding::Note(format!(
             "{} ran Agent Tray's {} hook ×{} (last: {}); it loads hooks from {}. These calls were ignored: they are not {} sessions",
             program.name,
-            program.host.adapter().product_name(),
+            program.host.entry().product_name,
             call.count,
             last,
             program.loads_from,
-            program.host.adapter().display_name(),
+            program.host.display_name(),
         )));
     }
     let untold: Vec<String> = report

@@ -104,8 +104,8 @@ impl clap::Args for AgentFlags {
                     .action(clap::ArgAction::SetTrue)
                     .help(format!(
                         "{} only (its hooks in ${} or the default folder)",
-                        adapter.product_name(),
-                        adapter.config_dir_env()
+                        adapter.entry().product_name,
+                        adapter.entry().config_dir_env
                     )),
             )
         })
@@ -478,8 +478,8 @@ pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, Inst
     for agent in args.agents() {
         let adapter = agent.adapter();
         let dir = adapter.config_dir().ok_or(InstallError::NoConfigDir {
-            agent: adapter.product_name(),
-            env: adapter.config_dir_env(),
+            agent: adapter.entry().product_name,
+            env: adapter.entry().config_dir_env,
         })?;
         let options = crate::agents::InstallOptions {
             trust: args.trust,

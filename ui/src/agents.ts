@@ -1,15 +1,21 @@
 // An agent's name as the window shows it: its display name in its own colour. Both come from
-// the agent's adapter in the core (AGENTS, generated into bindings.ts), so an agent added there
-// needs nothing here. The colour is set through the CSSOM (the CSP allows no inline style).
-import { AGENTS } from "./bindings";
+// the core's catalogue of agents (AGENTS, generated into bindings.ts, typed by the generated
+// `Agent` union of ids), so an agent added there needs nothing here. The colour is set through
+// the CSSOM (the CSP allows no inline style).
+import { AGENTS, type Agent, type AgentInfo } from "./bindings";
 
-export const agentName = (agent: string): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
+const infoOf = (id: string): AgentInfo | undefined => AGENTS.find((a) => a.agent === id);
 
-export function agentBadge(agent: string): HTMLSpanElement {
+export const agentName = (agent: Agent): string => infoOf(agent)?.name ?? agent;
+
+/** The name for an agent id kept in the history, which may be one this version no longer knows. */
+export const storedAgentName = (id: string): string => infoOf(id)?.name ?? id;
+
+export function agentBadge(agent: Agent): HTMLSpanElement {
   const span = document.createElement("span");
   span.className = `agent agent-${agent}`;
   span.textContent = agentName(agent);
-  const colour = AGENTS.find((a) => a.agent === agent)?.colour;
+  const colour = infoOf(agent)?.colour;
   if (colour) span.style.color = colour;
   return span;
 }

@@ -9,7 +9,7 @@
 // drawn and again when the system switches between light and dark.
 import type { Chart } from "chart.js";
 import { ANSWER_PLACES } from "./bindings";
-import { agentBadge, agentName } from "./agents";
+import { agentBadge, storedAgentName } from "./agents";
 import type { AnswerCounts, DayReport, KeyedSplit, LongWait, PlanWindow } from "./bindings";
 import { el } from "./dom";
 import { chartTheme, clock, costText, cssVar, duration, figureCard, loadCharts, loadedCharts } from "./figures";
@@ -172,7 +172,7 @@ export function createTodayView(openSession: (sessionId: string) => Promise<void
       limitsBox,
       el("div", { class: "chart-box" }, canvas),
       hoursTable,
-      el("div", { class: "columns" }, splitTable("by-agent", "By agent", day.by_agent, agentName), splitTable("by-project", "By project", day.by_project, (k) => k)),
+      el("div", { class: "columns" }, splitTable("by-agent", "By agent", day.by_agent, storedAgentName), splitTable("by-project", "By project", day.by_project, (k) => k)),
       el("h3", {}, "Longest waits"),
       day.longest_waits.length ? waits : el("p", { class: "muted", attrs: { id: "longest-waits" } }, "No waits today."),
       ...answersLine(day.answers),

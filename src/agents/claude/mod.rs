@@ -4,13 +4,13 @@
 //!
 //! Its hook event names are the default mapping ([`crate::agents::standard_hook_event`]); other
 //! agents run its hooks too (Copilot and Cursor load `.claude/settings.json`), so their payloads
-//! are told apart and refused ([`FOREIGN_CALLERS`]).
+//! are told apart and refused (the catalogue row's `foreign_callers`).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{AgentAdapter, ForeignProgram, InstallOptions};
+use super::{AgentAdapter, InstallOptions};
 use crate::doctor::probe::MAX_META_LINE;
 use crate::doctor::{hook_findings, Finding, HookCheck};
 use crate::feeds::watch::spawn_feed;
@@ -30,38 +30,8 @@ pub mod transcripts;
 pub struct ClaudeCode;
 
 impl AgentAdapter for ClaudeCode {
-    fn id(&self) -> &'static str {
-        "claude"
-    }
-    fn display_name(&self) -> &'static str {
-        "Claude"
-    }
-    fn product_name(&self) -> &'static str {
-        "Claude Code"
-    }
-    fn colour(&self) -> &'static str {
-        "#c15f3c"
-    }
-    fn program(&self) -> &'static str {
-        "claude"
-    }
-
-    /// Its `PermissionRequest` hook runs beside the terminal's dialog and the first answer wins
-    /// (seen with 2.1.332): waiting costs the user nothing, so answering is on by default, and
-    /// the wait stays under the hook timeout `install` writes for that event.
-    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
-        use agent_tray_domain::pending::{Accepts, AnswerPath, ReplyShape};
-        Some(AnswerPath {
-            on_by_default: true,
-            terminal_stays_open: true,
-            default_wait_secs: 300,
-            max_wait_secs: install::PERMISSION_TIMEOUT_SECS - 10,
-            accepts: Accepts {
-                allow_for_session: true,
-                deny_message: true,
-            },
-            reply: ReplyShape::HookSpecificDecision,
-        })
+    fn agent(&self) -> Agent {
+        Agent::Claude
     }
 
     /// A transcript under `.claude` or `projects/`, or a `prompt_id` (only Claude sends it).
@@ -76,25 +46,13 @@ impl AgentAdapter for ClaudeCode {
         }
         0
     }
-    fn foreign_callers(&self) -> &'static [ForeignProgram] {
-        FOREIGN_CALLERS
-    }
 
-    fn process_names(&self) -> &'static [&'static str] {
-        &["claude", "claude.exe"]
-    }
-    fn script_markers(&self) -> &'static [&'static str] {
-        &["@anthropic-ai/claude-code"]
-    }
     fn is_helper_process(&self, argv: &[String]) -> bool {
         is_agent_helper(argv)
     }
 
     fn config_dir(&self) -> Option<PathBuf> {
         config_dir_from_env()
-    }
-    fn config_dir_env(&self) -> &'static str {
-        "CLAUDE_CONFIG_DIR"
     }
     fn hooks_file(&self, dir: &Path) -> PathBuf {
         dir.join("settings.json")
@@ -128,10 +86,6 @@ impl AgentAdapter for ClaudeCode {
         status_line::parse(payload, at)
     }
 
-    fn context_window_hint(&self) -> Option<&'static str> {
-        Some("window unknown: `agent-tray install --claude --status-line` lets Claude Code's status line tell it")
-    }
-
     /// `install` with no flag has always written its hooks, found or not.
     fn install_by_default(&self) -> bool {
         true
@@ -147,10 +101,6 @@ impl AgentAdapter for ClaudeCode {
     }
     fn version_unknown_text(&self) -> String {
         "version unknown: Claude Code's hooks do not send one and its session file is gone".into()
-    }
-
-    fn resume_command(&self, quoted_id: &str) -> String {
-        format!("claude --resume {quoted_id}")
     }
 
     /// Its live-session files and transcripts (sharing what the first knows of live processes),
@@ -182,7 +132,7 @@ impl AgentAdapter for ClaudeCode {
         ];
         // Claude Code's own list of live sessions, asked once (see the module comment).
         if ctx.config.ask_programs {
-            if let Some(program) = crate::doctor::find_on_path(self.program()) {
+            if let Some(program) = crate::doctor::find_on_path(self.entry().program) {
                 tasks.push((
                     "claude_agents_probe",
                     agents_probe::spawn_probe(
@@ -196,47 +146,6 @@ impl AgentAdapter for ClaudeCode {
         tasks
     }
 }
-
-/// The programs that load a project's `.claude/settings.json` and so run our Claude hook. Cursor
-/// first: its variables are the more specific where both are set.
-pub const FOREIGN_CALLERS: &[ForeignProgram] = &[
-    ForeignProgram {
-        id: "cursor",
-        name: "Cursor",
-        payload_keys: &[
-            "conversation_id",
-            "generation_id",
-            "cursor_version",
-            "workspace_roots",
-        ],
-        process_names: &["cursor-agent", "cursor", "Cursor"],
-        env_vars: &["CURSOR_VERSION"],
-        host: Agent::Claude,
-        loads_from: "a project's .claude/settings.json",
-    },
-    // Copilot's camelCase fields (and the `timestamp` of its VS Code-compatible shape): keys
-    // neither Claude Code nor Codex sends.
-    ForeignProgram {
-        id: "copilot",
-        name: "GitHub Copilot CLI",
-        payload_keys: &[
-            "sessionId",
-            "toolName",
-            "toolArgs",
-            "toolInput",
-            "toolResult",
-            "hookName",
-            "initialPrompt",
-            "transcriptPath",
-            "stopReason",
-            "timestamp",
-        ],
-        process_names: &["copilot"],
-        env_vars: &["COPILOT_CLI", "COPILOT_HOOK_EVENT"],
-        host: Agent::Claude,
-        loads_from: "a project's .claude/settings.json",
-    },
-];
 
 /// Claude Code's folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn config_dir_from_env() -> Option<PathBuf> {

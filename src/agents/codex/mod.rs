@@ -44,37 +44,8 @@ const MAX_DEPTH: usize = 16;
 pub struct Codex;
 
 impl AgentAdapter for Codex {
-    fn id(&self) -> &'static str {
-        "codex"
-    }
-    fn display_name(&self) -> &'static str {
-        "Codex"
-    }
-    fn colour(&self) -> &'static str {
-        "#10a37f"
-    }
-    fn program(&self) -> &'static str {
-        "codex"
-    }
-
-    /// Codex hides its own approval prompt while a `PermissionRequest` hook runs (seen with
-    /// 0.171): every second of waiting is a second the terminal cannot answer. So it is opt-in,
-    /// the wait is short, and it ends before the hook timeout `install` writes, which spares the
-    /// user Codex's "Hook failed" line. Codex fails closed on `updatedPermissions`: no "allow for
-    /// this session".
-    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
-        use agent_tray_domain::pending::{Accepts, AnswerPath, ReplyShape};
-        Some(AnswerPath {
-            on_by_default: false,
-            terminal_stays_open: false,
-            default_wait_secs: 4,
-            max_wait_secs: install::timeout_secs("PermissionRequest").saturating_sub(1),
-            accepts: Accepts {
-                allow_for_session: false,
-                deny_message: true,
-            },
-            reply: ReplyShape::HookSpecificDecision,
-        })
+    fn agent(&self) -> Agent {
+        Agent::Codex
     }
 
     /// Its `turn_id`, a rollout `transcript_path`, or a `model` outside SessionStart (Claude
@@ -95,12 +66,6 @@ impl AgentAdapter for Codex {
         0
     }
 
-    fn process_names(&self) -> &'static [&'static str] {
-        &["codex", "codex.exe"]
-    }
-    fn script_markers(&self) -> &'static [&'static str] {
-        &["@openai/codex"]
-    }
     /// The outermost codex; none when that is the managed app-server with no TUI above it (the
     /// TUI died, or the thread runs from `codex queue`): the server is nobody's session process.
     fn session_process(&self, table: &dyn ProcessTable, pid: u32) -> Option<u32> {
@@ -110,9 +75,6 @@ impl AgentAdapter for Codex {
 
     fn config_dir(&self) -> Option<PathBuf> {
         home_from_env().map(|d| super::absolute(&d))
-    }
-    fn config_dir_env(&self) -> &'static str {
-        "CODEX_HOME"
     }
     fn hooks_file(&self, dir: &Path) -> PathBuf {
         dir.join("hooks.json")
@@ -160,10 +122,6 @@ impl AgentAdapter for Codex {
     }
     fn version_unknown_text(&self) -> String {
         "version unknown: Codex's hooks do not send one and its rollout names none".into()
-    }
-
-    fn resume_command(&self, quoted_id: &str) -> String {
-        format!("codex resume {quoted_id}")
     }
 
     fn notify_observation(

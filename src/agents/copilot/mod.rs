@@ -100,26 +100,8 @@ fn plan_own_file(path: &Path, bin: &Path, action: Action) -> Result<Plan, Instal
 }
 
 impl AgentAdapter for CopilotCli {
-    fn id(&self) -> &'static str {
-        "copilot"
-    }
-    fn display_name(&self) -> &'static str {
-        "Copilot"
-    }
-    fn product_name(&self) -> &'static str {
-        "GitHub Copilot CLI"
-    }
-    fn colour(&self) -> &'static str {
-        "#8957e5"
-    }
-    fn program(&self) -> &'static str {
-        "copilot"
-    }
-    fn process_names(&self) -> &'static [&'static str] {
-        &["copilot"]
-    }
-    fn script_markers(&self) -> &'static [&'static str] {
-        &["@github/copilot"]
+    fn agent(&self) -> Agent {
+        Agent::Copilot
     }
 
     fn own_hook_call(
@@ -149,9 +131,6 @@ impl AgentAdapter for CopilotCli {
     fn config_dir(&self) -> Option<PathBuf> {
         install::copilot_home_from_env().map(|d| super::absolute(&d))
     }
-    fn config_dir_env(&self) -> &'static str {
-        "COPILOT_HOME"
-    }
     fn hooks_file(&self, dir: &Path) -> PathBuf {
         dir.join("hooks").join(install::HOOK_FILE_NAME)
     }
@@ -176,25 +155,6 @@ impl AgentAdapter for CopilotCli {
             "agent-tray install --copilot",
             install::session_start_command_in,
         )
-    }
-    /// Answered through its `permissionRequest` hook: `{"behavior":"allow"|"deny",…}` decides,
-    /// nothing falls through to Copilot's own prompt. Opt-in with a short wait: while the hook
-    /// runs Copilot's TUI shows only "Working" and no dialog (seen with 1.0.102), so a long
-    /// wait would hide the question from a user at the terminal. The wait stays under the
-    /// entry's `timeoutSec` (a timeout is skipped: Copilot then asks as usual).
-    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
-        use agent_tray_domain::pending::{Accepts, AnswerPath, ReplyShape};
-        Some(AnswerPath {
-            on_by_default: false,
-            terminal_stays_open: false,
-            default_wait_secs: 4,
-            max_wait_secs: u64::from(install::TIMEOUT_SEC).saturating_sub(1),
-            accepts: Accepts {
-                allow_for_session: false,
-                deny_message: true,
-            },
-            reply: ReplyShape::Behavior,
-        })
     }
 
     /// A `permissionRequest` for a tool Copilot asks about by default ([`hook::ASKING_TOOLS`]);
@@ -253,10 +213,6 @@ impl AgentAdapter for CopilotCli {
         "version unknown: its hooks send none and the session's folder is gone".into()
     }
 
-    fn resume_command(&self, quoted_id: &str) -> String {
-        resume_command(quoted_id)
-    }
-
     /// Its session folders (`session-state/<uuid>/`: events and the process's lock).
     fn spawn_feeds(&self, ctx: &crate::feeds::FeedContext<'_>) -> Vec<crate::feeds::NamedTask> {
         let feed = feed::CopilotSessionsFeed::new(
@@ -280,7 +236,7 @@ impl AgentAdapter for CopilotCli {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::agents::AgentKnowledge;
+    use crate::catalogue::InCatalogue;
 
     use crate::test_support::ScriptedTable as Tree;
 
@@ -335,7 +291,7 @@ mod tests {
     fn resume_names_the_session() {
         assert_eq!(
             Agent::Copilot
-                .adapter()
+                .entry()
                 .resume_command("da763f3d-1272-45ca-939d-52e915d454e7"),
             "copilot --resume=da763f3d-1272-45ca-939d-52e915d454e7"
         );

@@ -101,20 +101,8 @@ pub fn plan_text(
 }
 
 impl AgentAdapter for GeminiCli {
-    fn id(&self) -> &'static str {
-        "gemini"
-    }
-    fn display_name(&self) -> &'static str {
-        "Gemini"
-    }
-    fn product_name(&self) -> &'static str {
-        "Gemini CLI"
-    }
-    fn colour(&self) -> &'static str {
-        "#4285f4"
-    }
-    fn program(&self) -> &'static str {
-        "gemini"
+    fn agent(&self) -> Agent {
+        Agent::Gemini
     }
 
     fn hook_event(&self, name: &str, fields: &HookFields) -> HookEvent {
@@ -145,18 +133,8 @@ impl AgentAdapter for GeminiCli {
         }
     }
 
-    fn process_names(&self) -> &'static [&'static str] {
-        &["gemini"]
-    }
-    fn script_markers(&self) -> &'static [&'static str] {
-        &["@google/gemini-cli"]
-    }
-
     fn config_dir(&self) -> Option<PathBuf> {
         gemini_dir()
-    }
-    fn config_dir_env(&self) -> &'static str {
-        "GEMINI_CLI_HOME"
     }
     fn hooks_file(&self, dir: &Path) -> PathBuf {
         dir.join("settings.json")
@@ -200,7 +178,7 @@ impl AgentAdapter for GeminiCli {
         };
         let events: Vec<&str> = EVENTS.iter().map(|(e, _)| *e).collect();
         let (mut out, command) = hook_findings(
-            self.product_name(),
+            self.entry().product_name,
             &path,
             &doc,
             &events,
@@ -229,10 +207,6 @@ impl AgentAdapter for GeminiCli {
         })
         .to_string()
         .into_bytes()
-    }
-
-    fn resume_command(&self, quoted_id: &str) -> String {
-        format!("gemini --resume {quoted_id}")
     }
 }
 

@@ -26,39 +26,8 @@ use crate::model::Agent;
 pub struct OpenCode;
 
 impl AgentAdapter for OpenCode {
-    fn id(&self) -> &'static str {
-        "opencode"
-    }
-    fn display_name(&self) -> &'static str {
-        "OpenCode"
-    }
-    fn colour(&self) -> &'static str {
-        "#c78a00"
-    }
-    fn program(&self) -> &'static str {
-        "opencode"
-    }
-    fn process_names(&self) -> &'static [&'static str] {
-        &["opencode"]
-    }
-
-    /// OpenCode's dialog stays usable while our plugin waits for an answer, and the first
-    /// answer wins (seen with 1.18.33): answering is on by default. No hook timeout bounds the
-    /// plugin, so the longest wait is ours: half an hour. A reply carries no message in the API
-    /// this version has; "always" is OpenCode's own allow-for-this-session.
-    fn answer_path(&self) -> Option<agent_tray_domain::pending::AnswerPath> {
-        use agent_tray_domain::pending::{Accepts, AnswerPath, ReplyShape};
-        Some(AnswerPath {
-            on_by_default: true,
-            terminal_stays_open: true,
-            default_wait_secs: 300,
-            max_wait_secs: 1800,
-            accepts: Accepts {
-                allow_for_session: true,
-                deny_message: false,
-            },
-            reply: ReplyShape::ReplyWords,
-        })
+    fn agent(&self) -> Agent {
+        Agent::OpenCode
     }
 
     fn own_ask_call(&self, payload: &[u8]) -> Option<crate::answering::AskCall> {
@@ -84,9 +53,6 @@ impl AgentAdapter for OpenCode {
     fn config_dir(&self) -> Option<PathBuf> {
         install::plugins_dir_from_env()
     }
-    fn config_dir_env(&self) -> &'static str {
-        "XDG_CONFIG_HOME"
-    }
     fn hooks_file(&self, dir: &Path) -> PathBuf {
         dir.join(install::PLUGIN_FILE_NAME)
     }
@@ -95,7 +61,7 @@ impl AgentAdapter for OpenCode {
     }
     /// Installed here: the program on PATH, or OpenCode's config folder exists.
     fn is_installed(&self) -> bool {
-        crate::doctor::find_on_path(self.program()).is_some()
+        crate::doctor::find_on_path(self.entry().program).is_some()
             || self
                 .config_dir()
                 .and_then(|d| d.parent().map(Path::to_path_buf))
@@ -175,10 +141,6 @@ impl AgentAdapter for OpenCode {
         "version unknown: OpenCode sends none, and its process is gone or not from an npm package"
             .into()
     }
-
-    fn resume_command(&self, quoted_id: &str) -> String {
-        format!("opencode --session {quoted_id}")
-    }
 }
 
 /// The most of a `package.json` read for the version.
@@ -208,7 +170,7 @@ pub fn version_beside(exe: &Path) -> Option<String> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::agents::AgentKnowledge;
+    use crate::catalogue::InCatalogue;
 
     #[test]
     fn the_version_comes_from_the_npm_package_holding_the_binary() {
@@ -238,7 +200,7 @@ mod tests {
     fn resume_names_the_session() {
         assert_eq!(
             Agent::OpenCode
-                .adapter()
+                .entry()
                 .resume_command("ses_dd1229c72ffen4TkoQjVFBx9Vv"),
             "opencode --session ses_dd1229c72ffen4TkoQjVFBx9Vv"
         );

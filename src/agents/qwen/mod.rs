@@ -59,20 +59,8 @@ pub fn plan_text(
 }
 
 impl AgentAdapter for QwenCode {
-    fn id(&self) -> &'static str {
-        "qwen"
-    }
-    fn display_name(&self) -> &'static str {
-        "Qwen"
-    }
-    fn product_name(&self) -> &'static str {
-        "Qwen Code"
-    }
-    fn colour(&self) -> &'static str {
-        "#615ced"
-    }
-    fn program(&self) -> &'static str {
-        "qwen"
+    fn agent(&self) -> Agent {
+        Agent::Qwen
     }
 
     fn hook_event(&self, name: &str, _fields: &HookFields) -> HookEvent {
@@ -91,20 +79,10 @@ impl AgentAdapter for QwenCode {
         }
     }
 
-    fn process_names(&self) -> &'static [&'static str] {
-        &["qwen"]
-    }
-    fn script_markers(&self) -> &'static [&'static str] {
-        &["@qwen-code/qwen-code"]
-    }
-
     fn config_dir(&self) -> Option<PathBuf> {
         std::env::var_os("HOME")
             .filter(|h| !h.is_empty())
             .map(|h| PathBuf::from(h).join(".qwen"))
-    }
-    fn config_dir_env(&self) -> &'static str {
-        "HOME"
     }
     fn hooks_file(&self, dir: &Path) -> PathBuf {
         dir.join("settings.json")
@@ -137,7 +115,7 @@ impl AgentAdapter for QwenCode {
         };
         let events: Vec<&str> = EVENTS.iter().map(|(e, _)| *e).collect();
         hook_findings(
-            self.product_name(),
+            self.entry().product_name,
             &path,
             &doc,
             &events,
@@ -145,10 +123,6 @@ impl AgentAdapter for QwenCode {
             agent,
             "agent-tray install --qwen",
         )
-    }
-
-    fn resume_command(&self, quoted_id: &str) -> String {
-        format!("qwen --resume {quoted_id}")
     }
 }
 

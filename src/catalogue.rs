@@ -1,0 +1,359 @@
+//! What each agent *is*, as plain data: its names, colour, programs and processes, the variable
+//! that moves its folder, the programs known to run its hooks, how its permission requests can
+//! be answered, how a session is resumed.
+//!
+//! Why a table apart from the adapters (`crate::agents`): the view models, the answering rules,
+//! the delivery checks and the hook's payload parser all need these constants, and none of them
+//! should depend on the adapters, which are built from those same kits (install, doctor, feeds):
+//! asking the adapters for a name tied the whole core into one import circle. This module imports
+//! only the domain, so everything may read it; what an agent *does* (parse its files, plan its
+//! install, check its hooks) stays in its adapter, one floor up.
+//!
+//! One `match` finds an agent's row ([`entry`]): the domain's [`Agent`] is an exhaustive enum, so
+//! a new agent does not compile until it has a row here (and an adapter in `crate::agents`).
+
+use agent_tray_domain::pending::{Accepts, AnswerPath, ReplyShape};
+
+use crate::model::Agent;
+
+/// One agent's row.
+#[derive(Debug)]
+pub struct Entry {
+    /// The agent this row describes (a test checks [`entry`] returns each agent's own row).
+    pub agent: Agent,
+    /// The short name the window and the tray show ("Claude").
+    pub display_name: &'static str,
+    /// The product's full name, for sentences (`doctor`, drift alerts): "Claude Code".
+    pub product_name: &'static str,
+    /// The colour the window shows the agent's name in (a CSS colour, readable on both themes).
+    pub colour: &'static str,
+    /// The program people run (looked up on PATH by `doctor` and `install`).
+    pub program: &'static str,
+    /// The process names (`comm`) of its native binary, or of a script named after it.
+    pub process_names: &'static [&'static str],
+    /// Fragments of a launcher's script path (`node …/@google/gemini-cli/…`) that say it is
+    /// this agent.
+    pub script_markers: &'static [&'static str],
+    /// The environment variable that moves its folder, for messages ("CLAUDE_CONFIG_DIR").
+    pub config_dir_env: &'static str,
+    /// The other programs known to run this agent's hooks as if they were it (Copilot and
+    /// Cursor load `.claude/settings.json`): their payloads are told apart and refused.
+    pub foreign_callers: &'static [ForeignProgram],
+    /// How a permission request can be answered from outside its terminal (`crate::answering`);
+    /// `None`: it cannot, and its requests are answered in the terminal only.
+    pub answer_path: Option<AnswerPath>,
+    /// What comes before the (shell-quoted) session id in the command that resumes a session.
+    pub resume_prefix: &'static str,
+    /// Where its context window is unknown until something is turned on: what to say (shown
+    /// beside the tokens instead of a guessed size). `None`: nothing to turn on.
+    pub context_window_hint: Option<&'static str>,
+}
+
+impl Entry {
+    /// Whether payloads claiming to be this agent's are checked for a foreign caller.
+    pub fn refuses_foreign_payloads(&self) -> bool {
+        !self.foreign_callers.is_empty()
+    }
+
+    /// The command that resumes a session (`quoted_id` already shell-quoted).
+    pub fn resume_command(&self, quoted_id: &str) -> String {
+        format!("{}{quoted_id}", self.resume_prefix)
+    }
+}
+
+/// A program that runs another agent's hooks (see [`Entry::foreign_callers`]): how its calls are
+/// told apart from the host agent's own.
+#[derive(Debug)]
+pub struct ForeignProgram {
+    /// Its stable name on the control socket ("copilot").
+    pub id: &'static str,
+    /// The name `doctor` shows ("GitHub Copilot CLI").
+    pub name: &'static str,
+    /// Payload keys only it sends.
+    pub payload_keys: &'static [&'static str],
+    /// Its process names, when it is the hook's first non-shell ancestor.
+    pub process_names: &'static [&'static str],
+    /// Environment variables it gives its hooks.
+    pub env_vars: &'static [&'static str],
+    /// The agent whose hooks it runs.
+    pub host: Agent,
+    /// Where it finds those hooks, for `doctor` ("a project's .claude/settings.json").
+    pub loads_from: &'static str,
+}
+
+/// The agent's row: the one `match` over every agent.
+pub const fn entry(agent: Agent) -> &'static Entry {
+    match agent {
+        Agent::Claude => &CLAUDE,
+        Agent::Codex => &CODEX,
+        Agent::Gemini => &GEMINI,
+        Agent::Qwen => &QWEN,
+        Agent::Copilot => &COPILOT,
+        Agent::OpenCode => &OPENCODE,
+    }
+}
+
+/// An agent's row and name, asked through its id (`agent.display_name()`).
+pub trait InCatalogue {
+    /// The agent's row.
+    fn entry(self) -> &'static Entry;
+    /// The name shown to people ("Claude", "Codex").
+    fn display_name(self) -> &'static str;
+}
+
+impl InCatalogue for Agent {
+    fn entry(self) -> &'static Entry {
+        entry(self)
+    }
+    fn display_name(self) -> &'static str {
+        entry(self).display_name
+    }
+}
+
+/// The agent a bare `agent-tray hook` (no `--agent`, no telling payload) stands for: hook lines
+/// written before `--agent` existed were Claude Code's.
+pub const LEGACY_HOOK_AGENT: Agent = Agent::Claude;
+
+/// The agent whose process this is, by its `comm` name.
+pub fn by_process_name(comm: &str) -> Option<Agent> {
+    Agent::ALL
+        .iter()
+        .copied()
+        .find(|a| entry(*a).process_names.contains(&comm))
+}
+
+/// The agent a launcher's script is (`node /…/@openai/codex/bin/codex.js`, `node /usr/bin/claude`).
+pub fn by_script(script: &str) -> Option<Agent> {
+    if let Some(agent) = Agent::ALL
+        .iter()
+        .copied()
+        .find(|a| entry(*a).script_markers.iter().any(|m| script.contains(m)))
+    {
+        return Some(agent);
+    }
+    let base = script.rsplit('/').next().unwrap_or(script);
+    by_process_name(base.strip_suffix(".js").unwrap_or(base))
+}
+
+/// Every program known to run another agent's hooks.
+pub fn foreign_programs() -> impl Iterator<Item = &'static ForeignProgram> {
+    Agent::ALL
+        .iter()
+        .flat_map(|a| entry(*a).foreign_callers.iter())
+}
+
+// --- the rows ---------------------------------------------------------------------------------
+// The answer paths' longest waits stay below the hook timeouts each adapter's install writes
+// (a test in `crate::agents` checks each against its install's constant).
+
+const CLAUDE: Entry = Entry {
+    agent: Agent::Claude,
+    display_name: "Claude",
+    product_name: "Claude Code",
+    colour: "#c15f3c",
+    program: "claude",
+    process_names: &["claude", "claude.exe"],
+    script_markers: &["@anthropic-ai/claude-code"],
+    config_dir_env: "CLAUDE_CONFIG_DIR",
+    foreign_callers: CLAUDE_FOREIGN_CALLERS,
+    // Its `PermissionRequest` hook runs beside the terminal's dialog and the first answer wins
+    // (seen with 2.1.332): waiting costs the user nothing, so answering is on by default, and
+    // the wait stays 10 s under the 600 s hook timeout `install` writes for that event.
+    answer_path: Some(AnswerPath {
+        on_by_default: true,
+        terminal_stays_open: true,
+        default_wait_secs: 300,
+        max_wait_secs: 590,
+        accepts: Accepts {
+            allow_for_session: true,
+            deny_message: true,
+        },
+        reply: ReplyShape::HookSpecificDecision,
+    }),
+    resume_prefix: "claude --resume ",
+    context_window_hint: Some(
+        "window unknown: `agent-tray install --claude --status-line` lets Claude Code's status line tell it",
+    ),
+};
+
+/// The programs that load Claude Code's hooks and run them as if they were Claude Code.
+const CLAUDE_FOREIGN_CALLERS: &[ForeignProgram] = &[
+    ForeignProgram {
+        id: "cursor",
+        name: "Cursor",
+        payload_keys: &[
+            "conversation_id",
+            "generation_id",
+            "cursor_version",
+            "workspace_roots",
+        ],
+        process_names: &["cursor-agent", "cursor", "Cursor"],
+        env_vars: &["CURSOR_VERSION"],
+        host: Agent::Claude,
+        loads_from: "a project's .claude/settings.json",
+    },
+    // Copilot's camelCase fields (and the `timestamp` of its VS Code-compatible shape): keys
+    // neither Claude Code nor Codex sends.
+    ForeignProgram {
+        id: "copilot",
+        name: "GitHub Copilot CLI",
+        payload_keys: &[
+            "sessionId",
+            "toolName",
+            "toolArgs",
+            "toolInput",
+            "toolResult",
+            "hookName",
+            "initialPrompt",
+            "transcriptPath",
+            "stopReason",
+            "timestamp",
+        ],
+        process_names: &["copilot"],
+        env_vars: &["COPILOT_CLI", "COPILOT_HOOK_EVENT"],
+        host: Agent::Claude,
+        loads_from: "a project's .claude/settings.json",
+    },
+];
+
+const CODEX: Entry = Entry {
+    agent: Agent::Codex,
+    display_name: "Codex",
+    product_name: "Codex",
+    colour: "#10a37f",
+    program: "codex",
+    process_names: &["codex", "codex.exe"],
+    script_markers: &["@openai/codex"],
+    config_dir_env: "CODEX_HOME",
+    foreign_callers: &[],
+    // Codex hides its own approval prompt while a `PermissionRequest` hook runs (seen with
+    // 0.171): every second of waiting is a second the terminal cannot answer. So it is opt-in,
+    // the wait is short, and it ends 1 s before the 5 s hook timeout `install` writes.
+    answer_path: Some(AnswerPath {
+        on_by_default: false,
+        terminal_stays_open: false,
+        default_wait_secs: 4,
+        max_wait_secs: 4,
+        accepts: Accepts {
+            allow_for_session: false,
+            deny_message: true,
+        },
+        reply: ReplyShape::HookSpecificDecision,
+    }),
+    resume_prefix: "codex resume ",
+    context_window_hint: None,
+};
+
+const GEMINI: Entry = Entry {
+    agent: Agent::Gemini,
+    display_name: "Gemini",
+    product_name: "Gemini CLI",
+    colour: "#4285f4",
+    program: "gemini",
+    process_names: &["gemini"],
+    script_markers: &["@google/gemini-cli"],
+    config_dir_env: "GEMINI_CLI_HOME",
+    foreign_callers: &[],
+    answer_path: None,
+    resume_prefix: "gemini --resume ",
+    context_window_hint: None,
+};
+
+const QWEN: Entry = Entry {
+    agent: Agent::Qwen,
+    display_name: "Qwen",
+    product_name: "Qwen Code",
+    colour: "#615ced",
+    program: "qwen",
+    process_names: &["qwen"],
+    script_markers: &["@qwen-code/qwen-code"],
+    config_dir_env: "HOME",
+    foreign_callers: &[],
+    answer_path: None,
+    resume_prefix: "qwen --resume ",
+    context_window_hint: None,
+};
+
+const COPILOT: Entry = Entry {
+    agent: Agent::Copilot,
+    display_name: "Copilot",
+    product_name: "GitHub Copilot CLI",
+    colour: "#8957e5",
+    program: "copilot",
+    process_names: &["copilot"],
+    script_markers: &["@github/copilot"],
+    config_dir_env: "COPILOT_HOME",
+    foreign_callers: &[],
+    // Copilot hides its prompt while the hook waits: opt-in, a short wait, ending 1 s before the
+    // 5 s `timeoutSec` `install` writes.
+    answer_path: Some(AnswerPath {
+        on_by_default: false,
+        terminal_stays_open: false,
+        default_wait_secs: 4,
+        max_wait_secs: 4,
+        accepts: Accepts {
+            allow_for_session: false,
+            deny_message: true,
+        },
+        reply: ReplyShape::Behavior,
+    }),
+    resume_prefix: "copilot --resume=",
+    context_window_hint: None,
+};
+
+const OPENCODE: Entry = Entry {
+    agent: Agent::OpenCode,
+    display_name: "OpenCode",
+    product_name: "OpenCode",
+    colour: "#c78a00",
+    program: "opencode",
+    process_names: &["opencode"],
+    script_markers: &[],
+    config_dir_env: "XDG_CONFIG_HOME",
+    foreign_callers: &[],
+    // OpenCode's dialog stays usable while our plugin waits for an answer, and the first answer
+    // wins (seen with 1.18.33): answering is on by default. No hook timeout bounds the plugin,
+    // so the longest wait is ours: half an hour. A reply carries no message in its API.
+    answer_path: Some(AnswerPath {
+        on_by_default: true,
+        terminal_stays_open: true,
+        default_wait_secs: 300,
+        max_wait_secs: 1800,
+        accepts: Accepts {
+            allow_for_session: true,
+            deny_message: false,
+        },
+        reply: ReplyShape::ReplyWords,
+    }),
+    resume_prefix: "opencode --session ",
+    context_window_hint: None,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // `entry` is the one place an agent finds its row: each row must be its own agent's.
+    #[test]
+    fn each_agent_finds_its_own_row() {
+        for &agent in Agent::ALL {
+            assert_eq!(entry(agent).agent, agent);
+        }
+    }
+
+    #[test]
+    fn processes_and_scripts_name_their_agent() {
+        assert_eq!(by_process_name("claude.exe"), Some(Agent::Claude));
+        assert_eq!(by_process_name("bash"), None);
+        assert_eq!(
+            by_script("/usr/lib/node_modules/@openai/codex/bin/codex.js"),
+            Some(Agent::Codex)
+        );
+        assert_eq!(by_script("/usr/bin/qwen"), Some(Agent::Qwen));
+        assert_eq!(by_script("/tmp/tool.js"), None);
+        assert_eq!(
+            entry(Agent::Copilot).resume_command("'a b'"),
+            "copilot --resume='a b'"
+        );
+    }
+}
