@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use agent_tray::feeds::{spawn_all, FeedConfig, FeedDirs, FeedSink, FeedStats};
+use agent_tray::engine::agent_feeds::spawn_all;
+use agent_tray::feeds::{FeedConfig, FeedDirs, FeedSink, FeedStats};
 use agent_tray::model::Agent;
 use agent_tray::registry::SessionsRegistry;
 use tokio_util::sync::CancellationToken;

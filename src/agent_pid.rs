@@ -19,7 +19,6 @@
 //! feeds and the pid watcher), so the tests script every tree; the Linux table reads `/proc` (one
 //! small read per step). Other platforms report no pid for now.
 
-use crate::agents::AgentKnowledge;
 use crate::model::Agent;
 
 /// Deeper than any real hook ancestry (hook → sh → claude is two steps).
@@ -35,6 +34,17 @@ const SHELLS: &[&str] = &[
 const LAUNCHERS: &[&str] = &["node", "nodejs", "bun", "deno", "MainThread"];
 
 pub use crate::process::{ProcInfo, ProcessTable, SystemProcesses};
+
+/// What each agent says of its own processes: the port the walk asks, implemented by the
+/// adapters one floor up (`crate::agents::Adapters`) and handed in by the caller, so this kit
+/// (which the adapters use) never names them.
+pub trait AgentProcesses: Sync {
+    /// A process of `agent` that is no session (a pool helper, a supervisor).
+    fn is_helper_process(&self, agent: Agent, argv: &[String]) -> bool;
+    /// The process that owns the session, from the first process of `agent` found above a hook
+    /// (climbing past the agent's own wrappers); `None` when that process owns none.
+    fn session_process(&self, agent: Agent, table: &dyn ProcessTable, pid: u32) -> Option<u32>;
+}
 
 /// What one process is, for the walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,17 +67,22 @@ impl ProcKind {
 }
 
 /// Classifies a process by its name, and for a launcher by its command line. A Claude Code
-/// helper ([`AgentAdapter::is_helper_process`](crate::agents::AgentAdapter::is_helper_process)) is no agent here: the walk stops at it with no pid, rather than
+/// helper ([`AgentProcesses::is_helper_process`]) is no agent here: the walk stops at it with no pid, rather than
 /// bind a session to a process that outlives it.
-pub fn classify(table: &dyn ProcessTable, pid: u32, info: &ProcInfo) -> ProcKind {
+pub fn classify(
+    table: &dyn ProcessTable,
+    pid: u32,
+    info: &ProcInfo,
+    processes: &dyn AgentProcesses,
+) -> ProcKind {
     let comm = info.comm.as_str();
     if SHELLS.contains(&comm) {
         return ProcKind::Shell;
     }
-    if let Some(agent) = crate::agents::by_process_name(comm) {
+    if let Some(agent) = crate::catalogue::by_process_name(comm) {
         if table
             .cmdline(pid)
-            .is_some_and(|a| agent.adapter().is_helper_process(&a))
+            .is_some_and(|a| processes.is_helper_process(agent, &a))
         {
             return ProcKind::Other;
         }
@@ -76,7 +91,7 @@ pub fn classify(table: &dyn ProcessTable, pid: u32, info: &ProcInfo) -> ProcKind
     if LAUNCHERS.contains(&comm) {
         if let Some(argv) = table.cmdline(pid) {
             match agent_in_cmdline(&argv) {
-                Some(agent) if agent.adapter().is_helper_process(&argv) => return ProcKind::Other,
+                Some(agent) if processes.is_helper_process(agent, &argv) => return ProcKind::Other,
                 Some(agent) => return ProcKind::Launched(agent),
                 None => {}
             }
@@ -90,7 +105,7 @@ pub fn classify(table: &dyn ProcessTable, pid: u32, info: &ProcInfo) -> ProcKind
 /// an option): a later argument, a prompt say, may mention anything.
 pub fn agent_in_cmdline(argv: &[String]) -> Option<Agent> {
     let script = argv.iter().skip(1).find(|a| !a.starts_with('-'))?;
-    crate::agents::by_script(script)
+    crate::catalogue::by_script(script)
 }
 
 /// Walks up from `start` (the hook's parent) to the agent's pid. `want` is the agent the hook
@@ -99,6 +114,7 @@ pub fn find_agent_pid(
     table: &dyn ProcessTable,
     start: u32,
     want: Option<Agent>,
+    processes: &dyn AgentProcesses,
 ) -> Option<(u32, Agent)> {
     let mut pid = start;
     for _ in 0..MAX_DEPTH {
@@ -106,7 +122,7 @@ pub fn find_agent_pid(
             return None;
         }
         let info = table.info(pid)?;
-        match classify(table, pid, &info) {
+        match classify(table, pid, &info, processes) {
             ProcKind::Shell => pid = info.ppid,
             ProcKind::Other => return None,
             kind => {
@@ -116,7 +132,7 @@ pub fn find_agent_pid(
                 }
                 // The agent's own rule: climbing past its wrappers (Codex's outermost codex),
                 // or no session process at all (Codex's app-server with no TUI above it).
-                let pid = agent.adapter().session_process(table, pid)?;
+                let pid = processes.session_process(agent, table, pid)?;
                 return Some((pid, agent));
             }
         }
@@ -147,15 +163,27 @@ pub fn caller_name_of_this_hook() -> Option<String> {
 }
 
 /// The agent process that ran this hook, from the real process table.
-pub fn agent_pid_of_this_hook(want: Option<Agent>) -> Option<(u32, Agent)> {
+pub fn agent_pid_of_this_hook(
+    want: Option<Agent>,
+    processes: &dyn AgentProcesses,
+) -> Option<(u32, Agent)> {
     let parent = crate::process::parent_of_this_process()?;
-    find_agent_pid(&SystemProcesses, parent, want)
+    find_agent_pid(&SystemProcesses, parent, want, processes)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    // The walk with every adapter's rules, as the hook runs it.
+    fn find_agent_pid(
+        table: &dyn ProcessTable,
+        start: u32,
+        want: Option<Agent>,
+    ) -> Option<(u32, Agent)> {
+        super::find_agent_pid(table, start, want, &crate::agents::Adapters)
+    }
     use crate::agents::claude::is_agent_helper;
     use crate::agents::codex::outermost_codex;
 

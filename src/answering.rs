@@ -20,7 +20,6 @@
 //! - **The choice is a file the engine reads per request** ([`SETTINGS_FILE`]), so the daemon, the
 //!   desktop app and a headless machine share it, and a change needs no restart.
 
-pub mod cli;
 pub mod grant;
 
 use std::collections::BTreeMap;

@@ -2,10 +2,10 @@
 //! its report as text.
 //!
 //! The window's "Install hooks" and the tray's item once ran a child `agent-tray install` and
-//! passed its output along. In-process, the plan and the writes are the CLI's own
-//! ([`crate::install::plan`], [`crate::install::write_file`]: the same merge, the same backup,
-//! the same re-read before the rename), and the report's lines are the ones the CLI prints, so
-//! the window shows what it showed before.
+//! passed its output along. In-process, the run is the CLI's own ([`crate::install_command`]:
+//! the same plan, merge, backup and re-read before the rename, the same record for the drift
+//! watch), and the report's lines are the ones the CLI prints, so the window shows what it
+//! showed before.
 //!
 //! One thing differs from running the CLI: the hooks must run the `agent-tray` CLI, not the app
 //! that installs them. [`hook_binary`] finds it as the CLI would name itself (its canonical
@@ -15,8 +15,8 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use crate::agents::AgentKnowledge;
-use crate::install::{self, Action, FileChange, InstallArgs, InstallError};
+use crate::install::{self, Action, InstallError};
+use crate::install_command::{self, InstallArgs};
 
 /// The CLI's binary name (beside the app in every package, else on PATH).
 pub const CLI_BINARY: &str = if cfg!(windows) {
@@ -66,7 +66,7 @@ pub fn install_hooks(bin: &Path) -> InstallOutcome {
     let mut err = Vec::new();
     let ok = match apply(&args, bin, &mut out) {
         Ok(()) => {
-            record(&args, bin, &mut err);
+            err.extend(install_command::record_install(&args, Action::Install, bin));
             true
         }
         Err(e) => {
@@ -85,55 +85,14 @@ pub fn install_hooks(bin: &Path) -> InstallOutcome {
     }
 }
 
-/// The CLI's install, its lines pushed to `out`; the notes come last, as the CLI prints them
-/// after recording the install.
+/// The CLI's install ([`install_command::apply`]), its lines pushed to `out`; the notes come
+/// last, as the CLI prints them after recording the install.
 fn apply(args: &InstallArgs, bin: &Path, out: &mut Vec<String>) -> Result<(), InstallError> {
     install::path_safety::check(bin).map_err(InstallError::InsecurePath)?;
-    let plan = install::plan(args, Action::Install, bin)?;
-    let pending: Vec<&FileChange> = plan.changes.iter().filter(|c| c.new.is_some()).collect();
-    for change in &pending {
-        if let Some(new) = change.new.as_deref() {
-            let backup = install::write_file(&change.path, change.old.as_deref(), new)?;
-            out.push(match backup {
-                Some(b) => format!(
-                    "updated {} (previous version kept as {})",
-                    change.path.display(),
-                    b.display()
-                ),
-                None => format!("created {}", change.path.display()),
-            });
-        }
-    }
-    if pending.is_empty() {
-        out.push("agent-tray install: already done, nothing changed".to_string());
-    }
-    out.extend(plan.notes.iter().map(|note| format!("note: {note}")));
+    let report = install_command::apply(args, Action::Install, bin)?;
+    out.extend(report.lines);
+    out.extend(report.notes.iter().map(|note| format!("note: {note}")));
     Ok(())
-}
-
-/// Notes the install for the drift watch ([`crate::hook_drift`]), as the CLI does. Best effort:
-/// a record that cannot be written costs only the drift alert, said in the report.
-fn record(args: &InstallArgs, bin: &Path, err: &mut Vec<String>) {
-    let Ok(paths) = crate::paths::TrayPaths::from_env() else {
-        return;
-    };
-    for agent in args.agents() {
-        let Some(dir) = agent.adapter().config_dir() else {
-            continue;
-        };
-        let entry = crate::install::record::InstalledHooks {
-            agent,
-            dir,
-            bin: bin.to_path_buf(),
-            trust: args.trust,
-            at: chrono::Utc::now(),
-        };
-        if let Err(e) = crate::install::record::note(&paths.data_dir, Action::Install, entry) {
-            err.push(format!(
-                "agent-tray: {e} (removed hooks will not be noticed)"
-            ));
-        }
-    }
 }
 
 #[cfg(all(test, unix))] // executables made with chmod

@@ -3,41 +3,35 @@
 //! non-zero when anything is wrong.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use chrono::Utc;
-use serde_json::Value;
 
 use crate::agents::AgentKnowledge;
 use crate::catalogue::InCatalogue;
 use crate::control::client::ControlClient;
 use crate::control::protocol::{PingInfo, TypedReply};
 use crate::control::Request;
-use crate::install::{self, Ownership};
+use crate::install;
 use crate::journal;
 use crate::model::Agent;
 use crate::paths::TrayPaths;
 
+pub mod findings;
 pub(crate) mod probe;
 
-pub use probe::agent_version;
+pub use findings::Finding;
 
-/// One finding.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finding {
-    Ok(String),
-    Note(String),
-    Problem(String),
-}
+pub use probe::agent_version;
 
 /// Runs every check.
 pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut probe_targets = Vec::new();
     for &agent in Agent::ALL {
-        let on_path = find_on_path(agent.entry().program);
+        let on_path = crate::os_fs::find_on_path(agent.entry().program);
         match &on_path {
             Some(p) => out.push(Finding::Ok(format!(
                 "{} is installed: {}",
@@ -89,106 +83,6 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
         )),
     }
     out
-}
-
-/// The findings, and the hook command line to probe (ours, as written in the config).
-pub(crate) type HookCheck = (Vec<Finding>, Option<String>);
-
-pub(crate) fn hook_findings(
-    name: &str,
-    path: &Path,
-    doc: &Value,
-    events: &[&str],
-    bin: &Path,
-    agent: Agent,
-    fix: &str,
-) -> HookCheck {
-    let mut command = None;
-    let mut gone = Vec::new();
-    let mut current = Vec::new();
-    let mut moved = Vec::new();
-    let mut edited = Vec::new();
-    let mut missing = Vec::new();
-    for event in events {
-        let mut found = None;
-        let groups = doc
-            .pointer(&format!("/hooks/{event}"))
-            .and_then(Value::as_array);
-        for group in groups.map(Vec::as_slice).unwrap_or(&[]) {
-            for entry in group
-                .get("hooks")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-                .unwrap_or(&[])
-            {
-                let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
-                match install::ownership(cmd, bin, agent) {
-                    Ownership::NotOurs => {}
-                    o => {
-                        // The first of ours is what gets probed: the agent runs exactly this.
-                        if command.is_none() && o != Ownership::Edited {
-                            command = Some(cmd.to_string());
-                        }
-                        found = Some(o);
-                    }
-                }
-            }
-        }
-        match found {
-            Some(Ownership::Current) => current.push(*event),
-            Some(Ownership::Moved(old)) if !Path::new(&old).exists() => {
-                if !gone.contains(&old) {
-                    gone.push(old);
-                }
-            }
-            Some(Ownership::Moved(old)) => moved.push(format!("{event} ({old})")),
-            Some(_) => edited.push(*event),
-            None => missing.push(*event),
-        }
-    }
-    let mut out = Vec::new();
-    if missing.len() == events.len() {
-        out.push(Finding::Problem(format!(
-            "{name} hooks are not installed in {}; run `{fix}`",
-            path.display()
-        )));
-        return (out, None);
-    }
-    if !gone.is_empty() {
-        out.push(Finding::Problem(format!(
-            "{name} hook binary moved: {} (named in {}) no longer exists, so every {name} hook fails; run `{fix}` to point them at {}",
-            gone.join(", "),
-            path.display(),
-            bin.display()
-        )));
-        // Nothing to probe: the command cannot run.
-        command = None;
-    }
-    if !missing.is_empty() {
-        out.push(Finding::Problem(format!(
-            "{name} hooks missing for {}; run `{fix}`",
-            missing.join(", ")
-        )));
-    }
-    if !moved.is_empty() {
-        out.push(Finding::Problem(format!(
-            "{name} hooks run another agent-tray: {}; run `{fix}` to point them here",
-            moved.join(", ")
-        )));
-    }
-    if !edited.is_empty() {
-        out.push(Finding::Note(format!(
-            "{name} hooks you edited (left alone): {}",
-            edited.join(", ")
-        )));
-    }
-    if missing.is_empty() && moved.is_empty() && gone.is_empty() {
-        out.push(Finding::Ok(format!(
-            "{name} hooks are installed and current ({})",
-            path.display()
-        )));
-    }
-    (out, command)
 }
 
 /// The app's findings, and whether its engine answered.
@@ -280,15 +174,6 @@ pub fn remote_findings(links: &[crate::remote::RemoteLinkStatus]) -> Vec<Finding
 
 fn human_age(secs: i64) -> String {
     crate::duration_text::format_duration(secs, crate::duration_text::Precision::Seconds)
-}
-
-/// The first executable called `name` on PATH.
-pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let names = crate::os_fs::executable_names(name);
-    std::env::split_paths(&path)
-        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
-        .find(|p| crate::os_fs::is_executable(p))
 }
 
 /// `agent-tray doctor`.

@@ -102,7 +102,8 @@ pub fn run_notify(args: &[String]) {
         };
         match result {
             Ok(mut obs) => {
-                obs.pid = agent_pid::agent_pid_of_this_hook(Some(agent)).map(|(p, _)| p);
+                obs.pid = agent_pid::agent_pid_of_this_hook(Some(agent), &crate::agents::Adapters)
+                    .map(|(p, _)| p);
                 obs.seq = Some(sequence_id(at));
                 deliver(&paths, obs, false, started);
             }
@@ -123,7 +124,7 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
     let Ok(paths) = TrayPaths::from_env() else {
         return; // no HOME and no AGENT_TRAY_HOME: nowhere to write, not even a log
     };
-    let parsed = match hook_payload::parse_hook(payload, agent) {
+    let parsed = match hook_payload::parse_hook(payload, agent, &crate::agents::Adapters) {
         // A `doctor` probe: proof that this command line reaches the engine. Never journaled
         // (the replay would make it a session), only sent.
         // `doctor`'s probe of the answer path: asked like a real request, never journaled;
@@ -136,7 +137,7 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
             let Some(path) = parsed.agent.and_then(|a| a.entry().answer_path) else {
                 return;
             };
-            let obs = parsed.into_observation(at, None);
+            let obs = parsed.into_observation(at, None, &crate::agents::Adapters);
             ask_and_print(
                 &paths,
                 obs,
@@ -177,7 +178,7 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
             return;
         }
     };
-    let walked = agent_pid::agent_pid_of_this_hook(parsed.agent);
+    let walked = agent_pid::agent_pid_of_this_hook(parsed.agent, &crate::agents::Adapters);
     if walked.is_none() {
         // No agent of ours above the hook: the process that ran it, or the environment it gave,
         // may name another agent whose payloads look like Claude's.
@@ -190,7 +191,7 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
             return;
         }
     }
-    let mut obs = parsed.into_observation(at, walked);
+    let mut obs = parsed.into_observation(at, walked, &crate::agents::Adapters);
     if obs.event == EventKind::CwdChanged {
         // The session moved: its repository and branch are the new folder's (a few small reads).
         if let Some((repo, branch)) = obs.cwd.as_deref().and_then(|c| git_place(Path::new(c))) {

@@ -21,8 +21,6 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
-use crate::agents::AgentKnowledge;
-use crate::agents::HookEvent;
 use crate::catalogue::ForeignProgram;
 use crate::catalogue::InCatalogue;
 use crate::model::{Agent, EventKind, Observation, Source};
@@ -62,8 +60,8 @@ pub struct HookFields {
 
 /// Another program running an agent's hooks as if it were that agent (GitHub Copilot CLI and
 /// Cursor load a project's Claude Code hooks). Its calls must not become sessions. Which
-/// programs do that, and how each is told apart, is the host agent's adapter's knowledge
-/// ([`AgentAdapter::foreign_callers`](crate::agents::AgentAdapter::foreign_callers)); this is a
+/// programs do that, and how each is told apart, is the host agent's catalogue row
+/// ([`crate::catalogue::Entry::foreign_callers`]); this is a
 /// handle on one of them. Compared, hashed and ordered by its stable name.
 #[derive(Clone, Copy)]
 pub struct ForeignCaller(&'static ForeignProgram);
@@ -98,10 +96,7 @@ impl fmt::Debug for ForeignCaller {
 impl ForeignCaller {
     /// Every known foreign program, in the order the registered agents list them.
     fn all() -> impl Iterator<Item = ForeignCaller> {
-        crate::agents::REGISTERED
-            .iter()
-            .flat_map(|a| a.entry().foreign_callers)
-            .map(ForeignCaller)
+        crate::catalogue::foreign_programs().map(ForeignCaller)
     }
 
     /// The name `doctor` shows.
@@ -186,8 +181,44 @@ pub struct ParsedHook {
     pub fields: HookFields,
 }
 
+/// What a hook event name means for one agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    /// It moves a session: this event.
+    Event(EventKind),
+    /// The agent has it and it says nothing about a session's state (known, not logged).
+    Ignored,
+    /// Not a name this version knows.
+    Unknown,
+}
+
+/// Claude Code's hook event names (the default mapping, shared by Claude-compatible agents).
+pub fn standard_hook_event(name: &str) -> HookEvent {
+    match hook_event(name) {
+        Some(event) => HookEvent::Event(event),
+        None if EventKind::IGNORED_HOOK_EVENTS.contains(&name) => HookEvent::Ignored,
+        None => HookEvent::Unknown,
+    }
+}
+
+/// How each agent reads its own hook payloads: the port this parser asks, implemented by the
+/// adapters one floor up (`crate::agents::Adapters`) and handed in by whoever parses. The parser
+/// stays below the adapters (they use its fields), so it never names them.
+pub trait HookVocabulary {
+    /// What a `hook_event_name` means for `agent`.
+    fn hook_event(&self, agent: Agent, name: &str, fields: &HookFields) -> HookEvent;
+    /// Adjusts the observation built from a payload (fields an agent spells its own way).
+    fn refine_observation(&self, agent: Agent, fields: &HookFields, obs: &mut Observation);
+    /// Which agent a payload looks like, where no `--agent` was given.
+    fn infer_agent(&self, fields: &HookFields, event: EventKind) -> Option<Agent>;
+}
+
 /// Parses one hook payload. `agent_hint` is `--agent` when given.
-pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHook, PayloadError> {
+pub fn parse_hook(
+    payload: &[u8],
+    agent_hint: Option<Agent>,
+    vocabulary: &dyn HookVocabulary,
+) -> Result<ParsedHook, PayloadError> {
     let (fields, parse_error) = read_fields(payload);
     // Only an agent whose hooks others run (Claude's `.claude/settings.json`) has foreign
     // payloads to refuse; another agent's own hook (`--agent gemini`) may send any key.
@@ -209,15 +240,15 @@ pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHoo
         .clone()
         .ok_or(PayloadError::NoEvent)?;
     let mapping = match agent_hint {
-        Some(agent) => agent.adapter().hook_event(&event_name, &fields),
-        None => crate::agents::standard_hook_event(&event_name),
+        Some(agent) => vocabulary.hook_event(agent, &event_name, &fields),
+        None => standard_hook_event(&event_name),
     };
     let event = match mapping {
         HookEvent::Event(event) => event,
         HookEvent::Ignored => return Err(PayloadError::KnownIgnored(event_name)),
         HookEvent::Unknown => return Err(PayloadError::UnknownEvent(event_name)),
     };
-    let agent = agent_hint.or_else(|| infer_agent(&fields, event));
+    let agent = agent_hint.or_else(|| vocabulary.infer_agent(&fields, event));
     Ok(ParsedHook {
         session_id,
         event,
@@ -229,11 +260,16 @@ pub fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHoo
 impl ParsedHook {
     /// The observation, with the agent process the walk found (`None`: no pid is sent). The
     /// walk's agent decides only when neither the flag nor the payload did; Claude otherwise.
-    pub fn into_observation(self, at: DateTime<Utc>, walked: Option<(u32, Agent)>) -> Observation {
+    pub fn into_observation(
+        self,
+        at: DateTime<Utc>,
+        walked: Option<(u32, Agent)>,
+        vocabulary: &dyn HookVocabulary,
+    ) -> Observation {
         let agent = self
             .agent
             .or(walked.map(|(_, a)| a))
-            .unwrap_or(crate::agents::LEGACY_HOOK_AGENT);
+            .unwrap_or(crate::catalogue::LEGACY_HOOK_AGENT);
         let fields = self.fields;
         let fields_for_refine = fields.clone();
         let event = self.event;
@@ -274,9 +310,7 @@ impl ParsedHook {
             }
             _ => {}
         }
-        agent
-            .adapter()
-            .refine_observation(&fields_for_refine, &mut obs);
+        vocabulary.refine_observation(agent, &fields_for_refine, &mut obs);
         obs
     }
 }
@@ -309,8 +343,9 @@ pub fn observation_from_payload(
     agent_hint: Option<Agent>,
     walked: Option<(u32, Agent)>,
     at: DateTime<Utc>,
+    vocabulary: &dyn HookVocabulary,
 ) -> Result<Observation, PayloadError> {
-    Ok(parse_hook(payload, agent_hint)?.into_observation(at, walked))
+    Ok(parse_hook(payload, agent_hint, vocabulary)?.into_observation(at, walked, vocabulary))
 }
 
 /// The hook event for a `hook_event_name`. Only real hook names: a payload cannot claim to be a
@@ -319,11 +354,6 @@ pub fn hook_event(name: &str) -> Option<EventKind> {
     EventKind::HOOK_EVENTS
         .into_iter()
         .find(|kind| kind.as_str() == name)
-}
-
-/// Which agent sent a payload, from the payload alone.
-pub fn infer_agent(fields: &HookFields, event: EventKind) -> Option<Agent> {
-    crate::agents::by_payload(fields, event)
 }
 
 /// Cuts a string to at most `max` bytes, on a character boundary.
@@ -453,6 +483,20 @@ impl<'de> de::Deserialize<'de> for MaybeString {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    // The parser with every adapter's vocabulary, as the hook runs it.
+    fn parse_hook(payload: &[u8], agent_hint: Option<Agent>) -> Result<ParsedHook, PayloadError> {
+        super::parse_hook(payload, agent_hint, &crate::agents::Adapters)
+    }
+
+    fn observation_from_payload(
+        payload: &[u8],
+        agent_hint: Option<Agent>,
+        walked: Option<(u32, Agent)>,
+        at: DateTime<Utc>,
+    ) -> Result<Observation, PayloadError> {
+        crate::agents::observation_from_payload(payload, agent_hint, walked, at)
+    }
     use std::path::PathBuf;
 
     fn fixtures() -> PathBuf {

@@ -45,6 +45,7 @@
 //!   a hook that finds the path now names another file appends to that one instead. Waits are
 //!   bounded: a hook that cannot get the lock soon appends anyway.
 
+use crate::agent_pid::AgentProcesses;
 use crate::os_fs::{self, FileId, LockKind};
 use std::collections::{HashMap, VecDeque};
 use std::fs::{self, File};
@@ -813,8 +814,13 @@ impl std::fmt::Debug for JournalReplay {
 }
 
 impl JournalReplay {
-    pub fn new(dir: PathBuf) -> Self {
-        Self::with_probe(dir, Arc::new(agent_still_running))
+    /// The replay with the default liveness probe ([`agent_still_running`], asking `processes`
+    /// which of an agent's processes own no session).
+    pub fn new(dir: PathBuf, processes: &'static dyn AgentProcesses) -> Self {
+        Self::with_probe(
+            dir,
+            Arc::new(move |pid, at| agent_still_running(pid, at, processes)),
+        )
     }
 
     pub fn with_probe(dir: PathBuf, probe: Arc<LivenessProbe>) -> Self {
@@ -1073,13 +1079,17 @@ fn age_of(meta: &fs::Metadata, now: SystemTime) -> Duration {
 }
 
 /// The default liveness probe: the pid exists, is an agent, and started before the record.
-pub fn agent_still_running(pid: u32, record_at: DateTime<Utc>) -> bool {
+pub fn agent_still_running(
+    pid: u32,
+    record_at: DateTime<Utc>,
+    processes: &dyn AgentProcesses,
+) -> bool {
     use crate::agent_pid::{classify, ProcKind, ProcessTable, SystemProcesses};
     let Some(info) = SystemProcesses.info(pid) else {
         return false;
     };
     if !matches!(
-        classify(&SystemProcesses, pid, &info),
+        classify(&SystemProcesses, pid, &info, processes),
         ProcKind::Native(_) | ProcKind::Launched(_)
     ) {
         return false;
@@ -1111,11 +1121,12 @@ pub fn process_started_at(pid: u32) -> Option<DateTime<Utc>> {
 pub fn spawn_replay(
     registry: Arc<SessionsRegistry>,
     paths: TrayPaths,
+    processes: &'static dyn AgentProcesses,
     token: CancellationToken,
 ) -> JoinHandle<()> {
     spawn_replay_with(
         registry,
-        JournalReplay::new(paths.journal_dir()),
+        JournalReplay::new(paths.journal_dir(), processes),
         REPLAY_SAFETY_TICK,
         token,
     )
@@ -1394,7 +1405,7 @@ mod tests {
             &JournalRecord::new(obs("s1", EventKind::UserPromptSubmit, "b"), false),
         )
         .unwrap();
-        let mut replay = JournalReplay::new(dir.clone());
+        let mut replay = JournalReplay::new(dir.clone(), &crate::agents::Adapters);
         let stats = replay.tick(&registry, SystemTime::now());
         assert_eq!(stats.applied, 2);
         assert_eq!(
@@ -1443,7 +1454,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
         let registry = SessionsRegistry::new();
-        let mut replay = JournalReplay::new(dir.clone());
+        let mut replay = JournalReplay::new(dir.clone(), &crate::agents::Adapters);
         replay.tick(&registry, SystemTime::now());
         append(
             &dir,
@@ -1798,7 +1809,11 @@ mod tests {
     #[test]
     fn a_live_agent_process_started_before_the_record_counts_and_a_younger_one_does_not() {
         // This test process is no agent: never counts.
-        assert!(!agent_still_running(std::process::id(), Utc::now()));
+        assert!(!agent_still_running(
+            std::process::id(),
+            Utc::now(),
+            &crate::agents::Adapters
+        ));
         let started = process_started_at(std::process::id());
         if cfg!(target_os = "linux") {
             let started = started.unwrap();

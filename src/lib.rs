@@ -26,6 +26,7 @@ pub mod hook;
 pub mod hook_drift;
 pub mod hook_payload;
 pub mod install;
+pub mod install_command;
 pub mod journal;
 pub mod jump;
 pub mod liveness;

@@ -21,7 +21,7 @@ pub mod windows_security;
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Options for opening a file of ours or an agent's: see the module comment.
 pub fn private_options() -> OpenOptions {
@@ -380,6 +380,15 @@ pub fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
         }
         Ok(())
     }
+}
+
+/// The first executable called `name` on PATH.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let names = executable_names(name);
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .find(|p| is_executable(p))
 }
 
 #[cfg(test)]

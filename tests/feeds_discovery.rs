@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use agent_tray::feeds::{spawn_all, FeedConfig, FeedDirs, FeedSink, FeedTiming};
+use agent_tray::engine::agent_feeds::spawn_all;
+use agent_tray::feeds::{FeedConfig, FeedDirs, FeedSink, FeedTiming};
 use agent_tray::model::{Agent, EndReason, Session, SessionState};
 use agent_tray::registry::SessionsRegistry;
 use tokio_util::sync::CancellationToken;

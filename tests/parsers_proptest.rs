@@ -12,6 +12,7 @@ use std::io::Write;
 use agent_tray::agents::claude::sessions::{parse_sessions_file, SessionsFile};
 use agent_tray::agents::claude::transcripts::{parse_line, LineKind};
 use agent_tray::agents::codex::rollouts::{parse_rollout_line, RolloutLine};
+use agent_tray::agents::Adapters;
 use agent_tray::feeds::tail::{TailReader, MAX_LINE};
 use agent_tray::hook_payload::{hook_event, parse_hook, read_fields, HookFields};
 use agent_tray::model::Agent;
@@ -126,8 +127,8 @@ proptest! {
     fn a_hook_payload_of_any_bytes_never_panics(raw in prop::collection::vec(any::<u8>(), 0..2048)) {
         let (fields, _) = read_fields(&raw);
         fields_len(&fields);
-        let _ = parse_hook(&raw, None);
-        let _ = parse_hook(&raw, Some(Agent::Codex));
+        let _ = parse_hook(&raw, None, &Adapters);
+        let _ = parse_hook(&raw, Some(Agent::Codex), &Adapters);
     }
 
     #[test]
@@ -157,7 +158,7 @@ proptest! {
         let payload = serde_json::to_vec(&json!({
             "session_id": id, "hook_event_name": event, "cwd": cwd, "tool_input": {"x": bulk},
         })).unwrap();
-        match (parse_hook(&payload, None), hook_event(event)) {
+        match (parse_hook(&payload, None, &Adapters), hook_event(event)) {
             (Ok(parsed), Some(kind)) => {
                 prop_assert_eq!(&parsed.session_id, &id);
                 prop_assert_eq!(parsed.event, kind);

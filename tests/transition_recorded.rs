@@ -35,7 +35,7 @@ fn claudes_newer_events_move_the_session_as_the_fixture_expects() {
         let line: serde_json::Value = serde_json::from_str(line).unwrap();
         let payload = serde_json::to_vec(&line["payload"]).unwrap();
         let secs = i64::try_from(i).unwrap() + 1;
-        let o = agent_tray::hook_payload::observation_from_payload(&payload, None, None, t(secs))
+        let o = agent_tray::agents::observation_from_payload(&payload, None, None, t(secs))
             .unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
         assert_eq!(o.agent, Agent::Claude, "line {}", i + 1);
         match record.as_mut() {

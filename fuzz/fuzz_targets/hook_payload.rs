@@ -2,6 +2,7 @@
 //! Anyone who can run a program as the user can send anything here; it must never panic.
 #![no_main]
 
+use agent_tray::agents::Adapters;
 use agent_tray::hook_payload::parse_hook;
 use agent_tray::model::Agent;
 use libfuzzer_sys::fuzz_target;
@@ -16,8 +17,8 @@ fuzz_target!(|data: &[u8]| {
         1 => Some(Agent::Claude),
         _ => Some(Agent::Codex),
     };
-    if let Ok(parsed) = parse_hook(payload, hint) {
-        let obs = parsed.into_observation(chrono::DateTime::UNIX_EPOCH, None);
+    if let Ok(parsed) = parse_hook(payload, hint, &Adapters) {
+        let obs = parsed.into_observation(chrono::DateTime::UNIX_EPOCH, None, &Adapters);
         // What the hook journals and sends must serialise.
         let json = serde_json::to_value(&obs).expect("an observation serialises");
         // Every string is capped, so a hostile payload cannot make a record or a socket line

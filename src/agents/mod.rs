@@ -21,7 +21,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::doctor::Finding;
+use crate::doctor::findings::Finding;
 use crate::hook_payload::HookFields;
 use crate::install::{Action, InstallError, Plan};
 use crate::model::{Agent, EventKind, Observation};
@@ -63,16 +63,7 @@ impl AgentKnowledge for Agent {
     }
 }
 
-/// What a hook event name means for one agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookEvent {
-    /// It moves a session: this event.
-    Event(EventKind),
-    /// The agent has it and it says nothing about a session's state (known, not logged).
-    Ignored,
-    /// Not a name this version knows.
-    Unknown,
-}
+pub use crate::hook_payload::{standard_hook_event, HookEvent};
 
 /// Which configuration an install touches, and how (the options `install` takes that are not
 /// the agent flags).
@@ -133,7 +124,7 @@ pub trait AgentAdapter: Sync + 'static {
         serde_json::json!({
             "session_id": probe_id,
             "hook_event_name": "PermissionRequest",
-            "cwd": crate::doctor::probe::probe_cwd(),
+            "cwd": crate::doctor::findings::probe_cwd(),
             "tool_name": "Bash",
             "tool_input": {"command": "true", "description": "Agent Tray doctor probe"},
             "probe": true,
@@ -189,7 +180,7 @@ pub trait AgentAdapter: Sync + 'static {
     /// Whether this agent looks installed here (its program on PATH, or its folder exists):
     /// `install` with no agent flag covers these.
     fn is_installed(&self) -> bool {
-        crate::doctor::find_on_path(self.entry().program).is_some()
+        crate::os_fs::find_on_path(self.entry().program).is_some()
             || self.config_dir().is_some_and(|d| d.is_dir())
     }
 
@@ -208,7 +199,7 @@ pub trait AgentAdapter: Sync + 'static {
     /// session id (the hook sends it as a probe, never as a session). The default is Claude
     /// Code's shape.
     fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
-        crate::doctor::probe::probe_payload(probe_id)
+        crate::doctor::findings::probe_payload(probe_id)
     }
     /// The agent's version behind an observation, where something on disk tells it.
     fn version_of(&self, obs: &Observation) -> Option<String> {
@@ -294,15 +285,6 @@ pub enum OwnHookCall {
     Invalid(String),
 }
 
-/// Claude Code's hook event names (the default mapping, shared by Claude-compatible agents).
-pub fn standard_hook_event(name: &str) -> HookEvent {
-    match crate::hook_payload::hook_event(name) {
-        Some(event) => HookEvent::Event(event),
-        None if EventKind::IGNORED_HOOK_EVENTS.contains(&name) => HookEvent::Ignored,
-        None => HookEvent::Unknown,
-    }
-}
-
 /// The registered agent with this id or alias (case-insensitive).
 pub fn by_name(name: &str) -> Option<Agent> {
     Agent::by_name(name)
@@ -310,17 +292,49 @@ pub fn by_name(name: &str) -> Option<Agent> {
 
 pub use crate::catalogue::{by_process_name, by_script, LEGACY_HOOK_AGENT};
 
-/// The agent a payload looks like, where no `--agent` was given (see
-/// [`AgentAdapter::payload_evidence`]).
-pub fn by_payload(fields: &HookFields, event: EventKind) -> Option<Agent> {
-    let mut best: Option<(u8, Agent)> = None;
-    for &agent in REGISTERED {
-        let score = agent.adapter().payload_evidence(fields, event);
-        if score > 0 && best.is_none_or(|(b, _)| score > b) {
-            best = Some((score, agent));
-        }
+/// Every adapter, as the ports of the kits below ask for them (the hook's payload parser, the
+/// process walk): the composition root hands this to them, so the kits never name the adapters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Adapters;
+
+impl crate::hook_payload::HookVocabulary for Adapters {
+    fn hook_event(&self, agent: Agent, name: &str, fields: &HookFields) -> HookEvent {
+        agent.adapter().hook_event(name, fields)
     }
-    best.map(|(_, a)| a)
+    fn refine_observation(&self, agent: Agent, fields: &HookFields, obs: &mut Observation) {
+        agent.adapter().refine_observation(fields, obs);
+    }
+    /// The highest [`AgentAdapter::payload_evidence`] wins; ties go to the earlier agent.
+    fn infer_agent(&self, fields: &HookFields, event: EventKind) -> Option<Agent> {
+        let mut best: Option<(u8, Agent)> = None;
+        for &agent in REGISTERED {
+            let score = agent.adapter().payload_evidence(fields, event);
+            if score > 0 && best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, agent));
+            }
+        }
+        best.map(|(_, a)| a)
+    }
+}
+
+impl crate::agent_pid::AgentProcesses for Adapters {
+    fn is_helper_process(&self, agent: Agent, argv: &[String]) -> bool {
+        agent.adapter().is_helper_process(argv)
+    }
+    fn session_process(&self, agent: Agent, table: &dyn ProcessTable, pid: u32) -> Option<u32> {
+        agent.adapter().session_process(table, pid)
+    }
+}
+
+/// A hook payload's observation, read with every adapter's vocabulary (see
+/// [`crate::hook_payload::observation_from_payload`]).
+pub fn observation_from_payload(
+    payload: &[u8],
+    agent_hint: Option<Agent>,
+    walked: Option<(u32, Agent)>,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<Observation, crate::hook_payload::PayloadError> {
+    crate::hook_payload::observation_from_payload(payload, agent_hint, walked, at, &Adapters)
 }
 
 /// The file each registered agent's hooks go into, where its folder is known (its

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::agents::AgentKnowledge;
-use crate::doctor::Finding;
+use crate::doctor::findings::Finding;
 use crate::install::{FileChange, InstallError, Plan};
 use crate::model::Agent;
 

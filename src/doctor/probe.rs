@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
-use super::Finding;
+use super::findings::Finding;
 use crate::agents::AgentKnowledge;
 use crate::catalogue::InCatalogue;
 use crate::control::client::ControlClient;
@@ -28,8 +28,6 @@ use crate::paths::TrayPaths;
 pub const PROBE_DEADLINE: Duration = Duration::from_secs(2);
 /// How long the engine is asked, after the hook exited, whether the probe arrived.
 const CONFIRM_DEADLINE: Duration = Duration::from_millis(1000);
-/// The most of a Codex rollout's first line read for its version.
-pub(crate) const MAX_META_LINE: u64 = 64 * 1024;
 
 fn fix_for(agent: Agent) -> String {
     format!("agent-tray install --{}", agent.as_str())
@@ -37,28 +35,6 @@ fn fix_for(agent: Agent) -> String {
 
 fn agent_name(agent: Agent) -> &'static str {
     agent.entry().product_name
-}
-
-/// The folder `doctor` runs in, for a probe payload's `cwd`.
-pub fn probe_cwd() -> String {
-    std::env::current_dir()
-        .map(|d| d.display().to_string())
-        .unwrap_or_default()
-}
-
-/// The payload Claude Code would send, reduced to what the hook needs, with a probe session id
-/// (the default [`crate::agents::AgentAdapter::probe_payload`]).
-pub fn probe_payload(probe_id: &str) -> Vec<u8> {
-    let cwd = probe_cwd();
-    serde_json::json!({
-        "session_id": probe_id,
-        "hook_event_name": "SessionStart",
-        "source": "startup",
-        "cwd": cwd,
-        "probe": true,
-    })
-    .to_string()
-    .into_bytes()
 }
 
 /// How running the command went.

@@ -6,7 +6,7 @@
 //! - Claude Code's live-session files and transcripts (`crate::agents::claude::{sessions,
 //!   transcripts}`), Codex's rollouts and app-server (`crate::agents::codex::{rollouts,
 //!   app_server}`), Copilot's session state: each agent's feeds live in its adapter's folder and
-//!   are started by [`crate::agents::AgentAdapter::spawn_feeds`] with that agent's folders.
+//!   are started by the engine (`crate::engine::agent_feeds`) with that agent's folders.
 //!
 //! Each feed turns file changes into [`Observation`]s and keeps no session state of its own beyond
 //! what it needs to notice a change (offsets, mtimes, lock states seen): the registry decides what
@@ -38,7 +38,6 @@ use chrono::{DateTime, Utc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::agents::AgentKnowledge;
 use crate::model::{Agent, EndReason, Observation};
 use crate::registry::{PidOwner, SessionsRegistry};
 use crate::usage::UsageStream;
@@ -51,17 +50,6 @@ pub use watch::FeedTiming;
 pub struct FeedDirs(BTreeMap<Agent, Vec<PathBuf>>);
 
 impl FeedDirs {
-    /// The folders this process's environment names: each registered agent's
-    /// [configuration folder](crate::agents::AgentAdapter::config_dir).
-    pub fn from_env() -> Self {
-        FeedDirs(
-            crate::agents::REGISTERED
-                .iter()
-                .map(|&agent| (agent, agent.adapter().config_dir().into_iter().collect()))
-                .collect(),
-        )
-    }
-
     /// These folders for `agent` (replacing any it had).
     pub fn with(mut self, agent: Agent, dirs: Vec<PathBuf>) -> Self {
         self.0.insert(agent, dirs);
@@ -240,7 +228,7 @@ impl FeedStatsSet {
     }
 }
 
-/// What an adapter's feeds are started with ([`crate::agents::AgentAdapter::spawn_feeds`]).
+/// What an adapter's feeds are started with (by the engine: `crate::engine::agent_feeds`).
 pub struct FeedContext<'a> {
     pub sink: &'a FeedSink,
     /// This agent's folders.
@@ -251,22 +239,6 @@ pub struct FeedContext<'a> {
 
 /// A running feed and the name the engine knows its task by.
 pub type NamedTask = (&'static str, JoinHandle<()>);
-
-/// Starts every registered agent's file feeds ([`crate::agents::AgentAdapter::spawn_feeds`]);
-/// each runs until `token` is cancelled. Must be called from within a tokio runtime.
-pub fn spawn_all(sink: FeedSink, config: FeedConfig, token: CancellationToken) -> Vec<NamedTask> {
-    crate::agents::REGISTERED
-        .iter()
-        .flat_map(|&agent| {
-            agent.adapter().spawn_feeds(&FeedContext {
-                sink: &sink,
-                dirs: config.dirs.of(agent),
-                config: &config,
-                token: &token,
-            })
-        })
-        .collect()
-}
 
 /// Opens one of the agents' files for reading without ever blocking: `O_NONBLOCK` so a FIFO (or a
 /// device) cannot hang the open, `O_NOFOLLOW` so a symlink planted in the agent's folder is not

@@ -3,7 +3,10 @@
 //!
 //! These files belong to the user and to every other tool that hooks the same agents; peers have
 //! lost users' keys and third-party hooks by rewriting them. So, plan then apply:
-//! - **Plan** ([`claude::plan`], [`codex::plan`]) is pure: old text in, new text (or "no change")
+//! This module is the kit the adapters build their install from; the run over the agents (the
+//! command the CLI and the window share) is [`crate::install_command`], one floor up.
+//!
+//! - **Plan** (each adapter's `plan_hooks`) is pure: old text in, new text (or "no change")
 //!   and notes out. JSON is edited in place through a concrete syntax tree (`jsonc-parser`):
 //!   only the nodes we add, change or remove are touched, so every number and string the user
 //!   wrote keeps its bytes (`1e3`, a 30-digit integer, `"\u00fc"`), and so do the layout, the
@@ -30,106 +33,14 @@ pub mod path_safety;
 pub mod record;
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use crate::agents::AgentKnowledge;
 use crate::atomic_file::{AtomicWrite, AtomicWriteError, Current};
 use crate::model::Agent;
 
 /// Backups kept per file; older ones are removed.
 const BACKUPS_KEPT: usize = 5;
-
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct InstallArgs {
-    /// One flag per registered agent (`--claude`, `--codex`, `--gemini`, …).
-    #[command(flatten)]
-    pub only: AgentFlags,
-    /// Also mark the Codex hooks as trusted in config.toml, so Codex runs them at once (Codex
-    /// skips hooks you have not reviewed; with this flag Agent Tray records that you trust its
-    /// own entries, and only those).
-    #[arg(long)]
-    pub trust: bool,
-    /// Also run Agent Tray's status-line bridge in front of your own status line, where an
-    /// agent tells its context window and plan limits only to a status-line command (Claude
-    /// Code's `statusLine`): your command still runs, with the same input, and its output is
-    /// shown unchanged. `uninstall` gives your setting back as it was.
-    #[arg(long)]
-    pub status_line: bool,
-    /// Print what would change as a diff; write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Install even though this binary, or a folder above it, can be written by other users
-    /// (who could then replace it and run code as you on every agent event).
-    #[arg(long)]
-    pub allow_insecure_path: bool,
-}
-
-/// The agents named on the command line: one `--<agent>` flag per registered agent, made from
-/// [`crate::agents::REGISTERED`] so an agent added there gets its flag.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AgentFlags(pub Vec<Agent>);
-
-impl clap::FromArgMatches for AgentFlags {
-    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        Ok(AgentFlags(
-            Agent::ALL
-                .iter()
-                .copied()
-                .filter(|a| {
-                    matches
-                        .try_get_one::<bool>(a.as_str())
-                        .ok()
-                        .flatten()
-                        .copied()
-                        .unwrap_or(false)
-                })
-                .collect(),
-        ))
-    }
-    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(matches)?;
-        Ok(())
-    }
-}
-
-impl clap::Args for AgentFlags {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        Agent::ALL.iter().fold(cmd, |cmd, agent| {
-            let adapter = agent.adapter();
-            cmd.arg(
-                clap::Arg::new(agent.as_str())
-                    .long(agent.as_str())
-                    .action(clap::ArgAction::SetTrue)
-                    .help(format!(
-                        "{} only (its hooks in ${} or the default folder)",
-                        adapter.entry().product_name,
-                        adapter.entry().config_dir_env
-                    )),
-            )
-        })
-    }
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        Self::augment_args(cmd)
-    }
-}
-
-impl InstallArgs {
-    /// The agents named by flags; with none, every agent that says so
-    /// ([`crate::agents::AgentAdapter::install_by_default`]: found installed here; Claude Code
-    /// and Codex always, as before other agents were known).
-    pub fn agents(&self) -> Vec<Agent> {
-        if !self.only.0.is_empty() {
-            return self.only.0.clone();
-        }
-        Agent::ALL
-            .iter()
-            .copied()
-            .filter(|a| a.adapter().install_by_default())
-            .collect()
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -470,151 +381,6 @@ fn prune_backups(dir: &Path, name: &str) {
     for old in backups.into_iter().take(excess) {
         let _ = fs::remove_file(old);
     }
-}
-
-/// Plans the change for the agents asked for.
-pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, InstallError> {
-    let mut plan = Plan::default();
-    for agent in args.agents() {
-        let adapter = agent.adapter();
-        let dir = adapter.config_dir().ok_or(InstallError::NoConfigDir {
-            agent: adapter.entry().product_name,
-            env: adapter.entry().config_dir_env,
-        })?;
-        let options = crate::agents::InstallOptions {
-            trust: args.trust,
-            status_line: args.status_line,
-        };
-        let part = adapter.plan_hooks(&dir, bin, action, options)?;
-        plan.changes.extend(part.changes);
-        plan.notes.extend(part.notes);
-    }
-    Ok(plan)
-}
-
-/// The files that are ours alone (Copilot's hook file, OpenCode's plugin) that `uninstall`
-/// removes: each present one that [`plan`] found ours (it refuses one that is not).
-pub fn own_file_removals(
-    args: &InstallArgs,
-    action: Action,
-) -> Result<Vec<(PathBuf, String)>, InstallError> {
-    let mut out = Vec::new();
-    if action != Action::Uninstall {
-        return Ok(out);
-    }
-    for agent in args.agents() {
-        let adapter = agent.adapter();
-        let Some(path) = adapter.config_dir().and_then(|d| adapter.own_file(&d)) else {
-            continue;
-        };
-        if let Some(old) = read_optional(&path)? {
-            out.push((path, old));
-        }
-    }
-    Ok(out)
-}
-
-/// Notes what was installed (or uninstalled) where, so the engine can tell hooks that vanished
-/// from hooks never installed ([`crate::hook_drift`]). Best effort: a record that cannot be
-/// written costs only the drift alert, said on stderr.
-fn record_install(args: &InstallArgs, action: Action, bin: &Path) {
-    let Ok(paths) = crate::paths::TrayPaths::from_env() else {
-        return;
-    };
-    for agent in args.agents() {
-        let dir = agent.adapter().config_dir();
-        let Some(dir) = dir else { continue };
-        let entry = record::InstalledHooks {
-            agent,
-            dir,
-            bin: bin.to_path_buf(),
-            trust: args.trust,
-            at: chrono::Utc::now(),
-        };
-        if let Err(e) = record::note(&paths.data_dir, action, entry) {
-            eprintln!("agent-tray: {e} (removed hooks will not be noticed)");
-        }
-    }
-}
-
-/// `agent-tray install` / `uninstall`.
-pub fn run(args: &InstallArgs, action: Action) -> ExitCode {
-    match run_inner(args, action) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("agent-tray: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn run_inner(args: &InstallArgs, action: Action) -> Result<(), InstallError> {
-    let bin = current_binary()?;
-    if action == Action::Install && !args.allow_insecure_path {
-        path_safety::check(&bin).map_err(InstallError::InsecurePath)?;
-    }
-    let plan = plan(args, action, &bin)?;
-    let removals = own_file_removals(args, action)?;
-    let mut out = io::stdout().lock();
-    let verb = match action {
-        Action::Install => "install",
-        Action::Uninstall => "uninstall",
-    };
-    let pending: Vec<&FileChange> = plan.changes.iter().filter(|c| c.new.is_some()).collect();
-    let nothing = pending.is_empty() && removals.is_empty();
-    let removal = |(path, old): &(PathBuf, String)| {
-        (
-            path.clone(),
-            crate::agents::own_file::FileOp::Remove { old: old.clone() },
-        )
-    };
-    if args.dry_run {
-        for change in &pending {
-            if let Some(diff) = change.diff() {
-                let _ = write!(out, "{diff}");
-            }
-        }
-        for (path, op) in removals.iter().map(removal) {
-            if let Some(diff) = crate::agents::own_file::diff(&path, &op) {
-                let _ = write!(out, "{diff}");
-            }
-        }
-        if nothing {
-            let _ = writeln!(out, "agent-tray {verb}: nothing to change");
-        }
-    } else {
-        for change in &pending {
-            if let Some(new) = change.new.as_deref() {
-                let backup = write_file(&change.path, change.old.as_deref(), new)?;
-                let _ = match backup {
-                    Some(b) => writeln!(
-                        out,
-                        "updated {} (previous version kept as {})",
-                        change.path.display(),
-                        b.display()
-                    ),
-                    None => writeln!(out, "created {}", change.path.display()),
-                };
-            }
-        }
-        for (path, op) in removals.iter().map(removal) {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if let Some(line) = crate::agents::own_file::apply(&path, &name, &op)? {
-                let _ = writeln!(out, "{line}");
-            }
-        }
-        if nothing {
-            let _ = writeln!(out, "agent-tray {verb}: already done, nothing changed");
-        }
-        record_install(args, action, &bin);
-    }
-    for note in &plan.notes {
-        let _ = writeln!(out, "note: {note}");
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@
 //!   and retried only rarely; network failures back off up to a cap ([`link::Backoff`]), and
 //!   retry at once when the machine wakes or its routes change.
 
-pub mod cli;
 pub mod command;
 pub mod config;
 pub mod link;

@@ -23,7 +23,6 @@
 //!   journal, or a script driving `observe --at`, lands in history at the time things happened.
 
 pub mod alive;
-pub mod cli;
 pub mod cost;
 pub mod query;
 pub mod requests;

@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{AgentAdapter, InstallOptions};
-use crate::doctor::probe::MAX_META_LINE;
-use crate::doctor::{hook_findings, Finding, HookCheck};
+use crate::doctor::findings::{hook_findings, Finding, HookCheck};
 use crate::feeds::watch::spawn_feed;
 use crate::feeds::{FeedContext, NamedTask};
 use crate::hook_payload::HookFields;
@@ -132,7 +131,7 @@ impl AgentAdapter for ClaudeCode {
         ];
         // Claude Code's own list of live sessions, asked once (see the module comment).
         if ctx.config.ask_programs {
-            if let Some(program) = crate::doctor::find_on_path(self.entry().program) {
+            if let Some(program) = crate::os_fs::find_on_path(self.entry().program) {
                 tasks.push((
                     "claude_agents_probe",
                     agents_probe::spawn_probe(
@@ -184,6 +183,9 @@ pub(crate) fn check_claude(bin: &Path) -> HookCheck {
     (findings, version)
 }
 
+/// The largest live-session file read for its version (they are a few hundred bytes).
+const MAX_SESSION_FILE: u64 = 64 * 1024;
+
 /// The `version` of the Claude session file whose `sessionId` is `session_id`.
 pub(crate) fn claude_version(sessions_dir: &Path, session_id: &str) -> Option<String> {
     let entries = std::fs::read_dir(sessions_dir).ok()?;
@@ -192,7 +194,7 @@ pub(crate) fn claude_version(sessions_dir: &Path, session_id: &str) -> Option<St
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             return None;
         }
-        if entry.metadata().ok()?.len() > MAX_META_LINE {
+        if entry.metadata().ok()?.len() > MAX_SESSION_FILE {
             return None;
         }
         let doc: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;

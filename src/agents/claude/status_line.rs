@@ -312,8 +312,8 @@ pub fn plan_text(
 /// `doctor`'s word on the bridge in the settings document `doc`: on (and what it runs behind
 /// it), on from a binary that moved, or off and how to turn it on. Whether it works is the
 /// engine's to say (the last status line it received: `doctor`'s delivery lines).
-pub fn doctor_finding(doc: &Value, bin: &Path) -> crate::doctor::Finding {
-    use crate::doctor::Finding;
+pub fn doctor_finding(doc: &Value, bin: &Path) -> crate::doctor::findings::Finding {
+    use crate::doctor::findings::Finding;
     let command = doc.pointer("/statusLine/command").and_then(Value::as_str);
     let bridged = command.and_then(|c| bridged_command(c).map(|user| (c, user)));
     match bridged {

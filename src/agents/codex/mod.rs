@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{AgentAdapter, InstallOptions};
-use crate::doctor::probe::MAX_META_LINE;
-use crate::doctor::{hook_findings, Finding, HookCheck};
+use crate::doctor::findings::{hook_findings, Finding, HookCheck};
 use crate::feeds::watch::spawn_feed;
 use crate::feeds::{FeedContext, NamedTask};
 use crate::hook_payload::HookFields;
@@ -42,6 +41,9 @@ const MAX_DEPTH: usize = 16;
 
 /// Codex's adapter.
 pub struct Codex;
+
+/// The most of a rollout's first line read for its version.
+pub(crate) const MAX_META_LINE: u64 = 64 * 1024;
 
 impl AgentAdapter for Codex {
     fn agent(&self) -> Agent {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::{AgentAdapter, InstallOptions, OwnHookCall};
-use crate::doctor::Finding;
+use crate::doctor::findings::Finding;
 use crate::install::{Action, InstallError, Plan};
 use crate::model::Agent;
 use crate::process::{ProcessTable, SystemProcesses};
@@ -174,7 +174,7 @@ impl AgentAdapter for CopilotCli {
             "hookName": "permissionRequest",
             "sessionId": probe_id,
             "timestamp": chrono::Utc::now().timestamp_millis(),
-            "cwd": crate::doctor::probe::probe_cwd(),
+            "cwd": crate::doctor::findings::probe_cwd(),
             "toolName": "bash",
             "toolInput": {"command": "true", "description": "Agent Tray doctor probe"},
             "permissionSuggestions": [],
@@ -188,7 +188,7 @@ impl AgentAdapter for CopilotCli {
         serde_json::json!({
             "sessionId": probe_id,
             "timestamp": chrono::Utc::now().timestamp_millis(),
-            "cwd": crate::doctor::probe::probe_cwd(),
+            "cwd": crate::doctor::findings::probe_cwd(),
             "source": "new",
             "initialPrompt": "",
         })

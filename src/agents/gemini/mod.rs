@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::{AgentAdapter, HookEvent, InstallOptions};
-use crate::doctor::{hook_findings, Finding};
+use crate::doctor::findings::{hook_findings, Finding};
 use crate::hook_payload::HookFields;
 use crate::install::hooks_json::{self, parse_json_with_comments, HookSpec};
 use crate::install::{read_optional, Action, InstallError, Plan};
@@ -200,7 +200,7 @@ impl AgentAdapter for GeminiCli {
         json!({
             "session_id": probe_id,
             "transcript_path": "",
-            "cwd": crate::doctor::probe::probe_cwd(),
+            "cwd": crate::doctor::findings::probe_cwd(),
             "hook_event_name": "SessionStart",
             "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             "source": "startup",
@@ -230,7 +230,8 @@ mod tests {
 
     use chrono::DateTime;
 
-    use crate::hook_payload::{observation_from_payload, parse_hook, PayloadError};
+    use crate::agents::{observation_from_payload, Adapters};
+    use crate::hook_payload::{parse_hook, HookVocabulary, PayloadError};
     use crate::model::SessionState;
     use crate::transition::{apply, create, Now, SessionRecord};
 
@@ -328,7 +329,7 @@ mod tests {
     fn gemini_payloads_are_not_taken_for_a_foreign_caller_of_claudes_hooks() {
         for line in records() {
             let payload = serde_json::to_vec(&line["payload"]).unwrap();
-            match parse_hook(&payload, Some(Agent::Gemini)) {
+            match parse_hook(&payload, Some(Agent::Gemini), &Adapters) {
                 Ok(p) => assert_eq!(p.agent, Some(Agent::Gemini)),
                 Err(PayloadError::KnownIgnored(_)) => {}
                 Err(e) => panic!("{}: {e}", line["event"]),
@@ -344,7 +345,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            crate::agents::by_payload(&fields, EventKind::UserPromptSubmit),
+            Adapters.infer_agent(&fields, EventKind::UserPromptSubmit),
             Some(Agent::Gemini)
         );
     }
@@ -371,15 +372,15 @@ mod tests {
             .with_argv(outer, 77, "node", words(1))
             .with(77, 1, "bash", &["bash"]);
         assert_eq!(
-            crate::agent_pid::find_agent_pid(&tree, inner, Some(Agent::Gemini)),
+            crate::agent_pid::find_agent_pid(&tree, inner, Some(Agent::Gemini), &Adapters),
             Some((inner, Agent::Gemini))
         );
         assert_eq!(
-            crate::agent_pid::find_agent_pid(&tree, inner, None),
+            crate::agent_pid::find_agent_pid(&tree, inner, None, &Adapters),
             Some((inner, Agent::Gemini))
         );
         assert_eq!(
-            crate::agent_pid::find_agent_pid(&tree, inner, Some(Agent::Claude)),
+            crate::agent_pid::find_agent_pid(&tree, inner, Some(Agent::Claude), &Adapters),
             None,
             "a Claude hook never reports Gemini's pid"
         );

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::{AgentAdapter, InstallOptions, OwnHookCall};
-use crate::doctor::Finding;
+use crate::doctor::findings::Finding;
 use crate::install::{Action, InstallError, Plan};
 use crate::model::Agent;
 
@@ -61,7 +61,7 @@ impl AgentAdapter for OpenCode {
     }
     /// Installed here: the program on PATH, or OpenCode's config folder exists.
     fn is_installed(&self) -> bool {
-        crate::doctor::find_on_path(self.entry().program).is_some()
+        crate::os_fs::find_on_path(self.entry().program).is_some()
             || self
                 .config_dir()
                 .and_then(|d| d.parent().map(Path::to_path_buf))
@@ -101,7 +101,7 @@ impl AgentAdapter for OpenCode {
     }
     /// What the plugin forwards when OpenCode asks for a permission.
     fn answer_probe_payload(&self, probe_id: &str) -> Vec<u8> {
-        let cwd = crate::doctor::probe::probe_cwd();
+        let cwd = crate::doctor::findings::probe_cwd();
         serde_json::json!({
             "v": 1,
             "directory": cwd,
@@ -118,7 +118,7 @@ impl AgentAdapter for OpenCode {
 
     /// What the plugin forwards when OpenCode makes a session (`session.created`).
     fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
-        let cwd = crate::doctor::probe::probe_cwd();
+        let cwd = crate::doctor::findings::probe_cwd();
         serde_json::json!({
             "v": 1,
             "directory": cwd,

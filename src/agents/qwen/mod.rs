@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::{standard_hook_event, AgentAdapter, HookEvent, InstallOptions};
-use crate::doctor::{hook_findings, Finding};
+use crate::doctor::findings::{hook_findings, Finding};
 use crate::hook_payload::HookFields;
 use crate::install::hooks_json::{self, parse_json, HookSpec};
 use crate::install::{read_optional, Action, InstallError, Plan};
@@ -134,7 +134,8 @@ mod tests {
 
     use chrono::DateTime;
 
-    use crate::hook_payload::{observation_from_payload, PayloadError};
+    use crate::agents::observation_from_payload;
+    use crate::hook_payload::PayloadError;
     use crate::model::SessionState;
     use crate::transition::{apply, create, Now, SessionRecord};
 

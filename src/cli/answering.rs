@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use chrono::Utc;
 
-use super::{Answer, AnswerSettings, AnswerSource, EffectiveChoice, PendingView, RequestId};
+use crate::answering::{
+    Answer, AnswerSettings, AnswerSource, EffectiveChoice, PendingView, RequestId,
+};
 use crate::catalogue::InCatalogue;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::protocol::{AnswerReply, PendingList, ReplyError, Request, TypedReply};
@@ -51,7 +53,7 @@ pub enum AnsweringCliError {
     #[error("{0}")]
     Refused(String),
     #[error(transparent)]
-    Settings(#[from] super::SettingsError),
+    Settings(#[from] crate::answering::SettingsError),
     #[error("unknown agent {0:?}; expected one of {1}")]
     UnknownAgent(String, String),
     #[error(transparent)]
@@ -398,7 +400,7 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
             settings.set(agent, enabled, args.wait)?;
             settings.save(&paths)?;
         } else if agent.entry().answer_path.is_none() {
-            return Err(super::SettingsError::NotAnswerable(agent).into());
+            return Err(crate::answering::SettingsError::NotAnswerable(agent).into());
         }
     }
     let shown: Vec<EffectiveChoice> = settings

@@ -2,19 +2,19 @@
 //!
 //! Kept beside the store rather than in `cli.rs` so the command line's shared file only routes
 //! to here. `history --json` prints the same `Session` objects as `list --json` (the fields are a
-//! public contract); `stats --json` prints a [`Tally`](super::waiting::Tally).
+//! public contract); `stats --json` prints a [`Tally`](crate::store::waiting::Tally).
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use super::query::{self, ExportFormat, HistoryFilter, Period};
-use super::waiting::{self, GroupBy, Tally};
-use super::StoreError;
 use crate::duration_text::human_age;
 use crate::model::Agent;
 use crate::paths::TrayPaths;
+use crate::store::query::{self, ExportFormat, HistoryFilter, Period};
+use crate::store::waiting::{self, GroupBy, Tally};
+use crate::store::StoreError;
 use crate::terminal_text::escape_controls;
 use crate::usage::PriceTable;
 
@@ -102,7 +102,7 @@ pub enum StatsError {
 
 /// `history` from the store. `Ok(None)`: there is no store yet, ask the engine instead.
 pub fn history(paths: &TrayPaths, args: &HistoryArgs) -> Result<Option<ExitCode>, HistoryError> {
-    let path = super::store_path(&paths.data_dir);
+    let path = crate::store::store_path(&paths.data_dir);
     let conn = match query::open_reader(&path) {
         Ok(Some(conn)) => conn,
         Ok(None) if !args.filtered() && args.export.is_none() => return Ok(None),
@@ -138,7 +138,7 @@ fn prices(paths: &TrayPaths) -> PriceTable {
 
 /// `stats`.
 pub fn stats(paths: &TrayPaths, args: &StatsArgs) -> Result<ExitCode, StatsError> {
-    let path = super::store_path(&paths.data_dir);
+    let path = crate::store::store_path(&paths.data_dir);
     let now = args.now.unwrap_or_else(Utc::now);
     let tz = waiting::user_time_zone();
     let period = match (args.week, args.since) {
@@ -281,7 +281,7 @@ mod tests {
         let paths = TrayPaths::under(home.path());
         match history(&paths, &args(Some("x"))) {
             Err(HistoryError::NoStore { path }) => {
-                assert_eq!(path, super::super::store_path(&paths.data_dir));
+                assert_eq!(path, crate::store::store_path(&paths.data_dir));
             }
             other => panic!("expected NoStore, got {other:?}"),
         }

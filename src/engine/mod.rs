@@ -21,11 +21,14 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub mod agent_feeds;
+pub mod control_server;
+
 use crate::clock::SystemClock;
-use crate::control::server::{BindError, ControlServer, EngineLedgers};
 use crate::liveness::pid_watcher;
 use crate::paths::{PathsError, TrayPaths};
 use crate::registry::{RegistryConfig, SessionsRegistry};
+use control_server::{BindError, ControlServer, EngineLedgers};
 
 /// The reaper's shortest pause between two passes.
 const REAP_INTERVAL: Duration = Duration::from_secs(1);
@@ -255,16 +258,17 @@ impl Engine {
             crate::journal::spawn_replay(
                 sink.registry.clone(),
                 config.paths.clone(),
+                &crate::agents::Adapters,
                 token.child_token(),
             ),
         )];
         if config.discover_files {
             let mut feeds = crate::feeds::FeedConfig::new(
-                crate::feeds::FeedDirs::from_env(),
+                agent_feeds::dirs_from_env(),
                 config.registry.session_ttl,
             );
             feeds.ask_programs = true;
-            tasks.extend(crate::feeds::spawn_all(
+            tasks.extend(agent_feeds::spawn_all(
                 sink.clone(),
                 feeds,
                 token.child_token(),

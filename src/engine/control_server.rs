@@ -34,14 +34,14 @@ use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::client::ControlClient;
-pub use super::protocol::WatchLine;
-use super::protocol::{
+use crate::answering::{AnswerSettings, AskCall, HookDecision, Printed};
+use crate::control::client::ControlClient;
+pub use crate::control::protocol::WatchLine;
+use crate::control::protocol::{
     decode_request, AnswerReply, AskReply, ErrorBody, ErrorCode, ObserveReply, PendingList,
     PingInfo, Reply, Request, SessionList, SessionsLine, TypedReply, MAX_LINE,
 };
-use super::transport::{self, ServerConn, ServerReader, ServerWriter};
-use crate::answering::{AnswerSettings, AskCall, HookDecision, Printed};
+use crate::control::transport::{self, ServerConn, ServerReader, ServerWriter};
 use crate::model::Observation;
 use crate::paths::{PathsError, TrayPaths};
 use crate::registry::answers::{AnswerError, AskOutcome, Delivery, PRINT_CONFIRM_TIMEOUT};
@@ -134,7 +134,7 @@ impl ControlServer {
                 source,
             }
         };
-        let lock_path = super::client::ownership_lock(&paths.socket);
+        let lock_path = crate::control::client::ownership_lock(&paths.socket);
         let lock = crate::os_fs::private_options()
             .create(true)
             .truncate(false)
@@ -280,7 +280,7 @@ async fn accept(listener: &mut transport::Listener) -> io::Result<ServerConn> {
 }
 
 /// How long the engine tries for its ownership lock: a client asking whether an engine is
-/// starting holds a shared lock for a moment ([`super::client::engine_holds_lock`]); an engine
+/// starting holds a shared lock for a moment ([`crate::control::client::engine_holds_lock`]); an engine
 /// holds it for its whole life.
 const OWNERSHIP_TRIES: Duration = Duration::from_millis(250);
 
@@ -698,7 +698,7 @@ pub enum Answer {
     Delivery(crate::delivery::DeliveryReport),
     Remotes(Vec<crate::remote::RemoteLinkStatus>),
     Pending(PendingList),
-    Limits(super::protocol::LimitsList),
+    Limits(crate::control::protocol::LimitsList),
     Answered(AnswerReply),
     Error(ErrorBody),
 }
@@ -792,7 +792,7 @@ pub fn handle_typed(
                     observation.at,
                 );
                 return Answer::Observed(ObserveReply {
-                    outcome: super::protocol::OutcomeKind::Quiet,
+                    outcome: crate::control::protocol::OutcomeKind::Quiet,
                     reason: None,
                 });
             }
@@ -815,7 +815,7 @@ pub fn handle_typed(
             sessions: registry.list(),
         }),
         Request::History { limit } => Answer::Sessions(SessionList {
-            sessions: registry.history(limit.min(super::protocol::MAX_HISTORY_LIMIT)),
+            sessions: registry.history(limit.min(crate::control::protocol::MAX_HISTORY_LIMIT)),
         }),
         Request::Ping => Answer::Ping(PingInfo {
             pid: std::process::id(),
@@ -833,7 +833,7 @@ pub fn handle_typed(
                 .delivery
                 .record_probe(&probe_id, agent, chrono::Utc::now());
             Answer::Observed(ObserveReply {
-                outcome: super::protocol::OutcomeKind::Quiet,
+                outcome: crate::control::protocol::OutcomeKind::Quiet,
                 reason: None,
             })
         }
@@ -843,7 +843,7 @@ pub fn handle_typed(
                 .delivery
                 .record_unknown_event(agent, &event, chrono::Utc::now());
             Answer::Observed(ObserveReply {
-                outcome: super::protocol::OutcomeKind::Quiet,
+                outcome: crate::control::protocol::OutcomeKind::Quiet,
                 reason: None,
             })
         }
@@ -858,7 +858,7 @@ pub fn handle_typed(
                 .delivery
                 .record_foreign_call(&caller, &event, chrono::Utc::now());
             Answer::Observed(ObserveReply {
-                outcome: super::protocol::OutcomeKind::Quiet,
+                outcome: crate::control::protocol::OutcomeKind::Quiet,
                 reason: None,
             })
         }
@@ -866,7 +866,7 @@ pub fn handle_typed(
         Request::Pending => Answer::Pending(PendingList {
             pending: registry.pending(),
         }),
-        Request::Limits => Answer::Limits(super::protocol::LimitsList {
+        Request::Limits => Answer::Limits(crate::control::protocol::LimitsList {
             limits: ledgers.limits.current(chrono::Utc::now()),
         }),
         Request::StatusLine {
@@ -902,9 +902,9 @@ pub fn handle_typed(
             let listening = ledgers.remote_links.request_reload();
             Answer::Observed(ObserveReply {
                 outcome: if listening {
-                    super::protocol::OutcomeKind::Changed
+                    crate::control::protocol::OutcomeKind::Changed
                 } else {
-                    super::protocol::OutcomeKind::Ignored
+                    crate::control::protocol::OutcomeKind::Ignored
                 },
                 reason: None,
             })

@@ -9,6 +9,10 @@
 //! terminal as a command (an OSC 52 in a folder name writes the clipboard), so such characters are
 //! printed escaped (`\u{1b}`), never raw. JSON output is exact: JSON escapes them itself.
 
+pub mod answering;
+pub mod history;
+pub mod remote;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -66,14 +70,14 @@ enum Command {
         protocol: Option<u32>,
     },
     /// Sessions recorded in the history store, most recently active first (survives restarts).
-    History(crate::store::cli::HistoryArgs),
+    History(history::HistoryArgs),
     /// Time your agents spent waiting on you, and working.
-    Stats(crate::store::cli::StatsArgs),
+    Stats(history::StatsArgs),
     /// Add Agent Tray's hooks: to Claude Code, Codex and every other agent found here, or to the
     /// agents named.
-    Install(crate::install::InstallArgs),
+    Install(crate::install_command::InstallArgs),
     /// Remove exactly what `install` added.
-    Uninstall(crate::install::InstallArgs),
+    Uninstall(crate::install_command::InstallArgs),
     /// What is installed, hooked, trusted and running, and what to do about what is not.
     Doctor,
     /// Per agent: hooks installed / trusted / drifted, and the last event received.
@@ -95,15 +99,15 @@ enum Command {
         json: bool,
     },
     /// Allow a permission request: exits 0 once the agent has the answer.
-    Allow(crate::answering::cli::AllowArgs),
+    Allow(answering::AllowArgs),
     /// Deny a permission request: exits 0 once the agent has the answer.
-    Deny(crate::answering::cli::DenyArgs),
+    Deny(answering::DenyArgs),
     /// Whether each agent's permission requests can be answered from here, and how long they
     /// wait: `answering claude off`, `answering codex on --wait 4`.
-    Answering(crate::answering::cli::AnsweringArgs),
+    Answering(answering::AnsweringArgs),
     /// Agents on other machines, over SSH: `remote add NAME DESTINATION`, `list`, `remove NAME`.
     #[command(subcommand)]
-    Remote(crate::remote::cli::RemoteCommand),
+    Remote(remote::RemoteCommand),
     /// Open the desktop app's window, starting the app if it is not running (what the desktop
     /// entry runs). The binary's entry handles it before this parser; listed here for --help.
     Open {
@@ -200,20 +204,23 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::List { json } => list(json),
         Command::Watch { json, protocol } => watch(json, protocol),
         Command::History(args) => history(args),
-        Command::Stats(args) => Ok(crate::store::cli::stats(&paths()?, &args)?),
-        Command::Install(args) => Ok(crate::install::run(&args, crate::install::Action::Install)),
-        Command::Uninstall(args) => Ok(crate::install::run(
+        Command::Stats(args) => Ok(history::stats(&paths()?, &args)?),
+        Command::Install(args) => Ok(crate::install_command::run(
+            &args,
+            crate::install::Action::Install,
+        )),
+        Command::Uninstall(args) => Ok(crate::install_command::run(
             &args,
             crate::install::Action::Uninstall,
         )),
         Command::Doctor => Ok(crate::doctor::run()),
         Command::Status { json } => Ok(crate::status::run(json)?),
-        Command::Remote(command) => Ok(crate::remote::cli::run(command)?),
+        Command::Remote(command) => Ok(remote::run(command)?),
         Command::Limits { json } => limits(json),
-        Command::Pending { json } => Ok(crate::answering::cli::pending(json)?),
-        Command::Allow(args) => Ok(crate::answering::cli::allow(&args)?),
-        Command::Deny(args) => Ok(crate::answering::cli::deny(&args)?),
-        Command::Answering(args) => Ok(crate::answering::cli::answering(&args)?),
+        Command::Pending { json } => Ok(answering::pending(json)?),
+        Command::Allow(args) => Ok(answering::allow(&args)?),
+        Command::Deny(args) => Ok(answering::deny(&args)?),
+        Command::Answering(args) => Ok(answering::answering(&args)?),
         Command::StatusLine { agent, then } => {
             let mut args = Vec::new();
             if let Some(agent) = agent {
@@ -404,9 +411,9 @@ pub fn format_limits(windows: &[crate::plan_limits::PlanWindow], now: DateTime<U
 
 /// From the store when there is one; else (no store yet, or it cannot be read) the running
 /// engine's in-memory list of ended sessions.
-fn history(args: crate::store::cli::HistoryArgs) -> anyhow::Result<ExitCode> {
+fn history(args: history::HistoryArgs) -> anyhow::Result<ExitCode> {
     let paths = paths()?;
-    if let Some(code) = crate::store::cli::history(&paths, &args)? {
+    if let Some(code) = history::history(&paths, &args)? {
         return Ok(code);
     }
     let list: SessionList = ask(&Request::History { limit: args.limit })?;

@@ -12,12 +12,12 @@ use clap::Subcommand;
 
 use serde::Serialize;
 
-use super::config::{self, remotes_path, RemoteConfigError, RemoteEntry};
-use super::link::RemoteLinkStatus;
-pub use super::status::{describe, link_statuses};
 use crate::control::client::ControlClient;
 use crate::control::protocol::Request;
 use crate::paths::{PathsError, TrayPaths};
+use crate::remote::config::{self, remotes_path, RemoteConfigError, RemoteEntry};
+use crate::remote::link::RemoteLinkStatus;
+pub use crate::remote::status::{describe, link_statuses};
 
 const BUDGET: Duration = Duration::from_secs(3);
 
