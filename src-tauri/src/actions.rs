@@ -267,7 +267,7 @@ pub fn reveal_transcript(session: &Session) -> Result<(), CommandError> {
 /// main thread) never waits for the file manager.
 pub fn reveal_logs<R: tauri::Runtime>(app: &tauri::AppHandle<R>) {
     use tauri::Manager;
-    let dir = app.state::<crate::LogDir>().0.clone();
+    let dir = app.state::<crate::logs::LogDir>().0.clone();
     tauri::async_runtime::spawn_blocking(move || {
         if let Err(error) = reveal(&dir) {
             tracing::warn!(%error, "cannot reveal the logs");

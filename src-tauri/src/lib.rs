@@ -26,6 +26,7 @@ pub mod hook_drift;
 pub mod ipc;
 pub mod launch;
 pub mod limits;
+pub mod logs;
 pub mod menu_opening;
 pub mod menu_prewarm;
 pub mod notifier;
@@ -124,11 +125,9 @@ use tauri::{AppHandle, Manager, RunEvent, Runtime};
 use tokio_util::sync::CancellationToken;
 
 use crate::ipc::EngineStatus;
+use crate::logs::{init_logging, LogDir};
 use crate::sessions::SessionsSource;
 use crate::settings::SettingsStore;
-
-/// Where the rolling log files are ("Reveal logs").
-pub struct LogDir(pub PathBuf);
 
 /// The engine while it runs, taken at exit for a clean shutdown.
 struct HostedEngine(Mutex<Option<Engine>>);
@@ -209,36 +208,6 @@ pub fn spawn_settings_applier<R: Runtime>(
         .map(|r| r.inner().clone());
     let applier = settings::SettingsApplier::new(registry, login).with_history_retention(retention);
     tauri::async_runtime::spawn(settings::apply_loop(settings, applier, token));
-}
-
-/// Logs to stderr and to a daily rolling file in the data folder. The guard must live as long
-/// as the app, or buffered lines are lost.
-fn init_logging(log_dir: &std::path::Path) -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    use tracing_subscriber::prelude::*;
-    let filter = || {
-        tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
-    };
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_filter(filter());
-    let (file, guard) = match std::fs::create_dir_all(log_dir) {
-        Ok(()) => {
-            let appender = tracing_appender::rolling::daily(log_dir, "desktop.log");
-            let (writer, guard) = tracing_appender::non_blocking(appender);
-            let layer = tracing_subscriber::fmt::layer()
-                .with_ansi(false)
-                .with_writer(writer)
-                .with_filter(filter());
-            (Some(layer), Some(guard))
-        }
-        Err(_) => (None, None),
-    };
-    let _ = tracing_subscriber::registry()
-        .with(stderr)
-        .with(file)
-        .try_init();
-    guard
 }
 
 /// Takes the socket and starts the engine, or explains why it could not.
