@@ -21,6 +21,7 @@
 //!   desktop app and a headless machine share it, and a change needs no restart.
 
 pub mod grant;
+pub mod route;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

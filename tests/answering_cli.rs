@@ -556,3 +556,101 @@ fn allow_for_the_session_is_refused_when_a_suggestion_cannot_be_shown() {
         assert_eq!(decision(&printed), serde_json::json!({"behavior": "allow"}));
     }
 }
+
+// One rule, one round trip: `allow ID` sends the engine one `answer`; the engine routes it
+// (`answering::route`) and names a remote's request back, and the CLI then takes it to that
+// machine over the link's ssh (never asking the engine a second time). A stand-in engine on the
+// world's socket counts the lines it is sent and names the remote; a stand-in ssh records what
+// it is asked to run.
+#[cfg(unix)]
+#[test]
+fn an_answer_takes_one_round_trip_and_a_remotes_request_goes_over_ssh() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::net::UnixListener;
+    use std::sync::{Arc, Mutex};
+
+    let w = World::new();
+    // The remote is known before anything listens (adding one nudges a running engine).
+    assert!(w
+        .run(&["remote", "add", "devbox", "me@devbox.example"])
+        .status
+        .success());
+    let socket = w.socket();
+    std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
+    std::fs::set_permissions(
+        socket.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    let listener = UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let lines: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let seen = lines.clone();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = stop.clone();
+    let server = std::thread::spawn(move || {
+        let until = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < until && !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+            let Ok((conn, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            conn.set_nonblocking(false).unwrap();
+            conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                continue;
+            }
+            seen.lock()
+                .unwrap()
+                .push(serde_json::from_str(&line).unwrap());
+            let reply = serde_json::json!({"v": 1, "ok": false, "error": {
+                "code": "refused",
+                "message": "request r5-far is on devbox: answer it there",
+                "on_remote": {"host": "devbox", "id": "r5-far"},
+            }});
+            let mut conn = conn;
+            let _ = writeln!(conn, "{reply}");
+        }
+    });
+    let ssh = w.path().join("fake-ssh");
+    let asked = w.path().join("ssh-args");
+    std::fs::write(
+        &ssh,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\necho 'allowed r5-far (session s-far, after 2s)'\n",
+            asked.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let out = w
+        .command(&["allow", "r5-far"])
+        .env("AGENT_TRAY_SSH", &ssh)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("on devbox: allowed r5-far"), "{stdout}");
+    let sent = lines.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1, "one round trip to the engine: {sent:?}");
+    assert_eq!(sent[0]["op"], "answer");
+    assert_eq!(sent[0]["target"], "r5-far");
+    let ran = std::fs::read_to_string(&asked).unwrap();
+    assert!(ran.contains("me@devbox.example"), "{ran}");
+    assert!(
+        ran.contains("agent-tray allow --over-ssh -- r5-far"),
+        "the remote is asked to answer its own request, one hop only: {ran}"
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    server.join().unwrap();
+    assert_eq!(lines.lock().unwrap().len(), 1, "and nothing after it");
+}

@@ -317,7 +317,7 @@ pub async fn answer(
     from: crate::ipc::AnswerFrom,
 ) -> Result<(), CommandError> {
     use crate::ipc::{AnswerChoice, AnswerFrom};
-    use agent_tray::answering::{Answer, AnswerSource, RequestId, Target};
+    use agent_tray::answering::{Answer, AnswerSource};
     use agent_tray::registry::answers::AnswerError;
     let answer = match choice {
         AnswerChoice::Allow => Answer::Allow,
@@ -328,25 +328,17 @@ pub async fn answer(
         AnswerFrom::Window => AnswerSource::Window,
         AnswerFrom::Popover => AnswerSource::Popover,
     };
-    let id = RequestId::parse(asked.request_id);
-    if let Some(host) = asked.host {
-        // The book here holds this machine's requests only; a remote row's request is answered
-        // on its machine, even when its id is that of a request here.
-        let refused = AnswerError::OnRemote {
-            id,
-            host: host.to_string(),
-        };
-        return Err(CommandError::new(
-            ErrorCode::AnswerRefused,
-            refused.to_string(),
-        ));
-    }
-    let target = Target::Request(id);
-    match registry.answer_confirmed(&target, answer, source).await {
+    // The one rule: a remote row's request is answered on its machine (refused here: the book
+    // holds this machine's requests only), anything else by its id here.
+    match registry
+        .answer_routed(asked.request_id, asked.host, answer, source)
+        .await
+    {
         Ok(_) => Ok(()),
-        Err(e @ (AnswerError::Refused(_) | AnswerError::OnRemote { .. })) => {
-            Err(CommandError::new(ErrorCode::AnswerRefused, e.to_string()))
-        }
+        Err(
+            e
+            @ (AnswerError::Refused(_) | AnswerError::OnRemote { .. } | AnswerError::NotRouted(_)),
+        ) => Err(CommandError::new(ErrorCode::AnswerRefused, e.to_string())),
         Err(e @ AnswerError::NotDelivered(_)) => Err(CommandError::new(
             ErrorCode::AnswerNotDelivered,
             e.to_string(),

@@ -570,9 +570,9 @@ pub fn answer_from_alert(registry: Arc<agent_tray::registry::SessionsRegistry>) 
     Arc::new(move |request, answer| {
         let registry = registry.clone();
         tauri::async_runtime::spawn(async move {
-            let target = agent_tray::answering::Target::Request(request.clone());
             let source = agent_tray::answering::AnswerSource::Alert;
-            if let Err(error) = registry.answer_confirmed(&target, answer, source).await {
+            let named = request.as_str();
+            if let Err(error) = registry.answer_routed(named, None, answer, source).await {
                 tracing::warn!(%request, %error, "the alert's answer did not reach the agent");
             }
         });

@@ -569,9 +569,9 @@ pub fn handle_menu_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
             let registry = source.registry().clone();
             tracing::info!(%request, "request answered from the tray menu");
             tauri::async_runtime::spawn(async move {
-                let target = agent_tray::answering::Target::Request(request.clone());
                 let source = agent_tray::answering::AnswerSource::TrayMenu;
-                if let Err(error) = registry.answer_confirmed(&target, answer, source).await {
+                let named = request.as_str();
+                if let Err(error) = registry.answer_routed(named, None, answer, source).await {
                     tracing::warn!(%request, %error, "the tray menu's answer did not reach the agent");
                 }
             });

@@ -139,6 +139,20 @@ pub enum ErrorCode {
 pub struct ErrorBody {
     pub code: ErrorCode,
     pub message: String,
+    /// With `refused` for an `answer`: the request is a remote's, answered on that machine
+    /// ([`crate::answering::route`]); the CLI sends it there over ssh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_remote: Option<Box<crate::answering::route::RemoteRequest>>,
+}
+
+impl ErrorBody {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorBody {
+            code,
+            message: message.into(),
+            on_remote: None,
+        }
+    }
 }
 
 /// A reply as a client reads it: the result stays untyped until [`Reply::into_result`] names
@@ -174,14 +188,16 @@ impl Reply {
     }
 
     pub fn error(code: ErrorCode, message: impl Into<String>) -> Self {
+        Reply::refusal(ErrorBody::new(code, message))
+    }
+
+    /// A reply carrying `body` whole (with what it names besides its sentence).
+    pub fn refusal(body: ErrorBody) -> Self {
         Reply {
             v: PROTOCOL_VERSION,
             ok: false,
             result: None,
-            error: Some(ErrorBody {
-                code,
-                message: message.into(),
-            }),
+            error: Some(body),
         }
     }
 
@@ -231,6 +247,7 @@ impl<T> TypedReply<T> {
             (false, _, None) => Err(ReplyError::Refused(ErrorBody {
                 code: ErrorCode::Unknown,
                 message: "the engine refused the request".into(),
+                on_remote: None,
             })),
         }
     }

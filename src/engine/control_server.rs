@@ -434,6 +434,7 @@ async fn serve_connection(
                 Answer::Error(ErrorBody {
                     code: ErrorCode::LineTooLong,
                     message: format!("a line may be at most {MAX_LINE} bytes"),
+                    on_remote: None,
                 })
             }
             Ok(Ok(LineRead::Line)) => {
@@ -512,15 +513,16 @@ async fn serve_connection(
     }
 }
 
-/// Answers a permission request and waits for its hook to take the answer.
+/// Answers a permission request and waits for its hook to take the answer, where the one rule
+/// ([`crate::answering::route`]) sends it: this machine's book, or back to the caller naming
+/// the remote whose request it is (the CLI answers it there over ssh), or refused.
 async fn answer_request(
     registry: &SessionsRegistry,
     target: &str,
     answer: crate::answering::Answer,
     source: crate::answering::AnswerSource,
 ) -> Answer {
-    let target = crate::answering::target_of(target);
-    match registry.answer_confirmed(&target, answer, source).await {
+    match registry.answer_routed(target, None, answer, source).await {
         Ok(delivered) => {
             tracing::info!(request = %delivered.request.id, session_id = %delivered.request.session_id, ?source, waited_ms = delivered.waited.as_millis() as u64, "permission_answered");
             Answer::Answered(AnswerReply {
@@ -530,16 +532,25 @@ async fn answer_request(
                 waited_ms: u64::try_from(delivered.waited.as_millis()).unwrap_or(u64::MAX),
             })
         }
-        Err(e @ (AnswerError::Refused(_) | AnswerError::OnRemote { .. })) => {
+        Err(AnswerError::OnRemote { id, host }) => {
+            let said = AnswerError::OnRemote {
+                id: id.clone(),
+                host: host.clone(),
+            };
             Answer::Error(ErrorBody {
-                code: ErrorCode::Refused,
-                message: e.to_string(),
+                on_remote: Some(Box::new(crate::answering::route::RemoteRequest {
+                    host,
+                    id,
+                })),
+                ..ErrorBody::new(ErrorCode::Refused, said.to_string())
             })
         }
-        Err(e @ AnswerError::NotDelivered(_)) => Answer::Error(ErrorBody {
-            code: ErrorCode::NotDelivered,
-            message: e.to_string(),
-        }),
+        Err(e @ (AnswerError::Refused(_) | AnswerError::NotRouted(_))) => {
+            Answer::Error(ErrorBody::new(ErrorCode::Refused, e.to_string()))
+        }
+        Err(e @ AnswerError::NotDelivered(_)) => {
+            Answer::Error(ErrorBody::new(ErrorCode::NotDelivered, e.to_string()))
+        }
     }
 }
 
@@ -715,7 +726,7 @@ impl Answer {
             Answer::Pending(r) => serde_json::to_value(r),
             Answer::Limits(r) => serde_json::to_value(r),
             Answer::Answered(r) => serde_json::to_value(r),
-            Answer::Error(e) => return Reply::error(e.code, e.message.clone()),
+            Answer::Error(e) => return Reply::refusal(e.clone()),
         };
         match value {
             Ok(v) => Reply::ok(v),
@@ -734,7 +745,7 @@ impl Answer {
             Answer::Pending(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Limits(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Answered(r) => write_line(writer, &TypedReply::ok(r)).await,
-            Answer::Error(e) => write_line(writer, &Reply::error(e.code, e.message.clone())).await,
+            Answer::Error(e) => write_line(writer, &Reply::refusal(e.clone())).await,
         }
     }
 }
@@ -808,6 +819,7 @@ pub fn handle_typed(
                 Err(e) => Answer::Error(ErrorBody {
                     code: ErrorCode::InvalidObservation,
                     message: e.to_string(),
+                    on_remote: None,
                 }),
             }
         }
@@ -826,6 +838,7 @@ pub fn handle_typed(
         Request::Watch => Answer::Error(ErrorBody {
             code: ErrorCode::BadRequest,
             message: "watch is a stream".into(),
+            on_remote: None,
         }),
         Request::Probe { probe_id, agent } => {
             tracing::info!(probe_id, agent = ?agent, "doctor_probe_received");
@@ -883,6 +896,7 @@ pub fn handle_typed(
                 Err(e) => Answer::Error(ErrorBody {
                     code: ErrorCode::InvalidObservation,
                     message: e.to_string(),
+                    on_remote: None,
                 }),
             };
             // The windows are the reporting session's agent's, on this machine, bounded like a
@@ -897,6 +911,7 @@ pub fn handle_typed(
         Request::Ask { .. } | Request::Answer { .. } => Answer::Error(ErrorBody {
             code: ErrorCode::BadRequest,
             message: "ask and answer are served on the control socket only".into(),
+            on_remote: None,
         }),
         Request::ReloadRemotes => {
             let listening = ledgers.remote_links.request_reload();
@@ -1059,5 +1074,26 @@ mod tests {
         let fresh = EngineLedgers::default();
         handle_typed(request("-bad id"), &registry, &fresh, "here");
         assert!(fresh.limits.current(now).is_empty());
+    }
+
+    // The CLI takes a remote's request there only from what the refusal names: the reply on the
+    // wire must carry it whole, not only the sentence.
+    #[test]
+    fn a_refusal_naming_a_remote_request_keeps_it_on_the_wire() {
+        let remote = crate::answering::route::RemoteRequest {
+            host: "devbox".into(),
+            id: crate::answering::RequestId::parse("r5-far"),
+        };
+        let refusal = Answer::Error(ErrorBody {
+            on_remote: Some(Box::new(remote.clone())),
+            ..ErrorBody::new(ErrorCode::Refused, "on devbox")
+        });
+        let line = serde_json::to_string(&refusal.to_reply()).unwrap();
+        let read: Reply = serde_json::from_str(&line).unwrap();
+        assert_eq!(
+            read.error.unwrap().on_remote.as_deref(),
+            Some(&remote),
+            "{line}"
+        );
     }
 }

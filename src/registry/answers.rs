@@ -91,6 +91,9 @@ pub enum AnswerError {
     NotDelivered(RequestId),
     #[error("request {id} is on {host}: answer it there (`agent-tray allow {id}` on that machine, or in its terminal)")]
     OnRemote { id: RequestId, host: String },
+    /// Refused before it reached any book ([`crate::answering::route`]): the sentence says why.
+    #[error("{0}")]
+    NotRouted(String),
 }
 
 /// An answer the agent's hook took (printed for the agent).
@@ -201,16 +204,6 @@ impl SessionsRegistry {
         answer: Answer,
         source: AnswerSource,
     ) -> Result<(Closed, oneshot::Receiver<()>), AnswerError> {
-        if let Target::Request(id) = target {
-            if self.book_lacks(id) {
-                if let Some(host) = self.remote_request_host(id) {
-                    return Err(AnswerError::OnRemote {
-                        id: id.clone(),
-                        host,
-                    });
-                }
-            }
-        }
         let now = self.clock.now();
         let mut changes = Vec::new();
         let (result, seq) = {
@@ -271,6 +264,29 @@ impl SessionsRegistry {
         result
     }
 
+    /// Answers what the user named (`named`: a request id or a session id, from the row drawn on
+    /// `drawn_on`: `None` for this machine) where the one rule ([`crate::answering::route`])
+    /// sends it: here it is answered and confirmed ([`SessionsRegistry::answer_confirmed`]); a
+    /// remote's request comes back as [`AnswerError::OnRemote`] (only the CLI can take it there,
+    /// over ssh); anything else is refused with the rule's sentence.
+    pub async fn answer_routed(
+        &self,
+        named: &str,
+        drawn_on: Option<&str>,
+        answer: Answer,
+        source: AnswerSource,
+    ) -> Result<Delivered, AnswerError> {
+        use crate::answering::route::{route_answer, AnswerRoute};
+        match route_answer(&self.pending(), named, drawn_on, &answer) {
+            AnswerRoute::Here(target) => self.answer_confirmed(&target, answer, source).await,
+            AnswerRoute::OnRemote(remote) => Err(AnswerError::OnRemote {
+                id: remote.id,
+                host: remote.host,
+            }),
+            AnswerRoute::Refused(sentence) => Err(AnswerError::NotRouted(sentence)),
+        }
+    }
+
     /// Answers a request and waits (at most [`PRINT_CONFIRM_TIMEOUT`]) for its hook to confirm
     /// that the agent has the answer. `Ok` only then.
     pub async fn answer_confirmed(
@@ -319,24 +335,6 @@ impl SessionsRegistry {
         remote.sort_by(|a, b| (a.asked_at, &a.id).cmp(&(b.asked_at, &b.id)));
         all.extend(remote);
         all
-    }
-
-    /// Whether this machine's book has never heard of `id` (neither open nor remembered closed).
-    fn book_lacks(&self, id: &RequestId) -> bool {
-        let inner = self.lock();
-        inner.answers.book.get(id).is_none() && inner.answers.book.closed(id).is_none()
-    }
-
-    /// The remote whose session shows request `id`, if one does (an answer to it is refused
-    /// here: it is answered on that machine).
-    pub fn remote_request_host(&self, id: &RequestId) -> Option<String> {
-        let inner = self.lock();
-        inner.remote.iter().find_map(|(host, sessions)| {
-            sessions
-                .values()
-                .any(|s| s.pending.iter().any(|p| &p.id == id))
-                .then(|| host.clone())
-        })
     }
 
     /// The hook waiting on `id` is gone (it hung up, or its deadline passed): the request closes
@@ -498,8 +496,8 @@ mod tests {
 
     // A remote's request is listed with its host, and an answer to it here is refused with where
     // to answer it; it never reaches this machine's book.
-    #[test]
-    fn a_remotes_request_is_listed_with_its_host_and_answered_only_there() {
+    #[tokio::test]
+    async fn a_remotes_request_is_listed_with_its_host_and_answered_only_there() {
         let registry = SessionsRegistry::new();
         let now = chrono::Utc::now();
         let mut s = Session::new(
@@ -532,15 +530,23 @@ mod tests {
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].host.as_deref(), Some("gpu-box"));
         let refused = registry
-            .answer(
-                &Target::Request(RequestId::parse("r4-far")),
-                Answer::Allow,
-                AnswerSource::Cli,
-            )
+            .answer_routed("r4-far", None, Answer::Allow, AnswerSource::Cli)
+            .await
             .unwrap_err();
         assert_eq!(
             refused.to_string(),
             "request r4-far is on gpu-box: answer it there (`agent-tray allow r4-far` on that machine, or in its terminal)"
         );
+        // Drawn on the remote's row, whatever its id: answered there, never here.
+        let drawn = registry
+            .answer_routed(
+                "r4-far",
+                Some("gpu-box"),
+                Answer::Deny { message: None },
+                AnswerSource::Window,
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(drawn, AnswerError::OnRemote { ref host, .. } if host == "gpu-box"));
     }
 }
