@@ -330,6 +330,7 @@ try {
   console.log(`PSS at ${FLAT_SECS / 60} min: ${mb(pss10)} MB (${(((pss10 - pss1) / pss1) * 100).toFixed(1)} % from minute 1; ${ownKb(tree(app))})`);
   for (const p of appPids()) process.kill(p, "SIGTERM");
   await waitFor("the app to exit", () => appPids().length === 0);
+  if (process.env.STOP_AFTER === "1") throw new Error("stopped after leg 1 (STOP_AFTER=1)");
   }
   if (LEGS !== "background" && LEGS !== "closed") {
 

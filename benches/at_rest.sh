@@ -8,7 +8,7 @@
 # share of every shared library page, which grows as other programs mapping them exit.
 #
 #   1. --background (the window never opened): PSS, CPU over BG_SECS (default 300), and PSS at
-#      minute 1 and at FLAT_SECS (default 600) for flatness;
+#      minute 1 and at FLAT_SECS (default 600) for flatness; STOP_AFTER=1 stops there;
 #   2. window open and visible: CPU over VISIBLE_SECS (default 60), twice: just fed (all 50 rows
 #      show seconds, as a row does for its state's first hour: the clock's worst case), then in
 #      the steady state (the page's rows aged by two hours where its clock reads them, so they
