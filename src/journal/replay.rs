@@ -22,9 +22,7 @@ use super::compaction::{
     drop_totals, enforce_cap, journal_files, read_drops, rewrite_keeping, JournalCap,
     COMPACT_QUIET, KEEP_HEAD, KEEP_TAIL, MAX_AGE, MAX_FILE_BYTES, MAX_TOTAL_BYTES,
 };
-use super::record::{
-    agent_of_file, parse_line, CorruptRecord, JournalRecord, MAX_RECORD,
-};
+use super::record::{agent_of_file, parse_line, CorruptRecord, JournalRecord, MAX_RECORD};
 use crate::model::{Agent, EventKind};
 use crate::paths::{create_private_dir, TrayPaths};
 use crate::registry::{AppliedSeqs, ObserveOutcome, SessionsRegistry};
