@@ -29,7 +29,7 @@ use crate::control::client::{ClientError, ControlClient};
 use crate::control::Request;
 use crate::delivery;
 use crate::hook_payload::{self, ForeignCaller, PayloadError};
-use crate::journal::{self, JournalRecord};
+use crate::journal::record::{self as journal_record, JournalRecord};
 use crate::model::{Agent, EventKind, Observation};
 use crate::paths::TrayPaths;
 
@@ -264,7 +264,7 @@ fn ask_and_print(
     let record = JournalRecord::new(obs, cut);
     // A `doctor` probe is never journaled: replayed, it would become a session.
     if journaled {
-        if let Err(e) = journal::append(&paths.journal_dir(), &record) {
+        if let Err(e) = journal_record::append(&paths.journal_dir(), &record) {
             log_error(paths, &format!("journal: {e}"));
         }
     }
@@ -418,7 +418,7 @@ fn deliver(paths: &TrayPaths, obs: Observation, cut: bool, started: Instant) {
         }
     };
     let record = JournalRecord::new(obs, cut);
-    if let Err(e) = journal::append(&paths.journal_dir(), &record) {
+    if let Err(e) = journal_record::append(&paths.journal_dir(), &record) {
         log_error(paths, &format!("journal: {e}"));
     }
     let left = SEND_BUDGET.saturating_sub(started.elapsed());

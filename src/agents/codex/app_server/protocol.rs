@@ -1,0 +1,268 @@
+//! The app-server's JSON-RPC, as this feed speaks it: the messages it reads from the server
+//! ([`ServerMessage`], parsed by [`parse_server_message`], never panicking on what the server
+//! sends) and the requests it sends ([`ClientRequest`]). Pure: no socket, no thread state.
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::{json, Value};
+
+/// A thread's status as the server reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThreadStatus {
+    NotLoaded,
+    Idle,
+    SystemError,
+    Active {
+        waiting_on_approval: bool,
+        waiting_on_user_input: bool,
+    },
+    /// A status this version does not know.
+    Unknown(String),
+}
+
+/// Token counts of `thread/tokenUsage/updated` (the thread's running total).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AppServerTokenUsage {
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+    pub reasoning_output_tokens: u64,
+    pub total_tokens: u64,
+    pub model_context_window: Option<u64>,
+    /// The last turn's `totalTokens` (`tokenUsage.last`): what the context window holds.
+    pub last_turn_tokens: Option<u64>,
+}
+
+/// How a turn ended (`turn/completed`'s `turn.status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    Completed,
+    Interrupted,
+    Failed(String),
+    Other(String),
+}
+
+/// What one message from the server says, as far as sessions are concerned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerMessage {
+    /// A reply to one of our requests.
+    Response {
+        id: u64,
+        result: Option<Value>,
+        error: Option<String>,
+    },
+    ThreadStarted {
+        thread_id: String,
+        cwd: Option<String>,
+        /// Hidden helper threads (title generation): never a session.
+        ephemeral: bool,
+        /// A subagent's thread: its activity belongs to the parent.
+        has_parent: bool,
+    },
+    ThreadStatus {
+        thread_id: String,
+        status: ThreadStatus,
+        at: Option<DateTime<Utc>>,
+    },
+    ThreadClosed {
+        thread_id: String,
+        at: Option<DateTime<Utc>>,
+    },
+    TurnStarted {
+        thread_id: String,
+        at: Option<DateTime<Utc>>,
+    },
+    TurnCompleted {
+        thread_id: String,
+        end: TurnEnd,
+        at: Option<DateTime<Utc>>,
+    },
+    TokenUsage {
+        thread_id: String,
+        usage: AppServerTokenUsage,
+        at: Option<DateTime<Utc>>,
+    },
+    Hook {
+        thread_id: String,
+        event_name: Option<String>,
+        completed: bool,
+        at: Option<DateTime<Utc>>,
+    },
+    /// Anything else (deltas, items, account news, requests to clients).
+    Other,
+}
+
+/// Why a frame is not a message.
+#[derive(Debug, thiserror::Error)]
+#[error("not a JSON-RPC message from the Codex app-server: {0}")]
+pub struct NotAMessage(String);
+
+pub(super) fn str_of(v: &Value, key: &str) -> Option<String> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+}
+
+pub(super) fn u64_of(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// Parses one text frame. Tolerant: unknown methods and missing fields are [`ServerMessage::Other`];
+/// only a frame that is not a JSON object is an error.
+pub fn parse_server_message(text: &str) -> Result<ServerMessage, NotAMessage> {
+    let v: Value = serde_json::from_str(text).map_err(|e| NotAMessage(e.to_string()))?;
+    if !v.is_object() {
+        return Err(NotAMessage("not an object".into()));
+    }
+    let at = v
+        .get("emittedAtMs")
+        .and_then(Value::as_i64)
+        .and_then(|ms| Utc.timestamp_millis_opt(ms).single());
+    let Some(method) = v.get("method").and_then(Value::as_str) else {
+        return Ok(match v.get("id").and_then(Value::as_u64) {
+            Some(id) => ServerMessage::Response {
+                id,
+                result: v.get("result").cloned(),
+                error: v
+                    .get("error")
+                    .map(|e| str_of(e, "message").unwrap_or_else(|| e.to_string())),
+            },
+            None => ServerMessage::Other,
+        });
+    };
+    // A request from the server to us (approvals go to the TUI that runs the turn, not here).
+    if v.get("id").is_some() {
+        return Ok(ServerMessage::Other);
+    }
+    let params = v.get("params").cloned().unwrap_or(Value::Null);
+    let thread_id = str_of(&params, "threadId");
+    Ok(match (method, thread_id) {
+        ("thread/started", _) => {
+            let thread = params.get("thread").cloned().unwrap_or(Value::Null);
+            let Some(thread_id) = str_of(&thread, "id") else {
+                return Ok(ServerMessage::Other);
+            };
+            let cwd = thread
+                .get("environments")
+                .and_then(Value::as_array)
+                .and_then(|envs| envs.iter().find_map(|e| str_of(e, "cwd")))
+                .or_else(|| str_of(&thread, "cwd"));
+            ServerMessage::ThreadStarted {
+                thread_id,
+                cwd,
+                ephemeral: thread.get("ephemeral").and_then(Value::as_bool) == Some(true),
+                has_parent: thread.get("parentThreadId").is_some_and(|p| !p.is_null()),
+            }
+        }
+        ("thread/status/changed", Some(thread_id)) => {
+            let status = params.get("status").cloned().unwrap_or(Value::Null);
+            let status = match status.get("type").and_then(Value::as_str) {
+                Some("notLoaded") => ThreadStatus::NotLoaded,
+                Some("idle") => ThreadStatus::Idle,
+                Some("systemError") => ThreadStatus::SystemError,
+                Some("active") => {
+                    let flags: Vec<&str> = status
+                        .get("activeFlags")
+                        .and_then(Value::as_array)
+                        .map(|a| a.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    ThreadStatus::Active {
+                        waiting_on_approval: flags.contains(&"waitingOnApproval"),
+                        waiting_on_user_input: flags.contains(&"waitingOnUserInput"),
+                    }
+                }
+                other => ThreadStatus::Unknown(other.unwrap_or("").to_string()),
+            };
+            ServerMessage::ThreadStatus {
+                thread_id,
+                status,
+                at,
+            }
+        }
+        ("thread/closed", Some(thread_id)) => ServerMessage::ThreadClosed { thread_id, at },
+        ("turn/started", Some(thread_id)) => ServerMessage::TurnStarted { thread_id, at },
+        ("turn/completed", Some(thread_id)) => {
+            let turn = params.get("turn").cloned().unwrap_or(Value::Null);
+            let end = match turn.get("status").and_then(Value::as_str) {
+                Some("completed") => TurnEnd::Completed,
+                Some("interrupted") => TurnEnd::Interrupted,
+                Some("failed") => TurnEnd::Failed(
+                    turn.get("error")
+                        .and_then(|e| str_of(e, "message"))
+                        .unwrap_or_else(|| "turn failed".into()),
+                ),
+                other => TurnEnd::Other(other.unwrap_or("").to_string()),
+            };
+            ServerMessage::TurnCompleted { thread_id, end, at }
+        }
+        ("thread/tokenUsage/updated", Some(thread_id)) => {
+            let usage = params.get("tokenUsage").cloned().unwrap_or(Value::Null);
+            let total = usage.get("total").cloned().unwrap_or(Value::Null);
+            ServerMessage::TokenUsage {
+                thread_id,
+                usage: AppServerTokenUsage {
+                    input_tokens: u64_of(&total, "inputTokens"),
+                    cached_input_tokens: u64_of(&total, "cachedInputTokens"),
+                    output_tokens: u64_of(&total, "outputTokens"),
+                    reasoning_output_tokens: u64_of(&total, "reasoningOutputTokens"),
+                    total_tokens: u64_of(&total, "totalTokens"),
+                    model_context_window: usage.get("modelContextWindow").and_then(Value::as_u64),
+                    last_turn_tokens: usage
+                        .get("last")
+                        .and_then(|last| last.get("totalTokens"))
+                        .and_then(Value::as_u64)
+                        .filter(|tokens| *tokens > 0),
+                },
+                at,
+            }
+        }
+        (m @ ("hook/started" | "hook/completed"), Some(thread_id)) => ServerMessage::Hook {
+            thread_id,
+            event_name: params.get("run").and_then(|r| str_of(r, "eventName")),
+            completed: m == "hook/completed",
+            at,
+        },
+        _ => ServerMessage::Other,
+    })
+}
+
+/// A request this feed sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientRequest {
+    Initialize,
+    Initialized,
+    LoadedList,
+    Resume(String),
+    Unsubscribe(String),
+}
+
+/// Request ids: fixed for the handshake, per thread counted from here for resumes.
+pub(super) const ID_INITIALIZE: u64 = 1;
+pub(super) const ID_LOADED_LIST: u64 = 2;
+
+impl ClientRequest {
+    /// The frame's JSON, with `id` for requests (none for the `initialized` notification).
+    pub fn to_json(&self, id: u64) -> Value {
+        match self {
+            ClientRequest::Initialize => json!({
+                "id": ID_INITIALIZE,
+                "method": "initialize",
+                "params": {
+                    "clientInfo": {"name": "agent-tray", "title": "Agent Tray", "version": env!("CARGO_PKG_VERSION")},
+                    "capabilities": {"experimentalApi": false},
+                },
+            }),
+            ClientRequest::Initialized => json!({"method": "initialized"}),
+            ClientRequest::LoadedList => {
+                json!({"id": ID_LOADED_LIST, "method": "thread/loaded/list", "params": {}})
+            }
+            ClientRequest::Resume(thread) => json!({
+                "id": id, "method": "thread/resume",
+                "params": {"threadId": thread, "excludeTurns": true},
+            }),
+            ClientRequest::Unsubscribe(thread) => json!({
+                "id": id, "method": "thread/unsubscribe", "params": {"threadId": thread},
+            }),
+        }
+    }
+}

@@ -1,0 +1,965 @@
+//! The thread book: what one connection knows of each of the server's threads, and what each
+//! message means for its session (observations, the requests to send, token usage), plus the
+//! pure decisions over the sessions of those threads (a TUI gone, a thread running headless).
+//! No socket and no clock: the connection in [`super::io`] feeds it.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::protocol::{
+    str_of, AppServerTokenUsage, ClientRequest, ServerMessage, ThreadStatus, TurnEnd,
+    ID_INITIALIZE, ID_LOADED_LIST,
+};
+use crate::feeds::FeedOutput;
+use crate::model::{Agent, EndReason, EventKind, Observation, ReportedStatus, Source};
+use crate::process::PidProbe;
+use crate::usage::{TokenUsage, UsageKind, UsageReport};
+
+/// What `waiting_for` says for each kind of wait (the registry reads "permission" as a
+/// permission wait, anything else as a wait for input).
+pub const WAITING_ON_APPROVAL: &str = "permission prompt";
+pub const WAITING_ON_USER_INPUT: &str = "user input";
+
+/// What the feed knows about one thread of the server.
+#[derive(Debug, Clone, Default)]
+struct ThreadEntry {
+    cwd: Option<String>,
+    /// Never a session (a helper or a subagent thread).
+    ignored: bool,
+    /// A `thread/resume` was sent (it fails before the thread has a rollout; then retried on
+    /// the next activity).
+    subscribing: bool,
+    subscribed: bool,
+    usage: Option<AppServerTokenUsage>,
+    /// Known to be a session's thread: its `thread/started` said so, or a resume answered with a
+    /// thread that is neither ephemeral nor a subagent's. A thread first heard of in a status
+    /// change or the loaded list may be Codex's hidden title thread, whose `thread/started` went
+    /// out just before we connected: until a resume says what it is, its latest status waits in
+    /// `pending` instead of becoming a ghost session.
+    confirmed: bool,
+    pending: Option<Observation>,
+}
+
+/// The result of handling one message.
+#[derive(Debug, Default, PartialEq)]
+pub struct Handled {
+    pub observations: Vec<Observation>,
+    pub requests: Vec<ClientRequest>,
+    /// Token usage of a session's thread (its running total, which the store reduces to what is
+    /// new, so the rollout feed reporting the same thread counts nothing twice).
+    pub usage: Vec<UsageReport>,
+}
+
+/// The threads one connection knows, and what each message means for their sessions. Pure: the
+/// time of a message without a stamp is passed in.
+#[derive(Debug, Default)]
+pub struct ThreadBook {
+    /// At most [`MAX_THREADS`]: a server announcing more is not followed past it.
+    threads: HashMap<String, ThreadEntry>,
+    /// Outstanding resume requests: id → thread (one at most per thread: bounded with them).
+    resumes: HashMap<u64, String>,
+    next_id: u64,
+    /// Sessions whose TUI is gone: no more observations from this connection. At most
+    /// [`MAX_CLOSED`], oldest out first.
+    closed: HashSet<String>,
+    closed_order: std::collections::VecDeque<String>,
+}
+
+/// The most threads one connection follows: the registry's own live cap. The server is another
+/// program on this machine; what it announces is bounded like any input.
+pub const MAX_THREADS: usize = crate::registry::MAX_LIVE_SESSIONS;
+/// The most ended threads remembered, so that their late events stay ignored.
+pub const MAX_CLOSED: usize = 4 * MAX_THREADS;
+
+impl ThreadBook {
+    pub fn new() -> Self {
+        ThreadBook {
+            next_id: 100,
+            ..Default::default()
+        }
+    }
+
+    /// The threads the server holds that may be sessions.
+    pub fn session_threads(&self) -> HashSet<String> {
+        self.threads
+            .iter()
+            .filter(|(_, e)| e.confirmed && !e.ignored)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// The thread's last reported token usage.
+    pub fn token_usage(&self, thread_id: &str) -> Option<AppServerTokenUsage> {
+        self.threads.get(thread_id).and_then(|e| e.usage)
+    }
+
+    /// Allocates an id for a request that needs one.
+    pub fn id_for(&mut self, request: &ClientRequest) -> u64 {
+        match request {
+            ClientRequest::Initialize => ID_INITIALIZE,
+            ClientRequest::LoadedList => ID_LOADED_LIST,
+            ClientRequest::Initialized => 0,
+            ClientRequest::Resume(thread) => {
+                self.next_id += 1;
+                self.resumes.insert(self.next_id, thread.clone());
+                self.next_id
+            }
+            ClientRequest::Unsubscribe(_) => {
+                self.next_id += 1;
+                self.next_id
+            }
+        }
+    }
+
+    /// Whether `thread_id` is followed, or there is room to follow it.
+    fn room_for(&self, thread_id: &str) -> bool {
+        self.threads.contains_key(thread_id) || self.threads.len() < MAX_THREADS
+    }
+
+    /// How many threads are followed.
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// The TUI of `thread_id` is gone: its session is over, and we let go of the thread.
+    pub fn tui_gone(&mut self, thread_id: &str) -> Option<ClientRequest> {
+        if self.closed.insert(thread_id.to_string()) {
+            self.closed_order.push_back(thread_id.to_string());
+            while self.closed_order.len() > MAX_CLOSED {
+                if let Some(oldest) = self.closed_order.pop_front() {
+                    self.closed.remove(&oldest);
+                }
+            }
+        }
+        let entry = self.threads.get_mut(thread_id)?;
+        let was = entry.subscribed || entry.subscribing;
+        entry.subscribed = false;
+        entry.subscribing = false;
+        was.then(|| ClientRequest::Unsubscribe(thread_id.to_string()))
+    }
+
+    pub(super) fn observation(
+        &self,
+        thread_id: &str,
+        event: EventKind,
+        at: DateTime<Utc>,
+    ) -> Observation {
+        let mut obs =
+            Observation::new(thread_id, Agent::Codex, event, at).with_source(Source::AppServer);
+        if let Some(entry) = self.threads.get(thread_id) {
+            obs.cwd.clone_from(&entry.cwd);
+        }
+        obs
+    }
+
+    /// A thread seen active: subscribe to it (for turns, usage and hooks) if not yet.
+    fn subscribe(&mut self, thread_id: &str, out: &mut Handled) {
+        if let Some(entry) = self.threads.get_mut(thread_id) {
+            if !entry.ignored && !entry.subscribed && !entry.subscribing {
+                entry.subscribing = true;
+                out.requests
+                    .push(ClientRequest::Resume(thread_id.to_string()));
+            }
+        }
+    }
+
+    /// What `msg` means, received at `now`.
+    pub fn handle(&mut self, msg: ServerMessage, now: DateTime<Utc>) -> Handled {
+        let mut out = Handled::default();
+        match msg {
+            ServerMessage::Response { id, result, error } => {
+                if id == ID_INITIALIZE && error.is_none() {
+                    out.requests
+                        .extend([ClientRequest::Initialized, ClientRequest::LoadedList]);
+                } else if id == ID_LOADED_LIST {
+                    let ids = result
+                        .as_ref()
+                        .and_then(|r| r.get("data"))
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default();
+                    for id in ids.iter().filter_map(Value::as_str) {
+                        if !self.room_for(id) {
+                            break;
+                        }
+                        self.threads.entry(id.to_string()).or_default();
+                        self.subscribe(id, &mut out);
+                    }
+                } else if let Some(thread) = self.resumes.remove(&id) {
+                    let described = result.as_ref().and_then(|r| r.get("thread"));
+                    let helper = described.is_some_and(|t| {
+                        t.get("ephemeral").and_then(Value::as_bool) == Some(true)
+                            || t.get("parentThreadId").is_some_and(|p| !p.is_null())
+                    });
+                    if let Some(entry) = self.threads.get_mut(&thread) {
+                        entry.subscribing = false;
+                        entry.subscribed = error.is_none();
+                        if helper {
+                            entry.ignored = true;
+                            entry.pending = None;
+                        } else if error.is_none() && !entry.confirmed {
+                            entry.confirmed = true;
+                            if let Some(obs) = entry.pending.take() {
+                                if !self.closed.contains(&thread) {
+                                    out.observations.push(obs);
+                                }
+                            }
+                        }
+                        if let Some(cwd) = result
+                            .as_ref()
+                            .and_then(|r| r.get("thread"))
+                            .and_then(|t| str_of(t, "cwd"))
+                        {
+                            entry.cwd.get_or_insert(cwd);
+                        }
+                    }
+                }
+            }
+            ServerMessage::ThreadStarted {
+                thread_id,
+                cwd,
+                ephemeral,
+                has_parent,
+            } => {
+                if !self.room_for(&thread_id) {
+                    return out;
+                }
+                let entry = self.threads.entry(thread_id.clone()).or_default();
+                entry.ignored = ephemeral || has_parent;
+                entry.confirmed = !entry.ignored;
+                if cwd.is_some() {
+                    entry.cwd = cwd;
+                }
+                if !entry.ignored && !self.closed.contains(&thread_id) {
+                    out.observations
+                        .push(self.observation(&thread_id, EventKind::Sighting, now));
+                }
+            }
+            ServerMessage::ThreadStatus {
+                thread_id,
+                status,
+                at,
+            } => {
+                if self.closed.contains(&thread_id) || !self.room_for(&thread_id) {
+                    return out;
+                }
+                if self.threads.entry(thread_id.clone()).or_default().ignored {
+                    return out;
+                }
+                let at = at.unwrap_or(now);
+                let confirmed = self.threads.get(&thread_id).is_some_and(|e| e.confirmed);
+                let obs = match status {
+                    ThreadStatus::Active {
+                        waiting_on_approval,
+                        waiting_on_user_input,
+                    } => {
+                        self.subscribe(&thread_id, &mut out);
+                        let mut obs = self.observation(&thread_id, EventKind::StatusReport, at);
+                        if waiting_on_approval || waiting_on_user_input {
+                            obs.status = Some(ReportedStatus::Waiting);
+                            obs.waiting_for = Some(
+                                if waiting_on_approval {
+                                    WAITING_ON_APPROVAL
+                                } else {
+                                    WAITING_ON_USER_INPUT
+                                }
+                                .to_string(),
+                            );
+                        } else {
+                            obs.status = Some(ReportedStatus::Busy);
+                        }
+                        obs
+                    }
+                    ThreadStatus::Idle => {
+                        let mut obs = self.observation(&thread_id, EventKind::StatusReport, at);
+                        obs.status = Some(ReportedStatus::Idle);
+                        obs
+                    }
+                    ThreadStatus::SystemError => {
+                        let mut obs = self.observation(&thread_id, EventKind::StopFailure, at);
+                        obs.error = Some("Codex reported a system error".into());
+                        obs
+                    }
+                    ThreadStatus::NotLoaded => {
+                        self.threads.remove(&thread_id);
+                        self.observation(&thread_id, EventKind::Gone, at)
+                    }
+                    ThreadStatus::Unknown(_) => return out,
+                };
+                if confirmed {
+                    out.observations.push(obs);
+                } else if let Some(entry) = self.threads.get_mut(&thread_id) {
+                    // Not yet known to be a session: its latest status waits for the resume.
+                    entry.pending = Some(obs);
+                }
+            }
+            ServerMessage::ThreadClosed { thread_id, at } => {
+                if self.is_session(&thread_id) {
+                    out.observations.push(self.observation(
+                        &thread_id,
+                        EventKind::Gone,
+                        at.unwrap_or(now),
+                    ));
+                }
+                self.threads.remove(&thread_id);
+            }
+            ServerMessage::TurnStarted { thread_id, at } => {
+                if self.is_session(&thread_id) {
+                    out.observations.push(self.observation(
+                        &thread_id,
+                        EventKind::TaskStarted,
+                        at.unwrap_or(now),
+                    ));
+                }
+            }
+            ServerMessage::TurnCompleted { thread_id, end, at } => {
+                if self.is_session(&thread_id) {
+                    let at = at.unwrap_or(now);
+                    let obs = match end {
+                        TurnEnd::Completed | TurnEnd::Other(_) => {
+                            self.observation(&thread_id, EventKind::TaskComplete, at)
+                        }
+                        TurnEnd::Interrupted => {
+                            self.observation(&thread_id, EventKind::TurnAborted, at)
+                        }
+                        TurnEnd::Failed(message) => {
+                            let mut obs = self.observation(&thread_id, EventKind::StopFailure, at);
+                            obs.error = Some(message);
+                            obs
+                        }
+                    };
+                    out.observations.push(obs);
+                }
+            }
+            ServerMessage::TokenUsage {
+                thread_id,
+                usage,
+                at,
+            } => {
+                if let Some(entry) = self.threads.get_mut(&thread_id) {
+                    entry.usage = Some(usage);
+                }
+                tracing::debug!(%thread_id, total = usage.total_tokens, "codex_token_usage");
+                if self.is_session(&thread_id)
+                    && (usage.last_turn_tokens.is_some() || usage.model_context_window.is_some())
+                {
+                    let mut obs =
+                        self.observation(&thread_id, EventKind::Sighting, at.unwrap_or(now));
+                    obs.context_tokens = usage.last_turn_tokens;
+                    obs.context_window = usage.model_context_window.filter(|w| *w > 0);
+                    out.observations.push(obs);
+                }
+                if self.is_session(&thread_id) {
+                    out.usage.push(UsageReport {
+                        session_id: thread_id,
+                        agent: Agent::Codex,
+                        at: at.unwrap_or(now),
+                        turn_id: None,
+                        model: None,
+                        kind: UsageKind::ThreadTotal,
+                        usage: TokenUsage::from_openai(
+                            usage.input_tokens,
+                            usage.cached_input_tokens,
+                            0,
+                            usage.output_tokens,
+                        ),
+                    });
+                }
+            }
+            ServerMessage::Hook { thread_id, at, .. } => {
+                // A hook run is a sign of life; what the hook says comes through the hook itself.
+                if self.is_session(&thread_id) {
+                    out.observations.push(self.observation(
+                        &thread_id,
+                        EventKind::Sighting,
+                        at.unwrap_or(now),
+                    ));
+                }
+            }
+            ServerMessage::Other => {}
+        }
+        out
+    }
+
+    /// A thread whose messages may become observations: not a helper, its TUI not known dead.
+    /// A thread first heard of in a status change or the loaded list is one only once a resume
+    /// has said what it is (see `ThreadEntry::confirmed`).
+    fn is_session(&mut self, thread_id: &str) -> bool {
+        if self.closed.contains(thread_id) {
+            return false;
+        }
+        self.threads
+            .get(thread_id)
+            .is_some_and(|e| e.confirmed && !e.ignored)
+    }
+}
+
+/// A session of one of the server's threads, as the TUI-death check sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadSession {
+    pub session_id: String,
+    pub pid: u32,
+    pub pid_start: Option<String>,
+}
+
+/// The sessions whose TUI is gone although the server still holds their thread: each is ended
+/// now (only if it still belongs to that process: a resume in another TUI keeps it).
+pub fn tui_deaths(
+    sessions: &[ThreadSession],
+    server_pid: Option<u32>,
+    mut probe: impl FnMut(u32) -> PidProbe,
+) -> Vec<FeedOutput> {
+    sessions
+        .iter()
+        // Never the server itself (a session bound to it by mistake is not "its TUI").
+        .filter(|s| Some(s.pid) != server_pid)
+        .filter(|s| match probe(s.pid) {
+            PidProbe::Gone => true,
+            PidProbe::Alive { token } => {
+                matches!((&s.pid_start, &token), (Some(want), Some(have)) if want != have)
+            }
+        })
+        .map(|s| FeedOutput::EndOwnedBy {
+            session_id: s.session_id.clone(),
+            pid: s.pid,
+            pid_start: s.pid_start.clone(),
+            reason: EndReason::ProcessGone,
+        })
+        .collect()
+}
+
+/// Who holds one of the server's threads' writer lock, as far as a TUI is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadHolder {
+    /// The server with a TUI above it (or a TUI itself).
+    Tui,
+    /// The server alone: no terminal drives the thread.
+    ServerAlone,
+    /// Not held, or not visible.
+    Unknown,
+}
+
+/// A live session of one of the server's threads, as the headless check sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveThread {
+    pub session_id: String,
+    pub has_pid: bool,
+    pub headless: bool,
+}
+
+/// Which sessions now run headless (`true`) or have a terminal again (`false`): a session with
+/// no process of its own whose thread only the server holds runs headless; a TUI's pid or lock
+/// ends that.
+pub fn headless_marks(
+    threads: &[LiveThread],
+    holder_of: impl Fn(&str) -> ThreadHolder,
+) -> Vec<(String, bool)> {
+    threads
+        .iter()
+        .filter_map(|t| {
+            let holder = holder_of(&t.session_id);
+            let headless = match holder {
+                ThreadHolder::ServerAlone => !t.has_pid,
+                ThreadHolder::Tui => false,
+                ThreadHolder::Unknown => t.headless && !t.has_pid,
+            };
+            (headless != t.headless).then(|| (t.session_id.clone(), headless))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::agents::codex::app_server::protocol::parse_server_message;
+    use crate::feeds::{apply_outputs, FeedSink};
+    use crate::model::SessionState;
+    use crate::registry::SessionsRegistry;
+    use chrono::TimeZone;
+    use serde_json::{json, Value};
+
+    fn fixture() -> Vec<String> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/codex/real-0.171.0/app-server-messages.jsonl"
+        );
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v["msg"].to_string()
+            })
+            .collect()
+    }
+
+    fn t0() -> DateTime<Utc> {
+        Utc.timestamp_millis_opt(1_796_094_000_000).unwrap()
+    }
+
+    /// Feeds every recorded message through a book, as the connection does.
+    fn replay(book: &mut ThreadBook, lines: &[String]) -> Handled {
+        let mut all = Handled::default();
+        for line in lines {
+            let h = book.handle(answered_to(book, parse_server_message(line).unwrap()), t0());
+            for request in &h.requests {
+                book.id_for(request);
+            }
+            all.observations.extend(h.observations);
+            all.requests.extend(h.requests);
+        }
+        all
+    }
+
+    /// A recorded resume answer, with the id this book gave its own resume of that thread (the
+    /// recorder's client numbered its requests its own way).
+    fn answered_to(book: &ThreadBook, msg: ServerMessage) -> ServerMessage {
+        match msg {
+            ServerMessage::Response { id, result, error } => {
+                let thread = result
+                    .as_ref()
+                    .and_then(|r| r.get("thread"))
+                    .and_then(|t| str_of(t, "id"));
+                let ours = thread.and_then(|t| {
+                    book.resumes
+                        .iter()
+                        .find(|(_, asked)| **asked == t)
+                        .map(|(id, _)| *id)
+                });
+                ServerMessage::Response {
+                    id: ours.unwrap_or(id),
+                    result,
+                    error,
+                }
+            }
+            other => other,
+        }
+    }
+
+    fn resume_answer(id: u64, thread: &str, ephemeral: bool) -> ServerMessage {
+        parse_server_message(
+            &json!({"id": id, "result": {"thread": {"id": thread, "ephemeral": ephemeral,
+                "parentThreadId": null, "cwd": "/home/dev/proj"}}})
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_hidden_thread_first_heard_of_in_a_status_change_never_becomes_a_ghost_session() {
+        // We connected just after Codex announced its title thread: all we hear of it is a
+        // status change. It waits for the resume's answer, which says it is ephemeral.
+        let mut book = ThreadBook::new();
+        let active = json!({"type": "active", "activeFlags": []});
+        let h = book.handle(
+            parse_server_message(&status("title", active.clone(), 1)).unwrap(),
+            t0(),
+        );
+        assert!(h.observations.is_empty(), "{h:?}");
+        assert_eq!(h.requests, vec![ClientRequest::Resume("title".into())]);
+        let id = book.id_for(&h.requests[0]);
+        let h = book.handle(resume_answer(id, "title", true), t0());
+        let h2 = book.handle(
+            parse_server_message(&status("title", json!({"type": "idle"}), 2)).unwrap(),
+            t0(),
+        );
+        assert!(h.observations.is_empty() && h2.observations.is_empty());
+        assert!(book.session_threads().is_empty());
+        // The positive control: the TUI's thread, heard of the same way, is a session as soon as
+        // the resume says so, with the status it had meanwhile.
+        let h = book.handle(
+            parse_server_message(&status("tui", active, 3)).unwrap(),
+            t0(),
+        );
+        assert!(h.observations.is_empty());
+        let id = book.id_for(&h.requests[0]);
+        let h = book.handle(resume_answer(id, "tui", false), t0());
+        assert_eq!(h.observations.len(), 1, "{h:?}");
+        assert_eq!(h.observations[0].session_id, "tui");
+        assert_eq!(h.observations[0].status, Some(ReportedStatus::Busy));
+        assert_eq!(book.session_threads(), HashSet::from(["tui".to_string()]));
+    }
+
+    #[test]
+    fn a_recorded_approval_wait_is_a_permission_wait_of_the_tui_thread_only() {
+        let lines = fixture();
+        let mut book = ThreadBook::new();
+        let all = replay(&mut book, &lines);
+        let waits: Vec<&Observation> = all
+            .observations
+            .iter()
+            .filter(|o| o.status == Some(ReportedStatus::Waiting))
+            .collect();
+        assert_eq!(waits.len(), 1, "{:#?}", all.observations);
+        let wait = waits[0];
+        assert_eq!(wait.waiting_for.as_deref(), Some(WAITING_ON_APPROVAL));
+        assert_eq!(wait.source, Source::AppServer);
+        assert_eq!(wait.pid, None, "never the server's pid");
+        // The hidden title-generation thread (ephemeral) never becomes a session.
+        let ids: HashSet<&str> = all
+            .observations
+            .iter()
+            .map(|o| o.session_id.as_str())
+            .collect();
+        assert_eq!(ids.len(), 1, "{ids:?}");
+        assert!(ids.contains(wait.session_id.as_str()));
+        // Stamped with the server's time, not the time it was read.
+        assert_ne!(wait.at, t0());
+    }
+
+    #[test]
+    fn the_registry_shows_waiting_for_permission_from_the_recorded_messages() {
+        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let registry = &*sink.registry;
+        let mut book = ThreadBook::new();
+        let lines = fixture();
+        let upto = lines
+            .iter()
+            .position(|l| l.contains("waitingOnApproval"))
+            .unwrap();
+        let all = replay(&mut book, &lines[..=upto]);
+        let id = all.observations.last().unwrap().session_id.clone();
+        apply_outputs(
+            &sink,
+            all.observations
+                .into_iter()
+                .map(FeedOutput::observe)
+                .collect(),
+        );
+        let s = registry.get(&id).unwrap();
+        assert_eq!(s.state, SessionState::WaitingForPermission);
+        assert_eq!(s.pid, None);
+        // Esc: active without flags, then idle.
+        let rest = replay(&mut book, &lines[upto + 1..]);
+        apply_outputs(
+            &sink,
+            rest.observations
+                .into_iter()
+                .map(FeedOutput::observe)
+                .collect(),
+        );
+        assert_eq!(registry.get(&id).unwrap().state, SessionState::Idle);
+    }
+
+    #[test]
+    fn recorded_turns_token_usage_and_hook_runs_of_a_subscribed_thread_are_read() {
+        let lines = fixture();
+        let mut book = ThreadBook::new();
+        let all = replay(&mut book, &lines);
+        let events: Vec<EventKind> = all.observations.iter().map(|o| o.event).collect();
+        assert!(events.contains(&EventKind::TaskStarted), "{events:?}");
+        assert!(events.contains(&EventKind::TaskComplete), "{events:?}");
+        // The turn refused at the approval prompt (Esc) ends as interrupted.
+        assert!(events.contains(&EventKind::TurnAborted), "{events:?}");
+        let thread = all.observations[0].session_id.clone();
+        let usage = book.token_usage(&thread).unwrap();
+        assert!(usage.total_tokens > 0 && usage.total_tokens >= usage.input_tokens);
+        let hooks = lines
+            .iter()
+            .filter_map(|l| match parse_server_message(l).unwrap() {
+                ServerMessage::Hook { event_name, .. } => event_name,
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        assert!(hooks.iter().any(|h| h == "permissionRequest"), "{hooks:?}");
+        // The first thing heard of the thread (it started before we connected) asks to subscribe.
+        assert!(all
+            .requests
+            .contains(&ClientRequest::Resume(thread.clone())));
+    }
+
+    /// The book hears `thread/started` for `thread` (a session's thread, not a helper's).
+    fn known(book: &mut ThreadBook, thread: &str) {
+        let started = json!({"method": "thread/started", "params": {"thread": {"id": thread,
+            "ephemeral": false, "parentThreadId": null, "cwd": "/home/dev/proj"}}});
+        book.handle(parse_server_message(&started.to_string()).unwrap(), t0());
+    }
+
+    // Issue 27 point 8: the server is another program; what it announces is bounded like any
+    // input. Past MAX_THREADS no thread is followed, and ended ones are remembered up to MAX_CLOSED.
+    #[test]
+    fn a_server_announcing_endless_threads_is_followed_up_to_the_cap() {
+        let mut book = ThreadBook::new();
+        for n in 0..MAX_THREADS + 300 {
+            known(&mut book, &format!("thread-{n}"));
+        }
+        assert_eq!(book.thread_count(), MAX_THREADS);
+        for n in 0..MAX_CLOSED + 50 {
+            book.tui_gone(&format!("gone-{n}"));
+        }
+        assert!(book.closed.len() <= MAX_CLOSED && book.closed_order.len() <= MAX_CLOSED);
+    }
+
+    fn status(thread: &str, status: Value, ms: i64) -> String {
+        json!({"method": "thread/status/changed",
+               "params": {"threadId": thread, "status": status}, "emittedAtMs": ms})
+        .to_string()
+    }
+
+    #[test]
+    fn waiting_on_user_input_is_a_wait_for_input_and_system_error_an_error() {
+        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let registry = &*sink.registry;
+        let mut book = ThreadBook::new();
+        known(&mut book, "t1");
+        let ms = t0().timestamp_millis();
+        for (i, line) in [
+            status("t1", json!({"type": "active", "activeFlags": []}), ms),
+            status(
+                "t1",
+                json!({"type": "active", "activeFlags": ["waitingOnUserInput"]}),
+                ms + 1,
+            ),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let h = book.handle(parse_server_message(line).unwrap(), t0());
+            apply_outputs(
+                &sink,
+                h.observations
+                    .into_iter()
+                    .map(FeedOutput::observe)
+                    .collect(),
+            );
+            if i == 0 {
+                assert_eq!(registry.get("t1").unwrap().state, SessionState::Working);
+                assert_eq!(h.requests, vec![ClientRequest::Resume("t1".into())]);
+            }
+        }
+        assert_eq!(
+            registry.get("t1").unwrap().state,
+            SessionState::WaitingForInput
+        );
+        let h = book.handle(
+            parse_server_message(&status("t1", json!({"type": "systemError"}), ms + 2)).unwrap(),
+            t0(),
+        );
+        apply_outputs(
+            &sink,
+            h.observations
+                .into_iter()
+                .map(FeedOutput::observe)
+                .collect(),
+        );
+        let s = registry.get("t1").unwrap();
+        assert_eq!(s.state, SessionState::Idle);
+        assert_eq!(s.error.as_deref(), Some("Codex reported a system error"));
+        let h = book.handle(
+            parse_server_message(&status("t1", json!({"type": "notLoaded"}), ms + 3)).unwrap(),
+            t0(),
+        );
+        apply_outputs(
+            &sink,
+            h.observations
+                .into_iter()
+                .map(FeedOutput::observe)
+                .collect(),
+        );
+        assert_eq!(registry.get("t1").unwrap().state, SessionState::Ended);
+    }
+
+    #[test]
+    fn turns_token_usage_and_hooks_are_parsed() {
+        let turn = json!({"method": "turn/completed", "params": {"threadId": "t1",
+            "turn": {"id": "u1", "items": [], "status": "failed", "error": {"message": "quota"}}}});
+        assert_eq!(
+            parse_server_message(&turn.to_string()).unwrap(),
+            ServerMessage::TurnCompleted {
+                thread_id: "t1".into(),
+                end: TurnEnd::Failed("quota".into()),
+                at: None
+            }
+        );
+        let usage = json!({"method": "thread/tokenUsage/updated", "params": {"threadId": "t1", "turnId": "u1",
+            "tokenUsage": {"modelContextWindow": 200000,
+              "last": {"inputTokens": 1, "cachedInputTokens": 0, "outputTokens": 1, "reasoningOutputTokens": 0, "totalTokens": 2},
+              "total": {"inputTokens": 120, "cachedInputTokens": 20, "outputTokens": 30, "reasoningOutputTokens": 5, "totalTokens": 150}}}});
+        let msg = parse_server_message(&usage.to_string()).unwrap();
+        let mut book = ThreadBook::new();
+        known(&mut book, "t1");
+        book.handle(
+            parse_server_message(&status("t1", json!({"type": "idle"}), 1)).unwrap(),
+            t0(),
+        );
+        let handled = book.handle(msg, t0());
+        // The running total goes to the store as the thread's total, cached input apart.
+        assert_eq!(handled.usage.len(), 1, "{handled:?}");
+        assert_eq!(handled.usage[0].session_id, "t1");
+        assert_eq!(handled.usage[0].kind, UsageKind::ThreadTotal);
+        assert_eq!(
+            handled.usage[0].usage,
+            TokenUsage::from_openai(120, 20, 0, 30)
+        );
+        assert_eq!(
+            book.token_usage("t1"),
+            Some(AppServerTokenUsage {
+                input_tokens: 120,
+                cached_input_tokens: 20,
+                output_tokens: 30,
+                reasoning_output_tokens: 5,
+                total_tokens: 150,
+                model_context_window: Some(200_000),
+                last_turn_tokens: Some(2),
+            })
+        );
+        // The session's context: the last turn's tokens in the model's window.
+        let context: Vec<_> = handled
+            .observations
+            .iter()
+            .map(|o| (o.context_tokens, o.context_window))
+            .collect();
+        assert_eq!(context, vec![(Some(2), Some(200_000))]);
+        let hook = json!({"method": "hook/started", "params": {"threadId": "t1", "turnId": null,
+            "run": {"eventName": "permissionRequest", "id": "h"}}});
+        assert!(matches!(
+            parse_server_message(&hook.to_string()).unwrap(),
+            ServerMessage::Hook { completed: false, event_name: Some(ref e), .. } if e == "permissionRequest"
+        ));
+        assert!(parse_server_message("[1]").is_err());
+        assert_eq!(
+            parse_server_message(r#"{"method":"item/agentMessage/delta","params":{}}"#).unwrap(),
+            ServerMessage::Other
+        );
+    }
+
+    #[test]
+    fn the_handshake_is_initialize_then_initialized_and_the_loaded_threads() {
+        let mut book = ThreadBook::new();
+        let reply = json!({"id": 1, "result": {"userAgent": "codex"}}).to_string();
+        let h = book.handle(parse_server_message(&reply).unwrap(), t0());
+        assert_eq!(
+            h.requests,
+            vec![ClientRequest::Initialized, ClientRequest::LoadedList]
+        );
+        assert_eq!(ClientRequest::Initialized.to_json(0).get("id"), None);
+        let list = json!({"id": 2, "result": {"data": ["t9"], "nextCursor": null}}).to_string();
+        let h = book.handle(parse_server_message(&list).unwrap(), t0());
+        assert_eq!(h.requests, vec![ClientRequest::Resume("t9".into())]);
+        let id = book.id_for(&h.requests[0]);
+        // A resume that fails (no rollout yet) is retried on the next activity.
+        let err = json!({"id": id, "error": {"code": -32600, "message": "no rollout"}}).to_string();
+        book.handle(parse_server_message(&err).unwrap(), t0());
+        let h = book.handle(
+            parse_server_message(&status(
+                "t9",
+                json!({"type": "active", "activeFlags": []}),
+                5,
+            ))
+            .unwrap(),
+            t0(),
+        );
+        assert_eq!(h.requests, vec![ClientRequest::Resume("t9".into())]);
+        // Once its TUI is gone: unsubscribed, and nothing more from it.
+        assert_eq!(
+            book.tui_gone("t9"),
+            Some(ClientRequest::Unsubscribe("t9".into()))
+        );
+        let h = book.handle(
+            parse_server_message(&status("t9", json!({"type": "idle"}), 6)).unwrap(),
+            t0(),
+        );
+        assert!(h.observations.is_empty());
+    }
+
+    #[test]
+    fn a_dead_tui_ends_its_session_and_the_server_pid_never_counts() {
+        let sessions = vec![
+            ThreadSession {
+                session_id: "alive".into(),
+                pid: 10,
+                pid_start: Some("a".into()),
+            },
+            ThreadSession {
+                session_id: "dead".into(),
+                pid: 11,
+                pid_start: None,
+            },
+            ThreadSession {
+                session_id: "recycled".into(),
+                pid: 12,
+                pid_start: Some("old".into()),
+            },
+            ThreadSession {
+                session_id: "server".into(),
+                pid: 99,
+                pid_start: None,
+            },
+        ];
+        let out = tui_deaths(&sessions, Some(99), |pid| match pid {
+            10 => PidProbe::Alive {
+                token: Some("a".into()),
+            },
+            12 => PidProbe::Alive {
+                token: Some("new".into()),
+            },
+            _ => PidProbe::Gone,
+        });
+        let ended: Vec<&str> = out
+            .iter()
+            .map(|o| match o {
+                FeedOutput::EndOwnedBy { session_id, .. } => session_id.as_str(),
+                FeedOutput::Observe(_) | FeedOutput::Usage(_) | FeedOutput::Limits(_) => "",
+            })
+            .collect();
+        assert_eq!(ended, vec!["dead", "recycled"]);
+    }
+
+    #[test]
+    fn a_thread_only_the_server_holds_runs_headless_until_a_tui_takes_it() {
+        let t = |id: &str, has_pid, headless| LiveThread {
+            session_id: id.into(),
+            has_pid,
+            headless,
+        };
+        let threads = vec![
+            t("queued", false, false),
+            t("tui", true, false),
+            t("back-in-a-tui", false, true),
+            t("still-headless", false, true),
+            t("not-visible", false, false),
+        ];
+        let marks = headless_marks(&threads, |id| match id {
+            "queued" | "still-headless" => ThreadHolder::ServerAlone,
+            "tui" | "back-in-a-tui" => ThreadHolder::Tui,
+            _ => ThreadHolder::Unknown,
+        });
+        assert_eq!(
+            marks,
+            vec![
+                ("queued".to_string(), true),
+                ("back-in-a-tui".to_string(), false)
+            ]
+        );
+        // Through the registry: the session says so, and stays live.
+        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let registry = &*sink.registry;
+        let mut book = ThreadBook::new();
+        known(&mut book, "queued");
+        let h = book.handle(
+            parse_server_message(&status(
+                "queued",
+                json!({"type": "active", "activeFlags": []}),
+                t0().timestamp_millis(),
+            ))
+            .unwrap(),
+            t0(),
+        );
+        apply_outputs(
+            &sink,
+            h.observations
+                .into_iter()
+                .map(FeedOutput::observe)
+                .collect(),
+        );
+        let mut obs = book.observation("queued", EventKind::Sighting, t0());
+        obs.headless = Some(true);
+        apply_outputs(&sink, vec![FeedOutput::observe(obs)]);
+        let s = registry.get("queued").unwrap();
+        assert!(s.headless);
+        assert_eq!((s.state, s.pid), (SessionState::Working, None));
+    }
+}
