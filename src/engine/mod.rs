@@ -209,7 +209,7 @@ impl Engine {
         ]);
         let sink = crate::feeds::FeedSink::new(registry.clone(), usage.clone())
             .with_limits(ledgers.limits.clone());
-        tasks.extend(Self::spawn_feeds(&config, &sink, &token));
+        tasks.extend(Self::spawn_feeds(&config, &registry, &sink, &token));
         let (health_tx, hook_health) = tokio::sync::watch::channel(Vec::new());
         tasks.push((
             "hook_drift",
@@ -250,13 +250,14 @@ impl Engine {
     /// The feeds beyond the socket: journal replay and the agents' own files.
     fn spawn_feeds(
         config: &EngineConfig,
+        registry: &Arc<SessionsRegistry>,
         sink: &crate::feeds::FeedSink,
         token: &CancellationToken,
     ) -> Vec<(&'static str, JoinHandle<()>)> {
         let mut tasks = vec![(
             "journal_replay",
             crate::journal::spawn_replay(
-                sink.registry.clone(),
+                registry.clone(),
                 config.paths.clone(),
                 &crate::agents::Adapters,
                 token.child_token(),

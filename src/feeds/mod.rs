@@ -38,7 +38,7 @@ use chrono::{DateTime, Utc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::model::{Agent, EndReason, Observation};
+use crate::model::{Agent, EndReason, Observation, Session};
 use crate::registry::{PidOwner, SessionsRegistry};
 use crate::usage::UsageStream;
 
@@ -117,21 +117,59 @@ impl FeedOutput {
     }
 }
 
-/// Applies a feed's outputs to the registry.
-/// Where a feed's outputs go: observations and endings to the registry, token usage to the
-/// engine's [`UsageStream`] (for a session the registry knows). Cheap to clone.
-#[derive(Debug, Clone)]
+/// What a feed may do to the sessions: the narrow port the adapters' feeds get instead of the
+/// registry itself. A feed observes, ends a session whose files say its process is gone, asks
+/// whether a session is known, and reads the sessions there are; nothing else of the registry
+/// (answers, history, settings) is within its reach. The registry implements it.
+pub trait SessionPort: Send + Sync {
+    /// Applies an observation; `Err` says why it was refused.
+    fn observe(&self, obs: Observation) -> Result<(), String>;
+    /// Ends `session_id` if `owner` still owns it (checked and applied at once).
+    fn end_if_owned(&self, session_id: &str, owner: &PidOwner, reason: EndReason) -> bool;
+    /// Whether a session with this id is known.
+    fn knows(&self, session_id: &str) -> bool;
+    /// The sessions there are now.
+    fn sessions(&self) -> Vec<Session>;
+}
+
+impl SessionPort for SessionsRegistry {
+    fn observe(&self, obs: Observation) -> Result<(), String> {
+        SessionsRegistry::observe(self, obs)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    fn end_if_owned(&self, session_id: &str, owner: &PidOwner, reason: EndReason) -> bool {
+        SessionsRegistry::end_if_owned(self, session_id, owner, reason)
+    }
+    fn knows(&self, session_id: &str) -> bool {
+        SessionsRegistry::knows(self, session_id)
+    }
+    fn sessions(&self) -> Vec<Session> {
+        self.list()
+    }
+}
+
+/// Where a feed's outputs go: observations and endings to the sessions (through
+/// [`SessionPort`]), token usage to the engine's [`UsageStream`] (for a session that is known),
+/// plan windows to the engine's book. Cheap to clone.
+#[derive(Clone)]
 pub struct FeedSink {
-    pub registry: Arc<SessionsRegistry>,
+    sessions: Arc<dyn SessionPort>,
     pub usage: Arc<UsageStream>,
     /// The plans' windows ([`crate::plan_limits`]): the engine's.
     pub limits: Arc<crate::plan_limits::PlanLimitsBook>,
 }
 
+impl std::fmt::Debug for FeedSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FeedSink").finish_non_exhaustive()
+    }
+}
+
 impl FeedSink {
-    pub fn new(registry: Arc<SessionsRegistry>, usage: Arc<UsageStream>) -> Self {
+    pub fn new(sessions: Arc<dyn SessionPort>, usage: Arc<UsageStream>) -> Self {
         FeedSink {
-            registry,
+            sessions,
             usage,
             limits: Arc::default(),
         }
@@ -144,17 +182,22 @@ impl FeedSink {
     }
 
     /// A sink whose usage reports go to no store (tests, and tools that keep no history).
-    pub fn without_history(registry: impl Into<Arc<SessionsRegistry>>) -> Self {
-        FeedSink::new(registry.into(), Arc::default())
+    pub fn without_history(sessions: Arc<dyn SessionPort>) -> Self {
+        FeedSink::new(sessions, Arc::default())
+    }
+
+    /// What the feeds may do to the sessions.
+    pub fn sessions(&self) -> &dyn SessionPort {
+        &*self.sessions
     }
 }
 
 pub(crate) fn apply_outputs(sink: &FeedSink, outputs: Vec<FeedOutput>) {
-    let registry = &sink.registry;
+    let sessions = sink.sessions();
     for output in outputs {
         match output {
             FeedOutput::Observe(obs) => {
-                if let Err(why) = registry.observe(*obs) {
+                if let Err(why) = sessions.observe(*obs) {
                     tracing::debug!(reason = %why, "feed_observation_rejected");
                 }
             }
@@ -166,19 +209,19 @@ pub(crate) fn apply_outputs(sink: &FeedSink, outputs: Vec<FeedOutput>) {
             } => {
                 // Checked and applied under one lock: a resume landing in between keeps it.
                 let owner = PidOwner { pid, pid_start };
-                if registry.end_if_owned(&session_id, &owner, reason) {
+                if sessions.end_if_owned(&session_id, &owner, reason) {
                     tracing::info!(%session_id, pid, reason = ?reason, "session_files_say_process_gone");
                 }
             }
             FeedOutput::Usage(report) => {
-                if registry.knows(&report.session_id) {
+                if sessions.knows(&report.session_id) {
                     sink.usage.send(*report);
                 }
             }
             FeedOutput::Limits(windows) => {
                 // A finished session's old rollout, read at first sight, is no news of the plan.
                 let session = windows.first().map(|w| w.session_id.as_str());
-                if session.is_some_and(|id| registry.knows(id)) {
+                if session.is_some_and(|id| sessions.knows(id)) {
                     sink.limits.apply(windows);
                 }
             }
@@ -310,8 +353,9 @@ mod tests {
 
     #[test]
     fn a_death_the_files_report_ends_only_the_process_it_was_about() {
-        let sink = FeedSink::without_history(SessionsRegistry::new());
-        let registry = &*sink.registry;
+        let registry = Arc::new(SessionsRegistry::new());
+        let sink = FeedSink::without_history(registry.clone());
+        let registry = &*registry;
         prompt(registry, 100, 0);
         assert!(registry.confirm_pid_liveness("s1", "t100"));
         // The file's process had another start token: another process under the same pid.
@@ -333,7 +377,8 @@ mod tests {
     fn usage_goes_to_the_stream_only_for_a_session_the_registry_knows_and_only_if_it_says_something(
     ) {
         use crate::usage::{TokenUsage, UsageKind, UsageReport};
-        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let registry = Arc::new(SessionsRegistry::new());
+        let sink = FeedSink::without_history(registry.clone());
         let mut heard = sink.usage.subscribe();
         let report = |session: &str, output: u64| {
             FeedOutput::Usage(Box::new(UsageReport {
@@ -351,7 +396,7 @@ mod tests {
         };
         apply_outputs(&sink, vec![report("s1", 7)]);
         assert!(heard.try_recv().is_err(), "an unknown session's usage");
-        prompt(&sink.registry, 100, 0);
+        prompt(&registry, 100, 0);
         apply_outputs(&sink, vec![report("s1", 0)]);
         assert!(heard.try_recv().is_err(), "a delta of nothing");
         apply_outputs(&sink, vec![report("s1", 7)]);

@@ -454,7 +454,7 @@ mod tests {
         let token = CancellationToken::new();
         let task = spawn_feed(
             feed,
-            FeedSink::without_history(SessionsRegistry::new()),
+            FeedSink::without_history(std::sync::Arc::new(SessionsRegistry::new())),
             FeedTiming::default(),
             token.clone(),
         );

@@ -19,7 +19,6 @@
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -30,7 +29,6 @@ use tokio_util::sync::CancellationToken;
 use super::sessions::{judge, observation_of, parse_sessions_file, SessionsFile, Verdict};
 use crate::model::Observation;
 use crate::process::ProcessTable;
-use crate::registry::SessionsRegistry;
 
 /// How long the probe may run before it is killed.
 pub const PROBE_DEADLINE: Duration = Duration::from_secs(10);
@@ -99,9 +97,9 @@ fn run_probe(program: &PathBuf, token: &CancellationToken) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Probes once and feeds what it finds to the registry.
+/// Probes once and feeds what it finds to the sessions.
 pub fn spawn_probe(
-    registry: Arc<SessionsRegistry>,
+    sink: crate::feeds::FeedSink,
     program: PathBuf,
     token: CancellationToken,
 ) -> JoinHandle<()> {
@@ -118,7 +116,7 @@ pub fn spawn_probe(
             "claude_agents_probe"
         );
         for obs in found {
-            if let Err(error) = registry.observe(obs) {
+            if let Err(error) = sink.sessions().observe(obs) {
                 tracing::debug!(%error, "claude agents entry refused");
             }
         }

@@ -134,11 +134,7 @@ impl AgentAdapter for ClaudeCode {
             if let Some(program) = crate::os_fs::find_on_path(self.entry().program) {
                 tasks.push((
                     "claude_agents_probe",
-                    agents_probe::spawn_probe(
-                        ctx.sink.registry.clone(),
-                        program,
-                        ctx.token.child_token(),
-                    ),
+                    agents_probe::spawn_probe(ctx.sink.clone(), program, ctx.token.child_token()),
                 ));
             }
         }

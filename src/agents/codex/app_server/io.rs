@@ -413,8 +413,8 @@ async fn check_threads(
 ) -> Vec<ClientRequest> {
     let threads = book.session_threads();
     let live: Vec<crate::model::Session> = sink
-        .registry
-        .list()
+        .sessions()
+        .sessions()
         .into_iter()
         .filter(|s| s.agent == Agent::Codex && s.state != SessionState::Ended)
         .filter(|s| threads.contains(&s.session_id))
@@ -506,7 +506,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let sink = FeedSink::without_history(SessionsRegistry::new());
+        let sink = FeedSink::without_history(std::sync::Arc::new(SessionsRegistry::new()));
         let mut done = false;
         let result = runtime.block_on(connection(
             &sink,

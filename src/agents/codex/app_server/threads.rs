@@ -612,8 +612,9 @@ mod tests {
 
     #[test]
     fn the_registry_shows_waiting_for_permission_from_the_recorded_messages() {
-        let sink = FeedSink::without_history(SessionsRegistry::new());
-        let registry = &*sink.registry;
+        let registry = std::sync::Arc::new(SessionsRegistry::new());
+        let sink = FeedSink::without_history(registry.clone());
+        let registry = &*registry;
         let mut book = ThreadBook::new();
         let lines = fixture();
         let upto = lines
@@ -701,8 +702,9 @@ mod tests {
 
     #[test]
     fn waiting_on_user_input_is_a_wait_for_input_and_system_error_an_error() {
-        let sink = FeedSink::without_history(SessionsRegistry::new());
-        let registry = &*sink.registry;
+        let registry = std::sync::Arc::new(SessionsRegistry::new());
+        let sink = FeedSink::without_history(registry.clone());
+        let registry = &*registry;
         let mut book = ThreadBook::new();
         known(&mut book, "t1");
         let ms = t0().timestamp_millis();
@@ -935,8 +937,9 @@ mod tests {
             ]
         );
         // Through the registry: the session says so, and stays live.
-        let sink = FeedSink::without_history(SessionsRegistry::new());
-        let registry = &*sink.registry;
+        let registry = std::sync::Arc::new(SessionsRegistry::new());
+        let sink = FeedSink::without_history(registry.clone());
+        let registry = &*registry;
         let mut book = ThreadBook::new();
         known(&mut book, "queued");
         let h = book.handle(
