@@ -12,6 +12,7 @@ pub mod answering;
 pub mod app_install;
 pub mod app_launch;
 pub mod atomic_file;
+pub mod bounded_lines;
 pub mod catalogue;
 pub mod cli;
 pub mod control;

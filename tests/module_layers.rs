@@ -44,6 +44,7 @@ const CORE: Layers = &[
             "paths",
             "folder_wake",
             "atomic_file",
+            "bounded_lines",
             "os_fs",
             "process",
             "win_process",

@@ -29,12 +29,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::answering::{AnswerSettings, AskCall, HookDecision, Printed};
+use crate::bounded_lines::{BoundedLine, LineRead};
 use crate::control::client::ControlClient;
 pub use crate::control::protocol::WatchLine;
 use crate::control::protocol::{
@@ -314,55 +315,6 @@ fn who_holds(socket: &Path) -> BindError {
     }
 }
 
-enum LineRead {
-    Line,
-    TooLong,
-    Eof,
-}
-
-/// Reads one line into `buf`, never holding more than [`MAX_LINE`] bytes: past that, the rest of
-/// the line is read and thrown away.
-async fn read_bounded_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
-) -> io::Result<LineRead> {
-    buf.clear();
-    let mut too_long = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if too_long {
-                LineRead::TooLong
-            } else if buf.is_empty() {
-                LineRead::Eof
-            } else {
-                LineRead::Line
-            });
-        }
-        let (chunk, found_newline) = match available.iter().position(|b| *b == b'\n') {
-            Some(i) => (&available[..=i], true),
-            None => (available, false),
-        };
-        let used = chunk.len();
-        if !too_long {
-            if buf.len() + used > MAX_LINE {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(chunk);
-            }
-        }
-        reader.consume(used);
-        if found_newline {
-            return Ok(if too_long {
-                LineRead::TooLong
-            } else {
-                LineRead::Line
-            });
-        }
-    }
-}
-
 /// The two connection pools: see the module comment.
 struct Pools {
     requests: Arc<Semaphore>,
@@ -419,12 +371,12 @@ async fn serve_connection(
     let watchers = &shared.watchers;
     let (read_half, mut write_half) = transport::split(stream);
     let mut reader = BufReader::new(read_half);
-    let mut buf = Vec::new();
+    let mut buf = BoundedLine::new(MAX_LINE);
     let mut deadline = FIRST_REQUEST_TIMEOUT;
     loop {
         let read = tokio::select! {
             () = token.cancelled() => return,
-            read = tokio::time::timeout(deadline, read_bounded_line(&mut reader, &mut buf)) => read,
+            read = tokio::time::timeout(deadline, buf.read(&mut reader)) => read,
         };
         deadline = IDLE_TIMEOUT;
         let answer = match read {
@@ -438,13 +390,13 @@ async fn serve_connection(
                 })
             }
             Ok(Ok(LineRead::Line)) => {
-                let line = trim_line(&buf);
+                let line = trim_line(buf.bytes());
                 if line.is_empty() {
                     continue;
                 }
                 let decoded = decode_request(line);
                 // A request line can be 1 MiB: keep no buffer that large between requests.
-                buf = Vec::new();
+                drop(buf.take());
                 match decoded {
                     Ok(Request::Watch) => {
                         let Ok(watch_permit) = watchers.clone().try_acquire_owned() else {
@@ -658,12 +610,12 @@ impl AskConnection {
         let left = (answer_by - chrono::Utc::now())
             .to_std()
             .unwrap_or(Duration::ZERO);
-        let mut line = Vec::new();
+        let mut line = BoundedLine::new(MAX_LINE);
         let delivery = tokio::select! {
             // The engine stops: hang up, and the hook prints nothing.
             () = token.cancelled() => None,
             // The hook hung up (it gave up, or was killed), or broke the protocol.
-            _ = read_bounded_line(&mut self.reader, &mut line) => None,
+            _ = line.read(&mut self.reader) => None,
             () = tokio::time::sleep(left) => None,
             delivery = decision => delivery.ok(),
         };
@@ -676,14 +628,12 @@ impl AskConnection {
             return;
         }
         // The hook prints the answer for the agent, then says so: only then has it arrived.
-        line.clear();
-        let confirmed = tokio::time::timeout(
-            PRINT_CONFIRM_TIMEOUT,
-            read_bounded_line(&mut self.reader, &mut line),
-        )
-        .await;
+        line.start_over();
+        let confirmed =
+            tokio::time::timeout(PRINT_CONFIRM_TIMEOUT, line.read(&mut self.reader)).await;
         let printed_this = matches!(confirmed, Ok(Ok(LineRead::Line)))
-            && serde_json::from_slice::<Printed>(trim_line(&line)).is_ok_and(|p| p.printed == id);
+            && serde_json::from_slice::<Printed>(trim_line(line.bytes()))
+                .is_ok_and(|p| p.printed == id);
         if printed_this {
             if let Some(printed) = printed {
                 let _ = printed.send(());

@@ -31,7 +31,7 @@ pub(super) const KEEP_TAIL: usize = 200;
 pub const MAX_FILES: usize = 2000;
 pub const MAX_TOTAL_BYTES: u64 = 128 * 1024 * 1024;
 /// How long a rewrite waits for the exclusive lock before giving up until next time.
-pub(super) const REWRITE_LOCK_WAIT: Duration = Duration::from_millis(500);
+const REWRITE_LOCK_WAIT: Duration = Duration::from_millis(500);
 /// Where the cap records its drops (not ending in `.jsonl`, so never taken for a journal).
 pub const DROP_LOG: &str = "dropped.log";
 /// The drop log is rotated past this size (a line is ~100 bytes; a drop is rare).
@@ -57,8 +57,8 @@ pub(super) fn lock_within(file: &File, kind: LockKind, wait: Duration) -> bool {
 pub(super) struct Rewritten {
     pub(super) ino: u64,
     pub(super) len: u64,
-    pub(super) dropped_lines: u64,
-    pub(super) dropped_bytes: u64,
+    dropped_lines: u64,
+    dropped_bytes: u64,
 }
 
 /// Rewrites `path` keeping its first `head` lines and its last lines (at most `tail_lines`,
@@ -75,7 +75,7 @@ pub(super) fn rewrite_keeping(
 
 /// [`rewrite_keeping`], calling `before_rename` between writing the copy and renaming it (where
 /// a test appends as a hook that could not get its lock in time would).
-pub(super) fn rewrite_keeping_then(
+fn rewrite_keeping_then(
     path: &Path,
     head: usize,
     tail_lines: usize,

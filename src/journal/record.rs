@@ -204,6 +204,7 @@ mod tests {
     use crate::journal::obs;
     use crate::journal::replay::{last_record, read_from};
     use crate::model::EventKind;
+    #[cfg(unix)]
     use std::fs;
 
     /// Private: 0700 and 0600 on unix; on Windows the folder's protected DACL (this user and

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -21,6 +21,7 @@ use super::failure::{
     UNUSABLE_RETRY,
 };
 use super::state::{LinkState, RemoteLinkStatus, RemoteLinks};
+use crate::bounded_lines::{BoundedLine, LineRead};
 use crate::model::Session;
 use crate::plan_limits::{GateOutcome, RemoteLimitsGate};
 use crate::registry::{SessionsRegistry, ENDED_TTL};
@@ -159,112 +160,10 @@ impl ReadBudget {
     }
 }
 
-enum LineRead {
-    Line,
-    TooLong,
-    Eof,
-}
-
 /// One big line at a time, across every link: a line that grows past [`BLOCKING_PARSE_FROM`]
 /// is read on (and parsed) only while holding this, so 32 remotes each sending the longest line
 /// cost this machine one such line's memory, not 32.
 static BIG_LINE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
-
-/// Lines from a child's stdout, each bounded: never more than `limit` bytes of one are held;
-/// past that, the rest of the line is read and dropped.
-///
-/// [`BoundedLines::next`] is cancel-safe (a link reads it inside `select!` beside its timers):
-/// what it has read of a line stays here until the line is whole.
-struct BoundedLines<R> {
-    reader: BufReader<R>,
-    limit: usize,
-    /// The line so far; whole once `next` returned `Line`, taken by [`BoundedLines::take`].
-    buf: Vec<u8>,
-    too_long: bool,
-    /// The last `next` finished a line: the next call starts a new one.
-    done: bool,
-    big: Option<tokio::sync::SemaphorePermit<'static>>,
-}
-
-impl<R: AsyncRead + Unpin> BoundedLines<R> {
-    fn new(reader: BufReader<R>, limit: usize) -> Self {
-        Self {
-            reader,
-            limit,
-            buf: Vec::new(),
-            too_long: false,
-            done: false,
-            big: None,
-        }
-    }
-
-    async fn next(&mut self) -> std::io::Result<LineRead> {
-        if self.done {
-            self.done = false;
-            self.too_long = false;
-            self.buf.clear();
-            if self.buf.capacity() > 1 << 20 {
-                self.buf = Vec::new();
-            }
-            self.big = None;
-        }
-        loop {
-            let available = self.reader.fill_buf().await?;
-            if available.is_empty() {
-                self.done = true;
-                return Ok(match (self.too_long, self.buf.is_empty()) {
-                    (true, _) => LineRead::TooLong,
-                    (false, true) => LineRead::Eof,
-                    (false, false) => LineRead::Line,
-                });
-            }
-            let (used, newline) = match available.iter().position(|b| *b == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (available.len(), false),
-            };
-            let grown = self.buf.len() + used;
-            if !self.too_long
-                && grown > BLOCKING_PARSE_FROM
-                && grown <= self.limit
-                && self.big.is_none()
-            {
-                // Nothing of this chunk is taken until the permit is held: cancelled here,
-                // the next call reads the same bytes again.
-                match BIG_LINE.acquire().await {
-                    Ok(permit) => self.big = Some(permit),
-                    Err(_) => return Err(std::io::Error::other("big-line permits closed")),
-                }
-                continue;
-            }
-            if !self.too_long {
-                if grown > self.limit {
-                    self.too_long = true;
-                    self.buf = Vec::new();
-                    self.big = None;
-                } else {
-                    let available = self.reader.buffer();
-                    self.buf.extend_from_slice(&available[..used]);
-                }
-            }
-            self.reader.consume(used);
-            if newline {
-                self.done = true;
-                return Ok(if self.too_long {
-                    LineRead::TooLong
-                } else {
-                    LineRead::Line
-                });
-            }
-        }
-    }
-
-    /// The whole line `next` just read, with the big-line permit that came with it (held until
-    /// the line is parsed).
-    fn take(&mut self) -> (Vec<u8>, Option<tokio::sync::SemaphorePermit<'static>>) {
-        self.done = true;
-        (std::mem::take(&mut self.buf), self.big.take())
-    }
-}
 
 /// The last [`STDERR_TAIL`] bytes a child writes to stderr.
 async fn stderr_tail(mut stderr: impl AsyncRead + Unpin) -> String {
@@ -504,8 +403,8 @@ impl Link {
             };
         };
         let stderr_task = tokio::spawn(stderr_tail(stderr));
-        let mut lines =
-            BoundedLines::new(BufReader::with_capacity(64 * 1024, stdout), MAX_REMOTE_LINE);
+        let mut stdout = BufReader::with_capacity(64 * 1024, stdout);
+        let mut lines = BoundedLine::new(MAX_REMOTE_LINE).with_gate(BLOCKING_PARSE_FROM, &BIG_LINE);
         let mut connected_at: Option<Instant> = None;
         let mut problem = None;
         let mut bad_lines: u64 = 0;
@@ -543,11 +442,11 @@ impl Link {
                     budget.refill(Instant::now());
                     continue;
                 }
-                read = lines.next(), if read_at.is_none() => read,
+                read = lines.read(&mut stdout), if read_at.is_none() => read,
             };
             let charged = match read {
                 Ok(LineRead::TooLong) => MAX_REMOTE_LINE,
-                _ => lines.buf.len(),
+                _ => lines.bytes().len(),
             };
             budget.charge(charged, Instant::now());
             match read {
@@ -561,7 +460,8 @@ impl Link {
             // A long line is parsed on a blocking thread: a remote's megabytes must never hold
             // an async worker that local hooks and the CLI need. Its big-line permit is held
             // until the parse is done.
-            let (line, big) = lines.take();
+            let big = lines.take_permit();
+            let line = lines.take();
             let parsed = if line.len() > BLOCKING_PARSE_FROM {
                 let name = self.entry.name.clone();
                 match tokio::task::spawn_blocking(move || parse_line(&line, &name)).await {
@@ -873,54 +773,5 @@ mod tests {
         assert_eq!(args[at("--") + 1], "dev@box");
         assert_eq!(args.last().map(String::as_str), Some(REMOTE_COMMAND));
         assert!(args.contains(&"-T".to_string()));
-    }
-
-    // The link reads lines inside `select!` beside timers that fire mid-line (publication,
-    // linger, the read budget): a read cut short must lose nothing of the line it was in.
-    #[tokio::test]
-    async fn a_line_read_across_cancelled_reads_arrives_whole() {
-        let (mut writer, reader) = tokio::io::duplex(64);
-        let sent: Vec<String> = (0..20)
-            .map(|i| format!("{{\"n\":{i},\"pad\":\"{}\"}}\n", "y".repeat(300 + i * 37)))
-            .collect();
-        let to_send = sent.clone();
-        let feeder = tokio::spawn(async move {
-            use tokio::io::AsyncWriteExt;
-            for line in to_send {
-                for piece in line.as_bytes().chunks(50) {
-                    writer.write_all(piece).await.unwrap();
-                    tokio::time::sleep(Duration::from_millis(1)).await;
-                }
-            }
-        });
-        let mut lines = BoundedLines::new(BufReader::with_capacity(16, reader), 4096);
-        let mut got = Vec::new();
-        let mut cut_short = 0;
-        loop {
-            tokio::select! {
-                read = lines.next() => match read.unwrap() {
-                    LineRead::Line => got.push(String::from_utf8(lines.take().0).unwrap()),
-                    LineRead::TooLong => panic!("no line here is too long"),
-                    LineRead::Eof => break,
-                },
-                () = tokio::time::sleep(Duration::from_micros(300)) => cut_short += 1,
-            }
-        }
-        feeder.await.unwrap();
-        assert!(
-            cut_short > 10,
-            "reads were cut short mid-line ({cut_short})"
-        );
-        assert_eq!(got, sent);
-    }
-
-    #[tokio::test]
-    async fn a_line_past_the_limit_is_skipped_and_the_next_one_read() {
-        let text = format!("{}\nshort\n", "x".repeat(5000));
-        let mut lines = BoundedLines::new(BufReader::with_capacity(64, text.as_bytes()), 1024);
-        assert!(matches!(lines.next().await.unwrap(), LineRead::TooLong));
-        assert!(matches!(lines.next().await.unwrap(), LineRead::Line));
-        assert_eq!(lines.take().0, b"short\n");
-        assert!(matches!(lines.next().await.unwrap(), LineRead::Eof));
     }
 }

@@ -56,7 +56,7 @@ impl RemoteLinks {
         }
     }
 
-    pub(super) fn statuses(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, RemoteLinkStatus>> {
+    fn statuses(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, RemoteLinkStatus>> {
         // A map of plain values: still valid after a panic elsewhere.
         self.statuses.lock().unwrap_or_else(|p| p.into_inner())
     }

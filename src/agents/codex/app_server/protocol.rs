@@ -103,7 +103,7 @@ pub(super) fn str_of(v: &Value, key: &str) -> Option<String> {
         .map(String::from)
 }
 
-pub(super) fn u64_of(v: &Value, key: &str) -> u64 {
+fn u64_of(v: &Value, key: &str) -> u64 {
     v.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
