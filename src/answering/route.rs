@@ -107,13 +107,17 @@ fn on_remote(pending: &[PendingView], target: &str) -> Option<RemoteRequest> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::answering::{Accepts, AskDetail};
     use crate::model::Agent;
     use chrono::Utc;
 
-    fn asking(command: &str, for_session: Option<crate::answering::SessionGrant>) -> PendingView {
+    /// A Claude Bash request `r2-abc` of session `s1` (shared with the CLI's tests).
+    pub(crate) fn asking(
+        command: &str,
+        for_session: Option<crate::answering::SessionGrant>,
+    ) -> PendingView {
         let now = Utc::now();
         let detail = AskDetail {
             tool: "Bash".into(),

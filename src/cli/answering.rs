@@ -486,6 +486,7 @@ pub fn format_pending(pending: &[PendingView], now: chrono::DateTime<Utc>) -> St
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::answering::route::tests::asking;
     use crate::answering::{Accepts, AskDetail, RequestId};
 
     #[test]
@@ -522,31 +523,6 @@ mod tests {
             text.contains("r1-abc  Claude  session s1  1m 30s left"),
             "{text}"
         );
-    }
-
-    fn asking(command: &str, for_session: Option<crate::answering::SessionGrant>) -> PendingView {
-        let now = Utc::now();
-        let detail = AskDetail {
-            tool: "Bash".into(),
-            command: Some(command.into()),
-            input: serde_json::json!({ "command": command }).to_string(),
-            for_session,
-            ..AskDetail::default()
-        };
-        PendingView {
-            id: RequestId::parse("r2-abc"),
-            session_id: "s1".into(),
-            host: None,
-            agent: Agent::Claude,
-            shown: crate::answering::ShownRequest::of(&detail, true),
-            detail,
-            asked_at: now,
-            answer_by: now + chrono::Duration::seconds(90),
-            accepts: Accepts {
-                allow_for_session: true,
-                deny_message: true,
-            },
-        }
     }
 
     // The command a prompt-injected agent writes: `cat README.md`, forty newlines, the payload.
