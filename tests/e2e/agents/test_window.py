@@ -11,6 +11,7 @@ is measured the same way. Screenshots go to tests/e2e/agents/artifacts/ (AGENT_E
 AGENT_E2E_WINDOW_AGENTS=gemini,codex runs a subset. The app is $AGENT_TRAY_DESKTOP_BIN, else
 agent-tray-desktop beside $AGENT_TRAY_BIN (scripts/test.sh builds it before this suite).
 """
+import glob
 import os
 
 from e2e_base import ScenarioTest, collapse, is_subsequence
@@ -64,6 +65,21 @@ class EveryAgentInTheWindow(ScenarioTest):
             r["agent"] = by_name.get(r.get("name"))
         return rows, "", ""
 
+    def engine_side(self):
+        """What the engine itself says beside the window's rows: its `list --json` and the app's
+        log lines of state changes (a row stuck in the window and a session stuck in the engine
+        are different bugs)."""
+        sessions, _, err = self.tray.list()
+        lines = [f"the engine's `list --json`: {err}" if sessions is None else
+                 "the engine's `list --json`: " + ", ".join(
+                     f"{s.get('agent')} {s.get('state')} ({s.get('session_id')})" for s in sessions)]
+        logs = sorted(glob.glob(os.path.join(self.world.tray_home, "logs", "desktop.log*")))
+        wanted = ("session_state", "session_added", "session_ended", "permission_request", "WARN", "ERROR")
+        kept = [line.rstrip() for path in logs for line in open(path, errors="replace")
+                if any(w in line for w in wanted)]
+        lines.append("the app's log (state changes, warnings; last 40):\n" + "\n".join(kept[-40:]))
+        return "\n".join(lines)
+
     def agents(self, ids):
         out = []
         for agent_id in ids:
@@ -87,7 +103,8 @@ class EveryAgentInTheWindow(ScenarioTest):
         self.tray.install(*[f for i in ids for f in AGENTS[i][3]])
         t_app = self.since()
         self.window.start()
-        self.tl = Timeline(self.tray, interval=DOM_POLL, source=self.dom_rows).start()
+        self.tl = Timeline(self.tray, interval=DOM_POLL, source=self.dom_rows, source_name="window's rows",
+                           explain=self.engine_side).start()
         app_up = self.since() - t_app
         # All start at once (their start-ups overlap), then each is driven through a turn.
         for a in agents:

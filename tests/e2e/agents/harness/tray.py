@@ -154,8 +154,12 @@ def same_path(a, b):
 class Timeline:
     """Background poller of `list --json`. All times are time.monotonic()."""
 
-    def __init__(self, tray, interval=0.15, source=None):
+    def __init__(self, tray, interval=0.15, source=None, source_name="`list --json`", explain=None):
         self.tray = tray
+        # What the polls are called in a failure's text, and a callable whose text is added to it
+        # (what another source said at that moment: the engine's own list beside the window's).
+        self.source_name = source_name
+        self.explain = explain
         self.interval = interval
         # What is polled: `list --json` by default; any callable returning (sessions or None,
         # raw text, error text) works (the window's rows: test_window.py).
@@ -215,9 +219,9 @@ class Timeline:
         hist = self.history(agent, cwd)
         lines = []
         if sessions is None:
-            lines.append(f"last `list --json` failed: {err}")
+            lines.append(f"last {self.source_name} failed: {err}")
         else:
-            lines.append(f"last `list --json` ({len(sessions)} session(s), key fields):\n{_short(compact(sessions), 2500)}")
+            lines.append(f"last {self.source_name} ({len(sessions)} session(s), key fields):\n{_short(compact(sessions), 2500)}")
         if hist:
             for sid, h in hist.items():
                 lines.append(f"states seen for {agent} session {sid}: " +
@@ -229,6 +233,11 @@ class Timeline:
             lines.append(f"{len(errs)} failed polls, e.g. {errs[-1]!r}")
         if self.tray._daemon_log:
             lines.append("daemon log (tail):\n" + self.tray.daemon_log(tail=1500).rstrip())
+        if self.explain:
+            try:
+                lines.append(self.explain())
+            except Exception as e:  # a diagnosis must never hide the failure it explains
+                lines.append(f"(no more detail: {e!r})")
         return "\n".join(lines)
 
     def wait(self, agent, cwd, pred, what, timeout, since=None):
