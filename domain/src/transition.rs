@@ -122,7 +122,7 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
     let before = record.session.clone();
 
     // Ownership first: an event from a replaced process is ignored whole.
-    let stale = obs.at < record.newest_event_at;
+    let stale = obs.at < record.newest_event_at && !asks_after_its_own_pre_tool_use(record, obs);
     let mut took_over = false;
     if let Some(pid) = obs.pid {
         match record.session.pid {
@@ -167,7 +167,7 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
     record.session.last_seen = record.session.last_seen.max(now.wall);
     record.last_signal = now.mono;
     if !stale && orders_events(obs.event) {
-        record.newest_event_at = obs.at;
+        record.newest_event_at = record.newest_event_at.max(obs.at);
     }
 
     // A status line reports fields (the context, the plan's windows), never a state: it runs
@@ -287,7 +287,10 @@ pub fn target_state(current: SessionState, obs: &Observation) -> Option<SessionS
         | EventKind::SubagentStart
         | EventKind::TaskStarted => Some(Working),
         EventKind::PermissionRequest => Some(WaitingForPermission),
-        EventKind::Notification => notification_state(obs.notification_type.as_deref()),
+        // Claude asks its questions through its permission path, and says "permission_prompt"
+        // of a question's dialog a few seconds on: a wait for input stays one.
+        EventKind::Notification => notification_state(obs.notification_type.as_deref())
+            .filter(|s| !(current == WaitingForInput && *s == WaitingForPermission)),
         EventKind::Elicitation => Some(WaitingForInput),
         // The answer to an elicitation, a refused tool call (auto mode: the turn goes on) and a
         // finished batch of tools are all signs of a running turn.
@@ -340,6 +343,23 @@ fn is_pre_tool_use_of_the_asked_call(record: &SessionRecord, obs: &Observation) 
         && tool.is_some()
         && *tool == obs.tool_name
         && obs.at - *asked_at <= PRE_TOOL_USE_LAG
+}
+
+/// A PermissionRequest whose own PreToolUse (the same tool) was applied first though it started
+/// later: the two hook processes start together and either may be stamped first (see
+/// [`PRE_TOOL_USE_LAG`]). Taken as stale, the session would show "working" beside the agent's
+/// permission dialog and the request would never be offered (a CI run of the real app).
+fn asks_after_its_own_pre_tool_use(record: &SessionRecord, obs: &Observation) -> bool {
+    obs.event == EventKind::PermissionRequest
+        && obs.subagent_id.is_none()
+        && obs.tool_name.is_some()
+        && record.session.last_event.as_deref() == Some(EventKind::PreToolUse.as_str())
+        && record.session.last_tool == obs.tool_name
+        && matches!(
+            record.own_state,
+            SessionState::Working | SessionState::WaitingForInput
+        )
+        && record.newest_event_at - obs.at <= PRE_TOOL_USE_LAG
 }
 
 /// Claude Code's tool that asks the user multiple-choice questions.
@@ -583,6 +603,32 @@ mod tests {
         assert_eq!(r.session.state, SessionState::WaitingForInput);
     }
 
+    // Recorded with Claude Code 2.1.332: its question dialog (AskUserQuestion) goes through the
+    // permission path, and ~6 s on Claude sends Notification "permission_prompt" for it. The
+    // session waits for the user's answer, not an approval: it stays waiting for input (a
+    // question listed for an answer stays listed). A real permission prompt still moves it.
+    #[test]
+    fn a_permission_prompt_notification_of_a_question_leaves_it_waiting_for_input() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        let mut ask = obs(EventKind::PermissionRequest, 3);
+        ask.tool_name = Some(QUESTION_TOOL.into());
+        run(&mut r, ask, 3).unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForInput);
+        let mut n = obs(EventKind::Notification, 9);
+        n.notification_type = Some("permission_prompt".into());
+        run(&mut r, n, 9).unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForInput);
+        // Answered: the tool ran; then a real permission prompt is one.
+        let mut done = obs(EventKind::PostToolUse, 10);
+        done.tool_name = Some(QUESTION_TOOL.into());
+        run(&mut r, done, 10).unwrap();
+        let mut n = obs(EventKind::Notification, 11);
+        n.notification_type = Some("permission_prompt".into());
+        run(&mut r, n, 11).unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForPermission);
+    }
+
     #[test]
     fn every_hook_event_maps_to_the_state_of_the_spec() {
         use SessionState::*;
@@ -820,6 +866,37 @@ mod tests {
         assert_eq!(r.session.state, SessionState::Working);
         run(&mut r, tool(EventKind::PermissionRequest, "Bash", 30), 30).unwrap();
         run(&mut r, tool(EventKind::PreToolUse, "Bash", 33), 33).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+    }
+
+    #[test]
+    fn a_permission_request_arriving_after_its_own_later_stamped_pre_tool_use_still_waits() {
+        // The other order of the same race: the PreToolUse process stamped after the
+        // PermissionRequest one, and delivered first. The ask is no older news: it waits.
+        let tool = |event, name: &str, at| {
+            let mut o = obs(event, at);
+            o.tool_name = Some(name.into());
+            o
+        };
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        run(&mut r, tool(EventKind::PreToolUse, "Bash", 11), 11).unwrap();
+        run(&mut r, tool(EventKind::PermissionRequest, "Bash", 10), 11).unwrap();
+        assert_eq!(r.session.state, SessionState::WaitingForPermission);
+        assert_eq!(
+            r.newest_event_at,
+            t(11),
+            "the newest stamp stays the newest"
+        );
+        // A later PostToolUse of the call ends the wait as ever.
+        run(&mut r, tool(EventKind::PostToolUse, "Bash", 15), 15).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        // Another tool's PreToolUse, or one far past the lag, leaves an older ask stale.
+        run(&mut r, tool(EventKind::PreToolUse, "Read", 21), 21).unwrap();
+        run(&mut r, tool(EventKind::PermissionRequest, "Bash", 20), 21).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        run(&mut r, tool(EventKind::PreToolUse, "Bash", 34), 34).unwrap();
+        run(&mut r, tool(EventKind::PermissionRequest, "Bash", 30), 34).unwrap();
         assert_eq!(r.session.state, SessionState::Working);
     }
 
