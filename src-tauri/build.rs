@@ -23,6 +23,7 @@ const COMMANDS: &[&str] = &[
     "open_main_window",
     "hide_popover",
     "answer_request",
+    "answer_question",
     "get_answering",
     "set_answering",
 ];

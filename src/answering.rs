@@ -32,7 +32,8 @@ use serde_json::{json, Value};
 
 pub use agent_tray_domain::pending::{
     Accepts, Answer, AnswerPath, AnswerSource, AskDetail, GrantItem, GrantKind, Outcome,
-    PendingView, ReplyShape, RequestId, SessionGrant, ShownRequest, Target,
+    PendingView, Question, QuestionAnswer, QuestionOption, ReplyShape, RequestId, RequestKind,
+    SessionGrant, ShownOption, ShownQuestion, ShownRequest, Target,
 };
 
 use crate::catalogue::InCatalogue;
@@ -234,6 +235,10 @@ pub enum HookDecision {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// The user's answers to a question, one per question, already checked against it.
+    Answers {
+        answers: Vec<QuestionAnswer>,
+    },
     /// Nothing to print: the agent asks in its terminal (or already moved on).
     None {
         reason: String,
@@ -247,6 +252,9 @@ impl HookDecision {
             Answer::AllowForSession => HookDecision::AllowForSession,
             Answer::Deny { message } => HookDecision::Deny {
                 message: message.clone(),
+            },
+            Answer::Questions { answers } => HookDecision::Answers {
+                answers: answers.clone(),
             },
         }
     }
@@ -288,7 +296,13 @@ pub fn ask_call_from_payload(payload: &Value) -> Option<AskCall> {
         .iter()
         .find_map(|k| input.get(*k).and_then(Value::as_str))
         .map(|s| s.len() as u64);
-    let for_session = grant::session_grant(payload);
+    let questions = if tool == QUESTION_TOOL {
+        // A question that cannot be answered faithfully is not offered: the terminal asks it.
+        Some(questions_of(&input)?)
+    } else {
+        None
+    };
+    let for_session = grant::session_grant(payload).filter(|_| questions.is_none());
     let call_digest = digest(&tool, &input_text);
     let call_id =
         text(&["tool_use_id", "toolUseId", "call_id"]).unwrap_or_else(|| call_digest.clone());
@@ -306,8 +320,98 @@ pub fn ask_call_from_payload(payload: &Value) -> Option<AskCall> {
             cwd: text(&["cwd"]),
             input: input_text,
             for_session,
+            questions,
         },
     })
+}
+
+/// Claude Code's question tool: its `PermissionRequest` fires while the terminal shows the
+/// question, and the hook's answer carries the choices in `updatedInput.answers`.
+pub const QUESTION_TOOL: &str = crate::transition::QUESTION_TOOL;
+
+/// The questions of a question tool's input (`{"questions": [{question, header, options:
+/// [{label, description}], multiSelect}]}`), or `None` where they cannot be answered exactly as
+/// asked: none, too many, a question without options or with an empty label, or two questions
+/// with the same text (Claude keys its answers by the text, so they could not be told apart).
+/// Claude's dialog always lets the user type an answer of their own, so every question allows
+/// "Other".
+pub fn questions_of(input: &Value) -> Option<Vec<Question>> {
+    use agent_tray_domain::question::{MAX_OPTIONS, MAX_QUESTIONS};
+    let list = input.get("questions")?.as_array()?;
+    if list.is_empty() || list.len() > MAX_QUESTIONS {
+        return None;
+    }
+    let mut questions: Vec<Question> = Vec::with_capacity(list.len());
+    for q in list {
+        let text = q.get("question")?.as_str()?.to_string();
+        if text.trim().is_empty() || questions.iter().any(|seen| seen.question == text) {
+            return None;
+        }
+        let options = q.get("options")?.as_array()?;
+        if options.is_empty() || options.len() > MAX_OPTIONS {
+            return None;
+        }
+        let mut parsed: Vec<QuestionOption> = Vec::with_capacity(options.len());
+        for o in options {
+            let label = o.get("label")?.as_str()?.to_string();
+            if label.trim().is_empty() || parsed.iter().any(|p| p.label == label) {
+                return None;
+            }
+            parsed.push(QuestionOption {
+                label,
+                description: o
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            });
+        }
+        questions.push(Question {
+            question: text,
+            header: q.get("header").and_then(Value::as_str).map(str::to_string),
+            options: parsed,
+            multi_select: q
+                .get("multiSelect")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            allows_other: true,
+        });
+    }
+    Some(questions)
+}
+
+/// What the agent receives for one answered question: the labels chosen, then the user's own
+/// words, joined by `", "` (Claude's own way of writing a multi-select answer).
+pub fn answer_text(answer: &QuestionAnswer) -> String {
+    answer
+        .choices
+        .iter()
+        .map(String::as_str)
+        .chain(answer.text.as_deref().filter(|t| !t.trim().is_empty()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The tool input the agent gets back with the answers: what it asked, unchanged, plus
+/// `answers` keyed by each question's text. `None` if the asked input holds no questions or not
+/// as many as there are answers (the hook then prints nothing, and the terminal asks).
+fn answered_input(payload: &Value, answers: &[QuestionAnswer]) -> Option<Value> {
+    let input = payload
+        .get("tool_input")
+        .or_else(|| payload.get("toolInput"))?;
+    let asked = questions_of(input)?;
+    if asked.len() != answers.len() {
+        return None;
+    }
+    let by_text: serde_json::Map<String, Value> = asked
+        .iter()
+        .zip(answers)
+        .map(|(q, a)| (q.question.clone(), Value::String(answer_text(a))))
+        .collect();
+    let mut updated = input.clone();
+    updated
+        .as_object_mut()?
+        .insert("answers".into(), Value::Object(by_text));
+    Some(updated)
 }
 
 /// A digest of everything asked: the tool, its input and what "allow for this session" would
@@ -346,7 +450,7 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
             HookDecision::AllowForSession => json!({"reply": "always"}),
             HookDecision::Deny { message: Some(m) } => json!({"reply": "reject", "message": m}),
             HookDecision::Deny { message: None } => json!({"reply": "reject"}),
-            HookDecision::None { .. } => return None,
+            HookDecision::None { .. } | HookDecision::Answers { .. } => return None,
         };
         return Some(reply.to_string());
     }
@@ -361,6 +465,12 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
             Some(m) => json!({"behavior": "deny", "message": m}),
             None => json!({"behavior": "deny", "message": "Denied from Agent Tray."}),
         },
+        HookDecision::Answers { answers } => {
+            if shape != ReplyShape::HookSpecificDecision {
+                return None; // only Claude's shape carries answers
+            }
+            json!({"behavior": "allow", "updatedInput": answered_input(payload, answers)?})
+        }
         HookDecision::None { .. } => return None,
     };
     match shape {
@@ -391,6 +501,94 @@ mod tests {
             "tool_input": {"command": command, "description": "Make a file"},
             "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}], "behavior": "allow", "destination": "session"}]
         })
+    }
+
+    fn claude_question(questions: Value) -> Value {
+        json!({
+            "session_id": "s1", "hook_event_name": "PermissionRequest", "cwd": "/w/api",
+            "tool_name": "AskUserQuestion", "tool_use_id": "toolu_q",
+            "tool_input": {"questions": questions},
+            "permission_suggestions": [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+        })
+    }
+
+    // Recorded shape (Claude Code 2.1.332): the question tool's input, and its answer as the
+    // hook prints it, keyed by each question's text, multi-select joined by ", ".
+    #[test]
+    fn a_claude_question_is_listed_whole_and_answered_in_its_own_shape() {
+        let payload = claude_question(json!([
+            {"question": "Which database?", "header": "DB", "multiSelect": false,
+             "options": [{"label": "Postgres", "description": "server"}, {"label": "SQLite", "description": "file"}]},
+            {"question": "Which caches?", "header": "Caches", "multiSelect": true,
+             "options": [{"label": "Redis"}, {"label": "Memcached"}]}
+        ]));
+        let call = ask_call_from_payload(&payload).unwrap();
+        let questions = call.detail.questions.as_ref().unwrap();
+        assert_eq!(call.detail.kind(), RequestKind::Question);
+        assert_eq!(questions.len(), 2);
+        assert_eq!(questions[0].options[1].description.as_deref(), Some("file"));
+        assert!(questions[1].multi_select && questions[1].allows_other);
+        assert!(
+            call.detail.for_session.is_none() && !call.suggests_for_session,
+            "a question grants nothing for the session"
+        );
+        let answers = vec![
+            QuestionAnswer {
+                choices: vec!["SQLite".into()],
+                text: None,
+            },
+            QuestionAnswer {
+                choices: vec!["Redis".into(), "Memcached".into()],
+                text: Some("a local one".into()),
+            },
+        ];
+        let decision = HookDecision::Answers { answers };
+        let printed: Value = serde_json::from_str(
+            &hook_output(ReplyShape::HookSpecificDecision, &decision, &payload).unwrap(),
+        )
+        .unwrap();
+        let decided = &printed["hookSpecificOutput"]["decision"];
+        assert_eq!(decided["behavior"], "allow");
+        assert_eq!(
+            decided["updatedInput"]["questions"], payload["tool_input"]["questions"],
+            "the questions go back as asked"
+        );
+        assert_eq!(
+            decided["updatedInput"]["answers"],
+            json!({"Which database?": "SQLite", "Which caches?": "Redis, Memcached, a local one"})
+        );
+        for shape in [ReplyShape::Behavior, ReplyShape::ReplyWords] {
+            assert_eq!(
+                hook_output(shape, &decision, &payload),
+                None,
+                "{shape:?} carries no answers"
+            );
+        }
+        let short = HookDecision::Answers { answers: vec![] };
+        assert_eq!(
+            hook_output(ReplyShape::HookSpecificDecision, &short, &payload),
+            None,
+            "answers that do not match the questions print nothing"
+        );
+    }
+
+    #[test]
+    fn a_question_that_cannot_be_answered_exactly_is_not_offered() {
+        let option = json!([{"label": "A"}, {"label": "B"}]);
+        let cases = [
+            json!([]),
+            json!([{"question": "Same?", "options": option}, {"question": "Same?", "options": option}]),
+            json!([{"question": "No options?", "options": []}]),
+            json!([{"question": "Blank label?", "options": [{"label": " "}]}]),
+            json!([{"question": "Twice?", "options": [{"label": "A"}, {"label": "A"}]}]),
+            json!([{"question": "", "options": option}]),
+        ];
+        for questions in cases {
+            assert!(
+                ask_call_from_payload(&claude_question(questions.clone())).is_none(),
+                "{questions}"
+            );
+        }
     }
 
     #[test]

@@ -151,7 +151,19 @@ pub struct Alert {
     /// says what kind of request it is and how many lines it has.
     #[serde(default)]
     pub shows_request_whole: bool,
+    /// A question's options offered as the alert's own buttons, each its label exactly as the
+    /// agent offered it: set only where the request is one single-choice question whose text
+    /// (in the body) and every label are whole on one short plain line, and there are at most
+    /// [`ALERT_CHOICES_MAX`]. Otherwise empty, and the buttons are Open and Decline.
+    #[serde(default)]
+    pub choices: Vec<String>,
 }
+
+/// The most options an alert offers as buttons: notification servers show three or so side by
+/// side (GNOME three; others fold the rest into a menu that hides what they say).
+pub const ALERT_CHOICES_MAX: usize = 3;
+/// The prefix of an alert's button that chooses a question's option: `choose:0`, `choose:1`…
+pub const ACTION_CHOOSE_PREFIX: &str = "choose:";
 
 /// An alert's button for "Allow" (the XDG action key).
 pub const ACTION_ALLOW: &str = "allow";
@@ -181,18 +193,54 @@ impl Alert {
     /// The buttons the alert offers beside a click on its body, where it can answer a request:
     /// Allow and Deny when its body shows the request whole, else Open and Deny (never "allow
     /// for the session" from a popup: too much for one click).
-    pub fn buttons(&self) -> &'static [(&'static str, &'static str)] {
+    ///
+    /// A question's alert offers its options (each answers the question with that label) where
+    /// [`Alert::choices`] holds them, else Open and Decline.
+    pub fn buttons(&self) -> Vec<(String, String)> {
+        let pair = |key: &str, label: &str| (key.to_string(), label.to_string());
+        if self.answers.is_some() && self.kind == AlertKind::NeedsInput {
+            if !self.choices.is_empty() {
+                return self
+                    .choices
+                    .iter()
+                    .enumerate()
+                    .map(|(i, label)| (format!("{ACTION_CHOOSE_PREFIX}{i}"), label.clone()))
+                    .collect();
+            }
+            return vec![
+                pair(ACTION_OPEN_WINDOW, "Open"),
+                pair(ACTION_DENY, "Decline"),
+            ];
+        }
         match (&self.answers, self.shows_request_whole) {
-            (Some(_), true) => &[(ACTION_ALLOW, "Allow"), (ACTION_DENY, "Deny")],
-            (Some(_), false) => &[(ACTION_OPEN_WINDOW, "Open"), (ACTION_DENY, "Deny")],
-            (None, _) => &[],
+            (Some(_), true) => vec![pair(ACTION_ALLOW, "Allow"), pair(ACTION_DENY, "Deny")],
+            (Some(_), false) => vec![pair(ACTION_OPEN_WINDOW, "Open"), pair(ACTION_DENY, "Deny")],
+            (None, _) => Vec::new(),
         }
     }
 
     /// What an action key the notification server reports means for this alert. An Allow the
     /// alert did not offer (its body did not show the request whole) means nothing.
     pub fn action(&self, key: &str) -> AlertAction {
-        use agent_tray_domain::pending::Answer;
+        use agent_tray_domain::pending::{Answer, QuestionAnswer};
+        if let (Some(index), Some(id)) = (
+            key.strip_prefix(ACTION_CHOOSE_PREFIX)
+                .and_then(|i| i.parse::<usize>().ok()),
+            &self.answers,
+        ) {
+            return match self.choices.get(index) {
+                Some(label) => AlertAction::Answer(
+                    id.clone(),
+                    Answer::Questions {
+                        answers: vec![QuestionAnswer {
+                            choices: vec![label.clone()],
+                            text: None,
+                        }],
+                    },
+                ),
+                None => AlertAction::Nothing,
+            };
+        }
         match (key, &self.answers) {
             (ACTION_OPEN, _) => AlertAction::Open(self.key()),
             (ACTION_OPEN_WINDOW, Some(_)) => AlertAction::Open(self.key()),
@@ -280,6 +328,8 @@ pub struct NotifyPolicy {
     limit_bursts: Vec<Option<String>>,
     /// Sessions already told a plan limit stops them, and until when.
     blocked_told: HashMap<SessionKey, DateTime<Utc>>,
+    /// The question each session's last alert offered to answer (see [`NotifyPolicy::due`]).
+    question_told: HashMap<SessionKey, agent_tray_domain::pending::RequestId>,
 }
 
 type LimitWindowKey = (Option<String>, crate::model::Agent, String, String);
@@ -325,6 +375,7 @@ impl NotifyPolicy {
             limit_pace: HashMap::new(),
             limit_bursts: Vec::new(),
             blocked_told: HashMap::new(),
+            question_told: HashMap::new(),
         }
     }
 
@@ -381,6 +432,15 @@ impl NotifyPolicy {
         if self.last_alert.len() > PRUNE_ABOVE {
             let horizon = cooldown * FORGET_AFTER_COOLDOWNS as i32;
             self.last_alert.retain(|_, at| now - *at < horizon);
+            let live: std::collections::HashSet<&SessionKey> =
+                self.last_alert.keys().map(|(key, _)| key).collect();
+            self.question_told.retain(|key, _| live.contains(key));
+        }
+        if kind == AlertKind::NeedsInput {
+            match open_question(session) {
+                Some(id) => self.question_told.insert(session.key(), id),
+                None => self.question_told.remove(&session.key()),
+            };
         }
         Some(Alert {
             session_id: session.session_id.clone(),
@@ -388,9 +448,20 @@ impl NotifyPolicy {
             kind,
             summary: summary(kind, session),
             body: body(kind, session),
-            answers: (kind == AlertKind::NeedsPermission)
+            answers: matches!(kind, AlertKind::NeedsPermission | AlertKind::NeedsInput)
                 .then(|| answerable(session))
-                .flatten(),
+                .flatten()
+                .filter(|_| {
+                    // A wait for input is answered here only when it is a question.
+                    kind == AlertKind::NeedsPermission
+                        || session.pending.first().is_some_and(|p| {
+                            p.kind == agent_tray_domain::pending::RequestKind::Question
+                        })
+                }),
+            choices: (kind == AlertKind::NeedsInput && answerable(session).is_some())
+                .then(|| session.pending.first().and_then(alert_choices))
+                .flatten()
+                .unwrap_or_default(),
             shows_request_whole: kind == AlertKind::NeedsPermission
                 && answerable(session).is_some()
                 && session
@@ -434,6 +505,7 @@ impl NotifyPolicy {
             body: body(kind, session),
             answers: None,
             shows_request_whole: false,
+            choices: Vec::new(),
         })
     }
 
@@ -467,6 +539,7 @@ impl NotifyPolicy {
             body: format!("{}: can go on in {wait}", project_name(session)),
             answers: None,
             shows_request_whole: false,
+            choices: Vec::new(),
         })
     }
 
@@ -536,6 +609,7 @@ impl NotifyPolicy {
             body: crate::tray_model::limit_line(window, now),
             answers: None,
             shows_request_whole: false,
+            choices: Vec::new(),
         })
     }
 
@@ -592,7 +666,19 @@ impl NotifyPolicy {
         session: &Session,
         now: DateTime<Utc>,
     ) -> Option<AlertKind> {
-        let kind = classify(old_state, session)?;
+        // A question's request that opens on a wait already told of: Claude's PreToolUse makes
+        // the session wait for input a few ms before its PermissionRequest opens the request, so
+        // the first alert had nothing to answer. Told again, once per question, past the
+        // cooldown: this alert is the one that answers it.
+        let asks_anew = old_state == Some(SessionState::WaitingForInput)
+            && session.state == SessionState::WaitingForInput
+            && open_question(session)
+                .is_some_and(|id| self.question_told.get(&session.key()) != Some(&id));
+        let kind = match classify(old_state, session) {
+            Some(kind) => kind,
+            None if asks_anew => AlertKind::NeedsInput,
+            None => return None,
+        };
         if !self.settings.allows(kind) {
             return None;
         }
@@ -609,7 +695,7 @@ impl NotifyPolicy {
         }
         let key = (session.key(), kind);
         if let Some(last) = self.last_alert.get(&key) {
-            if now - *last < self.cooldown() {
+            if now - *last < self.cooldown() && !asks_anew {
                 return None;
             }
         }
@@ -657,6 +743,42 @@ fn summary(kind: AlertKind, session: &Session) -> String {
     }
 }
 
+/// The question this machine can answer that the session waits on, if it waits on one.
+fn open_question(session: &Session) -> Option<agent_tray_domain::pending::RequestId> {
+    if session.host.is_some() {
+        return None;
+    }
+    session
+        .pending
+        .first()
+        .filter(|p| p.kind == agent_tray_domain::pending::RequestKind::Question)
+        .map(|p| p.id.clone())
+}
+
+/// The options an alert may offer as buttons for this question (see [`Alert::choices`]).
+fn alert_choices(p: &agent_tray_domain::pending::PendingView) -> Option<Vec<String>> {
+    use agent_tray_domain::visible::fits_one_line;
+    let [question] = p.detail.questions.as_deref()? else {
+        return None;
+    };
+    let labels: Vec<String> = question.options.iter().map(|o| o.label.clone()).collect();
+    let whole = !question.multi_select
+        && labels.len() <= ALERT_CHOICES_MAX
+        && fits_one_line(&question_line(question))
+        && labels
+            .iter()
+            .all(|l| fits_one_line(l) && l.chars().count() <= 24);
+    whole.then_some(labels)
+}
+
+/// A question's header and text on one line, as an alert's body shows it.
+fn question_line(q: &agent_tray_domain::pending::Question) -> String {
+    match &q.header {
+        Some(header) => format!("{header}: {}", q.question),
+        None => q.question.clone(),
+    }
+}
+
 /// The request an alert for `session` can answer: its oldest, on this machine only.
 fn answerable(session: &Session) -> Option<agent_tray_domain::pending::RequestId> {
     if session.host.is_some() {
@@ -671,6 +793,22 @@ fn body(kind: AlertKind, session: &Session) -> String {
     // and only then, the alert offers Allow); otherwise what kind of request it is and how many
     // lines, and none of its text: a first line that reads harmless is exactly what a
     // prompt-injected agent would write above the part that is not.
+    if kind == AlertKind::NeedsInput && session.host.is_none() {
+        if let Some(p) = session.pending.first() {
+            match p.detail.questions.as_deref() {
+                // The question itself where the alert offers its options beside it.
+                Some([question]) if alert_choices(p).is_some() => {
+                    parts.push(question_line(question));
+                }
+                Some(questions) => parts.push(format!(
+                    "{}; open the window to read and answer {}",
+                    p.shown.kind,
+                    if questions.len() == 1 { "it" } else { "them" }
+                )),
+                None => {}
+            }
+        }
+    }
     if kind == AlertKind::NeedsPermission && session.host.is_none() {
         if let Some(p) = session.pending.first() {
             if p.shown.fits_one_line {
@@ -969,6 +1107,144 @@ mod tests {
         );
     }
 
+    fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, l)| ((*k).to_string(), (*l).to_string()))
+            .collect()
+    }
+
+    // A question whose text and every label are whole on one line, with three options or fewer:
+    // the alert shows the question and offers each option as a button that answers it with that
+    // label. Anything more (a fourth option, a long text, two questions, a multi-select) gets Open
+    // and Decline, and the body says what it is without any of its text.
+    #[test]
+    fn a_short_question_offers_its_options_as_buttons_and_a_long_one_open() {
+        use crate::test_support::{question, with_question};
+        use agent_tray_domain::pending::{Answer, QuestionAnswer, RequestId};
+        let alert_of = |questions| {
+            let waiting = with_question(
+                session(SessionState::WaitingForInput),
+                "r3-q",
+                questions,
+                at(0),
+            );
+            NotifyPolicy::new(NotifySettings::default())
+                .decide(Some(SessionState::Working), &waiting, at(10))
+                .unwrap_or_else(|| panic!("a question alerts"))
+        };
+        let short = alert_of(vec![question(
+            "Which database?",
+            &["Postgres", "SQLite"],
+            false,
+        )]);
+        assert_eq!(short.kind, AlertKind::NeedsInput);
+        assert_eq!(
+            short.buttons(),
+            owned(&[("choose:0", "Postgres"), ("choose:1", "SQLite")])
+        );
+        assert_eq!(short.body.lines().next(), Some("Which database?"));
+        assert_eq!(
+            short.action("choose:1"),
+            AlertAction::Answer(
+                RequestId::parse("r3-q"),
+                Answer::Questions {
+                    answers: vec![QuestionAnswer {
+                        choices: vec!["SQLite".into()],
+                        text: None
+                    }]
+                }
+            )
+        );
+        assert_eq!(
+            short.action("choose:2"),
+            AlertAction::Nothing,
+            "no such button"
+        );
+        assert_eq!(
+            short.action(ACTION_ALLOW),
+            AlertAction::Nothing,
+            "a question has no Allow"
+        );
+        let long_text = "Which database? ".repeat(8);
+        let cases = [
+            vec![question("Which?", &["A", "B", "C", "D"], false)],
+            vec![question(&long_text, &["A", "B"], false)],
+            vec![question("Which?", &["A", "B"], true)],
+            vec![
+                question("Which?", &["A"], false),
+                question("And?", &["B"], false),
+            ],
+            vec![question("Which?", &["A\u{202E}B", "C"], false)],
+            vec![question(
+                "Which?",
+                &["a label far longer than a button", "C"],
+                false,
+            )],
+        ];
+        for questions in cases {
+            let alert = alert_of(questions.clone());
+            assert_eq!(
+                alert.buttons(),
+                owned(&[(ACTION_OPEN_WINDOW, "Open"), (ACTION_DENY, "Decline")]),
+                "{questions:?}"
+            );
+            assert!(
+                alert.body.contains("open the window to read and answer"),
+                "{}",
+                alert.body
+            );
+            assert!(
+                !alert.body.contains("Which database? Which"),
+                "none of a long text is shown"
+            );
+        }
+    }
+
+    // Recorded order (Claude Code 2.1.332): PreToolUse makes the session wait for input, and its
+    // PermissionRequest opens the question's request ~15 ms later. The first alert could answer
+    // nothing; the request's arrival alerts again, past the cooldown, once per question.
+    #[test]
+    fn a_question_opening_on_a_wait_already_told_of_alerts_again_with_its_options() {
+        use crate::test_support::{question, with_question};
+        let mut policy = NotifyPolicy::new(NotifySettings::default());
+        let waiting = session(SessionState::WaitingForInput);
+        let first = policy
+            .decide(Some(SessionState::Working), &waiting, at(10))
+            .unwrap_or_else(|| panic!("a wait for input alerts"));
+        assert!(first.answers.is_none() && first.buttons().is_empty());
+        let asked = with_question(
+            waiting.clone(),
+            "r3-q",
+            vec![question("Which database?", &["Postgres", "SQLite"], false)],
+            at(10),
+        );
+        let again = policy
+            .decide(Some(SessionState::WaitingForInput), &asked, at(10))
+            .unwrap_or_else(|| panic!("the question's own alert"));
+        assert_eq!(
+            again.choices,
+            vec!["Postgres".to_string(), "SQLite".to_string()]
+        );
+        assert_eq!(
+            policy.decide(Some(SessionState::WaitingForInput), &asked, at(11)),
+            None,
+            "once per question"
+        );
+        let next = with_question(
+            waiting,
+            "r4-q",
+            vec![question("And the name?", &["cache", "store"], false)],
+            at(12),
+        );
+        assert!(
+            policy
+                .decide(Some(SessionState::WaitingForInput), &next, at(12))
+                .is_some(),
+            "another question is told of"
+        );
+    }
+
     // A prompt-injected agent asks to run `cat README.md`, forty newlines, then a download piped
     // to a shell: every notification server showed `cat README.md` with Allow under it. An alert
     // offers Allow only beside the whole request on one short plain line; otherwise it says what
@@ -990,7 +1266,7 @@ mod tests {
         assert!(!alert.shows_request_whole);
         assert_eq!(
             alert.buttons(),
-            [(ACTION_OPEN_WINDOW, "Open"), (ACTION_DENY, "Deny")]
+            owned(&[(ACTION_OPEN_WINDOW, "Open"), (ACTION_DENY, "Deny")])
         );
         assert_eq!(
             alert.body.lines().next(),
@@ -1048,7 +1324,7 @@ mod tests {
             .unwrap_or_else(|| panic!("a permission wait alerts"));
         assert_eq!(
             alert.buttons(),
-            [(ACTION_ALLOW, "Allow"), (ACTION_DENY, "Deny")]
+            owned(&[(ACTION_ALLOW, "Allow"), (ACTION_DENY, "Deny")])
         );
         assert_eq!(alert.body.lines().next(), Some("Bash: touch x"));
     }

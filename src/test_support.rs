@@ -147,6 +147,7 @@ pub(crate) fn with_request(
         session_id: session.session_id.clone(),
         host: session.host.clone(),
         agent: session.agent,
+        kind: Default::default(),
         shown: ShownRequest::of(&detail, session.host.is_none()),
         detail,
         asked_at: asked,
@@ -157,6 +158,59 @@ pub(crate) fn with_request(
         },
     }];
     session
+}
+
+/// `session` waiting on one question request `id` asking `questions` (Claude's shape: every
+/// question takes words of one's own), asked at `asked`.
+pub(crate) fn with_question(
+    mut session: crate::model::Session,
+    id: &str,
+    questions: Vec<agent_tray_domain::pending::Question>,
+    asked: chrono::DateTime<chrono::Utc>,
+) -> crate::model::Session {
+    use agent_tray_domain::pending::{Accepts, AskDetail, PendingView, RequestId, ShownRequest};
+    let detail = AskDetail {
+        tool: "AskUserQuestion".into(),
+        questions: Some(questions),
+        ..AskDetail::default()
+    };
+    session.pending = vec![PendingView {
+        id: RequestId::parse(id),
+        session_id: session.session_id.clone(),
+        host: session.host.clone(),
+        agent: session.agent,
+        kind: detail.kind(),
+        shown: ShownRequest::of(&detail, session.host.is_none()),
+        detail,
+        asked_at: asked,
+        answer_by: asked + chrono::Duration::seconds(300),
+        accepts: Accepts {
+            allow_for_session: false,
+            deny_message: true,
+        },
+    }];
+    session
+}
+
+/// A question as Claude asks it, with these option labels.
+pub(crate) fn question(
+    text: &str,
+    labels: &[&str],
+    multi_select: bool,
+) -> agent_tray_domain::pending::Question {
+    agent_tray_domain::pending::Question {
+        question: text.into(),
+        header: None,
+        options: labels
+            .iter()
+            .map(|l| agent_tray_domain::pending::QuestionOption {
+                label: (*l).into(),
+                description: None,
+            })
+            .collect(),
+        multi_select,
+        allows_other: true,
+    }
 }
 
 #[cfg(test)]

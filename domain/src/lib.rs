@@ -10,5 +10,6 @@
 pub mod clock;
 pub mod model;
 pub mod pending;
+pub mod question;
 pub mod transition;
 pub mod visible;

@@ -33,6 +33,8 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use crate::question::{AnswerProblem, Question, QuestionAnswer, QuestionOption};
+
 use crate::model::Agent;
 
 /// How many closed requests are remembered to explain a late answer.
@@ -165,6 +167,33 @@ pub struct AskDetail {
     /// nothing for the session (`pending --json`'s `for_session`).
     #[serde(default)]
     pub for_session: Option<SessionGrant>,
+    /// The questions, for a question (Claude's `AskUserQuestion`): answered with choices and
+    /// text ([`Answer::Questions`]), never allowed or allowed for the session. Absent for a
+    /// permission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub questions: Option<Vec<Question>>,
+}
+
+impl AskDetail {
+    /// Whether this asks the user questions rather than a permission.
+    pub fn kind(&self) -> RequestKind {
+        if self.questions.is_some() {
+            RequestKind::Question
+        } else {
+            RequestKind::Permission
+        }
+    }
+}
+
+/// What a request waits for: `pending --json`'s `kind`, a stable name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    /// Allow or deny a tool call.
+    #[default]
+    Permission,
+    /// Answer one or more questions with choices or words.
+    Question,
 }
 
 /// What "allow for this session" would grant, as the user reads it before choosing it: Claude's
@@ -268,6 +297,27 @@ pub struct ShownRequest {
     /// the buttons). Never cut.
     #[serde(default)]
     pub description: Option<String>,
+    /// A question's questions as every place shows them, index by index with the asked ones
+    /// (whose labels are what an answer sends back): every text made visible on one line.
+    /// Empty for a permission.
+    #[serde(default)]
+    pub questions: Vec<ShownQuestion>,
+}
+
+/// One question, made visible for showing ([`crate::visible::visible_line`]): its text, its
+/// header and each option's label and meaning. Never cut.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct ShownQuestion {
+    pub question: String,
+    pub header: Option<String>,
+    pub options: Vec<ShownOption>,
+}
+
+/// One option of a [`ShownQuestion`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct ShownOption {
+    pub label: String,
+    pub description: Option<String>,
 }
 
 /// Keys of a tool's input that say nothing about what it does beyond the command (or address,
@@ -317,6 +367,9 @@ impl ShownRequest {
     /// request (a remote's, bounded on its link): such a request never fits a one-line place.
     pub fn of(detail: &AskDetail, complete: bool) -> ShownRequest {
         use crate::visible::{fits_one_line, line_count, visible_line, visible_lines};
+        if let Some(questions) = &detail.questions {
+            return ShownRequest::of_questions(questions);
+        }
         let tool = visible_line(&detail.tool);
         let (what, noun) = match (&detail.command, &detail.url, &detail.file_path) {
             (Some(command), _, _) => (Some(command.as_str()), "a command"),
@@ -358,6 +411,81 @@ impl ShownRequest {
             fits_one_line: whole && fits_one_line(&raw_line),
             kind,
             description: detail.description.as_deref().map(visible_line),
+            questions: Vec::new(),
+        }
+    }
+}
+
+impl ShownRequest {
+    /// How a question is shown: its first question on the line, every question with its
+    /// options in the text, each made visible. Never one line: the options are answered where
+    /// each is shown whole (the CLI, the window, an alert action of its own), never beside a
+    /// line that holds only part of it.
+    fn of_questions(questions: &[Question]) -> ShownRequest {
+        use crate::visible::visible_line;
+        let first = questions
+            .first()
+            .map(|q| visible_line(&q.question))
+            .unwrap_or_default();
+        let more = match questions.len() {
+            0 | 1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        let mut lines = Vec::new();
+        for (i, q) in questions.iter().enumerate() {
+            let header = q
+                .header
+                .as_deref()
+                .map(|h| format!("[{}] ", visible_line(h)))
+                .unwrap_or_default();
+            let how = match (q.multi_select, q.allows_other) {
+                (true, true) => " (choose any, or answer in your own words)",
+                (true, false) => " (choose any)",
+                (false, true) => " (choose one, or answer in your own words)",
+                (false, false) => " (choose one)",
+            };
+            lines.push(format!(
+                "{}. {header}{}{how}",
+                i + 1,
+                visible_line(&q.question)
+            ));
+            for o in &q.options {
+                let description = o
+                    .description
+                    .as_deref()
+                    .map(|d| format!(" \u{2014} {}", visible_line(d)))
+                    .unwrap_or_default();
+                lines.push(format!("   - {}{description}", visible_line(&o.label)));
+            }
+        }
+        let count = questions.len();
+        let shown = questions
+            .iter()
+            .map(|q| ShownQuestion {
+                question: visible_line(&q.question),
+                header: q.header.as_deref().map(visible_line),
+                options: q
+                    .options
+                    .iter()
+                    .map(|o| ShownOption {
+                        label: visible_line(&o.label),
+                        description: o.description.as_deref().map(visible_line),
+                    })
+                    .collect(),
+            })
+            .collect();
+        ShownRequest {
+            questions: shown,
+            line: format!("Question: {first}{more}"),
+            line_count: u32::try_from(lines.len()).unwrap_or(u32::MAX),
+            text: lines.join("\n"),
+            fits_one_line: false,
+            kind: if count == 1 {
+                "a question".to_string()
+            } else {
+                format!("{count} questions")
+            },
+            description: None,
         }
     }
 }
@@ -370,6 +498,9 @@ pub struct PendingView {
     /// The remote the session runs on; `null` on this machine.
     pub host: Option<String>,
     pub agent: Agent,
+    /// `"permission"` or `"question"`.
+    #[serde(default)]
+    pub kind: RequestKind,
     #[serde(flatten)]
     #[ts(flatten)]
     pub detail: AskDetail,
@@ -392,6 +523,7 @@ impl PendingRequest {
             session_id: self.ask.session.session_id.clone(),
             host: self.ask.session.host.clone(),
             agent: self.ask.agent,
+            kind: self.ask.detail.kind(),
             shown: ShownRequest::of(&self.ask.detail, self.ask.session.host.is_none()),
             detail: self.ask.detail.clone(),
             asked_at: self.ask.asked_at,
@@ -431,7 +563,13 @@ pub struct PendingRequest {
 pub enum Answer {
     Allow,
     AllowForSession,
-    Deny { message: Option<String> },
+    Deny {
+        message: Option<String>,
+    },
+    /// The answers to a question's questions, one per question in order.
+    Questions {
+        answers: Vec<QuestionAnswer>,
+    },
 }
 
 /// Where an answer was given.
@@ -533,6 +671,19 @@ pub enum Refusal {
         "request {id} cannot be allowed for the whole session: {why}; allow it once or deny it"
     )]
     GrantWithheld { id: RequestId, why: String },
+    /// Allow on a question would send the agent no answer at all.
+    #[error("request {0} is a question, not a permission: answer it with its choices (agent-tray answer {0} --choice LABEL), or deny it")]
+    IsAQuestion(RequestId),
+    #[error("request {0} is a permission, not a question: allow it or deny it")]
+    NotAQuestion(RequestId),
+    /// Answers must name the request the user read, as an allow must.
+    #[error("session {} waits on question {id}; answers must name the question you read, by its id: agent-tray answer {id}", .session.session_id)]
+    AnswerNeedsId { session: SessionKey, id: RequestId },
+    #[error("request {id} is not answered that way: {problem}")]
+    BadAnswer {
+        id: RequestId,
+        problem: AnswerProblem,
+    },
 }
 
 fn join(ids: &[RequestId]) -> String {
@@ -550,6 +701,7 @@ impl Outcome {
                 let what = match answer {
                     Answer::Allow | Answer::AllowForSession => "allowed",
                     Answer::Deny { .. } => "denied",
+                    Answer::Questions { .. } => "answered",
                 };
                 let from = match source {
                     AnswerSource::Window => "the window",
@@ -709,14 +861,33 @@ impl PendingBook {
     ) -> Result<Answered, Refusal> {
         let id = self.resolve(target)?;
         let ask = &self.open[&id].ask;
-        if let (Target::Session(session), Answer::Allow | Answer::AllowForSession) =
-            (target, &answer)
-        {
-            return Err(Refusal::AllowNeedsId {
-                session: session.clone(),
-                line: ShownRequest::of(&ask.detail, session.host.is_none()).line,
-                id,
-            });
+        match (&ask.detail.questions, &answer) {
+            (Some(_), Answer::Allow | Answer::AllowForSession) => {
+                return Err(Refusal::IsAQuestion(id))
+            }
+            (None, Answer::Questions { .. }) => return Err(Refusal::NotAQuestion(id)),
+            _ => {}
+        }
+        match (target, &answer) {
+            (Target::Session(session), Answer::Allow | Answer::AllowForSession) => {
+                return Err(Refusal::AllowNeedsId {
+                    session: session.clone(),
+                    line: ShownRequest::of(&ask.detail, session.host.is_none()).line,
+                    id,
+                });
+            }
+            (Target::Session(session), Answer::Questions { .. }) => {
+                return Err(Refusal::AnswerNeedsId {
+                    session: session.clone(),
+                    id,
+                });
+            }
+            _ => {}
+        }
+        if let (Some(questions), Answer::Questions { answers }) = (&ask.detail.questions, &answer) {
+            if let Err(problem) = crate::question::check_answers(questions, answers) {
+                return Err(Refusal::BadAnswer { id, problem });
+            }
         }
         if now >= ask.answer_by {
             self.close(&id, Outcome::Expired, now);
@@ -866,6 +1037,128 @@ mod tests {
                 deny_message: true,
             },
         }
+    }
+
+    fn a_question(session_id: &str, call: &str, asked: i64) -> Ask {
+        let question = Question {
+            question: "Which database?".into(),
+            header: Some("Database".into()),
+            options: ["Postgres", "SQLite"]
+                .iter()
+                .map(|l| QuestionOption {
+                    label: (*l).into(),
+                    description: None,
+                })
+                .collect(),
+            multi_select: false,
+            allows_other: true,
+        };
+        Ask {
+            detail: AskDetail {
+                tool: "AskUserQuestion".into(),
+                questions: Some(vec![question]),
+                ..AskDetail::default()
+            },
+            ..ask_for(session_id, call, "q1", asked, 60)
+        }
+    }
+
+    fn choose(label: &str) -> Answer {
+        Answer::Questions {
+            answers: vec![QuestionAnswer {
+                choices: vec![label.into()],
+                text: None,
+            }],
+        }
+    }
+
+    // A question is answered with what it offers, by its id, and only so: an Allow would send
+    // the agent no answer at all, a wrong label is refused with why, and nothing closes.
+    #[test]
+    fn a_question_takes_only_answers_it_offers_named_by_its_id() {
+        let mut book = PendingBook::new("s1");
+        let id = book.ask(a_question("a", "toolu_q", 0), at(0)).id;
+        let by_id = Target::Request(id.clone());
+        let refusals = [
+            book.answer(&by_id, Answer::Allow, AnswerSource::Cli, at(1)),
+            book.answer(&by_id, Answer::AllowForSession, AnswerSource::Cli, at(1)),
+            book.answer(&by_id, choose("MySQL"), AnswerSource::Cli, at(1)),
+            book.answer(
+                &Target::Session(session("a")),
+                choose("SQLite"),
+                AnswerSource::Cli,
+                at(1),
+            ),
+        ];
+        let texts: Vec<String> = refusals
+            .into_iter()
+            .map(|r| r.expect_err("refused").to_string())
+            .collect();
+        assert!(
+            texts[0].contains("is a question, not a permission"),
+            "{texts:?}"
+        );
+        assert!(
+            texts[1].contains("is a question, not a permission"),
+            "{texts:?}"
+        );
+        assert!(
+            texts[2].contains(r#"question 1 offers no "MySQL""#),
+            "{texts:?}"
+        );
+        assert!(
+            texts[3].contains(&format!("agent-tray answer {id}")),
+            "{texts:?}"
+        );
+        assert!(book.get(&id).is_some(), "still open after every refusal");
+        let view = book.get(&id).unwrap().view();
+        assert_eq!(view.kind, RequestKind::Question);
+        assert!(
+            !view.shown.fits_one_line,
+            "a question is never a one-line place's Allow"
+        );
+        assert_eq!(view.shown.line, "Question: Which database?");
+        let done = book
+            .answer(&by_id, choose("SQLite"), AnswerSource::Window, at(2))
+            .unwrap();
+        assert_eq!(
+            done.closed.outcome,
+            Outcome::Answered {
+                answer: choose("SQLite"),
+                source: AnswerSource::Window
+            }
+        );
+        let late = book.answer(&by_id, choose("Postgres"), AnswerSource::Cli, at(3));
+        assert_eq!(
+            late.expect_err("closed").to_string(),
+            format!("request {id} is closed: already answered from the window")
+        );
+        // A deny declines a question, by its id or its session.
+        let other = book.ask(a_question("b", "toolu_r", 4), at(4)).id;
+        book.answer(
+            &Target::Session(session("b")),
+            Answer::Deny { message: None },
+            AnswerSource::Cli,
+            at(5),
+        )
+        .unwrap();
+        assert!(book.get(&other).is_none());
+    }
+
+    #[test]
+    fn a_permission_takes_no_answers_to_questions() {
+        let mut book = PendingBook::new("s1");
+        let id = book.ask(ask_for("a", "toolu_1", "d1", 0, 60), at(0)).id;
+        let refusal = book
+            .answer(
+                &Target::Request(id.clone()),
+                choose("x"),
+                AnswerSource::Cli,
+                at(1),
+            )
+            .expect_err("refused");
+        assert_eq!(refusal, Refusal::NotAQuestion(id.clone()));
+        assert_eq!(book.get(&id).unwrap().view().kind, RequestKind::Permission);
     }
 
     // Two places answer the same request at once (the CLI and an alert's button): the first wins,

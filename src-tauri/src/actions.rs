@@ -307,23 +307,32 @@ pub struct Asked<'a> {
     pub host: Option<&'a str>,
 }
 
-/// Answers a permission request through the engine's book, and waits (bounded, by the core) for
-/// the agent's hook to take the answer.
-pub async fn answer(
-    registry: &agent_tray::registry::SessionsRegistry,
-    asked: Asked<'_>,
+/// The answer a permission request's button or key gives.
+pub fn answer_of(
     choice: crate::ipc::AnswerChoice,
     message: Option<String>,
-    from: crate::ipc::AnswerFrom,
-) -> Result<(), CommandError> {
-    use crate::ipc::{AnswerChoice, AnswerFrom};
-    use agent_tray::answering::{Answer, AnswerSource};
-    use agent_tray::registry::answers::AnswerError;
-    let answer = match choice {
+) -> agent_tray::answering::Answer {
+    use crate::ipc::AnswerChoice;
+    use agent_tray::answering::Answer;
+    match choice {
         AnswerChoice::Allow => Answer::Allow,
         AnswerChoice::AllowForSession => Answer::AllowForSession,
         AnswerChoice::Deny => Answer::Deny { message },
-    };
+    }
+}
+
+/// Answers a request (a permission's Allow or Deny, a question's answers) through the engine's
+/// book, and waits (bounded, by the core) for the agent's hook to take the answer. The book
+/// checks a question's answers against the question as asked.
+pub async fn answer(
+    registry: &agent_tray::registry::SessionsRegistry,
+    asked: Asked<'_>,
+    answer: agent_tray::answering::Answer,
+    from: crate::ipc::AnswerFrom,
+) -> Result<(), CommandError> {
+    use crate::ipc::AnswerFrom;
+    use agent_tray::answering::AnswerSource;
+    use agent_tray::registry::answers::AnswerError;
     let source = match from {
         AnswerFrom::Window => AnswerSource::Window,
         AnswerFrom::Popover => AnswerSource::Popover,

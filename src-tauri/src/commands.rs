@@ -77,7 +77,28 @@ pub async fn answer_request(
         request_id: &request_id,
         host: host.as_deref(),
     };
-    crate::actions::answer(source.registry(), asked, answer, message, from).await
+    let answer = crate::actions::answer_of(answer, message);
+    crate::actions::answer(source.registry(), asked, answer, from).await
+}
+
+/// Answers a question with the user's choices and words, one answer per question in order,
+/// from the window or the popover. `Ok` once the agent's hook has taken them; otherwise a
+/// sentence saying why (a label the question does not offer, a question left out, already
+/// answered, the agent moved on). `host` is the row's, as for [`answer_request`].
+#[tauri::command]
+pub async fn answer_question(
+    source: State<'_, Arc<SessionsSource>>,
+    request_id: String,
+    host: Option<String>,
+    answers: Vec<agent_tray::answering::QuestionAnswer>,
+    from: AnswerFrom,
+) -> Result<(), CommandError> {
+    let asked = crate::actions::Asked {
+        request_id: &request_id,
+        host: host.as_deref(),
+    };
+    let answer = agent_tray::answering::Answer::Questions { answers };
+    crate::actions::answer(source.registry(), asked, answer, from).await
 }
 
 /// Shows the session's transcript file in the file manager (the row's host's session only).

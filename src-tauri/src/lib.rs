@@ -171,6 +171,7 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
         commands::open_main_window,
         commands::hide_popover,
         commands::answer_request,
+        commands::answer_question,
         commands::get_answering,
         commands::set_answering,
     ])

@@ -119,6 +119,28 @@ impl OpenAlerts {
 
     #[cfg(not(all(unix, not(target_os = "macos"))))]
     fn withdraw_stale(&self, _key: &SessionKey, _session: Option<&agent_tray::model::Session>) {}
+
+    /// Withdraws the session's alerts that `alert` replaces: a question's alert replaces the
+    /// "needs your input" told a few ms before its request opened, which could answer nothing.
+    #[cfg(all(unix, not(target_os = "macos")))]
+    fn withdraw_replaced(&self, alert: &Alert) {
+        if alert.answers.is_none() || alert.kind != agent_tray::notify_policy::AlertKind::NeedsInput
+        {
+            return;
+        }
+        let replaced: Vec<Arc<crate::alert_bus::ShownAlert>> = {
+            let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
+            let (gone, kept): (Vec<_>, Vec<_>) = shown.drain(..).partition(|(a, _)| {
+                a.key() == alert.key() && a.kind == alert.kind && a.answers.is_none()
+            });
+            *shown = kept;
+            gone.into_iter().map(|(_, h)| h).collect()
+        };
+        for handle in replaced {
+            tracing::info!(session_id = %alert.session_id, "alert replaced by the question's own");
+            tauri::async_runtime::spawn(async move { handle.close().await });
+        }
+    }
 }
 
 /// The server capability that says it parses markup in bodies.
@@ -350,6 +372,7 @@ fn show(
     waiters: &Arc<AtomicUsize>,
     reactions: &Reactions,
 ) {
+    reactions.open.withdraw_replaced(&alert);
     match tauri::async_runtime::block_on(show_on_bus(app_name, &alert)) {
         Ok(shown) => follow_actions(Arc::new(shown), alert, waiters, reactions),
         // Logged once: with no notification server every alert fails the same way.
@@ -368,11 +391,16 @@ async fn show_on_bus(
     let bus = crate::alert_bus::AlertBus::connect().await?;
     let capabilities = bus.capabilities().await.ok();
     let body = body_for_server(&alert.body, reads_markup(capabilities.as_deref()));
+    let buttons = alert.buttons();
     let mut actions = vec![(ACTION_DEFAULT, "Open")];
-    // Allow and Deny only where the server shows buttons: elsewhere the alert opens the
-    // window, where the request can be read whole before answering.
+    // Allow and Deny (a question's options) only where the server shows buttons: elsewhere the
+    // alert opens the window, where the request can be read whole before answering.
     if shows_buttons(capabilities.as_deref()) {
-        actions.extend(alert.buttons().iter().copied());
+        actions.extend(
+            buttons
+                .iter()
+                .map(|(key, label)| (key.as_str(), label.as_str())),
+        );
     }
     bus.show(app_name, &alert.summary, &body, &actions).await
 }
@@ -425,7 +453,9 @@ fn follow_actions(
         tracing::debug!(session_id = %alert.session_id, "too many alerts open; this one's click is not followed");
         return;
     }
-    if alert.answers.is_some() {
+    // Kept while on screen: an alert that answers a request (withdrawn when it ends), and a
+    // "needs your input" (replaced by its question's alert, if one follows).
+    if alert.answers.is_some() || alert.kind == agent_tray::notify_policy::AlertKind::NeedsInput {
         let mut shown = reactions
             .open
             .shown
@@ -526,7 +556,8 @@ fn follow_mac_answers(alert: Alert, waiters: &Arc<AtomicUsize>, reactions: &Reac
     let spawned = std::thread::Builder::new()
         .name("alert-answer".into())
         .spawn(move || {
-            let labels: Vec<&str> = alert.buttons().iter().map(|(_, label)| *label).collect();
+            let buttons = alert.buttons();
+            let labels: Vec<&str> = buttons.iter().map(|(_, label)| label.as_str()).collect();
             let response = Notification::new()
                 .title(&alert.summary)
                 .message(&alert.body)
@@ -617,6 +648,7 @@ mod tests {
             body: String::new(),
             answers: None,
             shows_request_whole: false,
+            choices: Vec::new(),
         }
     }
 
@@ -647,6 +679,25 @@ mod tests {
         let died = alert();
         let allow = mac_choice(&MacResponse::Action("Allow".into()), &died);
         assert_eq!(allow, AlertAction::Nothing);
+        // A question's alert: each option's label answers the question with that label.
+        let mut question = alert();
+        question.kind = AlertKind::NeedsInput;
+        question.answers = Some(RequestId::parse("r8-q"));
+        question.choices = vec!["Postgres".into(), "SQLite".into()];
+        let chosen = mac_choice(&MacResponse::Action("SQLite".into()), &question);
+        let want = Answer::Questions {
+            answers: vec![agent_tray::answering::QuestionAnswer {
+                choices: vec!["SQLite".into()],
+                text: None,
+            }],
+        };
+        assert_eq!(chosen, AlertAction::Answer(RequestId::parse("r8-q"), want));
+        let allow = mac_choice(&MacResponse::Action("Allow".into()), &question);
+        assert_eq!(
+            allow,
+            AlertAction::Nothing,
+            "a question's alert has no Allow"
+        );
     }
 
     #[test]

@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use chrono::Utc;
 
-use crate::answering::{Answer, AnswerSettings, AnswerSource, EffectiveChoice, PendingView};
+use crate::answering::{
+    Answer, AnswerSettings, AnswerSource, EffectiveChoice, PendingView, QuestionAnswer, RequestKind,
+};
 use crate::catalogue::InCatalogue;
 use crate::control::client::{ClientError, ControlClient};
 use crate::control::protocol::{
@@ -75,6 +77,9 @@ pub enum AnsweringCliError {
     /// The remote refused or could not be reached: its own sentence, escaped.
     #[error("on {host}: {message}")]
     Remote { host: String, message: String },
+    /// The command line asks for nothing that could be sent.
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl From<ClientError> for AnsweringCliError {
@@ -120,6 +125,116 @@ pub struct DenyArgs {
     /// What a tray on another machine runs here over ssh (see `allow --over-ssh`).
     #[arg(long)]
     pub over_ssh: bool,
+}
+
+/// `agent-tray answer ID --choice LABEL [--question N --choice LABEL …] [--text TEXT]`.
+///
+/// Each `--choice` and `--text` answers the question named by the last `--question` before it
+/// (question 1 until one is named), so the flags' order matters and clap's derive alone would
+/// lose it: [`AnswerArgs::take_order`] reads it from the parsed matches.
+#[derive(Debug, clap::Args)]
+pub struct AnswerArgs {
+    /// The question's request id, from `agent-tray pending` (answers never take a session id:
+    /// they could land on a question asked after you looked).
+    pub id: String,
+    /// Which question of the request the `--choice` and `--text` after it answer: 1, 2, …
+    /// (until this is given, question 1).
+    #[arg(long = "question", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub question: Vec<u16>,
+    /// A label the question offers, exactly as `pending` shows it; repeat it where the question
+    /// takes several.
+    #[arg(long = "choice", value_name = "LABEL")]
+    pub choice: Vec<String>,
+    /// An answer in your own words, where the question allows one ("Other").
+    #[arg(long = "text", value_name = "TEXT")]
+    pub text: Vec<String>,
+    /// What a tray on another machine runs here over ssh (see `allow --over-ssh`).
+    #[arg(long)]
+    pub over_ssh: bool,
+    /// The flags above in the order they were given (set by [`AnswerArgs::take_order`]).
+    #[arg(skip)]
+    pub order: Vec<AnswerFlag>,
+}
+
+/// One of `answer`'s flags, where its order matters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnswerFlag {
+    Question(u16),
+    Choice(String),
+    Text(String),
+}
+
+impl AnswerArgs {
+    /// Reads the order of `--question`, `--choice` and `--text` from the subcommand's matches.
+    pub fn take_order(&mut self, matches: &clap::ArgMatches) {
+        let at = |name: &str| -> Vec<usize> {
+            matches
+                .indices_of(name)
+                .map(Iterator::collect)
+                .unwrap_or_default()
+        };
+        let mut flags: Vec<(usize, AnswerFlag)> = Vec::new();
+        flags.extend(
+            at("question")
+                .into_iter()
+                .zip(self.question.iter().map(|n| AnswerFlag::Question(*n))),
+        );
+        flags.extend(
+            at("choice")
+                .into_iter()
+                .zip(self.choice.iter().cloned().map(AnswerFlag::Choice)),
+        );
+        flags.extend(
+            at("text")
+                .into_iter()
+                .zip(self.text.iter().cloned().map(AnswerFlag::Text)),
+        );
+        flags.sort_by_key(|(index, _)| *index);
+        self.order = flags.into_iter().map(|(_, flag)| flag).collect();
+    }
+}
+
+/// The answers the flags give, one per question up to the highest one named. Refuses what no
+/// request could take (nothing to answer, two texts for one question); whether the request's
+/// questions take these answers is the engine's check, against the question as it was asked.
+pub fn answers_of(flags: &[AnswerFlag]) -> Result<Vec<QuestionAnswer>, AnsweringCliError> {
+    let mut answers: Vec<QuestionAnswer> = vec![QuestionAnswer::default()];
+    let mut current = 0usize;
+    for flag in flags {
+        match flag {
+            AnswerFlag::Question(n) => {
+                current = usize::from(*n).saturating_sub(1);
+                if answers.len() <= current {
+                    answers.resize(current + 1, QuestionAnswer::default());
+                }
+            }
+            AnswerFlag::Choice(label) => answers[current].choices.push(label.clone()),
+            AnswerFlag::Text(text) => {
+                if answers[current].text.replace(text.clone()).is_some() {
+                    return Err(AnsweringCliError::Usage(format!(
+                        "question {} was given --text twice; give one answer in your own words",
+                        current + 1
+                    )));
+                }
+            }
+        }
+    }
+    if !flags
+        .iter()
+        .any(|f| matches!(f, AnswerFlag::Choice(_) | AnswerFlag::Text(_)))
+    {
+        return Err(AnsweringCliError::Usage(
+            "say what to answer: --choice LABEL (a label `agent-tray pending` lists) or --text TEXT"
+                .into(),
+        ));
+    }
+    Ok(answers)
+}
+
+/// `agent-tray answer ID --choice LABEL …`.
+pub fn answer(args: &AnswerArgs) -> Result<ExitCode, AnsweringCliError> {
+    let answers = answers_of(&args.order)?;
+    send_answer(&args.id, Answer::Questions { answers }, args.over_ssh)
 }
 
 #[derive(Debug, clap::Args)]
@@ -217,6 +332,7 @@ fn send_answer(
         Answer::Allow => "allowed",
         Answer::AllowForSession => "allowed for the session",
         Answer::Deny { .. } => "denied",
+        Answer::Questions { .. } => "answered",
     };
     println!(
         "{what} {} (session {}, after {})",
@@ -402,7 +518,7 @@ fn describe_choice(c: &EffectiveChoice) -> String {
 pub fn format_pending(pending: &[PendingView], now: chrono::DateTime<Utc>) -> String {
     use agent_tray_domain::visible::{line_count, visible_line};
     if pending.is_empty() {
-        return "no permission request is waiting\n".into();
+        return "no request is waiting for an answer\n".into();
     }
     // A field that has more than one line says how many, so none passes for its first line.
     let field = |name: &str, text: &str| {
@@ -431,6 +547,10 @@ pub fn format_pending(pending: &[PendingView], now: chrono::DateTime<Utc>) -> St
             format_duration(left, Precision::Seconds),
         ));
         let d = &p.detail;
+        if p.kind == RequestKind::Question {
+            out.push_str(&format_questions(p));
+            continue;
+        }
         out.push_str(&field("tool", &d.tool));
         if let Some(cwd) = &d.cwd {
             out.push_str(&field("in", cwd));
@@ -482,12 +602,159 @@ pub fn format_pending(pending: &[PendingView], now: chrono::DateTime<Utc>) -> St
     out
 }
 
+/// A question's lines under its request's first line: each question whole, its options with
+/// what they mean, whether several may be chosen and whether words of one's own are taken, and
+/// the command that answers it.
+fn format_questions(p: &PendingView) -> String {
+    use agent_tray_domain::visible::visible_line;
+    let mut out = String::new();
+    if let Some(cwd) = &p.detail.cwd {
+        out.push_str(&format!("  in: {}\n", visible_line(cwd)));
+    }
+    let Some(questions) = &p.detail.questions else {
+        // A remote's question: listed, not carried.
+        let host = p.host.as_deref().map(visible_line).unwrap_or_default();
+        out.push_str(&format!(
+            "  a question: answer it on {host} (its terminal, or agent-tray pending there)\n"
+        ));
+        return out;
+    };
+    let several = questions.len() > 1;
+    for (i, q) in questions.iter().enumerate() {
+        let header = q
+            .header
+            .as_deref()
+            .map(|h| format!(" [{}]", visible_line(h)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  question {}{header}: {}\n",
+            i + 1,
+            visible_line(&q.question)
+        ));
+        for o in &q.options {
+            let meaning = o
+                .description
+                .as_deref()
+                .map(|d| format!(" \u{2014} {}", visible_line(d)))
+                .unwrap_or_default();
+            out.push_str(&format!("    - {}{meaning}\n", visible_line(&o.label)));
+        }
+        let how = match (q.multi_select, q.allows_other) {
+            (true, true) => "choose any number, or answer in your own words with --text",
+            (true, false) => "choose any number",
+            (false, true) => "choose one, or answer in your own words with --text",
+            (false, false) => "choose one",
+        };
+        out.push_str(&format!("    ({how})\n"));
+    }
+    let example = questions
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let label = q.options.first().map(|o| o.label.as_str()).unwrap_or("…");
+            let quoted = crate::remote::command::shell_quote(label);
+            if several {
+                format!(" --question {} --choice {quoted}", i + 1)
+            } else {
+                format!(" --choice {quoted}")
+            }
+        })
+        .collect::<String>();
+    out.push_str(&format!(
+        "  answer: agent-tray answer {}{} (or agent-tray deny {} to decline)\n",
+        p.id,
+        visible_line(&example),
+        p.id
+    ));
+    out
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::answering::route::tests::asking;
     use crate::answering::{Accepts, AskDetail, RequestId};
+
+    fn answer_flags(argv: &[&str]) -> Result<Vec<QuestionAnswer>, AnsweringCliError> {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = crate::cli::Cli::command()
+            .try_get_matches_from(["agent-tray", "answer"].iter().chain(argv))
+            .unwrap();
+        let sub = matches.subcommand_matches("answer").unwrap();
+        let mut args = AnswerArgs::from_arg_matches(sub).unwrap();
+        args.take_order(sub);
+        answers_of(&args.order)
+    }
+
+    #[test]
+    fn each_choice_and_text_answers_the_question_named_before_it() {
+        let one = answer_flags(&["r1-x", "--choice", "Red"]).unwrap();
+        assert_eq!(
+            one,
+            vec![QuestionAnswer {
+                choices: vec!["Red".into()],
+                text: None
+            }]
+        );
+        let many = answer_flags(&[
+            "r1-x",
+            "--choice",
+            "SQLite",
+            "--question",
+            "3",
+            "--text",
+            "hot",
+            "--question",
+            "2",
+            "--choice",
+            "Redis",
+            "--choice=Memcached",
+        ])
+        .unwrap();
+        assert_eq!(
+            many,
+            vec![
+                QuestionAnswer {
+                    choices: vec!["SQLite".into()],
+                    text: None
+                },
+                QuestionAnswer {
+                    choices: vec!["Redis".into(), "Memcached".into()],
+                    text: None
+                },
+                QuestionAnswer {
+                    choices: vec![],
+                    text: Some("hot".into())
+                },
+            ]
+        );
+        // A label that looks like a flag's value or a number is still a label.
+        let odd = answer_flags(&["r1-x", "--choice=--question", "--choice", "2"]).unwrap();
+        assert_eq!(
+            odd[0].choices,
+            vec!["--question".to_string(), "2".to_string()]
+        );
+        let none = answer_flags(&["r1-x", "--question", "2"]).unwrap_err();
+        assert!(none.to_string().contains("say what to answer"), "{none}");
+        let twice = answer_flags(&["r1-x", "--text", "a", "--text", "b"]).unwrap_err();
+        assert!(twice.to_string().contains("--text twice"), "{twice}");
+    }
+
+    #[test]
+    fn question_numbers_start_at_one() {
+        use clap::CommandFactory;
+        let zero = crate::cli::Cli::command().try_get_matches_from([
+            "agent-tray",
+            "answer",
+            "r1-x",
+            "--question",
+            "0",
+            "--choice",
+            "A",
+        ]);
+        assert!(zero.is_err());
+    }
 
     #[test]
     fn the_table_shows_the_whole_command_escaped_never_raw() {
@@ -497,6 +764,7 @@ mod tests {
             session_id: "s1".into(),
             host: None,
             agent: Agent::Claude,
+            kind: Default::default(),
             detail: AskDetail {
                 tool: "Bash".into(),
                 command: Some(format!(

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::catalogue::InCatalogue;
 use crate::control::client::{ClientError, ControlClient};
@@ -41,7 +41,7 @@ const CLI_BUDGET: Duration = Duration::from_secs(3);
     version,
     about = "Knows what every AI coding agent on this machine is doing"
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -100,8 +100,12 @@ enum Command {
     },
     /// Allow a permission request: exits 0 once the agent has the answer.
     Allow(answering::AllowArgs),
-    /// Deny a permission request: exits 0 once the agent has the answer.
+    /// Deny a permission request, or decline a question: exits 0 once the agent has the answer.
     Deny(answering::DenyArgs),
+    /// Answer an agent's question with its choices or your own words: `answer ID --choice
+    /// Postgres`, `answer ID --question 2 --choice Redis --choice Memcached`, `answer ID --text
+    /// "…"`; exits 0 once the agent has the answer.
+    Answer(answering::AnswerArgs),
     /// Whether each agent's permission requests can be answered from here, and how long they
     /// wait: `answering claude off`, `answering codex on --wait 4`.
     Answering(answering::AnsweringArgs),
@@ -174,8 +178,19 @@ struct ObserveArgs {
 
 /// The whole program.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    // Parsed through the matches, not `Cli::try_parse`: `answer` needs its flags' order.
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches).map(|cli| (cli, matches)));
+    let cli = match parsed {
+        Ok((mut cli, matches)) => {
+            if let (Command::Answer(args), Some(sub)) =
+                (&mut cli.command, matches.subcommand_matches("answer"))
+            {
+                args.take_order(sub);
+            }
+            cli
+        }
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() {
@@ -220,6 +235,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Pending { json } => Ok(answering::pending(json)?),
         Command::Allow(args) => Ok(answering::allow(&args)?),
         Command::Deny(args) => Ok(answering::deny(&args)?),
+        Command::Answer(args) => Ok(answering::answer(&args)?),
         Command::Answering(args) => Ok(answering::answering(&args)?),
         Command::StatusLine { agent, then } => {
             let mut args = Vec::new();

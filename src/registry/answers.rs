@@ -117,78 +117,80 @@ impl SessionsRegistry {
     ) -> Result<AskOutcome, InvalidObservation> {
         let agent = obs.agent;
         let session_id = obs.session_id.clone();
+        // A permission is asked while the session waits for permission, a question while it
+        // waits for input.
+        let waits_for = waited_on(call.detail.kind());
         // One step: the wait and its request appear in the same change (an alert for the wait
         // can offer to answer it).
-        let open = |inner: &mut Inner,
-                    now: crate::transition::Now,
-                    changes: &mut Vec<SessionChange>| {
-            let state = inner.live.get(&session_id).map(|r| r.session.state);
-            if state != Some(SessionState::WaitingForPermission) {
-                let reason = match state {
-                    None => "the session is not known".to_string(),
-                    Some(state) => format!("the session is {state}, not waiting for permission"),
+        let open =
+            |inner: &mut Inner, now: crate::transition::Now, changes: &mut Vec<SessionChange>| {
+                let state = inner.live.get(&session_id).map(|r| r.session.state);
+                if state != Some(waits_for) {
+                    let reason = match state {
+                        None => "the session is not known".to_string(),
+                        Some(state) => format!("the session is {state}, not {waits_for}"),
+                    };
+                    return Some(AskOutcome::NotOffered { reason });
+                }
+                let key = SessionKey {
+                    host: None,
+                    session_id: session_id.clone(),
                 };
-                return Some(AskOutcome::NotOffered { reason });
-            }
-            let key = SessionKey {
-                host: None,
-                session_id: session_id.clone(),
-            };
-            let answer_by = now.wall
-                + chrono::Duration::from_std(wait).unwrap_or_else(|_| chrono::Duration::zero());
-            // Only where the grant is shown whole (the book refuses it otherwise too).
-            let grant_shown = call
-                .detail
-                .for_session
-                .as_ref()
-                .is_some_and(agent_tray_domain::pending::SessionGrant::is_offered);
-            let asked = inner.answers.book.ask(
-                Ask {
-                    session: key.clone(),
-                    agent,
-                    detail: call.detail,
-                    call_id: call.call_id,
-                    input_digest: call.input_digest,
-                    asked_at: now.wall,
+                let answer_by = now.wall
+                    + chrono::Duration::from_std(wait).unwrap_or_else(|_| chrono::Duration::zero());
+                // Only where the grant is shown whole (the book refuses it otherwise too).
+                let grant_shown = call
+                    .detail
+                    .for_session
+                    .as_ref()
+                    .is_some_and(agent_tray_domain::pending::SessionGrant::is_offered);
+                let asked = inner.answers.book.ask(
+                    Ask {
+                        session: key.clone(),
+                        agent,
+                        detail: call.detail,
+                        call_id: call.call_id,
+                        input_digest: call.input_digest,
+                        asked_at: now.wall,
+                        answer_by,
+                        accepts: Accepts {
+                            allow_for_session: accepts.allow_for_session
+                                && call.suggests_for_session
+                                && grant_shown,
+                            ..accepts
+                        },
+                    },
+                    now.wall,
+                );
+                let mut touched = BTreeSet::from([key]);
+                for closed in asked.replaced.into_iter().chain(asked.evicted) {
+                    touched.insert(closed.ask.session.clone());
+                    wake_closed(&mut inner.answers, &closed);
+                }
+                // The same call asked again (the hook ran twice): the newer hook waits, the older is
+                // told to leave the answer to it.
+                if let Some(older) = inner.answers.waiters.remove(&asked.id) {
+                    let _ = older.send(Delivery {
+                        decision: HookDecision::None {
+                            reason: "the agent asked again".into(),
+                        },
+                        printed: None,
+                    });
+                }
+                let (tx, rx) = oneshot::channel();
+                inner.answers.waiters.insert(asked.id.clone(), tx);
+                let answer_by = inner
+                    .answers
+                    .book
+                    .get(&asked.id)
+                    .map_or(answer_by, |r| r.ask.answer_by);
+                refresh_views(inner, &touched, changes);
+                Some(AskOutcome::Waiting {
+                    id: asked.id,
                     answer_by,
-                    accepts: Accepts {
-                        allow_for_session: accepts.allow_for_session
-                            && call.suggests_for_session
-                            && grant_shown,
-                        ..accepts
-                    },
-                },
-                now.wall,
-            );
-            let mut touched = BTreeSet::from([key]);
-            for closed in asked.replaced.into_iter().chain(asked.evicted) {
-                touched.insert(closed.ask.session.clone());
-                wake_closed(&mut inner.answers, &closed);
-            }
-            // The same call asked again (the hook ran twice): the newer hook waits, the older is
-            // told to leave the answer to it.
-            if let Some(older) = inner.answers.waiters.remove(&asked.id) {
-                let _ = older.send(Delivery {
-                    decision: HookDecision::None {
-                        reason: "the agent asked again".into(),
-                    },
-                    printed: None,
-                });
-            }
-            let (tx, rx) = oneshot::channel();
-            inner.answers.waiters.insert(asked.id.clone(), tx);
-            let answer_by = inner
-                .answers
-                .book
-                .get(&asked.id)
-                .map_or(answer_by, |r| r.ask.answer_by);
-            refresh_views(inner, &touched, changes);
-            Some(AskOutcome::Waiting {
-                id: asked.id,
-                answer_by,
-                decision: rx,
-            })
-        };
+                    decision: rx,
+                })
+            };
         let (_, outcome) = self.observe_then(obs, false, open)?;
         Ok(outcome.unwrap_or_else(|| AskOutcome::NotOffered {
             reason: "a doctor probe is never a session".into(),
@@ -434,11 +436,23 @@ pub(super) fn settle_locked(
                 .map(|s| s.state),
         };
         match state {
-            Some(SessionState::WaitingForPermission) => {}
             Some(SessionState::Ended) | None => {
                 closed.extend(inner.answers.book.session_ended(&key, now));
             }
-            Some(_) => closed.extend(inner.answers.book.moved_on(&key, None, now)),
+            // A request stays open while its session waits for what it asks: a permission
+            // while it waits for permission, a question while it waits for input.
+            Some(state) => {
+                let moved_on: Vec<String> = inner
+                    .answers
+                    .book
+                    .open_for(&key)
+                    .filter(|r| waited_on(r.ask.detail.kind()) != state)
+                    .map(|r| r.ask.call_id.clone())
+                    .collect();
+                for call_id in moved_on {
+                    closed.extend(inner.answers.book.moved_on(&key, Some(&call_id), now));
+                }
+            }
         }
     }
     if closed.is_empty() {
@@ -487,6 +501,14 @@ fn refresh_views(
     }
 }
 
+/// The state a session is in while a request of this kind waits on the user.
+fn waited_on(kind: crate::answering::RequestKind) -> SessionState {
+    match kind {
+        crate::answering::RequestKind::Permission => SessionState::WaitingForPermission,
+        crate::answering::RequestKind::Question => SessionState::WaitingForInput,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -512,6 +534,7 @@ mod tests {
             session_id: "s-far".into(),
             host: Some("gpu-box".into()),
             agent: Agent::Claude,
+            kind: Default::default(),
             detail: AskDetail {
                 tool: "Bash".into(),
                 command: Some("rm -rf checkpoints".into()),

@@ -153,6 +153,15 @@ pub fn answer_command(request_id: &str, answer: &crate::answering::Answer) -> St
                 words.push(format!("--message={message}"));
             }
         }
+        Answer::Questions { answers } => {
+            words.push("answer".into());
+            // Each question's answers after its number, every value one word with `=`.
+            for (i, a) in answers.iter().enumerate() {
+                words.push(format!("--question={}", i + 1));
+                words.extend(a.choices.iter().map(|c| format!("--choice={c}")));
+                words.extend(a.text.iter().map(|t| format!("--text={t}")));
+            }
+        }
     }
     // The id last, after `--`: whatever a remote named its request, it is never an option.
     words.extend(["--over-ssh".into(), "--".into(), request_id.into()]);
@@ -278,6 +287,32 @@ mod tests {
                 "--",
                 "-r3",
             ];
+            assert_eq!(words, want, "{shell}");
+            let answers = Answer::Questions {
+                answers: vec![
+                    crate::answering::QuestionAnswer {
+                        choices: vec!["it's \"A\"".into()],
+                        text: None,
+                    },
+                    crate::answering::QuestionAnswer {
+                        choices: vec![],
+                        text: Some(message.into()),
+                    },
+                ],
+            };
+            let text_flag = format!("--text={message}");
+            let want = [
+                "agent-tray",
+                "answer",
+                "--question=1",
+                "--choice=it's \"A\"",
+                "--question=2",
+                text_flag.as_str(),
+                "--over-ssh",
+                "--",
+                "r3-ab12",
+            ];
+            let words = words_in(shell, &answer_command("r3-ab12", &answers));
             assert_eq!(words, want, "{shell}");
         }
     }

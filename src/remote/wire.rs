@@ -111,6 +111,10 @@ struct WirePending {
     cwd: Option<String>,
     asked_at: DateTime<Utc>,
     answer_by: DateTime<Utc>,
+    /// `"question"` for a question (listed here, answered on that machine); a permission
+    /// otherwise, as from a remote older than questions.
+    #[serde(default, deserialize_with = "bounded::name")]
+    kind: Option<String>,
 }
 
 fn required_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -184,12 +188,19 @@ impl WirePending {
             cwd: self.cwd,
             input: String::new(),
             for_session: None,
+            // A remote's questions are listed, not carried: they are answered on that machine.
+            questions: None,
+        };
+        let kind = match self.kind.as_deref() {
+            Some("question") => crate::answering::RequestKind::Question,
+            _ => crate::answering::RequestKind::Permission,
         };
         Some(PendingView {
             id: RequestId::parse(&self.id),
             session_id: session_id.to_string(),
             host: Some(remote.to_string()),
             agent: self.agent,
+            kind,
             // Bounded on the link (maybe cut): never whole for a one-line place.
             shown: ShownRequest::of(&detail, false),
             detail,

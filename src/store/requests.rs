@@ -85,6 +85,7 @@ pub fn outcome_and_source(outcome: &Outcome) -> (&'static str, Option<&'static s
                 Answer::Allow => "allowed",
                 Answer::AllowForSession => "allowed_for_session",
                 Answer::Deny { .. } => "denied",
+                Answer::Questions { .. } => "answered",
             };
             let from = match source {
                 AnswerSource::Window => "window",

@@ -101,8 +101,10 @@ export function request({ id = "r1-a1b2", session, agent = "claude", tool = "Bas
     input: input ?? JSON.stringify({ command, description }),
     asked_at: new Date(now - 12_000).toISOString(),
     answer_by: new Date(now + secondsLeft * 1000).toISOString(),
+    kind: "permission",
     accepts: { allow_for_session: allowForSession && forSession !== null, deny_message: true },
     shown: {
+      questions: [],
       line: `${tool}: ${text.replaceAll("\n", "")}`,
       text,
       line_count: lines,
@@ -111,6 +113,42 @@ export function request({ id = "r1-a1b2", session, agent = "claude", tool = "Bas
       description: description === null ? null : visibleLines(description).replaceAll("\n", ""),
     },
     for_session: forSession === null ? null : { items: forSession.map((t) => ({ kind: "add_rules", text: t })), withheld: null },
+  };
+}
+
+/// A question as the core lists it (`pending --json`): `questions` as asked, and `shown` as every
+/// place shows them (here the same texts: the core makes odd characters visible).
+export function questionRequest({ id = "r6-q1", session, agent = "claude", questions, secondsLeft = 240, host = null }) {
+  const now = Date.now();
+  const full = questions.map((q) => ({ header: null, multi_select: false, allows_other: true, ...q, options: q.options.map((o) => ({ description: null, ...o })) }));
+  return {
+    id,
+    session_id: session,
+    host,
+    agent,
+    kind: "question",
+    tool: "AskUserQuestion",
+    command: null,
+    file_path: null,
+    change_bytes: null,
+    url: null,
+    description: null,
+    cwd: `/home/dev/${session}`,
+    input: JSON.stringify({ questions }),
+    for_session: null,
+    questions: host ? null : full,
+    asked_at: new Date(now - 12_000).toISOString(),
+    answer_by: new Date(now + secondsLeft * 1000).toISOString(),
+    accepts: { allow_for_session: false, deny_message: true },
+    shown: {
+      line: `Question: ${full[0].question}`,
+      text: full.map((q) => q.question).join("\n"),
+      line_count: full.length,
+      fits_one_line: false,
+      kind: full.length === 1 ? "a question" : `${full.length} questions`,
+      description: null,
+      questions: host ? [] : full.map((q) => ({ question: q.question, header: q.header, options: q.options.map((o) => ({ label: o.label, description: o.description })) })),
+    },
   };
 }
 

@@ -139,6 +139,7 @@
           return JSON.parse(JSON.stringify(c));
         }
         case "answer_request":
+        case "answer_question":
           if (mock.answerRefusal) throw mock.answerRefusal;
           return null;
         default:

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-import { view, request, sampleSessions, defaultSettings, visibleLines } from "./fixtures.mjs";
+import { view, request, questionRequest, sampleSessions, defaultSettings, visibleLines } from "./fixtures.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.resolve(here, "../../ui/dist");
@@ -278,6 +278,88 @@ test("row actions call their commands", async () => {
   assert.deepEqual(await calls(page, "reveal_transcript"), [{ cmd: "reveal_transcript", args: { sessionId: "s-dead", host: null } }]);
   await page.waitForSelector("#banner:not([hidden])");
   assert.match(await page.locator("#banner").innerText(), /claude --resume s-idle/);
+  await context.close();
+});
+
+// Issue 39: a question with its options, answered from the window with clicks and keys.
+const LONG_QUESTION = `Which database should the cache use, given that ${"the service writes far more than it reads and ".repeat(6)}restarts often?`;
+const cacheQuestions = [
+  { question: LONG_QUESTION, header: "Database", options: [{ label: "Postgres", description: "the server you already run" }, { label: "SQLite", description: "a file beside the app" }] },
+  { question: "Which caches should sit in front of it?", header: "Caches", multi_select: true, allows_other: false, options: [{ label: "Redis" }, { label: "Memcached" }, { label: "In-process" }] },
+];
+
+test("a question is shown whole with its options, and is answered from the window by clicks and keys, never by an Allow", async () => {
+  const asking = view({
+    id: "s-q",
+    project: "cache-svc",
+    state: "waiting_for_input",
+    pending: [questionRequest({ id: "r6-q1", session: "s-q", questions: cacheQuestions })],
+  });
+  const { page, context, problems } = await open([asking, ...sampleSessions().filter((v) => v.session.session_id !== "s-perm")]);
+  const row = page.locator(".row[data-session-id='s-q']");
+  assert.equal(await row.locator(".ask-head").innerText(), "Claude asks 2 questions");
+  // Whole: the long question's every word, each option's label and meaning; no Allow anywhere.
+  const first = row.locator("[data-question='0'] .question-text");
+  assert.ok((await first.innerText()).includes(LONG_QUESTION), "the question is never cut");
+  assert.ok(await first.evaluate((n) => n.scrollWidth <= n.clientWidth + 1), "wrapped, not clipped");
+  assert.deepEqual(await row.locator("[data-question='0'] .option").allInnerTexts(), ["1\nPostgres\nthe server you already run", "2\nSQLite\na file beside the app"].map((t) => t.replace(/^\d\n/, "")));
+  assert.equal(await row.locator("[data-action='answer:allow']").count(), 0, "a question has no Allow");
+  assert.equal(await row.locator("[data-question='1'] input[data-other]").count(), 0, "no Other where the question takes none");
+  const send = row.locator("[data-action='answer:submit']");
+  assert.equal(await send.isDisabled(), true, "Send waits until every question has an answer");
+  // A click chooses SQLite; the number keys then choose in the next question (multi-select).
+  await row.locator("[data-question='0'] .option[data-option='1']").click();
+  assert.equal(await row.locator("[data-question='0'] .option[data-option='1']").getAttribute("aria-pressed"), "true");
+  assert.equal(await send.isDisabled(), true, "one question of two answered");
+  await page.keyboard.press("1");
+  await page.keyboard.press("2");
+  await page.keyboard.press("3");
+  await page.keyboard.press("3");
+  assert.deepEqual(await row.locator("[data-question='1'] .option[aria-pressed='true'] .option-label").allInnerTexts(), ["Redis", "Memcached"]);
+  assert.equal(await send.isDisabled(), false);
+  await row.screenshot({ path: path.join(artifacts, "question-row.png") });
+  await send.click();
+  // Words of one's own replace a single-choice question's choice; Enter in the field sends.
+  const other = row.locator("[data-question='0'] input[data-other]");
+  await other.fill("DuckDB, \u202Eplease");
+  assert.equal(await row.locator("[data-question='0'] .option[aria-pressed='true']").count(), 0, "one choice or one's own words");
+  await other.press("a"); // typed into the field, not the row's Send key
+  await other.press("Enter");
+  // Declined: a deny of the request drawn.
+  await row.locator("[data-action='answer:deny']").click();
+  assert.deepEqual(
+    (await calls(page, "answer_question")).map((c) => c.args),
+    [
+      { requestId: "r6-q1", host: null, from: "window", answers: [{ choices: ["SQLite"], text: null }, { choices: ["Redis", "Memcached"], text: null }] },
+      { requestId: "r6-q1", host: null, from: "window", answers: [{ choices: [], text: "DuckDB, \u202Epleasea" }, { choices: ["Redis", "Memcached"], text: null }] },
+    ],
+  );
+  assert.deepEqual((await calls(page, "answer_request")).map((c) => c.args.answer), ["deny"]);
+  // A choice survives the row being rebuilt by an event (the draft is kept by request id).
+  await page.evaluate(() => (document.querySelector(".row[data-session-id='s-q']").__old = true));
+  await page.evaluate((name) => {
+    const v = window.__mock.snapshot.sessions.find((x) => x.session.session_id === "s-q");
+    window.__mock.emit(name, { kind: "upsert", seq: 50, view: JSON.parse(JSON.stringify(v)) });
+  }, "sessions-changed");
+  await page.waitForFunction(() => !document.querySelector(".row[data-session-id='s-q']").__old);
+  assert.deepEqual(await row.locator("[data-question='1'] .option[aria-pressed='true'] .option-label").allInnerTexts(), ["Redis", "Memcached"]);
+  // A refusal from the core is shown as it says it.
+  await page.evaluate(() => (window.__mock.answerRefusal = { code: "answer_refused", message: 'request r6-q1 is not answered that way: question 1 offers no "Oracle"' }));
+  await send.click();
+  await page.waitForSelector("#banner:not([hidden])");
+  assert.match(await page.locator("#banner").innerText(), /offers no "Oracle"/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("a remote's question is listed with where to answer it, and nothing here answers it", async () => {
+  const far = view({ id: "s-far-q", project: "gpu-train", state: "waiting_for_input", host: "gpu-box",
+    pending: [questionRequest({ id: "r2-far", session: "s-far-q", host: "gpu-box", questions: cacheQuestions })] });
+  const { page, context, problems } = await open([far]);
+  const row = page.locator(".row[data-session-id='s-far-q']");
+  assert.match(await row.locator(".ask").innerText(), /Claude asks a question[\s\S]*Answer it on gpu-box, in its terminal\./);
+  assert.equal(await row.locator(".option, [data-action^='answer:']").count(), 0);
+  assert.deepEqual(problems, []);
   await context.close();
 });
 
@@ -1493,6 +1575,29 @@ test("the popover lists the sessions that need you first, with today's totals in
   await context.close();
 });
 
+test("the popover answers a question with its options, and never offers Allow for it", async () => {
+  const asking = view({ id: "s-q", project: "cache-svc", state: "waiting_for_input",
+    pending: [questionRequest({ id: "r6-q2", session: "s-q", questions: cacheQuestions })] });
+  const { page, context, problems } = await openPopover([asking]);
+  const row = page.locator(".pop-row[data-session-id='s-q']");
+  assert.ok((await row.locator("[data-question='0'] .question-text").innerText()).includes(LONG_QUESTION), "whole in 340 px too");
+  assert.equal(await row.locator("[data-answer='allow']").count(), 0);
+  const send = row.locator("[data-answer='submit']");
+  assert.equal(await send.isDisabled(), true);
+  await row.locator("[data-question='0'] .option[data-option='0']").click();
+  await row.locator("[data-question='1'] .option[data-option='2']").click();
+  assert.equal(await send.isDisabled(), false);
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 340), "no horizontal overflow");
+  await page.screenshot({ path: path.join(artifacts, "popover-question.png") });
+  await send.click();
+  assert.deepEqual((await calls(page, "answer_question")).map((c) => c.args), [
+    { requestId: "r6-q2", host: null, from: "popover", answers: [{ choices: ["Postgres"], text: null }, { choices: ["In-process"], text: null }] },
+  ]);
+  assert.deepEqual(await calls(page, "jump_to_session"), [], "choosing and sending never jumped");
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 /// Opens the popover as the shell creates it: with a boot snapshot in the page (`boot`, seq 1),
 /// while get_snapshot answers with what changed since (`later`, numbered `laterSeq`). With
 /// `hold`, no command is answered until the test releases them.
@@ -1572,8 +1677,8 @@ test("the popover answers a request with Allow and Deny, without jumping", async
   assert.deepEqual(
     (await calls(page, "answer_request")).map((c) => c.args),
     [
-      { requestId: "r7-k3x9", answer: "deny", message: null, from: "popover" },
-      { requestId: "r7-k3x9", answer: "allow", message: null, from: "popover" },
+      { requestId: "r7-k3x9", host: null, answer: "deny", message: null, from: "popover" },
+      { requestId: "r7-k3x9", host: null, answer: "allow", message: null, from: "popover" },
     ],
   );
   assert.deepEqual(await calls(page, "jump_to_session"), [], "an answer is not a jump");

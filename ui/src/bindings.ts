@@ -139,7 +139,13 @@ input: string,
  * What "allow for this session" would grant, in words; `null` where the agent suggests
  * nothing for the session (`pending --json`'s `for_session`).
  */
-for_session: SessionGrant | null, };
+for_session: SessionGrant | null, 
+/**
+ * The questions, for a question (Claude's `AskUserQuestion`): answered with choices and
+ * text ([`Answer::Questions`]), never allowed or allowed for the session. Absent for a
+ * permission.
+ */
+questions?: Array<Question> | null, };
 
 export type SessionGrant = { 
 /**
@@ -195,13 +201,59 @@ kind: string,
  * text too: a newline or a bidi control in it must not hide or reorder what is read beside
  * the buttons). Never cut.
  */
+description: string | null, 
+/**
+ * A question's questions as every place shows them, index by index with the asked ones
+ * (whose labels are what an answer sends back): every text made visible on one line.
+ * Empty for a permission.
+ */
+questions: Array<ShownQuestion>, };
+
+export type ShownQuestion = { question: string, header: string | null, options: Array<ShownOption>, };
+
+export type ShownOption = { label: string, description: string | null, };
+
+export type RequestKind = "permission" | "question";
+
+export type Question = { 
+/**
+ * The question's text.
+ */
+question: string, 
+/**
+ * The agent's short title for it (Claude's `header`).
+ */
+header: string | null, options: Array<QuestionOption>, 
+/**
+ * Whether several options may be chosen.
+ */
+multi_select: boolean, 
+/**
+ * Whether the user may answer in words of their own ("Other").
+ */
+allows_other: boolean, };
+
+export type QuestionOption = { 
+/**
+ * What the user picks, and what the agent receives.
+ */
+label: string, 
+/**
+ * What the agent says the choice means.
+ */
 description: string | null, };
+
+export type QuestionAnswer = { choices: Array<string>, text: string | null, };
 
 export type PendingView = { id: RequestId, session_id: string, 
 /**
  * The remote the session runs on; `null` on this machine.
  */
-host: string | null, agent: Agent, asked_at: string, 
+host: string | null, agent: Agent, 
+/**
+ * `"permission"` or `"question"`.
+ */
+kind: RequestKind, asked_at: string, 
 /**
  * Until when an answer from here can reach the agent; after it the agent asks in its
  * terminal.
@@ -248,7 +300,13 @@ input: string,
  * What "allow for this session" would grant, in words; `null` where the agent suggests
  * nothing for the session (`pending --json`'s `for_session`).
  */
-for_session: SessionGrant | null, };
+for_session: SessionGrant | null, 
+/**
+ * The questions, for a question (Claude's `AskUserQuestion`): answered with choices and
+ * text ([`Answer::Questions`]), never allowed or allowed for the session. Absent for a
+ * permission.
+ */
+questions?: Array<Question> | null, };
 
 export type AnswerChoice = "allow" | "allow_for_session" | "deny";
 

@@ -16,6 +16,7 @@ import type {
   HistoryQuery,
   InstallReport,
   PlanWindow,
+  QuestionAnswer,
   SessionDetail,
   SessionEvent,
   SessionKey,
@@ -45,6 +46,8 @@ export const commands = {
   hidePopover: () => invoke<null>("hide_popover"),
   answerRequest: (requestId: string, host: string | null, answer: AnswerChoice, message: string | null, from: AnswerFrom) =>
     invoke<null>("answer_request", { requestId, host, answer, message, from }),
+  answerQuestion: (requestId: string, host: string | null, answers: QuestionAnswer[], from: AnswerFrom) =>
+    invoke<null>("answer_question", { requestId, host, answers, from }),
   getAnswering: () => invoke<EffectiveChoice[]>("get_answering"),
   setAnswering: (agent: Agent, enabled: boolean, waitSecs: number) =>
     invoke<EffectiveChoice>("set_answering", { agent, enabled, waitSecs }),

@@ -8,13 +8,14 @@
 // after. A click on a row jumps to the session (its terminal, editor or tmux pane); Esc closes.
 import "./popover.css";
 import { AGENTS, SECTIONS } from "./bindings";
-import type { Agent, AnswerChoice, DayReport, SessionKey, SessionView } from "./bindings";
+import type { Agent, DayReport, PendingView, SessionKey, SessionView } from "./bindings";
 import { el } from "./dom";
 import { byStartThenId, formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage, on } from "./ipc";
 import { stampPaint } from "./paint";
 import { keyOf, SessionsStore } from "./sessions-store";
-import { answerable, answerChoices, grants, noteSeen, requestBlock } from "./requests";
+import { answerable, answerChoices, grants, noteSeen, requestBlock, type RowChoice } from "./requests";
+import { answersOf } from "./questions";
 
 const agentName = (agent: Agent): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
@@ -67,17 +68,18 @@ function row(v: SessionView): HTMLElement {
         .filter((c) => c.choice !== "allow_for_session")
         .map((c) => {
           // The id of the request drawn here: a click answers it or nothing.
-          const attrs: Record<string, string> = { type: "button", "data-answer": c.choice, "data-request-id": request.id };
+          const attrs: Record<string, string> = { type: "button", "data-answer": c.choice, "data-request-id": request.id, title: c.label };
           if (grants(c.choice)) attrs["data-grants"] = "";
+          if (c.choice === "submit") attrs["data-sends"] = "";
           const b = el("button", { class: `pop-answer pop-${c.choice}`, attrs }, c.label);
           b.addEventListener("click", (e) => {
             e.stopPropagation();
-            void answer(request.id, s.host, c.choice);
+            void answer(request, s.host ?? null, c.choice);
           });
           return b;
         }),
     );
-    const block = requestBlock(s, buttons, Date.now());
+    const block = requestBlock(s, buttons, Date.now(), () => void answer(request, s.host ?? null, "submit"));
     if (block) {
       item.classList.add("has-ask");
       item.append(block);
@@ -85,16 +87,31 @@ function row(v: SessionView): HTMLElement {
   }
   // The row's own host goes with its id: a local and a remote session may share an id.
   const target = { host: s.host, session_id: s.session_id };
-  item.addEventListener("click", () => void jump(target));
+  item.addEventListener("click", (e) => {
+    // Choosing a question's options or typing an answer is not a wish to jump.
+    if ((e.target as HTMLElement).closest(".questions")) return;
+    void jump(target);
+  });
   item.addEventListener("keydown", (e) => {
-    if (e.key === "Enter") void jump(target);
+    if (e.key === "Enter" && !(e.target as HTMLElement).closest(".questions")) void jump(target);
   });
   return item;
 }
 
-async function answer(requestId: string, host: string | null, choice: AnswerChoice): Promise<void> {
+async function answer(request: PendingView, host: string | null, choice: RowChoice): Promise<void> {
   try {
-    await commands.answerRequest(requestId, host, choice, null, "popover");
+    if (choice === "submit") {
+      // The answers put together for the question drawn here, by its id.
+      const answers = answersOf(request);
+      if (!answers) {
+        notice = "Answer every question first";
+        render();
+        return;
+      }
+      await commands.answerQuestion(request.id, host, answers, "popover");
+      return;
+    }
+    await commands.answerRequest(request.id, host, choice, null, "popover");
   } catch (error) {
     notice = errorMessage(error);
     render();

@@ -1,7 +1,7 @@
-// A permission request as the window and the popover show it: what the agent asks, whole, as
-// text. The command line, the file and the address come from the agent (and, through it, from
-// whatever the model read): they are put in the page as text nodes, never as markup, and long
-// input scrolls inside its box instead of being cut.
+// A request as the window and the popover show it (a question's form is in questions.ts): what
+// the agent asks, whole, as text. The command line, the file and the address come from the agent
+// (and, through it, from whatever the model read): they are put in the page as text nodes, never
+// as markup, and long input scrolls inside its box instead of being cut.
 //
 // Answer only what was seen: a request's Allow (and Allow for session) stays unavailable until
 // the whole input has been on screen: its box shows all of it, or it was scrolled to its end, or
@@ -12,12 +12,22 @@
 import { AGENTS } from "./bindings";
 import type { AnswerChoice, PendingView, Session } from "./bindings";
 import { el } from "./dom";
+import { isQuestion, questionForm, syncForm } from "./questions";
 
 const agentName = (agent: PendingView["agent"]): string => AGENTS.find((a) => a.agent === agent)?.name ?? agent;
 
+/// What a row's answer button gives: a permission's answer, or a question's Send answers.
+export type RowChoice = AnswerChoice | "submit";
+
 /// The answers a request takes, with their keys: Allow, Deny, and Allow for this session where
-/// the agent has it.
-export function answerChoices(p: PendingView): { choice: AnswerChoice; label: string; key: string }[] {
+/// the agent has it; for a question, Send answers (every question answered) and Decline.
+export function answerChoices(p: PendingView): { choice: RowChoice; label: string; key: string }[] {
+  if (isQuestion(p)) {
+    return [
+      { choice: "submit", label: "Send answers", key: "A" },
+      { choice: "deny", label: "Decline", key: "D" },
+    ];
+  }
   const grant = sessionGrant(p);
   return [
     { choice: "allow", label: "Allow", key: "A" },
@@ -52,8 +62,9 @@ export function askedText(p: PendingView): string {
 /// Requests whose whole input has been on screen in this page, by id.
 const seen = new Set<string>();
 
-/// Whether an answer grants something (and so waits until the whole request was seen).
-export const grants = (choice: AnswerChoice): boolean => choice !== "deny";
+/// Whether an answer grants something (and so waits until the whole request was seen). A
+/// question's answers are shown whole, never in a scrolling box: its Send waits for answers.
+export const grants = (choice: RowChoice): boolean => choice !== "deny" && choice !== "submit";
 
 /// Whether request `id`'s whole input has been on screen here.
 export const wasSeen = (id: string): boolean => seen.has(id);
@@ -88,10 +99,34 @@ function secondsLeft(p: PendingView, now: number): number {
   return Math.max(0, Math.round((new Date(p.answer_by).getTime() - now) / 1000));
 }
 
+/// The block of a question: every question whole with its options, until when, and the buttons
+/// (Send answers waits until every question has an answer). A remote's question is listed with
+/// where to answer it.
+function questionBlock(s: Session, p: PendingView, buttons: HTMLElement | null, now: number, submit: () => void): HTMLElement {
+  const count = p.questions?.length ?? 0;
+  const more = s.pending.length > 1 ? ` (and ${s.pending.length - 1} more)` : "";
+  const head = `${agentName(p.agent)} asks ${count > 1 ? `${count} questions` : "a question"}${more}`;
+  const block = el("div", { class: "ask ask-question", attrs: { "data-request-id": p.id, "data-seen": "true", "data-kind": "question" } }, el("div", { class: "ask-head" }, head));
+  if (s.host || count === 0) {
+    block.append(el("div", { class: "ask-note" }, s.host ? `Answer it on ${s.host}, in its terminal.` : "Answer it in its terminal."));
+    return block;
+  }
+  const form = questionForm(p, submit);
+  block.append(
+    form,
+    el("div", { class: "ask-foot" }, el("span", { class: "ask-left", attrs: { "data-answer-by": p.answer_by } }, `answer within ${secondsLeft(p, now)}s, or in the terminal`), buttons),
+  );
+  for (const b of block.querySelectorAll<HTMLButtonElement>("button[data-sends]")) b.dataset.label = b.title;
+  syncForm(form, p);
+  return block;
+}
+
 /// The block under a row: who asks what, where; the whole input in a scrolling box; until when.
-/// `buttons` are the row's answer buttons, made by the caller (each page wires its own clicks).
-export function requestBlock(s: Session, buttons: HTMLElement | null, now: number): HTMLElement | null {
+/// `buttons` are the row's answer buttons, made by the caller (each page wires its own clicks);
+/// `submit` sends a question's answers (Enter in its "Other" field).
+export function requestBlock(s: Session, buttons: HTMLElement | null, now: number, submit: () => void = () => {}): HTMLElement | null {
   const p = s.pending[0];
+  if (p && isQuestion(p)) return questionBlock(s, p, buttons, now, submit);
   if (!p) {
     if (s.state !== "waiting_for_permission") return null;
     // An agent answerable from here with nothing pending was just answered (the agent is about

@@ -28,7 +28,8 @@ import { el, setText } from "./dom";
 import { byStartThenId, clockTime, formatElapsed, secondsSince } from "./format";
 import { commands, errorMessage } from "./ipc";
 import { keyOf, parseKey, SessionsStore, sessionKey } from "./sessions-store";
-import { answerable, answerChoices, grants, noteSeen, READ_FIRST, requestBlock } from "./requests";
+import { answerable, answerChoices, grants, noteSeen, READ_FIRST, requestBlock, type RowChoice } from "./requests";
+import { answersOf, chooseByKey, isQuestion, nextQuestion, syncForm } from "./questions";
 
 /// A line for the page's banner.
 export type Notice = { kind: "info" | "error"; text: string };
@@ -201,7 +202,7 @@ const ROW_KEYS: Record<string, string> = {
   S: "answer:allow_for_session",
 };
 
-const KEYS_HELP = "↑↓ Home End: choose · V: show a request whole · A: allow · D: deny · S: allow for session · Enter: jump · C: copy resume · T: transcript · Delete: dismiss · /: filter · Esc: hide";
+const KEYS_HELP = "↑↓ Home End: choose · V: show a request whole · A: allow (a question: send answers) · D: deny · S: allow for session · 1–9: choose a question's option · Q: next question · Enter: jump · C: copy resume · T: transcript · Delete: dismiss · /: filter · Esc: hide";
 
 declare global {
   interface Window {
@@ -312,7 +313,11 @@ export function createSessionsView(page: SessionsPage): SessionsView {
     const request = answerable(s);
     const answerAttrs = (a: (typeof offered)[number]): Record<string, string> =>
       a.action.startsWith("answer:") && request
-        ? { "data-request-id": request.id, ...(grants(a.action.slice("answer:".length) as AnswerChoice) ? { "data-grants": "" } : {}) }
+        ? {
+            "data-request-id": request.id,
+            ...(grants(a.action.slice("answer:".length) as RowChoice) ? { "data-grants": "" } : {}),
+            ...(a.action === "answer:submit" ? { "data-sends": "" } : {}),
+          }
         : {};
     const button = (a: (typeof offered)[number]) =>
       el(
@@ -322,7 +327,12 @@ export function createSessionsView(page: SessionsPage): SessionsView {
       );
     const actions = el("div", { class: "actions", attrs: { "aria-hidden": "true" } }, ...offered.filter((a) => !a.action.startsWith("answer:")).map(button));
     const answers = offered.filter((a) => a.action.startsWith("answer:"));
-    const ask = requestBlock(s, answers.length > 0 ? el("div", { class: "actions answers", attrs: { "aria-hidden": "true" } }, ...answers.map(button)) : null, Date.now());
+    const ask = requestBlock(
+      s,
+      answers.length > 0 ? el("div", { class: "actions answers", attrs: { "aria-hidden": "true" } }, ...answers.map(button)) : null,
+      Date.now(),
+      () => void act("answer:submit", key),
+    );
     const description = el(
       "span",
       { attrs: { id: `${id}-keys`, hidden: "" } },
@@ -629,6 +639,22 @@ export function createSessionsView(page: SessionsPage): SessionsView {
     return node?.querySelector<HTMLButtonElement>(`button[data-action="${action}"][data-request-id]`) ?? null;
   }
 
+  /// A question's keys on the selected row: 1–9 choose an option of its current question, Q
+  /// goes on to the next question, A sends the answers. False where the row asks no question
+  /// (the key is then the row's own).
+  function questionKey(pressed: string, key: string): boolean {
+    const node = built.get(key)?.node;
+    const form = node?.querySelector<HTMLElement>("[data-question-form]");
+    const asked = state.sessions.get(key)?.session.pending.find((p) => p.id === form?.dataset.questionForm);
+    if (!form || !asked || !isQuestion(asked)) return false;
+    if (/^[1-9]$/.test(pressed)) chooseByKey(asked, Number(pressed));
+    else if (pressed === "q" || pressed === "Q") nextQuestion(asked);
+    else if (pressed === "a" || pressed === "A") void act("answer:submit", key);
+    else return false;
+    syncForm(form, asked);
+    return true;
+  }
+
   async function act(action: string, key: string, drawn: HTMLButtonElement | null = null): Promise<void> {
     const v = state.sessions.get(key);
     if (!v) return;
@@ -640,6 +666,17 @@ export function createSessionsView(page: SessionsPage): SessionsView {
         const button = drawn ?? drawnAnswer(action, key);
         const requestId = button?.dataset.requestId;
         if (!button || !requestId) return;
+        if (action === "answer:submit") {
+          // The answers put together for the question drawn here, by its id.
+          const asked = v.session.pending.find((p) => p.id === requestId);
+          const answers = asked ? answersOf(asked) : null;
+          if (!answers) {
+            page.notify({ kind: "info", text: "Answer every question first: choose an option (1–9) or type your own words" });
+            return;
+          }
+          await commands.answerQuestion(requestId, session.host, answers, "window");
+          return;
+        }
         if (button.disabled) {
           page.notify({ kind: "info", text: READ_FIRST });
           return;
@@ -685,6 +722,8 @@ export function createSessionsView(page: SessionsPage): SessionsView {
       // Show the selected row's request whole: the keyboard's "Show all".
       event.preventDefault();
       built.get(state.selected)?.node.querySelector<HTMLButtonElement>("[data-ask-expand]")?.click();
+    } else if (state.selected && questionKey(event.key, state.selected)) {
+      event.preventDefault();
     } else if (event.key in ROW_KEYS && state.selected) {
       event.preventDefault();
       void act(ROW_KEYS[event.key], state.selected);

@@ -347,6 +347,7 @@ pub fn ask_call(payload: &[u8]) -> Option<crate::answering::AskCall> {
             cwd: text(line.get("directory")),
             input: input_text,
             tool,
+            questions: None,
         },
     })
 }

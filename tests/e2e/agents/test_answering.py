@@ -215,62 +215,31 @@ class ClaudeAnsweredFromTheApp(ScenarioTest):
             self.fail(str(e))
 
     def test_the_alerts_allow_and_the_windows_allow_each_let_the_tool_run(self):
-        import shutil
-        import subprocess
-        if not shutil.which("dunst"):
-            self.fail("dunst not installed: run scripts/setup.sh --test")
+        from harness.window import WindowError
         a = self.claude()
         self.agent = a
         self.tray.install("--claude")
         self.window.start()
-        # dunst on the app's bus, its menu steered to pick "Allow" (tests/desktop/dunst-pick.sh).
-        here = os.path.dirname(os.path.abspath(__file__))
-        picker = os.path.realpath(os.path.join(here, "..", "..", "desktop", "dunst-pick.sh"))
-        rc = self.world.path("dunstrc")
-        with open(rc, "w") as f:
-            f.write(f"[global]\n    dmenu = {picker}\n")
-        pick = self.world.path("dunst-pick")
-        with open(pick, "w") as f:
-            f.write("Allow")
-        self.window.env.update({"DUNST_PICK_FILE": pick, "DUNST_MENU_LOG": self.world.path("logs", "dunst-menu.log")})
-        self.window._spawn("dunst", ["dunst", "-config", rc])
-
-        def ctl(*args):
-            return subprocess.run(["dunstctl", *args], env=self.window.env, capture_output=True, text=True, timeout=10)
-
-        def wait_displayed(n, timeout):
-            deadline = time.monotonic() + timeout
-            while ctl("count", "displayed").stdout.strip() != str(n) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            return ctl("count", "displayed").stdout.strip()
-
-        self.assertEqual(wait_displayed(0, 10), "0", "dunst answers on the bus")
+        try:
+            self.window.start_dunst(self.world)
+        except WindowError as e:
+            self.fail(str(e))
+        self.window.pick_action("Allow")
+        self.assertEqual(self.window.wait_alerts_displayed(0, 10), "0", "dunst answers on the bus")
         a.start()
         a.wait_ready()
         # The alert first (one permission alert per session a minute: the cooldown).
         a.prompt("TOOL touch made-by-alert")
         a.wait_permission()
-        self.assertEqual(wait_displayed(1, 15), "1", "the permission alert is on screen")
-        # The app starts listening for the alert's ActionInvoked just after showing it (the
-        # notification library subscribes once it has the alert's id); a pick made within those
-        # milliseconds on a loaded machine is a signal nobody hears, and dunst keeps the alert up.
-        # A person never clicks that fast; the test picks again while the alert stays unanswered.
+        self.assertEqual(self.window.wait_alerts_displayed(1, 15), "1", "the permission alert is on screen")
         made = os.path.join(a.cwd, "made-by-alert")
-        deadline = time.monotonic() + 30
-        picks = 0
-        while not os.path.exists(made) and time.monotonic() < deadline:
-            ctl("context")
-            picks += 1
-            waited = time.monotonic() + 4
-            while not os.path.exists(made) and time.monotonic() < waited:
-                time.sleep(0.1)
-        if not os.path.exists(made):
-            menus = open(self.world.path("logs", "dunst-menu.log")).read() if os.path.exists(
-                self.world.path("logs", "dunst-menu.log")) else "(dunst never opened its menu)"
-            self.fail(f"the alert's Allow did not run the tool after {picks} picks; dunst's menus:\n{menus}")
+        try:
+            picks = self.window.pick_until(lambda: os.path.exists(made))
+        except WindowError as e:
+            self.fail(f"the alert's Allow did not run the tool: {e}")
         print(f"\n  the alert was picked {picks} time(s)")
         a.wait_turn_done("done")
-        self.assertEqual(wait_displayed(0, 5), "0", "the answered alert is gone")
+        self.assertEqual(self.window.wait_alerts_displayed(0, 5), "0", "the answered alert is gone")
 
         a.prompt("TOOL touch made-by-window")
         a.wait_permission()

@@ -29,6 +29,22 @@ def _last_user_text(messages):
     return "", False
 
 
+# "ASK MANY": three questions in one call, one of them multi-select (what a model asks before
+# setting up a cache).
+ASK_MANY = [
+    {"question": "Which database should the cache use?", "header": "Database", "multiSelect": False,
+     "options": [{"label": "Postgres", "description": "the server you run"},
+                 {"label": "SQLite", "description": "a file beside the app"}]},
+    {"question": "Which caches should sit in front of it?", "header": "Caches", "multiSelect": True,
+     "options": [{"label": "Redis", "description": "shared"},
+                 {"label": "Memcached", "description": "simple"},
+                 {"label": "In-process", "description": "none to run"}]},
+    {"question": "What should the cache be called?", "header": "Name", "multiSelect": False,
+     "options": [{"label": "cache", "description": "the plain name"},
+                 {"label": "store", "description": "another plain name"}]},
+]
+
+
 class AnthropicMock(MockServer):
     name = "anthropic-mock"
     model = "claude-mock-1"
@@ -66,7 +82,7 @@ class AnthropicMock(MockServer):
             stop = "tool_use"
         elif kind == "ask":
             block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "AskUserQuestion",
-                     "input": {"questions": [{
+                     "input": {"questions": ASK_MANY if arg == "MANY" else [{
                          "question": arg, "header": "Choice", "multiSelect": False,
                          "options": [{"label": "Red", "description": "the red one"},
                                      {"label": "Blue", "description": "the blue one"}]}]}}

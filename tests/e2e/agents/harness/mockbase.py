@@ -22,7 +22,9 @@ requests such as title generation never trigger tools):
                          server stops); the rest of the line is read on,
                          e.g. "SLEEP 2 TOOL touch x"
   ASK <question>         Claude only: ask the user that question with the
-                         AskUserQuestion tool (two options, Red and Blue)
+                         AskUserQuestion tool (two options, Red and Blue);
+                         "ASK MANY" asks three questions in one call, the
+                         second multi-select (mock_anthropic.ASK_MANY)
   anything else          reply with the text "ok"
 After a tool result comes back the mock replies "done".
 """

@@ -255,6 +255,59 @@ class AppWindow:
             f.write(png)
         return path
 
+    # -- alerts ----------------------------------------------------------------
+    def start_dunst(self, world):
+        """dunst on the app's bus, its context menu steered by tests/desktop/dunst-pick.sh to pick
+        the action whose text `pick_action` last wrote (so dunst sends ActionInvoked, as for a
+        person's choice). Returns `ctl(*args)`, which runs dunstctl on that bus."""
+        import shutil
+        if not shutil.which("dunst"):
+            raise WindowError("dunst not installed: run scripts/setup.sh --test")
+        picker = os.path.realpath(os.path.join(REPO, "tests", "desktop", "dunst-pick.sh"))
+        rc = world.path("dunstrc")
+        with open(rc, "w") as f:
+            f.write(f"[global]\n    dmenu = {picker}\n")
+        self._pick_file = world.path("dunst-pick")
+        self.pick_action("Allow")
+        self.env.update({"DUNST_PICK_FILE": self._pick_file, "DUNST_MENU_LOG": world.path("logs", "dunst-menu.log")})
+        self._spawn("dunst", ["dunst", "-config", rc])
+        self.dunst_menu_log = world.path("logs", "dunst-menu.log")
+        return self.dunstctl
+
+    def pick_action(self, text):
+        """What dunst's menu picks next: the first action line holding `text`."""
+        with open(self._pick_file, "w") as f:
+            f.write(text)
+
+    def dunstctl(self, *args):
+        return subprocess.run(["dunstctl", *args], env=self.env, capture_output=True, text=True, timeout=10)
+
+    def wait_alerts_displayed(self, n, timeout):
+        """Waits until dunst shows `n` alerts; returns the count it shows then (as text)."""
+        deadline = time.monotonic() + timeout
+        while self.dunstctl("count", "displayed").stdout.strip() != str(n) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return self.dunstctl("count", "displayed").stdout.strip()
+
+    def pick_until(self, done, timeout=30):
+        """Opens dunst's menu (which picks) until `done()` holds. The app listens for an alert's
+        ActionInvoked just after showing it; a pick within those milliseconds on a loaded machine
+        is a signal nobody hears and dunst keeps the alert up, so a pick is repeated while the
+        alert stays unanswered (a person never clicks that fast). Returns the number of picks, or
+        raises with dunst's menus."""
+        deadline = time.monotonic() + timeout
+        picks = 0
+        while not done() and time.monotonic() < deadline:
+            self.dunstctl("context")
+            picks += 1
+            waited = time.monotonic() + 4
+            while not done() and time.monotonic() < waited:
+                time.sleep(0.1)
+        if not done():
+            menus = open(self.dunst_menu_log).read() if os.path.exists(self.dunst_menu_log) else "(dunst never opened its menu)"
+            raise WindowError(f"the alert's pick did nothing after {picks} picks; dunst's menus:\n{menus}")
+        return picks
+
     # -- the end ---------------------------------------------------------------
     def stop(self):
         """The WebDriver session, then the app and its WebKit helpers, then what start() spawned,

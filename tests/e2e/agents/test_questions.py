@@ -1,0 +1,242 @@
+"""Issue 39: answering the real Claude Code's questions (AskUserQuestion) from outside its
+terminal.
+
+Claude in tmux against the mock model, our hooks installed by `agent-tray install --claude`,
+`agent-tray daemon` running. The mock asks a question with its AskUserQuestion tool; Claude's
+PermissionRequest hook fires while the terminal shows the question, and an answer from here is
+proven by what the model receives in the tool's result (read from the mock's log), a refusal by
+the question still on screen and still listed."""
+import json
+import os
+import time
+
+from e2e_base import ScenarioTest
+from harness.mock_anthropic import ASK_MANY
+from test_answering import Pending
+
+QUESTION = "Which colour shall the file be?"
+
+
+def tool_results(mock):
+    """The text of every tool_result the model received, in order: each request's newest user
+    message only (a request carries the whole conversation, earlier results included)."""
+    out = []
+    for record in mock.requests:
+        body = record.get("body")
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not messages or messages[-1].get("role") != "user" or not isinstance(messages[-1].get("content"), list):
+            continue
+        for block in messages[-1]["content"]:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                if isinstance(inner, list):
+                    inner = " ".join(b.get("text", "") for b in inner if isinstance(b, dict))
+                out.append(str(inner))
+    return out
+
+
+class ClaudeQuestions(Pending, ScenarioTest):
+
+    def ask(self, prompt, on_screen):
+        """Starts Claude, prompts the mock's question; its request as `pending` lists it, once
+        the terminal shows the question."""
+        a = self.setup_claude(hooks=True)
+        a.start()
+        a.wait_ready()
+        a.prompt(prompt)
+        a.wait_for(on_screen, timeout=30, interval=0.05, what="the question on screen")
+        return self.wait_request_of("claude")
+
+    def refused(self, *args, says):
+        r = self.tray.run(*args, check=False)
+        self.assertNotEqual(r.returncode, 0, f"`{' '.join(args)}` must be refused: {r.stdout}")
+        self.assertIn(says, r.stderr, f"`{' '.join(args)}`'s sentence")
+        return r
+
+    def test_listed_refused_when_wrong_and_answered_from_the_cli_the_model_receives_the_label(self):
+        request = self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        a = self.agent
+        # Listed with a stable kind and its questions whole.
+        self.assertEqual(request["kind"], "question", request)
+        self.assertEqual(request["questions"], [{
+            "question": QUESTION, "header": "Choice", "multi_select": False, "allows_other": True,
+            "options": [{"label": "Red", "description": "the red one"},
+                        {"label": "Blue", "description": "the blue one"}]}], request)
+        self.assertIsNone(request.get("for_session"), "a question grants nothing for the session")
+        self.wait_state("waiting_for_input", 5, what="the session waits for the user's answer")
+        text = self.tray.run("pending").stdout
+        self.assertIn(f"question 1 [Choice]: {QUESTION}", text)
+        self.assertIn("    - Blue \u2014 the blue one", text)
+        self.assertIn(f"agent-tray answer {request['id']} --choice Red", text)
+        rid = request["id"]
+        # Every wrong answer is refused with a sentence, and nothing reaches the agent.
+        self.refused("answer", rid, "--choice", "Green", says='offers no "Green"')
+        self.refused("answer", rid, "--choice", "Red", "--choice", "Blue", says="takes one choice")
+        self.refused("answer", rid, "--question", "2", "--choice", "Red", says="asks 1 question(s) and 2 were answered")
+        self.refused("allow", rid, says="is a question, not a permission")
+        self.refused("answer", request["session_id"], "--choice", "Red",
+                     says=f"must name the request you read, by its id: agent-tray answer {rid}")
+        self.refused("answer", rid, says="say what to answer")
+        self.refused("answer", "r999-nosuch", "--choice", "Red", says="no request r999-nosuch is known")
+        self.assertEqual([r["id"] for r in self.pending()], [rid], "still waiting after every refusal")
+        self.assertEqual(tool_results(a.mock), [], "the model received nothing yet")
+        self.assertIn(QUESTION, a.screen(), "the terminal still shows the question")
+        # The right answer: exit 0 once the hook printed it; the model receives the label.
+        t = self.since()
+        r = self.tray.run("answer", rid, "--choice", "Blue")
+        self.assertIn(f"answered {rid}", r.stdout)
+        a.wait_turn_done("done")
+        results = tool_results(a.mock)
+        self.assertEqual(len(results), 1, results)
+        self.assertIn(f'"{QUESTION}"="Blue"', results[0], "the model received the chosen label")
+        self.wait_state("idle", 10, since=t, what="idle after the answered question's turn")
+        self.assertEqual(self.pending(), [])
+        self.refused("answer", rid, "--choice", "Red", says="already answered from the command line")
+
+    def test_several_questions_multi_select_and_own_words_in_one_answer(self):
+        request = self.ask("ASK MANY", r"Which database should the cache use\?")
+        a = self.agent
+        self.assertEqual([q["question"] for q in request["questions"]], [q["question"] for q in ASK_MANY])
+        self.assertEqual([q["multi_select"] for q in request["questions"]], [False, True, False])
+        rid = request["id"]
+        # Question 3 left out: refused whole, nothing sent.
+        self.refused("answer", rid, "--question", "1", "--choice", "SQLite",
+                     "--question", "2", "--choice", "Redis", says="asks 3 question(s) and 2 were answered")
+        self.assertEqual(tool_results(a.mock), [])
+        self.tray.run("answer", rid, "--question", "1", "--choice", "SQLite",
+                      "--question", "2", "--choice", "Redis", "--choice", "Memcached",
+                      "--question", "3", "--text", "hot-cache")
+        a.wait_turn_done("done")
+        [result] = tool_results(a.mock)
+        self.assertIn('"Which database should the cache use?"="SQLite"', result)
+        self.assertIn('"Which caches should sit in front of it?"="Redis, Memcached"', result)
+        self.assertIn('"What should the cache be called?"="hot-cache"', result)
+
+    def test_answered_in_the_terminal_first_our_request_is_gone_within_a_second(self):
+        request = self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        a = self.agent
+        self.assertNotEqual(self.hooks_waiting(), [], "our hook waits on the engine while the question is open")
+        t = time.monotonic()
+        a.answer_question()  # Enter: the first option, Red
+        while self.pending() and time.monotonic() - t < 5:
+            time.sleep(0.05)
+        self.assertEqual(self.pending(), [], f"question {request['id']} still listed after the terminal answered")
+        self.assertLess(time.monotonic() - t, 1.0 + 2.5, "gone as soon as the terminal answered (the "
+                        "answer's Enters take up to 2 s of that)")
+        [result] = tool_results(a.mock)
+        self.assertIn(f'"{QUESTION}"="Red"', result, "the terminal's answer, not one of ours")
+        self.refused("answer", request["id"], "--choice", "Blue", says="moved on")
+        # Our hook did not stay behind waiting for an answer that can no longer matter.
+        self.assertEqual(self.hooks_waiting(), [], "no hook process left waiting")
+
+    def test_engine_killed_mid_question_the_terminal_still_asks_and_answers(self):
+        self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        a = self.agent
+        self.tray.stop_daemon(kill=True)
+        time.sleep(0.5)
+        self.assertEqual(tool_results(a.mock), [], "no invented answer when the engine dies")
+        self.assertIn(QUESTION, a.screen(), "the terminal still shows the question")
+        a.answer_question()
+        [result] = tool_results(a.mock)
+        self.assertIn(f'"{QUESTION}"="Red"', result, "the terminal's own answer went through")
+
+    def hooks_waiting(self):
+        """Pids of `agent-tray hook` processes of this world still running."""
+        out = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+                env = open(f"/proc/{pid}/environ", "rb").read()
+            except OSError:
+                continue
+            if b"hook" in argv[1:3] and self.world.tray_home.encode() in env:
+                out.append(int(pid))
+        return out
+
+
+class ClaudeQuestionsFromTheApp(ScenarioTest):
+    """The REAL desktop app (Xvfb, a private session bus, WebKitWebDriver) hosting the engine,
+    the real Claude in tmux: the alert offers the question's options as its own buttons (picked
+    in dunst's menu, so dunst sends ActionInvoked), and the window's form answers three
+    questions at once; the model receives exactly what was picked."""
+
+    def setUp(self):
+        super().setUp()
+        from harness.window import AppWindow, WindowError
+        self.window = AppWindow(self.world)
+        try:
+            self.window.check()
+        except WindowError as e:
+            self.fail(str(e))
+
+    def test_the_alerts_option_and_the_windows_form_each_answer_the_question(self):
+        from harness.window import WindowError
+        a = self.claude()
+        self.agent = a
+        self.tray.install("--claude")
+        self.window.start()
+        try:
+            self.window.start_dunst(self.world)
+        except WindowError as e:
+            self.fail(str(e))
+        self.assertEqual(self.window.wait_alerts_displayed(0, 10), "0", "dunst answers on the bus")
+        a.start()
+        a.wait_ready()
+        # The alert: one short question, two short options: each is a button of the alert.
+        self.window.pick_action("#Blue")
+        a.prompt(f"ASK {QUESTION}")
+        a.wait_for(r"Which colour shall the file be\?", timeout=30, interval=0.05, what="the question on screen")
+        self.assertEqual(self.window.wait_alerts_displayed(1, 15), "1", "the question's alert is on screen")
+        try:
+            picks = self.window.pick_until(lambda: len(tool_results(a.mock)) == 1)
+        except WindowError as e:
+            self.fail(f"the alert's Blue did not answer the question: {e}")
+        menus = open(self.window.dunst_menu_log).read()
+        self.assertIn("#Red", menus, "every option is one of the alert's actions")
+        self.assertNotIn("#Allow", menus, "a question's alert has no Allow")
+        print(f"\n  the alert was picked {picks} time(s)")
+        self.assertIn(f'"{QUESTION}"="Blue"', tool_results(a.mock)[0], "the model received the alert's choice")
+        a.wait_turn_done("done")
+        self.assertEqual(self.window.wait_alerts_displayed(0, 5), "0", "the answered alert is gone")
+
+        # The window: three questions, one multi-select, one answered in the user's own words.
+        a.prompt("ASK MANY")
+        a.wait_for(r"Which database should the cache use\?", timeout=30, interval=0.05, what="the questions on screen")
+        self.window.wait_js("return !!document.querySelector('.row [data-question-form] [data-question=\"2\"]')", True, 15,
+                            "the three questions in the window")
+        self.assertFalse(self.window.js("return !!document.querySelector('.row [data-action=\"answer:allow\"]')"),
+                         "no Allow beside a question")
+        self.window.js("""
+            const form = document.querySelector('.row [data-question-form]');
+            form.querySelector('[data-question="0"] [data-option="1"]').click();
+            form.querySelector('[data-question="1"] [data-option="0"]').click();
+            form.querySelector('[data-question="1"] [data-option="2"]').click();
+            const other = form.querySelector('[data-question="2"] input[data-other]');
+            other.value = 'hot-cache';
+            other.dispatchEvent(new Event('input', { bubbles: true }));
+        """)
+        self.window.screenshot("question-claude-in-window")
+        self.window.js("document.querySelector('.row [data-action=\"answer:submit\"]').click()")
+        deadline = time.monotonic() + 15
+        while len(tool_results(a.mock)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        results = tool_results(a.mock)
+        self.assertEqual(len(results), 2, f"the window's answers reached the model; screen:\n{a.screen()}")
+        self.assertIn('"Which database should the cache use?"="SQLite"', results[1])
+        self.assertIn('"Which caches should sit in front of it?"="Redis, In-process"', results[1])
+        self.assertIn('"What should the cache be called?"="hot-cache"', results[1])
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            stats = json.loads(self.tray.run("stats", "--json").stdout)
+            if stats["answers"]["from_tray"] >= 2:
+                break
+            time.sleep(0.2)
+        self.assertEqual(stats["answers"]["by_source"], {"window": 1, "alert": 1}, stats["answers"])
+        self.assertEqual(self.window.stop(), [], "everything the app started ends by pid")
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()
