@@ -3,7 +3,7 @@
 #  1. the hook's cost with answering on (the default for Claude) and NO app running, for a
 #     PermissionRequest payload, beside `true` and the same hook fed a PreToolUse payload (what
 #     every hook costs today) in the same run (the goals: at most 1.5x `true`, about 1x today's);
-#  2. from an answer to the agent moving on: a real `agent-tray hook` waits on a request, an
+#  2. from an answer (a permission's Allow, or a question's choice) to the agent moving on: a real `agent-tray hook` waits on a request, an
 #     `answer` is written to the socket, and the time until the hook has printed its decision and
 #     exited is taken (the goal: p99 at most 100 ms).
 #
@@ -26,6 +26,18 @@ cat >"$work/bench.py" <<'PY'
 import json, os, shutil, socket, statistics, subprocess, sys, time
 part, binary, runs, home = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
+QUESTION = {"questions": [{"question": "Which database should the cache use?", "header": "Database",
+                           "multiSelect": False, "options": [{"label": "Postgres", "description": "a server"},
+                                                             {"label": "SQLite", "description": "a file"}]}]}
+
+def question(i):
+    """Claude's PermissionRequest for its question tool (AskUserQuestion), as 2.1.332 sends it."""
+    return json.dumps({
+        "session_id": f"bench-{i}", "hook_event_name": "PermissionRequest", "cwd": "/tmp/api-server",
+        "transcript_path": f"/tmp/.claude/projects/p/bench-{i}.jsonl", "permission_mode": "default",
+        "tool_name": "AskUserQuestion", "tool_use_id": f"toolu_q{i}", "tool_input": QUESTION,
+    }).encode()
+
 def payload(i):
     return json.dumps({
         "session_id": f"bench-{i}", "hook_event_name": "PermissionRequest", "cwd": "/tmp/api-server",
@@ -46,10 +58,13 @@ if part == "no-app":
     open(plain, "w").write(json.dumps(pre))
     devnull = os.open(os.devnull, os.O_WRONLY)
     hook = [binary, "hook", "--agent", "claude"]
+    asked = os.path.join(home, "question.json")
+    open(asked, "wb").write(question(0))
     commands = {
         "true": ([shutil.which("true")], asking),
         "PreToolUse": (hook, plain),
         "Permission": (hook, asking),
+        "Question": (hook, asked),
     }
     def once(argv, path):
         fd = os.open(path, os.O_RDONLY)
@@ -88,11 +103,13 @@ else:
             data += chunk
         s.close()
         return json.loads(data)
-    lat = []
+    lat = {"permission": [], "question": []}
     for i in range(runs):
+        # Taking turns: a permission (Allow), then a question (its second option).
+        kind = "question" if i % 2 else "permission"
         hook = subprocess.Popen([binary, "hook", "--agent", "claude"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        hook.stdin.write(payload(i)); hook.stdin.close()
+        hook.stdin.write(question(i) if kind == "question" else payload(i)); hook.stdin.close()
         rid = None
         deadline = time.monotonic() + 5
         while rid is None and time.monotonic() < deadline:
@@ -102,20 +119,26 @@ else:
             if rid is None:
                 time.sleep(0.002)
         assert rid, f"no request for bench-{i}"
+        answer = ({"answer": "questions", "answers": [{"choices": ["SQLite"], "text": None}]}
+                  if kind == "question" else {"answer": "allow"})
         t = time.perf_counter()
-        reply = request({"op": "answer", "target": rid, "answer": "allow", "source": "cli"})
+        reply = request({"op": "answer", "target": rid, "source": "cli", **answer})
         hook.wait(timeout=5)
         dt = time.perf_counter() - t
         assert reply["ok"], reply
-        assert b'"behavior":"allow"' in hook.stdout.read()
-        lat.append(dt)
+        printed = hook.stdout.read()
+        assert b'"behavior":"allow"' in printed, printed
+        if kind == "question":
+            assert b'"Which database should the cache use?":"SQLite"' in printed, printed
+        lat[kind].append(dt)
         # End the session so the engine's list stays small.
         request({"op": "observe", "observation": {"session_id": f"bench-{i}", "agent": "claude",
                  "event": "SessionEnd", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "source": "cli"}})
-    v = sorted(lat)
-    q = lambda p: v[min(len(v) - 1, int(len(v) * p))] * 1e3
-    print(f"from the answer to the hook having printed it and exited: {runs} answers")
-    print(f"  p50 {q(0.5):.1f} ms  p90 {q(0.9):.1f} ms  p99 {q(0.99):.1f} ms  max {v[-1]*1e3:.1f} ms")
+    print(f"from the answer to the hook having printed it and exited: {runs} answers, taking turns")
+    for kind, times in lat.items():
+        v = sorted(times)
+        q = lambda p: v[min(len(v) - 1, int(len(v) * p))] * 1e3
+        print(f"  {kind:<10} {len(v)} answers: p50 {q(0.5):.1f} ms  p90 {q(0.9):.1f} ms  p99 {q(0.99):.1f} ms  max {v[-1]*1e3:.1f} ms")
 PY
 
 python3 "$work/bench.py" no-app "$bin" "$runs" "$work"
