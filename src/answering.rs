@@ -446,11 +446,24 @@ pub fn digest(tool: &str, input: &str) -> String {
 pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) -> Option<String> {
     if shape == ReplyShape::ReplyWords {
         let reply = match decision {
+            // OpenCode's question reply: the labels chosen per question, own words among them.
+            HookDecision::Answers { answers } => json!({
+                "answers": answers
+                    .iter()
+                    .map(|a| {
+                        a.choices
+                            .iter()
+                            .cloned()
+                            .chain(a.text.clone().filter(|t| !t.trim().is_empty()))
+                            .collect::<Vec<String>>()
+                    })
+                    .collect::<Vec<_>>()
+            }),
             HookDecision::Allow => json!({"reply": "once"}),
             HookDecision::AllowForSession => json!({"reply": "always"}),
             HookDecision::Deny { message: Some(m) } => json!({"reply": "reject", "message": m}),
             HookDecision::Deny { message: None } => json!({"reply": "reject"}),
-            HookDecision::None { .. } | HookDecision::Answers { .. } => return None,
+            HookDecision::None { .. } => return None,
         };
         return Some(reply.to_string());
     }
@@ -557,13 +570,20 @@ mod tests {
             decided["updatedInput"]["answers"],
             json!({"Which database?": "SQLite", "Which caches?": "Redis, Memcached, a local one"})
         );
-        for shape in [ReplyShape::Behavior, ReplyShape::ReplyWords] {
-            assert_eq!(
-                hook_output(shape, &decision, &payload),
-                None,
-                "{shape:?} carries no answers"
-            );
-        }
+        assert_eq!(
+            hook_output(ReplyShape::Behavior, &decision, &payload),
+            None,
+            "Copilot's shape carries no answers"
+        );
+        // OpenCode's question reply: the labels per question, own words among them.
+        let words: Value = serde_json::from_str(
+            &hook_output(ReplyShape::ReplyWords, &decision, &payload).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            words,
+            json!({"answers": [["SQLite"], ["Redis", "Memcached", "a local one"]]})
+        );
         let short = HookDecision::Answers { answers: vec![] };
         assert_eq!(
             hook_output(ReplyShape::HookSpecificDecision, &short, &payload),

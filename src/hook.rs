@@ -55,7 +55,8 @@ pub fn run_hook(args: &[String]) {
         let (payload, cut) = read_stdin(MAX_STDIN, STDIN_BUDGET);
         if let Some(agent) = agent {
             if let Some(call) = agent.adapter().own_hook_call(agent, args, &payload, at) {
-                // A permission request the adapter can offer for an answer (OpenCode's).
+                // A permission request or a question the adapter can offer for an answer
+                // (OpenCode's).
                 let ask = (!cut)
                     .then(|| agent.adapter().own_ask_call(&payload))
                     .flatten();
@@ -369,7 +370,10 @@ fn own_shape_hook(
         return;
     }
     obs.seq = Some(sequence_id(at));
-    if obs.event == EventKind::PermissionRequest {
+    // A permission request, or a question (OpenCode's `question.asked`), the adapter can offer.
+    let asks = obs.event == EventKind::PermissionRequest
+        || ask.as_ref().is_some_and(|c| c.detail.questions.is_some());
+    if asks {
         if let (Some(call), Some(path)) = (ask, agent.entry().answer_path) {
             let asked = Some((serde_json::Value::Null, call));
             ask_and_print(&paths, obs, asked, path, cut, started, true);

@@ -34,6 +34,13 @@ const client = {
     appendFileSync(process.env.REPLIES, JSON.stringify(req) + "\n");
     return { data: true };
   },
+  // The raw client the v1 SDK wraps: the question routes go through it.
+  _client: {
+    post: async (req) => {
+      appendFileSync(process.env.REPLIES, JSON.stringify(req) + "\n");
+      return { data: true };
+    },
+  },
 };
 const hooks = await AgentTray({ directory: process.argv[2], client });
 for await (const line of readline.createInterface({ input: process.stdin })) {
@@ -348,4 +355,98 @@ fn a_request_answered_from_the_tray_reaches_opencodes_api_and_one_answered_in_th
     assert!(took < Duration::from_secs(1), "gone after {took:?}");
     host.wait_done();
     assert_eq!(host.replies().len(), 3, "{:?}", host.replies());
+}
+
+fn question(id: &str) -> String {
+    format!(
+        r#"{{"type":"question.asked","properties":{{"id":"{id}","sessionID":"{SESSION}","questions":[{{"question":"Which database?","header":"DB","options":[{{"label":"Postgres","description":"a server"}},{{"label":"SQLite","description":"a file"}}],"multiple":false}},{{"question":"Which caches?","header":"Caches","options":[{{"label":"Redis"}},{{"label":"Memcached"}}],"multiple":true}}],"tool":{{"messageID":"msg_1","callID":"call_{id}"}}}}}}"#
+    )
+}
+
+// OpenCode's question tool (1.18.33's `question.asked`): listed with its questions, answered from
+// the tray through the plugin's client (`/question/{id}/reply` with the labels per question),
+// declined (`/question/{id}/reject`), and answered in the terminal (the wait ends, nothing sent).
+#[test]
+fn a_question_answered_from_the_tray_reaches_opencodes_question_route() {
+    let w = World::new();
+    let _daemon = w.start_daemon();
+    let mut host = PluginHost::start(&w);
+    host.emit(&format!(
+        r#"{{"type":"session.created","properties":{{"info":{{"id":"{SESSION}","directory":"/home/dev/proj","title":"New session"}}}}}}"#
+    ));
+    host.ask(&question("que_a"));
+    let shown = wait_until(Duration::from_secs(10), || pending(&w).into_iter().next())
+        .expect("the question is pending");
+    assert_eq!(shown["kind"], "question", "{shown}");
+    assert_eq!(shown["questions"][1]["multi_select"], true, "{shown}");
+    assert_eq!(shown["questions"][0]["allows_other"], true, "{shown}");
+    assert_eq!(shown["questions"][0]["options"][1]["label"], "SQLite");
+    let id = shown["id"].as_str().unwrap().to_string();
+    let wrong = w.run(&[
+        "answer",
+        &id,
+        "--choice",
+        "MySQL",
+        "--question",
+        "2",
+        "--choice",
+        "Redis",
+    ]);
+    assert!(!wrong.status.success());
+    run_ok(
+        &w,
+        &[
+            "answer",
+            &id,
+            "--choice",
+            "SQLite",
+            "--question",
+            "2",
+            "--choice",
+            "Redis",
+            "--choice",
+            "Memcached",
+        ],
+    );
+    host.answered(1);
+    host.wait_done();
+    wait_until(Duration::from_secs(5), || !host.replies().is_empty()).expect("a reply call");
+    assert_eq!(
+        host.replies(),
+        vec![
+            serde_json::json!({"url": "/question/{requestID}/reply", "path": {"requestID": "que_a"},
+            "body": {"answers": [["SQLite"], ["Redis", "Memcached"]]}})
+        ]
+    );
+    host.emit(&format!(
+        r#"{{"type":"question.replied","properties":{{"sessionID":"{SESSION}","requestID":"que_a"}}}}"#
+    ));
+    // Declined: OpenCode's reject route.
+    host.ask(&question("que_b"));
+    let asked =
+        wait_until(Duration::from_secs(10), || pending(&w).into_iter().next()).expect("pending");
+    run_ok(&w, &["deny", asked["id"].as_str().unwrap()]);
+    host.answered(1);
+    host.wait_done();
+    wait_until(Duration::from_secs(5), || host.replies().len() == 2).expect("a reject call");
+    assert_eq!(
+        host.replies()[1],
+        serde_json::json!({"url": "/question/{requestID}/reject", "path": {"requestID": "que_b"}})
+    );
+    host.emit(&format!(
+        r#"{{"type":"question.rejected","properties":{{"sessionID":"{SESSION}","requestID":"que_b"}}}}"#
+    ));
+    // Answered in the terminal: gone within a second, nothing sent.
+    host.ask(&question("que_c"));
+    wait_until(Duration::from_secs(10), || !pending(&w).is_empty()).expect("pending");
+    let answered = std::time::Instant::now();
+    host.answered(1);
+    host.send(&format!(
+        r#"{{"type":"question.replied","properties":{{"sessionID":"{SESSION}","requestID":"que_c"}}}}"#
+    ));
+    let gone = wait_until(Duration::from_secs(5), || pending(&w).is_empty());
+    assert!(gone.is_some(), "the question stayed: {:?}", pending(&w));
+    assert!(answered.elapsed() < Duration::from_secs(1));
+    host.wait_done();
+    assert_eq!(host.replies().len(), 2, "{:?}", host.replies());
 }

@@ -303,6 +303,9 @@ pub fn ask_call(payload: &[u8]) -> Option<crate::answering::AskCall> {
     use crate::answering::{AskCall, AskDetail, MAX_INPUT_BYTES};
     use serde_json::Value;
     let line: Value = serde_json::from_slice(payload).ok()?;
+    if line.get("type").and_then(Value::as_str) == Some("question.asked") {
+        return question_call(&line);
+    }
     if line.get("type").and_then(Value::as_str) != Some("permission.asked") {
         return None;
     }
@@ -348,6 +351,74 @@ pub fn ask_call(payload: &[u8]) -> Option<crate::answering::AskCall> {
             input: input_text,
             tool,
             questions: None,
+        },
+    })
+}
+
+/// What a `question.asked` line asks (OpenCode's question tool: `questions[{question, header,
+/// options[{label, description}], multiple}]`; its dialog adds "Type your own answer" unless a
+/// question says `custom: false`). `None` where the plugin could not forward them whole, or they
+/// cannot be answered exactly as asked (an empty or repeated label, no option, a blank question).
+fn question_call(line: &serde_json::Value) -> Option<crate::answering::AskCall> {
+    use crate::answering::{AskCall, AskDetail, Question, QuestionOption, MAX_INPUT_BYTES};
+    use agent_tray_domain::question::{MAX_OPTIONS, MAX_QUESTIONS};
+    use serde_json::Value;
+    let p = line.get("properties")?;
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    let request_id = text(p.get("id"))?;
+    if p.get("questionsWhole").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    let list = p.get("questions")?.as_array()?;
+    if list.is_empty() || list.len() > MAX_QUESTIONS {
+        return None;
+    }
+    let mut asked: Vec<Question> = Vec::with_capacity(list.len());
+    for q in list {
+        let question = text(q.get("question")).filter(|t| !t.trim().is_empty())?;
+        let options = q.get("options")?.as_array()?;
+        if options.is_empty() || options.len() > MAX_OPTIONS {
+            return None;
+        }
+        let mut parsed: Vec<QuestionOption> = Vec::with_capacity(options.len());
+        for o in options {
+            let label = text(o.get("label")).filter(|l| !l.trim().is_empty())?;
+            if parsed.iter().any(|p| p.label == label) {
+                return None;
+            }
+            parsed.push(QuestionOption {
+                label,
+                description: text(o.get("description")),
+            });
+        }
+        asked.push(Question {
+            question,
+            header: text(q.get("header")),
+            options: parsed,
+            multi_select: q.get("multiple").and_then(Value::as_bool).unwrap_or(false),
+            allows_other: q.get("custom").and_then(Value::as_bool).unwrap_or(true),
+        });
+    }
+    let input_text =
+        serde_json::to_string(&serde_json::json!({"questions": p.get("questions")})).ok()?;
+    if input_text.len() > MAX_INPUT_BYTES {
+        return None;
+    }
+    let tool = "question".to_string();
+    let call_id = p
+        .get("tool")
+        .and_then(|t| text(t.get("callID")))
+        .unwrap_or(request_id);
+    Some(AskCall {
+        call_id,
+        input_digest: crate::answering::digest(&tool, &input_text),
+        suggests_for_session: false,
+        detail: AskDetail {
+            tool,
+            cwd: text(line.get("directory")),
+            input: input_text,
+            questions: Some(asked),
+            ..AskDetail::default()
         },
     })
 }

@@ -3,10 +3,10 @@
 // It forwards the session events Agent Tray shows (no prompt or reply text) to
 // `agent-tray hook --agent opencode`, with this process's id and folder. It never waits for
 // the hook and never throws: OpenCode runs exactly as it would without it.
-// A permission request also carries what it asks (the command, the file), so the user can
-// answer it from the tray: that hook prints the answer, if one comes, and this plugin gives it
-// to OpenCode's own API. OpenCode's dialog stays usable meanwhile; the first answer wins, and
-// an answer in the terminal ends the hook's wait.
+// A permission request also carries what it asks (the command, the file), and a question its
+// questions and options, so the user can answer it from the tray: that hook prints the answer,
+// if one comes, and this plugin gives it to OpenCode's own API. OpenCode's dialog stays usable
+// meanwhile; the first answer wins, and an answer in the terminal ends the hook's wait.
 import { spawn } from "node:child_process";
 
 const BIN = __AGENT_TRAY_BIN__;
@@ -50,6 +50,23 @@ function asked(p, out) {
   if (p.tool && typeof p.tool.callID === "string") out.tool = { callID: p.tool.callID };
 }
 
+// What a question asks (its questions, their options), bounded, as the user reads it.
+function questions(p, out) {
+  const text = (x) => (typeof x === "string" ? x : undefined);
+  if (!Array.isArray(p.questions)) return;
+  out.questions = p.questions.slice(0, 16).map((q) => ({
+    question: text(q && q.question),
+    header: text(q && q.header),
+    multiple: !!(q && q.multiple),
+    custom: q && typeof q.custom === "boolean" ? q.custom : undefined,
+    options: Array.isArray(q && q.options)
+      ? q.options.slice(0, 32).map((o) => ({ label: text(o && o.label), description: text(o && o.description) }))
+      : [],
+  }));
+  out.questionsWhole = p.questions.length <= 16 && p.questions.every((q) => !q || !Array.isArray(q.options) || q.options.length <= 32);
+  if (p.tool && typeof p.tool.callID === "string") out.tool = { callID: p.tool.callID };
+}
+
 // Requests still waiting for the user, by session, then by request id: OpenCode may ask several
 // at once (parallel tool calls) and they are answered one by one, by id. Only this process sees
 // every ask and reply in order (each event runs a hook process of its own), so the pairing is
@@ -89,8 +106,23 @@ function stopWaiting(id) {
   try { child.kill(); } catch (_) {}
 }
 
+// Gives the tray's answer to a question to OpenCode: its server's question routes, through the
+// plugin's own client (its v1 SDK has no question namespace; the raw call reaches the server in
+// process, as the TUI's own answer does: OpenCode 1.18.33).
+async function replyQuestion(client, id, answer) {
+  const raw = client && client._client;
+  if (!raw || typeof raw.post !== "function") return;
+  if (Array.isArray(answer.answers)) {
+    const answers = answer.answers.map((a) => (Array.isArray(a) ? a.filter((x) => typeof x === "string") : []));
+    await raw.post({ url: "/question/{requestID}/reply", path: { requestID: id }, body: { answers } });
+  } else if (answer.reply === "reject") {
+    await raw.post({ url: "/question/{requestID}/reject", path: { requestID: id } });
+  }
+}
+
 // Gives the tray's answer to OpenCode: the API this version has, else the newer one.
-async function reply(client, sessionID, id, answer) {
+async function reply(client, sessionID, id, answer, kind) {
+  if (kind === "question") return replyQuestion(client, id, answer);
   if (!client || (answer.reply !== "once" && answer.reply !== "always" && answer.reply !== "reject")) return;
   if (typeof client.postSessionIdPermissionsPermissionId === "function") {
     await client.postSessionIdPermissionsPermissionId({ path: { id: sessionID, permissionID: id }, body: { response: answer.reply } });
@@ -99,7 +131,7 @@ async function reply(client, sessionID, id, answer) {
   }
 }
 
-function askTray(client, text, sessionID, id) {
+function askTray(client, text, sessionID, id, kind) {
   const child = spawn(BIN, ["hook", "--agent", "opencode"], { stdio: ["pipe", "pipe", "ignore"] });
   child.on("error", () => {});
   child.stdin.on("error", () => {});
@@ -112,7 +144,7 @@ function askTray(client, text, sessionID, id) {
     WAITING.delete(id);
     let answer;
     try { answer = JSON.parse(out.trim().split("\n").pop() || "null"); } catch (_) { return; }
-    if (answer && typeof answer === "object") reply(client, sessionID, id, answer).catch(() => {});
+    if (answer && typeof answer === "object") reply(client, sessionID, id, answer, kind).catch(() => {});
   });
   child.stdin.end(text);
 }
@@ -132,10 +164,15 @@ export const AgentTray = async ({ directory, client }) => ({
       };
       pair(event.type, props, line);
       // Answered anywhere else (the terminal, or the tray through us): that wait is over.
-      if (event.type === "permission.replied" && typeof props.requestID === "string") stopWaiting(props.requestID);
+      if (REPLIES.has(event.type) && typeof props.requestID === "string") stopWaiting(props.requestID);
       if (event.type === "permission.asked" && typeof props.id === "string" && typeof props.sessionID === "string") {
         asked(props, line.properties);
-        askTray(client, JSON.stringify(line), props.sessionID, props.id);
+        askTray(client, JSON.stringify(line), props.sessionID, props.id, "permission");
+        return;
+      }
+      if (event.type === "question.asked" && typeof props.id === "string" && typeof props.sessionID === "string") {
+        questions(props, line.properties);
+        askTray(client, JSON.stringify(line), props.sessionID, props.id, "question");
         return;
       }
       const text = JSON.stringify(line);

@@ -13,6 +13,7 @@ import time
 from e2e_base import ScenarioTest
 from harness.mock_anthropic import ASK_MANY
 from test_answering import Pending
+from test_opencode import OpenCodeMixin
 
 QUESTION = "Which colour shall the file be?"
 
@@ -235,6 +236,104 @@ class ClaudeQuestionsFromTheApp(ScenarioTest):
             time.sleep(0.2)
         self.assertEqual(stats["answers"]["by_source"], {"window": 1, "alert": 1}, stats["answers"])
         self.assertEqual(self.window.stop(), [], "everything the app started ends by pid")
+
+
+def chat_tool_results(mock):
+    """The text of every tool result a chat-completions model received (OpenCode's), in order:
+    each request's messages after its last assistant message."""
+    out = []
+    for record in mock.requests:
+        body = record.get("body")
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not messages:
+            continue
+        tail = []
+        for m in reversed(messages):
+            if not isinstance(m, dict) or m.get("role") == "assistant":
+                break
+            tail.append(m)
+        for m in reversed(tail):
+            if m.get("role") == "tool":
+                content = m.get("content")
+                if isinstance(content, list):
+                    content = " ".join(c.get("text", "") for c in content if isinstance(c, dict))
+                out.append(str(content))
+    return out
+
+
+class OpenCodeQuestions(Pending, ScenarioTest, OpenCodeMixin):
+    """OpenCode 1.18.33 in tmux against the mock, our plugin installed: its `question` tool's
+    question is listed and answered from here through the plugin's client, while OpenCode's own
+    question stays on screen."""
+
+    def ask(self, prompt, on_screen):
+        a = self.opencode()
+        self.agent = a
+        self.tray.install("--opencode")
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        a.start()
+        a.wait_ready()
+        a.prompt(prompt)
+        a.wait_for(on_screen, timeout=30, interval=0.05, what="the question on screen")
+        return self.wait_request_of("opencode")
+
+    def wait_results(self, n, timeout=20):
+        deadline = time.monotonic() + timeout
+        while len(chat_tool_results(self.agent.mock)) < n and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return chat_tool_results(self.agent.mock)
+
+    def test_listed_and_answered_from_the_cli_the_model_receives_the_label(self):
+        request = self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        self.assertEqual(request["kind"], "question", request)
+        self.assertEqual(request["questions"], [{
+            "question": QUESTION, "header": "Choice", "multi_select": False, "allows_other": True,
+            "options": [{"label": "Red", "description": "the red one"},
+                        {"label": "Blue", "description": "the blue one"}]}], request)
+        self.wait_state("waiting_for_input", 5, what="the session waits for the answer")
+        r = self.tray.run("answer", request["id"], "--choice", "Purple", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('offers no "Purple"', r.stderr)
+        self.assertEqual(self.wait_results(0, timeout=0), [], "nothing reached the model")
+        r = self.tray.run("answer", request["id"], "--choice", "Blue")
+        self.assertIn(f"answered {request['id']}", r.stdout)
+        results = self.wait_results(1)
+        self.assertEqual(len(results), 1, f"the answer reached the model; screen:\n{self.agent.screen()}")
+        self.assertIn(f'"{QUESTION}"="Blue"', results[0])
+        self.wait_state("idle", 20, what="idle after the answered question's turn")
+        self.assertEqual(self.pending(), [])
+
+    def test_two_questions_a_multi_select_and_own_words(self):
+        request = self.ask("ASK MANY", r"Which database should the cache use\?")
+        self.assertEqual([q["multi_select"] for q in request["questions"]], [False, True])
+        self.tray.run("answer", request["id"], "--question", "1", "--text", "DuckDB",
+                      "--question", "2", "--choice", "Redis", "--choice", "In-process")
+        [result] = self.wait_results(1)
+        self.assertIn('"Which database should the cache use?"="DuckDB"', result)
+        self.assertIn('"Which caches should sit in front of it?"="Redis, In-process"', result)
+
+    def test_declined_from_the_cli_the_question_is_dismissed(self):
+        request = self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        self.tray.run("deny", request["id"])
+        self.wait_state(("working", "idle"), 20, what="the agent went on after the declined question")
+        deadline = time.monotonic() + 10
+        while self.pending() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(self.pending(), [])
+        self.assertFalse(any("Blue" in r or "Red" in r for r in chat_tool_results(self.agent.mock)),
+                         "no answer was invented")
+
+    def test_answered_in_the_terminal_first_our_request_is_gone_within_a_second(self):
+        request = self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        t = time.monotonic()
+        self.agent.tmux.send_keys("Enter")  # OpenCode's first option, Red
+        while self.pending() and time.monotonic() - t < 5:
+            time.sleep(0.05)
+        self.assertEqual(self.pending(), [], f"{request['id']} still listed after the terminal answered")
+        self.assertLess(time.monotonic() - t, 1.5)
+        [result] = self.wait_results(1)
+        self.assertIn(f'"{QUESTION}"="Red"', result, "the terminal's answer, not ours")
 
 
 if __name__ == "__main__":

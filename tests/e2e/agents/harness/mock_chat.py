@@ -14,6 +14,18 @@ import time
 from .mockbase import MockServer, content_text, scripted_reply, serve_from_command_line, tool_names
 
 
+# "ASK MANY" for OpenCode's question tool: two questions in one call, the second multi-select.
+ASK_MANY = [
+    {"question": "Which database should the cache use?", "header": "Database", "multiple": False,
+     "options": [{"label": "Postgres", "description": "the server you run"},
+                 {"label": "SQLite", "description": "a file beside the app"}]},
+    {"question": "Which caches should sit in front of it?", "header": "Caches", "multiple": True,
+     "options": [{"label": "Redis", "description": "shared"},
+                 {"label": "Memcached", "description": "simple"},
+                 {"label": "In-process", "description": "none to run"}]},
+]
+
+
 class ChatMock(MockServer):
     name = "chat-mock"
 
@@ -37,7 +49,8 @@ class ChatMock(MockServer):
                 # own: parse_script reads the first line that is a script.
                 last_user = content_text(m.get("content"))
                 break
-        return scripted_reply(last_user)
+        # OpenCode offers the model its `question` tool: "ASK …" asks with it.
+        return scripted_reply(last_user, kinds=("tool", "ask") if "question" in tools else ("tool",))
 
     def handle(self, h, method, path, body):
         p = path.split("?")[0]
@@ -62,12 +75,18 @@ class ChatMock(MockServer):
         usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
         base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
         if kind == "tool":
-            args = json.dumps({"command": arg, "description": f"mock: run {arg}"})
+            tool, args = "bash", json.dumps({"command": arg, "description": f"mock: run {arg}"})
             call_id = f"call_mock_{n}"
+        elif kind == "ask":
+            tool, args = "question", json.dumps({"questions": ASK_MANY if arg == "MANY" else [{
+                "question": arg, "header": "Choice", "multiple": False,
+                "options": [{"label": "Red", "description": "the red one"},
+                            {"label": "Blue", "description": "the blue one"}]}]})
+            call_id, kind = f"call_mock_{n}", "tool"
         if not body.get("stream"):
             if kind == "tool":
                 message = {"role": "assistant", "content": None, "tool_calls": [{
-                    "id": call_id, "type": "function", "function": {"name": "bash", "arguments": args}}]}
+                    "id": call_id, "type": "function", "function": {"name": tool, "arguments": args}}]}
                 finish = "tool_calls"
             else:
                 message = {"role": "assistant", "content": arg}
@@ -80,7 +99,7 @@ class ChatMock(MockServer):
         self._data(h, chunk({"role": "assistant", "content": ""}))
         if kind == "tool":
             self._data(h, chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
-                                                 "function": {"name": "bash", "arguments": ""}}]}))
+                                                 "function": {"name": tool, "arguments": ""}}]}))
             for i in range(0, len(args), 16):
                 self._data(h, chunk({"tool_calls": [{"index": 0, "function": {"arguments": args[i:i + 16]}}]}))
             self._data(h, chunk({}, "tool_calls"))
