@@ -119,8 +119,10 @@ impl FeedOutput {
 
 /// What a feed may do to the sessions: the narrow port the adapters' feeds get instead of the
 /// registry itself. A feed observes, ends a session whose files say its process is gone, asks
-/// whether a session is known, and reads the sessions there are; nothing else of the registry
-/// (answers, history, settings) is within its reach. The registry implements it.
+/// whether a session is known, and reads the sessions there are; a feed that carries the
+/// agent's own requests (Codex's server asks every client its questions) opens them and closes
+/// them. Nothing else of the registry (other answers, history, settings) is within its reach.
+/// The registry implements it.
 pub trait SessionPort: Send + Sync {
     /// Applies an observation; `Err` says why it was refused.
     fn observe(&self, obs: Observation) -> Result<(), String>;
@@ -130,6 +132,19 @@ pub trait SessionPort: Send + Sync {
     fn knows(&self, session_id: &str) -> bool;
     /// The sessions there are now.
     fn sessions(&self) -> Vec<Session>;
+    /// Opens a request the agent itself sent (with the observation of the wait it causes), as a
+    /// hook's ask does ([`SessionsRegistry::ask`]); `Err` says why the observation was refused.
+    fn ask(
+        &self,
+        obs: Observation,
+        call: crate::answering::AskCall,
+        wait: std::time::Duration,
+        accepts: agent_tray_domain::pending::Accepts,
+    ) -> Result<crate::registry::answers::AskOutcome, String>;
+    /// The agent says the request was answered without us: it closes, its waiter is told.
+    fn answered_elsewhere(&self, id: &crate::answering::RequestId);
+    /// Whoever was to send the answer is gone (the connection to the agent ended).
+    fn request_over(&self, id: &crate::answering::RequestId);
 }
 
 impl SessionPort for SessionsRegistry {
@@ -146,6 +161,21 @@ impl SessionPort for SessionsRegistry {
     }
     fn sessions(&self) -> Vec<Session> {
         self.list()
+    }
+    fn ask(
+        &self,
+        obs: Observation,
+        call: crate::answering::AskCall,
+        wait: std::time::Duration,
+        accepts: agent_tray_domain::pending::Accepts,
+    ) -> Result<crate::registry::answers::AskOutcome, String> {
+        SessionsRegistry::ask(self, obs, call, wait, accepts).map_err(|e| e.to_string())
+    }
+    fn answered_elsewhere(&self, id: &crate::answering::RequestId) {
+        SessionsRegistry::request_answered_elsewhere(self, id);
+    }
+    fn request_over(&self, id: &crate::answering::RequestId) {
+        SessionsRegistry::request_over(self, id);
     }
 }
 

@@ -339,6 +339,30 @@ impl SessionsRegistry {
         all
     }
 
+    /// The agent says `id` was answered without us (Codex's server: `serverRequest/resolved`
+    /// after its terminal's answer): it closes as the agent having moved on, and its waiter is
+    /// told there is nothing to send.
+    pub fn request_answered_elsewhere(&self, id: &RequestId) {
+        let now = self.clock.now();
+        let mut changes = Vec::new();
+        let seq = {
+            let mut inner = self.lock();
+            let Some(open) = inner.answers.book.get(id).map(|r| r.ask.clone()) else {
+                return;
+            };
+            let closed = inner
+                .answers
+                .book
+                .moved_on(&open.session, Some(&open.call_id), now.wall);
+            for c in &closed {
+                wake_closed(&mut inner.answers, c);
+            }
+            refresh_views(&mut inner, &BTreeSet::from([open.session]), &mut changes);
+            stamp(&mut inner, &changes)
+        };
+        self.publish(changes, seq, now.wall);
+    }
+
     /// The hook waiting on `id` is gone (it hung up, or its deadline passed): the request closes
     /// as expired at or after its deadline, as abandoned before.
     pub fn request_over(&self, id: &RequestId) {

@@ -11,6 +11,7 @@ import os
 import time
 
 from e2e_base import ScenarioTest
+from harness.tmux import ScreenTimeout
 from harness.mock_anthropic import ASK_MANY
 from test_answering import Pending
 from test_opencode import OpenCodeMixin
@@ -334,6 +335,132 @@ class OpenCodeQuestions(Pending, ScenarioTest, OpenCodeMixin):
         self.assertLess(time.monotonic() - t, 1.5)
         [result] = self.wait_results(1)
         self.assertIn(f'"{QUESTION}"="Red"', result, "the terminal's answer, not ours")
+
+
+def codex_tool_outputs(mock):
+    """Each `function_call_output` a Responses model (Codex's) received, once, in order, as JSON:
+    a request carries the whole conversation, so each call's output is taken the first time."""
+    seen, out = set(), []
+    for record in mock.requests:
+        body = record.get("body")
+        items = body.get("input") if isinstance(body, dict) else None
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("type") == "function_call_output" \
+                    and item.get("call_id") not in seen:
+                seen.add(item.get("call_id"))
+                try:
+                    out.append(json.loads(item.get("output")))
+                except (TypeError, ValueError):
+                    out.append(item.get("output"))
+    return out
+
+
+class CodexQuestions(Pending, ScenarioTest):
+    """Codex 0.171 in tmux against the mock, in Plan mode (where it offers the model
+    `request_user_input`), in its default mode (the shared background server): the server asks
+    every client subscribed to the thread, our engine's feed among them, while the TUI shows its
+    own question; the first answer wins. Our answer is proven by the tool output the model
+    receives, read from the mock's log."""
+
+    def ask(self, prompt, on_screen):
+        from harness.agents import Agent
+        a = self.setup_codex(hooks=True)
+        a.start()
+        a.wait_ready()
+        # A first turn: the thread gets its rollout, and the engine's feed subscribes to it.
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        # Shift+Tab: the TUI can drop it just after a turn; pressed again only while the mode
+        # line has not changed (a second press that landed would cycle past Plan mode).
+        for attempt in range(5):
+            a.tmux.send_keys("BTab")
+            try:
+                a.wait_for(r"Plan mode", 2, what="codex in Plan mode (Shift+Tab)")
+                break
+            except ScreenTimeout:
+                if attempt == 4:
+                    raise
+        # One Enter only: the harness's retry (for an Enter the composer dropped) would answer the
+        # question's first option, since the sent prompt looks like the composer's line.
+        Agent.prompt(a, prompt)
+        a.wait_for(on_screen, timeout=30, interval=0.05, what="the question on screen")
+        return self.wait_request_of("codex")
+
+    def wait_outputs(self, n, timeout=20):
+        deadline = time.monotonic() + timeout
+        while len(codex_tool_outputs(self.agent.mock)) < n and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return codex_tool_outputs(self.agent.mock)
+
+    def test_listed_and_answered_from_the_cli_the_model_receives_the_label(self):
+        request = self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        a = self.agent
+        self.assertEqual(request["kind"], "question", request)
+        self.assertEqual(request["questions"], [{
+            "question": QUESTION, "header": "Colour", "multi_select": False, "allows_other": True,
+            "options": [{"label": "Red", "description": "warm"},
+                        {"label": "Blue", "description": "cool"}]}], request)
+        self.wait_state("waiting_for_input", 5, what="the session waits for the user's answer")
+        rid = request["id"]
+        for args, says in (((rid, "--choice", "Green"), 'offers no "Green"'),
+                           ((rid, "--choice", "Red", "--choice", "Blue"), "takes one choice")):
+            r = self.tray.run("answer", *args, check=False)
+            self.assertNotEqual(r.returncode, 0, r.stdout)
+            self.assertIn(says, r.stderr)
+        r = self.tray.run("allow", rid, check=False)
+        self.assertNotEqual(r.returncode, 0, "a question is never allowed")
+        self.assertEqual(codex_tool_outputs(a.mock), [], "nothing reached the model after the refusals")
+        self.assertIn(QUESTION, a.screen(), "the terminal still shows its own question")
+        t = self.since()
+        r = self.tray.run("answer", rid, "--choice", "Blue")
+        self.assertIn(f"answered {rid}", r.stdout)
+        a.wait_turn_done("done")
+        self.assertEqual(self.wait_outputs(1), [{"answers": {"colour": {"answers": ["Blue"]}}}],
+                         "the model received the chosen label under the question's id")
+        self.wait_state("idle", 10, since=t, what="idle after the answered question's turn")
+        self.assertEqual(self.pending(), [])
+        r = self.tray.run("answer", rid, "--choice", "Red", check=False)
+        self.assertNotEqual(r.returncode, 0, "a second answer to the same question is refused")
+
+    def test_two_questions_one_in_own_words(self):
+        request = self.ask("ASK MANY", r"Which database should the cache use\?")
+        self.assertEqual([q["question"] for q in request["questions"]],
+                         ["Which database should the cache use?", "How should old entries go?"])
+        self.tray.run("answer", request["id"], "--question", "1", "--choice", "SQLite",
+                      "--question", "2", "--text", "never, it is small")
+        self.assertEqual(self.wait_outputs(1), [{"answers": {"database": {"answers": ["SQLite"]},
+                                                             "eviction": {"answers": ["never, it is small"]}}}])
+
+    def test_declined_from_the_cli_the_model_receives_no_answer(self):
+        request = self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        self.tray.run("deny", request["id"])
+        self.assertEqual(self.wait_outputs(1), [{"answers": {}}], "declined: no answer, none invented")
+        self.agent.wait_turn_done("done")
+        self.assertEqual(self.pending(), [])
+
+    def test_answered_in_the_terminal_first_our_request_is_gone_within_a_second(self):
+        request = self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        t = time.monotonic()
+        self.agent.tmux.send_keys("Enter")  # the TUI's first option, Red
+        while self.pending() and time.monotonic() - t < 5:
+            time.sleep(0.05)
+        self.assertEqual(self.pending(), [], f"{request['id']} still listed after the terminal answered")
+        self.assertLess(time.monotonic() - t, 1.0 + 0.5)
+        self.assertEqual(self.wait_outputs(1), [{"answers": {"colour": {"answers": ["Red"]}}}],
+                         "the terminal's answer, not one of ours")
+        r = self.tray.run("answer", request["id"], "--choice", "Blue", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("moved on", r.stderr)
+
+    def test_engine_killed_mid_question_the_terminal_still_asks_and_answers(self):
+        self.ask(f"ASK {QUESTION}", r"Which colour shall the file be\?")
+        self.tray.stop_daemon(kill=True)
+        time.sleep(0.5)
+        self.assertEqual(codex_tool_outputs(self.agent.mock), [], "no invented answer when the engine dies")
+        self.assertIn(QUESTION, self.agent.screen(), "the terminal still shows the question")
+        self.agent.tmux.send_keys("Enter")
+        self.assertEqual(self.wait_outputs(1), [{"answers": {"colour": {"answers": ["Red"]}}}],
+                         "the terminal's own answer went through")
 
 
 if __name__ == "__main__":

@@ -52,6 +52,61 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// The largest WebSocket message or frame read from the server; a larger one ends the connection.
 pub const MAX_MESSAGE: usize = 4 << 20;
+/// How long a question of Codex's stays listed for an answer from here. The terminal shows its
+/// own question all the while (the first answer wins), so this bounds only our listing; Claude's
+/// hook waits as long.
+pub const QUESTION_WAIT: Duration = Duration::from_secs(600);
+
+/// The questions opened from this connection, by the server's request id: a reply goes to the
+/// server that asked, so when the connection ends, the requests close with it (the terminal
+/// still asks).
+#[cfg(unix)]
+struct OpenQuestions {
+    sink: FeedSink,
+    by_server_id: HashMap<String, crate::answering::RequestId>,
+}
+
+#[cfg(unix)]
+impl Drop for OpenQuestions {
+    fn drop(&mut self) {
+        for id in self.by_server_id.values() {
+            self.sink.sessions().request_over(id);
+        }
+    }
+}
+
+/// A question opened from this connection, waiting for the user's answer.
+#[cfg(unix)]
+struct QuestionWait {
+    server_id: Value,
+    question_ids: Vec<String>,
+}
+
+/// The server's request ids are JSON (a number in 0.171): keyed by their text.
+#[cfg(unix)]
+fn server_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// The reply to send for the decision the user's answer became, if any: the answers, or none
+/// (declined); nothing where the request closed without an answer.
+#[cfg(unix)]
+fn question_reply(wait: &QuestionWait, decision: &crate::answering::HookDecision) -> Option<Value> {
+    use crate::answering::HookDecision;
+    match decision {
+        HookDecision::Answers { answers } => Some(super::protocol::user_input_reply(
+            &wait.server_id,
+            &wait.question_ids,
+            Some(answers),
+        )),
+        HookDecision::Deny { .. } => Some(super::protocol::user_input_reply(
+            &wait.server_id,
+            &wait.question_ids,
+            None,
+        )),
+        HookDecision::Allow | HookDecision::AllowForSession | HookDecision::None { .. } => None,
+    }
+}
 
 /// The pid in `app-server-daemon/daemon.pid` (JSON `{"pid": N, …}`, or a bare number).
 pub fn parse_daemon_pid(text: &str) -> Option<u32> {
@@ -345,12 +400,35 @@ async fn connection(
     let mut ticks = tokio::time::interval(TUI_CHECK_INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut tick_count: u64 = 0;
+    // Questions asked of us, each waiting for the user's answer (bounded: one per open request,
+    // and the book holds few).
+    let mut open = OpenQuestions {
+        sink: sink.clone(),
+        by_server_id: HashMap::new(),
+    };
+    type Answered = (QuestionWait, Option<crate::registry::answers::Delivery>);
+    let mut waits: futures_util::stream::FuturesUnordered<
+        std::pin::Pin<Box<dyn std::future::Future<Output = Answered> + Send>>,
+    > = futures_util::stream::FuturesUnordered::new();
     loop {
         let requests;
         tokio::select! {
             () = token.cancelled() => {
                 let _ = ws.close(None).await;
                 return Ok(());
+            }
+            Some((wait, delivery)) = waits.next(), if !waits.is_empty() => {
+                open.by_server_id.remove(&server_key(&wait.server_id));
+                let Some(crate::registry::answers::Delivery { decision, printed }) = delivery else {
+                    continue;
+                };
+                if let Some(reply) = question_reply(&wait, &decision) {
+                    ws.send(Message::text(reply.to_string())).await?;
+                    if let Some(printed) = printed {
+                        let _ = printed.send(());
+                    }
+                }
+                continue;
             }
             frame = ws.next() => {
                 let text = match frame {
@@ -377,6 +455,31 @@ async fn connection(
                 }
                 let handled = book.handle(msg, Utc::now());
                 requests = handled.requests;
+                for ask in handled.asks {
+                    let accepts = crate::answering::Accepts {
+                        allow_for_session: false,
+                        deny_message: false,
+                    };
+                    match sink.sessions().ask(ask.observation, ask.call, QUESTION_WAIT, accepts) {
+                        Ok(crate::registry::answers::AskOutcome::Waiting { id, decision, .. }) => {
+                            open.by_server_id.insert(server_key(&ask.request_id), id);
+                            let wait = QuestionWait {
+                                server_id: ask.request_id,
+                                question_ids: ask.question_ids,
+                            };
+                            waits.push(Box::pin(async move { (wait, decision.await.ok()) }));
+                        }
+                        Ok(crate::registry::answers::AskOutcome::NotOffered { reason }) => {
+                            tracing::debug!(%reason, "codex_question_not_offered");
+                        }
+                        Err(error) => tracing::debug!(%error, "codex_question_refused"),
+                    }
+                }
+                for resolved in handled.resolved {
+                    if let Some(id) = open.by_server_id.remove(&server_key(&resolved)) {
+                        sink.sessions().answered_elsewhere(&id);
+                    }
+                }
                 let usage = handled
                     .usage
                     .into_iter()

@@ -87,8 +87,38 @@ pub enum ServerMessage {
         completed: bool,
         at: Option<DateTime<Utc>>,
     },
+    /// `item/tool/requestUserInput`: the model asks the user (Plan mode), and the server asks
+    /// every client subscribed to the thread; the first answer wins.
+    UserInputRequest {
+        /// The server's id for the request, echoed in the reply (a number in 0.171).
+        request_id: Value,
+        thread_id: String,
+        /// The tool call's id (`itemId`).
+        item_id: Option<String>,
+        questions: Vec<ServerQuestion>,
+    },
+    /// `serverRequest/resolved`: a request of the server was answered (by any client).
+    RequestResolved {
+        thread_id: String,
+        request_id: Value,
+    },
     /// Anything else (deltas, items, account news, requests to clients).
     Other,
+}
+
+/// One question of `item/tool/requestUserInput`, as the server sends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerQuestion {
+    /// The model's id for it: the answer is keyed by it.
+    pub id: String,
+    pub header: Option<String>,
+    pub question: String,
+    /// Whether the user may answer in words of their own (Codex's "None of the above").
+    pub is_other: bool,
+    /// A secret (a password): the terminal hides what is typed.
+    pub is_secret: bool,
+    /// Each option's label and description.
+    pub options: Vec<(String, Option<String>)>,
 }
 
 /// Why a frame is not a message.
@@ -130,12 +160,24 @@ pub fn parse_server_message(text: &str) -> Result<ServerMessage, NotAMessage> {
             None => ServerMessage::Other,
         });
     };
-    // A request from the server to us (approvals go to the TUI that runs the turn, not here).
-    if v.get("id").is_some() {
-        return Ok(ServerMessage::Other);
-    }
     let params = v.get("params").cloned().unwrap_or(Value::Null);
     let thread_id = str_of(&params, "threadId");
+    // A request from the server to us: a question is answered from here; approvals still go
+    // through the hook.
+    if let Some(request_id) = v.get("id") {
+        return Ok(match (method, thread_id) {
+            ("item/tool/requestUserInput", Some(thread_id)) => match server_questions(&params) {
+                Some(questions) => ServerMessage::UserInputRequest {
+                    request_id: request_id.clone(),
+                    thread_id,
+                    item_id: str_of(&params, "itemId"),
+                    questions,
+                },
+                None => ServerMessage::Other,
+            },
+            _ => ServerMessage::Other,
+        });
+    }
     Ok(match (method, thread_id) {
         ("thread/started", _) => {
             let thread = params.get("thread").cloned().unwrap_or(Value::Null);
@@ -216,6 +258,13 @@ pub fn parse_server_message(text: &str) -> Result<ServerMessage, NotAMessage> {
                 at,
             }
         }
+        ("serverRequest/resolved", Some(thread_id)) => match params.get("requestId") {
+            Some(request_id) if !request_id.is_null() => ServerMessage::RequestResolved {
+                thread_id,
+                request_id: request_id.clone(),
+            },
+            _ => ServerMessage::Other,
+        },
         (m @ ("hook/started" | "hook/completed"), Some(thread_id)) => ServerMessage::Hook {
             thread_id,
             event_name: params.get("run").and_then(|r| str_of(r, "eventName")),
@@ -224,6 +273,49 @@ pub fn parse_server_message(text: &str) -> Result<ServerMessage, NotAMessage> {
         },
         _ => ServerMessage::Other,
     })
+}
+
+/// The questions of a `requestUserInput`, or `None` when one is not whole (no id, no text, an
+/// option without a label): such a request is left to the terminal.
+fn server_questions(params: &Value) -> Option<Vec<ServerQuestion>> {
+    let list = params.get("questions")?.as_array()?;
+    let mut out = Vec::with_capacity(list.len());
+    for q in list {
+        let mut options = Vec::new();
+        for o in q
+            .get("options")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+        {
+            options.push((str_of(o, "label")?, str_of(o, "description")));
+        }
+        out.push(ServerQuestion {
+            id: str_of(q, "id")?,
+            header: str_of(q, "header"),
+            question: str_of(q, "question")?,
+            is_other: q.get("isOther").and_then(Value::as_bool) == Some(true),
+            is_secret: q.get("isSecret").and_then(Value::as_bool) == Some(true),
+            options,
+        });
+    }
+    Some(out)
+}
+
+/// The reply to a `requestUserInput`: each question's answer under its id, the labels chosen
+/// then the user's own words. `None` (declined) sends no answers at all, which the model reads
+/// as the user answering none (`{"answers":{}}`, seen with 0.171).
+pub fn user_input_reply(
+    request_id: &Value,
+    question_ids: &[String],
+    answers: Option<&[agent_tray_domain::question::QuestionAnswer]>,
+) -> Value {
+    let mut by_id = serde_json::Map::new();
+    for (id, answer) in question_ids.iter().zip(answers.unwrap_or_default()) {
+        let mut words: Vec<String> = answer.choices.clone();
+        words.extend(answer.text.iter().filter(|t| !t.trim().is_empty()).cloned());
+        by_id.insert(id.clone(), json!({ "answers": words }));
+    }
+    json!({"id": request_id, "result": {"answers": by_id}})
 }
 
 /// A request this feed sends.

@@ -9,9 +9,10 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::protocol::{
-    str_of, AppServerTokenUsage, ClientRequest, ServerMessage, ThreadStatus, TurnEnd,
-    ID_INITIALIZE, ID_LOADED_LIST,
+    str_of, AppServerTokenUsage, ClientRequest, ServerMessage, ServerQuestion, ThreadStatus,
+    TurnEnd, ID_INITIALIZE, ID_LOADED_LIST,
 };
+use crate::answering::AskCall;
 use crate::feeds::FeedOutput;
 use crate::model::{Agent, EndReason, EventKind, Observation, ReportedStatus, Source};
 use crate::process::PidProbe;
@@ -50,6 +51,86 @@ pub struct Handled {
     /// Token usage of a session's thread (its running total, which the store reduces to what is
     /// new, so the rollout feed reporting the same thread counts nothing twice).
     pub usage: Vec<UsageReport>,
+    /// Questions the server asks of a session's thread, to offer for an answer from here.
+    pub asks: Vec<ServerAsk>,
+    /// The server's requests answered by some client (the TUI, or us): ours close.
+    pub resolved: Vec<Value>,
+}
+
+/// A question of the server's that can be answered from here: the request opened for it is
+/// answered by a reply to `request_id`, each answer under its question's id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerAsk {
+    pub request_id: Value,
+    pub question_ids: Vec<String>,
+    /// The wait for input it puts the session in (what `thread/status/changed` says too).
+    pub observation: Observation,
+    pub call: AskCall,
+}
+
+/// The tool Codex asks with, as requests name it.
+pub const QUESTION_TOOL: &str = "request_user_input";
+
+/// The request to open for Codex's questions, or `None` where they cannot be answered from here
+/// whole: a secret (a password the terminal hides), none at all, more than a request shows, an
+/// option without a label or one twice, a question with no option to choose.
+pub fn server_question_call(
+    item_id: Option<&str>,
+    questions: &[ServerQuestion],
+    cwd: Option<&str>,
+) -> Option<AskCall> {
+    use crate::answering::{AskDetail, Question, QuestionOption, MAX_INPUT_BYTES};
+    use agent_tray_domain::question::{MAX_OPTIONS, MAX_QUESTIONS};
+    if questions.is_empty() || questions.len() > MAX_QUESTIONS {
+        return None;
+    }
+    let mut asked = Vec::with_capacity(questions.len());
+    for q in questions {
+        if q.is_secret || q.options.is_empty() || q.options.len() > MAX_OPTIONS {
+            return None;
+        }
+        let mut options: Vec<QuestionOption> = Vec::with_capacity(q.options.len());
+        for (label, description) in &q.options {
+            if label.trim().is_empty() || options.iter().any(|o| &o.label == label) {
+                return None;
+            }
+            options.push(QuestionOption {
+                label: label.clone(),
+                description: description.clone(),
+            });
+        }
+        asked.push(Question {
+            question: q.question.clone(),
+            header: q.header.clone(),
+            options,
+            multi_select: false,
+            allows_other: q.is_other,
+        });
+    }
+    let input = serde_json::json!({"questions": questions.iter().map(|q| serde_json::json!({
+        "id": q.id,
+        "header": q.header,
+        "question": q.question,
+        "isOther": q.is_other,
+        "options": q.options.iter().map(|(label, description)| serde_json::json!({"label": label, "description": description})).collect::<Vec<_>>(),
+    })).collect::<Vec<_>>()})
+    .to_string();
+    if input.len() > MAX_INPUT_BYTES {
+        return None;
+    }
+    let input_digest = crate::answering::digest(QUESTION_TOOL, &input);
+    Some(AskCall {
+        call_id: item_id.map_or_else(|| input_digest.clone(), str::to_string),
+        input_digest,
+        suggests_for_session: false,
+        detail: AskDetail {
+            tool: QUESTION_TOOL.to_string(),
+            cwd: cwd.map(str::to_string),
+            input,
+            questions: Some(asked),
+            ..AskDetail::default()
+        },
+    })
 }
 
 /// The threads one connection knows, and what each message means for their sessions. Pure: the
@@ -378,6 +459,33 @@ impl ThreadBook {
                     ));
                 }
             }
+            ServerMessage::UserInputRequest {
+                request_id,
+                thread_id,
+                item_id,
+                questions,
+            } => {
+                if !self.is_session(&thread_id) {
+                    return out;
+                }
+                let cwd = self.threads.get(&thread_id).and_then(|e| e.cwd.clone());
+                let Some(call) =
+                    server_question_call(item_id.as_deref(), &questions, cwd.as_deref())
+                else {
+                    tracing::debug!(%thread_id, "codex_question_left_to_the_terminal");
+                    return out;
+                };
+                let mut observation = self.observation(&thread_id, EventKind::StatusReport, now);
+                observation.status = Some(ReportedStatus::Waiting);
+                observation.waiting_for = Some(WAITING_ON_USER_INPUT.to_string());
+                out.asks.push(ServerAsk {
+                    request_id,
+                    question_ids: questions.into_iter().map(|q| q.id).collect(),
+                    observation,
+                    call,
+                });
+            }
+            ServerMessage::RequestResolved { request_id, .. } => out.resolved.push(request_id),
             ServerMessage::Other => {}
         }
         out
@@ -670,6 +778,151 @@ mod tests {
         assert!(all
             .requests
             .contains(&ClientRequest::Resume(thread.clone())));
+    }
+
+    /// The recorded question (Plan mode, two questions) and its `serverRequest/resolved`.
+    fn question_fixture() -> Vec<String> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/codex/real-0.171.0/app-server-question.jsonl"
+        );
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["msg"].to_string())
+            .collect()
+    }
+
+    // Issue 39: Codex's `requestUserInput`, as 0.171 sent it to a subscribed client, opens a
+    // question request for the session's thread: each question whole (header, options with
+    // their descriptions, "Other" where isOther), single-choice, keyed by the model's ids.
+    #[test]
+    fn a_recorded_request_user_input_becomes_a_question_of_the_thread_s_session() {
+        let lines = question_fixture();
+        let ServerMessage::UserInputRequest { thread_id, .. } =
+            parse_server_message(&lines[0]).unwrap()
+        else {
+            panic!("not read as a question: {}", lines[0]);
+        };
+        let mut book = ThreadBook::new();
+        // A thread the book does not know as a session's: nothing is opened.
+        let h = book.handle(parse_server_message(&lines[0]).unwrap(), t0());
+        assert!(h.asks.is_empty());
+        known(&mut book, &thread_id);
+        let h = book.handle(parse_server_message(&lines[0]).unwrap(), t0());
+        assert_eq!(h.asks.len(), 1);
+        let ask = &h.asks[0];
+        assert_eq!(ask.request_id, json!(0));
+        assert_eq!(ask.question_ids, ["database", "eviction"]);
+        assert_eq!(ask.observation.session_id, thread_id);
+        assert_eq!(ask.observation.status, Some(ReportedStatus::Waiting));
+        assert_eq!(
+            ask.observation.waiting_for.as_deref(),
+            Some(WAITING_ON_USER_INPUT)
+        );
+        assert_eq!(ask.call.call_id, "call_mock_3");
+        assert_eq!(ask.call.detail.tool, QUESTION_TOOL);
+        assert_eq!(ask.call.detail.cwd.as_deref(), Some("/home/dev/proj"));
+        let questions = ask.call.detail.questions.clone().unwrap();
+        assert_eq!(questions.len(), 2);
+        assert_eq!(
+            questions[0].question,
+            "Which database should the cache use?"
+        );
+        assert_eq!(questions[0].header.as_deref(), Some("Database"));
+        assert_eq!(
+            questions[0]
+                .options
+                .iter()
+                .map(|o| (o.label.as_str(), o.description.as_deref()))
+                .collect::<Vec<_>>(),
+            [
+                ("Postgres", Some("the server you already run")),
+                ("SQLite", Some("a file beside the app"))
+            ]
+        );
+        assert!(questions.iter().all(|q| !q.multi_select && q.allows_other));
+        // The answer the terminal (or we) gave: resolved, by the same id.
+        let h = book.handle(parse_server_message(&lines[1]).unwrap(), t0());
+        assert_eq!(h.resolved, [json!(0)]);
+    }
+
+    // What cannot be answered whole from here is left to the terminal: a secret, a question with
+    // no option, a label twice, more questions than a request shows.
+    #[test]
+    fn a_secret_or_a_question_not_shown_whole_is_left_to_the_terminal() {
+        let q = |id: &str| ServerQuestion {
+            id: id.into(),
+            header: None,
+            question: format!("question {id}?"),
+            is_other: false,
+            is_secret: false,
+            options: vec![("A".into(), None), ("B".into(), Some("b".into()))],
+        };
+        assert!(server_question_call(Some("c1"), &[q("x")], None).is_some());
+        let secret = ServerQuestion {
+            is_secret: true,
+            ..q("x")
+        };
+        assert!(server_question_call(Some("c1"), &[q("y"), secret], None).is_none());
+        let no_options = ServerQuestion {
+            options: vec![],
+            ..q("x")
+        };
+        assert!(server_question_call(Some("c1"), &[no_options], None).is_none());
+        let twice = ServerQuestion {
+            options: vec![("A".into(), None), ("A".into(), None)],
+            ..q("x")
+        };
+        assert!(server_question_call(Some("c1"), &[twice], None).is_none());
+        let many: Vec<_> = (0..=agent_tray_domain::question::MAX_QUESTIONS)
+            .map(|i| q(&i.to_string()))
+            .collect();
+        assert!(server_question_call(Some("c1"), &many, None).is_none());
+        assert!(server_question_call(Some("c1"), &[], None).is_none());
+        // Without an item id the call is named by its digest, the same for the same questions.
+        let a = server_question_call(None, &[q("x")], None).unwrap();
+        assert_eq!(a.call_id, a.input_digest);
+        assert_eq!(a, server_question_call(None, &[q("x")], None).unwrap());
+    }
+
+    // The reply Codex took (seen with 0.171): each answer under its question's id, the labels
+    // then the user's own words; a decline is no answers at all.
+    #[test]
+    fn the_reply_keys_each_answer_by_its_question_id_and_a_decline_answers_none() {
+        use agent_tray_domain::question::QuestionAnswer;
+        let ids = ["database".to_string(), "eviction".to_string()];
+        let answers = [
+            QuestionAnswer {
+                choices: vec!["SQLite".into()],
+                text: None,
+            },
+            QuestionAnswer {
+                choices: vec![],
+                text: Some("my own words".into()),
+            },
+        ];
+        assert_eq!(
+            crate::agents::codex::app_server::user_input_reply(&json!(0), &ids, Some(&answers)),
+            json!({"id": 0, "result": {"answers": {
+                "database": {"answers": ["SQLite"]},
+                "eviction": {"answers": ["my own words"]}}}})
+        );
+        assert_eq!(
+            crate::agents::codex::app_server::user_input_reply(&json!("r-7"), &ids, None),
+            json!({"id": "r-7", "result": {"answers": {}}})
+        );
+        // A request id that is not a question's, or a resolved without one, is nothing.
+        let approval = json!({"id": 3, "method": "item/commandExecution/requestApproval", "params": {"threadId": "t"}});
+        assert_eq!(
+            parse_server_message(&approval.to_string()).unwrap(),
+            ServerMessage::Other
+        );
+        let resolved = json!({"method": "serverRequest/resolved", "params": {"threadId": "t"}});
+        assert_eq!(
+            parse_server_message(&resolved.to_string()).unwrap(),
+            ServerMessage::Other
+        );
     }
 
     /// The book hears `thread/started` for `thread` (a session's thread, not a helper's).

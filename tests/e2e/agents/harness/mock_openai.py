@@ -7,6 +7,26 @@ import json
 
 from .mockbase import MockServer, content_text, scripted_reply, serve_from_command_line, tool_names
 
+# "ASK <question>" for Codex's `request_user_input` (offered in Plan mode): one question with two
+# options; "ASK MANY" asks two in one call. Codex adds "None of the above" (free text) itself.
+ASK_MANY = [
+    {"id": "database", "header": "Database", "question": "Which database should the cache use?",
+     "options": [{"label": "Postgres", "description": "the server you already run"},
+                 {"label": "SQLite", "description": "a file beside the app"}]},
+    {"id": "eviction", "header": "Eviction", "question": "How should old entries go?",
+     "options": [{"label": "LRU", "description": "least recently used first"},
+                 {"label": "TTL", "description": "after a fixed time"}]},
+]
+
+
+def ask_arguments(arg):
+    """The `request_user_input` arguments for "ASK <arg>"."""
+    if arg == "MANY":
+        return {"questions": ASK_MANY}
+    return {"questions": [{"id": "colour", "header": "Colour", "question": arg,
+                           "options": [{"label": "Red", "description": "warm"},
+                                       {"label": "Blue", "description": "cool"}]}]}
+
 
 def _input_items(body):
     inp = body.get("input")
@@ -37,7 +57,7 @@ class OpenAIMock(MockServer):
                     continue
                 last_user = t
                 break
-        return scripted_reply(last_user)
+        return scripted_reply(last_user, kinds=("tool", "ask"))
 
     def handle(self, h, method, path, body):
         p = path.split("?")[0]
@@ -56,11 +76,14 @@ class OpenAIMock(MockServer):
         self.start_sse(h)
         ev = lambda e, d: self.send_event(h, e, d)
         ev("response.created", {"type": "response.created", "response": {"id": rid, "object": "response", "status": "in_progress", "output": []}})
-        if kind == "tool":
-            args = {"cmd": arg, "sandbox_permissions": "require_escalated",
-                    "justification": f"mock wants to run {arg} outside the sandbox"}
+        if kind in ("tool", "ask"):
+            if kind == "tool":
+                name, args = "exec_command", {"cmd": arg, "sandbox_permissions": "require_escalated",
+                                              "justification": f"mock wants to run {arg} outside the sandbox"}
+            else:
+                name, args = "request_user_input", ask_arguments(arg)
             item = {"type": "function_call", "id": f"fc_mock_{n}", "call_id": f"call_mock_{n}",
-                    "name": "exec_command", "arguments": json.dumps(args), "status": "completed"}
+                    "name": name, "arguments": json.dumps(args), "status": "completed"}
             ev("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
                                                "item": dict(item, arguments="", status="in_progress")})
             ev("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item})

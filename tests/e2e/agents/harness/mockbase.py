@@ -21,10 +21,11 @@ requests such as title generation never trigger tools):
                          (a turn that stays "working"; cut short when the
                          server stops); the rest of the line is read on,
                          e.g. "SLEEP 2 TOOL touch x"
-  ASK <question>         Claude only: ask the user that question with the
-                         AskUserQuestion tool (two options, Red and Blue);
-                         "ASK MANY" asks three questions in one call, the
-                         second multi-select (mock_anthropic.ASK_MANY)
+  ASK <question>         ask the user that question with the agent's question
+                         tool (Claude: AskUserQuestion; OpenCode: question;
+                         Codex, in Plan mode: request_user_input), two
+                         options, Red and Blue; "ASK MANY" asks several in
+                         one call (each mock's ASK_MANY)
   anything else          reply with the text "ok"
 After a tool result comes back the mock replies "done".
 """
