@@ -226,9 +226,11 @@ const CODEX: Entry = Entry {
     script_markers: &["@openai/codex"],
     config_dir_env: "CODEX_HOME",
     foreign_callers: &[],
-    // Codex hides its own approval prompt while a `PermissionRequest` hook runs (seen with
-    // 0.171): every second of waiting is a second the terminal cannot answer. So it is opt-in,
-    // the wait is short, and it ends 1 s before the 5 s hook timeout `install` writes.
+    // The hook route, for a `--no-daemon` TUI (a default-mode TUI's requests are answered
+    // through Codex's server instead: `agents::codex::app_server`). Codex hides its own
+    // approval prompt while a `PermissionRequest` hook runs (seen with 0.171): every second of
+    // waiting is a second the terminal cannot answer. So it is opt-in, the wait is short, and it
+    // ends 1 s before the 5 s hook timeout `install` writes.
     answer_path: Some(AnswerPath {
         on_by_default: false,
         terminal_stays_open: false,

@@ -201,7 +201,12 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
         }
     }
     obs.seq = Some(sequence_id(at));
-    if obs.event == EventKind::PermissionRequest {
+    // Codex's managed server asks the engine itself (the app-server feed answers its requests
+    // while the TUI's dialog stays up): a hook it runs only reports, and never holds the
+    // request back from the terminal.
+    let answered_by_server =
+        obs.agent == Agent::Codex && agent_pid::this_hook_run_by_codex_managed_server();
+    if obs.event == EventKind::PermissionRequest && !answered_by_server {
         if let Some(path) = obs.agent.entry().answer_path {
             ask_and_print(
                 &paths,

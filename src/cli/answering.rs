@@ -498,18 +498,26 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
 
 fn describe_choice(c: &EffectiveChoice) -> String {
     let name = c.agent.display_name();
-    if !c.enabled {
-        return format!("{name}: off (its requests are answered in the terminal only)\n");
-    }
-    let terminal = if c.terminal_stays_open {
-        "the terminal's dialog stays open meanwhile"
+    let line = if c.enabled {
+        let terminal = if c.terminal_stays_open {
+            "the terminal's dialog stays open meanwhile"
+        } else {
+            "the terminal's prompt appears only after it"
+        };
+        format!(
+            "{name}: on, waits up to {} s for an answer from here ({terminal})\n",
+            c.wait_secs
+        )
     } else {
-        "the terminal's prompt appears only after it"
+        format!("{name}: off (its requests are answered in the terminal only)\n")
     };
-    format!(
-        "{name}: on, waits up to {} s for an answer from here ({terminal})\n",
-        c.wait_secs
-    )
+    // Codex's default mode is answered through its server, whatever its hook route's setting.
+    let server_route = if c.agent == Agent::Codex {
+        "  in its default mode (its background server): always answered from here, with no wait (the terminal's dialog stays open); the setting is for `codex --no-daemon`\n"
+    } else {
+        ""
+    };
+    format!("{line}{server_route}")
 }
 
 /// The human table: one request per paragraph, everything shown whole, on one line per field,
@@ -754,6 +762,26 @@ mod tests {
             "A",
         ]);
         assert!(zero.is_err());
+    }
+
+    // Issue 39: `answering` says that a default-mode Codex is answered through its server
+    // whatever the hook route's setting, and that the setting is the `--no-daemon` route's.
+    #[test]
+    fn codex_s_line_says_its_default_mode_is_answered_through_its_server() {
+        let settings = crate::answering::AnswerSettings::default();
+        let codex = describe_choice(&settings.effective(Agent::Codex).unwrap());
+        assert!(codex.starts_with("Codex: off"), "{codex}");
+        assert!(
+            codex
+                .contains("in its default mode (its background server): always answered from here"),
+            "{codex}"
+        );
+        assert!(
+            codex.contains("the setting is for `codex --no-daemon`"),
+            "{codex}"
+        );
+        let claude = describe_choice(&settings.effective(Agent::Claude).unwrap());
+        assert!(!claude.contains("background server"), "{claude}");
     }
 
     #[test]

@@ -199,6 +199,104 @@ class CodexAnswering(Pending, ScenarioTest):
         self.assertTrue(os.path.exists(os.path.join(a.cwd, "x_file")))
 
 
+class CodexAnsweredThroughItsServer(Pending, ScenarioTest):
+    """Issue 39: Codex in its default mode (the shared background server). Its approval request
+    reaches the engine through the server's control socket, on by default: the TUI shows its own
+    dialog at once (no hook waits, even with the hook route opted in), our request is listed
+    beside it, and the first answer wins."""
+
+    def dialog_and_request(self, opted_in=False):
+        if opted_in:
+            self.tray.run("answering", "codex", "on")
+        a = self.setup_codex(hooks=True, app_server=True)
+        a.start()
+        a.wait_ready()
+        # A first turn: the thread gets its rollout, and the engine's feed subscribes to it.
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        t = self.since()
+        a.prompt("TOOL touch x_file")
+        shown = a.wait_permission()
+        request = self.wait_request_of("codex")
+        if opted_in:
+            # The hook route, opted in, would hold the dialog for its 4 s wait after the hook
+            # reported the wait: a default-mode TUI's hook leaves the request to the server, and
+            # the dialog comes with the wait.
+            t_wait, _ = self.wait_state("waiting_for_permission", 5, since=t, what="the approval wait")
+            print(f"\n  Codex's dialog {shown - t_wait:+.2f}s from the wait (the hook route would hold it 4 s)")
+            self.assertLess(shown - t_wait, 2.5, "the dialog was held back by a waiting hook")
+        self.assertEqual(hooks_waiting(self.world), [], "no hook holds the request back from the terminal")
+        self.assertGreater(parse_time(request["answer_by"]) - parse_time(request["asked_at"]), 60,
+                           "listed for the server route's wait, not a hook's seconds")
+        self.assertIn("touch x_file", request["command"], request)
+        self.assertFalse(request["accepts"]["allow_for_session"], "Codex's lasting grant is never offered")
+        return a, request
+
+    def made(self):
+        return os.path.exists(os.path.join(self.agent.cwd, "x_file"))
+
+    def test_allowed_from_the_cli_while_the_terminals_dialog_is_up_the_tool_runs(self):
+        a, request = self.dialog_and_request(opted_in=True)
+        self.wait_state("waiting_for_permission", 5, what="waiting for the approval")
+        r = self.tray.run("allow", request["id"])
+        self.assertIn(f"allowed {request['id']}", r.stdout)
+        a.wait_turn_done("done")
+        self.assertTrue(self.made(), "the allowed command ran")
+        self.assertEqual(self.pending(), [])
+
+    def test_denied_from_the_cli_the_tool_does_not_run(self):
+        a, request = self.dialog_and_request()
+        self.tray.run("deny", request["id"])
+        a.wait_interrupted()
+        time.sleep(0.5)
+        self.assertFalse(self.made(), "a denied command never runs")
+        self.assertEqual(self.pending(), [])
+
+    def test_answered_in_the_terminal_first_ours_is_gone_within_a_second(self):
+        a, request = self.dialog_and_request()
+        t = time.monotonic()
+        a.approve()
+        while self.pending() and time.monotonic() - t < 5:
+            time.sleep(0.05)
+        self.assertEqual(self.pending(), [], f"{request['id']} still listed after the terminal answered")
+        self.assertLess(time.monotonic() - t, 1.5)
+        a.wait_turn_done("done")
+        self.assertTrue(self.made(), "the terminal's allow ran the command")
+        r = self.tray.run("deny", request["id"], check=False)
+        self.assertNotEqual(r.returncode, 0, "a request the terminal answered takes no second answer")
+
+    def test_engine_killed_mid_wait_the_terminal_still_answers(self):
+        a, _ = self.dialog_and_request()
+        self.tray.stop_daemon(kill=True)
+        time.sleep(0.5)
+        self.assertFalse(self.made(), "nothing allowed when the engine dies")
+        a.approve()
+        a.wait_turn_done("done")
+        self.assertTrue(self.made(), "the terminal's own answer went through")
+
+
+def parse_time(text):
+    """Seconds since the epoch of an RFC 3339 time as `pending --json` writes it."""
+    from datetime import datetime
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def hooks_waiting(world):
+    """Pids of `agent-tray hook` processes of this world still running."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            env = open(f"/proc/{pid}/environ", "rb").read()
+        except OSError:
+            continue
+        if b"hook" in argv[1:3] and world.tray_home.encode() in env:
+            out.append(int(pid))
+    return out
+
+
 class ClaudeAnsweredFromTheApp(ScenarioTest):
     """The REAL desktop app (under a private Xvfb and session bus, as test_window runs it) hosting
     the engine, the real Claude in tmux: the window's Allow lets the tool run; then, with dunst

@@ -52,14 +52,14 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// The largest WebSocket message or frame read from the server; a larger one ends the connection.
 pub const MAX_MESSAGE: usize = 4 << 20;
-/// How long a question of Codex's stays listed for an answer from here. The terminal shows its
-/// own question all the while (the first answer wins), so this bounds only our listing; Claude's
-/// hook waits as long.
+/// How long a question or approval of Codex's stays listed for an answer from here. The
+/// terminal shows its own dialog all the while (the first answer wins), so this bounds only our
+/// listing; Claude's hook waits as long.
 pub const QUESTION_WAIT: Duration = Duration::from_secs(600);
 
-/// The questions opened from this connection, by the server's request id: a reply goes to the
-/// server that asked, so when the connection ends, the requests close with it (the terminal
-/// still asks).
+/// The requests opened from this connection (questions, approvals), by the server's request id:
+/// a reply goes to the server that asked, so when the connection ends, the requests close with
+/// it (the terminal still asks).
 #[cfg(unix)]
 struct OpenQuestions {
     sink: FeedSink,
@@ -75,37 +75,17 @@ impl Drop for OpenQuestions {
     }
 }
 
-/// A question opened from this connection, waiting for the user's answer.
+/// A request opened from this connection, waiting for the user's answer.
 #[cfg(unix)]
-struct QuestionWait {
+struct ServerWait {
     server_id: Value,
-    question_ids: Vec<String>,
+    reply: super::protocol::ReplyTo,
 }
 
 /// The server's request ids are JSON (a number in 0.171): keyed by their text.
 #[cfg(unix)]
 fn server_key(id: &Value) -> String {
     id.to_string()
-}
-
-/// The reply to send for the decision the user's answer became, if any: the answers, or none
-/// (declined); nothing where the request closed without an answer.
-#[cfg(unix)]
-fn question_reply(wait: &QuestionWait, decision: &crate::answering::HookDecision) -> Option<Value> {
-    use crate::answering::HookDecision;
-    match decision {
-        HookDecision::Answers { answers } => Some(super::protocol::user_input_reply(
-            &wait.server_id,
-            &wait.question_ids,
-            Some(answers),
-        )),
-        HookDecision::Deny { .. } => Some(super::protocol::user_input_reply(
-            &wait.server_id,
-            &wait.question_ids,
-            None,
-        )),
-        HookDecision::Allow | HookDecision::AllowForSession | HookDecision::None { .. } => None,
-    }
 }
 
 /// The pid in `app-server-daemon/daemon.pid` (JSON `{"pid": N, …}`, or a bare number).
@@ -406,7 +386,7 @@ async fn connection(
         sink: sink.clone(),
         by_server_id: HashMap::new(),
     };
-    type Answered = (QuestionWait, Option<crate::registry::answers::Delivery>);
+    type Answered = (ServerWait, Option<crate::registry::answers::Delivery>);
     let mut waits: futures_util::stream::FuturesUnordered<
         std::pin::Pin<Box<dyn std::future::Future<Output = Answered> + Send>>,
     > = futures_util::stream::FuturesUnordered::new();
@@ -422,7 +402,7 @@ async fn connection(
                 let Some(crate::registry::answers::Delivery { decision, printed }) = delivery else {
                     continue;
                 };
-                if let Some(reply) = question_reply(&wait, &decision) {
+                if let Some(reply) = super::protocol::server_reply(&wait.server_id, &wait.reply, &decision) {
                     ws.send(Message::text(reply.to_string())).await?;
                     if let Some(printed) = printed {
                         let _ = printed.send(());
@@ -463,16 +443,16 @@ async fn connection(
                     match sink.sessions().ask(ask.observation, ask.call, QUESTION_WAIT, accepts) {
                         Ok(crate::registry::answers::AskOutcome::Waiting { id, decision, .. }) => {
                             open.by_server_id.insert(server_key(&ask.request_id), id);
-                            let wait = QuestionWait {
+                            let wait = ServerWait {
                                 server_id: ask.request_id,
-                                question_ids: ask.question_ids,
+                                reply: ask.reply,
                             };
                             waits.push(Box::pin(async move { (wait, decision.await.ok()) }));
                         }
                         Ok(crate::registry::answers::AskOutcome::NotOffered { reason }) => {
-                            tracing::debug!(%reason, "codex_question_not_offered");
+                            tracing::debug!(%reason, "codex_request_not_offered");
                         }
-                        Err(error) => tracing::debug!(%error, "codex_question_refused"),
+                        Err(error) => tracing::debug!(%error, "codex_request_refused"),
                     }
                 }
                 for resolved in handled.resolved {

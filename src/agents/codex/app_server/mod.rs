@@ -46,11 +46,11 @@ pub use io::{
     MAX_MESSAGE, TUI_CHECK_INTERVAL,
 };
 pub use protocol::{
-    parse_server_message, user_input_reply, AppServerTokenUsage, ClientRequest, NotAMessage,
-    ServerMessage, ServerQuestion, ThreadStatus, TurnEnd,
+    parse_server_message, server_reply, user_input_reply, AppServerTokenUsage, ClientRequest,
+    NotAMessage, ReplyTo, ServerMessage, ServerQuestion, ThreadStatus, TurnEnd,
 };
 pub use threads::{
-    headless_marks, server_question_call, tui_deaths, Handled, LiveThread, ServerAsk, ThreadBook,
-    ThreadHolder, ThreadSession, MAX_CLOSED, MAX_THREADS, QUESTION_TOOL, WAITING_ON_APPROVAL,
-    WAITING_ON_USER_INPUT,
+    headless_marks, server_approval_call, server_question_call, tui_deaths, Handled, LiveThread,
+    ServerAsk, ThreadBook, ThreadHolder, ThreadSession, COMMAND_TOOL, MAX_CLOSED, MAX_THREADS,
+    QUESTION_TOOL, WAITING_ON_APPROVAL, WAITING_ON_USER_INPUT,
 };

@@ -97,6 +97,20 @@ pub enum ServerMessage {
         item_id: Option<String>,
         questions: Vec<ServerQuestion>,
     },
+    /// `item/commandExecution/requestApproval`: a command waits for the user's approval; the
+    /// server asks every client subscribed to the thread while the TUI shows its own dialog.
+    CommandApproval {
+        request_id: Value,
+        thread_id: String,
+        item_id: Option<String>,
+        /// What runs, as the server will run it (`/bin/bash -lc '…'`).
+        command: String,
+        cwd: Option<String>,
+        /// The model's reason for it.
+        reason: Option<String>,
+        /// The plain decisions the server offers for it (`accept`, `decline`, `cancel`…).
+        decisions: Vec<String>,
+    },
     /// `serverRequest/resolved`: a request of the server was answered (by any client).
     RequestResolved {
         thread_id: String,
@@ -175,6 +189,29 @@ pub fn parse_server_message(text: &str) -> Result<ServerMessage, NotAMessage> {
                 },
                 None => ServerMessage::Other,
             },
+            ("item/commandExecution/requestApproval", Some(thread_id)) => {
+                match str_of(&params, "command") {
+                    Some(command) => ServerMessage::CommandApproval {
+                        request_id: request_id.clone(),
+                        thread_id,
+                        item_id: str_of(&params, "itemId"),
+                        command,
+                        cwd: str_of(&params, "cwd"),
+                        reason: str_of(&params, "reason"),
+                        decisions: params
+                            .get("availableDecisions")
+                            .and_then(Value::as_array)
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(Value::as_str)
+                                    .map(String::from)
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    },
+                    None => ServerMessage::Other,
+                }
+            }
             _ => ServerMessage::Other,
         });
     }
@@ -316,6 +353,52 @@ pub fn user_input_reply(
         by_id.insert(id.clone(), json!({ "answers": words }));
     }
     json!({"id": request_id, "result": {"answers": by_id}})
+}
+
+/// How a request of the server's is answered: where each answer goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplyTo {
+    /// A `requestUserInput`: the answers keyed by these question ids, in order.
+    Questions { question_ids: Vec<String> },
+    /// A command's approval: `accept`, or this decision for a deny (`decline` where the server
+    /// offers it, else `cancel`, which also ends the turn as the TUI's Esc does).
+    Approval { deny: String },
+}
+
+impl ReplyTo {
+    /// The approval's deny among the decisions offered: `decline`, else `cancel`; `None` where
+    /// the server offers neither (the request is then left to the terminal).
+    pub fn approval(decisions: &[String]) -> Option<ReplyTo> {
+        ["decline", "cancel"]
+            .into_iter()
+            .find(|d| decisions.iter().any(|o| o == d))
+            .map(|deny| ReplyTo::Approval { deny: deny.into() })
+    }
+}
+
+/// The frame that answers `request_id` with what the user decided; `None` where the decision
+/// is not an answer to it (the request closed without one, or a kind it does not take).
+pub fn server_reply(
+    request_id: &Value,
+    reply: &ReplyTo,
+    decision: &crate::answering::HookDecision,
+) -> Option<Value> {
+    use crate::answering::HookDecision;
+    match (reply, decision) {
+        (ReplyTo::Questions { question_ids }, HookDecision::Answers { answers }) => {
+            Some(user_input_reply(request_id, question_ids, Some(answers)))
+        }
+        (ReplyTo::Questions { question_ids }, HookDecision::Deny { .. }) => {
+            Some(user_input_reply(request_id, question_ids, None))
+        }
+        (ReplyTo::Approval { .. }, HookDecision::Allow) => {
+            Some(json!({"id": request_id, "result": {"decision": "accept"}}))
+        }
+        (ReplyTo::Approval { deny }, HookDecision::Deny { .. }) => {
+            Some(json!({"id": request_id, "result": {"decision": deny}}))
+        }
+        _ => None,
+    }
 }
 
 /// A request this feed sends.

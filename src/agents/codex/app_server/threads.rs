@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::protocol::{
-    str_of, AppServerTokenUsage, ClientRequest, ServerMessage, ServerQuestion, ThreadStatus,
-    TurnEnd, ID_INITIALIZE, ID_LOADED_LIST,
+    str_of, AppServerTokenUsage, ClientRequest, ReplyTo, ServerMessage, ServerQuestion,
+    ThreadStatus, TurnEnd, ID_INITIALIZE, ID_LOADED_LIST,
 };
 use crate::answering::AskCall;
 use crate::feeds::FeedOutput;
@@ -51,21 +51,55 @@ pub struct Handled {
     /// Token usage of a session's thread (its running total, which the store reduces to what is
     /// new, so the rollout feed reporting the same thread counts nothing twice).
     pub usage: Vec<UsageReport>,
-    /// Questions the server asks of a session's thread, to offer for an answer from here.
+    /// Questions and approvals the server asks of a session's thread, to offer for an answer
+    /// from here.
     pub asks: Vec<ServerAsk>,
     /// The server's requests answered by some client (the TUI, or us): ours close.
     pub resolved: Vec<Value>,
 }
 
-/// A question of the server's that can be answered from here: the request opened for it is
-/// answered by a reply to `request_id`, each answer under its question's id.
+/// A request of the server's that can be answered from here: the request opened for it is
+/// answered by a reply to `request_id`, shaped as `reply` says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerAsk {
     pub request_id: Value,
-    pub question_ids: Vec<String>,
-    /// The wait for input it puts the session in (what `thread/status/changed` says too).
+    pub reply: ReplyTo,
+    /// The wait it puts the session in (what `thread/status/changed` says too).
     pub observation: Observation,
     pub call: AskCall,
+}
+
+/// The tool a command approval is listed under: what Codex's own hook calls it.
+pub const COMMAND_TOOL: &str = "Bash";
+
+/// The request to open for a command's approval: the command whole, as the server will run it,
+/// with the model's reason. Nothing for the session is offered: Codex's lasting grant
+/// (`acceptWithExecpolicyAmendment`) writes a rule beyond the session.
+pub fn server_approval_call(
+    item_id: Option<&str>,
+    command: &str,
+    cwd: Option<&str>,
+    reason: Option<&str>,
+) -> Option<AskCall> {
+    use crate::answering::{AskDetail, MAX_INPUT_BYTES};
+    let input = serde_json::json!({"command": command, "description": reason}).to_string();
+    if input.len() > MAX_INPUT_BYTES {
+        return None;
+    }
+    let input_digest = crate::answering::digest(COMMAND_TOOL, &input);
+    Some(AskCall {
+        call_id: item_id.map_or_else(|| input_digest.clone(), str::to_string),
+        input_digest,
+        suggests_for_session: false,
+        detail: AskDetail {
+            tool: COMMAND_TOOL.to_string(),
+            command: Some(command.to_string()),
+            description: reason.map(str::to_string),
+            cwd: cwd.map(str::to_string),
+            input,
+            ..AskDetail::default()
+        },
+    })
 }
 
 /// The tool Codex asks with, as requests name it.
@@ -480,7 +514,44 @@ impl ThreadBook {
                 observation.waiting_for = Some(WAITING_ON_USER_INPUT.to_string());
                 out.asks.push(ServerAsk {
                     request_id,
-                    question_ids: questions.into_iter().map(|q| q.id).collect(),
+                    reply: ReplyTo::Questions {
+                        question_ids: questions.into_iter().map(|q| q.id).collect(),
+                    },
+                    observation,
+                    call,
+                });
+            }
+            ServerMessage::CommandApproval {
+                request_id,
+                thread_id,
+                item_id,
+                command,
+                cwd,
+                reason,
+                decisions,
+            } => {
+                if !self.is_session(&thread_id) {
+                    return out;
+                }
+                let cwd = cwd.or_else(|| self.threads.get(&thread_id).and_then(|e| e.cwd.clone()));
+                let (Some(reply), Some(call)) = (
+                    ReplyTo::approval(&decisions),
+                    server_approval_call(
+                        item_id.as_deref(),
+                        &command,
+                        cwd.as_deref(),
+                        reason.as_deref(),
+                    ),
+                ) else {
+                    tracing::debug!(%thread_id, "codex_approval_left_to_the_terminal");
+                    return out;
+                };
+                let mut observation = self.observation(&thread_id, EventKind::StatusReport, now);
+                observation.status = Some(ReportedStatus::Waiting);
+                observation.waiting_for = Some(WAITING_ON_APPROVAL.to_string());
+                out.asks.push(ServerAsk {
+                    request_id,
+                    reply,
                     observation,
                     call,
                 });
@@ -813,7 +884,12 @@ mod tests {
         assert_eq!(h.asks.len(), 1);
         let ask = &h.asks[0];
         assert_eq!(ask.request_id, json!(0));
-        assert_eq!(ask.question_ids, ["database", "eviction"]);
+        assert_eq!(
+            ask.reply,
+            ReplyTo::Questions {
+                question_ids: vec!["database".into(), "eviction".into()]
+            }
+        );
         assert_eq!(ask.observation.session_id, thread_id);
         assert_eq!(ask.observation.status, Some(ReportedStatus::Waiting));
         assert_eq!(
@@ -923,6 +999,96 @@ mod tests {
             parse_server_message(&resolved.to_string()).unwrap(),
             ServerMessage::Other
         );
+    }
+
+    // Issue 39: the recorded approval request of 0.171 opens a permission request of the
+    // thread's session with the command whole as the server runs it; Allow accepts, a deny
+    // cancels (0.171 offers no plain decline here), nothing is offered for the session.
+    #[test]
+    fn a_recorded_command_approval_becomes_a_permission_request_answered_by_accept_or_cancel() {
+        use crate::agents::codex::app_server::server_reply;
+        use crate::answering::HookDecision;
+        let line = fixture()
+            .into_iter()
+            .find(|l| l.contains("item/commandExecution/requestApproval"))
+            .unwrap();
+        let msg = parse_server_message(&line).unwrap();
+        let ServerMessage::CommandApproval {
+            ref thread_id,
+            ref decisions,
+            ..
+        } = msg
+        else {
+            panic!("not read as an approval: {line}");
+        };
+        assert_eq!(decisions, &["accept", "cancel"]);
+        let thread_id = thread_id.clone();
+        let mut book = ThreadBook::new();
+        assert!(
+            book.handle(msg.clone(), t0()).asks.is_empty(),
+            "not a known session's thread"
+        );
+        known(&mut book, &thread_id);
+        let h = book.handle(msg, t0());
+        let ask = &h.asks[0];
+        assert_eq!(
+            ask.reply,
+            ReplyTo::Approval {
+                deny: "cancel".into()
+            }
+        );
+        assert_eq!(
+            ask.observation.waiting_for.as_deref(),
+            Some(WAITING_ON_APPROVAL)
+        );
+        assert_eq!(ask.call.call_id, "call_mock_3");
+        assert_eq!(ask.call.detail.tool, COMMAND_TOOL);
+        assert_eq!(
+            ask.call.detail.command.as_deref(),
+            Some("/bin/bash -lc 'touch x_file'")
+        );
+        assert_eq!(
+            ask.call.detail.description.as_deref(),
+            Some("mock wants to run touch x_file outside the sandbox")
+        );
+        assert_eq!(ask.call.detail.cwd.as_deref(), Some("/home/dev/proj"));
+        assert!(!ask.call.suggests_for_session);
+        let id = &ask.request_id;
+        assert_eq!(
+            server_reply(id, &ask.reply, &HookDecision::Allow),
+            Some(json!({"id": 0, "result": {"decision": "accept"}}))
+        );
+        assert_eq!(
+            server_reply(id, &ask.reply, &HookDecision::Deny { message: None }),
+            Some(json!({"id": 0, "result": {"decision": "cancel"}}))
+        );
+        // Nothing else is an answer to it: a grant for the session, answers, no decision.
+        assert_eq!(
+            server_reply(id, &ask.reply, &HookDecision::AllowForSession),
+            None
+        );
+        assert_eq!(
+            server_reply(id, &ask.reply, &HookDecision::Answers { answers: vec![] }),
+            None
+        );
+        assert_eq!(
+            server_reply(
+                id,
+                &ask.reply,
+                &HookDecision::None {
+                    reason: "moved on".into()
+                }
+            ),
+            None
+        );
+        // `decline` where offered; neither: left to the terminal.
+        assert_eq!(
+            ReplyTo::approval(&["accept".into(), "decline".into(), "cancel".into()]),
+            Some(ReplyTo::Approval {
+                deny: "decline".into()
+            })
+        );
+        assert_eq!(ReplyTo::approval(&["accept".into()]), None);
     }
 
     /// The book hears `thread/started` for `thread` (a session's thread, not a helper's).
