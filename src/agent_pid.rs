@@ -162,35 +162,20 @@ pub fn caller_name_of_this_hook() -> Option<String> {
     caller_name(&SystemProcesses, crate::process::parent_of_this_process()?)
 }
 
-/// Whether the first process above `start` that is not a shell is Codex's managed background
-/// server (`codex app-server … --managed-daemon`, which every default-mode TUI of a
-/// `CODEX_HOME` shares). Its requests reach the engine through its control socket (the
-/// app-server feed), so a hook it runs must not also wait for an answer. An editor's own
-/// `codex app-server` (no `--managed-daemon`) is not that server: its hooks still ask.
-pub fn run_by_codex_managed_server(table: &dyn ProcessTable, start: u32) -> bool {
+/// The first process above `start` (itself included) that is not a shell: what ran the hook.
+pub fn first_non_shell(table: &dyn ProcessTable, start: u32) -> Option<u32> {
     let mut pid = start;
     for _ in 0..MAX_DEPTH {
         if pid <= 1 {
-            return false;
+            return None;
         }
-        let Some(info) = table.info(pid) else {
-            return false;
-        };
+        let info = table.info(pid)?;
         if !SHELLS.contains(&info.comm.as_str()) {
-            return table.cmdline(pid).is_some_and(|argv| {
-                argv.iter().skip(1).any(|a| a == "app-server")
-                    && argv.iter().any(|a| a == "--managed-daemon")
-            });
+            return Some(pid);
         }
         pid = info.ppid;
     }
-    false
-}
-
-/// [`run_by_codex_managed_server`] for this hook process.
-pub fn this_hook_run_by_codex_managed_server() -> bool {
-    crate::process::parent_of_this_process()
-        .is_some_and(|parent| run_by_codex_managed_server(&SystemProcesses, parent))
+    None
 }
 
 /// The agent process that ran this hook, from the real process table.
@@ -232,33 +217,6 @@ mod tests {
             Some((500, Agent::Claude))
         );
         assert_eq!(find_agent_pid(&t, 2873, None), Some((500, Agent::Claude)));
-    }
-
-    // Issue 39: a hook the managed server runs leaves the answer to the server's own route; a
-    // hook an editor's server or the TUI itself (--no-daemon) runs still asks.
-    #[test]
-    fn only_codex_s_managed_server_answers_through_its_socket() {
-        let managed = [
-            "codex",
-            "app-server",
-            "--listen",
-            "unix://",
-            "--managed-daemon",
-        ];
-        let t = Tree::default()
-            .with(800, 700, "codex", &["codex"])
-            .with(900, 800, "codex", &managed)
-            .with(910, 900, "bash", &["/bin/bash", "-c", "agent-tray hook"]);
-        assert!(run_by_codex_managed_server(&t, 910));
-        assert!(run_by_codex_managed_server(&t, 900));
-        // An editor's own server, and a --no-daemon TUI running its hooks itself.
-        let t = Tree::default()
-            .with(900, 800, "codex", &["codex", "app-server"])
-            .with(800, 1, "code", &["code"]);
-        assert!(!run_by_codex_managed_server(&t, 900));
-        let t = Tree::default().with(800, 1, "codex", &["codex", "--no-daemon"]);
-        assert!(!run_by_codex_managed_server(&t, 800));
-        assert!(!run_by_codex_managed_server(&t, 1));
     }
 
     #[test]

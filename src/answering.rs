@@ -20,6 +20,7 @@
 //! - **The choice is a file the engine reads per request** ([`SETTINGS_FILE`]), so the daemon, the
 //!   desktop app and a headless machine share it, and a change needs no restart.
 
+pub mod forms;
 pub mod grant;
 pub mod route;
 
@@ -66,6 +67,10 @@ pub struct AgentChoice {
 pub struct AnswerSettings {
     #[serde(default)]
     pub agents: BTreeMap<String, AgentChoice>,
+    /// The same, for MCP servers' forms (`"forms": {"claude": {"enabled": true}}`): a route of its
+    /// own, since its wait can hide the terminal's form where a permission's does not.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub forms: BTreeMap<String, AgentChoice>,
     /// Whether `allow`/`deny --over-ssh` (what a tray on another machine runs here through its
     /// remote link) may answer this machine's requests. Off unless turned on here
     /// (`agent-tray answering --over-ssh on`): a machine that is someone's remote decides for
@@ -107,6 +112,8 @@ pub enum SettingsError {
     Write(#[from] crate::atomic_file::AtomicWriteError),
     #[error("{0} cannot be answered from outside its terminal")]
     NotAnswerable(Agent),
+    #[error("{0}'s MCP forms cannot be answered from outside its terminal")]
+    NoForms(Agent),
 }
 
 impl AnswerSettings {
@@ -168,20 +175,52 @@ impl AnswerSettings {
             .ok_or(SettingsError::NotAnswerable(agent))
     }
 
+    /// Sets one agent's choice for MCP forms (`None` leaves that part as it is).
+    pub fn set_forms(
+        &mut self,
+        agent: Agent,
+        enabled: Option<bool>,
+        wait_secs: Option<u64>,
+    ) -> Result<EffectiveChoice, SettingsError> {
+        if agent.entry().form_path.is_none() {
+            return Err(SettingsError::NoForms(agent));
+        }
+        let choice = self.forms.entry(agent.as_str().to_string()).or_default();
+        if enabled.is_some() {
+            choice.enabled = enabled;
+        }
+        if wait_secs.is_some() {
+            choice.wait_secs = wait_secs;
+        }
+        self.effective_forms(agent)
+            .ok_or(SettingsError::NoForms(agent))
+    }
+
+    /// What is in force for `agent`'s MCP forms; `None` when they cannot be answered from here.
+    pub fn effective_forms(&self, agent: Agent) -> Option<EffectiveChoice> {
+        let path = agent.entry().form_path?;
+        let choice = self.forms.get(agent.as_str()).copied().unwrap_or_default();
+        Some(Self::in_force(agent, &path, choice))
+    }
+
     /// What is in force for `agent`; `None` when it cannot be answered from outside.
     pub fn effective(&self, agent: Agent) -> Option<EffectiveChoice> {
         let path = agent.entry().answer_path?;
         let choice = self.agents.get(agent.as_str()).copied().unwrap_or_default();
-        Some(EffectiveChoice {
+        Some(Self::in_force(agent, &path, choice))
+    }
+
+    fn in_force(agent: Agent, path: &AnswerPath, choice: AgentChoice) -> EffectiveChoice {
+        EffectiveChoice {
             agent,
             enabled: choice.enabled.unwrap_or(path.on_by_default),
-            wait_secs: clamp_wait(choice.wait_secs.unwrap_or(path.default_wait_secs), &path),
+            wait_secs: clamp_wait(choice.wait_secs.unwrap_or(path.default_wait_secs), path),
             default_wait_secs: path.default_wait_secs,
             max_wait_secs: path.max_wait_secs,
             on_by_default: path.on_by_default,
             terminal_stays_open: path.terminal_stays_open,
             accepts: path.accepts,
-        })
+        }
     }
 
     /// Every answerable agent's choice in force.
@@ -444,6 +483,21 @@ pub fn digest(tool: &str, input: &str) -> String {
 /// own prompt decides). `payload` is the request's payload: "allow for this session" hands back
 /// the agent's own suggestions of what to allow.
 pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) -> Option<String> {
+    if shape == ReplyShape::ElicitationAction {
+        // An MCP server's form: the answers as its content, a decline; nothing else.
+        let (action, content) = match decision {
+            HookDecision::Answers { answers } => {
+                ("accept", Some(forms::form_content(payload, answers)?))
+            }
+            HookDecision::Deny { .. } => ("decline", None),
+            _ => return None,
+        };
+        let mut output = json!({"hookEventName": "Elicitation", "action": action});
+        if let Some(content) = content {
+            output["content"] = content;
+        }
+        return Some(json!({ "hookSpecificOutput": output }).to_string());
+    }
     if shape == ReplyShape::ReplyWords {
         let reply = match decision {
             // OpenCode's question reply: the labels chosen per question, own words among them.
@@ -487,6 +541,7 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
         HookDecision::None { .. } => return None,
     };
     match shape {
+        ReplyShape::ElicitationAction => None, // answered above
         ReplyShape::HookSpecificDecision => Some(
             json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": behaviour}})
                 .to_string(),

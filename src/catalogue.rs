@@ -42,6 +42,12 @@ pub struct Entry {
     /// How a permission request can be answered from outside its terminal (`crate::answering`);
     /// `None`: it cannot, and its requests are answered in the terminal only.
     pub answer_path: Option<AnswerPath>,
+    /// How an MCP server's form (elicitation) can be answered from outside its terminal;
+    /// `None`: in the terminal only.
+    pub form_path: Option<AnswerPath>,
+    /// A route that answers its requests beside the hook's, whatever `answer_path`'s setting
+    /// (what `agent-tray answering` says under the agent).
+    pub other_answer_route: Option<&'static str>,
     /// What comes before the (shell-quoted) session id in the command that resumes a session.
     pub resume_prefix: &'static str,
     /// Where its context window is unknown until something is turned on: what to say (shown
@@ -170,6 +176,21 @@ const CLAUDE: Entry = Entry {
         },
         reply: ReplyShape::HookSpecificDecision,
     }),
+    // An MCP server's form: Claude's `Elicitation` hook can answer it (`action`, `content`), but
+    // the terminal shows no form while the hook runs (seen with 2.1.332): opt-in, like Codex's
+    // hook route, and held 10 s under the 600 s timeout `install` writes for that event.
+    form_path: Some(AnswerPath {
+        on_by_default: false,
+        terminal_stays_open: false,
+        default_wait_secs: 60,
+        max_wait_secs: 590,
+        accepts: Accepts {
+            allow_for_session: false,
+            deny_message: false,
+        },
+        reply: ReplyShape::ElicitationAction,
+    }),
+    other_answer_route: None,
     resume_prefix: "claude --resume ",
     context_window_hint: Some(
         "window unknown: `agent-tray install --claude --status-line` lets Claude Code's status line tell it",
@@ -242,6 +263,8 @@ const CODEX: Entry = Entry {
         },
         reply: ReplyShape::HookSpecificDecision,
     }),
+    form_path: None,
+    other_answer_route: Some("in its default mode (its background server): always answered from here, with no wait (the terminal's dialog stays open); the setting is for `codex --no-daemon`"),
     resume_prefix: "codex resume ",
     context_window_hint: None,
 };
@@ -257,6 +280,8 @@ const GEMINI: Entry = Entry {
     config_dir_env: "GEMINI_CLI_HOME",
     foreign_callers: &[],
     answer_path: None,
+    form_path: None,
+    other_answer_route: None,
     resume_prefix: "gemini --resume ",
     context_window_hint: None,
 };
@@ -272,6 +297,8 @@ const QWEN: Entry = Entry {
     config_dir_env: "HOME",
     foreign_callers: &[],
     answer_path: None,
+    form_path: None,
+    other_answer_route: None,
     resume_prefix: "qwen --resume ",
     context_window_hint: None,
 };
@@ -299,6 +326,8 @@ const COPILOT: Entry = Entry {
         },
         reply: ReplyShape::Behavior,
     }),
+    form_path: None,
+    other_answer_route: None,
     resume_prefix: "copilot --resume=",
     context_window_hint: None,
 };
@@ -327,6 +356,8 @@ const OPENCODE: Entry = Entry {
         },
         reply: ReplyShape::ReplyWords,
     }),
+    form_path: None,
+    other_answer_route: None,
     resume_prefix: "opencode --session ",
     context_window_hint: None,
 };

@@ -201,11 +201,27 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
         }
     }
     obs.seq = Some(sequence_id(at));
-    // Codex's managed server asks the engine itself (the app-server feed answers its requests
-    // while the TUI's dialog stays up): a hook it runs only reports, and never holds the
-    // request back from the terminal.
-    let answered_by_server =
-        obs.agent == Agent::Codex && agent_pid::this_hook_run_by_codex_managed_server();
+    // An agent that asks the engine through a route of its own (Codex's managed server: the
+    // app-server feed answers its requests while the TUI's dialog stays up): the hook only
+    // reports, and never holds the request back from the terminal.
+    let answered_by_server = obs.event == EventKind::PermissionRequest
+        && crate::process::parent_of_this_process().is_some_and(|parent| {
+            obs.agent
+                .adapter()
+                .asked_elsewhere(&crate::process::SystemProcesses, parent)
+        });
+    // An MCP server's form (Claude's `Elicitation`): asked where the agent has a route for forms
+    // (opt-in: while our hook waits, the terminal shows no form).
+    if obs.event == EventKind::Elicitation {
+        if let Some(path) = obs.agent.entry().form_path {
+            let asked = (!cut)
+                .then(|| serde_json::from_slice::<serde_json::Value>(payload).ok())
+                .flatten()
+                .and_then(|v| crate::answering::forms::form_call_from_payload(&v).map(|c| (v, c)));
+            ask_and_print(&paths, obs, asked, path, cut, started, true);
+            return;
+        }
+    }
     if obs.event == EventKind::PermissionRequest && !answered_by_server {
         if let Some(path) = obs.agent.entry().answer_path {
             ask_and_print(

@@ -134,6 +134,9 @@ pub enum ReplyShape {
     /// `{"behavior":"allow"}` or `{"behavior":"deny","message":…}` alone, at the top level
     /// (GitHub Copilot CLI's `permissionRequest` hook).
     Behavior,
+    /// `{"hookSpecificOutput":{"hookEventName":"Elicitation","action":"accept","content":{…}}}`,
+    /// or `"action":"decline"` (Claude Code's `Elicitation` hook: an MCP server's form).
+    ElicitationAction,
 }
 
 /// What a request asks, as the user reads it before answering: every field is text to show as

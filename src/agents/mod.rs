@@ -147,6 +147,14 @@ pub trait AgentAdapter: Sync + 'static {
         Some(pid)
     }
 
+    /// Whether a permission request reported by a hook that `hook_parent` ran is answered
+    /// through a route of the agent's own rather than by the hook's wait (Codex's managed
+    /// server asks the engine itself): then the hook only reports.
+    fn asked_elsewhere(&self, table: &dyn ProcessTable, hook_parent: u32) -> bool {
+        let _ = (table, hook_parent);
+        false
+    }
+
     // --- configuration and install ----------------------------------------------------------
 
     /// The agent's configuration folder (from its environment variable or the home folder),

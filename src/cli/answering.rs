@@ -251,6 +251,10 @@ pub struct AnsweringArgs {
     /// One JSON array, one object per agent.
     #[arg(long)]
     pub json: bool,
+    /// The setting is for the agent's MCP servers' forms (Claude Code's elicitations), a route
+    /// of its own: off by default, since the terminal shows no form while the hook waits.
+    #[arg(long)]
+    pub forms: bool,
     /// `on` lets a tray on another machine (this machine being its remote) answer this machine's
     /// requests over ssh; `off` (the default) refuses its answers.
     #[arg(long, value_parser = ["on", "off"])]
@@ -463,14 +467,27 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
         })?;
         if args.state.is_some() || args.wait.is_some() {
             let enabled = args.state.as_deref().map(|s| s == "on");
-            settings.set(agent, enabled, args.wait)?;
+            if args.forms {
+                settings.set_forms(agent, enabled, args.wait)?;
+            } else {
+                settings.set(agent, enabled, args.wait)?;
+            }
             settings.save(&paths)?;
-        } else if agent.entry().answer_path.is_none() {
+        } else if args.forms && agent.entry().form_path.is_none() {
+            return Err(crate::answering::SettingsError::NoForms(agent).into());
+        } else if !args.forms && agent.entry().answer_path.is_none() {
             return Err(crate::answering::SettingsError::NotAnswerable(agent).into());
         }
     }
-    let shown: Vec<EffectiveChoice> = settings
-        .all_effective()
+    let all = if args.forms {
+        Agent::ALL
+            .iter()
+            .filter_map(|a| settings.effective_forms(*a))
+            .collect()
+    } else {
+        settings.all_effective()
+    };
+    let shown: Vec<EffectiveChoice> = all
         .into_iter()
         .filter(|c| {
             args.agent
@@ -482,7 +499,18 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
     let text = if args.json {
         serde_json::to_string_pretty(&shown)? + "\n"
     } else {
-        let mut text = shown.iter().map(describe_choice).collect::<String>();
+        let mut text = shown
+            .iter()
+            .map(|c| describe_choice(c, args.forms))
+            .collect::<String>();
+        // The forms' route, named under the agents' own (shown whole with `--forms`).
+        if !args.forms {
+            for agent in shown.iter().map(|c| c.agent) {
+                if let Some(forms) = settings.effective_forms(agent) {
+                    text.push_str(&describe_choice(&forms, true));
+                }
+            }
+        }
         if args.agent.is_none() || args.over_ssh.is_some() {
             text.push_str(if settings.over_ssh {
                 "answers from a tray on another machine (over ssh): allowed here\n"
@@ -496,13 +524,21 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn describe_choice(c: &EffectiveChoice) -> String {
-    let name = c.agent.display_name();
+fn describe_choice(c: &EffectiveChoice, forms: bool) -> String {
+    let name = if forms {
+        format!("{}'s MCP forms", c.agent.display_name())
+    } else {
+        c.agent.display_name().to_string()
+    };
     let line = if c.enabled {
         let terminal = if c.terminal_stays_open {
             "the terminal's dialog stays open meanwhile"
         } else {
-            "the terminal's prompt appears only after it"
+            if forms {
+                "the terminal shows the form only after it"
+            } else {
+                "the terminal's prompt appears only after it"
+            }
         };
         format!(
             "{name}: on, waits up to {} s for an answer from here ({terminal})\n",
@@ -511,11 +547,10 @@ fn describe_choice(c: &EffectiveChoice) -> String {
     } else {
         format!("{name}: off (its requests are answered in the terminal only)\n")
     };
-    // Codex's default mode is answered through its server, whatever its hook route's setting.
-    let server_route = if c.agent == Agent::Codex {
-        "  in its default mode (its background server): always answered from here, with no wait (the terminal's dialog stays open); the setting is for `codex --no-daemon`\n"
-    } else {
-        ""
+    // A route beside the hook's, whatever its setting (Codex's server).
+    let server_route = match c.agent.entry().other_answer_route {
+        Some(note) if !forms => format!("  {note}\n"),
+        _ => String::new(),
     };
     format!("{line}{server_route}")
 }
@@ -769,7 +804,7 @@ mod tests {
     #[test]
     fn codex_s_line_says_its_default_mode_is_answered_through_its_server() {
         let settings = crate::answering::AnswerSettings::default();
-        let codex = describe_choice(&settings.effective(Agent::Codex).unwrap());
+        let codex = describe_choice(&settings.effective(Agent::Codex).unwrap(), false);
         assert!(codex.starts_with("Codex: off"), "{codex}");
         assert!(
             codex
@@ -780,7 +815,7 @@ mod tests {
             codex.contains("the setting is for `codex --no-daemon`"),
             "{codex}"
         );
-        let claude = describe_choice(&settings.effective(Agent::Claude).unwrap());
+        let claude = describe_choice(&settings.effective(Agent::Claude).unwrap(), false);
         assert!(!claude.contains("background server"), "{claude}");
     }
 

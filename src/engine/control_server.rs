@@ -548,7 +548,15 @@ impl AskConnection {
             self.answer_probe(registry, observation).await;
             return;
         }
+        // An MCP server's form has a route (and a setting) of its own where the agent has one
+        // (Claude's `Elicitation` hook); OpenCode's questions, which it reports as elicitations,
+        // take its answer path.
+        let form = observation.event == crate::model::EventKind::Elicitation
+            && crate::catalogue::InCatalogue::entry(agent)
+                .form_path
+                .is_some();
         let choice = match AnswerSettings::load_in(data_dir) {
+            Ok(settings) if form => settings.effective_forms(agent),
             Ok(settings) => settings.effective(agent),
             Err(e) => {
                 tracing::warn!(error = %e, "answering settings unreadable; not offering answers");
@@ -565,7 +573,11 @@ impl AskConnection {
             let reply = AskReply {
                 id: None,
                 answer_by: None,
-                reason: Some(format!("answering from the tray is off for {agent}")),
+                reason: Some(if form {
+                    format!("answering MCP forms from the tray is off for {agent}")
+                } else {
+                    format!("answering from the tray is off for {agent}")
+                }),
             };
             let _ = write_line(&mut self.writer, &TypedReply::ok(&reply)).await;
             return;

@@ -48,12 +48,13 @@ const TIMEOUT_SECS: u64 = 10;
 pub const PERMISSION_TIMEOUT_SECS: u64 = 600;
 
 /// Claude's entry: async (Claude does not wait for it) except SessionEnd, which runs as Claude
-/// exits and must finish first, and PermissionRequest, whose printed decision is the answer from
-/// the tray (Claude reads only a synchronous hook's output).
+/// exits and must finish first, and PermissionRequest and Elicitation, whose printed output is
+/// the answer from the tray (Claude reads only a synchronous hook's output). An Elicitation hook
+/// with nothing to wait for (answering forms is opt-in) returns in about a millisecond.
 fn claude_entry(event: &str, command: String) -> Value {
     match event {
         "SessionEnd" => json!({"type": "command", "command": command, "timeout": TIMEOUT_SECS}),
-        "PermissionRequest" => {
+        "PermissionRequest" | "Elicitation" => {
             json!({"type": "command", "command": command, "timeout": PERMISSION_TIMEOUT_SECS})
         }
         _ => json!({"type": "command", "command": command, "async": true, "timeout": TIMEOUT_SECS}),

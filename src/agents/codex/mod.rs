@@ -75,6 +75,20 @@ impl AgentAdapter for Codex {
         (!is_codex_app_server(table, pid)).then_some(pid)
     }
 
+    /// A hook run by the managed background server (`codex app-server … --managed-daemon`,
+    /// which every default-mode TUI of a `CODEX_HOME` shares): its requests reach the engine
+    /// through the server's control socket (the app-server feed), so the hook must not also
+    /// wait. An editor's own `codex app-server` (no `--managed-daemon`) and a `--no-daemon` TUI
+    /// keep the hook route.
+    fn asked_elsewhere(&self, table: &dyn ProcessTable, hook_parent: u32) -> bool {
+        crate::agent_pid::first_non_shell(table, hook_parent).is_some_and(|pid| {
+            table.cmdline(pid).is_some_and(|argv| {
+                argv.iter().skip(1).any(|a| a == "app-server")
+                    && argv.iter().any(|a| a == "--managed-daemon")
+            })
+        })
+    }
+
     fn config_dir(&self) -> Option<PathBuf> {
         home_from_env().map(|d| super::absolute(&d))
     }
@@ -294,4 +308,38 @@ pub fn outermost_codex(table: &dyn ProcessTable, pid: u32) -> u32 {
         }
     }
     current
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::test_support::ScriptedTable as Tree;
+
+    // Issue 39: a hook the managed server runs leaves the answer to the server's own route (the
+    // app-server feed); a hook an editor's server or a --no-daemon TUI runs still asks.
+    #[test]
+    fn only_the_managed_server_s_hooks_are_asked_elsewhere() {
+        let adapter = Codex;
+        let managed = [
+            "codex",
+            "app-server",
+            "--listen",
+            "unix://",
+            "--managed-daemon",
+        ];
+        let t = Tree::default()
+            .with(800, 700, "codex", &["codex"])
+            .with(900, 800, "codex", &managed)
+            .with(910, 900, "bash", &["/bin/bash", "-c", "agent-tray hook"]);
+        assert!(adapter.asked_elsewhere(&t, 910));
+        assert!(adapter.asked_elsewhere(&t, 900));
+        let editor = Tree::default()
+            .with(900, 800, "codex", &["codex", "app-server"])
+            .with(800, 1, "code", &["code"]);
+        assert!(!adapter.asked_elsewhere(&editor, 900));
+        let no_daemon = Tree::default().with(800, 1, "codex", &["codex", "--no-daemon"]);
+        assert!(!adapter.asked_elsewhere(&no_daemon, 800));
+        assert!(!adapter.asked_elsewhere(&no_daemon, 1));
+    }
 }

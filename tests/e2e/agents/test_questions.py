@@ -337,6 +337,99 @@ class OpenCodeQuestions(Pending, ScenarioTest, OpenCodeMixin):
         self.assertIn(f'"{QUESTION}"="Red"', result, "the terminal's answer, not ours")
 
 
+class ClaudeForms(Pending, ScenarioTest):
+    """Claude Code 2.1.332 calls a stdio MCP server's tool, which asks for a form
+    (`elicitation/create`); Claude's `Elicitation` hook lists it here, each field a question, and
+    the answer reaches the MCP server as the form's content. The terminal shows no form while
+    the hook waits, so this route is opt-in (`answering claude on --forms`)."""
+
+    def start(self, opted_in=True, wait=30):
+        from harness import form_mcp
+        a = self.claude()
+        self.agent = a
+        self.tray.install("--claude")
+        if opted_in:
+            self.tray.run("answering", "claude", "on", "--forms", "--wait", str(wait))
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        self.form_log = self.world.path("logs", "form-mcp.jsonl")
+        config = self.world.path("mcp.json")
+        with open(config, "w") as f:
+            json.dump({"mcpServers": {"form": {"command": "python3", "args": [form_mcp.__file__],
+                                               "env": {"FORM_MCP_LOG": self.form_log}}}}, f)
+        a.start("--mcp-config", config, "--allowedTools", "mcp__form__ask_form")
+        a.wait_ready()
+        a.prompt("MCP mcp__form__ask_form")
+        return a
+
+    def results(self, n=1, timeout=20):
+        from harness.form_mcp import form_results
+        deadline = time.monotonic() + timeout
+        while len(form_results(self.form_log)) < n and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return form_results(self.form_log)
+
+    def test_listed_refused_when_wrong_and_answered_from_the_cli_the_server_receives_the_content(self):
+        a = self.start()
+        request = self.wait_request_of("claude")
+        self.assertEqual(request["kind"], "question", request)
+        self.assertEqual(request["tool"], "MCP form of form")
+        self.assertEqual(request["description"], "Name the new cache")
+        self.assertEqual(request["questions"], [
+            {"question": "Name: what to call it", "header": "name", "options": [],
+             "multi_select": False, "allows_other": True},
+            {"question": "Size", "header": "size", "multi_select": False, "allows_other": False,
+             "options": [{"label": "small", "description": None}, {"label": "large", "description": None}]},
+        ], request)
+        self.wait_state("waiting_for_input", 5, what="the session waits for the form")
+        rid = request["id"]
+        for args, says in (((rid, "--question", "1", "--text", "hot", "--question", "2", "--choice", "huge"), 'offers no "huge"'),
+                           ((rid, "--question", "1", "--text", "hot", "--question", "2", "--text", "medium"), "own words"),
+                           ((rid, "--question", "1", "--text", "hot"), "asks 2 question(s) and 1 were answered")):
+            r = self.tray.run("answer", *args, check=False)
+            self.assertNotEqual(r.returncode, 0, r.stdout)
+            self.assertIn(says, r.stderr)
+        self.assertEqual(self.results(0, timeout=0), [], "nothing reached the MCP server after the refusals")
+        r = self.tray.run("answer", rid, "--question", "1", "--text", "hot-cache", "--question", "2", "--choice", "large")
+        self.assertIn(f"answered {rid}", r.stdout)
+        self.assertEqual(self.results(1), [{"action": "accept", "content": {"name": "hot-cache", "size": "large"}}],
+                         "the MCP server received the form's content, typed as its schema says")
+        a.wait_turn_done("done")
+        self.assertEqual(self.pending(), [])
+
+    def test_declined_from_the_cli_the_server_receives_a_decline(self):
+        self.start()
+        request = self.wait_request_of("claude")
+        self.tray.run("deny", request["id"])
+        self.assertEqual(self.results(1), [{"action": "decline"}])
+        self.agent.wait_turn_done("done")
+
+    def test_nobody_answering_the_terminal_shows_the_form_at_the_wait(self):
+        a = self.start(wait=3)
+        self.wait_request_of("claude")
+        t = time.monotonic()
+        a.wait_for(r"requests your input", timeout=15, interval=0.05, what="the form in the terminal")
+        print(f"\n  the terminal's form {time.monotonic() - t:.1f}s after the request was seen (the wait is 3 s)")
+        self.assertEqual(self.results(0, timeout=0), [], "nothing invented at the deadline")
+        deadline = time.monotonic() + 5
+        while self.pending() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(self.pending(), [], "the expired request is gone")
+
+    def test_not_opted_in_the_form_is_in_the_terminal_at_once_and_nothing_is_pending(self):
+        a = self.start(opted_in=False)
+        a.wait_for(r"requests your input", timeout=15, interval=0.05, what="the form in the terminal")
+        self.assertEqual(self.pending(), [])
+        self.wait_state("waiting_for_input", 5, what="still shown as waiting for the user")
+
+    def test_engine_killed_mid_wait_the_terminal_shows_the_form(self):
+        a = self.start(wait=60)
+        self.wait_request_of("claude")
+        self.tray.stop_daemon(kill=True)
+        a.wait_for(r"requests your input", timeout=10, interval=0.05, what="the form in the terminal after the engine died")
+        self.assertEqual(self.results(0, timeout=0), [], "no invented answer when the engine dies")
+
+
 def codex_tool_outputs(mock):
     """Each `function_call_output` a Responses model (Codex's) received, once, in order, as JSON:
     a request carries the whole conversation, so each call's output is taken the first time."""

@@ -57,7 +57,7 @@ class AnthropicMock(MockServer):
             return ("text", "done"), 0
         if "Bash" not in tools:  # a side request (title, summary, ...): answer at once
             return ("text", "ok"), 0
-        return scripted_reply(text, kinds=("tool", "ask"))
+        return scripted_reply(text, kinds=("tool", "ask", "mcp"))
 
     def handle(self, h, method, path, body):
         p = path.split("?")[0]
@@ -87,6 +87,9 @@ class AnthropicMock(MockServer):
                          "options": [{"label": "Red", "description": "the red one"},
                                      {"label": "Blue", "description": "the blue one"}]}]}}
             stop = "tool_use"
+        elif kind == "mcp":
+            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": arg, "input": {}}
+            stop = "tool_use"
         else:
             block = {"type": "text", "text": arg}
             stop = "end_turn"
@@ -100,7 +103,7 @@ class AnthropicMock(MockServer):
         ev("message_start", {"type": "message_start", "message": {
             "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": dict(usage, output_tokens=1)}})
-        if kind in ("tool", "ask"):
+        if kind in ("tool", "ask", "mcp"):
             ev("content_block_start", {"type": "content_block_start", "index": 0,
                                        "content_block": dict(block, input={})})
             ev("content_block_delta", {"type": "content_block_delta", "index": 0,

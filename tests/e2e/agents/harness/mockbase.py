@@ -26,6 +26,8 @@ requests such as title generation never trigger tools):
                          Codex, in Plan mode: request_user_input), two
                          options, Red and Blue; "ASK MANY" asks several in
                          one call (each mock's ASK_MANY)
+  MCP <tool>             Claude only: call that MCP tool (its full name,
+                         mcp__<server>__<tool>) with no arguments
   anything else          reply with the text "ok"
 After a tool result comes back the mock replies "done".
 """
@@ -225,7 +227,7 @@ def parse_script(text):
     delay = 0.0
     for line in (text or "").strip().splitlines():
         line = line.strip()
-        if not line.startswith(("TOOL ", "SLEEP ", "ASK ")):
+        if not line.startswith(("TOOL ", "SLEEP ", "ASK ", "MCP ")):
             continue
         while line.startswith("SLEEP "):
             parts = line.split(None, 2)
@@ -238,5 +240,7 @@ def parse_script(text):
             return "tool", line[5:].strip(), delay
         if line.startswith("ASK "):
             return "ask", line[4:].strip(), delay
+        if line.startswith("MCP "):
+            return "mcp", line[4:].strip(), delay
         return "text", None, delay
     return "text", None, delay
