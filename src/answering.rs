@@ -278,6 +278,8 @@ pub enum HookDecision {
     Answers {
         answers: Vec<QuestionAnswer>,
     },
+    /// A question closed without an answer (an MCP form's `cancel`; elsewhere a decline).
+    Dismiss,
     /// Nothing to print: the agent asks in its terminal (or already moved on).
     None {
         reason: String,
@@ -295,6 +297,7 @@ impl HookDecision {
             Answer::Questions { answers } => HookDecision::Answers {
                 answers: answers.clone(),
             },
+            Answer::Dismiss => HookDecision::Dismiss,
         }
     }
 }
@@ -490,6 +493,7 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
                 ("accept", Some(forms::form_content(payload, answers)?))
             }
             HookDecision::Deny { .. } => ("decline", None),
+            HookDecision::Dismiss => ("cancel", None),
             _ => return None,
         };
         let mut output = json!({"hookEventName": "Elicitation", "action": action});
@@ -516,7 +520,9 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
             HookDecision::Allow => json!({"reply": "once"}),
             HookDecision::AllowForSession => json!({"reply": "always"}),
             HookDecision::Deny { message: Some(m) } => json!({"reply": "reject", "message": m}),
-            HookDecision::Deny { message: None } => json!({"reply": "reject"}),
+            HookDecision::Deny { message: None } | HookDecision::Dismiss => {
+                json!({"reply": "reject"})
+            }
             HookDecision::None { .. } => return None,
         };
         return Some(reply.to_string());
@@ -532,6 +538,9 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
             Some(m) => json!({"behavior": "deny", "message": m}),
             None => json!({"behavior": "deny", "message": "Denied from Agent Tray."}),
         },
+        HookDecision::Dismiss => {
+            json!({"behavior": "deny", "message": "Dismissed from Agent Tray without an answer."})
+        }
         HookDecision::Answers { answers } => {
             if shape != ReplyShape::HookSpecificDecision {
                 return None; // only Claude's shape carries answers

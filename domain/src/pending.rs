@@ -573,6 +573,9 @@ pub enum Answer {
     Questions {
         answers: Vec<QuestionAnswer>,
     },
+    /// A question closed without an answer: an MCP form's "cancel" (where a decline is a
+    /// `Deny`); an agent with no such word takes it as its decline.
+    Dismiss,
 }
 
 /// Where an answer was given.
@@ -705,6 +708,7 @@ impl Outcome {
                     Answer::Allow | Answer::AllowForSession => "allowed",
                     Answer::Deny { .. } => "denied",
                     Answer::Questions { .. } => "answered",
+                    Answer::Dismiss => "dismissed",
                 };
                 let from = match source {
                     AnswerSource::Window => "the window",
@@ -868,7 +872,9 @@ impl PendingBook {
             (Some(_), Answer::Allow | Answer::AllowForSession) => {
                 return Err(Refusal::IsAQuestion(id))
             }
-            (None, Answer::Questions { .. }) => return Err(Refusal::NotAQuestion(id)),
+            (None, Answer::Questions { .. } | Answer::Dismiss) => {
+                return Err(Refusal::NotAQuestion(id))
+            }
             _ => {}
         }
         match (target, &answer) {
@@ -1156,6 +1162,16 @@ mod tests {
             .answer(
                 &Target::Request(id.clone()),
                 choose("x"),
+                AnswerSource::Cli,
+                at(1),
+            )
+            .expect_err("refused");
+        assert_eq!(refusal, Refusal::NotAQuestion(id.clone()));
+        // Nor a dismissal: that closes a question (an MCP form's cancel), never a permission.
+        let refusal = book
+            .answer(
+                &Target::Request(id.clone()),
+                Answer::Dismiss,
                 AnswerSource::Cli,
                 at(1),
             )

@@ -312,6 +312,55 @@ mod tests {
         assert!(check_answers(&questions, &answers[..3]).is_err());
     }
 
+    // The hook's output for each way of answering a form: the content, a decline, a cancel.
+    #[test]
+    fn a_form_is_accepted_with_its_content_declined_or_cancelled() {
+        use crate::answering::{hook_output, HookDecision, ReplyShape};
+        let out = |d: &HookDecision| {
+            hook_output(ReplyShape::ElicitationAction, d, &payload())
+                .map(|t| serde_json::from_str::<Value>(&t).unwrap())
+        };
+        let answers = vec![answer(&[], Some("hot-cache")), answer(&["small"], None)];
+        assert_eq!(
+            out(&HookDecision::Answers { answers }),
+            Some(
+                json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept",
+                "content": {"name": "hot-cache", "size": "small"}}})
+            )
+        );
+        assert_eq!(
+            out(&HookDecision::Deny { message: None }),
+            Some(
+                json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "decline"}})
+            )
+        );
+        assert_eq!(
+            out(&HookDecision::Dismiss),
+            Some(
+                json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "cancel"}})
+            )
+        );
+        // Nothing a form does not take; answers that do not fit it print nothing.
+        assert_eq!(out(&HookDecision::Allow), None);
+        assert_eq!(
+            out(&HookDecision::None {
+                reason: "gone".into()
+            }),
+            None
+        );
+        assert_eq!(
+            out(&HookDecision::Answers {
+                answers: vec![answer(&[], Some("x"))]
+            }),
+            None
+        );
+        // Elsewhere a dismissal is the agent's decline.
+        assert_eq!(
+            hook_output(ReplyShape::ReplyWords, &HookDecision::Dismiss, &Value::Null).as_deref(),
+            Some(r#"{"reply":"reject"}"#)
+        );
+    }
+
     #[test]
     fn a_form_that_cannot_be_answered_exactly_is_left_to_the_terminal() {
         let with = |name: &str, property: Value| {

@@ -148,6 +148,10 @@ pub struct AnswerArgs {
     /// An answer in your own words, where the question allows one ("Other").
     #[arg(long = "text", value_name = "TEXT")]
     pub text: Vec<String>,
+    /// Closes the question without an answer: an MCP form's "cancel" (`deny` is its
+    /// "decline"); elsewhere the same as `deny`.
+    #[arg(long, conflicts_with_all = ["question", "choice", "text"])]
+    pub cancel: bool,
     /// What a tray on another machine runs here over ssh (see `allow --over-ssh`).
     #[arg(long)]
     pub over_ssh: bool,
@@ -224,7 +228,7 @@ pub fn answers_of(flags: &[AnswerFlag]) -> Result<Vec<QuestionAnswer>, Answering
         .any(|f| matches!(f, AnswerFlag::Choice(_) | AnswerFlag::Text(_)))
     {
         return Err(AnsweringCliError::Usage(
-            "say what to answer: --choice LABEL (a label `agent-tray pending` lists) or --text TEXT"
+            "say what to answer: --choice LABEL (a label `agent-tray pending` lists) or --text TEXT (or --cancel to close it unanswered)"
                 .into(),
         ));
     }
@@ -233,6 +237,9 @@ pub fn answers_of(flags: &[AnswerFlag]) -> Result<Vec<QuestionAnswer>, Answering
 
 /// `agent-tray answer ID --choice LABEL …`.
 pub fn answer(args: &AnswerArgs) -> Result<ExitCode, AnsweringCliError> {
+    if args.cancel {
+        return send_answer(&args.id, Answer::Dismiss, args.over_ssh);
+    }
     let answers = answers_of(&args.order)?;
     send_answer(&args.id, Answer::Questions { answers }, args.over_ssh)
 }
@@ -337,6 +344,7 @@ fn send_answer(
         Answer::AllowForSession => "allowed for the session",
         Answer::Deny { .. } => "denied",
         Answer::Questions { .. } => "answered",
+        Answer::Dismiss => "dismissed",
     };
     println!(
         "{what} {} (session {}, after {})",

@@ -153,6 +153,7 @@ pub fn answer_command(request_id: &str, answer: &crate::answering::Answer) -> St
                 words.push(format!("--message={message}"));
             }
         }
+        Answer::Dismiss => words.extend(["answer".into(), "--cancel".into()]),
         Answer::Questions { answers } => {
             words.push("answer".into());
             // Each question's answers after its number, every value one word with `=`.
@@ -264,6 +265,17 @@ mod tests {
                     "agent-tray",
                     "allow",
                     "--for-session",
+                    "--over-ssh",
+                    "--",
+                    "r3-ab12",
+                ],
+            ),
+            (
+                Answer::Dismiss,
+                vec![
+                    "agent-tray",
+                    "answer",
+                    "--cancel",
                     "--over-ssh",
                     "--",
                     "r3-ab12",

@@ -86,6 +86,7 @@ pub fn outcome_and_source(outcome: &Outcome) -> (&'static str, Option<&'static s
                 Answer::AllowForSession => "allowed_for_session",
                 Answer::Deny { .. } => "denied",
                 Answer::Questions { .. } => "answered",
+                Answer::Dismiss => "dismissed",
             };
             let from = match source {
                 AnswerSource::Window => "window",

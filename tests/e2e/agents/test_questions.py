@@ -409,6 +409,16 @@ class ClaudeForms(Pending, ScenarioTest):
         self.assertEqual(self.results(1), [{"action": "decline"}])
         self.agent.wait_turn_done("done")
 
+    def test_cancelled_from_the_cli_the_server_receives_a_cancel(self):
+        self.start()
+        request = self.wait_request_of("claude")
+        r = self.tray.run("answer", request["id"], "--cancel")
+        self.assertIn(f"dismissed {request['id']}", r.stdout)
+        [result] = self.results(1)
+        self.assertEqual(result["action"], "cancel", result)  # Claude adds an empty `content`
+        self.assertFalse(result.get("content"), "nothing filled in")
+        self.agent.wait_turn_done("done")
+
     def test_nobody_answering_the_terminal_shows_the_form_at_the_wait(self):
         a = self.start(wait=3)
         self.wait_request_of("claude")

@@ -388,9 +388,10 @@ pub fn server_reply(
         (ReplyTo::Questions { question_ids }, HookDecision::Answers { answers }) => {
             Some(user_input_reply(request_id, question_ids, Some(answers)))
         }
-        (ReplyTo::Questions { question_ids }, HookDecision::Deny { .. }) => {
-            Some(user_input_reply(request_id, question_ids, None))
-        }
+        (
+            ReplyTo::Questions { question_ids },
+            HookDecision::Deny { .. } | HookDecision::Dismiss,
+        ) => Some(user_input_reply(request_id, question_ids, None)),
         (ReplyTo::Approval { .. }, HookDecision::Allow) => {
             Some(json!({"id": request_id, "result": {"decision": "accept"}}))
         }
