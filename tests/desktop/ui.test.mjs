@@ -357,6 +357,32 @@ test("a question is shown whole with its options, and is answered from the windo
   await context.close();
 });
 
+// An MCP server's form (Claude's Elicitation): each field a question; a text field has no option
+// to choose, only words of one's own, and Send waits until it has them.
+test("an MCP form's text field takes words of one's own, and its value field a choice", async () => {
+  const form = [
+    { question: "Name: what to call it", header: "name", options: [], allows_other: true },
+    { question: "Size", header: "size", options: [{ label: "small" }, { label: "large" }], allows_other: false },
+  ];
+  const asking = view({ id: "s-form", project: "cache-svc", state: "waiting_for_input",
+    pending: [questionRequest({ id: "r7-f1", session: "s-form", questions: form })] });
+  const { page, context, problems } = await open([asking]);
+  const row = page.locator(".row[data-session-id='s-form']");
+  assert.equal(await row.locator("[data-question='0'] .option").count(), 0, "a text field offers no option");
+  const field = row.locator("[data-question='0'] input[data-other]");
+  assert.equal(await field.count(), 1, "a text field is a field");
+  const send = row.locator("[data-action='answer:submit']");
+  await row.locator("[data-question='1'] .option[data-option='1']").click();
+  assert.equal(await send.isDisabled(), true, "the text field is still empty");
+  await field.fill("hot-cache");
+  assert.equal(await send.isDisabled(), false);
+  await send.click();
+  assert.deepEqual((await calls(page, "answer_question")).map((c) => c.args.answers),
+    [[{ choices: [], text: "hot-cache" }, { choices: ["large"], text: null }]]);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("a remote's question is listed with where to answer it, and nothing here answers it", async () => {
   const far = view({ id: "s-far-q", project: "gpu-train", state: "waiting_for_input", host: "gpu-box",
     pending: [questionRequest({ id: "r2-far", session: "s-far-q", host: "gpu-box", questions: cacheQuestions })] });
