@@ -143,18 +143,9 @@ pub fn find_agent_pid(
 /// The name of the first process above `start` that is not a shell: who ran the hook when it is
 /// not an agent we know (GitHub Copilot CLI's `copilot`, say).
 pub fn caller_name(table: &dyn ProcessTable, start: u32) -> Option<String> {
-    let mut pid = start;
-    for _ in 0..MAX_DEPTH {
-        if pid <= 1 {
-            return None;
-        }
-        let info = table.info(pid)?;
-        if !SHELLS.contains(&info.comm.as_str()) {
-            return Some(info.comm);
-        }
-        pid = info.ppid;
-    }
-    None
+    table
+        .info(first_non_shell(table, start)?)
+        .map(|info| info.comm)
 }
 
 /// [`caller_name`] for this hook process.

@@ -61,6 +61,18 @@ pub struct AgentChoice {
     pub wait_secs: Option<u64>,
 }
 
+impl AgentChoice {
+    /// Takes what is given; `None` leaves that part as it is.
+    fn update(&mut self, enabled: Option<bool>, wait_secs: Option<u64>) {
+        if enabled.is_some() {
+            self.enabled = enabled;
+        }
+        if wait_secs.is_some() {
+            self.wait_secs = wait_secs;
+        }
+    }
+}
+
 /// `answering.json`: `{"agents": {"claude": {"enabled": true, "wait_secs": 120}}}`, and
 /// `"over_ssh": true` where this machine's user lets a tray elsewhere answer over ssh.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,13 +176,10 @@ impl AnswerSettings {
         if agent.entry().answer_path.is_none() {
             return Err(SettingsError::NotAnswerable(agent));
         }
-        let choice = self.agents.entry(agent.as_str().to_string()).or_default();
-        if enabled.is_some() {
-            choice.enabled = enabled;
-        }
-        if wait_secs.is_some() {
-            choice.wait_secs = wait_secs;
-        }
+        self.agents
+            .entry(agent.as_str().to_string())
+            .or_default()
+            .update(enabled, wait_secs);
         self.effective(agent)
             .ok_or(SettingsError::NotAnswerable(agent))
     }
@@ -185,13 +194,10 @@ impl AnswerSettings {
         if agent.entry().form_path.is_none() {
             return Err(SettingsError::NoForms(agent));
         }
-        let choice = self.forms.entry(agent.as_str().to_string()).or_default();
-        if enabled.is_some() {
-            choice.enabled = enabled;
-        }
-        if wait_secs.is_some() {
-            choice.wait_secs = wait_secs;
-        }
+        self.forms
+            .entry(agent.as_str().to_string())
+            .or_default()
+            .update(enabled, wait_secs);
         self.effective_forms(agent)
             .ok_or(SettingsError::NoForms(agent))
     }

@@ -7,13 +7,12 @@ PermissionRequest hook fires while the terminal shows the question, and an answe
 proven by what the model receives in the tool's result (read from the mock's log), a refusal by
 the question still on screen and still listed."""
 import json
-import os
 import time
 
 from e2e_base import ScenarioTest
 from harness.tmux import ScreenTimeout
 from harness.mock_anthropic import ASK_MANY
-from test_answering import Pending
+from test_answering import Pending, hooks_waiting
 from test_opencode import OpenCodeMixin
 
 QUESTION = "Which colour shall the file be?"
@@ -149,18 +148,7 @@ class ClaudeQuestions(Pending, ScenarioTest):
 
     def hooks_waiting(self):
         """Pids of `agent-tray hook` processes of this world still running."""
-        out = []
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-                env = open(f"/proc/{pid}/environ", "rb").read()
-            except OSError:
-                continue
-            if b"hook" in argv[1:3] and self.world.tray_home.encode() in env:
-                out.append(int(pid))
-        return out
+        return hooks_waiting(self.world)
 
 
 class ClaudeQuestionsFromTheApp(ScenarioTest):
