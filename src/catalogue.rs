@@ -53,6 +53,20 @@ pub struct Entry {
     /// Where its context window is unknown until something is turned on: what to say (shown
     /// beside the tokens instead of a guessed size). `None`: nothing to turn on.
     pub context_window_hint: Option<&'static str>,
+    /// How its prompt box takes typed keys, where a prompt or a stop may be typed into its
+    /// terminal (`crate::talk_back::terminal`); `None`: never typed into (it has a way in of its
+    /// own, or how its prompt box reads keys was not seen).
+    pub terminal_talk: Option<TerminalTalk>,
+}
+
+/// How an agent's prompt box reads typed keys (seen with the real binary in tmux).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TerminalTalk {
+    /// What goes before a text that begins with `/` or `!` so the prompt box takes it as text,
+    /// not as its command.
+    pub literal_lead: &'static str,
+    /// The tmux key names that end a running turn.
+    pub stop_keys: &'static [&'static str],
 }
 
 impl Entry {
@@ -195,6 +209,10 @@ const CLAUDE: Entry = Entry {
     context_window_hint: Some(
         "window unknown: `agent-tray install --claude --status-line` lets Claude Code's status line tell it",
     ),
+    terminal_talk: Some(TerminalTalk {
+        literal_lead: " ",
+        stop_keys: &["Escape"],
+    }),
 };
 
 /// The programs that load Claude Code's hooks and run them as if they were Claude Code.
@@ -267,6 +285,7 @@ const CODEX: Entry = Entry {
     other_answer_route: Some("in its default mode (its background server): always answered from here, with no wait (the terminal's dialog stays open); the setting is for `codex --no-daemon`"),
     resume_prefix: "codex resume ",
     context_window_hint: None,
+    terminal_talk: None,
 };
 
 const GEMINI: Entry = Entry {
@@ -284,6 +303,7 @@ const GEMINI: Entry = Entry {
     other_answer_route: None,
     resume_prefix: "gemini --resume ",
     context_window_hint: None,
+    terminal_talk: None,
 };
 
 const QWEN: Entry = Entry {
@@ -301,6 +321,7 @@ const QWEN: Entry = Entry {
     other_answer_route: None,
     resume_prefix: "qwen --resume ",
     context_window_hint: None,
+    terminal_talk: None,
 };
 
 const COPILOT: Entry = Entry {
@@ -330,6 +351,7 @@ const COPILOT: Entry = Entry {
     other_answer_route: None,
     resume_prefix: "copilot --resume=",
     context_window_hint: None,
+    terminal_talk: None,
 };
 
 const OPENCODE: Entry = Entry {
@@ -360,6 +382,7 @@ const OPENCODE: Entry = Entry {
     other_answer_route: None,
     resume_prefix: "opencode --session ",
     context_window_hint: None,
+    terminal_talk: None,
 };
 
 #[cfg(test)]

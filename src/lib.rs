@@ -42,6 +42,7 @@ pub mod shell_policy;
 pub mod status;
 pub mod status_line;
 pub mod store;
+pub mod talk_back;
 pub mod terminal_text;
 #[cfg(test)]
 pub(crate) mod test_executables;

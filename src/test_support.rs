@@ -127,6 +127,12 @@ pub(crate) fn recorded_json_lines(rel: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A session `s1` of the first agent registered, in `state`, first seen now, nothing else known.
+pub(crate) fn session_in(state: crate::model::SessionState) -> crate::model::Session {
+    let agent = crate::model::Agent::ALL[0];
+    crate::model::Session::new("s1", agent, state, chrono::Utc::now())
+}
+
 /// `session` waiting on one permission request `id` to run the shell command `command` (asked
 /// at `asked`, answerable for five minutes): what a row, an alert or the tray menu is shown.
 pub(crate) fn with_request(

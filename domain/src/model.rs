@@ -972,6 +972,14 @@ pub struct Session {
     /// it or nothing was said. Past that time it no longer holds.
     #[serde(default)]
     pub blocked_until: Option<DateTime<Utc>>,
+    /// Whether `agent-tray send` can give the session its next prompt now: it is idle and there
+    /// is a way in (the agent's own interface, or a terminal that can be typed into). Worked
+    /// out by the engine each time it lists; never stored.
+    #[serde(default)]
+    pub can_send: bool,
+    /// Whether `agent-tray stop` can end its running turn now (working or waiting, and a way in).
+    #[serde(default)]
+    pub can_stop: bool,
 }
 
 /// A context window this full (in percent) is nearly full: the row marks it and an alert says so.
@@ -1044,6 +1052,8 @@ impl Session {
             context_window: None,
             compacted_at: None,
             blocked_until: None,
+            can_send: false,
+            can_stop: false,
         }
     }
 

@@ -155,6 +155,15 @@ pub trait AgentAdapter: Sync + 'static {
         false
     }
 
+    // --- talking back -----------------------------------------------------------------------
+
+    /// A way in to its sessions that the engine opens itself (a socket the agent listens on),
+    /// for `agent-tray send` and `stop` (`crate::talk_back`); `None` (the default): none, or one
+    /// its own program holds and registers (a feed's connection, a plugin).
+    fn direct_talk(&self) -> Option<&'static dyn crate::talk_back::DirectTalk> {
+        None
+    }
+
     // --- configuration and install ----------------------------------------------------------
 
     /// The agent's configuration folder (from its environment variable or the home folder),

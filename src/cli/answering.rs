@@ -364,8 +364,6 @@ fn answer_on_remote(
     id: &str,
     answer: &Answer,
 ) -> Result<ExitCode, AnsweringCliError> {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
     let remotes_path = crate::remote::config::remotes_path(&paths.data_dir);
     let (remotes, _) = crate::remote::config::load(&remotes_path)?;
     let entry = remotes
@@ -374,11 +372,30 @@ fn answer_on_remote(
             id: id.to_string(),
             host: host.to_string(),
         })?;
-    let ssh = crate::remote::SshCommand::from_env();
     let remote_command = crate::remote::command::answer_command(id, answer);
+    run_on_remote(host, &entry.destination, &remote_command, None)
+}
+
+/// Runs `remote_command` on `host` (at `destination`) through ssh as the remote's link runs it
+/// (`AGENT_TRAY_SSH`, `AGENT_TRAY_SSH_CONFIG`), with `input` on its standard input, bounded by
+/// [`REMOTE_ANSWER_BUDGET`]. What the remote prints is a stranger's text: escaped, and cut to
+/// one sentence.
+pub(crate) fn run_on_remote(
+    host: &str,
+    destination: &str,
+    remote_command: &str,
+    input: Option<Vec<u8>>,
+) -> Result<ExitCode, AnsweringCliError> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let ssh = crate::remote::SshCommand::from_env();
     let mut child = Command::new(&ssh.program)
-        .args(ssh.args_running(&entry.destination, &remote_command))
-        .stdin(Stdio::null())
+        .args(ssh.args_running(destination, remote_command))
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -387,6 +404,12 @@ fn answer_on_remote(
             host: host.to_string(),
             source,
         })?;
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        // A thread: a remote that reads nothing must not block us past the budget.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
     let reader = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut text = Vec::new();

@@ -12,6 +12,7 @@
 pub mod answering;
 pub mod history;
 pub mod remote;
+pub mod talk;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -109,6 +110,15 @@ enum Command {
     /// Whether each agent's permission requests can be answered from here, and how long they
     /// wait: `answering claude off`, `answering codex on --wait 4`.
     Answering(answering::AnsweringArgs),
+    /// Give an idle session its next prompt: `send ID "text"`, `send ID --file F`, or the text
+    /// on standard input; exits 0 once the agent took it (`list --json`'s `can_send` says when
+    /// it can). A leading `/` or `!` is sent as words unless `--command`.
+    Send(talk::SendArgs),
+    /// End a session's running turn; exits 0 once the agent took the stop (`can_stop`).
+    Stop(talk::StopArgs),
+    /// For an agent's own plugin (OpenCode's): holds a way in to the agent's sessions, relaying
+    /// the engine's `send` and `stop` orders as JSON lines and the plugin's answers back.
+    Inbox(talk::InboxArgs),
     /// Agents on other machines, over SSH: `remote add NAME DESTINATION`, `list`, `remove NAME`.
     #[command(subcommand)]
     Remote(remote::RemoteCommand),
@@ -237,6 +247,9 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Deny(args) => Ok(answering::deny(&args)?),
         Command::Answer(args) => Ok(answering::answer(&args)?),
         Command::Answering(args) => Ok(answering::answering(&args)?),
+        Command::Send(args) => Ok(talk::send(&args)?),
+        Command::Stop(args) => Ok(talk::stop(&args)?),
+        Command::Inbox(args) => Ok(talk::inbox(&args)?),
         Command::StatusLine { agent, then } => {
             let mut args = Vec::new();
             if let Some(agent) = agent {

@@ -107,6 +107,29 @@ pub enum Request {
         answer: crate::answering::Answer,
         source: crate::answering::AnswerSource,
     },
+    /// Gives a session its next prompt (`agent-tray send`) or ends its running turn
+    /// (`agent-tray stop`): `target` is a session id, of this machine unless `host` names a
+    /// remote (the window knows its row's). The reply ([`TalkReply`]) comes once the agent took
+    /// it; a remote's session is refused naming the remote (`on_remote_session`), and the CLI
+    /// sends it there over ssh. `over_ssh`: it came over ssh (answered here only, and only where
+    /// this machine's user allows answers over ssh).
+    Talk {
+        target: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+        #[serde(flatten)]
+        order: crate::talk_back::TalkOrder,
+        #[serde(default)]
+        over_ssh: bool,
+    },
+    /// A way in to an agent's sessions held by a program of its own (OpenCode's plugin, through
+    /// `agent-tray inbox`): every session of `agent` whose process is `pid`. The connection
+    /// stays; the engine writes one [`InboxLine`] per order and the holder answers each with one
+    /// [`InboxDone`] line, in order.
+    Inbox {
+        agent: Agent,
+        pid: u32,
+    },
 }
 
 fn default_history_limit() -> usize {
@@ -143,6 +166,9 @@ pub struct ErrorBody {
     /// ([`crate::answering::route`]); the CLI sends it there over ssh.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_remote: Option<Box<crate::answering::route::RemoteRequest>>,
+    /// With `refused` for a `talk`: the session is a remote's; the CLI sends it there over ssh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_remote_session: Option<Box<RemoteSession>>,
 }
 
 impl ErrorBody {
@@ -151,6 +177,7 @@ impl ErrorBody {
             code,
             message: message.into(),
             on_remote: None,
+            on_remote_session: None,
         }
     }
 }
@@ -248,6 +275,7 @@ impl<T> TypedReply<T> {
                 code: ErrorCode::Unknown,
                 message: "the engine refused the request".into(),
                 on_remote: None,
+                on_remote_session: None,
             })),
         }
     }
@@ -301,6 +329,42 @@ pub struct AnswerReply {
     pub answer: crate::answering::Answer,
     /// How long the agent had waited, in milliseconds.
     pub waited_ms: u64,
+}
+
+/// `talk`'s result: the agent took the prompt or the stop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TalkReply {
+    pub session_id: String,
+    /// The way it went (`app_server`, `plugin`, `controller_inbox`, `tmux`).
+    pub route: crate::talk_back::TalkRoute,
+    /// From the engine's reading of the request to the agent's side saying it took it.
+    pub took_ms: u64,
+}
+
+/// A session of a remote, named in a refusal of a `talk` for it: the CLI sends it there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteSession {
+    pub host: String,
+    pub session_id: String,
+}
+
+/// One order the engine hands the holder of an `inbox` connection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxLine {
+    /// Counted from 1 on the connection; the [`InboxDone`] names it.
+    pub seq: u64,
+    pub session_id: String,
+    #[serde(flatten)]
+    pub order: crate::talk_back::TalkOrder,
+}
+
+/// The holder's word on one order: done, or why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboxDone {
+    pub seq: u64,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What the engine did with an observation: `observe`'s result.
@@ -467,6 +531,8 @@ enum Op {
     Limits,
     Answer,
     StatusLine,
+    Talk,
+    Inbox,
 }
 
 #[derive(Deserialize)]
@@ -533,6 +599,7 @@ struct HistoryBody {
 ///
 /// An observation comes out admitted ([`Observation::admit`]): its session id is valid and no
 /// field is over its limit. A `history` limit over [`MAX_HISTORY_LIMIT`] is lowered to it.
+#[allow(clippy::result_large_err)] // one per request line, handed straight back
 pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
     // Syntax first, without building anything, so `bad_json` means exactly that.
     if let Err(e) = serde_json::from_slice::<IgnoredAny>(line) {
@@ -575,7 +642,7 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             let shown: String = name.chars().take(40).collect();
             return Err(Reply::error(
                 ErrorCode::BadRequest,
-                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event, delivery, foreign_call, remotes, reload_remotes, ask, pending, limits, status_line or answer)"),
+                format!("unknown op {shown:?} (expected observe, list, history, ping, watch, probe, unknown_event, delivery, foreign_call, remotes, reload_remotes, ask, pending, limits, status_line, answer, talk or inbox)"),
             ));
         }
         Some(OpName::Other(_)) | None => {
@@ -611,6 +678,17 @@ pub fn decode_request(line: &[u8]) -> Result<Request, Reply> {
             Ok(Request::History {
                 limit: body.limit.min(MAX_HISTORY_LIMIT),
             })
+        }
+        Op::Talk | Op::Inbox => {
+            // Small and whole: decoded as the request itself (the `v` beside it is ignored).
+            let request: Request = serde_json::from_slice(line)
+                .map_err(|e| Reply::error(ErrorCode::BadRequest, format!("bad request: {e}")))?;
+            if let Request::Talk { target, .. } = &request {
+                crate::model::validate_session_id(target).map_err(|e| {
+                    Reply::error(ErrorCode::BadRequest, format!("bad \"talk\" request: {e}"))
+                })?;
+            }
+            Ok(request)
         }
         Op::List => Ok(Request::List),
         Op::Ping => Ok(Request::Ping),

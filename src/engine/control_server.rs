@@ -94,6 +94,8 @@ pub struct EngineLedgers {
     pub remote_links: Arc<crate::remote::RemoteLinks>,
     /// The plans' rate-limit windows the agents reported ([`crate::plan_limits`]).
     pub limits: Arc<crate::plan_limits::PlanLimitsBook>,
+    /// The live ways in to sessions, for `send` and `stop` ([`crate::talk_back`]).
+    pub talk: Arc<crate::talk_back::TalkInboxes>,
 }
 
 impl Default for EngineLedgers {
@@ -106,6 +108,7 @@ impl Default for EngineLedgers {
                 limits.clone(),
             )),
             limits,
+            talk: Arc::default(),
         }
     }
 }
@@ -364,7 +367,7 @@ async fn serve_connection(
     stream: ServerConn,
     permit: OwnedSemaphorePermit,
     shared: &Shared,
-    registry: &SessionsRegistry,
+    registry: &Arc<SessionsRegistry>,
     token: &CancellationToken,
 ) {
     let host = shared.host.as_str();
@@ -387,6 +390,7 @@ async fn serve_connection(
                     code: ErrorCode::LineTooLong,
                     message: format!("a line may be at most {MAX_LINE} bytes"),
                     on_remote: None,
+                    on_remote_session: None,
                 })
             }
             Ok(Ok(LineRead::Line)) => {
@@ -440,6 +444,28 @@ async fn serve_connection(
                         answer,
                         source,
                     }) => answer_request(registry, &target, answer, source).await,
+                    Ok(Request::Talk {
+                        target,
+                        host,
+                        order,
+                        over_ssh,
+                    }) => {
+                        talk_request(shared, registry, &target, host.as_deref(), order, over_ssh)
+                            .await
+                    }
+                    Ok(Request::Inbox { agent, pid }) => {
+                        drop(permit);
+                        serve_inbox(
+                            reader,
+                            &mut write_half,
+                            &shared.ledgers.talk,
+                            agent,
+                            pid,
+                            token,
+                        )
+                        .await;
+                        return;
+                    }
                     Ok(request) => handle_typed(request, registry, &shared.ledgers, host),
                     Err(reply) => {
                         tracing::warn!(
@@ -503,6 +529,138 @@ async fn answer_request(
         Err(e @ AnswerError::NotDelivered(_)) => {
             Answer::Error(ErrorBody::new(ErrorCode::NotDelivered, e.to_string()))
         }
+    }
+}
+
+/// Gives a session its next prompt or stops its turn ([`super::talk`]). One that came over ssh
+/// is carried out only where this machine's user allows answers over ssh, and never passed on.
+async fn talk_request(
+    shared: &Shared,
+    registry: &Arc<SessionsRegistry>,
+    target: &str,
+    host: Option<&str>,
+    order: crate::talk_back::TalkOrder,
+    over_ssh: bool,
+) -> Answer {
+    if over_ssh {
+        let allowed = crate::answering::AnswerSettings::load_in(&shared.data_dir)
+            .map(|s| s.over_ssh)
+            .unwrap_or(false);
+        if !allowed {
+            return Answer::Error(ErrorBody::new(
+                ErrorCode::Refused,
+                "this machine's user has not turned answering over ssh on \
+                 (`agent-tray answering --over-ssh on`): nothing was sent",
+            ));
+        }
+    }
+    match super::talk::talk(registry, &shared.ledgers.talk, target, host, order).await {
+        Ok(reply) => Answer::Talked(reply),
+        Err(e) => {
+            let code = match &e {
+                super::talk::TalkError::Failed(crate::talk_back::TalkFailure::NotDelivered(_)) => {
+                    ErrorCode::NotDelivered
+                }
+                _ => ErrorCode::Refused,
+            };
+            let on_remote_session = if over_ssh {
+                None
+            } else {
+                e.on_remote().map(Box::new)
+            };
+            Answer::Error(ErrorBody {
+                on_remote_session,
+                ..ErrorBody::new(code, e.to_string())
+            })
+        }
+    }
+}
+
+/// Holds a way in registered by a program of the agent's own (`agent-tray inbox`, run by
+/// OpenCode's plugin) until it hangs up or the engine stops: each order goes out as an
+/// [`InboxLine`], and the holder's [`InboxDone`] line says how it went. Orders are handled one
+/// at a time, in order; a holder that does not answer within the talk budget fails that order
+/// (the caller is told "not delivered") and the connection is dropped.
+async fn serve_inbox<W: AsyncWriteExt + Unpin>(
+    mut reader: BufReader<ServerReader>,
+    writer: &mut W,
+    inboxes: &Arc<crate::talk_back::TalkInboxes>,
+    agent: crate::model::Agent,
+    pid: u32,
+    token: &CancellationToken,
+) {
+    use crate::control::protocol::{InboxDone, InboxLine};
+    if write_line(
+        writer,
+        &TypedReply::ok(&serde_json::json!({"agent": agent, "pid": pid})),
+    )
+    .await
+    .is_err()
+    {
+        return;
+    }
+    let reach = crate::talk_back::Reach::Process { agent, pid };
+    let (_guard, mut orders) = inboxes.open(crate::talk_back::TalkRoute::Plugin, reach);
+    tracing::info!(?agent, pid, "talk_inbox_opened");
+    let mut seq = 0u64;
+    let mut buf = BoundedLine::new(MAX_LINE);
+    loop {
+        let order = tokio::select! {
+            () = token.cancelled() => return,
+            order = orders.recv() => order,
+            // The holder hung up (its agent ended): the guard closes the way in.
+            read = buf.read(&mut reader) => {
+                if !matches!(read, Ok(LineRead::Line)) {
+                    tracing::info!(?agent, pid, "talk_inbox_closed");
+                    return;
+                }
+                continue; // nothing is expected between orders
+            }
+        };
+        let Some(order) = order else { return };
+        seq += 1;
+        let line = InboxLine {
+            seq,
+            session_id: order.session_id.clone(),
+            order: order.order.clone(),
+        };
+        if write_line(writer, &line).await.is_err() {
+            let _ = order.done.send(Err(crate::talk_back::TalkFailure::Refused(
+                "the agent's plugin is gone; nothing was sent".into(),
+            )));
+            return;
+        }
+        let done = loop {
+            let read = tokio::select! {
+                () = token.cancelled() => return,
+                read = tokio::time::timeout(super::talk::TALK_BUDGET, buf.read(&mut reader)) => read,
+            };
+            match read {
+                Ok(Ok(LineRead::Line)) => {
+                    match serde_json::from_slice::<InboxDone>(trim_line(buf.bytes())) {
+                        Ok(done) if done.seq == seq => break Some(done),
+                        _ => continue,
+                    }
+                }
+                _ => break None,
+            }
+        };
+        let Some(done) = done else {
+            let _ = order
+                .done
+                .send(Err(crate::talk_back::TalkFailure::NotDelivered(
+                    "the agent's plugin did not say whether it took it".into(),
+                )));
+            return;
+        };
+        let _ = order.done.send(if done.ok {
+            Ok(())
+        } else {
+            Err(crate::talk_back::TalkFailure::NotDelivered(format!(
+                "the agent refused it: {}",
+                done.error.as_deref().unwrap_or("no reason given")
+            )))
+        });
     }
 }
 
@@ -673,6 +831,7 @@ pub enum Answer {
     Pending(PendingList),
     Limits(crate::control::protocol::LimitsList),
     Answered(AnswerReply),
+    Talked(crate::control::protocol::TalkReply),
     Error(ErrorBody),
 }
 
@@ -688,6 +847,7 @@ impl Answer {
             Answer::Pending(r) => serde_json::to_value(r),
             Answer::Limits(r) => serde_json::to_value(r),
             Answer::Answered(r) => serde_json::to_value(r),
+            Answer::Talked(r) => serde_json::to_value(r),
             Answer::Error(e) => return Reply::refusal(e.clone()),
         };
         match value {
@@ -707,6 +867,7 @@ impl Answer {
             Answer::Pending(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Limits(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Answered(r) => write_line(writer, &TypedReply::ok(r)).await,
+            Answer::Talked(r) => write_line(writer, &TypedReply::ok(r)).await,
             Answer::Error(e) => write_line(writer, &Reply::refusal(e.clone())).await,
         }
     }
@@ -782,11 +943,12 @@ pub fn handle_typed(
                     code: ErrorCode::InvalidObservation,
                     message: e.to_string(),
                     on_remote: None,
+                    on_remote_session: None,
                 }),
             }
         }
         Request::List => Answer::Sessions(SessionList {
-            sessions: registry.list(),
+            sessions: super::talk::with_abilities(registry.list(), &ledgers.talk),
         }),
         Request::History { limit } => Answer::Sessions(SessionList {
             sessions: registry.history(limit.min(crate::control::protocol::MAX_HISTORY_LIMIT)),
@@ -801,6 +963,7 @@ pub fn handle_typed(
             code: ErrorCode::BadRequest,
             message: "watch is a stream".into(),
             on_remote: None,
+            on_remote_session: None,
         }),
         Request::Probe { probe_id, agent } => {
             tracing::info!(probe_id, agent = ?agent, "doctor_probe_received");
@@ -859,6 +1022,7 @@ pub fn handle_typed(
                     code: ErrorCode::InvalidObservation,
                     message: e.to_string(),
                     on_remote: None,
+                    on_remote_session: None,
                 }),
             };
             // The windows are the reporting session's agent's, on this machine, bounded like a
@@ -870,10 +1034,14 @@ pub fn handle_typed(
             reply
         }
         // Both wait on a hook: served on the socket's connection task, never here.
-        Request::Ask { .. } | Request::Answer { .. } => Answer::Error(ErrorBody {
+        Request::Ask { .. }
+        | Request::Answer { .. }
+        | Request::Talk { .. }
+        | Request::Inbox { .. } => Answer::Error(ErrorBody {
             code: ErrorCode::BadRequest,
             message: "ask and answer are served on the control socket only".into(),
             on_remote: None,
+            on_remote_session: None,
         }),
         Request::ReloadRemotes => {
             let listening = ledgers.remote_links.request_reload();

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 pub mod agent_feeds;
 pub mod control_server;
+pub mod talk;
 
 use crate::clock::SystemClock;
 use crate::liveness::pid_watcher;
@@ -208,7 +209,8 @@ impl Engine {
             ),
         ]);
         let sink = crate::feeds::FeedSink::new(registry.clone(), usage.clone())
-            .with_limits(ledgers.limits.clone());
+            .with_limits(ledgers.limits.clone())
+            .with_talk(ledgers.talk.clone());
         tasks.extend(Self::spawn_feeds(&config, &registry, &sink, &token));
         let (health_tx, hook_health) = tokio::sync::watch::channel(Vec::new());
         tasks.push((

@@ -188,6 +188,9 @@ pub struct FeedSink {
     pub usage: Arc<UsageStream>,
     /// The plans' windows ([`crate::plan_limits`]): the engine's.
     pub limits: Arc<crate::plan_limits::PlanLimitsBook>,
+    /// Where a feed that holds a way in to its sessions registers it ([`crate::talk_back`]):
+    /// the engine's.
+    pub talk: Arc<crate::talk_back::TalkInboxes>,
 }
 
 impl std::fmt::Debug for FeedSink {
@@ -202,7 +205,14 @@ impl FeedSink {
             sessions,
             usage,
             limits: Arc::default(),
+            talk: Arc::default(),
         }
+    }
+
+    /// The same sink, registering ways in with `talk`.
+    pub fn with_talk(mut self, talk: Arc<crate::talk_back::TalkInboxes>) -> Self {
+        self.talk = talk;
+        self
     }
 
     /// The same sink, reporting plan limits into `limits`.

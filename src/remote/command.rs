@@ -169,6 +169,26 @@ pub fn answer_command(request_id: &str, answer: &crate::answering::Answer) -> St
     join(&words)
 }
 
+/// The command a remote's login shell runs to give one of its sessions a prompt or a stop, sent
+/// by this machine's tray over the link's ssh: `agent-tray send --over-ssh --file - [--command]
+/// -- ID` (the text follows on standard input, never on a command line) or `agent-tray stop
+/// --over-ssh -- ID`. The remote refuses it unless its user turned answering over ssh on there.
+pub fn talk_command(session_id: &str, order: &crate::talk_back::TalkOrder) -> String {
+    use crate::talk_back::TalkOrder;
+    let mut words: Vec<String> = vec!["agent-tray".into()];
+    match order {
+        TalkOrder::Send { prompt } => {
+            words.extend(["send".into(), "--file".into(), "-".into()]);
+            if prompt.command() {
+                words.push("--command".into());
+            }
+        }
+        TalkOrder::Stop => words.push("stop".into()),
+    }
+    words.extend(["--over-ssh".into(), "--".into(), session_id.into()]);
+    join(&words)
+}
+
 /// [`jump_argv`] as one line to paste into a terminal (where no terminal can be opened).
 pub fn jump_command_line(
     ssh: &super::link::SshCommand,

@@ -386,6 +386,16 @@ async fn connection(
         sink: sink.clone(),
         by_server_id: HashMap::new(),
     };
+    // The way in for `agent-tray send` and `stop`: this connection's session threads, kept
+    // current after every message; it closes with the connection (the guard).
+    let reached = Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    let (_talk_guard, mut talk_orders) = sink.talk.open(
+        crate::talk_back::TalkRoute::AppServer,
+        crate::talk_back::Reach::Sessions(Arc::clone(&reached)),
+    );
+    // Orders sent, by request id, until the server answers (bounded: the inbox holds few, and
+    // each waits at most the talk budget on the engine's side).
+    let mut talk_waits: HashMap<u64, TalkDone> = HashMap::new();
     type Answered = (ServerWait, Option<crate::registry::answers::Delivery>);
     let mut waits: futures_util::stream::FuturesUnordered<
         std::pin::Pin<Box<dyn std::future::Future<Output = Answered> + Send>>,
@@ -406,6 +416,19 @@ async fn connection(
                     ws.send(Message::text(reply.to_string())).await?;
                     if let Some(printed) = printed {
                         let _ = printed.send(());
+                    }
+                }
+                continue;
+            }
+            Some(order) = talk_orders.recv() => {
+                match talk_request(&book, &order.session_id, &order.order) {
+                    Ok(request) => {
+                        let id = book.id_for(&request);
+                        ws.send(Message::text(request.to_json(id).to_string())).await?;
+                        talk_waits.insert(id, order.done);
+                    }
+                    Err(refusal) => {
+                        let _ = order.done.send(Err(refusal));
                     }
                 }
                 continue;
@@ -433,7 +456,21 @@ async fn connection(
                 if matches!(msg, ServerMessage::Response { id: ID_INITIALIZE, .. }) {
                     *handshake_done = true;
                 }
+                if let ServerMessage::Response { id, error, .. } = &msg {
+                    if let Some(done) = talk_waits.remove(id) {
+                        let _ = done.send(match error {
+                            None => Ok(()),
+                            Some(error) => Err(crate::talk_back::TalkFailure::NotDelivered(
+                                format!("Codex's server refused it: {error}"),
+                            )),
+                        });
+                        continue;
+                    }
+                }
                 let handled = book.handle(msg, Utc::now());
+                if let Ok(mut ids) = reached.lock() {
+                    *ids = book.session_threads();
+                }
                 requests = handled.requests;
                 for ask in handled.asks {
                     let accepts = crate::answering::Accepts {
@@ -481,6 +518,44 @@ async fn connection(
             ws.send(Message::text(request.to_json(id).to_string()))
                 .await?;
         }
+    }
+}
+
+/// Where a talk order's outcome goes.
+#[cfg(unix)]
+type TalkDone = tokio::sync::oneshot::Sender<Result<(), crate::talk_back::TalkFailure>>;
+
+/// The request that carries out a talk order on the thread `thread` (a Codex session's id is
+/// its thread's), or why it cannot be: the server takes text, not the TUI's commands, and a
+/// stop needs the running turn's id.
+#[cfg(unix)]
+fn talk_request(
+    book: &ThreadBook,
+    thread: &str,
+    order: &crate::talk_back::TalkOrder,
+) -> Result<ClientRequest, crate::talk_back::TalkFailure> {
+    use crate::talk_back::{TalkFailure, TalkOrder};
+    match order {
+        TalkOrder::Send { prompt } if prompt.command() => Err(TalkFailure::Refused(
+            "Codex's server takes a prompt's text, not the terminal's commands: type a command \
+             in Codex's terminal; nothing was sent"
+                .into(),
+        )),
+        TalkOrder::Send { prompt } => Ok(ClientRequest::TurnStart {
+            thread: thread.to_string(),
+            text: prompt.as_str().to_string(),
+        }),
+        TalkOrder::Stop => match book.running_turn(thread) {
+            Some(turn) => Ok(ClientRequest::TurnInterrupt {
+                thread: thread.to_string(),
+                turn: turn.to_string(),
+            }),
+            None => Err(TalkFailure::Refused(
+                "Codex's server has not said which turn is running (it began before Agent Tray \
+                 connected): stop it in Codex's terminal (Esc); nothing was sent"
+                    .into(),
+            )),
+        },
     }
 }
 

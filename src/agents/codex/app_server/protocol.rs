@@ -69,6 +69,8 @@ pub enum ServerMessage {
     },
     TurnStarted {
         thread_id: String,
+        /// The turn's id (`turn.id`): what `turn/interrupt` names.
+        turn_id: Option<String>,
         at: Option<DateTime<Utc>>,
     },
     TurnCompleted {
@@ -259,7 +261,11 @@ pub fn parse_server_message(text: &str) -> Result<ServerMessage, NotAMessage> {
             }
         }
         ("thread/closed", Some(thread_id)) => ServerMessage::ThreadClosed { thread_id, at },
-        ("turn/started", Some(thread_id)) => ServerMessage::TurnStarted { thread_id, at },
+        ("turn/started", Some(thread_id)) => ServerMessage::TurnStarted {
+            thread_id,
+            turn_id: params.get("turn").and_then(|t| str_of(t, "id")),
+            at,
+        },
         ("turn/completed", Some(thread_id)) => {
             let turn = params.get("turn").cloned().unwrap_or(Value::Null);
             let end = match turn.get("status").and_then(Value::as_str) {
@@ -410,6 +416,16 @@ pub enum ClientRequest {
     LoadedList,
     Resume(String),
     Unsubscribe(String),
+    /// The thread's next prompt (`agent-tray send`): one text input item, the text whole.
+    TurnStart {
+        thread: String,
+        text: String,
+    },
+    /// Ends the thread's running turn (`agent-tray stop`).
+    TurnInterrupt {
+        thread: String,
+        turn: String,
+    },
 }
 
 /// Request ids: fixed for the handshake, per thread counted from here for resumes.
@@ -438,6 +454,14 @@ impl ClientRequest {
             }),
             ClientRequest::Unsubscribe(thread) => json!({
                 "id": id, "method": "thread/unsubscribe", "params": {"threadId": thread},
+            }),
+            ClientRequest::TurnStart { thread, text } => json!({
+                "id": id, "method": "turn/start",
+                "params": {"threadId": thread, "input": [{"type": "text", "text": text}]},
+            }),
+            ClientRequest::TurnInterrupt { thread, turn } => json!({
+                "id": id, "method": "turn/interrupt",
+                "params": {"threadId": thread, "turnId": turn},
             }),
         }
     }

@@ -41,6 +41,8 @@ struct ThreadEntry {
     /// `pending` instead of becoming a ghost session.
     confirmed: bool,
     pending: Option<Observation>,
+    /// The turn running now (from `turn/started` to `turn/completed`): what a stop interrupts.
+    running_turn: Option<String>,
 }
 
 /// The result of handling one message.
@@ -205,6 +207,13 @@ impl ThreadBook {
             .collect()
     }
 
+    /// The turn the thread runs now, where its `turn/started` was seen.
+    pub fn running_turn(&self, thread_id: &str) -> Option<&str> {
+        self.threads
+            .get(thread_id)
+            .and_then(|e| e.running_turn.as_deref())
+    }
+
     /// The thread's last reported token usage.
     pub fn token_usage(&self, thread_id: &str) -> Option<AppServerTokenUsage> {
         self.threads.get(thread_id).and_then(|e| e.usage)
@@ -221,7 +230,9 @@ impl ThreadBook {
                 self.resumes.insert(self.next_id, thread.clone());
                 self.next_id
             }
-            ClientRequest::Unsubscribe(_) => {
+            ClientRequest::Unsubscribe(_)
+            | ClientRequest::TurnStart { .. }
+            | ClientRequest::TurnInterrupt { .. } => {
                 self.next_id += 1;
                 self.next_id
             }
@@ -420,7 +431,14 @@ impl ThreadBook {
                 }
                 self.threads.remove(&thread_id);
             }
-            ServerMessage::TurnStarted { thread_id, at } => {
+            ServerMessage::TurnStarted {
+                thread_id,
+                turn_id,
+                at,
+            } => {
+                if let Some(entry) = self.threads.get_mut(&thread_id) {
+                    entry.running_turn = turn_id;
+                }
                 if self.is_session(&thread_id) {
                     out.observations.push(self.observation(
                         &thread_id,
@@ -430,6 +448,9 @@ impl ThreadBook {
                 }
             }
             ServerMessage::TurnCompleted { thread_id, end, at } => {
+                if let Some(entry) = self.threads.get_mut(&thread_id) {
+                    entry.running_turn = None;
+                }
                 if self.is_session(&thread_id) {
                     let at = at.unwrap_or(now);
                     let obs = match end {

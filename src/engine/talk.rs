@@ -1,0 +1,224 @@
+//! The engine's half of talking back ([`crate::talk_back`]): finds the one way in to a session
+//! and carries a send or a stop out through it, and works out what `list --json` says each
+//! session allows now (`can_send`, `can_stop`).
+//!
+//! The order of the ways in is the issue's rule: the agent's own interface first (a registered
+//! inbox: Codex's server, OpenCode's plugin; then one the engine opens itself: Qwen Code's
+//! controller inbox), the terminal last (a tmux pane, for an agent whose prompt box was seen
+//! taking typed text). The session's state is checked before choosing and, for the terminal,
+//! once more right before typing; an agent's own interface checks it again itself.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::agents::AgentKnowledge;
+use crate::catalogue::InCatalogue;
+use crate::control::protocol::{RemoteSession, TalkReply};
+use crate::model::Session;
+use crate::registry::SessionsRegistry;
+use crate::talk_back::{
+    abilities, state_refusal, submit, terminal, Found, TalkFailure, TalkInboxes, TalkOrder,
+    TalkRoute, WayIn,
+};
+
+/// How long an agent's side has to say it took an order.
+pub const TALK_BUDGET: Duration = Duration::from_secs(10);
+
+/// Why a talk was not carried out here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TalkError {
+    #[error("no live session {0} on this machine")]
+    NoSession(String),
+    #[error("session {session_id} runs on {host}: sent there over ssh")]
+    OnRemote { host: String, session_id: String },
+    #[error("{0}")]
+    Failed(#[from] TalkFailure),
+}
+
+/// The way in to a local `session` (without carrying anything out): a registered inbox, the
+/// adapter's own, or its tmux pane.
+pub fn way_in(session: &Session, inboxes: &TalkInboxes) -> Option<TalkRoute> {
+    if let Some(route) = inboxes.route_of(session) {
+        return Some(route);
+    }
+    if let Some(direct) = session.agent.adapter().direct_talk() {
+        if direct.reaches(session) {
+            return Some(direct.route());
+        }
+    }
+    terminal_place(session).map(|_| TalkRoute::Tmux)
+}
+
+/// The tmux pane a session may be typed into: only for an agent whose prompt box was seen
+/// taking typed text ([`crate::catalogue::Entry::terminal_talk`]).
+fn terminal_place(session: &Session) -> Option<terminal::TmuxPlace> {
+    session.agent.entry().terminal_talk?;
+    let pid = session.pid?;
+    let environ = crate::process::environ(pid)?;
+    terminal::tmux_place(session.tmux.as_deref(), &environ)
+}
+
+/// `sessions` with `can_send` and `can_stop` worked out: for this machine's sessions here; a
+/// remote's as its engine said (nothing, once its link is down).
+pub fn with_abilities(mut sessions: Vec<Session>, inboxes: &TalkInboxes) -> Vec<Session> {
+    for session in &mut sessions {
+        let way = if session.host.is_some() {
+            if session.can_send || session.can_stop {
+                WayIn::Some
+            } else {
+                WayIn::None
+            }
+        } else if way_in(session, inboxes).is_some() {
+            WayIn::Some
+        } else {
+            WayIn::None
+        };
+        let can = abilities(session, way);
+        session.can_send = can.can_send;
+        session.can_stop = can.can_stop;
+    }
+    sessions
+}
+
+/// Carries out `order` for the session `target` (of `host`, or of this machine): through the
+/// one way in that reaches it, after checking its state.
+pub async fn talk(
+    registry: &Arc<SessionsRegistry>,
+    inboxes: &TalkInboxes,
+    target: &str,
+    host: Option<&str>,
+    order: TalkOrder,
+) -> Result<TalkReply, TalkError> {
+    let started = Instant::now();
+    let session = find_session(registry, target, host)?;
+    if let Some(why) = state_refusal(&session, &order) {
+        return Err(TalkFailure::Refused(why).into());
+    }
+    let session_id = session.session_id.clone();
+    let route = match inboxes.find(&session) {
+        Found::One(route, orders) => {
+            submit(&orders, &session_id, order, TALK_BUDGET).await?;
+            route
+        }
+        Found::Several(_) => {
+            return Err(TalkFailure::Refused(format!(
+                "more than one {} server holds this session: which one would take it is not \
+                 known, so nothing was sent",
+                session.agent.display_name()
+            ))
+            .into())
+        }
+        Found::None => carry_out_here(registry, session, order).await?,
+    };
+    tracing::info!(%session_id, ?route, took_ms = started.elapsed().as_millis() as u64, "talked");
+    Ok(TalkReply {
+        session_id,
+        route,
+        took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// The adapter's own way in, or the terminal: both blocking, run off the async threads.
+async fn carry_out_here(
+    registry: &Arc<SessionsRegistry>,
+    session: Session,
+    order: TalkOrder,
+) -> Result<TalkRoute, TalkFailure> {
+    let agent = session.agent;
+    if let Some(direct) = agent.adapter().direct_talk() {
+        if direct.reaches(&session) {
+            let route = direct.route();
+            return run_blocking(move || direct.carry_out(&session, &order).map(|()| route)).await;
+        }
+    }
+    let Some(talk) = agent.entry().terminal_talk else {
+        return Err(TalkFailure::Refused(format!(
+            "{} offers no way in to this session right now ({}); nothing was sent",
+            agent.display_name(),
+            no_way_reason(&session)
+        )));
+    };
+    let Some(place) = terminal_place(&session) else {
+        return Err(TalkFailure::Refused(format!(
+            "{} runs in no tmux pane that can be named exactly: prompts and stops are typed \
+             only into tmux (see `agent-tray send --help`); nothing was sent",
+            agent.display_name()
+        )));
+    };
+    let registry_view = Arc::clone(registry);
+    run_blocking(move || {
+        let still_allowed = || match registry_view.get(&session.session_id) {
+            Some(now) => state_refusal(&now, &order).map_or(Ok(()), Err),
+            None => Err("the session has ended".to_string()),
+        };
+        terminal::carry_out(&session, &place, &order, &talk, still_allowed)
+            .map(|()| TalkRoute::Tmux)
+    })
+    .await
+}
+
+fn no_way_reason(session: &Session) -> &'static str {
+    if session.headless {
+        "it runs with no terminal and its server is not connected"
+    } else {
+        "its own interface is not connected"
+    }
+}
+
+async fn run_blocking(
+    work: impl FnOnce() -> Result<TalkRoute, TalkFailure> + Send + 'static,
+) -> Result<TalkRoute, TalkFailure> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(TalkFailure::NotDelivered(format!("the send stopped: {e}"))))
+}
+
+/// The session `target` names: of `host` when given; else this machine's, else the one remote
+/// session with that id (named back so the CLI sends it there).
+fn find_session(
+    registry: &SessionsRegistry,
+    target: &str,
+    host: Option<&str>,
+) -> Result<Session, TalkError> {
+    if let Some(host) = host {
+        return match registry.get_on(Some(host), target) {
+            Some(_) => Err(TalkError::OnRemote {
+                host: host.to_string(),
+                session_id: target.to_string(),
+            }),
+            None => Err(TalkError::NoSession(format!("{target} (on {host})"))),
+        };
+    }
+    if let Some(session) = registry.get(target) {
+        return Ok(session);
+    }
+    let remote: Vec<Session> = registry
+        .list()
+        .into_iter()
+        .filter(|s| s.host.is_some() && s.session_id == target)
+        .collect();
+    match &remote[..] {
+        [one] => Err(TalkError::OnRemote {
+            host: one.host.clone().unwrap_or_default(),
+            session_id: one.session_id.clone(),
+        }),
+        [] => Err(TalkError::NoSession(target.to_string())),
+        _ => Err(TalkFailure::Refused(format!(
+            "session {target} exists on more than one remote: name the remote"
+        ))
+        .into()),
+    }
+}
+
+impl TalkError {
+    /// The remote a refused talk is for, as the reply names it.
+    pub fn on_remote(&self) -> Option<RemoteSession> {
+        match self {
+            TalkError::OnRemote { host, session_id } => Some(RemoteSession {
+                host: host.clone(),
+                session_id: session_id.clone(),
+            }),
+            _ => None,
+        }
+    }
+}

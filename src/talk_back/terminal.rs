@@ -1,0 +1,483 @@
+//! Typing into a session's terminal: the way in of last resort, for an agent with no interface
+//! of its own (Claude Code's terminal sessions), and only in a terminal that can be addressed
+//! exactly: a tmux pane, named by its server's socket and its pane id.
+//!
+//! Why it is this careful: keys typed into the wrong place run as whatever reads them there (a
+//! shell, an editor, another agent). So, right before typing, [`check_pane`] re-checks, from
+//! facts read at that moment, that the pane still exists and is not in copy mode, that the
+//! session's process is alive and the same one (its start token), that it runs inside that pane
+//! (the pane's process is it or one of its ancestors), and that it holds the terminal (the
+//! terminal's foreground process group is its own, so a suspended agent with a shell in front
+//! is no target); and the engine re-reads the session's state (idle for a send). Any doubt
+//! refuses with a sentence and types nothing.
+//!
+//! How the text arrives whole and as one prompt: it is put in a tmux buffer and pasted as a
+//! bracketed paste (`paste-buffer -p`, the agent's prompt box takes the newlines as text), then
+//! Enter; all three are **one tmux command list**, sent by one `tmux` run, so the tmux server
+//! carries out all of them or none: our side killed mid-send leaves nothing half-typed. A leading
+//! `/` or `!` would be a command in the agent's prompt box: unless the user asked for the
+//! command, the agent's [`TerminalTalk::literal_lead`] goes before it.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::catalogue::TerminalTalk;
+use crate::jump::tmux::{socket_from_env, TmuxLocation, TmuxServer};
+use crate::model::Session;
+
+use super::{PromptText, TalkFailure, TalkOrder};
+
+/// The longest a tmux command may take before it is given up (it answers in milliseconds).
+pub const TMUX_BUDGET: Duration = Duration::from_secs(3);
+
+/// The tmux format read about the pane right before typing.
+pub const PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{pane_in_mode} #{pane_dead}";
+
+/// Where a session's pane is: the tmux server (its socket) and the pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TmuxPlace {
+    pub server: TmuxServer,
+    /// The pane id (`%7`): with the server named, it names exactly one pane.
+    pub pane: String,
+}
+
+/// The place of a session's pane, from its process's environment (`TMUX` names the server,
+/// `TMUX_PANE` the pane; every process started in a tmux pane inherits both) or, where the
+/// agent reported its location (`session:@window.%pane`) and the environment names the server,
+/// from that. `None` when the session is in no tmux pane that can be named exactly.
+pub fn tmux_place(reported: Option<&str>, environ: &[(String, String)]) -> Option<TmuxPlace> {
+    let socket: PathBuf = socket_from_env(environ)?;
+    let from_env = environ
+        .iter()
+        .find(|(k, _)| k == "TMUX_PANE")
+        .map(|(_, v)| v.as_str())
+        .filter(|p| is_pane_id(p));
+    let pane = from_env.map(str::to_string).or_else(|| {
+        reported
+            .and_then(TmuxLocation::parse)
+            .and_then(|l| l.pane().map(str::to_string))
+    })?;
+    Some(TmuxPlace {
+        server: TmuxServer::Socket(socket),
+        pane,
+    })
+}
+
+fn is_pane_id(text: &str) -> bool {
+    text.strip_prefix('%')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// What tmux said about the pane ([`PANE_FORMAT`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneFacts {
+    pub pane_id: String,
+    pub pane_pid: u32,
+    pub in_mode: bool,
+    pub dead: bool,
+}
+
+impl PaneFacts {
+    /// Reads tmux's answer to [`PANE_FORMAT`].
+    pub fn parse(answer: &str) -> Option<Self> {
+        let fields: Vec<&str> = answer.split_whitespace().collect();
+        let [pane_id, pane_pid, in_mode, dead] = fields[..] else {
+            return None;
+        };
+        Some(PaneFacts {
+            pane_id: pane_id.to_string(),
+            pane_pid: pane_pid.parse().ok()?,
+            in_mode: in_mode != "0",
+            dead: dead == "1",
+        })
+    }
+}
+
+/// What the system says about the session's process, read right before typing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProcessFacts {
+    /// Alive, with this start token (`None`: gone).
+    pub start_token: Option<String>,
+    /// The process and its ancestors, nearest first.
+    pub lineage: Vec<u32>,
+    /// Whether its process group is its terminal's foreground group (`None`: not known here).
+    pub holds_terminal: Option<bool>,
+}
+
+/// Whether keys may be typed into `place` for `session` now: `Err` says why not, as a sentence.
+pub fn check_pane(
+    session: &Session,
+    place: &TmuxPlace,
+    pane: Option<&PaneFacts>,
+    process: &ProcessFacts,
+) -> Result<(), String> {
+    let name = crate::catalogue::entry(session.agent).display_name;
+    let Some(pane) = pane else {
+        return Err(format!("its tmux pane {} is gone", place.pane));
+    };
+    if pane.pane_id != place.pane {
+        return Err(format!(
+            "tmux answered for pane {} instead of {}",
+            pane.pane_id, place.pane
+        ));
+    }
+    if pane.dead {
+        return Err(format!("its tmux pane {} has exited", place.pane));
+    }
+    let Some(pid) = session.pid else {
+        return Err(format!("no {name} process is known for the session"));
+    };
+    let same_process = match (&process.start_token, &session.pid_start) {
+        (None, _) => false,
+        (Some(now), Some(then)) => now == then,
+        (Some(_), None) => true,
+    };
+    if !same_process {
+        return Err(format!(
+            "its {name} process ({pid}) has ended: pane {} runs something else now",
+            place.pane
+        ));
+    }
+    if !process.lineage.contains(&pane.pane_pid) {
+        return Err(format!(
+            "pane {} does not run the session's {name} process ({pid}) any more",
+            place.pane
+        ));
+    }
+    if process.holds_terminal == Some(false) {
+        return Err(format!(
+            "{name} is not in front in pane {} (another program holds the terminal)",
+            place.pane
+        ));
+    }
+    if pane.in_mode {
+        return Err(format!(
+            "pane {} is in tmux's copy mode: keys would go to tmux, not to {name}",
+            place.pane
+        ));
+    }
+    Ok(())
+}
+
+/// The buffer name a send uses: one per engine process, deleted by the paste.
+fn buffer_name() -> String {
+    format!("agent-tray-{}", std::process::id())
+}
+
+/// The text typed for a prompt: a leading `/` or `!` gets the agent's literal lead unless the
+/// user asked for the command.
+pub fn typed_text(prompt: &PromptText, talk: &TerminalTalk) -> String {
+    if prompt.starts_as_command() && !prompt.command() {
+        format!("{}{}", talk.literal_lead, prompt.as_str())
+    } else {
+        prompt.as_str().to_string()
+    }
+}
+
+/// The tmux arguments (after the server's) that carry out `order` in `place`, as one command
+/// list: all or nothing.
+pub fn order_args(place: &TmuxPlace, order: &TalkOrder, talk: &TerminalTalk) -> Vec<String> {
+    let target = place.pane.clone();
+    match order {
+        TalkOrder::Send { prompt } => {
+            let buffer = buffer_name();
+            let text = typed_text(prompt, talk);
+            let mut args: Vec<String> = vec![
+                "set-buffer".into(),
+                "-b".into(),
+                buffer.clone(),
+                "--".into(),
+                text,
+                ";".into(),
+                // -p: a bracketed paste (newlines are text, not Enter); -r: newlines stay
+                // newlines; -d: the buffer goes with the paste.
+                "paste-buffer".into(),
+                "-p".into(),
+                "-r".into(),
+                "-d".into(),
+                "-b".into(),
+                buffer,
+                "-t".into(),
+                target.clone(),
+            ];
+            args.extend([
+                ";".into(),
+                "send-keys".into(),
+                "-t".into(),
+                target,
+                "Enter".into(),
+            ]);
+            args
+        }
+        TalkOrder::Stop => {
+            let mut args = vec!["send-keys".to_string(), "-t".into(), target];
+            args.extend(talk.stop_keys.iter().map(|k| (*k).to_string()));
+            args
+        }
+    }
+}
+
+/// Reads the facts and, if [`check_pane`] passes and `still_allowed` (the session's state, read
+/// again) does too, carries out `order` in one tmux run. Blocking: run it off the async threads.
+pub fn carry_out(
+    session: &Session,
+    place: &TmuxPlace,
+    order: &TalkOrder,
+    talk: &TerminalTalk,
+    still_allowed: impl Fn() -> Result<(), String>,
+) -> Result<(), TalkFailure> {
+    let pane = read_pane(place);
+    let process = session.pid.map(read_process).unwrap_or_default();
+    check_pane(session, place, pane.as_ref(), &process)
+        .map_err(|why| TalkFailure::Refused(format!("{why}; nothing was typed")))?;
+    still_allowed().map_err(TalkFailure::Refused)?;
+    let mut command = place.server.command();
+    command.args(order_args(place, order, talk));
+    let output = run_bounded(command)
+        .map_err(|why| TalkFailure::NotDelivered(format!("tmux could not be run: {why}")))?;
+    if output.0 {
+        Ok(())
+    } else {
+        Err(TalkFailure::NotDelivered(format!(
+            "tmux refused: {}",
+            output.1.trim()
+        )))
+    }
+}
+
+/// Asks tmux about the pane ([`PANE_FORMAT`]); `None` when tmux cannot say (pane or server
+/// gone).
+pub fn read_pane(place: &TmuxPlace) -> Option<PaneFacts> {
+    let mut command = place.server.command();
+    command.args(["display-message", "-p", "-t", &place.pane, PANE_FORMAT]);
+    let (ok, out) = run_bounded(command).ok()?;
+    ok.then(|| PaneFacts::parse(&out)).flatten()
+}
+
+/// Reads the session process's facts from the system.
+pub fn read_process(pid: u32) -> ProcessFacts {
+    let table = crate::process::SystemProcesses;
+    let start_token = crate::process::ProcessTable::start_token(&table, pid);
+    let lineage = crate::process::ancestry(&table, pid, 64)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+    ProcessFacts {
+        start_token,
+        lineage,
+        holds_terminal: holds_terminal(pid),
+    }
+}
+
+/// Whether `pid`'s process group is its terminal's foreground group (Linux: `/proc/<pid>/stat`
+/// fields 5 and 8); `None` elsewhere or when it cannot be read.
+#[cfg(target_os = "linux")]
+fn holds_terminal(pid: u32) -> Option<bool> {
+    let line = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = line.get(line.rfind(')')? + 1..)?;
+    let fields: Vec<&str> = after.split_ascii_whitespace().collect();
+    // After the name: state(3) ppid(4) pgrp(5) session(6) tty_nr(7) tpgid(8).
+    let pgrp: i64 = fields.get(2)?.parse().ok()?;
+    let tpgid: i64 = fields.get(5)?.parse().ok()?;
+    Some(tpgid == pgrp)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn holds_terminal(_pid: u32) -> Option<bool> {
+    None
+}
+
+/// Runs a tmux command with no stdin, bounded by [`TMUX_BUDGET`]: whether it succeeded, and
+/// what it printed (stdout, or stderr when it failed).
+fn run_bounded(mut command: Command) -> std::io::Result<(bool, String)> {
+    use std::io::Read;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let deadline = std::time::Instant::now() + TMUX_BUDGET;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            let mut out = String::new();
+            let pipe = if status.success() {
+                child.stdout.take().map(|p| Box::new(p) as Box<dyn Read>)
+            } else {
+                child.stderr.take().map(|p| Box::new(p) as Box<dyn Read>)
+            };
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(64 * 1024).read_to_string(&mut out);
+            }
+            return Ok((status.success(), out));
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "tmux did not answer in time",
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SessionState;
+    use crate::test_support::session_in;
+
+    const TALK: TerminalTalk = TerminalTalk {
+        literal_lead: " ",
+        stop_keys: &["Escape"],
+    };
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn place() -> TmuxPlace {
+        TmuxPlace {
+            server: TmuxServer::Socket("/tmp/tmux-1000/default".into()),
+            pane: "%3".into(),
+        }
+    }
+
+    fn agent_session() -> Session {
+        let mut s = session_in(SessionState::Idle);
+        s.pid = Some(500);
+        s.pid_start = Some("t500".into());
+        s
+    }
+
+    fn facts() -> (PaneFacts, ProcessFacts) {
+        (
+            PaneFacts {
+                pane_id: "%3".into(),
+                pane_pid: 400,
+                in_mode: false,
+                dead: false,
+            },
+            ProcessFacts {
+                start_token: Some("t500".into()),
+                lineage: vec![500, 400, 1],
+                holds_terminal: Some(true),
+            },
+        )
+    }
+
+    #[test]
+    fn the_place_is_the_server_and_the_pane_from_the_environment() {
+        let e = env(&[("TMUX", "/tmp/tmux-1000/default,99,0"), ("TMUX_PANE", "%3")]);
+        assert_eq!(tmux_place(None, &e), Some(place()));
+        let no_pane = env(&[("TMUX", "/tmp/tmux-1000/default,99,0")]);
+        assert_eq!(
+            tmux_place(Some("work:@1.%3"), &no_pane),
+            Some(place()),
+            "the reported location gives the pane"
+        );
+        assert_eq!(
+            tmux_place(Some("work:@1.%3"), &[]),
+            None,
+            "no server: no place"
+        );
+        let bad = env(&[("TMUX", "/s,1,0"), ("TMUX_PANE", "%3;kill")]);
+        assert_eq!(tmux_place(None, &bad), None);
+    }
+
+    #[test]
+    fn a_pane_that_still_runs_the_agent_in_front_passes() {
+        let (pane, process) = facts();
+        assert_eq!(
+            check_pane(&agent_session(), &place(), Some(&pane), &process),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn every_doubt_refuses() {
+        let s = agent_session();
+        let (pane, process) = facts();
+        let refused = |pane: Option<&PaneFacts>, process: &ProcessFacts| {
+            check_pane(&s, &place(), pane, process)
+                .err()
+                .unwrap_or_default()
+        };
+        assert!(refused(None, &process).contains("is gone"));
+        let dead = PaneFacts {
+            dead: true,
+            ..pane.clone()
+        };
+        assert!(refused(Some(&dead), &process).contains("exited"));
+        let other = PaneFacts {
+            pane_id: "%0".into(),
+            ..pane.clone()
+        };
+        assert!(refused(Some(&other), &process).contains("instead of"));
+        let gone = ProcessFacts::default();
+        assert!(refused(Some(&pane), &gone).contains("has ended"));
+        let recycled = ProcessFacts {
+            start_token: Some("t999".into()),
+            ..process.clone()
+        };
+        assert!(refused(Some(&pane), &recycled).contains("has ended"));
+        let elsewhere = ProcessFacts {
+            lineage: vec![500, 77, 1],
+            ..process.clone()
+        };
+        assert!(refused(Some(&pane), &elsewhere).contains("does not run"));
+        let behind = ProcessFacts {
+            holds_terminal: Some(false),
+            ..process.clone()
+        };
+        assert!(refused(Some(&pane), &behind).contains("not in front"));
+        let copying = PaneFacts {
+            in_mode: true,
+            ..pane.clone()
+        };
+        assert!(refused(Some(&copying), &process).contains("copy mode"));
+        let mut no_pid = s.clone();
+        no_pid.pid = None;
+        assert!(check_pane(&no_pid, &place(), Some(&pane), &process).is_err());
+    }
+
+    #[test]
+    fn a_send_is_one_command_list_and_a_command_stays_literal_unless_asked() {
+        let prompt =
+            PromptText::parse("/clear\nthen more", false).unwrap_or_else(|e| panic!("{e}"));
+        let args = order_args(&place(), &TalkOrder::Send { prompt }, &TALK);
+        let text_at = args.iter().position(|a| a == "--").map(|i| i + 1);
+        assert_eq!(
+            text_at.and_then(|i| args.get(i)).map(String::as_str),
+            Some(" /clear\nthen more")
+        );
+        assert_eq!(args.iter().filter(|a| *a == ";").count(), 2, "{args:?}");
+        assert!(args.ends_with(&["send-keys".into(), "-t".into(), "%3".into(), "Enter".into()]));
+        let asked = PromptText::parse("/clear", true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(typed_text(&asked, &TALK), "/clear");
+        assert_eq!(
+            order_args(&place(), &TalkOrder::Stop, &TALK),
+            ["send-keys", "-t", "%3", "Escape"]
+        );
+    }
+
+    #[test]
+    fn tmux_answers_are_read_strictly() {
+        assert_eq!(
+            PaneFacts::parse("%3 400 0 0\n"),
+            Some(PaneFacts {
+                pane_id: "%3".into(),
+                pane_pid: 400,
+                in_mode: false,
+                dead: false
+            })
+        );
+        assert_eq!(PaneFacts::parse("%3 x 0 0"), None);
+        assert_eq!(PaneFacts::parse(""), None);
+    }
+}

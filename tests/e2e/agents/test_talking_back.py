@@ -1,0 +1,142 @@
+"""Talking back (`agent-tray send` and `stop`) to the real agents in tmux against the mocks.
+
+Each send is proven by what the model receives (the mock's log), each refusal by what did not
+arrive there and what the pane still shows, each stop by the turn ending within 3 s and the row
+showing it stopped (idle after an interrupt), not failed.
+"""
+import json
+import time
+
+from e2e_base import ScenarioTest
+
+
+def responses_user_texts(mock):
+    """The user messages a Responses model (Codex's) received, each once, in order (a request
+    carries the whole conversation); Codex's own framing (`<environment_context>` …) left out."""
+    seen, out = [], []
+    for record in mock.requests:
+        body = record.get("body")
+        items = body.get("input") if isinstance(body, dict) else None
+        users = []
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user":
+                content = item.get("content")
+                text = "".join(c.get("text", "") for c in content if isinstance(c, dict)) \
+                    if isinstance(content, list) else str(content or "")
+                if not text.lstrip().startswith("<"):
+                    users.append(text)
+        if len(users) > len(seen):
+            out.extend(users[len(seen):])
+            seen = users
+    return out
+
+
+def anthropic_user_texts(mock):
+    """The user messages an Anthropic model (Claude's) received as typed text, each once, in
+    order; tool results and Claude's `<system-reminder>` framing left out."""
+    seen, out = 0, []
+    for record in mock.requests:
+        body = record.get("body")
+        msgs = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(msgs, list) or not body.get("tools"):
+            continue  # side requests (titles, quota) carry no tools
+        users = []
+        for m in msgs:
+            if not isinstance(m, dict) or m.get("role") != "user":
+                continue
+            c = m.get("content")
+            parts = [c] if isinstance(c, str) else [
+                p.get("text", "") for p in c if isinstance(p, dict) and p.get("type") == "text"] \
+                if isinstance(c, list) else []
+            text = "".join(p for p in parts if not p.lstrip().startswith("<"))
+            if text:
+                users.append(text)
+        if len(users) > seen:
+            out.extend(users[seen:])
+            seen = len(users)
+    return out
+
+
+class TalkBack:
+    """What the agents' tests share."""
+
+    def session(self, timeout=10, **want):
+        """The one session of this agent in its folder, once it matches `want` (`list --json`)."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            sessions, _, err = self.tray.list()
+            m = [s for s in sessions or [] if s.get("agent") == self.agent.name
+                 and s.get("cwd") == self.agent.cwd and s.get("state") != "ended"]
+            if len(m) == 1:
+                last = m[0]
+                if all(last.get(k) == v for k, v in want.items()):
+                    return last
+            time.sleep(0.1)
+        self.fail(f"no {self.agent.name} session with {want} within {timeout}s; last: {last}")
+
+    def send(self, sid, *args, check=True):
+        r = self.tray.run("send", sid, *args, "--json", check=False, timeout=30)
+        if check:
+            self.assertEqual(r.returncode, 0, f"send {args}: {r.stderr}")
+            return json.loads(r.stdout)
+        return r
+
+    def wait_user_texts(self, read, n, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            texts = read(self.agent.mock)
+            if len(texts) >= n:
+                return texts
+            time.sleep(0.1)
+        return read(self.agent.mock)
+
+
+class CodexTalkBack(TalkBack, ScenarioTest):
+    """Codex 0.171 in its default mode (the shared background server): a send is `turn/start`
+    and a stop `turn/interrupt` on the TUI's thread, through the engine's connection."""
+
+    def ready(self):
+        a = self.setup_codex(hooks=True)
+        a.start()
+        a.wait_ready()
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        return self.session(can_send=True)
+
+    def test_a_send_to_an_idle_codex_reaches_the_model_and_shows_in_its_terminal(self):
+        s = self.ready()
+        self.assertFalse(s["can_stop"], s)
+        text = "/review the cache\nthen say ok"
+        reply = self.send(s["session_id"], text)
+        self.assertEqual(reply["route"], "app_server", reply)
+        texts = self.wait_user_texts(responses_user_texts, 2)
+        self.assertEqual(texts[-1], text, f"the model received {texts}")
+        self.agent.wait_for(r"review the cache", 10, what="the sent prompt in the TUI")
+        self.agent.wait_turn_done("ok")
+
+    def test_a_send_to_a_working_codex_is_refused_and_a_stop_ends_its_turn(self):
+        s = self.ready()
+        a = self.agent
+        a.prompt("SLEEP 60")
+        a.wait_working()
+        s = self.session(state="working", can_stop=True)
+        self.assertFalse(s["can_send"], s)
+        before = len(responses_user_texts(a.mock))
+        r = self.send(s["session_id"], "do something else", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("working", r.stderr)
+        self.assertNotIn("do something else", a.screen())
+        t = time.monotonic()
+        r = self.tray.run("stop", s["session_id"], "--json", check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["route"], "app_server")
+        a.wait_interrupted(timeout=3)
+        stopped = self.session(timeout=3, state="idle")
+        self.assertLess(time.monotonic() - t, 3.5, "the turn ended within 3 s of the stop")
+        self.assertIsNone(stopped.get("error"), f"a stop is not a failure: {stopped}")
+        self.assertEqual(stopped.get("last_event"), "TurnAborted", stopped)
+        self.assertEqual(len(responses_user_texts(a.mock)), before, "the refused text never reached the model")
+        r = self.tray.run("stop", s["session_id"], check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no running turn", r.stderr)
