@@ -62,9 +62,16 @@ pub struct Entry {
 /// How an agent's prompt box reads typed keys (seen with the real binary in tmux).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TerminalTalk {
-    /// What goes before a text that begins with `/` or `!` so the prompt box takes it as text,
-    /// not as its command.
+    /// What goes before a text that begins with `!` so the prompt box takes it as text, not
+    /// as a shell line.
     pub literal_lead: &'static str,
+    /// Whether a text that begins with `/` can be typed as words at all (Claude Code runs any
+    /// leading `/word` as its command, however it is typed or pasted).
+    pub slash_as_text: bool,
+    /// The prompt box's line when it is empty (the text right of the last `─` rule above it).
+    pub empty_prompt: &'static str,
+    /// What the status line under the box says while a turn runs (then nothing is typed).
+    pub busy_status: &'static str,
     /// The tmux key names that end a running turn.
     pub stop_keys: &'static [&'static str],
 }
@@ -209,8 +216,14 @@ const CLAUDE: Entry = Entry {
     context_window_hint: Some(
         "window unknown: `agent-tray install --claude --status-line` lets Claude Code's status line tell it",
     ),
+    // Seen with 2.1.332 in tmux: a bracketed paste keeps the lines of a text as one prompt; a
+    // leading space makes `!` text (kept); `/word` runs as a command however it is typed; the
+    // empty box is `❯` and a no-break space, with `esc to interrupt` under it while a turn runs.
     terminal_talk: Some(TerminalTalk {
         literal_lead: " ",
+        slash_as_text: false,
+        empty_prompt: "❯\u{a0}",
+        busy_status: "esc to interrupt",
         stop_keys: &["Escape"],
     }),
 };

@@ -165,24 +165,62 @@ fn buffer_name() -> String {
     format!("agent-tray-{}", std::process::id())
 }
 
-/// The text typed for a prompt: a leading `/` or `!` gets the agent's literal lead unless the
-/// user asked for the command.
-pub fn typed_text(prompt: &PromptText, talk: &TerminalTalk) -> String {
-    if prompt.starts_as_command() && !prompt.command() {
-        format!("{}{}", talk.literal_lead, prompt.as_str())
-    } else {
-        prompt.as_str().to_string()
+/// The text typed for a prompt: a leading `!` gets the agent's literal lead unless the user
+/// asked for the command; a leading `/` that the prompt box would run whatever is done is
+/// refused (`Err`: why), unless the user asked for the command.
+pub fn typed_text(prompt: &PromptText, talk: &TerminalTalk) -> Result<String, String> {
+    let text = prompt.as_str();
+    if prompt.command() || !prompt.starts_as_command() {
+        return Ok(text.to_string());
     }
+    if text.trim_start().starts_with('/') && !talk.slash_as_text {
+        return Err(
+            "its prompt box runs a text that begins with /word as its own command, \
+             however it is typed: send it with --command to run that command, or begin the text \
+             with other words; nothing was typed"
+                .into(),
+        );
+    }
+    Ok(format!("{}{text}", talk.literal_lead))
+}
+
+/// Whether the agent's prompt box is empty and the agent idle at it, from the pane's text
+/// (`capture-pane -p`): the box is the line between the last two `─` rules, and must be the
+/// empty prompt exactly (a draft the user typed would be joined to ours; shell mode changes its
+/// sign; a dialog has no box), and the status line under it must not say a turn runs.
+pub fn prompt_is_empty(screen: &str, talk: &TerminalTalk) -> bool {
+    let lines: Vec<&str> = screen.lines().collect();
+    let is_rule = |l: &str| {
+        let t = l.trim();
+        t.chars().count() >= 8 && t.chars().all(|c| c == '─')
+    };
+    let rules: Vec<usize> = (0..lines.len()).filter(|i| is_rule(lines[*i])).collect();
+    let [.., above, below] = rules[..] else {
+        return false;
+    };
+    if below != above + 2 {
+        return false; // a box of more than one line holds a draft
+    }
+    let box_line = lines[above + 1].trim_end_matches(' ');
+    let empty = talk.empty_prompt.trim_end_matches(' ');
+    let status_idle = !lines[below + 1..]
+        .iter()
+        .any(|l| l.contains(talk.busy_status));
+    box_line == empty && status_idle
 }
 
 /// The tmux arguments (after the server's) that carry out `order` in `place`, as one command
 /// list: all or nothing.
-pub fn order_args(place: &TmuxPlace, order: &TalkOrder, talk: &TerminalTalk) -> Vec<String> {
+pub fn order_args(
+    place: &TmuxPlace,
+    order: &TalkOrder,
+    talk: &TerminalTalk,
+) -> Result<Vec<String>, String> {
     let target = place.pane.clone();
-    match order {
+    Ok(match order {
         TalkOrder::Send { prompt } => {
             let buffer = buffer_name();
-            let text = typed_text(prompt, talk);
+            let text = typed_text(prompt, talk)?;
             let mut args: Vec<String> = vec![
                 "set-buffer".into(),
                 "-b".into(),
@@ -215,7 +253,7 @@ pub fn order_args(place: &TmuxPlace, order: &TalkOrder, talk: &TerminalTalk) -> 
             args.extend(talk.stop_keys.iter().map(|k| (*k).to_string()));
             args
         }
-    }
+    })
 }
 
 /// Reads the facts and, if [`check_pane`] passes and `still_allowed` (the session's state, read
@@ -227,13 +265,22 @@ pub fn carry_out(
     talk: &TerminalTalk,
     still_allowed: impl Fn() -> Result<(), String>,
 ) -> Result<(), TalkFailure> {
+    let args = order_args(place, order, talk).map_err(TalkFailure::Refused)?;
     let pane = read_pane(place);
     let process = session.pid.map(read_process).unwrap_or_default();
     check_pane(session, place, pane.as_ref(), &process)
         .map_err(|why| TalkFailure::Refused(format!("{why}; nothing was typed")))?;
+    if order.is_send() && !read_screen(place).is_some_and(|s| prompt_is_empty(&s, talk)) {
+        return Err(TalkFailure::Refused(format!(
+            "{} is not idle at an empty prompt in pane {} (a draft is typed there, or a dialog \
+             or a turn is on screen): nothing was typed",
+            crate::catalogue::entry(session.agent).display_name,
+            place.pane
+        )));
+    }
     still_allowed().map_err(TalkFailure::Refused)?;
     let mut command = place.server.command();
-    command.args(order_args(place, order, talk));
+    command.args(args);
     let output = run_bounded(command)
         .map_err(|why| TalkFailure::NotDelivered(format!("tmux could not be run: {why}")))?;
     if output.0 {
@@ -253,6 +300,14 @@ pub fn read_pane(place: &TmuxPlace) -> Option<PaneFacts> {
     command.args(["display-message", "-p", "-t", &place.pane, PANE_FORMAT]);
     let (ok, out) = run_bounded(command).ok()?;
     ok.then(|| PaneFacts::parse(&out)).flatten()
+}
+
+/// The pane's text as shown (`capture-pane -p`); `None` when tmux cannot say.
+pub fn read_screen(place: &TmuxPlace) -> Option<String> {
+    let mut command = place.server.command();
+    command.args(["capture-pane", "-p", "-t", &place.pane]);
+    let (ok, out) = run_bounded(command).ok()?;
+    ok.then_some(out)
 }
 
 /// Reads the session process's facts from the system.
@@ -331,6 +386,9 @@ mod tests {
 
     const TALK: TerminalTalk = TerminalTalk {
         literal_lead: " ",
+        slash_as_text: false,
+        empty_prompt: "❯\u{a0}",
+        busy_status: "esc to interrupt",
         stop_keys: &["Escape"],
     };
 
@@ -448,22 +506,61 @@ mod tests {
 
     #[test]
     fn a_send_is_one_command_list_and_a_command_stays_literal_unless_asked() {
-        let prompt =
-            PromptText::parse("/clear\nthen more", false).unwrap_or_else(|e| panic!("{e}"));
-        let args = order_args(&place(), &TalkOrder::Send { prompt }, &TALK);
+        let prompt = PromptText::parse("!ls\nthen more", false).unwrap_or_else(|e| panic!("{e}"));
+        let args = order_args(&place(), &TalkOrder::Send { prompt }, &TALK)
+            .unwrap_or_else(|e| panic!("{e}"));
         let text_at = args.iter().position(|a| a == "--").map(|i| i + 1);
         assert_eq!(
             text_at.and_then(|i| args.get(i)).map(String::as_str),
-            Some(" /clear\nthen more")
+            Some(" !ls\nthen more")
         );
         assert_eq!(args.iter().filter(|a| *a == ";").count(), 2, "{args:?}");
         assert!(args.ends_with(&["send-keys".into(), "-t".into(), "%3".into(), "Enter".into()]));
+        let slash = PromptText::parse("/clear the cache", false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(typed_text(&slash, &TALK).is_err_and(|why| why.contains("--command")));
         let asked = PromptText::parse("/clear", true).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(typed_text(&asked, &TALK), "/clear");
+        assert_eq!(typed_text(&asked, &TALK).as_deref(), Ok("/clear"));
         assert_eq!(
-            order_args(&place(), &TalkOrder::Stop, &TALK),
+            order_args(&place(), &TalkOrder::Stop, &TALK).unwrap_or_default(),
             ["send-keys", "-t", "%3", "Escape"]
         );
+    }
+
+    #[test]
+    fn only_an_empty_prompt_box_with_the_idle_status_line_takes_typing() {
+        let rule = "─".repeat(40);
+        let screen = |box_lines: &[&str], status: &str| {
+            let mut s = format!("● ok\n\n{rule}\n");
+            for l in box_lines {
+                s.push_str(l);
+                s.push('\n');
+            }
+            s.push_str(&format!("{rule}\n{status}\n"));
+            s
+        };
+        let idle = "  ⏸ manual mode on · ? for shortcuts";
+        assert!(prompt_is_empty(&screen(&["❯\u{a0}"], idle), &TALK));
+        assert!(!prompt_is_empty(
+            &screen(&["❯\u{a0}user draft"], "  ⏸ manual mode on"),
+            &TALK
+        ));
+        assert!(!prompt_is_empty(
+            &screen(&["❯\u{a0}line one", "  line two"], idle),
+            &TALK
+        ));
+        assert!(!prompt_is_empty(
+            &screen(&["❯\u{a0}"], "  ⏸ manual mode on · esc to interrupt"),
+            &TALK
+        ));
+        assert!(!prompt_is_empty(
+            &screen(&["!\u{a0}"], "  ! for shell mode"),
+            &TALK
+        ));
+        assert!(
+            !prompt_is_empty("Do you want to proceed?\n❯ 1. Yes\n", &TALK),
+            "a dialog: no box"
+        );
+        assert!(!prompt_is_empty("", &TALK));
     }
 
     #[test]

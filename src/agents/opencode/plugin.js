@@ -149,7 +149,71 @@ function askTray(client, text, sessionID, id, kind) {
   child.stdin.end(text);
 }
 
-export const AgentTray = async ({ directory, client }) => ({
+// The way in for `agent-tray send` and `stop`: one relay per OpenCode process (`agent-tray
+// inbox`, which finds the engine again after a restart and ends with this process), started
+// with the plugin. Each order it prints is carried out through OpenCode's own server routes
+// (`prompt_async`, `abort`) by the plugin's client, in process, as the TUI's own prompt is, and
+// answered on its standard input, in order. A text is a text part: OpenCode's commands and
+// shell lines have routes of their own, so a leading `/` or `!` reaches the model as words.
+function openInbox(client) {
+  let child;
+  try {
+    child = spawn(BIN, ["inbox", "--agent", "opencode", "--pid", String(process.pid)], { stdio: ["pipe", "pipe", "ignore"] });
+  } catch (_) {
+    return;
+  }
+  child.on("error", () => {});
+  child.stdin.on("error", () => {});
+  let buf = "";
+  let queue = Promise.resolve();
+  child.stdout.on("data", (d) => {
+    buf += d;
+    if (buf.length > 1 << 20) buf = "";
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      queue = queue
+        .then(() => carryOut(client, line))
+        .then((done) => { try { child.stdin.write(JSON.stringify(done) + "\n"); } catch (_) {} })
+        .catch(() => {});
+    }
+  });
+  // Never keeps OpenCode running: the relay ends when this process does.
+  try { child.unref(); child.stdout.unref(); child.stdin.unref(); } catch (_) {}
+}
+
+async function carryOut(client, line) {
+  let order;
+  try { order = JSON.parse(line); } catch (_) { return { seq: 0, ok: false, error: "an unreadable order" }; }
+  const seq = typeof order.seq === "number" ? order.seq : 0;
+  const id = order.session_id;
+  const raw = client && client._client;
+  if (!raw || typeof raw.post !== "function" || typeof id !== "string") {
+    return { seq, ok: false, error: "this OpenCode's plugin client cannot reach its server" };
+  }
+  try {
+    let r;
+    if (order.order === "send" && order.prompt && typeof order.prompt.text === "string") {
+      if (order.prompt.command) {
+        return { seq, ok: false, error: "OpenCode's commands are run from its terminal; nothing was sent" };
+      }
+      r = await raw.post({ url: "/session/{id}/prompt_async", path: { id }, body: { parts: [{ type: "text", text: order.prompt.text }] } });
+    } else if (order.order === "stop") {
+      r = await raw.post({ url: "/session/{id}/abort", path: { id } });
+    } else {
+      return { seq, ok: false, error: "an order this plugin does not know" };
+    }
+    if (r && r.error) return { seq, ok: false, error: String(JSON.stringify(r.error)).slice(0, 300) };
+    return { seq, ok: true };
+  } catch (e) {
+    return { seq, ok: false, error: String((e && e.message) || e).slice(0, 300) };
+  }
+}
+
+export const AgentTray = async ({ directory, client }) => {
+  try { openInbox(client); } catch (_) {}
+  return {
   event: async ({ event }) => {
     try {
       if (!event || !WANTED.has(event.type)) return;
@@ -185,4 +249,5 @@ export const AgentTray = async ({ directory, client }) => ({
       // never let the tray break the agent
     }
   },
-});
+};
+};

@@ -140,3 +140,162 @@ class CodexTalkBack(TalkBack, ScenarioTest):
         r = self.tray.run("stop", s["session_id"], check=False)
         self.assertEqual(r.returncode, 1)
         self.assertIn("no running turn", r.stderr)
+
+
+class ClaudeTalkBack(TalkBack, ScenarioTest):
+    """Claude Code 2.1.332 in tmux: no interface of its own takes a prompt, so a send is typed
+    into its pane (a bracketed paste and Enter, one tmux command list) and a stop is Esc, each
+    after the pane was checked to still run that Claude, in front, idle at its prompt."""
+
+    def ready(self):
+        a = self.setup_claude(hooks=True)
+        a.start()
+        a.wait_ready()
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        return self.session(can_send=True)
+
+    def test_a_send_to_an_idle_claude_reaches_the_model_whole_and_literal(self):
+        s = self.ready()
+        self.assertFalse(s["can_stop"], s)
+        reply = self.send(s["session_id"], "first line\nsecond line")
+        self.assertEqual(reply["route"], "tmux", reply)
+        texts = self.wait_user_texts(anthropic_user_texts, 2)
+        self.assertEqual(texts[-1], "first line\nsecond line", f"one prompt, its lines kept: {texts}")
+        self.agent.wait_turn_done("ok")
+        self.session(can_send=True)
+        self.send(s["session_id"], "!ls -la")
+        texts = self.wait_user_texts(anthropic_user_texts, 3)
+        self.assertEqual(texts[-1].strip(), "!ls -la", f"sent as words, not run as a shell line: {texts}")
+        self.agent.wait_turn_done("ok")
+        self.session(can_send=True)
+        # Claude runs any leading /word as its command, however it is typed: refused, not typed.
+        r = self.send(s["session_id"], "/compact the notes please", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("--command", r.stderr)
+        time.sleep(0.3)
+        self.assertNotIn("/compact the notes", self.agent.screen())
+        self.assertEqual(len(anthropic_user_texts(self.agent.mock)), 3, "nothing more reached the model")
+
+    def test_a_draft_in_the_prompt_box_is_never_joined(self):
+        s = self.ready()
+        a = self.agent
+        a.tmux.cmd("send-keys", "-t", a.tmux.target, "-l", "my own draft")
+        a.wait_for(r"my own draft", 3, what="the user's draft in the box")
+        r = self.send(s["session_id"], "TRAY-TEXT", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("nothing was typed", r.stderr)
+        time.sleep(0.3)
+        self.assertNotIn("TRAY-TEXT", a.screen())
+
+    def test_a_send_to_a_working_claude_is_refused_and_a_stop_ends_its_turn(self):
+        s = self.ready()
+        a = self.agent
+        a.prompt("SLEEP 60")
+        s = self.session(state="working", can_stop=True)
+        self.assertFalse(s["can_send"], s)
+        before = anthropic_user_texts(a.mock)
+        screen = a.screen()
+        r = self.send(s["session_id"], "do something else", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("working", r.stderr)
+        time.sleep(0.5)
+        self.assertNotIn("do something else", a.screen(), "nothing reached the pane")
+        t = time.monotonic()
+        r = self.tray.run("stop", s["session_id"], "--json", check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["route"], "tmux")
+        stopped = self.session(timeout=3, state="idle")
+        # Esc before the reply puts the prompt back in Claude's prompt box: the turn is over.
+        a.wait_for(lambda sc: "esc to interrupt" not in sc, 3, what="no turn running on screen")
+        self.assertLess(time.monotonic() - t, 3.5, "the turn ended within 3 s of the stop")
+        self.assertIsNone(stopped.get("error"), f"a stop is not a failure: {stopped}")
+        self.assertEqual(anthropic_user_texts(a.mock), before, "the refused text never reached the model")
+        self.assertNotIn("do something else", screen)
+
+    def test_a_pane_whose_claude_was_replaced_by_a_shell_is_not_typed_into(self):
+        s = self.ready()
+        a = self.agent
+        # The pane now runs a shell where Claude was (same pane id); the engine has not yet
+        # noticed Claude is gone (its pid watcher ticks every 10 s), so the row is still idle.
+        a.tmux.cmd("respawn-pane", "-k", "-t", a.tmux.target, "sh")
+        time.sleep(0.5)
+        r = self.send(s["session_id"], "echo TYPED-INTO-THE-SHELL", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertRegex(r.stderr, r"nothing was typed|has ended")
+        time.sleep(0.5)
+        self.assertNotIn("TYPED-INTO-THE-SHELL", a.screen(), "nothing typed into the shell")
+
+    def test_a_pane_in_copy_mode_is_not_typed_into_and_a_send_after_it_left_arrives(self):
+        s = self.ready()
+        a = self.agent
+        a.tmux.cmd("copy-mode", "-t", a.tmux.target)
+        r = self.send(s["session_id"], "COPY-MODE-TEXT", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("copy mode", r.stderr)
+        self.assertIn("nothing was typed", r.stderr)
+        a.tmux.send_keys("q")
+        time.sleep(0.3)
+        self.assertNotIn("COPY-MODE-TEXT", a.screen())
+        self.send(s["session_id"], "after copy mode")
+        texts = self.wait_user_texts(anthropic_user_texts, 2)
+        self.assertEqual(texts[-1], "after copy mode", texts)
+
+
+def chat_user_texts(mock):
+    """The user messages a chat-completions model (OpenCode's) received, each once, in order."""
+    seen, out = 0, []
+    for record in mock.requests:
+        body = record.get("body")
+        msgs = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(msgs, list) or not body.get("tools"):
+            continue
+        users = []
+        for m in msgs:
+            if isinstance(m, dict) and m.get("role") == "user":
+                c = m.get("content")
+                users.append(c if isinstance(c, str) else "".join(
+                    p.get("text", "") for p in c if isinstance(p, dict)) if isinstance(c, list) else "")
+        if len(users) > seen:
+            out.extend(users[seen:])
+            seen = len(users)
+    return out
+
+
+class OpenCodeTalkBack(TalkBack, ScenarioTest):
+    """OpenCode 1.18.33's TUI: our plugin holds a way in (`agent-tray inbox`) and carries a send
+    out as `prompt_async` and a stop as `abort`, through OpenCode's own server in its process."""
+
+    def ready(self):
+        from test_opencode import OpenCodeMixin
+        self.agent = OpenCodeMixin.opencode(self)
+        self.tray.install("--opencode")
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        a = self.agent
+        a.start()
+        a.wait_ready()
+        a.prompt("hello")
+        return self.session(timeout=30, state="idle", can_send=True)
+
+    def test_a_send_to_an_idle_opencode_reaches_the_model_and_a_stop_ends_a_long_turn(self):
+        s = self.ready()
+        a = self.agent
+        reply = self.send(s["session_id"], "/init the notes\n!ls")
+        self.assertEqual(reply["route"], "plugin", reply)
+        texts = self.wait_user_texts(chat_user_texts, 2)
+        self.assertEqual(texts[-1], "/init the notes\n!ls", f"the model received {texts}")
+        self.session(timeout=20, state="idle", can_send=True)
+        self.send(s["session_id"], "SLEEP 60")
+        s = self.session(timeout=20, state="working", can_stop=True)
+        r = self.send(s["session_id"], "not now", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("working", r.stderr)
+        t = time.monotonic()
+        r = self.tray.run("stop", s["session_id"], "--json", check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["route"], "plugin")
+        stopped = self.session(timeout=3, state="idle")
+        self.assertLess(time.monotonic() - t, 3.5, "the turn ended within 3 s of the stop")
+        self.assertNotIn("not now", "\n".join(chat_user_texts(a.mock)))
+        self.assertIsNone(stopped.get("error"), f"a stop is not a failure: {stopped}")
