@@ -24,6 +24,8 @@ const COMMANDS: &[&str] = &[
     "hide_popover",
     "answer_request",
     "answer_question",
+    "send_prompt",
+    "stop_turn",
     "get_answering",
     "set_answering",
 ];

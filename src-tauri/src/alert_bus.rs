@@ -12,6 +12,11 @@
 //! object path the bus stamped on it: the bus sets a message's sender itself, so it cannot be
 //! forged.
 //!
+//! A typed reply: a server that lists the `inline-reply` capability (KDE Plasma's extension)
+//! shows a text field for the action named `inline-reply` and sends what was typed as the
+//! `NotificationReplied(id, text)` signal, heard here like `ActionInvoked`: from the pinned
+//! server only.
+//!
 //! Every call has a deadline ([`CALL_TIMEOUT`]): a server that hangs costs an alert, never the
 //! alert thread.
 
@@ -53,6 +58,8 @@ pub enum AlertBusError {
 pub enum AlertResponse {
     /// One of its actions was chosen (`default`: a click on its body).
     Action(String),
+    /// Text typed into its inline reply field (`NotificationReplied`).
+    Replied(String),
     /// It was closed (expired, dismissed, or closed by the app).
     Closed,
 }
@@ -78,6 +85,7 @@ pub fn response_to(
     }
     match (member, action) {
         ("ActionInvoked", Some(action)) => Some(AlertResponse::Action(action.to_string())),
+        ("NotificationReplied", Some(text)) => Some(AlertResponse::Replied(text.to_string())),
         ("NotificationClosed", _) => Some(AlertResponse::Closed),
         _ => None,
     }
@@ -134,15 +142,16 @@ impl AlertBus {
         Ok(reply.body().deserialize()?)
     }
 
-    /// Shows an alert with `actions` (key, label) and starts listening for what the user does
-    /// with it. The subscription is made before the alert is sent, so no choice can come before
-    /// it.
+    /// Shows an alert with `actions` (key, label) and string `hints` (name, value), and starts
+    /// listening for what the user does with it. The subscription is made before the alert is
+    /// sent, so no choice can come before it.
     pub async fn show(
         self,
         app_name: &str,
         summary: &str,
         body: &str,
         actions: &[(&str, &str)],
+        string_hints: &[(&str, &str)],
     ) -> Result<ShownAlert, AlertBusError> {
         let rule = MatchRule::builder()
             .msg_type(zbus::message::Type::Signal)
@@ -157,7 +166,10 @@ impl AlertBus {
         ))
         .await?;
         let flat: Vec<&str> = actions.iter().flat_map(|(k, l)| [*k, *l]).collect();
-        let hints: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
+        let hints: HashMap<&str, zbus::Variant<'_>> = string_hints
+            .iter()
+            .map(|(name, value)| (*name, zbus::Variant::from(*value)))
+            .collect();
         let reply = within(self.connection.call_method(
             Some(self.server.as_str()),
             SERVER_PATH,
@@ -209,9 +221,11 @@ impl ShownAlert {
                 continue;
             };
             let response = match member.as_str() {
-                "ActionInvoked" => message.body().deserialize::<(u32, String)>().ok().and_then(
-                    |(about, action)| response_to(&member, about, Some(&action), self.id),
-                ),
+                "ActionInvoked" | "NotificationReplied" => {
+                    message.body().deserialize::<(u32, String)>().ok().and_then(
+                        |(about, action)| response_to(&member, about, Some(&action), self.id),
+                    )
+                }
                 "NotificationClosed" => message
                     .body()
                     .deserialize::<(u32, u32)>()
@@ -277,5 +291,11 @@ mod tests {
         assert_eq!(response_to("ActionInvoked", 6, Some("allow"), 5), None);
         assert_eq!(response_to("NotificationClosed", 6, None, 5), None);
         assert_eq!(response_to("ActivationToken", 5, Some("x"), 5), None);
+        // KDE's inline reply: the text typed into the alert, for that alert only.
+        assert_eq!(
+            response_to("NotificationReplied", 5, Some("go on\nand test"), 5),
+            Some(AlertResponse::Replied("go on\nand test".into()))
+        );
+        assert_eq!(response_to("NotificationReplied", 6, Some("x"), 5), None);
     }
 }

@@ -101,6 +101,56 @@ pub async fn answer_question(
     crate::actions::answer(source.registry(), asked, answer, from).await
 }
 
+/// Gives an idle session its next prompt (`agent-tray send`): `Ok` once the agent took it;
+/// otherwise the engine's sentence (not idle, no way in, a remote's session, text refused).
+#[tauri::command]
+pub async fn send_prompt(
+    source: State<'_, Arc<SessionsSource>>,
+    session_id: String,
+    host: Option<String>,
+    text: String,
+) -> Result<(), CommandError> {
+    let prompt = agent_tray::talk_back::PromptText::parse(&text, false)
+        .map_err(|e| CommandError::new(ErrorCode::TalkRefused, e.to_string()))?;
+    let order = agent_tray::talk_back::TalkOrder::Send { prompt };
+    talk_to_session(&source, &session_id, host.as_deref(), order).await
+}
+
+/// Ends a working or waiting session's running turn (`agent-tray stop`), as [`send_prompt`].
+#[tauri::command]
+pub async fn stop_turn(
+    source: State<'_, Arc<SessionsSource>>,
+    session_id: String,
+    host: Option<String>,
+) -> Result<(), CommandError> {
+    let order = agent_tray::talk_back::TalkOrder::Stop;
+    talk_to_session(&source, &session_id, host.as_deref(), order).await
+}
+
+/// Carries a send or a stop out through the engine and maps its refusal to a stable code.
+pub async fn talk_to_session(
+    source: &SessionsSource,
+    session_id: &str,
+    host: Option<&str>,
+    order: agent_tray::talk_back::TalkOrder,
+) -> Result<(), CommandError> {
+    use agent_tray::engine::talk::TalkError;
+    use agent_tray::talk_back::TalkFailure;
+    let talked =
+        agent_tray::engine::talk::talk(source.registry(), source.talk(), session_id, host, order)
+            .await;
+    talked.map(|_| ()).map_err(|e| {
+        let code = match &e {
+            TalkError::NoSession(_) => ErrorCode::UnknownSession,
+            TalkError::OnRemote { .. } | TalkError::Failed(TalkFailure::Refused(_)) => {
+                ErrorCode::TalkRefused
+            }
+            TalkError::Failed(TalkFailure::NotDelivered(_)) => ErrorCode::TalkNotDelivered,
+        };
+        CommandError::new(code, e.to_string())
+    })
+}
+
 /// Shows the session's transcript file in the file manager (the row's host's session only).
 #[tauri::command]
 pub async fn reveal_transcript(

@@ -48,6 +48,10 @@ pub struct FocusSession {
     pub session_id: String,
     #[serde(default)]
     pub host: Option<String>,
+    /// Put the keyboard in its reply field (an alert's Reply where the server takes no typed
+    /// reply itself).
+    #[serde(default)]
+    pub reply: bool,
 }
 
 /// What the user had in the window: kept by the shell, because the window (and its webview) is
@@ -74,6 +78,10 @@ pub struct WindowMemory {
     /// menu or an alert chose it while the window's page was not yet listening).
     #[serde(default)]
     pub focus: Option<SessionKey>,
+    /// Set by the shell only, read once with `focus`: put the keyboard in that session's reply
+    /// field (an alert's Reply chose it).
+    #[serde(default)]
+    pub focus_reply: bool,
 }
 
 /// Whether this app hosts the engine, and if not, why.
@@ -171,6 +179,12 @@ pub enum ErrorCode {
     AnswerRefused,
     /// An answer was accepted but the agent's hook had stopped waiting for it.
     AnswerNotDelivered,
+    /// A send or a stop was checked and not done: nothing reached the agent (not idle, no way
+    /// in, a remote's session, text that cannot be typed).
+    TalkRefused,
+    /// A send or a stop was tried and the agent's side failed or did not answer in time: it may
+    /// or may not have taken it (never retried).
+    TalkNotDelivered,
 }
 
 /// Which answer a button or key gives.

@@ -137,12 +137,12 @@ struct HostedEngine(Mutex<Option<Engine>>);
 pub fn manage_state<R: Runtime, M: Manager<R>>(
     manager: &M,
     registry: Arc<SessionsRegistry>,
-    remote_links: Arc<agent_tray::remote::link::RemoteLinks>,
+    reach: sessions::EngineReach,
     settings: SettingsStore,
     engine: EngineStatus,
     log_dir: PathBuf,
 ) {
-    manager.manage(Arc::new(SessionsSource::new(registry, remote_links)));
+    manager.manage(Arc::new(SessionsSource::new(registry, reach)));
     manager.manage(settings);
     manager.manage(engine);
     manager.manage(LogDir(log_dir));
@@ -172,6 +172,8 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
         commands::hide_popover,
         commands::answer_request,
         commands::answer_question,
+        commands::send_prompt,
+        commands::stop_turn,
         commands::get_answering,
         commands::set_answering,
     ])
@@ -307,14 +309,17 @@ pub fn run() {
             let hook_health = engine.as_ref().map(Engine::hook_health);
             let engine_down = matches!(status, EngineStatus::NotRunning { .. });
             // No engine here: no links either, and Settings says the remotes wait for one.
-            let remote_links = engine
+            let reach = engine
                 .as_ref()
-                .map(|e| e.ledgers().remote_links.clone())
+                .map(|e| sessions::EngineReach {
+                    remote_links: e.ledgers().remote_links.clone(),
+                    talk: e.ledgers().talk.clone(),
+                })
                 .unwrap_or_default();
             manage_state(
                 app,
                 registry,
-                remote_links,
+                reach,
                 SettingsStore::load(setup_paths.settings_file()),
                 status,
                 setup_paths.log_dir(),

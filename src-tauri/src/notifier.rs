@@ -34,6 +34,14 @@
 //! once its request is answered elsewhere; the window shows the request whole anyway. Nothing
 //! waits on a toast.
 //!
+//! Reply: the alert that a turn finished carries a "Reply" button when the session takes a
+//! prompt now (the core's `can_send`, asked as the alert is shown). Where the server takes typed
+//! replies itself (the `inline-reply` capability, KDE's extension) the button is its
+//! `inline-reply` action and the text comes back as `NotificationReplied`: it is sent to the
+//! session at once ([`OnReply`]), and a refusal is said in an alert of its own. Elsewhere the
+//! button opens the window with that session's reply field focused. A remote's session is never
+//! offered one (its prompt is sent over ssh, from the CLI).
+//!
 //! Bodies are text, never markup: a server that lists the `body-markup` capability (dunst,
 //! GNOME, KDE) parses `<b>`, `<img>`, `<a href>` and entities in the body, so a folder named
 //! `<img src=x onerror=alert(1)>` would be shown as an image. [`body_for_server`] escapes `&`,
@@ -81,6 +89,63 @@ pub fn click_target(action: &str, alert: &Alert) -> Option<SessionKey> {
 
 /// The server capability that says it shows an alert's buttons.
 pub const ACTIONS: &str = "actions";
+/// The server capability that says it takes a typed reply in the alert (KDE's extension).
+pub const INLINE_REPLY: &str = "inline-reply";
+/// The action that asks for the typed reply on such a server (its reserved name).
+pub const ACTION_INLINE_REPLY: &str = "inline-reply";
+/// The Reply button elsewhere: opens the window at the session's reply field.
+pub const ACTION_REPLY: &str = "reply";
+/// The hint that names the session in an inline reply field.
+pub const REPLY_PLACEHOLDER_HINT: &str = "x-kde-reply-placeholder-text";
+
+/// How an alert offers a reply to its session, given the server's capabilities: `None` where
+/// the alert is not a finished turn, the session takes no prompt now, or the server shows no
+/// buttons; else the inline field where the server has one, the window otherwise.
+pub fn reply_offer(
+    alert: &Alert,
+    can_send: bool,
+    capabilities: Option<&[String]>,
+) -> Option<ReplyOffer> {
+    if alert.kind != agent_tray::notify_policy::AlertKind::LongTurnFinished
+        || alert.host.is_some()
+        || !can_send
+        || !shows_buttons(capabilities)
+    {
+        return None;
+    }
+    let inline = capabilities.is_some_and(|caps| caps.iter().any(|c| c == INLINE_REPLY));
+    Some(if inline {
+        ReplyOffer::Inline
+    } else {
+        ReplyOffer::Window
+    })
+}
+
+/// Where an alert's Reply takes the user's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyOffer {
+    /// In the alert itself (`inline-reply`): sent as typed.
+    Inline,
+    /// In the window's reply field, focused.
+    Window,
+}
+
+impl ReplyOffer {
+    /// The action key the alert carries for it.
+    pub fn action(self) -> &'static str {
+        match self {
+            ReplyOffer::Inline => ACTION_INLINE_REPLY,
+            ReplyOffer::Window => ACTION_REPLY,
+        }
+    }
+}
+
+/// What the app does with an alert's Reply: `Some(text)` typed in the alert is sent to the
+/// session; `None` opens the window at its reply field.
+pub type OnReply = Arc<dyn Fn(SessionKey, Option<String>) + Send + Sync>;
+
+/// Whether a session (host and id) takes a prompt now.
+pub type CanSend = Arc<dyn Fn(&SessionKey) -> bool + Send + Sync>;
 
 /// What the app does when an alert's Allow or Deny is chosen: answer the request.
 pub type OnAnswer = Arc<dyn Fn(RequestId, Answer) + Send + Sync>;
@@ -311,12 +376,7 @@ pub struct DesktopAlerts {
 impl DesktopAlerts {
     /// Starts the alert thread; `on_click` runs (on a waiter thread) with the session's id when
     /// the user clicks an alert.
-    pub fn start(
-        app_name: String,
-        on_click: OnClick,
-        on_answer: OnAnswer,
-        open: OpenAlerts,
-    ) -> Self {
+    pub fn start(app_name: String, reactions: AlertReactions, open: OpenAlerts) -> Self {
         let (queue, rx) = mpsc::sync_channel::<Alert>(QUEUE);
         let spawned = std::thread::Builder::new()
             .name("desktop-alerts".into())
@@ -324,8 +384,10 @@ impl DesktopAlerts {
                 let reported = AtomicBool::new(false);
                 let waiters = Arc::new(AtomicUsize::new(0));
                 let reactions = Reactions {
-                    on_click,
-                    on_answer,
+                    on_click: reactions.on_click,
+                    on_answer: reactions.on_answer,
+                    on_reply: reactions.on_reply,
+                    can_send: reactions.can_send,
                     open,
                 };
                 for alert in rx {
@@ -351,6 +413,14 @@ impl AlertSink for DesktopAlerts {
     }
 }
 
+/// What the app does with what the user chooses on an alert (and asks to offer a Reply).
+pub struct AlertReactions {
+    pub on_click: OnClick,
+    pub on_answer: OnAnswer,
+    pub on_reply: OnReply,
+    pub can_send: CanSend,
+}
+
 /// What the app does with what the user chooses on an alert, and where alerts that answer are
 /// kept. Linux reports every choice back; macOS a request alert's (see [`follow_mac_answers`]).
 #[derive(Clone)]
@@ -358,6 +428,8 @@ impl AlertSink for DesktopAlerts {
 struct Reactions {
     on_click: OnClick,
     on_answer: OnAnswer,
+    on_reply: OnReply,
+    can_send: CanSend,
     open: OpenAlerts,
 }
 
@@ -373,8 +445,11 @@ fn show(
     reactions: &Reactions,
 ) {
     reactions.open.withdraw_replaced(&alert);
-    match tauri::async_runtime::block_on(show_on_bus(app_name, &alert)) {
-        Ok(shown) => follow_actions(Arc::new(shown), alert, waiters, reactions),
+    // Asked here, on the alert thread: working it out may read the session's process.
+    let can_send = alert.kind == agent_tray::notify_policy::AlertKind::LongTurnFinished
+        && (reactions.can_send)(&alert.key());
+    match tauri::async_runtime::block_on(show_on_bus(app_name, &alert, can_send)) {
+        Ok((shown, reply)) => follow_actions(Arc::new(shown), alert, reply, waiters, reactions),
         // Logged once: with no notification server every alert fails the same way.
         Err(error) if !reported.swap(true, Ordering::Relaxed) => {
             tracing::warn!(%error, "cannot show desktop alerts (no notification server?); alerts are off until one appears");
@@ -387,7 +462,8 @@ fn show(
 async fn show_on_bus(
     app_name: &str,
     alert: &Alert,
-) -> Result<crate::alert_bus::ShownAlert, crate::alert_bus::AlertBusError> {
+    can_send: bool,
+) -> Result<(crate::alert_bus::ShownAlert, Option<ReplyOffer>), crate::alert_bus::AlertBusError> {
     let bus = crate::alert_bus::AlertBus::connect().await?;
     let capabilities = bus.capabilities().await.ok();
     let body = body_for_server(&alert.body, reads_markup(capabilities.as_deref()));
@@ -402,7 +478,19 @@ async fn show_on_bus(
                 .map(|(key, label)| (key.as_str(), label.as_str())),
         );
     }
-    bus.show(app_name, &alert.summary, &body, &actions).await
+    let reply = reply_offer(alert, can_send, capabilities.as_deref());
+    let placeholder = format!("Reply to {}…", alert.summary);
+    let mut hints = Vec::new();
+    if let Some(offer) = reply {
+        actions.push((offer.action(), "Reply"));
+        if offer == ReplyOffer::Inline {
+            hints.push((REPLY_PLACEHOLDER_HINT, placeholder.as_str()));
+        }
+    }
+    let shown = bus
+        .show(app_name, &alert.summary, &body, &actions, &hints)
+        .await?;
+    Ok((shown, reply))
 }
 
 #[cfg(not(all(unix, not(target_os = "macos"))))]
@@ -445,6 +533,7 @@ fn show(
 fn follow_actions(
     handle: Arc<crate::alert_bus::ShownAlert>,
     alert: Alert,
+    reply: Option<ReplyOffer>,
     waiters: &Arc<AtomicUsize>,
     reactions: &Reactions,
 ) {
@@ -469,9 +558,27 @@ fn follow_actions(
         .name("alert-click".into())
         .spawn(move || {
             // Only the server that showed the alert is heard (see `alert_bus`).
-            let chosen = match tauri::async_runtime::block_on(handle.response()) {
+            let response = tauri::async_runtime::block_on(handle.response());
+            let chosen = match response {
+                Some(crate::alert_bus::AlertResponse::Action(key))
+                    if reply.is_some_and(|offer| offer.action() == key) =>
+                {
+                    tracing::info!(session_id = %alert.session_id, "alert's Reply chosen");
+                    (reactions.on_reply)(alert.key(), None);
+                    tauri::async_runtime::block_on(handle.close());
+                    None
+                }
+                Some(crate::alert_bus::AlertResponse::Replied(text))
+                    if reply == Some(ReplyOffer::Inline) =>
+                {
+                    tracing::info!(session_id = %alert.session_id, "alert replied to");
+                    (reactions.on_reply)(alert.key(), Some(text));
+                    None
+                }
                 Some(crate::alert_bus::AlertResponse::Action(key)) => Some(alert.action(&key)),
-                Some(crate::alert_bus::AlertResponse::Closed) | None => None,
+                Some(crate::alert_bus::AlertResponse::Replied(_))
+                | Some(crate::alert_bus::AlertResponse::Closed)
+                | None => None,
             };
             match chosen {
                 Some(AlertAction::Open(session)) => {
@@ -610,18 +717,81 @@ pub fn answer_from_alert(registry: Arc<agent_tray::registry::SessionsRegistry>) 
     })
 }
 
+/// What an alert's Reply does in the app: typed in the alert, the text is sent to the session
+/// as from the window (a refusal is said in an alert of its own, with the engine's sentence);
+/// chosen as a button, the window opens at the session's reply field.
+pub fn reply_from_alert<R: Runtime>(app: &AppHandle<R>) -> OnReply {
+    let handle = app.clone();
+    Arc::new(move |session: SessionKey, text: Option<String>| {
+        let Some(text) = text else {
+            crate::window::focus_reply(&handle, session);
+            return;
+        };
+        let source = handle
+            .state::<Arc<crate::sessions::SessionsSource>>()
+            .inner()
+            .clone();
+        let app_name = handle.package_info().name.clone();
+        tauri::async_runtime::spawn(async move {
+            let sent = crate::commands::talk_to_session(
+                &source,
+                &session.session_id,
+                session.host.as_deref(),
+                agent_tray::talk_back::TalkOrder::Send {
+                    prompt: match agent_tray::talk_back::PromptText::parse(&text, false) {
+                        Ok(prompt) => prompt,
+                        Err(refusal) => {
+                            say_not_sent(&app_name, &refusal.to_string()).await;
+                            return;
+                        }
+                    },
+                },
+            )
+            .await;
+            if let Err(error) = sent {
+                tracing::warn!(session_id = %session.session_id, %error.message, "the alert's reply was not sent");
+                say_not_sent(&app_name, &error.message).await;
+            }
+        });
+    })
+}
+
+/// An alert saying a reply typed in an alert was not sent, and why (the engine's sentence).
+async fn say_not_sent(app_name: &str, why: &str) {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    {
+        let shown = async {
+            let bus = crate::alert_bus::AlertBus::connect().await?;
+            let capabilities = bus.capabilities().await.ok();
+            let body = body_for_server(why, reads_markup(capabilities.as_deref()));
+            bus.show(app_name, "Reply not sent", &body, &[], &[])
+                .await
+                .map(|_| ())
+        };
+        if let Err(error) = shown.await {
+            tracing::debug!(%error, "alert not shown");
+        }
+    }
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    let _ = (app_name, why);
+}
+
 /// Starts the policy loop and the alert thread for the app.
 pub fn spawn<R: Runtime>(app: &AppHandle<R>, token: CancellationToken) {
     let source = app.state::<Arc<crate::sessions::SessionsSource>>();
     let changes = source.registry().subscribe();
     let settings = app.state::<crate::settings::SettingsStore>().subscribe();
     let open = OpenAlerts::default();
-    let sink = DesktopAlerts::start(
-        app.package_info().name.clone(),
-        open_on_click(app),
-        answer_from_alert(source.registry().clone()),
-        open.clone(),
-    );
+    let reactions = AlertReactions {
+        on_click: open_on_click(app),
+        on_answer: answer_from_alert(source.registry().clone()),
+        on_reply: reply_from_alert(app),
+        can_send: {
+            let source = source.inner().clone();
+            Arc::new(move |key: &SessionKey| source.can_send(key.host.as_deref(), &key.session_id))
+        },
+    };
+    let sink = DesktopAlerts::start(app.package_info().name.clone(), reactions, open.clone());
     let focus: Arc<dyn TerminalFocus> = Arc::new(TmuxFocus::default());
     if let Some(limits) = app.try_state::<crate::limits::LimitsState>() {
         tauri::async_runtime::spawn(limit_alert_loop(
@@ -715,6 +885,36 @@ mod tests {
             body_for_server("/home/dev/api (main)", true),
             "/home/dev/api (main)"
         );
+    }
+
+    #[test]
+    fn a_finished_turn_offers_reply_only_when_its_session_takes_a_prompt_inline_where_the_server_can(
+    ) {
+        let caps = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let mut finished = alert();
+        finished.kind = AlertKind::LongTurnFinished;
+        // dunst: buttons, no typed reply: the window's reply field.
+        let dunst = caps(&["actions", "body", "body-markup"]);
+        assert_eq!(
+            reply_offer(&finished, true, Some(&dunst)),
+            Some(ReplyOffer::Window)
+        );
+        // KDE Plasma: the reply is typed in the alert.
+        let plasma = caps(&["actions", "body", "inline-reply"]);
+        assert_eq!(
+            reply_offer(&finished, true, Some(&plasma)),
+            Some(ReplyOffer::Inline)
+        );
+        assert_eq!(ReplyOffer::Inline.action(), "inline-reply");
+        // A session that takes no prompt now, a server without buttons, or unknown ones: none.
+        assert_eq!(reply_offer(&finished, false, Some(&plasma)), None);
+        assert_eq!(reply_offer(&finished, true, Some(&caps(&["body"]))), None);
+        assert_eq!(reply_offer(&finished, true, None), None);
+        // Another kind of alert, or a remote's session: none.
+        assert_eq!(reply_offer(&alert(), true, Some(&dunst)), None);
+        let mut remote = finished.clone();
+        remote.host = Some("devbox".into());
+        assert_eq!(reply_offer(&remote, true, Some(&dunst)), None);
     }
 
     #[test]

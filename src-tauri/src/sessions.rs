@@ -2,13 +2,17 @@
 //! ended), the agents the settings watch and the endings the user dismissed, handed to the
 //! core's [`window_rows`], which holds every rule. Narrow on purpose: the registry stays the one
 //! writer of session state, and the snapshot command and the event bridge both read rows here,
-//! so they cannot disagree.
+//! so they cannot disagree. The rows say what each session can be told now (`can_send`,
+//! `can_stop`), worked out by the core's [`with_abilities`] from the engine's live ways in, as
+//! `agent-tray list --json` says it.
 
 use std::sync::{Arc, Mutex};
 
+use agent_tray::engine::talk::with_abilities;
 use agent_tray::model::Session;
 use agent_tray::registry::SessionsRegistry;
 use agent_tray::remote::link::RemoteLinks;
+use agent_tray::talk_back::TalkInboxes;
 use agent_tray::tray_model::SessionView;
 use agent_tray::window_rows::{window_rows, Dismissed, ENDED_SHOWN};
 use tokio::sync::watch;
@@ -22,22 +26,34 @@ pub struct WindowRows {
     pub rows: Vec<SessionView>,
 }
 
+/// The engine's ledgers the shell reads besides the registry (empty when no engine runs here).
+#[derive(Debug, Clone, Default)]
+pub struct EngineReach {
+    /// The links to the remotes: where a remote's row jumps to, and what Settings lists.
+    pub remote_links: Arc<RemoteLinks>,
+    /// The live ways in to sessions: what a row may send or stop, and where a send goes.
+    pub talk: Arc<TalkInboxes>,
+}
+
 #[derive(Debug)]
 pub struct SessionsSource {
     registry: Arc<SessionsRegistry>,
     /// The engine's links to the remotes (empty when no engine runs here): where a remote's
     /// row jumps to, and what Settings lists.
     remote_links: Arc<RemoteLinks>,
+    /// The engine's ways in to sessions (`send`, `stop`).
+    talk: Arc<TalkInboxes>,
     dismissed: Mutex<Dismissed>,
     /// Counts dismissals, so the event bridge recomputes the rows after one.
     dismissals: watch::Sender<u64>,
 }
 
 impl SessionsSource {
-    pub fn new(registry: Arc<SessionsRegistry>, remote_links: Arc<RemoteLinks>) -> Self {
+    pub fn new(registry: Arc<SessionsRegistry>, reach: EngineReach) -> Self {
         SessionsSource {
             registry,
-            remote_links,
+            remote_links: reach.remote_links,
+            talk: reach.talk,
             dismissed: Mutex::new(Dismissed::default()),
             dismissals: watch::channel(0).0,
         }
@@ -49,6 +65,18 @@ impl SessionsSource {
 
     pub fn remote_links(&self) -> &Arc<RemoteLinks> {
         &self.remote_links
+    }
+
+    pub fn talk(&self) -> &Arc<TalkInboxes> {
+        &self.talk
+    }
+
+    /// Whether the session `key` takes a prompt now (the core's `can_send`), as its row says.
+    pub fn can_send(&self, host: Option<&str>, session_id: &str) -> bool {
+        self.registry
+            .get_on(host, session_id)
+            .and_then(|s| with_abilities(vec![s], &self.talk).pop())
+            .is_some_and(|s| s.can_send)
     }
 
     fn dismissed(&self) -> std::sync::MutexGuard<'_, Dismissed> {
@@ -68,7 +96,7 @@ impl SessionsSource {
         let dismissed = self.dismissed().clone();
         // Dismissed endings take no place under "Ended recently": read enough to fill it.
         let snapshot = self.registry.snapshot(ENDED_SHOWN + dismissed.len());
-        let mut sessions = snapshot.live;
+        let mut sessions = with_abilities(snapshot.live, &self.talk);
         sessions.extend(snapshot.ended);
         let now = self.registry.clock().wall();
         let mut rows = window_rows(&sessions, &settings.agents, &dismissed, now);

@@ -132,6 +132,7 @@ impl WindowMemoryStore {
             open_settings: memory.open_settings,
             install_report: memory.install_report.take(),
             focus: memory.focus.take(),
+            focus_reply: std::mem::take(&mut memory.focus_reply),
             ..saved
         };
     }
@@ -147,16 +148,18 @@ fn take_from(slot: &mut MemorySlot) -> WindowMemory {
     slot.memory.open_settings = false;
     slot.memory.install_report = None;
     slot.memory.focus = None;
+    slot.memory.focus_reply = false;
     taken
 }
 
 /// A request to show `session` (host and id): no filter hides it, it is selected, and the page
 /// is told to show it (the one-shot).
-fn focus_in(memory: &mut WindowMemory, session: SessionKey) {
+fn focus_in(memory: &mut WindowMemory, session: SessionKey, reply: bool) {
     memory.filter_text.clear();
     memory.filter_agent = None;
     memory.selected = Some(session.clone());
     memory.focus = Some(session);
+    memory.focus_reply = reply;
 }
 
 /// What the page finds in `window.__agentTrayBoot` when it starts: the snapshot and the saved
@@ -366,13 +369,24 @@ pub fn show_install_report<R: Runtime>(app: &AppHandle<R>, report: InstallReport
 /// Shows the window on one session: the tray menu's rows and a click on an alert both end here
 /// (see [`request`]; the page selects the row, clearing its filters).
 pub fn focus_session<R: Runtime>(app: &AppHandle<R>, session: SessionKey) {
+    focus_session_to(app, session, false);
+}
+
+/// Shows the window on one session with the keyboard in its reply field: an alert's Reply
+/// where the notification server takes no typed reply itself.
+pub fn focus_reply<R: Runtime>(app: &AppHandle<R>, session: SessionKey) {
+    focus_session_to(app, session, true);
+}
+
+fn focus_session_to<R: Runtime>(app: &AppHandle<R>, session: SessionKey, reply: bool) {
     let sent = FocusSession {
         session_id: session.session_id.clone(),
         host: session.host.clone(),
+        reply,
     };
     request(
         app,
-        |m| focus_in(m, session),
+        |m| focus_in(m, session, reply),
         |app| app.emit(EVENT_FOCUS, sent),
     );
 }
@@ -512,7 +526,7 @@ mod tests {
         // A remote's session: the window is told its host too, so it never selects a local
         // session with the same id.
         let b = key(Some("devbox"), "b");
-        assert!(!store.keep_unless_listening(|m| focus_in(m, b.clone())));
+        assert!(!store.keep_unless_listening(|m| focus_in(m, b.clone(), false)));
         let memory = store.take();
         assert_eq!(memory.selected, Some(b.clone()));
         assert_eq!(memory.focus, Some(b));
@@ -542,7 +556,7 @@ mod tests {
     fn a_request_waits_for_a_page_still_starting_and_is_an_event_once_it_listens() {
         let store = WindowMemoryStore::default();
         // A window created (or prewarmed) a moment ago: its page has no listener yet.
-        assert!(!store.keep_unless_listening(|m| focus_in(m, key(None, "b"))));
+        assert!(!store.keep_unless_listening(|m| focus_in(m, key(None, "b"), false)));
         // The page saves its state as it starts: the request survives it.
         store.set(WindowMemory {
             selected: Some(key(None, "a")),

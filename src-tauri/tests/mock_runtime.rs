@@ -416,6 +416,7 @@ fn a_clicked_alert_tells_the_window_to_show_its_session() {
         [FocusSession {
             session_id: "s-died".into(),
             host: Some("devbox".into()),
+            reply: false,
         }],
         "the window is told the session's host too: a local session may have the same id"
     );
@@ -981,4 +982,213 @@ fn a_flood_of_plan_windows_with_new_reset_times_raises_a_bounded_number_of_alert
     );
     token.cancel();
     let _ = tauri::async_runtime::block_on(task);
+}
+
+/// The row of `id` (this machine's) in a fresh snapshot.
+fn row_of(h: &Harness, id: &str) -> agent_tray::tray_model::SessionView {
+    snapshot(h)
+        .sessions
+        .into_iter()
+        .find(|v| v.session.session_id == id && v.session.host.is_none())
+        .unwrap_or_else(|| panic!("no row {id}"))
+}
+
+/// A stand-in for an agent's own way in (Codex's app-server connection) reaching `ids`: each
+/// order it gets is recorded and answered with what `answer` says, on a thread of its own.
+fn way_in(
+    h: &Harness,
+    ids: &[&str],
+    answer: fn(&agent_tray::talk_back::TalkOrder) -> Result<(), agent_tray::talk_back::TalkFailure>,
+) -> (
+    agent_tray::talk_back::InboxGuard,
+    Arc<Mutex<Vec<agent_tray::talk_back::TalkOrder>>>,
+) {
+    use agent_tray::talk_back::{Reach, TalkRoute};
+    let source = h
+        .app
+        .state::<Arc<agent_tray_desktop::sessions::SessionsSource>>();
+    let reach = Reach::Sessions(Arc::new(Mutex::new(
+        ids.iter().map(|id| id.to_string()).collect(),
+    )));
+    let (guard, mut orders) = source.talk().open(TalkRoute::AppServer, reach);
+    let got: Arc<Mutex<Vec<agent_tray::talk_back::TalkOrder>>> = Arc::default();
+    let seen = got.clone();
+    std::thread::spawn(move || {
+        while let Some(order) = orders.blocking_recv() {
+            let reply = answer(&order.order);
+            seen.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(order.order);
+            let _ = order.done.send(reply);
+        }
+    });
+    (guard, got)
+}
+
+/// The window's reply field and Stop button: the rows say what the engine allows now (the same
+/// `can_send` / `can_stop` as `list --json`), a send goes through the engine's one way in with
+/// the text as typed, and every refusal reaches the UI as a stable code and the engine's
+/// sentence. Stands for the user replying to an idle Codex session and stopping a busy one.
+#[test]
+fn the_window_sends_and_stops_through_the_engine_and_each_refusal_is_a_code_and_a_sentence() {
+    let h = harness();
+    observe(
+        &h.registry,
+        "idle",
+        EventKind::SessionStart,
+        Some("/home/dev/api"),
+    );
+    observe(
+        &h.registry,
+        "busy",
+        EventKind::SessionStart,
+        Some("/home/dev/web"),
+    );
+    observe(&h.registry, "busy", EventKind::UserPromptSubmit, None);
+    // No way in yet: the rows offer neither, and a send says why in the engine's words.
+    let idle = row_of(&h, "idle");
+    assert!(
+        !idle.session.can_send && !idle.session.can_stop,
+        "no way in, nothing offered"
+    );
+    let error = invoke(
+        &h,
+        "send_prompt",
+        serde_json::json!({"sessionId": "idle", "host": null, "text": "go on"}),
+    )
+    .err()
+    .unwrap_or_default();
+    assert_eq!(error["code"], "talk_refused", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("nothing was sent"),
+        "{error}"
+    );
+
+    // The agent's own way in reaches both: the idle row takes a reply, the busy one a stop.
+    let (_guard, got) = way_in(&h, &["idle", "busy"], |order| match order {
+        agent_tray::talk_back::TalkOrder::Send { .. } => Ok(()),
+        agent_tray::talk_back::TalkOrder::Stop => Err(
+            agent_tray::talk_back::TalkFailure::NotDelivered("the server did not answer".into()),
+        ),
+    });
+    let (idle, busy) = (row_of(&h, "idle"), row_of(&h, "busy"));
+    assert!(
+        idle.session.can_send && !idle.session.can_stop,
+        "{:?}",
+        idle.session
+    );
+    assert!(
+        !busy.session.can_send && busy.session.can_stop,
+        "{:?}",
+        busy.session
+    );
+
+    // Typed text goes as typed: both lines, one prompt.
+    let sent = invoke(
+        &h,
+        "send_prompt",
+        serde_json::json!({"sessionId": "idle", "host": null, "text": "run the tests\nthen fix them"}),
+    );
+    assert_eq!(sent, Ok(serde_json::Value::Null));
+    let orders = got.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match orders.as_slice() {
+        [agent_tray::talk_back::TalkOrder::Send { prompt }] => {
+            assert_eq!(prompt.as_str(), "run the tests\nthen fix them")
+        }
+        other => panic!("the agent was given {other:?}"),
+    }
+
+    let refused = |cmd: &str, body: serde_json::Value| -> (String, String) {
+        let e = invoke(&h, cmd, body).err().unwrap_or_default();
+        (
+            e["code"].as_str().unwrap_or_default().to_string(),
+            e["message"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    // A control character would be a key in a terminal: refused before any route sees it.
+    let (code, message) = refused(
+        "send_prompt",
+        serde_json::json!({"sessionId": "idle", "host": null, "text": "hi\u{1b}[A"}),
+    );
+    assert_eq!(code, "talk_refused");
+    assert!(message.contains("control character"), "{message}");
+    // A busy session takes no prompt; its stop went out and its server failed to say so.
+    let (code, message) = refused(
+        "send_prompt",
+        serde_json::json!({"sessionId": "busy", "host": null, "text": "more"}),
+    );
+    assert_eq!(code, "talk_refused");
+    assert!(message.contains("working on a turn"), "{message}");
+    let (code, message) = refused(
+        "stop_turn",
+        serde_json::json!({"sessionId": "busy", "host": null}),
+    );
+    assert_eq!(code, "talk_not_delivered", "{message}");
+    assert!(message.contains("did not answer"), "{message}");
+    // No such session; a remote's session is sent to over ssh, not from here.
+    let (code, _) = refused(
+        "stop_turn",
+        serde_json::json!({"sessionId": "gone", "host": null}),
+    );
+    assert_eq!(code, "unknown_session");
+    let mut far = Session::new("far", Agent::Codex, SessionState::Idle, chrono::Utc::now());
+    far.host = Some("devbox".into());
+    far.can_send = true;
+    h.registry.set_remote_sessions("devbox", vec![far]);
+    let (code, message) = refused(
+        "send_prompt",
+        serde_json::json!({"sessionId": "far", "host": "devbox", "text": "hi"}),
+    );
+    assert_eq!(code, "talk_refused");
+    assert!(message.contains("runs on devbox"), "{message}");
+    assert_eq!(
+        got.lock().unwrap_or_else(|p| p.into_inner()).len(),
+        2,
+        "only the good send and the stop reached the agent"
+    );
+}
+
+/// An alert's Reply on a server that takes no typed reply (dunst, GNOME): the window shows the
+/// session with the keyboard in its reply field, told as an event to a page that listens and
+/// kept for the catch-up of one that does not yet.
+#[test]
+fn an_alerts_reply_opens_the_window_at_the_sessions_reply_field() {
+    let h = harness();
+    let received: Arc<Mutex<Vec<FocusSession>>> = Arc::default();
+    let sink = received.clone();
+    h.app.listen_any(EVENT_FOCUS, move |event| {
+        if let Ok(parsed) = serde_json::from_str::<FocusSession>(event.payload()) {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(parsed);
+        }
+    });
+    let memory = h
+        .app
+        .state::<agent_tray_desktop::window::WindowMemoryStore>();
+    // The page is still starting: the request waits for its catch-up.
+    memory.not_listening();
+    let on_reply = agent_tray_desktop::notifier::reply_from_alert(h.app.handle());
+    on_reply(local("s-done"), None);
+    let caught_up = memory.take_listening();
+    assert_eq!(caught_up.focus, Some(local("s-done")));
+    assert!(caught_up.focus_reply, "the catch-up says: the reply field");
+    // Listening now: told as an event.
+    on_reply(local("s-done"), None);
+    assert!(
+        eventually(|| !received
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()),
+        "the window heard which session to show"
+    );
+    assert_eq!(
+        *received.lock().unwrap_or_else(|p| p.into_inner()),
+        [FocusSession {
+            session_id: "s-done".into(),
+            host: None,
+            reply: true,
+        }]
+    );
 }

@@ -1008,6 +1008,87 @@ test("an alert shows session text as text: markup in a folder name is not render
   assert.match(shown, /img src=x onerror=alert\(1\)/, `the folder name is shown as text: ${shown}`);
 });
 
+// A turn that finished: its alert offers Reply when the session takes a prompt now. dunst takes
+// no typed reply in the alert (no `inline-reply` capability), so Reply opens the window with that
+// session's reply field focused, and what is typed there reaches the agent through its way in
+// (here OpenCode's: `agent-tray inbox`, as its plugin runs it, with a live process for OpenCode).
+test("a finished turn's alert offers Reply; on dunst it opens the window at the session's reply field, whose Enter sends to the agent", async () => {
+  execFileSync("dunstctl", ["close-all"], { env });
+  const id = "ses_e2ereply1";
+  const cwd = path.join(world, "proj/vault");
+  const standIn = start("sleep", ["600"]);
+  // The plugin's relay: each order is a line out; each is answered "done" on its stdin.
+  const holder = spawn(CLI, ["inbox", "--agent", "opencode", "--pid", String(standIn.pid)], { env, stdio: ["pipe", "pipe", "ignore"] });
+  children.push(holder);
+  const orders = [];
+  let pending = "";
+  holder.stdout.on("data", (d) => {
+    pending += d;
+    let at;
+    while ((at = pending.indexOf("\n")) >= 0) {
+      const line = JSON.parse(pending.slice(0, at));
+      pending = pending.slice(at + 1);
+      orders.push(line);
+      holder.stdin.write(`${JSON.stringify({ seq: line.seq, ok: true })}\n`);
+    }
+  });
+  const hook = (payload) => execFileSync("/bin/sh", ["-c", `${CLI} hook --agent opencode`], { env, input: JSON.stringify(payload), timeout: 10_000 });
+  // A turn that began two minutes ago (by the event's own time) and ends now: a long one.
+  const now = Date.now();
+  hook({ v: 1, pid: standIn.pid, directory: cwd, ts: now - 120_000, type: "session.status", properties: { sessionID: id, status: { type: "busy" } } });
+  await waitFor("OpenCode reachable while working", () => JSON.parse(cli("list", "--json")).find((x) => x.session_id === id)?.can_stop === true, 5000);
+  if (appWindowVisible()) {
+    await attachToWindow();
+    await closeWindow();
+    await waitFor("the window hidden", () => !appWindowVisible(), 3000);
+  }
+  hook({ v: 1, pid: standIn.pid, directory: cwd, ts: now, type: "session.idle", properties: { sessionID: id } });
+  await waitFor("the finished alert", () => fs.readFileSync(NOTIFY_LOG, "utf8").includes("vault: OpenCode finished"), 5000);
+  const notify = fs.readFileSync(NOTIFY_LOG, "utf8");
+  const call = notify.slice(notify.lastIndexOf("member=Notify"));
+  assert.match(call, /string "reply"\s+string "Reply"/, `the alert offers Reply: ${call}`);
+  assert.equal(JSON.parse(cli("list", "--json")).find((x) => x.session_id === id)?.can_send, true);
+  await waitFor("the alert on screen", () => displayedAlerts() === "1", 3000);
+  // The user chooses Reply in dunst's menu.
+  fs.writeFileSync(process.env.DUNST_PICK_FILE, "#Reply");
+  execFileSync("dunstctl", ["context"], { env });
+  await waitFor("the window shown", () => appWindowVisible(), 5000);
+  await attachToWindow();
+  const focused = () =>
+    driver.executeScript(() => {
+      const f = document.activeElement;
+      return f?.matches("textarea.reply") ? f.closest(".row").dataset.sessionId : null;
+    });
+  await waitFor("the session's reply field focused", async () => (await focused()) === id, 5000);
+  assert.equal(await driver.executeScript(() => document.activeElement.placeholder), "Reply to OpenCode in vault…");
+  const inView = await driver.executeScript(() => {
+    const r = document.activeElement.getBoundingClientRect();
+    return r.top >= 0 && r.bottom <= window.innerHeight;
+  });
+  assert.ok(inView, "the reply field is scrolled into view");
+  fs.writeFileSync(path.join(artifacts, "e2e-reply-field.png"), await driver.takeScreenshot(), "base64");
+  // Typed and sent with Enter (WebDriver's keys need the X focus, which a window under Xvfb with
+  // no window manager may lack: the text goes in as typing would put it, then Enter).
+  await driver.executeScript(() => {
+    const f = document.activeElement;
+    f.value = "now write the changelog\nand bump the version";
+    f.dispatchEvent(new Event("input", { bubbles: true }));
+    f.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+  });
+  await waitFor("the prompt at the agent's way in", () => orders.length === 1, 10_000);
+  assert.deepEqual(
+    { session_id: orders[0].session_id, order: orders[0].order, text: orders[0].prompt?.text },
+    { session_id: id, order: "send", text: "now write the changelog\nand bump the version" },
+  );
+  await waitFor("the field emptied", async () => (await driver.executeScript((sid) => document.querySelector(`.row[data-session-id="${sid}"] textarea.reply`)?.value ?? "", id)) === "", 5000);
+  fs.writeFileSync(process.env.DUNST_PICK_FILE, "");
+  execFileSync("dunstctl", ["close-all"], { env });
+  // OpenCode ends with its process, and its plugin's relay with it (ended here by its pid).
+  process.kill(standIn.pid, "SIGKILL");
+  holder.kill("SIGTERM");
+  await waitFor("the relay gone", () => holder.exitCode !== null || holder.signalCode !== null, 10_000);
+});
+
 test("a closed window is gone, WebKit processes and all, and comes back as the user left it", async () => {
   await attachToWindow();
   // The user filters, picks a row and closes the window (Esc).

@@ -52,6 +52,8 @@ export function view({ id, agent = "claude", state = "idle", project, secondsInS
     context_window: null,
     compacted_at: null,
     blocked_until: null,
+    can_send: false,
+    can_stop: false,
     ...fields,
   };
   return {

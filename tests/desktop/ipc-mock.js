@@ -24,7 +24,7 @@
       mock.gate = new Promise((resolve) => (mock.releaseAll = resolve));
     },
     // What the shell keeps of the window between a close and the next open.
-    memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null, focus: null },
+    memory: { filter_text: "", filter_agent: null, selected: null, scroll_top: 0, open_settings: false, install_report: null, focus: null, focus_reply: false },
     installReport: { ok: true, output: "hooks installed for claude and codex" },
     // The history views: what the core answered over a scripted day (tests/fixtures/
     // window_views.json, written by a Rust test from a real store). get_history answers a query
@@ -86,12 +86,12 @@
         case "get_window_memory": {
           // As the shell does: the one-shot requests are handed over once.
           const taken = JSON.parse(JSON.stringify(mock.memory));
-          Object.assign(mock.memory, { open_settings: false, install_report: null, focus: null });
+          Object.assign(mock.memory, { open_settings: false, install_report: null, focus: null, focus_reply: false });
           return taken;
         }
         case "save_window_memory":
           // As the shell does: the page saves its own state; the one-shots stay the shell's.
-          mock.memory = { ...args.state, open_settings: mock.memory.open_settings, install_report: mock.memory.install_report, focus: mock.memory.focus };
+          mock.memory = { ...args.state, open_settings: mock.memory.open_settings, install_report: mock.memory.install_report, focus: mock.memory.focus, focus_reply: mock.memory.focus_reply };
           return null;
         case "install_hooks":
           return mock.installReport;
@@ -138,6 +138,11 @@
           Object.assign(c, { enabled: args.enabled, wait_secs: args.waitSecs });
           return JSON.parse(JSON.stringify(c));
         }
+        // Talking back: `talkRefusal` stands in for the engine's refusal (its code and sentence).
+        case "send_prompt":
+        case "stop_turn":
+          if (mock.talkRefusal) throw mock.talkRefusal;
+          return null;
         case "answer_request":
         case "answer_question":
           if (mock.answerRefusal) throw mock.answerRefusal;

@@ -1761,3 +1761,114 @@ test("the popover stays live, says when nothing runs, and says when there is no 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+// Talking back: an idle session the engine can reach offers a reply field, a working one a Stop
+// button, each only where the shell says so (can_send / can_stop); what is typed goes out as
+// typed, lines and all, and a refusal is the engine's sentence, shown in the row as text.
+test("a reply field only where a session can take a prompt and Stop only where its turn can be stopped; Enter sends as typed, a refusal is shown as text", async () => {
+  const sessions = [
+    view({ id: "t-idle", project: "api-server", state: "idle", can_send: true }),
+    view({ id: "t-idle-no-way", project: "docs", state: "idle" }),
+    view({ id: "t-work", project: "web", agent: "codex", state: "working", can_stop: true }),
+    view({ id: "t-work-no-way", project: "ledger", agent: "codex", state: "working" }),
+  ];
+  const { page, context, problems } = await open(sessions);
+  const has = (id, selector) => page.locator(`.row[data-session-id='${id}'] ${selector}`).count();
+  assert.equal(await has("t-idle", "textarea.reply"), 1, "an idle session the engine can reach takes a reply");
+  assert.equal(await has("t-idle-no-way", "textarea.reply"), 0, "no way in: no field");
+  assert.equal(await has("t-work", "textarea.reply"), 0, "a working session takes no prompt");
+  assert.equal(await has("t-work", "button[data-talk='stop']"), 1, "a working session the engine can reach can be stopped");
+  assert.equal(await has("t-work-no-way", "button[data-talk='stop']"), 0, "no way in: no Stop");
+  assert.equal(await has("t-idle", "button[data-talk='stop']"), 0, "an idle session has no turn to stop");
+  const field = page.locator(".row[data-session-id='t-idle'] textarea.reply");
+  assert.equal(await field.getAttribute("placeholder"), "Reply to Claude in api-server…");
+  await page.locator(".row[data-session-id='t-work']").screenshot({ path: path.join(artifacts, "stop-row.png") });
+  await page.screenshot({ path: path.join(artifacts, "talk-rows.png") });
+
+  // Shift+Enter is a new line (the field grows), Enter sends; keys typed here are not the row's.
+  await field.click();
+  await page.keyboard.type("run the tests");
+  await page.keyboard.press("Shift+Enter");
+  await page.keyboard.type("and fix what fails");
+  assert.equal(await field.getAttribute("rows"), "2", "the field grows with its lines");
+  assert.deepEqual(await calls(page, "send_prompt"), [], "nothing sent before Enter");
+  assert.deepEqual(await calls(page, "jump_to_session"), [], "Enter and letters in the field are not the row's keys");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === "send_prompt"));
+  assert.deepEqual((await calls(page, "send_prompt")).map((c) => c.args), [
+    { sessionId: "t-idle", host: null, text: "run the tests\nand fix what fails" },
+  ]);
+  await page.waitForFunction(() => document.querySelector(".row[data-session-id='t-idle'] textarea.reply")?.value === "");
+  assert.equal(await has("t-idle", "[data-talk-error]"), 0, "a send that went through says nothing");
+
+  // Refused: the engine's sentence in the row, as text (markup in it stays text), the words kept.
+  const sentence = "Claude is working on a turn: a prompt is sent only to an idle session <b>now</b>; nothing was sent";
+  await page.evaluate((message) => (window.__mock.talkRefusal = { code: "talk_refused", message }), sentence);
+  await field.click();
+  await page.keyboard.type("one more thing");
+  await page.keyboard.press("Enter");
+  const error = page.locator(".row[data-session-id='t-idle'] [data-talk-error]");
+  await error.waitFor();
+  assert.equal(await error.textContent(), sentence);
+  assert.equal(await page.locator(".row[data-session-id='t-idle'] [data-talk-error] b").count(), 0, "the sentence is text, not markup");
+  assert.equal(await field.inputValue(), "one more thing", "a refused reply keeps its words");
+  assert.equal(await page.evaluate(() => (document.activeElement?.matches("textarea.reply") ? document.activeElement.closest(".row").dataset.sessionId : "")), "t-idle", "the keyboard stays in the field");
+
+  // Stop: one call for the row's session; its refusal is said in the row too.
+  await page.locator(".row[data-session-id='t-work'] button[data-talk='stop']").click();
+  await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === "stop_turn"));
+  assert.deepEqual((await calls(page, "stop_turn")).map((c) => c.args), [{ sessionId: "t-work", host: null }]);
+  await page.locator(".row[data-session-id='t-work'] [data-talk-error]").waitFor();
+  await page.screenshot({ path: path.join(artifacts, "talk-rows-refused.png") });
+
+  // The session moved on: the next event takes the field away with its state.
+  await upsert(page, 2, { ...sessions[0], session: { ...sessions[0].session, state: "working", can_send: false, can_stop: true }, section: "working", state_label: "working" });
+  await page.waitForSelector(".row[data-session-id='t-idle'] textarea.reply", { state: "detached" });
+  assert.equal(await has("t-idle", "button[data-talk='stop']"), 1);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+// An alert's Reply where the notification server takes no typed reply: the window opens on the
+// session with the keyboard in its reply field (told as an event, or kept for the page's start).
+test("an alert's Reply focuses the session's reply field, scrolled into view, whether the page was listening or starting", async () => {
+  const many = Array.from({ length: 30 }, (_, i) => view({ id: `r-${String(i).padStart(2, "0")}`, project: `p${i}`, state: "idle" }));
+  many.push(view({ id: "r-last", project: "zz-last", state: "idle", can_send: true, secondsInState: 1 }));
+  const { page, context, problems } = await open(many);
+  await page.evaluate(() => window.__mock.emit("focus-session", { session_id: "r-last", host: null, reply: true }));
+  await page.waitForFunction(() => document.activeElement?.dataset?.replyFor !== undefined);
+  assert.equal(await page.evaluate(() => document.activeElement.closest(".row").dataset.sessionId), "r-last");
+  const inView = await page.evaluate(() => {
+    const r = document.activeElement.getBoundingClientRect();
+    return r.top >= 0 && r.bottom <= window.innerHeight;
+  });
+  assert.ok(inView, "the focused field is scrolled into view");
+  // Typed straight away: it goes to the field.
+  await page.keyboard.type("thanks, go on");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => window.__mock.calls.some((c) => c.cmd === "send_prompt"));
+  assert.equal((await calls(page, "send_prompt"))[0].args.text, "thanks, go on");
+  // A plain focus (the tray menu) gives the list the keyboard, not the field.
+  await page.evaluate(() => window.__mock.emit("focus-session", { session_id: "r-last", host: null }));
+  await page.waitForFunction(() => document.activeElement?.id === "session-list");
+  assert.deepEqual(problems, []);
+  await context.close();
+
+  // Asked while the page was starting: the shell's one-shot, read at the catch-up.
+  const second = await browser.newContext({ viewport: { width: 760, height: 560 } });
+  const late = await second.newPage();
+  await late.addInitScript(mockScript);
+  await late.addInitScript(
+    ({ sessions, settings }) => {
+      window.__mock.snapshot.sessions = sessions;
+      window.__mock.snapshot.settings = settings;
+      window.__mock.memory = { ...window.__mock.memory, focus: { host: null, session_id: "r-last" }, focus_reply: true };
+    },
+    { sessions: many, settings: defaultSettings },
+  );
+  await late.goto(baseUrl);
+  await late.waitForSelector("body[data-ready='true']");
+  await late.waitForFunction(() => document.activeElement?.dataset?.replyFor !== undefined);
+  assert.equal(await late.evaluate(() => document.activeElement.closest(".row").dataset.sessionId), "r-last");
+  await second.close();
+});

@@ -86,7 +86,17 @@ compacted_at: string | null,
  * agent reported it (Claude's status line: a window at 100 %); `null` when nothing stops
  * it or nothing was said. Past that time it no longer holds.
  */
-blocked_until: string | null, };
+blocked_until: string | null, 
+/**
+ * Whether `agent-tray send` can give the session its next prompt now: it is idle and there
+ * is a way in (the agent's own interface, or a terminal that can be typed into). Worked
+ * out by the engine each time it lists; never stored.
+ */
+can_send: boolean, 
+/**
+ * Whether `agent-tray stop` can end its running turn now (working or waiting, and a way in).
+ */
+can_stop: boolean, };
 
 export type SessionKey = { host: string | null, session_id: string, };
 
@@ -479,7 +489,12 @@ export type SessionEvent = { "kind": "upsert", seq: number, view: SessionView, }
  */
 host: string | null, };
 
-export type FocusSession = { session_id: string, host: string | null, };
+export type FocusSession = { session_id: string, host: string | null, 
+/**
+ * Put the keyboard in its reply field (an alert's Reply where the server takes no typed
+ * reply itself).
+ */
+reply: boolean, };
 
 export type WindowMemory = { 
 /**
@@ -512,11 +527,16 @@ install_report: InstallReport | null,
  * Set by the shell only, read once: show this session, with no filter hiding it (the tray
  * menu or an alert chose it while the window's page was not yet listening).
  */
-focus: SessionKey | null, };
+focus: SessionKey | null, 
+/**
+ * Set by the shell only, read once with `focus`: put the keyboard in that session's reply
+ * field (an alert's Reply chose it).
+ */
+focus_reply: boolean, };
 
 export type InstallReport = { ok: boolean, output: string, };
 
-export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed" | "history_unavailable" | "answer_refused" | "answer_not_delivered";
+export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed" | "history_unavailable" | "answer_refused" | "answer_not_delivered" | "talk_refused" | "talk_not_delivered";
 
 export type CommandError = { code: ErrorCode, message: string, };
 

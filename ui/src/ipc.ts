@@ -48,6 +48,10 @@ export const commands = {
     invoke<null>("answer_request", { requestId, host, answer, message, from }),
   answerQuestion: (requestId: string, host: string | null, answers: QuestionAnswer[], from: AnswerFrom) =>
     invoke<null>("answer_question", { requestId, host, answers, from }),
+  // Talking back: an idle session's next prompt, a working one's stop (the engine's sentence on
+  // refusal, as for an answer).
+  sendPrompt: (s: SessionKey, text: string) => invoke<null>("send_prompt", { sessionId: s.session_id, host: s.host, text }),
+  stopTurn: (s: SessionKey) => invoke<null>("stop_turn", { sessionId: s.session_id, host: s.host }),
   getAnswering: () => invoke<EffectiveChoice[]>("get_answering"),
   setAnswering: (agent: Agent, enabled: boolean, waitSecs: number) =>
     invoke<EffectiveChoice>("set_answering", { agent, enabled, waitSecs }),

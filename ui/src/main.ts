@@ -116,14 +116,14 @@ function restoreMemory(memory: WindowMemory): void {
 function applyRequests(memory: WindowMemory): void {
   if (memory.install_report) showInstall(memory.install_report);
   if (memory.open_settings) showSettings();
-  if (memory.focus) focusSession(keyOf(memory.focus));
+  if (memory.focus) focusSession(keyOf(memory.focus), memory.focus_reply);
 }
 
 /// The user chose this session (by key) in the tray or an alert: show it, and give the list the
-/// focus.
-function focusSession(key: string): void {
+/// focus (its reply field: an alert's Reply).
+function focusSession(key: string, reply = false): void {
   tabs.show("sessions");
-  sessionsView.focusSession(key);
+  sessionsView.focusSession(key, reply);
 }
 
 // ---- data ---------------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ async function start(): Promise<void> {
       sessionsView.applyEvent(e);
       sessionsView.render();
     }),
-    on.focus(({ session_id, host }) => focusSession(sessionKey(host, session_id))),
+    on.focus(({ session_id, host, reply }) => focusSession(sessionKey(host, session_id), reply)),
     on.settings((s) => {
       state.settings = s;
       void loadSnapshot();

@@ -30,6 +30,7 @@ import { commands, errorMessage } from "./ipc";
 import { keyOf, parseKey, SessionsStore, sessionKey } from "./sessions-store";
 import { answerable, answerChoices, grants, noteSeen, READ_FIRST, requestBlock, type RowChoice } from "./requests";
 import { answersOf, chooseByKey, isQuestion, nextQuestion, syncForm } from "./questions";
+import { focusField, talkBlock, type TalkDrafts } from "./talk";
 
 /// A line for the page's banner.
 export type Notice = { kind: "info" | "error"; text: string };
@@ -65,8 +66,8 @@ export interface SessionsView {
   /// then on.
   restore(memory: WindowMemory): void;
   /// The user chose this session (by key) in the tray or an alert: show it, and give the list the
-  /// focus.
-  focusSession(key: string): void;
+  /// focus, or its reply field (`reply`: an alert's Reply).
+  focusSession(key: string, reply?: boolean): void;
   /// Empties the filter box (Esc in it).
   clearFilter(): void;
   /// Moves the selection by rows, or to the first or last.
@@ -381,8 +382,53 @@ export function createSessionsView(page: SessionsPage): SessionsView {
         actions,
       ),
       ask,
+      talkBlock(v, key, drafts, talkActions),
       description,
     );
+  }
+
+  // ---- talking back (talk.ts) -------------------------------------------------------------------
+  const drafts: TalkDrafts = { text: new Map(), error: new Map() };
+
+  /// Builds the row of `key` again (its talk block changed) and shows it.
+  function redraw(key: string): void {
+    built.delete(key);
+    render();
+  }
+
+  async function talk(key: string, run: (session: { host: string | null; session_id: string }) => Promise<unknown>, sent: () => void): Promise<void> {
+    const v = state.sessions.get(key);
+    if (!v) return;
+    const session = { host: v.session.host ?? null, session_id: v.session.session_id };
+    try {
+      await run(session);
+      sent();
+      drafts.error.delete(key);
+    } catch (error) {
+      drafts.error.set(key, errorMessage(error));
+    }
+    redraw(key);
+  }
+
+  const talkActions = {
+    send: (key: string, text: string) =>
+      talk(
+        key,
+        (s) => commands.sendPrompt(s, text),
+        () => drafts.text.delete(key),
+      ),
+    stop: (key: string) =>
+      talk(
+        key,
+        (s) => commands.stopTurn(s),
+        () => undefined,
+      ),
+    leave: () => listbox.focus({ preventScroll: true }),
+  };
+
+  /// The reply field of the row of `key`, as drawn.
+  function replyField(key: string): HTMLTextAreaElement | null {
+    return built.get(key)?.node.querySelector<HTMLTextAreaElement>("textarea[data-reply-for]") ?? null;
   }
 
   function emptyState(): HTMLElement {
@@ -440,6 +486,9 @@ export function createSessionsView(page: SessionsPage): SessionsView {
   }
 
   function render(): void {
+    // A row whose field has the keyboard may be built anew below (its session changed): the new
+    // row's field takes the keyboard back, caret at the end.
+    const typing = document.activeElement instanceof HTMLTextAreaElement ? (document.activeElement.dataset.replyFor ?? null) : null;
     const rows = displayOrder();
     if (state.selected && !rows.some((v) => keyOf(v.session) === state.selected)) {
       // The selected row is filtered out or gone: the list has no active row.
@@ -464,6 +513,10 @@ export function createSessionsView(page: SessionsPage): SessionsView {
       else message.replaceChildren();
     }
     markActive(false);
+    if (typing !== null && !(document.activeElement instanceof HTMLTextAreaElement)) {
+      const field = replyField(typing);
+      if (field) focusField(field);
+    }
     tick(); // a row kept from before (filtered out a while, say) shows its time as of now
     scheduleClock();
     remember();
@@ -548,6 +601,7 @@ export function createSessionsView(page: SessionsPage): SessionsView {
       open_settings: false,
       install_report: null,
       focus: null,
+      focus_reply: false,
     };
     const text = JSON.stringify(memory);
     if (text === lastSaved) return;
@@ -577,7 +631,7 @@ export function createSessionsView(page: SessionsPage): SessionsView {
     remember();
   }
 
-  function focusSession(key: string): void {
+  function focusSession(key: string, reply = false): void {
     state.filterText = "";
     filterInput.value = "";
     state.filterAgent = "all";
@@ -585,6 +639,11 @@ export function createSessionsView(page: SessionsPage): SessionsView {
     render();
     listbox.focus({ preventScroll: true });
     select(key);
+    const field = reply ? replyField(key) : null;
+    if (field) {
+      field.scrollIntoView({ block: "nearest" });
+      focusField(field);
+    }
   }
 
   // ---- data -----------------------------------------------------------------------------------
@@ -705,7 +764,8 @@ export function createSessionsView(page: SessionsPage): SessionsView {
     const rowNode = target.closest<HTMLElement>(".row");
     if (!rowNode?.dataset.sessionKey) return;
     const key = rowNode.dataset.sessionKey;
-    listbox.focus({ preventScroll: true });
+    // A click into a field (a reply, a question's own words) leaves the keyboard there.
+    if (!target.closest("textarea, input")) listbox.focus({ preventScroll: true });
     select(key, false);
     const clicked = target.closest<HTMLElement>("[data-action]");
     const action = clicked?.dataset.action;
