@@ -163,6 +163,12 @@ pub trait AgentAdapter: Sync + 'static {
     fn direct_talk(&self) -> Option<&'static dyn crate::talk_back::DirectTalk> {
         None
     }
+    /// Turns on (`true`) or off a way in that needs the user's consent first (Qwen Code's
+    /// controller token): `None` when the agent has none; else what was done, or why not.
+    fn consent_to_talk(&self, on: bool) -> Option<Result<String, String>> {
+        let _ = on;
+        None
+    }
 
     // --- configuration and install ----------------------------------------------------------
 

@@ -266,6 +266,11 @@ pub struct AnsweringArgs {
     /// requests over ssh; `off` (the default) refuses its answers.
     #[arg(long, value_parser = ["on", "off"])]
     pub over_ssh: Option<String>,
+    /// `on` lets `agent-tray send` reach the agent through a way in that needs your consent
+    /// first (Qwen Code's controller inbox: mints a controller token with Qwen's own command and
+    /// keeps it 0600 in the data folder); `off` revokes it.
+    #[arg(long, value_parser = ["on", "off"], requires = "agent")]
+    pub send: Option<String>,
 }
 
 /// `agent-tray pending [--json]`.
@@ -496,6 +501,18 @@ pub fn answering(args: &AnsweringArgs) -> Result<ExitCode, AnsweringCliError> {
                 .collect();
             AnsweringCliError::UnknownAgent(name.clone(), known.join(", "))
         })?;
+        if let Some(state) = &args.send {
+            let done = crate::agents::adapter_of(agent)
+                .consent_to_talk(state == "on")
+                .ok_or_else(|| {
+                    AnsweringCliError::Usage(format!(
+                        "{} needs no consent for `agent-tray send`: it is reached without a token",
+                        agent.display_name()
+                    ))
+                })?;
+            println!("{}", done.map_err(AnsweringCliError::Usage)?);
+            return Ok(ExitCode::SUCCESS);
+        }
         if args.state.is_some() || args.wait.is_some() {
             let enabled = args.state.as_deref().map(|s| s == "on");
             if args.forms {

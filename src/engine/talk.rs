@@ -35,14 +35,14 @@ pub enum TalkError {
     Failed(#[from] TalkFailure),
 }
 
-/// The way in to a local `session` (without carrying anything out): a registered inbox, the
-/// adapter's own, or its tmux pane.
-pub fn way_in(session: &Session, inboxes: &TalkInboxes) -> Option<TalkRoute> {
+/// The way in to a local `session` for `order` (without carrying anything out): a registered
+/// inbox, the adapter's own, or its tmux pane.
+pub fn way_in(session: &Session, inboxes: &TalkInboxes, order: &TalkOrder) -> Option<TalkRoute> {
     if let Some(route) = inboxes.route_of(session) {
         return Some(route);
     }
     if let Some(direct) = session.agent.adapter().direct_talk() {
-        if direct.reaches(session) {
+        if direct.takes(order) && direct.reaches(session) {
             return Some(direct.route());
         }
     }
@@ -61,19 +61,22 @@ fn terminal_place(session: &Session) -> Option<terminal::TmuxPlace> {
 /// `sessions` with `can_send` and `can_stop` worked out: for this machine's sessions here; a
 /// remote's as its engine said (nothing, once its link is down).
 pub fn with_abilities(mut sessions: Vec<Session>, inboxes: &TalkInboxes) -> Vec<Session> {
+    let a_prompt = TalkOrder::Send {
+        prompt: crate::talk_back::PromptText::parse("a prompt", false)
+            .unwrap_or_else(|_| unreachable!("a plain prompt passes")),
+    };
     for session in &mut sessions {
-        let way = if session.host.is_some() {
-            if session.can_send || session.can_stop {
-                WayIn::Some
-            } else {
-                WayIn::None
-            }
-        } else if way_in(session, inboxes).is_some() {
-            WayIn::Some
+        let (send_way, stop_way) = if session.host.is_some() {
+            let said = |b: bool| if b { WayIn::Some } else { WayIn::None };
+            (said(session.can_send), said(session.can_stop))
         } else {
-            WayIn::None
+            let way = |order: &TalkOrder| match way_in(session, inboxes, order) {
+                Some(_) => WayIn::Some,
+                None => WayIn::None,
+            };
+            (way(&a_prompt), way(&TalkOrder::Stop))
         };
-        let can = abilities(session, way);
+        let can = abilities(session, send_way, stop_way);
         session.can_send = can.can_send;
         session.can_stop = can.can_stop;
     }
@@ -126,7 +129,7 @@ async fn carry_out_here(
 ) -> Result<TalkRoute, TalkFailure> {
     let agent = session.agent;
     if let Some(direct) = agent.adapter().direct_talk() {
-        if direct.reaches(&session) {
+        if direct.takes(&order) && direct.reaches(&session) {
             let route = direct.route();
             return run_blocking(move || direct.carry_out(&session, &order).map(|()| route)).await;
         }

@@ -219,6 +219,8 @@ impl TalkInboxes {
 pub trait DirectTalk: Sync {
     /// The route it is.
     fn route(&self) -> TalkRoute;
+    /// Whether it can carry out this kind of order at all (an inbox may take prompts only).
+    fn takes(&self, order: &TalkOrder) -> bool;
     /// Whether it reaches `session` now (cheap: files only, no connection).
     fn reaches(&self, session: &Session) -> bool;
     /// Carries out `order` for `session`, bounded. Blocking: run it off the async threads.
@@ -275,20 +277,22 @@ pub struct Abilities {
     pub can_stop: bool,
 }
 
-/// A send needs an idle session, a stop a working (or waiting) one; both need a way in. A
-/// session whose remote cannot be reached takes neither.
-pub fn abilities(session: &Session, way: WayIn) -> Abilities {
-    if way == WayIn::None || session.unreachable_since.is_some() {
+/// A send needs an idle session and a way in that takes prompts, a stop a working (or waiting)
+/// one and a way in that takes stops. A session whose remote cannot be reached takes neither.
+pub fn abilities(session: &Session, send_way: WayIn, stop_way: WayIn) -> Abilities {
+    if session.unreachable_since.is_some() {
         return Abilities::default();
     }
     Abilities {
-        can_send: matches!(session.state, SessionState::Idle | SessionState::Starting),
-        can_stop: matches!(
-            session.state,
-            SessionState::Working
-                | SessionState::WaitingForPermission
-                | SessionState::WaitingForInput
-        ),
+        can_send: send_way == WayIn::Some
+            && matches!(session.state, SessionState::Idle | SessionState::Starting),
+        can_stop: stop_way == WayIn::Some
+            && matches!(
+                session.state,
+                SessionState::Working
+                    | SessionState::WaitingForPermission
+                    | SessionState::WaitingForInput
+            ),
     }
 }
 
@@ -352,24 +356,33 @@ mod tests {
     fn abilities_follow_the_state_and_the_way_in() {
         let idle = session_in(SessionState::Idle);
         let working = session_in(SessionState::Working);
+        let both = |s: &Session| abilities(s, WayIn::Some, WayIn::Some);
         assert_eq!(
-            abilities(&idle, WayIn::Some),
+            both(&idle),
             Abilities {
                 can_send: true,
                 can_stop: false
             }
         );
         assert_eq!(
-            abilities(&working, WayIn::Some),
+            both(&working),
             Abilities {
                 can_send: false,
                 can_stop: true
             }
         );
-        assert_eq!(abilities(&idle, WayIn::None), Abilities::default());
+        assert_eq!(
+            abilities(&idle, WayIn::None, WayIn::Some),
+            Abilities::default()
+        );
+        assert_eq!(
+            abilities(&working, WayIn::Some, WayIn::None),
+            Abilities::default(),
+            "a way in that takes only prompts cannot stop"
+        );
         let mut cut_off = idle.clone();
         cut_off.unreachable_since = Some(chrono::Utc::now());
-        assert_eq!(abilities(&cut_off, WayIn::Some), Abilities::default());
+        assert_eq!(both(&cut_off), Abilities::default());
     }
 
     #[tokio::test]

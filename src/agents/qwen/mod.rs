@@ -9,6 +9,8 @@
 //! registered. No `timeout` is written: its unit is not documented consistently across versions,
 //! and ours exits within about 100 ms.
 
+pub mod controller;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -61,6 +63,27 @@ pub fn plan_text(
 impl AgentAdapter for QwenCode {
     fn agent(&self) -> Agent {
         Agent::Qwen
+    }
+
+    /// Its controller inbox, once the user minted a token for us (`controller`).
+    fn direct_talk(&self) -> Option<&'static dyn crate::talk_back::DirectTalk> {
+        Some(&controller::ControllerInbox)
+    }
+    /// Mints (or revokes) our controller token with Qwen's own command.
+    fn consent_to_talk(&self, on: bool) -> Option<Result<String, String>> {
+        Some(if on {
+            controller::turn_on().map(|id| {
+                format!("Qwen Code's sessions now take prompts from `agent-tray send` (controller {id}, \"{}\")", controller::LABEL)
+            })
+        } else {
+            controller::turn_off().map(|was| {
+                if was {
+                    "the controller token is revoked in Qwen Code and forgotten here".to_string()
+                } else {
+                    "it was off".to_string()
+                }
+            })
+        })
     }
 
     fn hook_event(&self, name: &str, _fields: &HookFields) -> HookEvent {

@@ -182,3 +182,30 @@ else
 fi
 [ "$(have "$gem_dir" @google/gemini-cli)" = "$want_gemini" ] || { echo "install.sh: after npm install gemini-cli $want_gemini is still missing in $gem_dir" >&2; exit 1; }
 echo "GEMINI_JS=$gem_dir/node_modules/@google/gemini-cli/bundle/gemini.js"
+
+# Qwen Code: a node package (no native binary), pinned in qwen/package.json with its own lock.
+# Installed with --ignore-scripts (its install steps are not needed to run it); it runs on Node 20
+# though it asks for 22. Another version (AGENT_E2E_QWEN_VERSION) goes to $AGENT_E2E_QWEN_PREFIX
+# (default .versions/qwen-<v>), never into qwen/.
+qwen_pinned_dir="$here/qwen"
+pin_qwen="$(cd "$qwen_pinned_dir" && pinned @qwen-code/qwen-code)"
+want_qwen="$(resolve @qwen-code/qwen-code "${AGENT_E2E_QWEN_VERSION:-$pin_qwen}")"
+if [ "$want_qwen" = "$pin_qwen" ] && [ -z "${AGENT_E2E_QWEN_PREFIX:-}" ]; then
+  qwen_dir="$qwen_pinned_dir"
+else
+  qwen_dir="${AGENT_E2E_QWEN_PREFIX:-$here/.versions/qwen-$want_qwen}"
+fi
+if [ "$(have "$qwen_dir" @qwen-code/qwen-code)" = "$want_qwen" ]; then
+  echo "install.sh: cached: qwen-code $want_qwen in $qwen_dir/node_modules" >&2
+elif [ "$qwen_dir" = "$qwen_pinned_dir" ]; then
+  echo "install.sh: npm ci --ignore-scripts (qwen-code $want_qwen)" >&2
+  (cd "$qwen_dir" && npm ci --ignore-scripts --no-audit --no-fund >&2)
+else
+  echo "install.sh: npm install qwen-code $want_qwen into $qwen_dir" >&2
+  mkdir -p "$qwen_dir"
+  printf '{\n  "name": "agent-tray-e2e-qwen-matrix",\n  "private": true,\n  "dependencies": {\n    "@qwen-code/qwen-code": "%s"\n  }\n}\n' \
+    "$want_qwen" > "$qwen_dir/package.json"
+  (cd "$qwen_dir" && npm install --ignore-scripts --no-audit --no-fund >&2)
+fi
+[ "$(have "$qwen_dir" @qwen-code/qwen-code)" = "$want_qwen" ] || { echo "install.sh: after npm install qwen-code $want_qwen is still missing in $qwen_dir" >&2; exit 1; }
+echo "QWEN_JS=$qwen_dir/node_modules/@qwen-code/qwen-code/cli-entry.js"

@@ -5,6 +5,7 @@ arrive there and what the pane still shows, each stop by the turn ending within 
 showing it stopped (idle after an interrupt), not failed.
 """
 import json
+import os
 import time
 
 from e2e_base import ScenarioTest
@@ -55,6 +56,24 @@ def anthropic_user_texts(mock):
             out.extend(users[seen:])
             seen = len(users)
     return out
+
+
+def anthropic_user_texts_raw(mock):
+    """Every user text an Anthropic model received, framing included, in order (last request)."""
+    for record in reversed(mock.requests):
+        body = record.get("body")
+        msgs = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(msgs, list):
+            continue
+        out = []
+        for m in msgs:
+            if isinstance(m, dict) and m.get("role") == "user":
+                c = m.get("content")
+                out.append(c if isinstance(c, str) else "".join(
+                    p.get("text", "") for p in c if isinstance(p, dict) and p.get("type") == "text")
+                    if isinstance(c, list) else "")
+        return out
+    return []
 
 
 class TalkBack:
@@ -299,3 +318,58 @@ class OpenCodeTalkBack(TalkBack, ScenarioTest):
         self.assertLess(time.monotonic() - t, 3.5, "the turn ended within 3 s of the stop")
         self.assertNotIn("not now", "\n".join(chat_user_texts(a.mock)))
         self.assertIsNone(stopped.get("error"), f"a stop is not a failure: {stopped}")
+
+
+class QwenTalkBack(TalkBack, ScenarioTest):
+    """Qwen Code 0.24.4's TUI: once the user minted our controller token
+    (`agent-tray answering qwen --send on`), a send goes to the session's controller inbox and
+    the session says it took it; the model receives the text inside Qwen's controller envelope.
+    Nothing in the inbox stops a turn, so no stop is offered."""
+
+    def ready(self):
+        from harness.mock_anthropic import AnthropicMock
+        from harness.qwen import QwenAgent, qwen_js
+        if not qwen_js():
+            self.fail("qwen not installed: run tests/e2e/agents/install.sh")
+        mock = AnthropicMock(self.world.path("logs", "anthropic-requests.jsonl")).start()
+        self.world.on_cleanup(mock.stop)
+        self.agent = QwenAgent(self.world, mock).configure()
+        self.tray.install("--qwen")
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        a = self.agent
+        a.start()
+        a.wait_ready()
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        return self.session(timeout=20, state="idle")
+
+    def test_a_send_reaches_an_idle_qwen_only_with_the_users_consent(self):
+        s = self.ready()
+        self.assertFalse(s["can_send"], f"no way in before the user's consent: {s}")
+        r = self.send(s["session_id"], "not yet", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        r = self.tray.run("answering", "qwen", "--send", "on")
+        self.assertIn("Agent Tray", r.stdout)
+        token = os.path.join(self.world.tray_home, "qwen-controller.json")
+        self.assertEqual(os.stat(token).st_mode & 0o777, 0o600, "the token is kept 0600")
+        s = self.session(can_send=True)
+        self.assertFalse(s["can_stop"], s)
+        text = "first line\n/help <b>"
+        reply = self.send(s["session_id"], text)
+        self.assertEqual(reply["route"], "controller_inbox", reply)
+        deadline = time.monotonic() + 20
+        got = ""
+        while time.monotonic() < deadline and "first line" not in got:
+            texts = anthropic_user_texts_raw(self.agent.mock)
+            got = texts[-1] if texts else ""
+            time.sleep(0.2)
+        self.assertIn("first line\n/help &lt;b>", got, "the model received the text, in Qwen's envelope")
+        self.assertIn('controller="Agent Tray"', got)
+        self.assertNotIn("not yet", "\n".join(anthropic_user_texts_raw(self.agent.mock)))
+        self.agent.wait_for(r"Message from a trusted controller \(Agent Tray\)", 10, what="the TUI names us")
+        r = self.tray.run("stop", s["session_id"], check=False)
+        self.assertEqual(r.returncode, 1, "no stop through Qwen's inbox")
+        r = self.tray.run("answering", "qwen", "--send", "off")
+        self.assertFalse(os.path.exists(token), "the token is forgotten")
+        self.session(can_send=False)
