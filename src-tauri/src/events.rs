@@ -11,7 +11,8 @@
 //! do, so the window can drop whatever is older than what it shows.
 //!
 //! It wakes on the registry's change sequence (a watch: a burst of changes is one computation,
-//! and it can never fall behind), on settings changes and on dismissals, and once a minute so
+//! and it can never fall behind), on settings changes, on dismissals, when a way in to a session
+//! opens or closes (a row's reply field and Stop follow it), and once a minute so
 //! that endings older than a day leave even when nothing else happens. It is written against an
 //! `emit` closure rather than an app handle, so tests drive it without a window.
 //!
@@ -100,8 +101,10 @@ pub fn bridge(
 ) -> impl std::future::Future<Output = ()> {
     let mut changes = source.registry().watch_change_seq();
     let mut dismissals = source.watch_dismissals();
+    let mut ways_in = source.watch_ways_in();
     changes.borrow_and_update();
     dismissals.borrow_and_update();
+    ways_in.borrow_and_update();
     let current = settings.borrow_and_update().clone();
     let mut shown = by_key(source.rows(&current).rows);
     async move {
@@ -131,6 +134,7 @@ pub fn bridge(
                 r = changes.changed() => r.is_ok(),
                 r = settings.changed() => r.is_ok(),
                 r = dismissals.changed() => r.is_ok(),
+                r = ways_in.changed() => r.is_ok(),
                 // A closed channel (no presence to follow) disables this branch.
                 Ok(()) = window_open.changed() => true,
                 _ = clock.tick() => true,
@@ -140,6 +144,7 @@ pub fn bridge(
             }
             changes.borrow_and_update();
             dismissals.borrow_and_update();
+            ways_in.borrow_and_update();
             let current = settings.borrow_and_update().clone();
             let rows = source.rows(&current);
             for event in diff(&shown, &rows.rows, rows.seq) {
@@ -269,6 +274,59 @@ mod tests {
         tokio::time::sleep(Duration::from_secs(600)).await;
         settle().await;
         assert_eq!(polls.load(SeqCst), asleep, "woke after the window closed");
+        token.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_way_in_that_opens_or_closes_updates_the_row_without_a_session_change() {
+        let registry = Arc::new(agent_tray::registry::SessionsRegistry::new());
+        let talk = Arc::new(agent_tray::talk_back::TalkInboxes::default());
+        let reach = crate::sessions::EngineReach {
+            talk: talk.clone(),
+            ..Default::default()
+        };
+        let source = Arc::new(SessionsSource::new(registry.clone(), reach));
+        let obs = agent_tray::model::Observation::new(
+            "s1",
+            Agent::Claude,
+            agent_tray::model::EventKind::Stop,
+            chrono::Utc::now(),
+        );
+        registry.observe(obs).unwrap();
+        let (_settings_tx, settings) = watch::channel(AppSettings::default());
+        let (_open_tx, open) = watch::channel(true);
+        let sent: Arc<std::sync::Mutex<Vec<SessionEvent>>> = Arc::default();
+        let sink = sent.clone();
+        let emit = move |e| sink.lock().unwrap().push(e);
+        let token = CancellationToken::new();
+        let task = tokio::spawn(bridge(source, settings, open, emit, token.clone()));
+        settle().await;
+        sent.lock().unwrap().clear();
+        let can_send = |sent: &[SessionEvent]| match sent.last() {
+            Some(SessionEvent::Upsert { view, .. }) => Some(view.session.can_send),
+            _ => None,
+        };
+        let ids = Arc::new(std::sync::Mutex::new(std::collections::HashSet::from([
+            "s1".to_string(),
+        ])));
+        let (guard, _orders) = talk.open(
+            agent_tray::talk_back::TalkRoute::AppServer,
+            agent_tray::talk_back::Reach::Sessions(ids),
+        );
+        settle().await;
+        assert_eq!(
+            can_send(&sent.lock().unwrap()),
+            Some(true),
+            "the reply field comes"
+        );
+        drop(guard);
+        settle().await;
+        assert_eq!(
+            can_send(&sent.lock().unwrap()),
+            Some(false),
+            "and goes with the way in"
+        );
         token.cancel();
         task.await.unwrap();
     }

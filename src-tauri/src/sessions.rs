@@ -147,4 +147,9 @@ impl SessionsSource {
     pub fn watch_dismissals(&self) -> watch::Receiver<u64> {
         self.dismissals.subscribe()
     }
+
+    /// Ticks when a way in to a session opens or closes (the rows' `can_send`/`can_stop`).
+    pub fn watch_ways_in(&self) -> watch::Receiver<u64> {
+        self.talk.watch_changes()
+    }
 }

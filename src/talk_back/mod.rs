@@ -120,9 +120,20 @@ struct Inbox {
 }
 
 /// The live ways in, registered by whoever holds one.
-#[derive(Default)]
 pub struct TalkInboxes {
     inner: Mutex<InboxesInner>,
+    /// Counts openings and closings, so a view of `can_send`/`can_stop` (the window's rows)
+    /// is worked out again when a way in comes or goes without the session changing.
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for TalkInboxes {
+    fn default() -> Self {
+        TalkInboxes {
+            inner: Mutex::default(),
+            changes: tokio::sync::watch::channel(0).0,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -152,6 +163,7 @@ impl Drop for InboxGuard {
         if let Ok(mut inner) = self.inboxes.inner.lock() {
             inner.inboxes.retain(|i| i.id != self.id);
         }
+        self.inboxes.changes.send_modify(|n| *n += 1);
     }
 }
 
@@ -182,6 +194,8 @@ impl TalkInboxes {
             reach,
             orders,
         });
+        drop(inner);
+        self.changes.send_modify(|n| *n += 1);
         (
             InboxGuard {
                 inboxes: Arc::clone(self),
@@ -203,6 +217,11 @@ impl TalkInboxes {
             (Some(one), None) => Found::One(one.route, one.orders.clone()),
             (Some(one), Some(_)) => Found::Several(one.route),
         }
+    }
+
+    /// Ticks whenever a way in opens or closes.
+    pub fn watch_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// The route that reaches `session`, if exactly one does.
@@ -411,9 +430,14 @@ mod tests {
         .await;
         assert_eq!(outcome, Ok(()));
         let _orders = answer.await;
+        let mut changes = inboxes.watch_changes();
+        changes.borrow_and_update();
         let (_second, _rx) = inboxes.open(TalkRoute::AppServer, Reach::Sessions(ids));
+        assert!(changes.has_changed().unwrap_or(false), "an opening is told");
         assert!(matches!(inboxes.find(&session), Found::Several(_)));
+        changes.borrow_and_update();
         drop(guard);
+        assert!(changes.has_changed().unwrap_or(false), "a closing is told");
         assert!(matches!(inboxes.find(&session), Found::One(..)));
     }
 
