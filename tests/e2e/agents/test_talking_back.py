@@ -6,6 +6,7 @@ showing it stopped (idle after an interrupt), not failed.
 """
 import json
 import os
+import subprocess
 import time
 
 from e2e_base import ScenarioTest
@@ -160,6 +161,17 @@ class CodexTalkBack(TalkBack, ScenarioTest):
         self.assertEqual(r.returncode, 1)
         self.assertIn("no running turn", r.stderr)
 
+    def test_a_codex_session_takes_a_send_again_from_an_engine_started_after_ours_was_killed(self):
+        s = self.ready()
+        self.tray.stop_daemon(kill=True)
+        self.assertTrue(self.agent.alive(), "the agent outlives our engine")
+        self.tray.start_daemon()
+        s = self.session(timeout=20, can_send=True)
+        self.send(s["session_id"], "after the restart")
+        texts = self.wait_user_texts(responses_user_texts, 2)
+        self.assertEqual(texts[-1], "after the restart", texts)
+        self.agent.wait_turn_done("ok")
+
 
 class ClaudeTalkBack(TalkBack, ScenarioTest):
     """Claude Code 2.1.332 in tmux: no interface of its own takes a prompt, so a send is typed
@@ -260,6 +272,36 @@ class ClaudeTalkBack(TalkBack, ScenarioTest):
         texts = self.wait_user_texts(anthropic_user_texts, 2)
         self.assertEqual(texts[-1], "after copy mode", texts)
 
+    def test_the_engine_killed_mid_send_leaves_nothing_half_typed(self):
+        s = self.ready()
+        a = self.agent
+        text = "one whole prompt " + "word " * 80
+        received = len(anthropic_user_texts(a.mock))
+        for delay in (0.0, 0.004, 0.015, 0.04):
+            s = self.session(timeout=20, can_send=True)
+            p = subprocess.Popen([self.tray.bin, "send", s["session_id"], text], env=self.tray.env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(delay)
+            self.tray.stop_daemon(kill=True)
+            p.wait(timeout=20)
+            time.sleep(1.0)
+            texts = anthropic_user_texts(a.mock)
+            box = [ln for ln in a.screen().splitlines() if ln.startswith("\u276f")]
+            if len(texts) > received:
+                self.assertEqual(texts[-1], text.rstrip(), f"whole or nothing (after {delay}s)")
+                received = len(texts)
+                a.wait_turn_done("ok")
+            else:
+                self.assertTrue(box and box[-1].strip("\u276f\xa0 ") == "",
+                                f"nothing half-typed after a kill {delay}s into the send: {box}")
+            self.assertTrue(a.alive(), "the agent outlives our engine")
+            self.tray.start_daemon()
+        # Still driven normally afterwards.
+        s = self.session(timeout=20, can_send=True)
+        self.send(s["session_id"], "still fine")
+        self.assertEqual(self.wait_user_texts(anthropic_user_texts, received + 1)[-1], "still fine")
+
+
 
 def chat_user_texts(mock):
     """The user messages a chat-completions model (OpenCode's) received, each once, in order."""
@@ -318,6 +360,20 @@ class OpenCodeTalkBack(TalkBack, ScenarioTest):
         self.assertLess(time.monotonic() - t, 3.5, "the turn ended within 3 s of the stop")
         self.assertNotIn("not now", "\n".join(chat_user_texts(a.mock)))
         self.assertIsNone(stopped.get("error"), f"a stop is not a failure: {stopped}")
+
+    def test_the_plugins_relay_finds_an_engine_started_after_ours_was_killed(self):
+        s = self.ready()
+        self.tray.stop_daemon(kill=True)
+        self.assertTrue(self.agent.alive(), "the agent outlives our engine")
+        self.tray.start_daemon()
+        s = self.session(timeout=20, state="idle", can_send=True)
+        reply = self.send(s["session_id"], "after the restart")
+        self.assertEqual(reply["route"], "plugin", reply)
+        texts = self.wait_user_texts(chat_user_texts, 2)
+        self.assertEqual(texts[-1], "after the restart", texts)
+        relays = subprocess.run(["pgrep", "-f", f"inbox --agent opencode --pid {self.agent.pid}"],
+                                capture_output=True, text=True).stdout.split()
+        self.assertEqual(len(relays), 1, f"one relay per OpenCode process: {relays}")
 
 
 class QwenTalkBack(TalkBack, ScenarioTest):
