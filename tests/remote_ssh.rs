@@ -504,3 +504,122 @@ fn a_remote_request_is_answered_over_ssh_only_where_that_machine_allows_it() {
     let out = remote.run(&["allow", "r9-none", "--over-ssh"]);
     assert!(!out.status.success());
 }
+
+/// Ends a child by its pid when dropped (a failed assertion included).
+struct Ended(std::process::Child);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_remote_session_is_sent_a_prompt_over_ssh_only_where_that_machine_allows_it() {
+    use std::io::BufRead;
+    let linked = dev_box();
+    let (remote, local) = (&linked.remote, &linked.local);
+
+    // On the dev box, an OpenCode process whose plugin holds a way in (`agent-tray inbox`); this
+    // test plays the plugin: it reads the orders and answers them.
+    let agent = Ended(
+        std::process::Command::new("sleep")
+            .arg("120")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = agent.0.id().to_string();
+    let mut relay = Ended(
+        remote
+            .command(&["inbox", "--agent", "opencode", "--pid", &pid])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    run_ok(
+        remote,
+        &[
+            "observe",
+            "--session",
+            "r-talk",
+            "--event",
+            "Stop",
+            "--agent",
+            "opencode",
+            "--pid",
+            &pid,
+        ],
+    );
+    wait_for(local, "the remote's idle session here", |l| {
+        remote_session(l, "devbox", "r-talk").is_some_and(|s| s["state"] == "idle")
+    });
+    let text = "it's \"not\" $(whoami) `id` safe;\n-x \\ and a second line";
+
+    // Off by default there: refused with how to turn it on, and nothing reaches the plugin.
+    let out = local.run(&["send", "r-talk", text]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "refused: {said}");
+    assert!(said.contains("on devbox:"), "{said}");
+    assert!(said.contains("answering --over-ssh on"), "{said}");
+
+    // Allowed there: the text crosses on ssh's standard input, never on a command line, and
+    // reaches the plugin word for word.
+    run_ok(remote, &["answering", "--over-ssh", "on"]);
+    let mut sender = Ended(
+        local
+            .command(&["send", "r-talk", "--file", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    sender
+        .0
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let mut orders = std::io::BufReader::new(relay.0.stdout.take().unwrap());
+    let mut line = String::new();
+    orders.read_line(&mut line).unwrap();
+    let order: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(order["session_id"], "r-talk", "{order}");
+    assert_eq!(order["order"], "send", "{order}");
+    assert_eq!(order["prompt"]["text"], text, "{order}");
+    let done = format!("{{\"seq\": {}, \"ok\": true}}\n", order["seq"]);
+    relay
+        .0
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(done.as_bytes())
+        .unwrap();
+    let out = sender.0.wait_with_output_ref();
+    assert!(out.0.success(), "{}", out.2);
+    assert!(out.1.starts_with("on devbox: sent to r-talk"), "{}", out.1);
+}
+
+/// `wait_with_output` for a child kept in an [`Ended`]: its status, stdout and stderr.
+trait WaitOutput {
+    fn wait_with_output_ref(&mut self) -> (std::process::ExitStatus, String, String);
+}
+
+impl WaitOutput for std::process::Child {
+    fn wait_with_output_ref(&mut self) -> (std::process::ExitStatus, String, String) {
+        use std::io::Read;
+        let (mut out, mut err) = (String::new(), String::new());
+        if let Some(mut pipe) = self.stdout.take() {
+            let _ = pipe.read_to_string(&mut out);
+        }
+        if let Some(mut pipe) = self.stderr.take() {
+            let _ = pipe.read_to_string(&mut err);
+        }
+        (self.wait().unwrap(), out, err)
+    }
+}
