@@ -286,6 +286,8 @@ pub enum HookDecision {
     },
     /// A question closed without an answer (an MCP form's `cancel`; elsewhere a decline).
     Dismiss,
+    /// A deny that also ends the turn (Claude Code's `interrupt`; elsewhere a deny).
+    Stop,
     /// Nothing to print: the agent asks in its terminal (or already moved on).
     None {
         reason: String,
@@ -304,6 +306,7 @@ impl HookDecision {
                 answers: answers.clone(),
             },
             Answer::Dismiss => HookDecision::Dismiss,
+            Answer::Stop => HookDecision::Stop,
         }
     }
 }
@@ -498,7 +501,7 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
             HookDecision::Answers { answers } => {
                 ("accept", Some(forms::form_content(payload, answers)?))
             }
-            HookDecision::Deny { .. } => ("decline", None),
+            HookDecision::Deny { .. } | HookDecision::Stop => ("decline", None),
             HookDecision::Dismiss => ("cancel", None),
             _ => return None,
         };
@@ -526,7 +529,7 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
             HookDecision::Allow => json!({"reply": "once"}),
             HookDecision::AllowForSession => json!({"reply": "always"}),
             HookDecision::Deny { message: Some(m) } => json!({"reply": "reject", "message": m}),
-            HookDecision::Deny { message: None } | HookDecision::Dismiss => {
+            HookDecision::Deny { message: None } | HookDecision::Dismiss | HookDecision::Stop => {
                 json!({"reply": "reject"})
             }
             HookDecision::None { .. } => return None,
@@ -547,6 +550,11 @@ pub fn hook_output(shape: ReplyShape, decision: &HookDecision, payload: &Value) 
         HookDecision::Dismiss => {
             json!({"behavior": "deny", "message": "Dismissed from Agent Tray without an answer."})
         }
+        // Claude Code's `interrupt` ends the turn with the deny; only Claude's shape has it.
+        HookDecision::Stop if shape == ReplyShape::HookSpecificDecision => json!({
+            "behavior": "deny", "message": "Stopped from Agent Tray.", "interrupt": true,
+        }),
+        HookDecision::Stop => json!({"behavior": "deny", "message": "Stopped from Agent Tray."}),
         HookDecision::Answers { answers } => {
             if shape != ReplyShape::HookSpecificDecision {
                 return None; // only Claude's shape carries answers
@@ -759,6 +767,34 @@ mod tests {
             reason: "expired".into(),
         };
         assert_eq!(hook_output(shape, &none, &payload), None);
+    }
+
+    #[test]
+    fn a_stop_is_claudes_deny_that_interrupts_and_a_plain_deny_elsewhere() {
+        let payload = claude_payload("touch x");
+        let stop = hook_output(
+            ReplyShape::HookSpecificDecision,
+            &HookDecision::Stop,
+            &payload,
+        )
+        .unwrap();
+        let stop: Value = serde_json::from_str(&stop).unwrap();
+        let decision = &stop["hookSpecificOutput"]["decision"];
+        assert_eq!(decision["behavior"], "deny");
+        assert_eq!(decision["interrupt"], true);
+        let copilot: Value = serde_json::from_str(
+            &hook_output(ReplyShape::Behavior, &HookDecision::Stop, &payload).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(copilot["behavior"], "deny");
+        assert!(
+            copilot.get("interrupt").is_none(),
+            "only Claude's shape has it"
+        );
+        assert_eq!(
+            hook_output(ReplyShape::ReplyWords, &HookDecision::Stop, &payload).as_deref(),
+            Some(r#"{"reply":"reject"}"#)
+        );
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub struct Entry {
     /// terminal (`crate::talk_back::terminal`); `None`: never typed into (it has a way in of its
     /// own, or how its prompt box reads keys was not seen).
     pub terminal_talk: Option<TerminalTalk>,
+    /// Whether a deny of a request it waits on can also end its turn (Claude Code's
+    /// `interrupt`): `agent-tray stop` then answers that request, whatever the terminal.
+    pub stop_by_deny: bool,
 }
 
 /// How an agent's prompt box reads typed keys (seen with the real binary in tmux).
@@ -226,6 +229,7 @@ const CLAUDE: Entry = Entry {
         busy_status: "esc to interrupt",
         stop_keys: &["Escape"],
     }),
+    stop_by_deny: true,
 };
 
 /// The programs that load Claude Code's hooks and run them as if they were Claude Code.
@@ -299,6 +303,7 @@ const CODEX: Entry = Entry {
     resume_prefix: "codex resume ",
     context_window_hint: None,
     terminal_talk: None,
+    stop_by_deny: false,
 };
 
 const GEMINI: Entry = Entry {
@@ -317,6 +322,7 @@ const GEMINI: Entry = Entry {
     resume_prefix: "gemini --resume ",
     context_window_hint: None,
     terminal_talk: None,
+    stop_by_deny: false,
 };
 
 const QWEN: Entry = Entry {
@@ -335,6 +341,7 @@ const QWEN: Entry = Entry {
     resume_prefix: "qwen --resume ",
     context_window_hint: None,
     terminal_talk: None,
+    stop_by_deny: false,
 };
 
 const COPILOT: Entry = Entry {
@@ -365,6 +372,7 @@ const COPILOT: Entry = Entry {
     resume_prefix: "copilot --resume=",
     context_window_hint: None,
     terminal_talk: None,
+    stop_by_deny: false,
 };
 
 const OPENCODE: Entry = Entry {
@@ -396,6 +404,7 @@ const OPENCODE: Entry = Entry {
     resume_prefix: "opencode --session ",
     context_window_hint: None,
     terminal_talk: None,
+    stop_by_deny: false,
 };
 
 #[cfg(test)]

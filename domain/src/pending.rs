@@ -576,6 +576,9 @@ pub enum Answer {
     /// A question closed without an answer: an MCP form's "cancel" (where a decline is a
     /// `Deny`); an agent with no such word takes it as its decline.
     Dismiss,
+    /// A deny that also ends the turn (`agent-tray stop` while the session waits on this
+    /// request): Claude Code's `interrupt`; an agent with no such word takes it as a deny.
+    Stop,
 }
 
 /// Where an answer was given.
@@ -709,6 +712,7 @@ impl Outcome {
                     Answer::Deny { .. } => "denied",
                     Answer::Questions { .. } => "answered",
                     Answer::Dismiss => "dismissed",
+                    Answer::Stop => "stopped",
                 };
                 let from = match source {
                     AnswerSource::Window => "the window",

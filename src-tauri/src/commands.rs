@@ -136,9 +136,15 @@ pub async fn talk_to_session(
 ) -> Result<(), CommandError> {
     use agent_tray::engine::talk::TalkError;
     use agent_tray::talk_back::TalkFailure;
-    let talked =
-        agent_tray::engine::talk::talk(source.registry(), source.talk(), session_id, host, order)
-            .await;
+    let talked = agent_tray::engine::talk::talk(
+        source.registry(),
+        source.talk(),
+        session_id,
+        host,
+        order,
+        agent_tray::answering::AnswerSource::Window,
+    )
+    .await;
     talked.map(|_| ()).map_err(|e| {
         let code = match &e {
             TalkError::NoSession(_) => ErrorCode::UnknownSession,

@@ -54,7 +54,7 @@ pub fn route_answer(
     let needs_id = match answer {
         Answer::Allow | Answer::AllowForSession => Some(("an allow", "allow")),
         Answer::Questions { .. } => Some(("an answer", "answer")),
-        Answer::Deny { .. } | Answer::Dismiss => None,
+        Answer::Deny { .. } | Answer::Dismiss | Answer::Stop => None,
     };
     if let (Some(words), false) = (needs_id, RequestId::looks_like(named)) {
         return AnswerRoute::Refused(allow_by_session_refusal(pending, named, words));

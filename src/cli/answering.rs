@@ -350,6 +350,7 @@ fn send_answer(
         Answer::Deny { .. } => "denied",
         Answer::Questions { .. } => "answered",
         Answer::Dismiss => "dismissed",
+        Answer::Stop => "stopped",
     };
     println!(
         "{what} {} (session {}, after {})",

@@ -554,7 +554,8 @@ async fn talk_request(
             ));
         }
     }
-    match super::talk::talk(registry, &shared.ledgers.talk, target, host, order).await {
+    let source = crate::answering::AnswerSource::Cli;
+    match super::talk::talk(registry, &shared.ledgers.talk, target, host, order, source).await {
         Ok(reply) => Answer::Talked(reply),
         Err(e) => {
             let code = match &e {

@@ -41,12 +41,24 @@ pub fn way_in(session: &Session, inboxes: &TalkInboxes, order: &TalkOrder) -> Op
     if let Some(route) = inboxes.route_of(session) {
         return Some(route);
     }
+    if matches!(order, TalkOrder::Stop) && request_to_stop_by(session).is_some() {
+        return Some(TalkRoute::PendingRequest);
+    }
     if let Some(direct) = session.agent.adapter().direct_talk() {
         if direct.takes(order) && direct.reaches(session) {
             return Some(direct.route());
         }
     }
     terminal_place(session).map(|_| TalkRoute::Tmux)
+}
+
+/// The request a stop can answer with a deny that ends the turn (Claude Code's `interrupt`):
+/// the oldest one the session waits on, where the agent's deny can end its turn.
+fn request_to_stop_by(session: &Session) -> Option<crate::answering::RequestId> {
+    if !session.agent.entry().stop_by_deny || session.host.is_some() {
+        return None;
+    }
+    session.pending.first().map(|p| p.id.clone())
 }
 
 /// The tmux pane a session may be typed into: only for an agent whose prompt box was seen
@@ -91,6 +103,7 @@ pub async fn talk(
     target: &str,
     host: Option<&str>,
     order: TalkOrder,
+    source: crate::answering::AnswerSource,
 ) -> Result<TalkReply, TalkError> {
     let started = Instant::now();
     let session = find_session(registry, target, host)?;
@@ -111,7 +124,13 @@ pub async fn talk(
             ))
             .into())
         }
-        Found::None => carry_out_here(registry, session, order).await?,
+        Found::None => match (&order, request_to_stop_by(&session)) {
+            (TalkOrder::Stop, Some(request)) => {
+                stop_by_deny(registry, &request, source).await?;
+                TalkRoute::PendingRequest
+            }
+            _ => carry_out_here(registry, session, order).await?,
+        },
     };
     tracing::info!(%session_id, ?route, took_ms = started.elapsed().as_millis() as u64, "talked");
     Ok(TalkReply {
@@ -119,6 +138,29 @@ pub async fn talk(
         route,
         took_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
+}
+
+/// Ends the turn by answering the request the session waits on with a deny that interrupts: the
+/// agent's hook prints it, whatever terminal the agent runs in.
+async fn stop_by_deny(
+    registry: &SessionsRegistry,
+    request: &crate::answering::RequestId,
+    source: crate::answering::AnswerSource,
+) -> Result<(), TalkFailure> {
+    use crate::registry::answers::AnswerError;
+    match registry
+        .answer_routed(
+            request.as_str(),
+            None,
+            crate::answering::Answer::Stop,
+            source,
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e @ AnswerError::NotDelivered(_)) => Err(TalkFailure::NotDelivered(e.to_string())),
+        Err(e) => Err(TalkFailure::Refused(format!("{e}; nothing was sent"))),
+    }
 }
 
 /// The adapter's own way in, or the terminal: both blocking, run off the async threads.

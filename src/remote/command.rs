@@ -154,6 +154,8 @@ pub fn answer_command(request_id: &str, answer: &crate::answering::Answer) -> St
             }
         }
         Answer::Dismiss => words.extend(["answer".into(), "--cancel".into()]),
+        // Never sent over ssh: a remote's session is stopped with `stop` there.
+        Answer::Stop => words.push("deny".into()),
         Answer::Questions { answers } => {
             words.push("answer".into());
             // Each question's answers after its number, every value one word with `=`.

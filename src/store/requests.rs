@@ -87,6 +87,7 @@ pub fn outcome_and_source(outcome: &Outcome) -> (&'static str, Option<&'static s
                 Answer::Deny { .. } => "denied",
                 Answer::Questions { .. } => "answered",
                 Answer::Dismiss => "dismissed",
+                Answer::Stop => "stopped",
             };
             let from = match source {
                 AnswerSource::Window => "window",

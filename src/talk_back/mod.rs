@@ -56,6 +56,8 @@ pub enum TalkRoute {
     ControllerInbox,
     /// Typed into the session's tmux pane.
     Tmux,
+    /// A deny that ends the turn, given to the request the session waits on (its hook prints it).
+    PendingRequest,
 }
 
 impl TalkRoute {
@@ -66,6 +68,7 @@ impl TalkRoute {
             TalkRoute::Plugin => "through the agent's own server (our plugin)",
             TalkRoute::ControllerInbox => "through the agent's controller inbox",
             TalkRoute::Tmux => "typed into its tmux pane",
+            TalkRoute::PendingRequest => "by denying the request it waited on, ending the turn",
         }
     }
 }

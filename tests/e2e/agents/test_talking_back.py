@@ -10,6 +10,7 @@ import subprocess
 import time
 
 from e2e_base import ScenarioTest
+from test_answering import Pending
 
 
 def responses_user_texts(mock):
@@ -173,7 +174,7 @@ class CodexTalkBack(TalkBack, ScenarioTest):
         self.agent.wait_turn_done("ok")
 
 
-class ClaudeTalkBack(TalkBack, ScenarioTest):
+class ClaudeTalkBack(TalkBack, Pending, ScenarioTest):
     """Claude Code 2.1.332 in tmux: no interface of its own takes a prompt, so a send is typed
     into its pane (a bracketed paste and Enter, one tmux command list) and a stop is Esc, each
     after the pane was checked to still run that Claude, in front, idle at its prompt."""
@@ -301,6 +302,25 @@ class ClaudeTalkBack(TalkBack, ScenarioTest):
         self.send(s["session_id"], "still fine")
         self.assertEqual(self.wait_user_texts(anthropic_user_texts, received + 1)[-1], "still fine")
 
+    def test_a_stop_while_claude_waits_on_a_permission_denies_it_and_ends_the_turn(self):
+        s = self.ready()
+        a = self.agent
+        a.prompt("TOOL touch stopped-tool")
+        request = self.wait_request_of("claude")
+        s = self.session(state="waiting_for_permission", can_stop=True)
+        turns = lambda: sum(1 for r in a.mock.requests if isinstance(r.get("body"), dict) and r["body"].get("tools"))
+        before = turns()
+        t = time.monotonic()
+        r = self.tray.run("stop", s["session_id"], "--json", check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["route"], "pending_request", r.stdout)
+        stopped = self.session(timeout=3, state="idle")
+        self.assertLess(time.monotonic() - t, 3.5, "the turn ended within 3 s of the stop")
+        self.assertIsNone(stopped.get("error"), stopped)
+        time.sleep(1)
+        self.assertFalse(os.path.exists(os.path.join(a.cwd, "stopped-tool")), "the tool never ran")
+        self.assertEqual(turns(), before, "the turn ended there: the denied tool's result never went back to the model")
+        self.assertEqual(self.pending(), [], f"request {request['id']} closed")
 
 
 def chat_user_texts(mock):
