@@ -31,6 +31,10 @@ use super::{PromptText, TalkFailure, TalkOrder};
 /// The longest a tmux command may take before it is given up (it answers in milliseconds).
 pub const TMUX_BUDGET: Duration = Duration::from_secs(3);
 
+/// How long a send waits for the agent's screen to show its empty prompt box after the engine
+/// saw it go idle.
+pub const PROMPT_SETTLE: Duration = Duration::from_secs(1);
+
 /// The tmux format read about the pane right before typing.
 pub const PANE_FORMAT: &str = "#{pane_id} #{pane_pid} #{pane_in_mode} #{pane_dead}";
 
@@ -266,11 +270,22 @@ pub fn carry_out(
     still_allowed: impl Fn() -> Result<(), String>,
 ) -> Result<(), TalkFailure> {
     let args = order_args(place, order, talk).map_err(TalkFailure::Refused)?;
-    let pane = read_pane(place);
+    // One tmux run reads both (a send needs the screen too): each run is a process start.
+    let (mut pane, mut screen) = read_pane_and_screen(place, order.is_send());
     let process = session.pid.map(read_process).unwrap_or_default();
+    // The hook that said "idle" can be a moment ahead of the screen (the box is redrawn after
+    // the turn's last line): a send waits up to PROMPT_SETTLE for the empty box, re-reading.
+    let settle_until = std::time::Instant::now() + PROMPT_SETTLE;
+    while order.is_send()
+        && !screen.as_deref().is_some_and(|s| prompt_is_empty(s, talk))
+        && std::time::Instant::now() < settle_until
+    {
+        std::thread::sleep(Duration::from_millis(50));
+        (pane, screen) = read_pane_and_screen(place, true);
+    }
     check_pane(session, place, pane.as_ref(), &process)
         .map_err(|why| TalkFailure::Refused(format!("{why}; nothing was typed")))?;
-    if order.is_send() && !read_screen(place).is_some_and(|s| prompt_is_empty(&s, talk)) {
+    if order.is_send() && !screen.is_some_and(|s| prompt_is_empty(&s, talk)) {
         return Err(TalkFailure::Refused(format!(
             "{} is not idle at an empty prompt in pane {} (a draft is typed there, or a dialog \
              or a turn is on screen): nothing was typed",
@@ -293,21 +308,22 @@ pub fn carry_out(
     }
 }
 
-/// Asks tmux about the pane ([`PANE_FORMAT`]); `None` when tmux cannot say (pane or server
-/// gone).
-pub fn read_pane(place: &TmuxPlace) -> Option<PaneFacts> {
+/// Asks tmux about the pane ([`PANE_FORMAT`]) and, with `screen`, for its text as shown
+/// (`capture-pane -p`), in one tmux run; `None`s when tmux cannot say (pane or server gone).
+pub fn read_pane_and_screen(
+    place: &TmuxPlace,
+    screen: bool,
+) -> (Option<PaneFacts>, Option<String>) {
     let mut command = place.server.command();
     command.args(["display-message", "-p", "-t", &place.pane, PANE_FORMAT]);
-    let (ok, out) = run_bounded(command).ok()?;
-    ok.then(|| PaneFacts::parse(&out)).flatten()
-}
-
-/// The pane's text as shown (`capture-pane -p`); `None` when tmux cannot say.
-pub fn read_screen(place: &TmuxPlace) -> Option<String> {
-    let mut command = place.server.command();
-    command.args(["capture-pane", "-p", "-t", &place.pane]);
-    let (ok, out) = run_bounded(command).ok()?;
-    ok.then_some(out)
+    if screen {
+        command.args([";", "capture-pane", "-p", "-t", &place.pane]);
+    }
+    let Ok((true, out)) = run_bounded(command) else {
+        return (None, None);
+    };
+    let (first, rest) = out.split_once('\n').unwrap_or((&out, ""));
+    (PaneFacts::parse(first), screen.then(|| rest.to_string()))
 }
 
 /// Reads the session process's facts from the system.
