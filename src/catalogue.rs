@@ -77,6 +77,10 @@ pub struct TerminalTalk {
     pub busy_status: &'static str,
     /// The tmux key names that end a running turn.
     pub stop_keys: &'static [&'static str],
+    /// How long after the paste the Enter must come (a prompt box that reads a paste and an
+    /// Enter in one burst as all paste drops the Enter); tmux's server presses it, so it comes
+    /// even if our side is gone by then.
+    pub enter_delay_ms: u64,
 }
 
 impl Entry {
@@ -228,6 +232,7 @@ const CLAUDE: Entry = Entry {
         empty_prompt: "❯\u{a0}",
         busy_status: "esc to interrupt",
         stop_keys: &["Escape"],
+        enter_delay_ms: 0,
     }),
     stop_by_deny: true,
 };
@@ -321,7 +326,19 @@ const GEMINI: Entry = Entry {
     other_answer_route: None,
     resume_prefix: "gemini --resume ",
     context_window_hint: None,
-    terminal_talk: None,
+    // Seen with 0.61.0 in tmux: a bracketed paste keeps a text's lines as one prompt, but an
+    // Enter in the same burst is taken as pasted (dropped): it comes 0.3 s later; a pasted `!`
+    // is text (the model receives `!ls`); `/word` runs as a command however it is typed; the
+    // empty box is `>   Type your message or @path/to/file`, `esc to cancel` shows while a turn
+    // runs, and Esc cancels it.
+    terminal_talk: Some(TerminalTalk {
+        literal_lead: "",
+        slash_as_text: false,
+        empty_prompt: ">   Type your message or @path/to/file",
+        busy_status: "esc to cancel",
+        stop_keys: &["Escape"],
+        enter_delay_ms: 300,
+    }),
     stop_by_deny: false,
 };
 

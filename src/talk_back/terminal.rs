@@ -205,12 +205,12 @@ pub fn prompt_is_empty(screen: &str, talk: &TerminalTalk) -> bool {
     if below != above + 2 {
         return false; // a box of more than one line holds a draft
     }
-    let box_line = lines[above + 1].trim_end_matches(' ');
-    let empty = talk.empty_prompt.trim_end_matches(' ');
-    let status_idle = !lines[below + 1..]
-        .iter()
-        .any(|l| l.contains(talk.busy_status));
-    box_line == empty && status_idle
+    // Blanks (a no-break space among them) around the line are the box's drawing, not text.
+    let box_line = lines[above + 1].trim();
+    let empty = talk.empty_prompt.trim();
+    // Where the agent shows a running turn differs (under the box, above it): anywhere counts.
+    let busy = lines.iter().any(|l| l.contains(talk.busy_status));
+    box_line == empty && !busy
 }
 
 /// The tmux arguments (after the server's) that carry out `order` in `place`, as one command
@@ -243,13 +243,27 @@ pub fn order_args(
                 "-t".into(),
                 target.clone(),
             ];
-            args.extend([
-                ";".into(),
-                "send-keys".into(),
-                "-t".into(),
-                target,
-                "Enter".into(),
-            ]);
+            if talk.enter_delay_ms == 0 {
+                args.extend([
+                    ";".into(),
+                    "send-keys".into(),
+                    "-t".into(),
+                    target,
+                    "Enter".into(),
+                ]);
+            } else {
+                // Pressed by tmux's server after the delay (`-b`: a job of the server, not of
+                // this client, so it happens even if our side is gone by then).
+                args.extend([
+                    ";".into(),
+                    "run-shell".into(),
+                    "-b".into(),
+                    "-C".into(),
+                    "-d".into(),
+                    format!("{:.3}", talk.enter_delay_ms as f64 / 1000.0),
+                    format!("send-keys -t {target} Enter"),
+                ]);
+            }
             args
         }
         TalkOrder::Stop => {
@@ -406,6 +420,7 @@ mod tests {
         empty_prompt: "❯\u{a0}",
         busy_status: "esc to interrupt",
         stop_keys: &["Escape"],
+        enter_delay_ms: 0,
     };
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -577,6 +592,51 @@ mod tests {
             "a dialog: no box"
         );
         assert!(!prompt_is_empty("", &TALK));
+        let gemini = TerminalTalk {
+            empty_prompt: ">   Type your message or @path/to/file",
+            busy_status: "esc to cancel",
+            ..TALK
+        };
+        let box_of = |line: &str, above: &str| {
+            format!("{above}\n{rule}\n Shift+Tab to accept edits\n{rule}\n {line}\n{rule}\n workspace\n")
+        };
+        assert!(prompt_is_empty(
+            &box_of(">   Type your message or @path/to/file", "✦ ok"),
+            &gemini
+        ));
+        assert!(!prompt_is_empty(&box_of("> my draft", "✦ ok"), &gemini));
+        assert!(
+            !prompt_is_empty(
+                &box_of(
+                    ">   Type your message or @path/to/file",
+                    " ⠇ Thinking... (esc to cancel, 1s)"
+                ),
+                &gemini
+            ),
+            "a turn shown above the box"
+        );
+    }
+
+    #[test]
+    fn a_delayed_enter_is_a_job_of_tmuxs_server() {
+        let slow = TerminalTalk {
+            enter_delay_ms: 300,
+            ..TALK
+        };
+        let prompt = PromptText::parse("hi", false).unwrap_or_else(|e| panic!("{e}"));
+        let args = order_args(&place(), &TalkOrder::Send { prompt }, &slow)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            args.ends_with(&[
+                "run-shell".into(),
+                "-b".into(),
+                "-C".into(),
+                "-d".into(),
+                "0.300".into(),
+                "send-keys -t %3 Enter".into()
+            ]),
+            "{args:?}"
+        );
     }
 
     #[test]

@@ -449,3 +449,71 @@ class QwenTalkBack(TalkBack, ScenarioTest):
         r = self.tray.run("answering", "qwen", "--send", "off")
         self.assertFalse(os.path.exists(token), "the token is forgotten")
         self.session(can_send=False)
+
+
+def gemini_user_texts(mock):
+    """The last user text of each main request a Gemini model received, in order."""
+    out = []
+    for record in mock.requests:
+        body = record.get("body")
+        contents = body.get("contents") if isinstance(body, dict) else None
+        if not isinstance(contents, list) or not body.get("tools"):
+            continue
+        users = [c for c in contents if isinstance(c, dict) and c.get("role") == "user"]
+        if users:
+            parts = users[-1].get("parts") or []
+            out.append("".join(p.get("text", "") for p in parts if isinstance(p, dict)))
+    return out
+
+
+class GeminiTalkBack(TalkBack, ScenarioTest):
+    """Gemini CLI 0.61.0 in tmux: no interface of its own, so a send is typed into its pane (a
+    bracketed paste, the Enter 0.3 s later, pressed by tmux's server) and a stop is Esc."""
+
+    def ready(self):
+        from harness.gemini import GeminiAgent, gemini_js
+        from harness.mock_gemini import GeminiMock
+        if not gemini_js():
+            self.fail("gemini not installed: run tests/e2e/agents/install.sh")
+        mock = GeminiMock(self.world.path("logs", "gemini-requests.jsonl")).start()
+        self.world.on_cleanup(mock.stop)
+        self.agent = GeminiAgent(self.world, mock).configure()
+        self.tray.install("--gemini")
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        a = self.agent
+        a.start()
+        a.wait_ready()
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        return self.session(timeout=20, state="idle", can_send=True)
+
+    def test_a_send_reaches_an_idle_gemini_whole_and_a_stop_cancels_its_turn(self):
+        s = self.ready()
+        a = self.agent
+        n = len(gemini_user_texts(a.mock))
+        reply = self.send(s["session_id"], "first line\nsecond line")
+        self.assertEqual(reply["route"], "tmux", reply)
+        texts = self.wait_user_texts(gemini_user_texts, n + 1)
+        self.assertEqual(texts[-1], "first line\nsecond line", texts)
+        a.wait_turn_done("ok")
+        self.session(timeout=20, state="idle", can_send=True)
+        self.send(s["session_id"], "!ls -la")
+        texts = self.wait_user_texts(gemini_user_texts, n + 2)
+        self.assertEqual(texts[-1], "!ls -la", "a pasted ! is words, not a shell line")
+        self.session(timeout=20, state="idle", can_send=True)
+        r = self.send(s["session_id"], "/help me", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("--command", r.stderr)
+        self.send(s["session_id"], "SLEEP 60")
+        s = self.session(timeout=20, state="working", can_stop=True)
+        r = self.send(s["session_id"], "not now", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        t = time.monotonic()
+        r = self.tray.run("stop", s["session_id"], "--json", check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        a.wait_for(r"Request cancelled", 3, what="the turn cancelled on screen")
+        self.assertLess(time.monotonic() - t, 3.5)
+        stopped = self.session(timeout=5, state="idle")
+        self.assertIsNone(stopped.get("error"), f"a stop is not a failure: {stopped}")
+        self.assertNotIn("not now", "\n".join(gemini_user_texts(a.mock)))
