@@ -66,8 +66,9 @@ pub struct Entry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TerminalTalk {
     /// What goes before a text that begins with `!` so the prompt box takes it as text, not
-    /// as a shell line.
-    pub literal_lead: &'static str,
+    /// as a shell line; `None`: no way was found (Copilot CLI runs a pasted `!ls` in its shell),
+    /// so such a text is refused without `--command`.
+    pub literal_lead: Option<&'static str>,
     /// Whether a text that begins with `/` can be typed as words at all (Claude Code runs any
     /// leading `/word` as its command, however it is typed or pasted).
     pub slash_as_text: bool,
@@ -75,7 +76,9 @@ pub struct TerminalTalk {
     pub empty_prompt: &'static str,
     /// What the status line under the box says while a turn runs (then nothing is typed).
     pub busy_status: &'static str,
-    /// The tmux key names that end a running turn.
+    /// The tmux key names that end a running turn, pressed 150 ms apart (two at once would
+    /// read as one Meta key); empty: no stop is typed (none was seen to end a turn the agent
+    /// then reports as ended).
     pub stop_keys: &'static [&'static str],
     /// How long after the paste the Enter must come (a prompt box that reads a paste and an
     /// Enter in one burst as all paste drops the Enter); tmux's server presses it, so it comes
@@ -227,7 +230,7 @@ const CLAUDE: Entry = Entry {
     // leading space makes `!` text (kept); `/word` runs as a command however it is typed; the
     // empty box is `❯` and a no-break space, with `esc to interrupt` under it while a turn runs.
     terminal_talk: Some(TerminalTalk {
-        literal_lead: " ",
+        literal_lead: Some(" "),
         slash_as_text: false,
         empty_prompt: "❯\u{a0}",
         busy_status: "esc to interrupt",
@@ -332,7 +335,7 @@ const GEMINI: Entry = Entry {
     // empty box is `>   Type your message or @path/to/file`, `esc to cancel` shows while a turn
     // runs, and Esc cancels it.
     terminal_talk: Some(TerminalTalk {
-        literal_lead: "",
+        literal_lead: Some(""),
         slash_as_text: false,
         empty_prompt: ">   Type your message or @path/to/file",
         busy_status: "esc to cancel",
@@ -388,7 +391,20 @@ const COPILOT: Entry = Entry {
     other_answer_route: None,
     resume_prefix: "copilot --resume=",
     context_window_hint: None,
-    terminal_talk: None,
+    // Seen with 1.0.102 in tmux: a bracketed paste keeps a text's lines as one prompt (the
+    // model receives it after Copilot's own `<current_datetime>` line, as a typed one); a
+    // leading `/word` or `!` runs as its command or shell line however it is typed or pasted;
+    // the empty box is `❯`; `Working` shows under it while a turn runs. No stop: Esc does not
+    // end a turn still waiting for the model, and Esc twice ends it on screen but writes no
+    // `abort` and fires no hook, so the row would stay "working" (a ghost we never make).
+    terminal_talk: Some(TerminalTalk {
+        literal_lead: None,
+        slash_as_text: false,
+        empty_prompt: "❯",
+        busy_status: "Working esc esc",
+        stop_keys: &[],
+        enter_delay_ms: 300,
+    }),
     stop_by_deny: false,
 };
 

@@ -49,6 +49,10 @@ pub fn way_in(session: &Session, inboxes: &TalkInboxes, order: &TalkOrder) -> Op
             return Some(direct.route());
         }
     }
+    let talk = session.agent.entry().terminal_talk?;
+    if !order.is_send() && talk.stop_keys.is_empty() {
+        return None;
+    }
     terminal_place(session).map(|_| TalkRoute::Tmux)
 }
 
@@ -183,6 +187,13 @@ async fn carry_out_here(
             no_way_reason(&session)
         )));
     };
+    if !order.is_send() && talk.stop_keys.is_empty() {
+        return Err(TalkFailure::Refused(format!(
+            "{} has no stop that can be typed into its terminal and then seen to end the turn: \
+             stop it there; nothing was sent",
+            agent.display_name()
+        )));
+    }
     let Some(place) = terminal_place(&session) else {
         return Err(TalkFailure::Refused(format!(
             "{} runs in no tmux pane that can be named exactly: prompts and stops are typed \

@@ -16,7 +16,9 @@
 //! Enter; all three are **one tmux command list**, sent by one `tmux` run, so the tmux server
 //! carries out all of them or none: our side killed mid-send leaves nothing half-typed. A leading
 //! `/` or `!` would be a command in the agent's prompt box: unless the user asked for the
-//! command, the agent's [`TerminalTalk::literal_lead`] goes before it.
+//! command, the agent's [`TerminalTalk::literal_lead`] goes before a `!`; where none makes it
+//! text (or for `/`, which Claude Code, Gemini CLI and Copilot CLI all run however it is typed),
+//! the text is refused without `--command`.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -185,7 +187,15 @@ pub fn typed_text(prompt: &PromptText, talk: &TerminalTalk) -> Result<String, St
                 .into(),
         );
     }
-    Ok(format!("{}{text}", talk.literal_lead))
+    match talk.literal_lead {
+        Some(lead) => Ok(format!("{lead}{text}")),
+        None => Err(
+            "its prompt box runs a text that begins with ! in its shell, however it \
+             is typed: send it with --command to run it, or begin the text with other words; \
+             nothing was typed"
+                .into(),
+        ),
+    }
 }
 
 /// Whether the agent's prompt box is empty and the agent idle at it, from the pane's text
@@ -267,8 +277,26 @@ pub fn order_args(
             args
         }
         TalkOrder::Stop => {
-            let mut args = vec!["send-keys".to_string(), "-t".into(), target];
-            args.extend(talk.stop_keys.iter().map(|k| (*k).to_string()));
+            let mut keys = talk.stop_keys.iter();
+            let first = keys.next().copied().unwrap_or("Escape");
+            let mut args = vec![
+                "send-keys".to_string(),
+                "-t".into(),
+                target.clone(),
+                first.into(),
+            ];
+            // The others 150 ms apart, pressed by tmux's server (see the delayed Enter).
+            for (i, key) in keys.enumerate() {
+                args.extend([
+                    ";".into(),
+                    "run-shell".into(),
+                    "-b".into(),
+                    "-C".into(),
+                    "-d".into(),
+                    format!("{:.3}", 0.15 * (i + 1) as f64),
+                    format!("send-keys -t {target} {key}"),
+                ]);
+            }
             args
         }
     })
@@ -415,7 +443,7 @@ mod tests {
     use crate::test_support::session_in;
 
     const TALK: TerminalTalk = TerminalTalk {
-        literal_lead: " ",
+        literal_lead: Some(" "),
         slash_as_text: false,
         empty_prompt: "❯\u{a0}",
         busy_status: "esc to interrupt",
@@ -592,7 +620,7 @@ mod tests {
             "a dialog: no box"
         );
         assert!(!prompt_is_empty("", &TALK));
-        let gemini = TerminalTalk {
+        let marked_above = TerminalTalk {
             empty_prompt: ">   Type your message or @path/to/file",
             busy_status: "esc to cancel",
             ..TALK
@@ -602,18 +630,50 @@ mod tests {
         };
         assert!(prompt_is_empty(
             &box_of(">   Type your message or @path/to/file", "✦ ok"),
-            &gemini
+            &marked_above
         ));
-        assert!(!prompt_is_empty(&box_of("> my draft", "✦ ok"), &gemini));
+        assert!(!prompt_is_empty(
+            &box_of("> my draft", "✦ ok"),
+            &marked_above
+        ));
         assert!(
             !prompt_is_empty(
                 &box_of(
                     ">   Type your message or @path/to/file",
                     " ⠇ Thinking... (esc to cancel, 1s)"
                 ),
-                &gemini
+                &marked_above
             ),
             "a turn shown above the box"
+        );
+    }
+
+    #[test]
+    fn with_no_literal_lead_a_bang_is_refused_and_a_second_stop_key_waits() {
+        let no_lead = TerminalTalk {
+            literal_lead: None,
+            stop_keys: &["Escape", "Escape"],
+            ..TALK
+        };
+        let bang = PromptText::parse("!ls", false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(typed_text(&bang, &no_lead).is_err_and(|why| why.contains("shell")));
+        let asked = PromptText::parse("!ls", true).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(typed_text(&asked, &no_lead).as_deref(), Ok("!ls"));
+        assert_eq!(
+            order_args(&place(), &TalkOrder::Stop, &no_lead).unwrap_or_default(),
+            [
+                "send-keys",
+                "-t",
+                "%3",
+                "Escape",
+                ";",
+                "run-shell",
+                "-b",
+                "-C",
+                "-d",
+                "0.150",
+                "send-keys -t %3 Escape"
+            ]
         );
     }
 

@@ -517,3 +517,50 @@ class GeminiTalkBack(TalkBack, ScenarioTest):
         stopped = self.session(timeout=5, state="idle")
         self.assertIsNone(stopped.get("error"), f"a stop is not a failure: {stopped}")
         self.assertNotIn("not now", "\n".join(gemini_user_texts(a.mock)))
+
+
+class CopilotTalkBack(TalkBack, ScenarioTest):
+    """GitHub Copilot CLI 1.0.102 in tmux: no interface of its own for a terminal session, so a
+    send is typed into its pane; a leading `/` or `!` runs there however it is typed, so it is
+    refused without --command; no stop is offered."""
+
+    def ready(self):
+        from test_copilot import CopilotMixin
+        self.agent = CopilotMixin.copilot(self)
+        self.tray.install("--copilot")
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        a = self.agent
+        a.start()
+        a.wait_ready()
+        a.prompt("hello")
+        return self.session(timeout=30, state="idle", can_send=True)
+
+    def test_a_send_reaches_an_idle_copilot_and_no_stop_is_offered(self):
+        s = self.ready()
+        a = self.agent
+        n = len(chat_user_texts(a.mock))
+        reply = self.send(s["session_id"], "first line\nsecond line")
+        self.assertEqual(reply["route"], "tmux", reply)
+        texts = self.wait_user_texts(chat_user_texts, n + 1)
+        self.assertTrue(texts[-1].endswith("\n\nfirst line\nsecond line"),
+                        f"one prompt, after Copilot's own date line: {texts[-1]!r}")
+        self.session(timeout=20, state="idle", can_send=True)
+        for text in ("!ls -la", "/help me"):
+            r = self.send(s["session_id"], text, check=False)
+            self.assertEqual(r.returncode, 1, r.stdout)
+            self.assertIn("--command", r.stderr)
+        time.sleep(0.5)
+        self.assertNotIn("Shell ls", a.screen(), "no shell line ran")
+        # No stop is offered: none typed into its terminal was seen to end a turn Copilot then
+        # reports as ended (the row would stay "working").
+        self.send(s["session_id"], "SLEEP 60")
+        s = self.session(timeout=20, state="working")
+        self.assertFalse(s["can_stop"] or s["can_send"], s)
+        r = self.send(s["session_id"], "not now", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        r = self.tray.run("stop", s["session_id"], check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("no stop", r.stderr)
+        self.assertIn("Working esc esc", a.screen(), "nothing was typed: the turn runs on")
+        self.assertNotIn("not now", "\n".join(chat_user_texts(a.mock)))
