@@ -198,8 +198,12 @@ fi
 if [ "$(have "$qwen_dir" @qwen-code/qwen-code)" = "$want_qwen" ]; then
   echo "install.sh: cached: qwen-code $want_qwen in $qwen_dir/node_modules" >&2
 elif [ "$qwen_dir" = "$qwen_pinned_dir" ]; then
-  echo "install.sh: npm ci --ignore-scripts (qwen-code $want_qwen)" >&2
-  (cd "$qwen_dir" && npm ci --ignore-scripts --no-audit --no-fund >&2)
+  echo "install.sh: npm install --no-save --ignore-scripts (qwen-code $want_qwen)" >&2
+  # Not `npm ci`: qwen-code lists optional platform packages (clipboard helpers for darwin,
+  # win32, arm64) that a lock made here cannot hold, so `npm ci` refuses it as out of sync (seen
+  # on a fresh clone); `npm install --no-save` installs exactly the locked versions and writes
+  # nothing.
+  (cd "$qwen_dir" && npm install --no-save --ignore-scripts --no-audit --no-fund >&2)
 else
   echo "install.sh: npm install qwen-code $want_qwen into $qwen_dir" >&2
   mkdir -p "$qwen_dir"
