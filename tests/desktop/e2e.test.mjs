@@ -1089,6 +1089,52 @@ test("a finished turn's alert offers Reply; on dunst it opens the window at the 
   await waitFor("the relay gone", () => holder.exitCode !== null || holder.signalCode !== null, 10_000);
 });
 
+// A working row shows Stop only while its session can stop now; a click sends the stop through
+// the agent's way in (OpenCode's relay, as its plugin runs it) for that session alone.
+test("a working row's Stop reaches the agent's way in for that session, and a session with no way in shows none", async () => {
+  const id = "ses_e2estop1";
+  const cwd = path.join(world, "proj/stopper");
+  fs.mkdirSync(cwd, { recursive: true });
+  const standIn = start("sleep", ["600"]);
+  const holder = spawn(CLI, ["inbox", "--agent", "opencode", "--pid", String(standIn.pid)], { env, stdio: ["pipe", "pipe", "ignore"] });
+  children.push(holder);
+  const orders = [];
+  let pending = "";
+  holder.stdout.on("data", (d) => {
+    pending += d;
+    let at;
+    while ((at = pending.indexOf("\n")) >= 0) {
+      const line = JSON.parse(pending.slice(0, at));
+      pending = pending.slice(at + 1);
+      orders.push(line);
+      holder.stdin.write(`${JSON.stringify({ seq: line.seq, ok: true })}\n`);
+    }
+  });
+  const hook = (payload) => execFileSync("/bin/sh", ["-c", `${CLI} hook --agent opencode`], { env, input: JSON.stringify(payload), timeout: 10_000 });
+  hook({ v: 1, pid: standIn.pid, directory: cwd, ts: Date.now(), type: "session.status", properties: { sessionID: id, status: { type: "busy" } } });
+  // The same agent working in another process, with no way in: no Stop on its row.
+  const loner = start("sleep", ["600"]);
+  hook({ v: 1, pid: loner.pid, directory: cwd, ts: Date.now(), type: "session.status", properties: { sessionID: "ses_e2eloner1", status: { type: "busy" } } });
+  execFileSync(CLI, ["open"], { env, timeout: 10_000 });
+  await waitFor("the window shown", () => appWindowVisible(), 5000);
+  await attachToWindow();
+  const stopOf = (sid) => driver.executeScript((sid) => !!document.querySelector(`.row[data-session-id="${sid}"] [data-talk="stop"]`), sid);
+  await waitFor("Stop on the reachable working row", async () => await stopOf(id), 5000);
+  await waitFor("the other working row listed", async () =>
+    driver.executeScript(() => !!document.querySelector('.row[data-session-id="ses_e2eloner1"]')), 5000);
+  assert.equal(await stopOf("ses_e2eloner1"), false, "no way in: no Stop");
+  fs.writeFileSync(path.join(artifacts, "e2e-stop-row.png"), await driver.takeScreenshot(), "base64");
+  await driver.executeScript((sid) => document.querySelector(`.row[data-session-id="${sid}"] [data-talk="stop"]`).click(), id);
+  await waitFor("the stop at the agent's way in", () => orders.length === 1, 10_000);
+  assert.deepEqual({ session_id: orders[0].session_id, order: orders[0].order }, { session_id: id, order: "stop" });
+  const refusal = await driver.executeScript((sid) => document.querySelector(`.row[data-session-id="${sid}"] .talk-error`)?.textContent ?? "", id);
+  assert.equal(refusal, "", "no refusal shown");
+  process.kill(standIn.pid, "SIGKILL");
+  process.kill(loner.pid, "SIGKILL");
+  holder.kill("SIGTERM");
+  await waitFor("the relay gone", () => holder.exitCode !== null || holder.signalCode !== null, 10_000);
+});
+
 test("a closed window is gone, WebKit processes and all, and comes back as the user left it", async () => {
   await attachToWindow();
   // The user filters, picks a row and closes the window (Esc).
