@@ -53,7 +53,7 @@ pub fn way_in(session: &Session, inboxes: &TalkInboxes, order: &TalkOrder) -> Op
     if !order.is_send() && talk.stop_keys.is_empty() {
         return None;
     }
-    terminal_place(session).map(|_| TalkRoute::Tmux)
+    terminal_place(session).map(|place| place.route())
 }
 
 /// The request a stop can answer with a deny that ends the turn (Claude Code's `interrupt`):
@@ -65,13 +65,31 @@ fn request_to_stop_by(session: &Session) -> Option<crate::answering::RequestId> 
     session.pending.first().map(|p| p.id.clone())
 }
 
-/// The tmux pane a session may be typed into: only for an agent whose prompt box was seen
-/// taking typed text ([`crate::catalogue::Entry::terminal_talk`]).
-fn terminal_place(session: &Session) -> Option<terminal::TmuxPlace> {
+/// Where a session's terminal can be typed into.
+enum Place {
+    Tmux(terminal::TmuxPlace),
+    Kitty(crate::talk_back::kitty::KittyPlace),
+}
+
+impl Place {
+    fn route(&self) -> TalkRoute {
+        match self {
+            Place::Tmux(_) => TalkRoute::Tmux,
+            Place::Kitty(_) => TalkRoute::Kitty,
+        }
+    }
+}
+
+/// The terminal a session may be typed into: only for an agent whose prompt box was seen
+/// taking typed text ([`crate::catalogue::Entry::terminal_talk`]); a tmux pane first (tmux
+/// inside kitty is addressed by tmux), else a kitty window that listens.
+fn terminal_place(session: &Session) -> Option<Place> {
     session.agent.entry().terminal_talk?;
     let pid = session.pid?;
     let environ = crate::process::environ(pid)?;
     terminal::tmux_place(session.tmux.as_deref(), &environ)
+        .map(Place::Tmux)
+        .or_else(|| crate::talk_back::kitty::kitty_place(&environ).map(Place::Kitty))
 }
 
 /// `sessions` with `can_send` and `can_stop` worked out: for this machine's sessions here; a
@@ -196,8 +214,8 @@ async fn carry_out_here(
     }
     let Some(place) = terminal_place(&session) else {
         return Err(TalkFailure::Refused(format!(
-            "{} runs in no tmux pane that can be named exactly: prompts and stops are typed \
-             only into tmux (see `agent-tray send --help`); nothing was sent",
+            "{} runs in no tmux pane and no listening kitty window that can be named exactly: \
+             prompts and stops are typed only there (docs/talking-back.md); nothing was sent",
             agent.display_name()
         )));
     };
@@ -207,8 +225,13 @@ async fn carry_out_here(
             Some(now) => state_refusal(&now, &order).map_or(Ok(()), Err),
             None => Err("the session has ended".to_string()),
         };
-        terminal::carry_out(&session, &place, &order, &talk, still_allowed)
-            .map(|()| TalkRoute::Tmux)
+        match &place {
+            Place::Tmux(pane) => terminal::carry_out(&session, pane, &order, &talk, still_allowed),
+            Place::Kitty(window) => {
+                crate::talk_back::kitty::carry_out(&session, window, &order, &talk, still_allowed)
+            }
+        }
+        .map(|()| place.route())
     })
     .await
 }

@@ -16,6 +16,7 @@
 //! - **What can be done now is told, not guessed**: [`abilities`] is what `list --json` prints as
 //!   `can_send` / `can_stop` and what the window shows a reply field or a Stop button for.
 
+pub mod kitty;
 pub mod terminal;
 pub mod text;
 
@@ -56,6 +57,8 @@ pub enum TalkRoute {
     ControllerInbox,
     /// Typed into the session's tmux pane.
     Tmux,
+    /// Typed into the session's kitty window (kitty's remote control).
+    Kitty,
     /// A deny that ends the turn, given to the request the session waits on (its hook prints it).
     PendingRequest,
 }
@@ -68,6 +71,7 @@ impl TalkRoute {
             TalkRoute::Plugin => "through the agent's own server (our plugin)",
             TalkRoute::ControllerInbox => "through the agent's controller inbox",
             TalkRoute::Tmux => "typed into its tmux pane",
+            TalkRoute::Kitty => "typed into its kitty window",
             TalkRoute::PendingRequest => "by denying the request it waited on, ending the turn",
         }
     }

@@ -401,39 +401,74 @@ fn holds_terminal(_pid: u32) -> Option<bool> {
     None
 }
 
-/// Runs a tmux command with no stdin, bounded by [`TMUX_BUDGET`]: whether it succeeded, and
-/// what it printed (stdout, or stderr when it failed).
-fn run_bounded(mut command: Command) -> std::io::Result<(bool, String)> {
-    use std::io::Read;
+/// Runs a terminal's command (`tmux`, `kitty @`) with `input` on its standard input (none:
+/// nothing), bounded by [`TMUX_BUDGET`]: whether it succeeded, and what it printed (stdout, or
+/// stderr when it failed; at most 4 MiB). The output is read while it runs (a pipe that fills
+/// would stall it), and a command past its budget is killed.
+pub(crate) fn run_program(
+    mut command: Command,
+    input: Option<Vec<u8>>,
+) -> std::io::Result<(bool, String)> {
+    use std::io::{Read, Write};
     let mut child = command
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let deadline = std::time::Instant::now() + TMUX_BUDGET;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            let mut out = String::new();
-            let pipe = if status.success() {
-                child.stdout.take().map(|p| Box::new(p) as Box<dyn Read>)
-            } else {
-                child.stderr.take().map(|p| Box::new(p) as Box<dyn Read>)
-            };
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
             if let Some(pipe) = pipe {
-                let _ = pipe.take(64 * 1024).read_to_string(&mut out);
+                let _ = pipe.take(4 << 20).read_to_end(&mut out);
             }
-            return Ok((status.success(), out));
+            String::from_utf8_lossy(&out).into_owned()
+        })
+    };
+    let out = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = std::time::Instant::now() + TMUX_BUDGET;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
         }
         if std::time::Instant::now() >= deadline {
             let _ = child.kill();
             let _ = child.wait();
             return Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
-                "tmux did not answer in time",
+                "the terminal did not answer in time",
             ));
         }
         std::thread::sleep(Duration::from_millis(2));
-    }
+    };
+    let (out, err) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    Ok((status.success(), if status.success() { out } else { err }))
+}
+
+fn run_bounded(command: Command) -> std::io::Result<(bool, String)> {
+    run_program(command, None)
 }
 
 #[cfg(test)]

@@ -564,3 +564,90 @@ class CopilotTalkBack(TalkBack, ScenarioTest):
         self.assertIn("no stop", r.stderr)
         self.assertIn("Working esc esc", a.screen(), "nothing was typed: the turn runs on")
         self.assertNotIn("not now", "\n".join(chat_user_texts(a.mock)))
+
+
+class ClaudeInKittyTalkBack(TalkBack, ScenarioTest):
+    """Claude Code 2.1.332 in a real kitty window (0.26.5, under a private Xvfb) that listens for
+    remote control: a send is one `kitty @ send-text` (the bracketed paste and Enter together),
+    a stop is Esc, each after kitty said the window's foreground process is that Claude and its
+    prompt box is empty."""
+
+    def kitty(self, *args, check=True):
+        r = subprocess.run(["kitty", "@", "--to", self.kitty_to, *args], capture_output=True, text=True, timeout=10)
+        if check and r.returncode != 0:
+            self.fail(f"kitty @ {args}: {r.stderr}")
+        return r.stdout
+
+    def screen(self):
+        return self.kitty("get-text", "--match", "id:1", check=False)
+
+    def wait_screen(self, pred, timeout, what):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if pred(self.screen()):
+                return
+            time.sleep(0.1)
+        self.fail(f"kitty's window did not show {what} within {timeout}s:\n{self.screen()}")
+
+    def ready(self):
+        import shutil
+        from harness.agents import claude_bin
+        from harness.window import _read_line_from
+        if not shutil.which("kitty") or not shutil.which("Xvfb"):
+            self.fail("kitty and Xvfb are needed: scripts/setup.sh --test installs them")
+        self.agent = self.claude()
+        self.tray.install("--claude")
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        r, w = os.pipe()
+        xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                                pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        os.close(w)
+        self.world.on_cleanup(lambda: (xvfb.kill(), xvfb.wait()))
+        display = ":" + _read_line_from(r, 15, "Xvfb")
+        os.close(r)
+        self.kitty_to = "unix:" + self.world.path("kitty.sock")
+        env = dict(self.agent.env(), DISPLAY=display, LIBGL_ALWAYS_SOFTWARE="1")
+        term = subprocess.Popen(
+            ["kitty", "--config", "NONE", "-o", "allow_remote_control=socket-only", "--listen-on", self.kitty_to,
+             "-o", "shell_integration=disabled", "--directory", self.agent.cwd,
+             claude_bin(), "--permission-mode", "default"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        self.world.on_cleanup(lambda: (term.kill(), term.wait()))
+        self.wait_screen(lambda s: "? for shortcuts" in s, 40, "Claude's prompt")
+        self.kitty("send-text", "--match", "id:1", "hello")
+        time.sleep(0.3)
+        self.kitty("send-text", "--match", "id:1", "\\r")
+        self.wait_screen(lambda sc: "● ok" in sc and "esc to interrupt" not in sc, 30, "the first turn done")
+        return self.session(timeout=30, state="idle", can_send=True)
+
+    def test_a_send_and_a_stop_reach_claude_in_a_kitty_window(self):
+        s = self.ready()
+        a = self.agent
+        n = len(anthropic_user_texts(a.mock))
+        r = self.send(s["session_id"], "first line\nsecond line", check=False)
+        self.assertEqual(r.returncode, 0, f"{r.stderr}\nscreen:\n{self.screen()!r}")
+        reply = json.loads(r.stdout)
+        self.assertEqual(reply["route"], "kitty", reply)
+        texts = self.wait_user_texts(anthropic_user_texts, n + 1)
+        self.assertEqual(texts[-1], "first line\nsecond line", texts)
+        self.session(timeout=20, state="idle", can_send=True)
+        self.kitty("send-text", "--match", "id:1", "my own draft")
+        self.wait_screen(lambda sc: "my own draft" in sc, 5, "the user's draft")
+        r = self.send(s["session_id"], "TRAY-TEXT", check=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("nothing was typed", r.stderr)
+        self.assertNotIn("TRAY-TEXT", self.screen())
+        self.kitty("send-text", "--match", "id:1", "\\x15")  # Ctrl-U: the draft is the user's to clear
+        self.wait_screen(lambda sc: "my own draft" not in sc, 5, "the draft cleared")
+        self.send(s["session_id"], "SLEEP 60")
+        s = self.session(timeout=20, state="working", can_stop=True)
+        t = time.monotonic()
+        r = self.tray.run("stop", s["session_id"], "--json", check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["route"], "kitty")
+        stopped = self.session(timeout=3, state="idle")
+        self.assertLess(time.monotonic() - t, 3.5)
+        self.assertIsNone(stopped.get("error"), stopped)
