@@ -69,6 +69,7 @@ fn request_to_stop_by(session: &Session) -> Option<crate::answering::RequestId> 
 enum Place {
     Tmux(terminal::TmuxPlace),
     Kitty(crate::talk_back::kitty::KittyPlace),
+    WezTerm(crate::talk_back::wezterm::WezTermPlace),
 }
 
 impl Place {
@@ -76,13 +77,14 @@ impl Place {
         match self {
             Place::Tmux(_) => TalkRoute::Tmux,
             Place::Kitty(_) => TalkRoute::Kitty,
+            Place::WezTerm(_) => TalkRoute::WezTerm,
         }
     }
 }
 
 /// The terminal a session may be typed into: only for an agent whose prompt box was seen
 /// taking typed text ([`crate::catalogue::Entry::terminal_talk`]); a tmux pane first (tmux
-/// inside kitty is addressed by tmux), else a kitty window that listens.
+/// inside kitty is addressed by tmux), else a kitty window that listens, else a WezTerm pane.
 fn terminal_place(session: &Session) -> Option<Place> {
     session.agent.entry().terminal_talk?;
     let pid = session.pid?;
@@ -90,6 +92,7 @@ fn terminal_place(session: &Session) -> Option<Place> {
     terminal::tmux_place(session.tmux.as_deref(), &environ)
         .map(Place::Tmux)
         .or_else(|| crate::talk_back::kitty::kitty_place(&environ).map(Place::Kitty))
+        .or_else(|| crate::talk_back::wezterm::wezterm_place(&environ).map(Place::WezTerm))
 }
 
 /// `sessions` with `can_send` and `can_stop` worked out: for this machine's sessions here; a
@@ -214,7 +217,7 @@ async fn carry_out_here(
     }
     let Some(place) = terminal_place(&session) else {
         return Err(TalkFailure::Refused(format!(
-            "{} runs in no tmux pane and no listening kitty window that can be named exactly: \
+            "{} runs in no tmux pane, listening kitty window or WezTerm pane that can be named: \
              prompts and stops are typed only there (docs/talking-back.md); nothing was sent",
             agent.display_name()
         )));
@@ -229,6 +232,9 @@ async fn carry_out_here(
             Place::Tmux(pane) => terminal::carry_out(&session, pane, &order, &talk, still_allowed),
             Place::Kitty(window) => {
                 crate::talk_back::kitty::carry_out(&session, window, &order, &talk, still_allowed)
+            }
+            Place::WezTerm(pane) => {
+                crate::talk_back::wezterm::carry_out(&session, pane, &order, &talk, still_allowed)
             }
         }
         .map(|()| place.route())

@@ -19,6 +19,7 @@
 pub mod kitty;
 pub mod terminal;
 pub mod text;
+pub mod wezterm;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -59,6 +60,8 @@ pub enum TalkRoute {
     Tmux,
     /// Typed into the session's kitty window (kitty's remote control).
     Kitty,
+    /// Typed into the session's WezTerm pane (`wezterm cli`).
+    WezTerm,
     /// A deny that ends the turn, given to the request the session waits on (its hook prints it).
     PendingRequest,
 }
@@ -72,6 +75,7 @@ impl TalkRoute {
             TalkRoute::ControllerInbox => "through the agent's controller inbox",
             TalkRoute::Tmux => "typed into its tmux pane",
             TalkRoute::Kitty => "typed into its kitty window",
+            TalkRoute::WezTerm => "typed into its WezTerm pane",
             TalkRoute::PendingRequest => "by denying the request it waited on, ending the turn",
         }
     }
