@@ -18,8 +18,10 @@
 //! with a note that a controller cannot answer prompts for the user; a leading `/` or `!` is text
 //! there. Nothing in the inbox stops a turn, so `stop` has no way in here.
 
+#[cfg(unix)]
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -32,8 +34,10 @@ pub const TOKEN_FILE: &str = "qwen-controller.json";
 /// The label Qwen shows the messages under ("Message from a trusted controller (Agent Tray)").
 pub const LABEL: &str = "Agent Tray";
 /// How long the session has to say it took the message.
+#[cfg(unix)]
 const ACK_BUDGET: Duration = Duration::from_secs(5);
 /// The longest line read from the session (its acks are a few hundred bytes).
+#[cfg(unix)]
 const MAX_ACK_LINE: u64 = 64 * 1024;
 
 /// The minted controller, as `qwen sessions controllers add --json` printed it.
