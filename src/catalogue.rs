@@ -60,6 +60,72 @@ pub struct Entry {
     /// Whether a deny of a request it waits on can also end its turn (Claude Code's
     /// `interrupt`): `agent-tray stop` then answers that request, whatever the terminal.
     pub stop_by_deny: bool,
+    /// What Agent Tray does for it here, and whether that was seen with its real binary
+    /// (`status --json`, `doctor` and the README's table say exactly this).
+    pub support: Support,
+}
+
+/// What Agent Tray does for one agent, each point true only where it works here.
+///
+/// Why plain data beside the behaviour rather than worked out from it: the honest answer mixes
+/// what the code can do with what was seen with the agent's real binary (a documented hook that
+/// this version never fires is no support), and people read it before installing anything. Tests
+/// tie it to the behaviour where the code can tell (an answer path ⇔ `answering`, terminal keys
+/// ⇔ `send`), and the README's table to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Support {
+    /// Its hook events (or our plugin/extension in it) reach the engine.
+    pub hooks: bool,
+    /// Its own files (live-session files, transcripts, rollouts, session folders) are read.
+    pub files: bool,
+    /// Its process is found and watched: a killed agent's session ends.
+    pub process: bool,
+    /// Its permission requests can be answered from here (`allow`/`deny`, the window, alerts).
+    pub answering: bool,
+    /// Its questions to the user can be answered from here (`answer`).
+    pub questions: bool,
+    /// An idle session takes its next prompt from here (`send`).
+    pub send: bool,
+    /// A running turn can be ended from here (`stop`).
+    pub stop: bool,
+    /// Its context figure is shown.
+    pub context: bool,
+    /// How the above was established.
+    pub proven: Proven,
+}
+
+/// How an agent's support was established.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proven {
+    /// Run here, in tmux against a mock of its model API, by the real-agent suite.
+    RealBinary {
+        /// The version the suite pins.
+        version: &'static str,
+    },
+    /// Built from its documentation (and its published package where one could be read): it
+    /// could not be run here.
+    FromDocs {
+        /// The version whose documentation or package was read.
+        version: &'static str,
+        /// Why it was not run ("needs a Factory account").
+        why_not_run: &'static str,
+    },
+}
+
+impl Support {
+    /// The points, named as `status --json` names them, with whether each holds.
+    pub fn points(&self) -> [(&'static str, bool); 8] {
+        [
+            ("hooks", self.hooks),
+            ("files", self.files),
+            ("process", self.process),
+            ("answering", self.answering),
+            ("questions", self.questions),
+            ("send", self.send),
+            ("stop", self.stop),
+            ("context", self.context),
+        ]
+    }
 }
 
 /// How an agent's prompt box reads typed keys (seen with the real binary in tmux).
@@ -127,6 +193,8 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Qwen => &QWEN,
         Agent::Copilot => &COPILOT,
         Agent::OpenCode => &OPENCODE,
+        Agent::Qoder => &QODER,
+        Agent::Auggie => &AUGGIE,
     }
 }
 
@@ -238,6 +306,17 @@ const CLAUDE: Entry = Entry {
         enter_delay_ms: 0,
     }),
     stop_by_deny: true,
+    support: Support {
+        hooks: true,
+        files: true,
+        process: true,
+        answering: true,
+        questions: true,
+        send: true,
+        stop: true,
+        context: true,
+        proven: Proven::RealBinary { version: "2.1.332" },
+    },
 };
 
 /// The programs that load Claude Code's hooks and run them as if they were Claude Code.
@@ -312,6 +391,17 @@ const CODEX: Entry = Entry {
     context_window_hint: None,
     terminal_talk: None,
     stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: true,
+        process: true,
+        answering: true,
+        questions: true,
+        send: true,
+        stop: true,
+        context: true,
+        proven: Proven::RealBinary { version: "0.171.0" },
+    },
 };
 
 const GEMINI: Entry = Entry {
@@ -343,6 +433,17 @@ const GEMINI: Entry = Entry {
         enter_delay_ms: 300,
     }),
     stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: false,
+        process: true,
+        answering: false,
+        questions: false,
+        send: true,
+        stop: true,
+        context: false,
+        proven: Proven::RealBinary { version: "0.61.0" },
+    },
 };
 
 const QWEN: Entry = Entry {
@@ -362,6 +463,17 @@ const QWEN: Entry = Entry {
     context_window_hint: None,
     terminal_talk: None,
     stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: false,
+        process: true,
+        answering: false,
+        questions: false,
+        send: true,
+        stop: false,
+        context: false,
+        proven: Proven::RealBinary { version: "0.24.4" },
+    },
 };
 
 const COPILOT: Entry = Entry {
@@ -406,6 +518,17 @@ const COPILOT: Entry = Entry {
         enter_delay_ms: 300,
     }),
     stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: true,
+        process: true,
+        answering: true,
+        questions: false,
+        send: true,
+        stop: false,
+        context: true,
+        proven: Proven::RealBinary { version: "1.0.102" },
+    },
 };
 
 const OPENCODE: Entry = Entry {
@@ -438,6 +561,83 @@ const OPENCODE: Entry = Entry {
     context_window_hint: None,
     terminal_talk: None,
     stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: false,
+        process: true,
+        answering: true,
+        questions: true,
+        send: true,
+        stop: true,
+        context: false,
+        proven: Proven::RealBinary { version: "1.18.33" },
+    },
+};
+
+const QODER: Entry = Entry {
+    agent: Agent::Qoder,
+    display_name: "Qoder",
+    product_name: "Qoder CLI",
+    colour: "#2f9e6e",
+    program: "qodercli",
+    process_names: &["qodercli"],
+    script_markers: &["@qoder-ai/qodercli"],
+    config_dir_env: "QODER_CONFIG_DIR",
+    foreign_callers: &[],
+    answer_path: None,
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "qodercli --resume ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: false,
+        process: true,
+        answering: false,
+        questions: false,
+        send: false,
+        stop: false,
+        context: false,
+        proven: Proven::FromDocs {
+            version: "1.1.52",
+            why_not_run: "needs a Qoder account (\"Not logged in · Please run /login\"; no provider base URL to point at a mock)",
+        },
+    },
+};
+
+const AUGGIE: Entry = Entry {
+    agent: Agent::Auggie,
+    display_name: "Auggie",
+    product_name: "Auggie (Augment Code)",
+    colour: "#d05a8c",
+    program: "auggie",
+    process_names: &["auggie"],
+    script_markers: &["@augmentcode/auggie"],
+    config_dir_env: "HOME",
+    foreign_callers: &[],
+    answer_path: None,
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "auggie --resume ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: false,
+        process: true,
+        answering: false,
+        questions: false,
+        send: false,
+        stop: false,
+        context: false,
+        proven: Proven::FromDocs {
+            version: "0.36.0",
+            why_not_run: "needs an Augment account (\"No auth provided. Please log in with `auggie login`\"; it talks only to Augment's own service)",
+        },
+    },
 };
 
 #[cfg(test)]
@@ -466,5 +666,54 @@ mod tests {
             entry(Agent::Copilot).resume_command("'a b'"),
             "copilot --resume='a b'"
         );
+    }
+
+    // What `status --json` says an agent supports must agree with what the code does where the
+    // row itself tells: a way to answer ⇔ "answering", keys typed into its terminal ⇒ "send",
+    // a stop typed or a deny that interrupts ⇒ "stop"; and every agent is seen by its process.
+    #[test]
+    fn support_agrees_with_the_behaviour_the_row_describes() {
+        for &agent in Agent::ALL {
+            let e = entry(agent);
+            let s = &e.support;
+            assert_eq!(
+                s.answering,
+                e.answer_path.is_some(),
+                "{agent:?}: `answering` must match its answer path"
+            );
+            if e.terminal_talk.is_some() {
+                assert!(
+                    s.send,
+                    "{agent:?}: typed into its terminal, so `send` holds"
+                );
+            }
+            let typed_stop = e.terminal_talk.is_some_and(|t| !t.stop_keys.is_empty());
+            if typed_stop || e.stop_by_deny {
+                assert!(
+                    s.stop,
+                    "{agent:?}: a stop is typed or denied, so `stop` holds"
+                );
+            }
+            if s.stop && !typed_stop && !e.stop_by_deny {
+                assert!(
+                    s.send,
+                    "{agent:?}: a stop with no keys and no deny goes through its own way in, which also sends"
+                );
+            }
+            assert!(
+                !e.process_names.is_empty() || !e.script_markers.is_empty(),
+                "{agent:?}: no process name or script marker, so its process cannot be found"
+            );
+            assert_eq!(
+                s.process,
+                !e.process_names.is_empty() || !e.script_markers.is_empty()
+            );
+            if let Proven::FromDocs { why_not_run, .. } = s.proven {
+                assert!(
+                    !why_not_run.trim().is_empty(),
+                    "{agent:?}: say why it was not run"
+                );
+            }
+        }
     }
 }

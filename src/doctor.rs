@@ -43,6 +43,7 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
                 agent.display_name()
             ))),
         }
+        out.push(Finding::Note(crate::status::support_sentence(agent)));
         let (hooks, command) = agent.adapter().doctor_hooks(agent, bin);
         if let Some(command) = command {
             probe_targets.push((agent, command));

@@ -53,6 +53,7 @@ pub fn run_hook(args: &[String]) {
     let _ = std::panic::catch_unwind(|| {
         let agent = agent_flag(args);
         let (payload, cut) = read_stdin(MAX_STDIN, STDIN_BUDGET);
+        let mut payload = payload;
         if let Some(agent) = agent {
             if let Some(call) = agent.adapter().own_hook_call(agent, args, &payload, at) {
                 // A permission request or a question the adapter can offer for an answer
@@ -62,6 +63,10 @@ pub fn run_hook(args: &[String]) {
                     .flatten();
                 own_shape_hook(agent, call, ask, cut, at, started);
                 return;
+            }
+            // Claude's meaning under other keys (Auggie's): rewritten, then read as Claude's.
+            if let Some(rewritten) = agent.adapter().claude_shaped_payload(&payload) {
+                payload = rewritten;
             }
         }
         hook_once(agent, &payload, cut, at, started);

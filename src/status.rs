@@ -13,6 +13,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::catalogue::{Proven, Support};
 use crate::control::client::ControlClient;
 use crate::control::protocol::{PingInfo, TypedReply};
 use crate::control::Request;
@@ -34,8 +35,123 @@ pub struct LastEvent {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentStatus {
     pub agent: Agent,
+    /// The product's name ("Qwen Code").
+    #[serde(default)]
+    pub name: String,
+    /// What Agent Tray does for it here (its catalogue row's [`Support`]).
+    #[serde(default)]
+    pub supports: Supports,
+    /// How that was established: `{"how": "real_binary", "version"}` or
+    /// `{"how": "from_docs", "version", "why_not_run"}`.
+    #[serde(default)]
+    pub proven: Option<ProvenReport>,
     pub hooks: Option<HookHealth>,
     pub last_event: Option<LastEvent>,
+}
+
+/// [`Support`]'s points, as `status --json` spells them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Supports {
+    pub hooks: bool,
+    pub files: bool,
+    pub process: bool,
+    pub answering: bool,
+    pub questions: bool,
+    pub send: bool,
+    pub stop: bool,
+    pub context: bool,
+}
+
+impl From<&Support> for Supports {
+    fn from(s: &Support) -> Self {
+        Supports {
+            hooks: s.hooks,
+            files: s.files,
+            process: s.process,
+            answering: s.answering,
+            questions: s.questions,
+            send: s.send,
+            stop: s.stop,
+            context: s.context,
+        }
+    }
+}
+
+/// [`Proven`], as `status --json` spells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum ProvenReport {
+    RealBinary {
+        version: String,
+    },
+    FromDocs {
+        version: String,
+        why_not_run: String,
+    },
+}
+
+impl From<&Proven> for ProvenReport {
+    fn from(p: &Proven) -> Self {
+        match *p {
+            Proven::RealBinary { version } => ProvenReport::RealBinary {
+                version: version.to_string(),
+            },
+            Proven::FromDocs {
+                version,
+                why_not_run,
+            } => ProvenReport::FromDocs {
+                version: version.to_string(),
+                why_not_run: why_not_run.to_string(),
+            },
+        }
+    }
+}
+
+/// One sentence for people, naming the agent: what is supported, what not, and how it was
+/// established (`doctor` prints it).
+pub fn support_sentence(agent: Agent) -> String {
+    format!(
+        "{}: {}",
+        crate::catalogue::entry(agent).product_name,
+        support_summary(agent)
+    )
+}
+
+/// [`support_sentence`] without the agent's name (`status` prints it under the agent's line).
+pub fn support_summary(agent: Agent) -> String {
+    let entry = crate::catalogue::entry(agent);
+    let s = &entry.support;
+    let label = |point: &str| match point {
+        "hooks" => "hooks",
+        "files" => "its files",
+        "process" => "its process",
+        "answering" => "permission answers",
+        "questions" => "questions",
+        "send" => "send",
+        "stop" => "stop",
+        _ => "context",
+    };
+    let (yes, no): (Vec<_>, Vec<_>) = s.points().into_iter().partition(|(_, held)| *held);
+    let list = |points: Vec<(&str, bool)>| {
+        points
+            .into_iter()
+            .map(|(p, _)| label(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let how = match s.proven {
+        Proven::RealBinary { version } => format!("proven with its real binary {version}"),
+        Proven::FromDocs {
+            version,
+            why_not_run,
+        } => format!("from its documentation ({version}), not run here: {why_not_run}"),
+    };
+    let mut text = list(yes);
+    if !no.is_empty() {
+        text.push_str(&format!("; not {}", list(no)));
+    }
+    text.push_str(&format!(" ({how})"));
+    text
 }
 
 /// `status --json`.
@@ -59,6 +175,11 @@ pub fn report(paths: &TrayPaths) -> StatusReport {
         .copied()
         .map(|agent| AgentStatus {
             agent,
+            name: crate::catalogue::entry(agent).product_name.to_string(),
+            supports: Supports::from(&crate::catalogue::entry(agent).support),
+            proven: Some(ProvenReport::from(
+                &crate::catalogue::entry(agent).support.proven,
+            )),
             hooks: health.iter().find(|h| h.agent == agent).cloned(),
             last_event: last.get(&agent).map(|record| LastEvent {
                 event: record.observation.event.as_str().to_string(),
@@ -123,6 +244,7 @@ pub fn run(json: bool) -> Result<ExitCode, StatusError> {
                 None => "no event yet".to_string(),
             };
             text.push_str(&format!("{name}: {hooks}; {last}\n"));
+            text.push_str(&format!("  supports {}\n", support_summary(a.agent)));
         }
     }
     let _ = std::io::stdout().lock().write_all(text.as_bytes());

@@ -35,6 +35,8 @@ pub enum Agent {
     Qwen,
     Copilot,
     OpenCode,
+    Qoder,
+    Auggie,
 }
 
 impl Agent {
@@ -46,6 +48,8 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::OpenCode,
+        Agent::Qoder,
+        Agent::Auggie,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -56,6 +60,8 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::OpenCode => "opencode",
+            Agent::Qoder => "qoder",
+            Agent::Auggie => "auggie",
         }
     }
 
@@ -68,6 +74,8 @@ impl Agent {
             Agent::Qwen => &["qwen-code", "qwen_code"],
             Agent::Copilot => &["github-copilot", "copilot-cli"],
             Agent::OpenCode => &["open-code", "opencode-ai"],
+            Agent::Qoder => &["qodercli", "qoder-cli"],
+            Agent::Auggie => &["augment", "augment-code"],
         }
     }
 

@@ -27,13 +27,18 @@ use crate::install::{Action, InstallError, Plan};
 use crate::model::{Agent, EventKind, Observation};
 use crate::process::ProcessTable;
 
+pub mod auggie;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod opencode;
 pub mod own_file;
+pub mod qoder;
 pub mod qwen;
+pub mod settings_hooks;
+#[cfg(test)]
+pub(crate) mod story;
 
 /// Every agent Agent Tray knows, in the order the window and `doctor` list them.
 pub const REGISTERED: &[Agent] = Agent::ALL;
@@ -47,6 +52,8 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Qwen => &qwen::QwenCode,
         Agent::Copilot => &copilot::CopilotCli,
         Agent::OpenCode => &opencode::OpenCode,
+        Agent::Qoder => &qoder::QoderCli,
+        Agent::Auggie => &auggie::Auggie,
     }
 }
 
@@ -252,6 +259,14 @@ pub trait AgentAdapter: Sync + 'static {
         at: chrono::DateTime<chrono::Utc>,
     ) -> Option<OwnHookCall> {
         let _ = (agent, args, payload, at);
+        None
+    }
+    /// For an agent whose payloads carry Claude's meaning under other keys (Auggie's
+    /// `conversation_id` and `workspace_roots`): the payload rewritten into Claude's keys, which
+    /// the standard parser then reads (pid walk, repository, answering and all). `None` (the
+    /// default): read as it came.
+    fn claude_shaped_payload(&self, payload: &[u8]) -> Option<Vec<u8>> {
+        let _ = payload;
         None
     }
     /// The file in `dir` that is ours alone (the agent loads every file of its kind from that
