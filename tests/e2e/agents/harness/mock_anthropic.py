@@ -45,6 +45,10 @@ ASK_MANY = [
 ]
 
 
+# The shell tool of each agent that speaks the Messages API: Claude Code's, Qwen Code's.
+SHELL_TOOLS = ("Bash", "run_shell_command")
+
+
 class AnthropicMock(MockServer):
     name = "anthropic-mock"
     model = "claude-mock-1"
@@ -55,7 +59,7 @@ class AnthropicMock(MockServer):
         text, has_result = _last_user_text(body.get("messages"))
         if has_result:
             return ("text", "done"), 0
-        if "Bash" not in tools:  # a side request (title, summary, ...): answer at once
+        if not tools & set(SHELL_TOOLS):  # a side request (title, summary, ...): answer at once
             return ("text", "ok"), 0
         return scripted_reply(text, kinds=("tool", "ask", "mcp"))
 
@@ -71,13 +75,15 @@ class AnthropicMock(MockServer):
 
     def messages(self, h, body):
         (kind, arg), delay = self.plan(body)
+        tools = {t.get("name") for t in (body.get("tools") or []) if isinstance(t, dict)}
+        shell = next((t for t in SHELL_TOOLS if t in tools), "Bash")
         n = self.next_id()
         if delay:
             self.hold(delay)
         msg_id = f"msg_mock_{n}"
         model = body.get("model") or self.model
         if kind == "tool":
-            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "Bash",
+            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": shell,
                      "input": {"command": arg, "description": "mock command"}}
             stop = "tool_use"
         elif kind == "ask":
