@@ -419,6 +419,11 @@ mod tests {
             Some(codex::install::timeout_secs("PermissionRequest") - 1)
         );
         assert_eq!(
+            wait(Agent::Qwen),
+            Some(qwen::PERMISSION_TIMEOUT_MS / 1000 - 10),
+            "Qwen's hook timeout is written in milliseconds"
+        );
+        assert_eq!(
             wait(Agent::Copilot),
             Some(u64::from(copilot::install::TIMEOUT_SEC) - 1)
         );
