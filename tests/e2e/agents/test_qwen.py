@@ -49,37 +49,42 @@ class QwenSessions(ScenarioTest):
     def pending(self):
         return json.loads(self.tray.run("pending", "--json").stdout)
 
-    def wait_request(self, timeout=20):
+    def wait_request(self, since_id=None, timeout=20):
+        """Qwen's open request as `pending` lists it (another than `since_id`), once the session
+        shows it waits for permission, with no dialog of Qwen's own on screen."""
+        t = self.since()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            mine = [r for r in self.pending() if r.get("agent") == "qwen"]
+            mine = [r for r in self.pending() if r.get("agent") == "qwen" and r["id"] != since_id]
             if mine:
-                return mine[0]
+                break
             time.sleep(0.05)
-        self.fail(f"no qwen request in `pending` within {timeout}s; screen:\n{self.agent.screen()}")
+        else:
+            self.fail(f"no new qwen request in `pending` within {timeout}s; screen:\n{self.agent.screen()}")
+        self.assertEqual(len(mine), 1, f"one request open at a time: {mine}")
+        self.assertEqual(mine[0]["tool"], "run_shell_command", mine[0])
+        self.wait_state("waiting_for_permission", 5, since=t, what="waiting for permission while the request is open")
+        self.assertNotRegex(self.agent.screen(), self.agent.PERMISSION,
+                            "Qwen opens its own dialog only once our hook has answered (or given up)")
+        return mine[0]
 
     def made(self, name):
         return os.path.exists(os.path.join(self.agent.cwd, name))
 
-    def ask(self, name):
-        """Prompts the mock's `touch <name>` and returns Qwen's request as `pending` lists it, once
-        the session shows it waits for permission."""
-        t = self.since()
-        self.agent.prompt(f"TOOL touch {name}")
-        request = self.wait_request()
-        self.assertEqual(request["tool"], "run_shell_command", request)
-        self.assertIn(f"touch {name}", request["command"])
-        self.wait_state("waiting_for_permission", 5, since=t, what="waiting for permission while the request is open")
-        self.assertNotRegex(self.agent.screen(), self.agent.PERMISSION,
-                            "Qwen opens its own dialog only once our hook has answered (or given up)")
-        return request
+    def wait_made(self, name, timeout=10):
+        deadline = time.monotonic() + timeout
+        while not self.made(name):
+            if time.monotonic() > deadline:
+                self.fail(f"{name} not made within {timeout}s; screen:\n{self.agent.screen()}")
+            time.sleep(0.05)
 
-    def test_a_turn_a_tool_allowed_and_one_denied_from_the_cli_then_kill_9(self):
+    def test_a_turn_then_two_requests_in_one_turn_allowed_and_denied_from_the_cli_then_kill_9(self):
         """Hooks installed, answering on: starting → working → idle with the context Qwen's Stop
-        reports; a command's request answered by `agent-tray allow` after longer than a short
-        hook timeout (the file is made, the session works again, then idles); another answered by
-        `agent-tray deny` (the file is not made, the model is told why); kill -9 of Qwen's node
-        → ended. One row throughout, though its hooks and its session file both tell of it."""
+        reports. Then one turn asks twice: the first request, answered by `agent-tray allow` after
+        longer than a short hook timeout, runs its command (the file is made, the session works
+        again); the second is a request of its own (the first's id no longer answers anything),
+        answered by `agent-tray deny` (its file is not made, the model is told why). kill -9 of
+        Qwen's node → ended. One row throughout, though its hooks and its file both tell of it."""
         a = self.setup_qwen()
         t0 = self.since()
         a.start()
@@ -97,22 +102,26 @@ class QwenSessions(ScenarioTest):
         self.assertEqual((s.get("context_tokens"), s.get("context_window")), (100, 200_000),
                          f"the context Qwen's Stop reports (input_tokens, context_limit): {s}")
 
-        request = self.ask("made-by-tool")
-        self.assertFalse(request["accepts"]["allow_for_session"], request)
+        a.prompt("TOOL touch made-by-tool THEN SLEEP 2 TOOL touch denied-file")
+        first = self.wait_request()
+        self.assertIn("touch made-by-tool", first["command"])
+        self.assertFalse(first["accepts"]["allow_for_session"], first)
         time.sleep(PAST_A_SHORT_TIMEOUT)
-        self.assertEqual([r["id"] for r in self.pending()], [request["id"]], "still waiting: Qwen did not kill our hook")
+        self.assertEqual([r["id"] for r in self.pending()], [first["id"]], "still waiting: Qwen did not kill our hook")
         t = self.since()
-        self.tray.run("allow", request["id"])
+        self.tray.run("allow", first["id"])
         self.wait_state("working", 5, since=t, what="working once allowed (the tool runs)")
-        a.wait_turn_done("done")
-        self.wait_state("idle", 10, since=t, what="idle after the allowed tool's turn")
-        self.assertTrue(self.made("made-by-tool"), "the allowed tool ran")
-        self.assertEqual(self.pending(), [], "the answered request is gone")
+        self.wait_made("made-by-tool")  # the allowed tool ran
 
-        request = self.ask("denied-file")
+        second = self.wait_request(since_id=first["id"])
+        self.assertIn("touch denied-file", second["command"])
+        late = self.tray.run("allow", first["id"], check=False)
+        self.assertNotEqual(late.returncode, 0, "the first request is answered: its id allows nothing now")
+        self.assertEqual([r["id"] for r in self.pending()], [second["id"]], "the second is still open")
         t = self.since()
-        self.tray.run("deny", request["id"], "--message", "not here")
-        _, s = self.wait_state("idle", 15, since=t, what="idle after the denied tool's turn")
+        self.tray.run("deny", second["id"], "--message", "not here")
+        a.wait_turn_done("done")
+        self.wait_state("idle", 15, since=t, what="idle after the turn")
         self.assertFalse(self.made("denied-file"), "a denied tool never runs")
         self.assertIn("not here", json.dumps(a.mock.requests), "the model was told the message")
         self.assertEqual(self.pending(), [])
