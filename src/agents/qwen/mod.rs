@@ -57,6 +57,10 @@ fn never_a_helper(_: &[String]) -> bool {
     false
 }
 
+/// Its tools whose answer it takes only from its own dialog (`ask_user_question`; `exit_plan_mode`
+/// in plan mode; `propose_goal`).
+pub const USER_DIALOG_TOOLS: &[&str] = &["ask_user_question", "exit_plan_mode", "propose_goal"];
+
 /// Qwen Code's adapter.
 pub struct QwenCode;
 
@@ -133,6 +137,14 @@ impl AgentAdapter for QwenCode {
                 }
             })
         })
+    }
+
+    /// Not its tools that need the user (read in the 0.24.4 bundle: `requiresUserInteraction`):
+    /// for those Qwen ignores a hook's allow, honours a deny, and shows its dialog only once the
+    /// hook is done, so waiting on one would hide the question and answering it could only
+    /// refuse it.
+    fn offers_answer_for(&self, tool: &str) -> bool {
+        !USER_DIALOG_TOOLS.contains(&tool)
     }
 
     /// Every call says the agent asks before its tool hooks; `Stop` carries the context figure.
@@ -460,6 +472,17 @@ mod tests {
         assert_eq!(check(&live), Verdict::Live);
         assert_eq!(check(&Procs(pid, "1".into())), Verdict::PidReused);
         assert_eq!(check(&Procs(pid + 1, "1".into())), Verdict::NotRunning);
+    }
+
+    /// Its question tool is never offered (Qwen would ignore our allow and hide the question
+    /// while we wait); its shell tool is.
+    #[test]
+    fn only_tools_it_lets_a_hook_allow_are_offered() {
+        let adapter = QwenCode;
+        assert!(adapter.offers_answer_for("run_shell_command"));
+        assert!(adapter.offers_answer_for("write_file"));
+        assert!(!adapter.offers_answer_for("ask_user_question"));
+        assert!(crate::agents::adapter_of(Agent::Claude).offers_answer_for("ask_user_question"));
     }
 
     /// Qwen 0.24.4 reads a timeout of 1000 or more as milliseconds, and older versions read
