@@ -456,7 +456,21 @@ const QWEN: Entry = Entry {
     script_markers: &["@qwen-code/qwen-code"],
     config_dir_env: "HOME",
     foreign_callers: &[],
-    answer_path: None,
+    // Its `PermissionRequest` hook answers in Claude's shape (seen with 0.24.4: an allow runs the
+    // tool, a deny does not), but it runs *before* the terminal's dialog opens, so while our hook
+    // waits the terminal cannot answer: opt-in, like Codex's hook route, with a one-minute
+    // default. The wait may go to 590 s, 10 s under the 600 s `install` writes (as Claude's).
+    answer_path: Some(AnswerPath {
+        on_by_default: false,
+        terminal_stays_open: false,
+        default_wait_secs: 60,
+        max_wait_secs: 590,
+        accepts: Accepts {
+            allow_for_session: false,
+            deny_message: true,
+        },
+        reply: ReplyShape::HookSpecificDecision,
+    }),
     form_path: None,
     other_answer_route: None,
     resume_prefix: "qwen --resume ",
@@ -465,13 +479,13 @@ const QWEN: Entry = Entry {
     stop_by_deny: false,
     support: Support {
         hooks: true,
-        files: false,
+        files: true,
         process: true,
-        answering: false,
+        answering: true,
         questions: false,
         send: true,
         stop: false,
-        context: false,
+        context: true,
         proven: Proven::RealBinary { version: "0.24.4" },
     },
 };

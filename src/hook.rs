@@ -229,15 +229,10 @@ fn hook_once(agent: Option<Agent>, payload: &[u8], cut: bool, at: DateTime<Utc>,
     }
     if obs.event == EventKind::PermissionRequest && !answered_by_server {
         if let Some(path) = obs.agent.entry().answer_path {
-            ask_and_print(
-                &paths,
-                obs,
-                standard_ask(payload, cut),
-                path,
-                cut,
-                started,
-                true,
-            );
+            let offered = standard_ask(payload, cut).filter(|(_, call)| {
+                crate::agents::adapter_of(obs.agent).offers_answer_for(&call.detail.tool)
+            });
+            ask_and_print(&paths, obs, offered, path, cut, started, true);
             return;
         }
     }

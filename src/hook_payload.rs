@@ -56,6 +56,10 @@ pub struct HookFields {
     pub mcp_server_name: Option<String>,
     /// Another agent's payload, told by a field only that agent sends.
     pub foreign: Option<ForeignCaller>,
+    /// Tokens the turn's last request held (Qwen Code's `Stop`: `input_tokens`).
+    pub input_tokens: Option<u64>,
+    /// The model's context window in tokens (Qwen Code's `Stop`: `context_limit`).
+    pub context_limit: Option<u64>,
 }
 
 /// Another program running an agent's hooks as if it were that agent (GitHub Copilot CLI and
@@ -387,6 +391,16 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let fields = self.0;
         while let Some(key) = map.next_key::<KeyName>()? {
+            let number = match key.0.as_str() {
+                "input_tokens" => Some(&mut fields.input_tokens),
+                "context_limit" => Some(&mut fields.context_limit),
+                _ => None,
+            };
+            if let Some(slot) = number {
+                // Any other type counts as absent, as for the text fields.
+                *slot = map.next_value::<IgnoredOrU64>()?.0;
+                continue;
+            }
             let (slot, max) = match key.0.as_str() {
                 "session_id" => (&mut fields.session_id, MAX_SHORT),
                 "hook_event_name" => (&mut fields.hook_event_name, MAX_SHORT),
@@ -418,6 +432,16 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// A whole non-negative number, or nothing (a value of any other type, skipped).
+struct IgnoredOrU64(Option<u64>);
+
+impl<'de> de::Deserialize<'de> for IgnoredOrU64 {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        Ok(IgnoredOrU64(value.as_u64()))
     }
 }
 

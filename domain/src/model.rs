@@ -612,6 +612,11 @@ pub struct Observation {
     /// ("until now": free); `None` says nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_until: Option<DateTime<Utc>>,
+    /// The agent runs a tool call's `PreToolUse` only once its permission request was answered
+    /// (Qwen Code asks first): a `PreToolUse` after an ask is then the answer taking effect, never
+    /// the ask's own hook arriving late (Claude Code starts both together).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asks_before_tool_hooks: bool,
 }
 
 impl Observation {
@@ -650,6 +655,7 @@ impl Observation {
             context_tokens: None,
             context_window: None,
             blocked_until: None,
+            asks_before_tool_hooks: false,
         }
     }
 

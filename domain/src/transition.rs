@@ -339,6 +339,7 @@ fn is_pre_tool_use_of_the_asked_call(record: &SessionRecord, obs: &Observation) 
         return false;
     };
     obs.event == EventKind::PreToolUse
+        && !obs.asks_before_tool_hooks
         && record.own_state == SessionState::WaitingForPermission
         && tool.is_some()
         && *tool == obs.tool_name
@@ -867,6 +868,51 @@ mod tests {
         run(&mut r, tool(EventKind::PermissionRequest, "Bash", 30), 30).unwrap();
         run(&mut r, tool(EventKind::PreToolUse, "Bash", 33), 33).unwrap();
         assert_eq!(r.session.state, SessionState::Working);
+    }
+
+    #[test]
+    fn where_the_agent_asks_before_its_tool_hooks_a_quick_answer_is_working_at_once() {
+        // Qwen Code 0.24.4: PermissionRequest, then (once answered, here 0.5 s on) the call's
+        // PreToolUse. That PreToolUse is the tool starting, so the wait ends with it; a second
+        // ask in the same turn waits again, and its own answer ends it.
+        let tool = |event, name: &str, ms: i64| {
+            let mut o = obs(event, 0);
+            o.at = t(0) + chrono::TimeDelta::milliseconds(ms);
+            o.tool_name = Some(name.into());
+            o.asks_before_tool_hooks = true;
+            o
+        };
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        let asks = |r: &mut SessionRecord, ms| {
+            run(
+                r,
+                tool(EventKind::PermissionRequest, "run_shell_command", ms),
+                10,
+            )
+            .unwrap();
+            assert_eq!(r.session.state, SessionState::WaitingForPermission);
+            run(
+                r,
+                tool(EventKind::PreToolUse, "run_shell_command", ms + 500),
+                10,
+            )
+            .unwrap();
+            assert_eq!(
+                r.session.state,
+                SessionState::Working,
+                "answered: the tool runs"
+            );
+            run(
+                r,
+                tool(EventKind::PostToolUse, "run_shell_command", ms + 900),
+                10,
+            )
+            .unwrap();
+            assert_eq!(r.session.state, SessionState::Working);
+        };
+        asks(&mut r, 10_000);
+        asks(&mut r, 11_000);
     }
 
     #[test]

@@ -120,6 +120,13 @@ pub trait AgentAdapter: Sync + 'static {
         let _ = payload;
         None
     }
+    /// Whether a standard (Claude-shaped) permission request for `tool` is offered for an
+    /// answer from here; `false` for a tool whose answer the agent takes only from its own
+    /// dialog (then the hook returns at once and the terminal asks). Every tool by default.
+    fn offers_answer_for(&self, tool: &str) -> bool {
+        let _ = tool;
+        true
+    }
     /// The hook command line `doctor` proves the answer path with, given the one it probes
     /// delivery with; the default is that same line (one command for every event).
     fn answer_probe_command(&self, probed: &str) -> String {
@@ -432,6 +439,11 @@ mod tests {
         assert_eq!(
             wait(Agent::Codex),
             Some(codex::install::timeout_secs("PermissionRequest") - 1)
+        );
+        assert_eq!(
+            wait(Agent::Qwen),
+            Some(qwen::PERMISSION_TIMEOUT_MS / 1000 - 10),
+            "Qwen's hook timeout is written in milliseconds"
         );
         assert_eq!(
             wait(Agent::Copilot),

@@ -15,6 +15,10 @@
 //! The feed checks the processes it vouched for on every tick, so a `kill -9` is seen within one
 //! tick even before the pid watcher's own.
 //!
+//! Qwen Code keeps the same kind of file (`~/.qwen/sessions/<pid>.json`, with no status and a
+//! `procStart` of `<boot id>:<start token>`), so the feed is shared: a [`LiveFileKind`] says whose
+//! files it reads.
+//!
 //! It also publishes which session ids have a live file ([`LiveClaudeSessions`]): the transcript
 //! feed uses that to tell a live session's transcript from one whose `claude` exited a minute ago.
 
@@ -113,27 +117,71 @@ pub enum Verdict {
     Helper,
 }
 
-/// Decides whether to believe a file. Pure but for the injected process table.
+/// Whose live-session files a feed reads, and what differs between them.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveFileKind {
+    pub agent: Agent,
+    /// The feed's name in the engine's stats and logs.
+    pub feed_name: &'static str,
+    /// Whether a process the file names is the agent's own helper, not a session.
+    pub is_helper: fn(&[String]) -> bool,
+    /// Whether the file's `name` is the session's title (Claude's is; Qwen's is a generated
+    /// `<folder>-<n>` handle).
+    pub name_is_title: bool,
+}
+
+/// Claude Code's files.
+pub const CLAUDE_FILES: LiveFileKind = LiveFileKind {
+    agent: Agent::Claude,
+    feed_name: "claude_sessions",
+    is_helper: super::is_agent_helper,
+    name_is_title: true,
+};
+
+/// Decides whether to believe a file of Claude's. Pure but for the injected process table.
 pub fn judge(pid: u32, proc_start: Option<&str>, table: &impl ProcessTable) -> Verdict {
+    judge_with(pid, proc_start, table, CLAUDE_FILES.is_helper)
+}
+
+/// The process start token in a file's `procStart`: all of Claude's; the part after the last
+/// `:` of Qwen's `<boot id>:<token>`.
+pub fn start_token_of(recorded: &str) -> &str {
+    recorded.rsplit(':').next().unwrap_or(recorded)
+}
+
+/// Decides whether to believe a file. A recorded start of `<boot id>:<token>` (Qwen's) is
+/// compared by its token.
+pub fn judge_with(
+    pid: u32,
+    proc_start: Option<&str>,
+    table: &impl ProcessTable,
+    is_helper: fn(&[String]) -> bool,
+) -> Verdict {
     if !table.exists(pid) {
         return Verdict::NotRunning;
     }
-    match (proc_start, table.start_token(pid)) {
+    let recorded = proc_start.map(start_token_of);
+    match (recorded, table.start_token(pid)) {
         (Some(recorded), Some(current)) if recorded != current => Verdict::PidReused,
-        _ if table
-            .cmdline(pid)
-            .is_some_and(|argv| super::is_agent_helper(&argv)) =>
-        {
-            Verdict::Helper
-        }
+        _ if table.cmdline(pid).is_some_and(|argv| is_helper(&argv)) => Verdict::Helper,
         // Nothing to compare (an older Claude, or a platform where the token is unreadable):
         // the live pid is the best evidence there is.
         _ => Verdict::Live,
     }
 }
 
-/// The observation a believed file makes.
+/// The observation a believed file of Claude's makes.
 pub fn observation_of(file: &SessionsFile, pid: u32, mtime: DateTime<Utc>) -> Option<Observation> {
+    observation_for(&CLAUDE_FILES, file, pid, mtime)
+}
+
+/// The observation a believed file makes.
+pub fn observation_for(
+    kind: &LiveFileKind,
+    file: &SessionsFile,
+    pid: u32,
+    mtime: DateTime<Utc>,
+) -> Option<Observation> {
     let session_id = file.session_id.clone()?;
     let status = match file.status.as_deref() {
         Some("busy") => Some(ReportedStatus::Busy),
@@ -152,7 +200,7 @@ pub fn observation_of(file: &SessionsFile, pid: u32, mtime: DateTime<Utc>) -> Op
         .or(file.updated_at)
         .and_then(DateTime::from_timestamp_millis)
         .unwrap_or(mtime);
-    let mut obs = Observation::new(session_id, Agent::Claude, event, at)
+    let mut obs = Observation::new(session_id, kind.agent, event, at)
         .with_source(Source::SessionsFile)
         .with_pid(Some(pid))
         .with_cwd(file.cwd.clone());
@@ -162,7 +210,7 @@ pub fn observation_of(file: &SessionsFile, pid: u32, mtime: DateTime<Utc>) -> Op
     } else {
         None
     };
-    obs.title = file.name.clone();
+    obs.title = file.name.clone().filter(|_| kind.name_is_title);
     obs.tmux = file.tmux.clone();
     Some(obs)
 }
@@ -229,6 +277,7 @@ fn content_hash(bytes: &[u8]) -> u64 {
 
 /// The feed. Generic over the process table so tests can script processes.
 pub struct ClaudeSessionsFeed<T: ProcessTable = SystemProcesses> {
+    kind: LiveFileKind,
     claude_dirs: Vec<PathBuf>,
     table: T,
     files: HashMap<PathBuf, Tracked>,
@@ -240,6 +289,13 @@ impl ClaudeSessionsFeed<SystemProcesses> {
     pub fn new(claude_dirs: Vec<PathBuf>, live: LiveClaudeSessions, stats: Arc<FeedStats>) -> Self {
         Self::with_table(claude_dirs, live, stats, SystemProcesses)
     }
+
+    /// A feed of another agent's files of the same kind (`<dir>/sessions/<pid>.json`).
+    pub fn of_kind(kind: LiveFileKind, dirs: Vec<PathBuf>, stats: Arc<FeedStats>) -> Self {
+        let mut feed = Self::new(dirs, LiveClaudeSessions::default(), stats);
+        feed.kind = kind;
+        feed
+    }
 }
 
 impl<T: ProcessTable> ClaudeSessionsFeed<T> {
@@ -250,6 +306,7 @@ impl<T: ProcessTable> ClaudeSessionsFeed<T> {
         table: T,
     ) -> Self {
         ClaudeSessionsFeed {
+            kind: CLAUDE_FILES,
             claude_dirs,
             table,
             files: HashMap::new(),
@@ -313,23 +370,32 @@ impl<T: ProcessTable> ClaudeSessionsFeed<T> {
             }
         };
         let pid = file.pid.or_else(|| pid_from_name(path));
-        let verdict = pid.map(|pid| (pid, judge(pid, file.proc_start.as_deref(), &self.table)));
+        let verdict = pid.map(|pid| {
+            let proc_start = file.proc_start.as_deref();
+            (
+                pid,
+                judge_with(pid, proc_start, &self.table, self.kind.is_helper),
+            )
+        });
         match verdict {
             Some((pid, Verdict::Live)) => {
                 let session_id = file.session_id.clone().unwrap_or_default();
                 if let Some(old) = previous.as_ref() {
                     if old.session_id != session_id {
                         // `/clear` or `/resume` inside the same process: the old session is over.
-                        out.push(gone(old, mtime_of(&meta)));
+                        out.push(gone(self.kind.agent, old, mtime_of(&meta)));
                     }
                 }
-                if let Some(obs) = observation_of(&file, pid, mtime_of(&meta)) {
+                if let Some(obs) = observation_for(&self.kind, &file, pid, mtime_of(&meta)) {
                     out.push(FeedOutput::observe(obs));
                 }
                 tracked.reported = Some(Reported {
                     session_id,
                     pid,
-                    proc_start: file.proc_start.clone(),
+                    proc_start: file
+                        .proc_start
+                        .as_deref()
+                        .map(|r| start_token_of(r).to_string()),
                 });
             }
             Some((_, verdict)) => {
@@ -351,7 +417,7 @@ impl<T: ProcessTable> ClaudeSessionsFeed<T> {
         {
             // Deleted by `claude` itself on a clean exit. No file time is left to stamp it with;
             // an end is final whatever its stamp, so now is as good as any.
-            out.push(gone(&old, chrono::Utc::now()));
+            out.push(gone(self.kind.agent, &old, chrono::Utc::now()));
         }
     }
 
@@ -371,9 +437,9 @@ impl<T: ProcessTable> ClaudeSessionsFeed<T> {
     }
 }
 
-fn gone(old: &Reported, at: DateTime<Utc>) -> FeedOutput {
+fn gone(agent: Agent, old: &Reported, at: DateTime<Utc>) -> FeedOutput {
     FeedOutput::observe(
-        Observation::new(old.session_id.clone(), Agent::Claude, EventKind::Gone, at)
+        Observation::new(old.session_id.clone(), agent, EventKind::Gone, at)
             .with_source(Source::SessionsFile)
             .with_pid(Some(old.pid)),
     )
@@ -405,7 +471,7 @@ fn read_small(path: &Path, stats: &FeedStats) -> Option<Vec<u8>> {
 
 impl<T: ProcessTable + Send + 'static> Feed for ClaudeSessionsFeed<T> {
     fn name(&self) -> &'static str {
-        "claude_sessions"
+        self.kind.feed_name
     }
 
     fn stats(&self) -> Arc<FeedStats> {
@@ -476,7 +542,8 @@ impl<T: ProcessTable + Send + 'static> Feed for ClaudeSessionsFeed<T> {
             let Some(reported) = tracked.reported.as_ref() else {
                 continue;
             };
-            let verdict = judge(reported.pid, reported.proc_start.as_deref(), &self.table);
+            let proc_start = reported.proc_start.as_deref();
+            let verdict = judge_with(reported.pid, proc_start, &self.table, self.kind.is_helper);
             if verdict != Verdict::Live {
                 out.push(died(reported, verdict));
                 tracked.reported = None;

@@ -147,8 +147,63 @@ def record_codex():
         w.cleanup()
 
 
+QWEN_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PermissionDenied",
+               "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "Stop", "StopFailure",
+               "SubagentStart", "SubagentStop", "PreCompact", "SessionEnd"]
+
+
+def record_qwen():
+    """Qwen Code in tmux against the Anthropic mock, the recorder registered for every event that
+    says something of a session (not MessageDisplay: one call per streamed batch). Also keeps its
+    live-session file `~/.qwen/sessions/<pid>.json` and the screens seen."""
+    from harness.qwen import QwenAgent, qwen_js
+    w = World("rec-qwen")
+    try:
+        mock = AnthropicMock(w.path("logs", "anthropic.jsonl")).start()
+        w.on_cleanup(mock.stop)
+        a = QwenAgent(w, mock).configure()
+        rec = Recorder(w)
+        p = os.path.join(w.home, ".qwen", "settings.json")
+        doc = json.load(open(p))
+        hooks = doc.setdefault("hooks", {})
+        for e in QWEN_EVENTS:
+            entry = {"type": "command", "command": f"{rec.script} {e}"}
+            hooks.setdefault(e, []).append({"hooks": [entry]})
+        with open(p, "w") as f:
+            json.dump(doc, f, indent=2)
+        pkg = json.load(open(os.path.join(os.path.dirname(qwen_js()), "package.json")))
+        out = os.path.join(REPO, "tests", "fixtures", "qwen", f"real-{pkg['version']}")
+        os.makedirs(out, exist_ok=True)
+        screens = []
+        a.start()
+        a.wait_ready()
+        a.prompt("hello")
+        a.wait_turn_done("ok")
+        a.prompt("SLEEP 1 TOOL touch made-by-tool")
+        a.wait_permission()
+        screens.append(("permission dialog", a.screen()))
+        a.approve()
+        a.wait_turn_done("done")
+        screens.append(("turn done", a.screen()))
+        live = json.load(open(a.session_file()))
+        a.exit()
+        time.sleep(1)
+        rows, _ = hook_rows(rec)
+        write_jsonl(w, os.path.join(out, "hooks.jsonl"), rows)
+        with open(os.path.join(out, "session-file.json"), "w") as f:
+            f.write(scrub(w, json.dumps(live, indent=2)) + "\n")
+        print(f"wrote {os.path.relpath(os.path.join(out, 'session-file.json'), REPO)}")
+        if os.environ.get("AGENT_E2E_DEBUG"):
+            for what, text in screens:
+                sys.stderr.write(f"--- {what}\n{text}\n")
+    finally:
+        w.cleanup()
+
+
 if __name__ == "__main__":
     which = sys.argv[1:] or ["claude", "codex"]
+    if "qwen" in which:
+        record_qwen()
     if "codex" in which:
         record_codex()
     if "claude" in which:

@@ -29,6 +29,21 @@ def _last_user_text(messages):
     return "", False
 
 
+def _prompt_and_results(messages):
+    """(the text of the last user message that is no tool result, how many tool results came
+    after it)."""
+    results = 0
+    for m in reversed(messages or []):
+        if m.get("role") != "user":
+            continue
+        text, has_result = _last_user_text([m])
+        if has_result:
+            results += 1
+        elif text.strip():
+            return text, results
+    return "", results
+
+
 # "ASK MANY": three questions in one call, one of them multi-select (what a model asks before
 # setting up a cache).
 ASK_MANY = [
@@ -45,6 +60,10 @@ ASK_MANY = [
 ]
 
 
+# The shell tool of each agent that speaks the Messages API: Claude Code's, Qwen Code's.
+SHELL_TOOLS = ("Bash", "run_shell_command")
+
+
 class AnthropicMock(MockServer):
     name = "anthropic-mock"
     model = "claude-mock-1"
@@ -54,10 +73,15 @@ class AnthropicMock(MockServer):
         tools = {t.get("name") for t in (body.get("tools") or []) if isinstance(t, dict)}
         text, has_result = _last_user_text(body.get("messages"))
         if has_result:
+            # "TOOL a THEN TOOL b": the next step of the prompt, once per tool result.
+            prompt, results = _prompt_and_results(body.get("messages"))
+            steps = prompt.split(" THEN ")
+            if len(steps) > results:
+                return scripted_reply(steps[results], kinds=("tool",))
             return ("text", "done"), 0
-        if "Bash" not in tools:  # a side request (title, summary, ...): answer at once
+        if not tools & set(SHELL_TOOLS):  # a side request (title, summary, ...): answer at once
             return ("text", "ok"), 0
-        return scripted_reply(text, kinds=("tool", "ask", "mcp"))
+        return scripted_reply(text.split(" THEN ")[0], kinds=("tool", "ask", "mcp"))
 
     def handle(self, h, method, path, body):
         p = path.split("?")[0]
@@ -71,13 +95,15 @@ class AnthropicMock(MockServer):
 
     def messages(self, h, body):
         (kind, arg), delay = self.plan(body)
+        tools = {t.get("name") for t in (body.get("tools") or []) if isinstance(t, dict)}
+        shell = next((t for t in SHELL_TOOLS if t in tools), "Bash")
         n = self.next_id()
         if delay:
             self.hold(delay)
         msg_id = f"msg_mock_{n}"
         model = body.get("model") or self.model
         if kind == "tool":
-            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "Bash",
+            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": shell,
                      "input": {"command": arg, "description": "mock command"}}
             stop = "tool_use"
         elif kind == "ask":

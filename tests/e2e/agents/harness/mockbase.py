@@ -28,6 +28,8 @@ requests such as title generation never trigger tools):
                          one call (each mock's ASK_MANY)
   MCP <tool>             Claude only: call that MCP tool (its full name,
                          mcp__<server>__<tool>) with no arguments
+  TOOL a THEN TOOL b     Anthropic mock: one turn asking for a, then (after
+                         its result) for b
   anything else          reply with the text "ok"
 After a tool result comes back the mock replies "done".
 """

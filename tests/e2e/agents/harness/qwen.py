@@ -2,8 +2,9 @@
 AnthropicMock (`--auth-type anthropic`).
 
 Same shape as GeminiAgent (Qwen Code is a fork of Gemini CLI). Its quirks, recorded with 0.24.4:
-- `cli-entry.js` starts the session in a child node (`cli.js`): `pid` is that child, the process
-  its hooks run under and its `~/.qwen/sessions/<pid>.json` names.
+- `cli-entry.js` starts a child node (`cli.js`), which relaunches itself once more (a second
+  `cli.js` under the first): `pid` is the innermost, the process its hooks run under and its
+  `~/.qwen/sessions/<pid>.json` names (known once the input box is up).
 - Without `ui.enableUserFeedback: false` a feedback dialog opens after a turn, and without
   `ui.enableFollowupSuggestions: false` every turn is followed by a "[SUGGESTION MODE]" request.
 - A `qwen` on PATH (a shim in the world's bin) is what `agent-tray answering qwen --send on` runs
@@ -37,6 +38,8 @@ class QwenAgent(Agent):
     api_key = "sk-ant-api03-mock-e2e-qwen"
 
     READY = r"Type your message"
+    PERMISSION = r"Allow execution of"  # Enter picks "Yes, allow once"
+    APPROVE_SETTLE = 0.5
     PROMPT_PAUSE = 1.0
     EXIT_COMMAND = "/quit"
 
@@ -86,7 +89,21 @@ class QwenAgent(Agent):
         return self.pid
 
     def wait_ready(self, timeout=60):
-        return self.wait_for(self.READY, timeout, what="qwen input box")
+        got = self.wait_for(self.READY, timeout, what="qwen input box")
+        self.pid = self.session_pid()
+        return got
+
+    def session_pid(self):
+        """The innermost `cli.js` under the wrapper: the node that runs the session."""
+        pid, found = self.wrapper, self.pid
+        while True:
+            kids = [c for c in _children(pid) if any(b"cli.js" in a for a in proc_strings(c, "cmdline"))]
+            if not kids:
+                return found
+            pid = found = kids[0]
+
+    def session_file(self):
+        return os.path.join(self.world.home, ".qwen", "sessions", f"{self.pid}.json")
 
     def wait_turn_done(self, reply="ok", timeout=30):
         return self.wait_for(r"◆︎? " + reply, timeout, what=f"qwen reply {reply!r}")
