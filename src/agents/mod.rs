@@ -33,6 +33,7 @@ pub mod copilot;
 pub mod gemini;
 pub mod opencode;
 pub mod own_file;
+pub mod pi;
 pub mod qwen;
 
 /// Every agent Agent Tray knows, in the order the window and `doctor` list them.
@@ -47,6 +48,7 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Qwen => &qwen::QwenCode,
         Agent::Copilot => &copilot::CopilotCli,
         Agent::OpenCode => &opencode::OpenCode,
+        Agent::Pi => &pi::PiAgent,
     }
 }
 
