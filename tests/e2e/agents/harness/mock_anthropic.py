@@ -48,6 +48,9 @@ ASK_MANY = [
 class AnthropicMock(MockServer):
     name = "anthropic-mock"
     model = "claude-mock-1"
+    # The shell tool a "TOOL <cmd>" prompt calls, and the tool whose presence marks a main-turn
+    # request (Claude Code's; Pi's is "bash").
+    shell_tool = "Bash"
 
     def plan(self, body):
         """Decides the reply: ("text", str) or ("tool", cmd), plus a delay."""
@@ -55,7 +58,7 @@ class AnthropicMock(MockServer):
         text, has_result = _last_user_text(body.get("messages"))
         if has_result:
             return ("text", "done"), 0
-        if "Bash" not in tools:  # a side request (title, summary, ...): answer at once
+        if self.shell_tool not in tools:  # a side request (title, summary, ...): answer at once
             return ("text", "ok"), 0
         return scripted_reply(text, kinds=("tool", "ask", "mcp"))
 
@@ -77,7 +80,7 @@ class AnthropicMock(MockServer):
         msg_id = f"msg_mock_{n}"
         model = body.get("model") or self.model
         if kind == "tool":
-            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "Bash",
+            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": self.shell_tool,
                      "input": {"command": arg, "description": "mock command"}}
             stop = "tool_use"
         elif kind == "ask":
