@@ -295,7 +295,7 @@ mod tests {
     #[test]
     fn a_payload_without_agent_is_pis_when_its_session_file_is() {
         let fields = HookFields {
-            transcript_path: Some("/home/u/.pi/agent/sessions/--p--/t_x.jsonl".into()),
+            transcript_path: Some("/h/.pi/agent/sessions/--p--/t_x.jsonl".into()),
             ..HookFields::default()
         };
         assert_eq!(
