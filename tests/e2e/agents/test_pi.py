@@ -31,9 +31,10 @@ class PiExtension(ScenarioTest):
         self.tray.install("--pi")
         text = open(self.ours).read()
         self.assertIn(json.dumps(self.tray.bin), text, f"`agent-tray install --pi` did not name {self.tray.bin} in {self.ours}")
-        doctor = self.tray.run("doctor", check=False)
-        self.assertIn(f"{self.ours} (ours, current)", doctor.stdout, f"doctor on the extension:\n{doctor.stdout}")
         self.tray.start_daemon()
+        doctor = self.tray.run("doctor", check=False)
+        for said in (f"{self.ours} (ours, current)", "Pi is installed", "Pi coding agent's hook delivered a probe"):
+            self.assertIn(said, doctor.stdout, f"doctor on Pi:\n{doctor.stdout}")
         self.tl = self.timeline()
         return self.agent
 
@@ -69,3 +70,29 @@ class PiExtension(ScenarioTest):
         self.assertEqual(open(self.theirs).read(), THEIRS, "the user's own extension changed")
         left = sorted(n for n in os.listdir(os.path.dirname(self.ours)) if n.endswith((".js", ".ts")))
         self.assertEqual(left, ["mine.js"], "only the user's extension is left for Pi to load")
+
+
+class PiSessionFiles(ScenarioTest):
+    def test_pi_without_the_extension_is_listed_from_its_session_file(self):
+        """No extension: the session appears from Pi's session file once the first reply is
+        written (Pi writes the file only then), idle at the run's end, with its folder, model and
+        context; no pid (nothing names Pi's process), so only the TTL would end it."""
+        if not pi_js():
+            self.fail("pi not installed: run tests/e2e/agents/install.sh")
+        mock = PiMock(self.world.path("logs", "anthropic-requests.jsonl")).start()
+        self.world.on_cleanup(mock.stop)
+        self.agent = a = PiAgent(self.world, mock).configure()
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        a.start()
+        a.wait_ready()
+        self.assertNotIn("agent-tray.js", a.screen(), "an extension of ours was loaded though none was installed")
+        t = self.since()
+        a.prompt("hello")
+        _, s = self.tl.wait(a.name, a.cwd, lambda s: s.get("state") == "idle" and s.get("context_tokens"),
+                            "idle, with the context, from Pi's session file", 30, t)
+        self.assertEqual(s.get("model"), "claude-mock", f"the model from the session file: {s}")
+        self.assertEqual(s.get("context_tokens"), PiMock.input_tokens + 10, f"the reply's usage: {s}")
+        self.assertIsNone(s.get("pid"), f"a pid nobody reported: {s}")
+        self.assert_single_session()
+        a.exit()
