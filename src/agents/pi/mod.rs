@@ -197,7 +197,11 @@ mod tests {
     const PAYLOADS: &str = "tests/fixtures/pi/real-0.73.1/hook-payloads.jsonl";
 
     fn recorded() -> Vec<Vec<u8>> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(PAYLOADS);
+        recorded_in(PAYLOADS)
+    }
+
+    fn recorded_in(file: &str) -> Vec<Vec<u8>> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         std::fs::read_to_string(path)
             .unwrap()
             .lines()
@@ -251,6 +255,26 @@ mod tests {
                 EventKind::PreToolUse,
                 EventKind::PostToolUse,
                 EventKind::Stop,
+                EventKind::SessionEnd,
+            ]
+        );
+    }
+
+    // Esc while the model was still answering (recorded): Pi ends the run with an `aborted`
+    // reply, so the run's end is an interrupt, not a finished turn.
+    #[test]
+    fn the_recorded_esc_ends_the_run_as_an_interrupt() {
+        let events: Vec<EventKind> =
+            recorded_in("tests/fixtures/pi/real-0.73.1/hook-payloads-esc.jsonl")
+                .iter()
+                .map(|p| observe(p).unwrap().event)
+                .collect();
+        assert_eq!(
+            events,
+            [
+                EventKind::SessionStart,
+                EventKind::UserPromptSubmit,
+                EventKind::Interrupt,
                 EventKind::SessionEnd,
             ]
         );

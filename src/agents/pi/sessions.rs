@@ -564,6 +564,27 @@ mod tests {
         );
     }
 
+    // The recorded Esc: the prompt, then an empty `aborted` reply that ends the run and, with no
+    // token counted, leaves the context unknown rather than zero.
+    #[test]
+    fn the_recorded_esc_ends_the_run_without_a_context() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/pi/real-0.73.1/session-esc.jsonl");
+        let lines: Vec<SessionLine> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| parse_line(l.as_bytes()).unwrap())
+            .collect();
+        let mut fields = Fields::default();
+        let obs = observations_of("s1", "/p.jsonl", &lines, &mut fields);
+        assert_eq!(
+            obs.iter().map(|o| o.event).collect::<Vec<_>>(),
+            [EventKind::TranscriptActivity, EventKind::TurnEnded]
+        );
+        assert_eq!(obs[1].context_tokens, None);
+        assert_eq!(obs[1].model.as_deref(), Some("claude-mock"));
+    }
+
     #[test]
     fn a_reply_ending_in_error_or_abort_ends_the_run_and_an_empty_usage_says_no_context() {
         let line = |stop: &str, usage: &str| {
