@@ -99,6 +99,11 @@ for f in "$fixtures"/codex/*/rollout-*.jsonl; do
   [ -f "$f" ] || continue
   seed_lines codex_rollout_line rollout "$f"
 done
+for f in "$fixtures"/pi/*/session-*.jsonl; do
+  [ -f "$f" ] || continue
+  seed_lines pi_session_line session "$f"
+  seed pi_session_line whole < "$f"
+done
 for f in "$fixtures"/claude/*/sessions-*.json; do
   [ -f "$f" ] || continue
   seed claude_sessions_file "$(basename "$f")" < "$f"

@@ -193,6 +193,7 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Qwen => &QWEN,
         Agent::Copilot => &COPILOT,
         Agent::OpenCode => &OPENCODE,
+        Agent::Pi => &PI,
         Agent::Qoder => &QODER,
         Agent::Auggie => &AUGGIE,
     }
@@ -654,6 +655,40 @@ const AUGGIE: Entry = Entry {
     },
 };
 
+const PI: Entry = Entry {
+    agent: Agent::Pi,
+    display_name: "Pi",
+    product_name: "Pi coding agent",
+    // A teal: distinct from the other agents' hues, readable on light and dark backgrounds.
+    colour: "#0f8f8f",
+    program: "pi",
+    // Pi sets its process title to "pi" at start (seen with 0.73.1: `comm` and the whole command
+    // line become "pi"); before that it is `node …/@mariozechner/pi-coding-agent/dist/cli.js`.
+    process_names: &["pi"],
+    script_markers: &["@mariozechner/pi-coding-agent"],
+    config_dir_env: "PI_CODING_AGENT_DIR",
+    foreign_callers: &[],
+    // Pi asks no permission: there is nothing to answer.
+    answer_path: None,
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "pi --session ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: true,
+        process: true,
+        answering: false,
+        questions: false,
+        send: false,
+        stop: false,
+        context: true,
+        proven: Proven::RealBinary { version: "0.73.1" },
+    },
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -676,6 +711,11 @@ mod tests {
         );
         assert_eq!(by_script("/usr/bin/qwen"), Some(Agent::Qwen));
         assert_eq!(by_script("/tmp/tool.js"), None);
+        assert_eq!(by_process_name("pi"), Some(Agent::Pi));
+        assert_eq!(
+            by_script("/usr/lib/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"),
+            Some(Agent::Pi)
+        );
         assert_eq!(
             entry(Agent::Copilot).resume_command("'a b'"),
             "copilot --resume='a b'"

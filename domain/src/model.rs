@@ -35,6 +35,7 @@ pub enum Agent {
     Qwen,
     Copilot,
     OpenCode,
+    Pi,
     Qoder,
     Auggie,
 }
@@ -48,6 +49,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::OpenCode,
+        Agent::Pi,
         Agent::Qoder,
         Agent::Auggie,
     ];
@@ -60,6 +62,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::OpenCode => "opencode",
+            Agent::Pi => "pi",
             Agent::Qoder => "qoder",
             Agent::Auggie => "auggie",
         }
@@ -74,6 +77,7 @@ impl Agent {
             Agent::Qwen => &["qwen-code", "qwen_code"],
             Agent::Copilot => &["github-copilot", "copilot-cli"],
             Agent::OpenCode => &["open-code", "opencode-ai"],
+            Agent::Pi => &["pi-coding-agent", "pi-agent"],
             Agent::Qoder => &["qodercli", "qoder-cli"],
             Agent::Auggie => &["augment", "augment-code"],
         }

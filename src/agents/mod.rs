@@ -34,6 +34,7 @@ pub mod copilot;
 pub mod gemini;
 pub mod opencode;
 pub mod own_file;
+pub mod pi;
 pub mod qoder;
 pub mod qwen;
 pub mod settings_hooks;
@@ -52,6 +53,7 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Qwen => &qwen::QwenCode,
         Agent::Copilot => &copilot::CopilotCli,
         Agent::OpenCode => &opencode::OpenCode,
+        Agent::Pi => &pi::PiAgent,
         Agent::Qoder => &qoder::QoderCli,
         Agent::Auggie => &auggie::Auggie,
     }

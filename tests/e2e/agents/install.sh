@@ -6,6 +6,8 @@
 #   GEMINI_JS=/abs/path/gemini/node_modules/@google/gemini-cli/bundle/gemini.js
 #   COPILOT_BIN=/abs/path/more/node_modules/@github/copilot-linux-x64/copilot
 #   OPENCODE_BIN=/abs/path/more/node_modules/opencode-ai/bin/opencode.exe
+#   QWEN_JS=/abs/path/qwen/node_modules/@qwen-code/qwen-code/cli-entry.js
+#   PI_JS=/abs/path/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js
 #
 # Which versions (the first that is set wins):
 #   install.sh [CLAUDE_VERSION [CODEX_VERSION]]          e.g. install.sh 2.1.332 0.171.0
@@ -213,3 +215,33 @@ else
 fi
 [ "$(have "$qwen_dir" @qwen-code/qwen-code)" = "$want_qwen" ] || { echo "install.sh: after npm install qwen-code $want_qwen is still missing in $qwen_dir" >&2; exit 1; }
 echo "QWEN_JS=$qwen_dir/node_modules/@qwen-code/qwen-code/cli-entry.js"
+
+# Pi: a node package (no native binary), pinned in pi/package.json with its own lock. Installed
+# with --ignore-scripts (nothing in its install is needed to run it; at its first start it tries
+# to download fd and ripgrep, which fails offline and harmlessly); it runs on Node 20. Another
+# version (AGENT_E2E_PI_VERSION) goes to $AGENT_E2E_PI_PREFIX (default .versions/pi-<v>), never
+# into pi/.
+pi_pinned_dir="$here/pi"
+pin_pi="$(cd "$pi_pinned_dir" && pinned @mariozechner/pi-coding-agent)"
+want_pi="$(resolve @mariozechner/pi-coding-agent "${AGENT_E2E_PI_VERSION:-$pin_pi}")"
+if [ "$want_pi" = "$pin_pi" ] && [ -z "${AGENT_E2E_PI_PREFIX:-}" ]; then
+  pi_dir="$pi_pinned_dir"
+else
+  pi_dir="${AGENT_E2E_PI_PREFIX:-$here/.versions/pi-$want_pi}"
+fi
+if [ "$(have "$pi_dir" @mariozechner/pi-coding-agent)" = "$want_pi" ]; then
+  echo "install.sh: cached: pi-coding-agent $want_pi in $pi_dir/node_modules" >&2
+elif [ "$pi_dir" = "$pi_pinned_dir" ]; then
+  echo "install.sh: npm install --no-save --ignore-scripts (pi-coding-agent $want_pi)" >&2
+  # Not `npm ci`, for the same reason as Qwen Code: optional platform packages a lock made here
+  # cannot hold; `npm install --no-save` installs exactly the locked versions and writes nothing.
+  (cd "$pi_dir" && npm install --no-save --ignore-scripts --no-audit --no-fund >&2)
+else
+  echo "install.sh: npm install pi-coding-agent $want_pi into $pi_dir" >&2
+  mkdir -p "$pi_dir"
+  printf '{\n  "name": "agent-tray-e2e-pi-matrix",\n  "private": true,\n  "dependencies": {\n    "@mariozechner/pi-coding-agent": "%s"\n  }\n}\n' \
+    "$want_pi" > "$pi_dir/package.json"
+  (cd "$pi_dir" && npm install --ignore-scripts --no-audit --no-fund >&2)
+fi
+[ "$(have "$pi_dir" @mariozechner/pi-coding-agent)" = "$want_pi" ] || { echo "install.sh: after npm install pi-coding-agent $want_pi is still missing in $pi_dir" >&2; exit 1; }
+echo "PI_JS=$pi_dir/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"

@@ -67,6 +67,9 @@ SHELL_TOOLS = ("Bash", "run_shell_command")
 class AnthropicMock(MockServer):
     name = "anthropic-mock"
     model = "claude-mock-1"
+    # The shell tool a "TOOL <cmd>" prompt calls, and the tool whose presence marks a main-turn
+    # request (Claude Code's; Pi's is "bash").
+    shell_tool = "Bash"
 
     def plan(self, body):
         """Decides the reply: ("text", str) or ("tool", cmd), plus a delay."""
@@ -79,7 +82,7 @@ class AnthropicMock(MockServer):
             if len(steps) > results:
                 return scripted_reply(steps[results], kinds=("tool",))
             return ("text", "done"), 0
-        if not tools & set(SHELL_TOOLS):  # a side request (title, summary, ...): answer at once
+        if not tools & (set(SHELL_TOOLS) | {self.shell_tool}):  # a side request (title, summary, ...): answer at once
             return ("text", "ok"), 0
         return scripted_reply(text.split(" THEN ")[0], kinds=("tool", "ask", "mcp"))
 
@@ -96,7 +99,7 @@ class AnthropicMock(MockServer):
     def messages(self, h, body):
         (kind, arg), delay = self.plan(body)
         tools = {t.get("name") for t in (body.get("tools") or []) if isinstance(t, dict)}
-        shell = next((t for t in SHELL_TOOLS if t in tools), "Bash")
+        shell = next((t for t in (self.shell_tool,) + SHELL_TOOLS if t in tools), self.shell_tool)
         n = self.next_id()
         if delay:
             self.hold(delay)
