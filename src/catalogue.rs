@@ -127,6 +127,7 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Qwen => &QWEN,
         Agent::Copilot => &COPILOT,
         Agent::OpenCode => &OPENCODE,
+        Agent::Droid => &DROID,
     }
 }
 
@@ -440,6 +441,31 @@ const OPENCODE: Entry = Entry {
     stop_by_deny: false,
 };
 
+const DROID: Entry = Entry {
+    agent: Agent::Droid,
+    display_name: "Droid",
+    product_name: "Factory Droid",
+    colour: "#d6336c",
+    program: "droid",
+    // A native binary (`@factory/cli-<os>-<arch>/bin/droid`); the npm package's `bin/droid` is
+    // a node shim that runs it, so the shim's script names it too.
+    process_names: &["droid"],
+    script_markers: &["@factory/cli", "node_modules/droid/bin/droid"],
+    // It moves the home Droid's `.factory` folder is in, not the folder itself.
+    config_dir_env: "FACTORY_HOME_OVERRIDE",
+    foreign_callers: &[],
+    // Droid has no permission-request hook (0.215.0): its `PreToolUse` decision is honoured but
+    // runs before Droid's own permission check, for every tool call, so holding it would hold
+    // each call, asked or not. Its requests are answered in its terminal.
+    answer_path: None,
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "droid --resume ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -461,6 +487,10 @@ mod tests {
             Some(Agent::Codex)
         );
         assert_eq!(by_script("/usr/bin/qwen"), Some(Agent::Qwen));
+        assert_eq!(
+            by_script("/home/me/.npm-global/lib/node_modules/droid/bin/droid"),
+            Some(Agent::Droid)
+        );
         assert_eq!(by_script("/tmp/tool.js"), None);
         assert_eq!(
             entry(Agent::Copilot).resume_command("'a b'"),
