@@ -48,6 +48,12 @@ ASK_MANY = [
 class AnthropicMock(MockServer):
     name = "anthropic-mock"
     model = "claude-mock-1"
+    # The agent's shell tool (Claude Code's; Factory Droid calls it Execute: harness.droid).
+    shell_tool = "Bash"
+
+    def shell_input(self, command):
+        """The shell tool's input for `command`."""
+        return {"command": command, "description": "mock command"}
 
     def plan(self, body):
         """Decides the reply: ("text", str) or ("tool", cmd), plus a delay."""
@@ -55,7 +61,7 @@ class AnthropicMock(MockServer):
         text, has_result = _last_user_text(body.get("messages"))
         if has_result:
             return ("text", "done"), 0
-        if "Bash" not in tools:  # a side request (title, summary, ...): answer at once
+        if self.shell_tool not in tools:  # a side request (title, summary, ...): answer at once
             return ("text", "ok"), 0
         return scripted_reply(text, kinds=("tool", "ask", "mcp"))
 
@@ -77,8 +83,8 @@ class AnthropicMock(MockServer):
         msg_id = f"msg_mock_{n}"
         model = body.get("model") or self.model
         if kind == "tool":
-            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "Bash",
-                     "input": {"command": arg, "description": "mock command"}}
+            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": self.shell_tool,
+                     "input": self.shell_input(arg)}
             stop = "tool_use"
         elif kind == "ask":
             block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "AskUserQuestion",
