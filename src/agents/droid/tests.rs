@@ -67,6 +67,37 @@ fn a_recorded_droid_session_with_a_tool_run_goes_from_starting_to_ended() {
     );
 }
 
+/// The agent process the interactive UI runs (`droid exec --input-format stream-jsonrpc`,
+/// driven here by a script in the UI's place, recorded with 0.215.0): the prompt makes the
+/// session work (UserPromptSubmit), and the permission dialog for a command makes it wait for
+/// permission (Notification `permission_prompt`, after PreToolUse).
+#[test]
+fn the_ui_s_agent_process_works_on_a_prompt_and_waits_for_permission_at_its_dialog() {
+    use SessionState::*;
+    let lines =
+        crate::test_support::recorded_json_lines("droid/real-0.215.0/hooks-stream-jsonrpc.jsonl");
+    let mut record: Option<SessionRecord> = None;
+    let mut states = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let secs = i64::try_from(i).unwrap() + 1;
+        let payload = serde_json::to_vec(&line["payload"]).unwrap();
+        let obs =
+            observation_from_payload(&payload, Some(Agent::Droid), None, now(secs).wall).unwrap();
+        match record.as_mut() {
+            None => record = Some(create(&obs, now(secs)).unwrap()),
+            Some(r) => {
+                apply(r, &obs, now(secs)).unwrap();
+            }
+        }
+        states.push(record.as_ref().unwrap().session.state);
+    }
+    assert_eq!(states, [Starting, Working, Working, WaitingForPermission]);
+    assert_eq!(
+        lines[0]["parent_chain"][1]["argv"][2], "--input-format",
+        "recorded under the UI's agent process"
+    );
+}
+
 /// Droid's Notification types are Claude's: the permission dialog is a wait for permission, a
 /// question a wait for input (payload shaped as the 0.215.0 bundle sends it).
 #[test]

@@ -1,6 +1,7 @@
 """Factory Droid (the real `droid` 0.215.0 binary) with the hooks `agent-tray install --droid`
-writes, run as `droid exec` against the Anthropic mock on 127.0.0.1 (its interactive UI needs a
-Factory login: harness/droid.py says why)."""
+writes, run as `droid exec` against the Anthropic mock on 127.0.0.1, and as the agent process its
+interactive UI runs, driven in the UI's place (the UI itself needs a Factory login offline:
+harness/droid.py says why)."""
 import json
 import os
 
@@ -62,4 +63,18 @@ class DroidHooks(ScenarioTest):
         a.wait_ready()
         self.wait_state("starting", 15, since=t0, what="listed once droid exec started (SessionStart)")
         self.assert_pid_is_agent()
+        self.assert_ended_after_kill()
+
+    def test_droid_ui_agent_waits_for_permission(self):
+        """The UI's agent process (its JSON-RPC mode, driven in the UI's place): the prompt makes
+        the session work (UserPromptSubmit), the permission dialog for a command makes it wait
+        for permission (Notification permission_prompt); kill -9 of that droid ends it."""
+        a = self.setup_droid()
+        t0 = self.since()
+        a.start_as_ui("TOOL echo hi > made-by-tool")
+        self.wait_state("working", 15, since=t0, what="working once the prompt was sent (UserPromptSubmit)")
+        self.wait_state("waiting_for_permission", 15, since=t0,
+                        what="waiting_for_permission at the dialog (Notification permission_prompt)")
+        self.assert_pid_is_agent()
+        self.assertFalse(os.path.exists(os.path.join(a.cwd, "made-by-tool")), "nobody approved the command")
         self.assert_ended_after_kill()

@@ -13,10 +13,11 @@ with a custom model, and runs the same hooks (no `UserPromptSubmit` though). Its
 import glob
 import json
 import os
+import time
 
 from .agents import Agent, NM
 from .mock_anthropic import AnthropicMock
-from .world import HERE
+from .world import HERE, end_pids, proc_comm
 
 MODEL_ID = "custom:Mock-0"
 
@@ -71,3 +72,29 @@ class DroidAgent(Agent):
     def wait_ready(self):
         """`droid exec` takes its prompt on the command line: ready once it asked the mock."""
         self.wait_working()
+
+    def start_as_ui(self, prompt):
+        """The UI's agent process (`droid exec --input-format stream-jsonrpc`) under
+        droid_rpc.py, which takes the UI's place; `pid` is that droid (the session's process)."""
+        b = droid_bin()
+        if not b:
+            raise RuntimeError("droid not installed: run tests/e2e/agents/install.sh")
+        self._asked = len(self.mock.requests)
+        driver = self._start(["python3", os.path.join(os.path.dirname(__file__), "droid_rpc.py"), b, MODEL_ID, prompt])
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            for c in _children(driver):
+                if proc_comm(c) == "droid":
+                    self.pid = c
+                    self.world.on_cleanup(lambda: end_pids([c]))
+                    return c
+            time.sleep(0.05)
+        raise RuntimeError(f"droid_rpc.py started no droid; screen:\n{self.screen()}")
+
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
