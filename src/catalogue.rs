@@ -196,6 +196,7 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Pi => &PI,
         Agent::Qoder => &QODER,
         Agent::Auggie => &AUGGIE,
+        Agent::Droid => &DROID,
     }
 }
 
@@ -689,6 +690,42 @@ const PI: Entry = Entry {
     },
 };
 
+const DROID: Entry = Entry {
+    agent: Agent::Droid,
+    display_name: "Droid",
+    product_name: "Factory Droid",
+    colour: "#d6336c",
+    program: "droid",
+    // A native binary (`@factory/cli-<os>-<arch>/bin/droid`); the npm package's `bin/droid` is
+    // a node shim that runs it, so the shim's script names it too.
+    process_names: &["droid"],
+    script_markers: &["@factory/cli", "node_modules/droid/bin/droid"],
+    // It moves the home Droid's `.factory` folder is in, not the folder itself.
+    config_dir_env: "FACTORY_HOME_OVERRIDE",
+    foreign_callers: &[],
+    // Droid has no permission-request hook (0.215.0): its `PreToolUse` decision is honoured but
+    // runs before Droid's own permission check, for every tool call, so holding it would hold
+    // each call, asked or not. Its requests are answered in its terminal.
+    answer_path: None,
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "droid --resume ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: false,
+        process: true,
+        answering: false,
+        questions: false,
+        send: false,
+        stop: false,
+        context: false,
+        proven: Proven::RealBinary { version: "0.215.0" },
+    },
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -710,6 +747,10 @@ mod tests {
             Some(Agent::Codex)
         );
         assert_eq!(by_script("/usr/bin/qwen"), Some(Agent::Qwen));
+        assert_eq!(
+            by_script("/home/me/.npm-global/lib/node_modules/droid/bin/droid"),
+            Some(Agent::Droid)
+        );
         assert_eq!(by_script("/tmp/tool.js"), None);
         assert_eq!(by_process_name("pi"), Some(Agent::Pi));
         assert_eq!(

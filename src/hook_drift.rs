@@ -175,9 +175,14 @@ pub fn check(agent: Agent, dir: &Path, bin: &Path, trust: bool, recorded: bool) 
     health
 }
 
-/// How many hook entries of ours (this binary or an older path of it, or edited) a document has.
+/// How many hook entries of ours (this binary or an older path of it, or edited) a document has:
+/// in its `hooks` object, or at its top level where it has none (Factory Droid's `hooks.json`).
 fn our_entries(doc: &Value, agent: Agent, bin: &Path) -> usize {
-    let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
+    let Some(hooks) = doc
+        .get("hooks")
+        .and_then(Value::as_object)
+        .or_else(|| doc.as_object())
+    else {
         return 0;
     };
     hooks

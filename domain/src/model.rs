@@ -38,6 +38,7 @@ pub enum Agent {
     Pi,
     Qoder,
     Auggie,
+    Droid,
 }
 
 impl Agent {
@@ -52,6 +53,7 @@ impl Agent {
         Agent::Pi,
         Agent::Qoder,
         Agent::Auggie,
+        Agent::Droid,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -65,6 +67,7 @@ impl Agent {
             Agent::Pi => "pi",
             Agent::Qoder => "qoder",
             Agent::Auggie => "auggie",
+            Agent::Droid => "droid",
         }
     }
 
@@ -80,6 +83,7 @@ impl Agent {
             Agent::Pi => &["pi-coding-agent", "pi-agent"],
             Agent::Qoder => &["qodercli", "qoder-cli"],
             Agent::Auggie => &["augment", "augment-code"],
+            Agent::Droid => &["factory-droid", "factory_droid"],
         }
     }
 

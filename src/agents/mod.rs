@@ -31,6 +31,7 @@ pub mod auggie;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod droid;
 pub mod gemini;
 pub mod opencode;
 pub mod own_file;
@@ -56,6 +57,7 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Pi => &pi::PiAgent,
         Agent::Qoder => &qoder::QoderCli,
         Agent::Auggie => &auggie::Auggie,
+        Agent::Droid => &droid::FactoryDroid,
     }
 }
 

@@ -110,6 +110,36 @@ pub fn edit_hooks(
     action: Action,
     file: &Path,
 ) -> Result<EditedHooks, EditHooksError> {
+    edit_hooks_at(text, spec, action, file, HooksAt::HooksKey)
+}
+
+/// Where a file keeps its events: under a `hooks` key (Claude Code's `settings.json` and its
+/// copies) or at its top level (Factory Droid's `hooks.json`: `{Event: [...], "hooksDisabled":
+/// …}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HooksAt {
+    HooksKey,
+    TopLevel,
+}
+
+impl HooksAt {
+    /// The events object of a parsed document, where it has one.
+    pub fn events_of(self, doc: &Value) -> Option<&Map<String, Value>> {
+        match self {
+            HooksAt::HooksKey => doc.get("hooks").and_then(Value::as_object),
+            HooksAt::TopLevel => doc.as_object(),
+        }
+    }
+}
+
+/// [`edit_hooks`] for a file whose events sit where `at` says.
+pub fn edit_hooks_at(
+    text: &str,
+    spec: &HookSpec<'_>,
+    action: Action,
+    file: &Path,
+    at: HooksAt,
+) -> Result<EditedHooks, EditHooksError> {
     let source = if text.trim().is_empty() { "{}\n" } else { text };
     let root = CstRootNode::parse(source, &ParseOptions::default())?;
     let obj = root
@@ -117,17 +147,20 @@ pub fn edit_hooks(
         .and_then(|v| v.as_object())
         .ok_or(EditHooksError::TopLevelNotObject)?;
     let mut edit = HooksEdit::default();
-    let hooks = match last_prop(&obj, "hooks") {
-        Some(prop) => Some(
-            prop.value()
-                .and_then(|v| v.as_object())
-                .ok_or(EditHooksError::HooksNotObject)?,
-        ),
-        None => None,
+    let hooks = match at {
+        HooksAt::TopLevel => Some(obj.clone()),
+        HooksAt::HooksKey => match last_prop(&obj, "hooks") {
+            Some(prop) => Some(
+                prop.value()
+                    .and_then(|v| v.as_object())
+                    .ok_or(EditHooksError::HooksNotObject)?,
+            ),
+            None => None,
+        },
     };
     let hooks = match (hooks, action) {
         (Some(h), _) => h,
-        (None, Action::Uninstall) => return finish(source, &root, edit, spec),
+        (None, Action::Uninstall) => return finish(source, &root, edit, spec, at),
         (None, Action::Install) => {
             obj.append("hooks", CstInputValue::Object(Vec::new()));
             edit.changed = true;
@@ -261,12 +294,16 @@ pub fn edit_hooks(
             edit.changed = true;
         }
     }
-    if action == Action::Uninstall && edit.changed && hooks.properties().is_empty() {
+    if at == HooksAt::HooksKey
+        && action == Action::Uninstall
+        && edit.changed
+        && hooks.properties().is_empty()
+    {
         if let Some(prop) = last_prop(&obj, "hooks") {
             prop.remove();
         }
     }
-    finish(source, &root, edit, spec)
+    finish(source, &root, edit, spec, at)
 }
 
 /// An entry of ours written as `async` (by a version from before answering) where the entry we
@@ -307,6 +344,7 @@ fn finish(
     root: &CstRootNode,
     mut edit: HooksEdit,
     spec: &HookSpec<'_>,
+    at: HooksAt,
 ) -> Result<EditedHooks, EditHooksError> {
     let text = if edit.changed {
         root.to_string()
@@ -317,7 +355,7 @@ fn finish(
     // Comments pass (Gemini CLI's settings are JSON with comments; a strict JSON input has none).
     let doc: Value =
         parse_json_with_comments(&text).map_err(EditHooksError::ProducedInvalidJson)?;
-    if let Some(hooks) = doc.get("hooks").and_then(Value::as_object) {
+    if let Some(hooks) = at.events_of(&doc) {
         for (event, _) in &spec.events {
             let Some(groups) = hooks.get(*event).and_then(Value::as_array) else {
                 continue;
@@ -416,8 +454,20 @@ pub fn plan_text_parsed_by(
     action: Action,
     parse: fn(&Path, Option<&str>) -> Result<Value, InstallError>,
 ) -> Result<(Plan, Value), InstallError> {
+    plan_text_at(path, old, spec, action, parse, HooksAt::HooksKey)
+}
+
+/// [`plan_text_parsed_by`] for a file whose events sit where `at` says.
+pub fn plan_text_at(
+    path: &Path,
+    old: Option<&str>,
+    spec: &HookSpec<'_>,
+    action: Action,
+    parse: fn(&Path, Option<&str>) -> Result<Value, InstallError>,
+    at: HooksAt,
+) -> Result<(Plan, Value), InstallError> {
     parse(path, old)?;
-    let edited = edit_hooks(old.unwrap_or(""), spec, action, path).map_err(|e| {
+    let edited = edit_hooks_at(old.unwrap_or(""), spec, action, path, at).map_err(|e| {
         InstallError::Unexpected {
             path: path.to_path_buf(),
             detail: e.to_string(),

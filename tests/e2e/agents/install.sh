@@ -8,6 +8,7 @@
 #   OPENCODE_BIN=/abs/path/more/node_modules/opencode-ai/bin/opencode.exe
 #   QWEN_JS=/abs/path/qwen/node_modules/@qwen-code/qwen-code/cli-entry.js
 #   PI_JS=/abs/path/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js
+#   DROID_BIN=/abs/path/droid/node_modules/@factory/cli-linux-x64/bin/droid
 #
 # Which versions (the first that is set wins):
 #   install.sh [CLAUDE_VERSION [CODEX_VERSION]]          e.g. install.sh 2.1.332 0.171.0
@@ -245,3 +246,43 @@ else
 fi
 [ "$(have "$pi_dir" @mariozechner/pi-coding-agent)" = "$want_pi" ] || { echo "install.sh: after npm install pi-coding-agent $want_pi is still missing in $pi_dir" >&2; exit 1; }
 echo "PI_JS=$pi_dir/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
+# Factory Droid: npm `droid` (a node shim) pulls the native binary @factory/cli-<os>-<arch>, which
+# the tests run directly. Pinned in droid/package.json with its own lock; `@factory/cli`, the
+# same program under Factory's scope, is not used: at 0.225.1 its platform package is not in the
+# registry. Installed with --ignore-scripts (the postinstall only hard-links the binary over the
+# shim) and with `npm install --no-save`, not `npm ci`: the lock holds only the platform packages
+# the registry serves at that version. Another version (AGENT_E2E_DROID_VERSION) goes to
+# $AGENT_E2E_DROID_PREFIX (default .versions/droid-<v>), never into droid/.
+droid_pinned_dir="$here/droid"
+pin_droid="$(cd "$droid_pinned_dir" && pinned droid)"
+want_droid="$(resolve droid "${AGENT_E2E_DROID_VERSION:-$pin_droid}")"
+if [ "$want_droid" = "$pin_droid" ] && [ -z "${AGENT_E2E_DROID_PREFIX:-}" ]; then
+  droid_dir="$droid_pinned_dir"
+else
+  droid_dir="${AGENT_E2E_DROID_PREFIX:-$here/.versions/droid-$want_droid}"
+fi
+droid_ok() {
+  DROID_BIN=""
+  local c
+  for c in "$droid_dir"/node_modules/@factory/cli-linux-*/bin/droid; do
+    [ -x "$c" ] && DROID_BIN="$c" && break
+  done
+  [ "$(have "$droid_dir" droid)" = "$want_droid" ] && [ -n "$DROID_BIN" ] || return 1
+  [ "$("$DROID_BIN" --version 2>/dev/null)" = "$want_droid" ] || return 1
+}
+if droid_ok; then
+  echo "install.sh: cached: droid $want_droid in $droid_dir/node_modules" >&2
+else
+  if [ "$droid_dir" = "$droid_pinned_dir" ]; then
+    echo "install.sh: npm install --no-save --ignore-scripts (droid $want_droid)" >&2
+    (cd "$droid_dir" && npm install --no-save --ignore-scripts --no-audit --no-fund >&2)
+  else
+    echo "install.sh: npm install droid $want_droid into $droid_dir" >&2
+    mkdir -p "$droid_dir"
+    printf '{\n  "name": "agent-tray-e2e-droid-matrix",\n  "private": true,\n  "dependencies": {\n    "droid": "%s"\n  }\n}\n' \
+      "$want_droid" > "$droid_dir/package.json"
+    (cd "$droid_dir" && npm install --ignore-scripts --no-audit --no-fund >&2)
+  fi
+  droid_ok || { echo "install.sh: after npm install the native droid $want_droid binary is missing in $droid_dir" >&2; exit 1; }
+fi
+echo "DROID_BIN=$DROID_BIN"

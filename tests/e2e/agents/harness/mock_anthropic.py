@@ -68,8 +68,12 @@ class AnthropicMock(MockServer):
     name = "anthropic-mock"
     model = "claude-mock-1"
     # The shell tool a "TOOL <cmd>" prompt calls, and the tool whose presence marks a main-turn
-    # request (Claude Code's; Pi's is "bash").
+    # request (Claude Code's; Pi's is "bash"; Factory Droid calls it Execute: harness.droid).
     shell_tool = "Bash"
+
+    def shell_input(self, command):
+        """The shell tool's input for `command`."""
+        return {"command": command, "description": "mock command"}
 
     def plan(self, body):
         """Decides the reply: ("text", str) or ("tool", cmd), plus a delay."""
@@ -107,7 +111,7 @@ class AnthropicMock(MockServer):
         model = body.get("model") or self.model
         if kind == "tool":
             block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": shell,
-                     "input": {"command": arg, "description": "mock command"}}
+                     "input": self.shell_input(arg)}
             stop = "tool_use"
         elif kind == "ask":
             block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "AskUserQuestion",
