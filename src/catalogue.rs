@@ -127,6 +127,7 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Qwen => &QWEN,
         Agent::Copilot => &COPILOT,
         Agent::OpenCode => &OPENCODE,
+        Agent::Crush => &CRUSH,
     }
 }
 
@@ -440,6 +441,29 @@ const OPENCODE: Entry = Entry {
     stop_by_deny: false,
 };
 
+const CRUSH: Entry = Entry {
+    agent: Agent::Crush,
+    display_name: "Crush",
+    product_name: "Crush",
+    colour: "#c13ec9",
+    program: "crush",
+    // A native (Go) binary; npm's `@charmland/crush` starts it from `node …/run-crush.js`.
+    process_names: &["crush", "crush.exe"],
+    script_markers: &["@charmland/crush"],
+    config_dir_env: "CRUSH_GLOBAL_CONFIG",
+    foreign_callers: &[],
+    // Its `PermissionRequest` hook only observes (its output is ignored); the one hook whose
+    // answer counts, `PreToolUse`, runs before every tool call whether or not Crush would ask,
+    // so waiting there would hold every call. Its requests are answered in its terminal.
+    answer_path: None,
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "crush --session ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,6 +486,11 @@ mod tests {
         );
         assert_eq!(by_script("/usr/bin/qwen"), Some(Agent::Qwen));
         assert_eq!(by_script("/tmp/tool.js"), None);
+        assert_eq!(
+            by_script("/usr/lib/node_modules/@charmland/crush/run-crush.js"),
+            Some(Agent::Crush)
+        );
+        assert_eq!(by_process_name("crush"), Some(Agent::Crush));
         assert_eq!(
             entry(Agent::Copilot).resume_command("'a b'"),
             "copilot --resume='a b'"

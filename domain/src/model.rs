@@ -35,6 +35,7 @@ pub enum Agent {
     Qwen,
     Copilot,
     OpenCode,
+    Crush,
 }
 
 impl Agent {
@@ -46,6 +47,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::OpenCode,
+        Agent::Crush,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -56,6 +58,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::OpenCode => "opencode",
+            Agent::Crush => "crush",
         }
     }
 
@@ -68,6 +71,7 @@ impl Agent {
             Agent::Qwen => &["qwen-code", "qwen_code"],
             Agent::Copilot => &["github-copilot", "copilot-cli"],
             Agent::OpenCode => &["open-code", "opencode-ai"],
+            Agent::Crush => &["charm-crush", "charmland-crush"],
         }
     }
 
@@ -311,6 +315,9 @@ pub enum EventKind {
     PermissionDenied,
     /// Claude: a batch of parallel tool calls finished, before the next model request.
     PostToolBatch,
+    /// A permission prompt was decided (granted, denied or dismissed): the turn goes on, or
+    /// ends with its own event.
+    PermissionResult,
     /// Claude: the session's working directory changed (`new_cwd`).
     CwdChanged,
     /// Claude: the model is about to change (`from_model`).
@@ -345,7 +352,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const HOOK_EVENTS: [EventKind; 25] = [
+    pub const HOOK_EVENTS: [EventKind; 26] = [
         EventKind::SessionStart,
         EventKind::UserPromptSubmit,
         EventKind::PreToolUse,
@@ -365,6 +372,7 @@ impl EventKind {
         EventKind::ElicitationResult,
         EventKind::PermissionDenied,
         EventKind::PostToolBatch,
+        EventKind::PermissionResult,
         EventKind::CwdChanged,
         EventKind::PreModelSwitch,
         EventKind::PostModelSwitch,
@@ -408,6 +416,7 @@ impl EventKind {
             EventKind::ElicitationResult => "ElicitationResult",
             EventKind::PermissionDenied => "PermissionDenied",
             EventKind::PostToolBatch => "PostToolBatch",
+            EventKind::PermissionResult => "PermissionResult",
             EventKind::CwdChanged => "CwdChanged",
             EventKind::PreModelSwitch => "PreModelSwitch",
             EventKind::PostModelSwitch => "PostModelSwitch",

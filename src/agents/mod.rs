@@ -30,6 +30,7 @@ use crate::process::ProcessTable;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod crush;
 pub mod gemini;
 pub mod opencode;
 pub mod own_file;
@@ -47,6 +48,7 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Qwen => &qwen::QwenCode,
         Agent::Copilot => &copilot::CopilotCli,
         Agent::OpenCode => &opencode::OpenCode,
+        Agent::Crush => &crush::Crush,
     }
 }
 
