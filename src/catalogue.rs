@@ -197,6 +197,7 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Qoder => &QODER,
         Agent::Auggie => &AUGGIE,
         Agent::Droid => &DROID,
+        Agent::Crush => &CRUSH,
     }
 }
 
@@ -726,6 +727,43 @@ const DROID: Entry = Entry {
     },
 };
 
+const CRUSH: Entry = Entry {
+    agent: Agent::Crush,
+    display_name: "Crush",
+    product_name: "Crush",
+    colour: "#c13ec9",
+    program: "crush",
+    // A native (Go) binary; npm's `@charmland/crush` starts it from `node …/run-crush.js`.
+    process_names: &["crush", "crush.exe"],
+    script_markers: &["@charmland/crush"],
+    config_dir_env: "CRUSH_GLOBAL_CONFIG",
+    foreign_callers: &[],
+    // Its `PermissionRequest` hook only observes (its output is ignored); the one hook whose
+    // answer counts, `PreToolUse`, runs before every tool call whether or not Crush would ask,
+    // so waiting there would hold every call. Its requests are answered in its terminal.
+    answer_path: None,
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "crush --session ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: false,
+        process: true,
+        answering: false,
+        questions: false,
+        send: false,
+        stop: false,
+        context: false,
+        proven: Proven::FromDocs {
+            version: "0.96.1",
+            why_not_run: "its npm package is a launcher that downloads the binary from GitHub at install, and GitHub is not reachable here",
+        },
+    },
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -757,6 +795,11 @@ mod tests {
             by_script("/usr/lib/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"),
             Some(Agent::Pi)
         );
+        assert_eq!(
+            by_script("/usr/lib/node_modules/@charmland/crush/run-crush.js"),
+            Some(Agent::Crush)
+        );
+        assert_eq!(by_process_name("crush"), Some(Agent::Crush));
         assert_eq!(
             entry(Agent::Copilot).resume_command("'a b'"),
             "copilot --resume='a b'"

@@ -35,6 +35,9 @@ pub(crate) const MAX_SHORT: usize = 256;
 pub struct HookFields {
     pub session_id: Option<String>,
     pub hook_event_name: Option<String>,
+    /// The event's name where a Claude-compatible agent's payload calls it `event` (read only
+    /// when there is no `hook_event_name`).
+    pub event: Option<String>,
     pub cwd: Option<String>,
     pub transcript_path: Option<String>,
     pub model: Option<String>,
@@ -242,6 +245,7 @@ pub fn parse_hook(
     let event_name = fields
         .hook_event_name
         .clone()
+        .or_else(|| fields.event.clone())
         .ok_or(PayloadError::NoEvent)?;
     let mapping = match agent_hint {
         Some(agent) => vocabulary.hook_event(agent, &event_name, &fields),
@@ -404,6 +408,7 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
             let (slot, max) = match key.0.as_str() {
                 "session_id" => (&mut fields.session_id, MAX_SHORT),
                 "hook_event_name" => (&mut fields.hook_event_name, MAX_SHORT),
+                "event" => (&mut fields.event, MAX_SHORT),
                 "cwd" => (&mut fields.cwd, MAX_PATH),
                 "transcript_path" => (&mut fields.transcript_path, MAX_PATH),
                 "model" => (&mut fields.model, MAX_SHORT),

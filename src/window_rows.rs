@@ -309,7 +309,7 @@ mod tests {
             names,
             [
                 "Claude", "Codex", "Gemini", "Qwen", "Copilot", "OpenCode", "Pi", "Qoder",
-                "Auggie", "Droid"
+                "Auggie", "Droid", "Crush"
             ]
         );
         let titles: Vec<String> = sections().into_iter().map(|s| s.title).collect();

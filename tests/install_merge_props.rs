@@ -9,6 +9,7 @@ use std::path::Path;
 
 use agent_tray::agents::claude::install as claude;
 use agent_tray::agents::codex::install as codex;
+use agent_tray::agents::crush;
 use agent_tray::agents::gemini;
 use agent_tray::install::Action;
 use proptest::prelude::*;
@@ -84,7 +85,23 @@ fn any_value() -> impl Strategy<Value = J> {
 
 /// Another tool's hook group: never a command of ours.
 fn user_group() -> impl Strategy<Value = J> {
-    let entry = (
+    (
+        prop::option::of("[A-Za-z|*]{1,8}"),
+        prop::collection::vec(user_entry(), 1..3),
+    )
+        .prop_map(|(matcher, entries)| {
+            let mut m = Vec::new();
+            if let Some(matcher) = matcher {
+                m.push(("\"matcher\"".to_string(), J::Lit(format!("\"{matcher}\""))));
+            }
+            m.push(("\"hooks\"".to_string(), J::Arr(entries)));
+            J::Obj(m)
+        })
+}
+
+/// Another tool's hook entry: never a command of ours.
+fn user_entry() -> impl Strategy<Value = J> {
+    (
         "[a-z/]{1,12}( --[a-z]{1,5})?",
         prop::option::of(number()),
         members(scalar(), 2),
@@ -104,19 +121,42 @@ fn user_group() -> impl Strategy<Value = J> {
                 !["\"type\"", "\"command\"", "\"timeout\""].contains(&k.as_str())
             }));
             J::Obj(m)
-        });
-    (
-        prop::option::of("[A-Za-z|*]{1,8}"),
-        prop::collection::vec(entry, 1..3),
-    )
-        .prop_map(|(matcher, entries)| {
-            let mut m = Vec::new();
-            if let Some(matcher) = matcher {
-                m.push(("\"matcher\"".to_string(), J::Lit(format!("\"{matcher}\""))));
-            }
-            m.push(("\"hooks\"".to_string(), J::Arr(entries)));
-            J::Obj(m)
         })
+}
+
+/// A `crush.json`: the user's keys, and maybe a `hooks` object whose events hold other tools'
+/// entries straight in their lists (Crush's flat shape), on some of our events and others.
+fn flat_settings() -> impl Strategy<Value = J> {
+    let events = prop::sample::subsequence(
+        vec![
+            "PreToolUse",
+            "TurnEnd",
+            "SessionStart",
+            "PermissionRequest",
+            "MyOwnEvent",
+        ],
+        1..4,
+    );
+    let hooks = (
+        events,
+        prop::collection::vec(prop::collection::vec(user_entry(), 1..3), 4),
+    )
+        .prop_map(|(events, entries)| {
+            J::Obj(
+                events
+                    .into_iter()
+                    .zip(entries)
+                    .map(|(e, list)| (format!("\"{e}\""), J::Arr(list)))
+                    .collect(),
+            )
+        });
+    (members(any_value(), 5), prop::option::of(hooks), 0..6usize).prop_map(|(mut m, hooks, at)| {
+        if let Some(h) = hooks {
+            let at = at.min(m.len());
+            m.insert(at, ("\"hooks\"".to_string(), h));
+        }
+        J::Obj(m)
+    })
 }
 
 /// A settings file: the user's keys, and maybe a `hooks` object with other tools' groups on
@@ -269,6 +309,17 @@ fn claude_plan(text: &str, action: Action) -> Option<String> {
     plan.changes[0].new.clone()
 }
 
+fn crush_plan(text: &str, action: Action) -> Option<String> {
+    let plan = crush::plan_text(
+        Path::new("/h/.config/crush/crush.json"),
+        Some(text),
+        Path::new(BIN),
+        action,
+    )
+    .unwrap();
+    plan.changes[0].new.clone()
+}
+
 fn gemini_plan(text: &str, action: Action) -> Option<String> {
     let plan = gemini::plan_text(
         Path::new("/g/.gemini/settings.json"),
@@ -392,6 +443,42 @@ proptest! {
             prop_assert_eq!(&back, &original, "byte for byte");
         } else {
             // A compact object we add to gets a line per member; whitespace aside, the same.
+            let back_value: Value = serde_json::from_str(&back).unwrap();
+            prop_assert_eq!(back_value, before);
+        }
+    }
+
+    /// Crush's crush.json (flat entries, no groups): the same guarantees as Claude's, each of
+    /// our entries appended to its event's own list, the user's entries untouched around it.
+    #[test]
+    fn crush_install_adds_flat_entries_keeps_every_token_and_uninstall_gives_the_file_back(
+        doc in flat_settings(),
+        layout in layout(),
+    ) {
+        let original = render(&doc, &layout);
+        let before: Value = serde_json::from_str(&original).expect("the generator makes JSON");
+        let installed = crush_plan(&original, Action::Install).expect("install adds our hooks");
+        let after: Value = serde_json::from_str(&installed).unwrap();
+        for (event, _) in crush::EVENTS {
+            let list = after["hooks"][event].as_array().unwrap();
+            let last = list.last().unwrap();
+            prop_assert_eq!(&last["command"], &Value::from(format!("{BIN} hook --agent crush")));
+            prop_assert!(last.get("hooks").is_none(), "flat");
+            let theirs = before["hooks"][event].as_array().map(Vec::len).unwrap_or(0);
+            prop_assert_eq!(list.len(), theirs + 1, "theirs kept, one of ours");
+        }
+        for (k, v) in before.as_object().unwrap() {
+            if k != "hooks" {
+                prop_assert_eq!(&after[k], v);
+            }
+        }
+        prop_assert!(is_subsequence(&scalars(&original), &scalars(&installed)), "{}\n---\n{}", original, installed);
+        prop_assert_eq!(crush_plan(&installed, Action::Install), None, "installing twice changes nothing");
+        let back = crush_plan(&installed, Action::Uninstall).expect("uninstall removes ours");
+        prop_assert_eq!(scalars(&back), scalars(&original));
+        if let Layout::Pretty(_) = layout {
+            prop_assert_eq!(&back, &original, "byte for byte");
+        } else {
             let back_value: Value = serde_json::from_str(&back).unwrap();
             prop_assert_eq!(back_value, before);
         }

@@ -39,6 +39,7 @@ pub enum Agent {
     Qoder,
     Auggie,
     Droid,
+    Crush,
 }
 
 impl Agent {
@@ -54,6 +55,7 @@ impl Agent {
         Agent::Qoder,
         Agent::Auggie,
         Agent::Droid,
+        Agent::Crush,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -68,6 +70,7 @@ impl Agent {
             Agent::Qoder => "qoder",
             Agent::Auggie => "auggie",
             Agent::Droid => "droid",
+            Agent::Crush => "crush",
         }
     }
 
@@ -84,6 +87,7 @@ impl Agent {
             Agent::Qoder => &["qodercli", "qoder-cli"],
             Agent::Auggie => &["augment", "augment-code"],
             Agent::Droid => &["factory-droid", "factory_droid"],
+            Agent::Crush => &["charm-crush", "charmland-crush"],
         }
     }
 
@@ -327,6 +331,9 @@ pub enum EventKind {
     PermissionDenied,
     /// Claude: a batch of parallel tool calls finished, before the next model request.
     PostToolBatch,
+    /// A permission prompt was decided (granted, denied or dismissed): the turn goes on, or
+    /// ends with its own event.
+    PermissionResult,
     /// Claude: the session's working directory changed (`new_cwd`).
     CwdChanged,
     /// Claude: the model is about to change (`from_model`).
@@ -361,7 +368,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const HOOK_EVENTS: [EventKind; 25] = [
+    pub const HOOK_EVENTS: [EventKind; 26] = [
         EventKind::SessionStart,
         EventKind::UserPromptSubmit,
         EventKind::PreToolUse,
@@ -381,6 +388,7 @@ impl EventKind {
         EventKind::ElicitationResult,
         EventKind::PermissionDenied,
         EventKind::PostToolBatch,
+        EventKind::PermissionResult,
         EventKind::CwdChanged,
         EventKind::PreModelSwitch,
         EventKind::PostModelSwitch,
@@ -424,6 +432,7 @@ impl EventKind {
             EventKind::ElicitationResult => "ElicitationResult",
             EventKind::PermissionDenied => "PermissionDenied",
             EventKind::PostToolBatch => "PostToolBatch",
+            EventKind::PermissionResult => "PermissionResult",
             EventKind::CwdChanged => "CwdChanged",
             EventKind::PreModelSwitch => "PreModelSwitch",
             EventKind::PostModelSwitch => "PostModelSwitch",

@@ -292,11 +292,13 @@ pub fn target_state(current: SessionState, obs: &Observation) -> Option<SessionS
         EventKind::Notification => notification_state(obs.notification_type.as_deref())
             .filter(|s| !(current == WaitingForInput && *s == WaitingForPermission)),
         EventKind::Elicitation => Some(WaitingForInput),
-        // The answer to an elicitation, a refused tool call (auto mode: the turn goes on) and a
-        // finished batch of tools are all signs of a running turn.
-        EventKind::ElicitationResult | EventKind::PermissionDenied | EventKind::PostToolBatch => {
-            Some(Working)
-        }
+        // The answer to an elicitation, a refused tool call (auto mode: the turn goes on), a
+        // finished batch of tools and a decided permission prompt are all signs of a running
+        // turn (a turn a denial ends says so with its own event).
+        EventKind::ElicitationResult
+        | EventKind::PermissionDenied
+        | EventKind::PostToolBatch
+        | EventKind::PermissionResult => Some(Working),
         // Fields (cwd, model) or bookkeeping of a running session: its state stays.
         EventKind::CwdChanged
         | EventKind::PreModelSwitch

@@ -31,6 +31,7 @@ pub mod auggie;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod crush;
 pub mod droid;
 pub mod gemini;
 pub mod opencode;
@@ -58,6 +59,7 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Qoder => &qoder::QoderCli,
         Agent::Auggie => &auggie::Auggie,
         Agent::Droid => &droid::FactoryDroid,
+        Agent::Crush => &crush::Crush,
     }
 }
 

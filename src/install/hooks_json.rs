@@ -2,10 +2,14 @@
 //! Claude Code's `settings.json` shape, which Codex's `hooks.json`, Gemini CLI's and Qwen Code's
 //! `settings.json` copied. Shared machinery that takes the agent's [`HookSpec`] as a parameter;
 //! which events and which entry an agent writes is its adapter's (`src/agents/<id>/`).
+//!
+//! Some agents that took Claude's event names keep the entries straight in the event's list
+//! (`{"hooks": {Event: [{matcher?, command, …}]}}`, no groups): [`HookLayout::Flat`]. The same
+//! editor serves them, each entry standing where a group would.
 
 use std::path::Path;
 
-use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
+use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
 use jsonc_parser::ParseOptions;
 use serde_json::{Map, Value};
 
@@ -21,6 +25,18 @@ pub struct HookSpec<'a> {
     pub events: Vec<(&'static str, Option<&'static str>)>,
     /// The entry for an event.
     pub entry: fn(&str, String) -> Value,
+    /// Whether entries sit in groups or straight in the event's list.
+    pub layout: HookLayout,
+}
+
+/// Where an event's hook entries sit in the file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HookLayout {
+    /// `Event: [{matcher?, hooks: [entry, …]}, …]` (Claude Code's shape).
+    #[default]
+    Grouped,
+    /// `Event: [entry, …]`, the matcher (if any) inside the entry.
+    Flat,
 }
 
 impl<'a> HookSpec<'a> {
@@ -39,8 +55,36 @@ impl<'a> HookSpec<'a> {
                 .map(|(e, tools)| (*e, tools.then_some("*")))
                 .collect(),
             entry,
+            layout: HookLayout::Grouped,
         }
     }
+
+    /// The same hooks, entries straight in each event's list and no matcher written (a flat
+    /// entry without one matches every tool).
+    pub fn flat(mut self) -> Self {
+        self.layout = HookLayout::Flat;
+        for (_, matcher) in &mut self.events {
+            *matcher = None;
+        }
+        self
+    }
+}
+
+/// A flat hooks document ([`HookLayout::Flat`]) seen in the grouped shape (each entry its own
+/// group), so what reads the grouped shape (`doctor`'s findings) reads it too.
+pub fn flat_as_grouped(doc: &Value) -> Value {
+    let mut out = doc.clone();
+    if let Some(hooks) = out.get_mut("hooks").and_then(Value::as_object_mut) {
+        for entries in hooks.values_mut() {
+            if let Some(list) = entries.as_array_mut() {
+                for entry in list.iter_mut() {
+                    let wrapped = serde_json::json!({ "hooks": [entry.take()] });
+                    *entry = wrapped;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A hook's place: (group index, hook index) within an event's list.
@@ -186,12 +230,25 @@ pub fn edit_hooks_at(
             let mut removed_any = false;
             // (old group index, old hook indices kept) of the groups that stay.
             let mut kept_groups: Vec<(usize, Vec<usize>)> = Vec::new();
-            for (gi, group) in groups.elements().into_iter().enumerate() {
-                let entries = group
-                    .as_object()
-                    .and_then(|g| last_prop(&g, "hooks"))
-                    .and_then(|p| p.value())
-                    .and_then(|v| v.as_array());
+            // Each unit: (group index, the group's node where a group holds the entries, its
+            // entries). A flat list is one unit with no group of its own.
+            let units: Vec<(usize, Option<CstNode>, Option<CstArray>)> = match spec.layout {
+                HookLayout::Grouped => groups
+                    .elements()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(gi, group)| {
+                        let entries = group
+                            .as_object()
+                            .and_then(|g| last_prop(&g, "hooks"))
+                            .and_then(|p| p.value())
+                            .and_then(|v| v.as_array());
+                        (gi, Some(group), entries)
+                    })
+                    .collect(),
+                HookLayout::Flat => vec![(0, None, Some(groups.clone()))],
+            };
+            for (gi, group, entries) in units {
                 let Some(entries) = entries else {
                     kept_groups.push((gi, Vec::new()));
                     continue;
@@ -247,7 +304,7 @@ pub fn edit_hooks_at(
                         }
                     }
                 }
-                if !lost.is_empty() && kept.is_empty() {
+                if let Some(group) = group.filter(|_| !lost.is_empty() && kept.is_empty()) {
                     group.remove(); // a group that only held ours goes with it
                     continue;
                 }
@@ -272,23 +329,24 @@ pub fn edit_hooks_at(
             }
         }
         if action == Action::Install && !have_ours {
-            let mut group = Vec::new();
-            if let Some(m) = matcher {
-                group.push(("matcher".to_string(), CstInputValue::String(m.to_string())));
-            }
-            group.push((
-                "hooks".to_string(),
-                CstInputValue::Array(vec![input_value(&(spec.entry)(event, command.clone()))]),
-            ));
+            let entry = input_value(&(spec.entry)(event, command.clone()));
+            let unit = match spec.layout {
+                HookLayout::Flat => entry,
+                HookLayout::Grouped => {
+                    let mut group = Vec::new();
+                    if let Some(m) = matcher {
+                        group.push(("matcher".to_string(), CstInputValue::String(m.to_string())));
+                    }
+                    group.push(("hooks".to_string(), CstInputValue::Array(vec![entry])));
+                    CstInputValue::Object(group)
+                }
+            };
             match &groups {
                 Some(groups) => {
-                    groups.append(CstInputValue::Object(group));
+                    groups.append(unit);
                 }
                 None => {
-                    hooks.append(
-                        event,
-                        CstInputValue::Array(vec![CstInputValue::Object(group)]),
-                    );
+                    hooks.append(event, CstInputValue::Array(vec![unit]));
                 }
             }
             edit.changed = true;
@@ -360,12 +418,20 @@ fn finish(
             let Some(groups) = hooks.get(*event).and_then(Value::as_array) else {
                 continue;
             };
-            for (gi, group) in groups.iter().enumerate() {
-                let entries = group
-                    .get("hooks")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[]);
+            let units: Vec<&[Value]> = match spec.layout {
+                HookLayout::Grouped => groups
+                    .iter()
+                    .map(|group| {
+                        group
+                            .get("hooks")
+                            .and_then(Value::as_array)
+                            .map(Vec::as_slice)
+                            .unwrap_or(&[])
+                    })
+                    .collect(),
+                HookLayout::Flat => vec![groups.as_slice()],
+            };
+            for (gi, entries) in units.into_iter().enumerate() {
                 for (hi, entry) in entries.iter().enumerate() {
                     let cmd = entry.get("command").and_then(Value::as_str).unwrap_or("");
                     if ownership(cmd, spec.bin, spec.agent) == Ownership::Current {
@@ -615,8 +681,10 @@ mod tests {
         let doc: Value = serde_json::from_str(plan.changes[0].new.as_deref().unwrap()).unwrap();
         let registered: Vec<&String> = doc["hooks"].as_object().unwrap().keys().collect();
         for kind in crate::model::EventKind::HOOK_EVENTS {
-            if kind == crate::model::EventKind::Interrupt {
-                continue; // Codex's alone
+            if kind == crate::model::EventKind::Interrupt
+                || kind == crate::model::EventKind::PermissionResult
+            {
+                continue; // Codex's and Crush's, not Claude Code's
             }
             assert!(
                 registered.iter().any(|e| *e == kind.as_str()),

@@ -74,6 +74,7 @@ pub fn spec(bin: &Path) -> HookSpec<'_> {
         bin,
         events: EVENTS.iter().map(|(e, _)| (*e, None)).collect(),
         entry: codex_entry,
+        layout: crate::install::hooks_json::HookLayout::Grouped,
     }
 }
 
