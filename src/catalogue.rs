@@ -27,6 +27,9 @@ pub struct Entry {
     pub product_name: &'static str,
     /// The colour the window shows the agent's name in (a CSS colour, readable on both themes).
     pub colour: &'static str,
+    /// The one or two characters of its icon in the window (white on its colour): distinct
+    /// between agents whose names start alike (Claude "C", Codex "Cx", Copilot "Cp").
+    pub monogram: &'static str,
     /// The program people run (looked up on PATH by `doctor` and `install`).
     pub program: &'static str,
     /// The process names (`comm`) of its native binary, or of a script named after it.
@@ -259,6 +262,7 @@ const CLAUDE: Entry = Entry {
     display_name: "Claude",
     product_name: "Claude Code",
     colour: "#c15f3c",
+    monogram: "C",
     program: "claude",
     process_names: &["claude", "claude.exe"],
     script_markers: &["@anthropic-ai/claude-code"],
@@ -367,6 +371,7 @@ const CODEX: Entry = Entry {
     display_name: "Codex",
     product_name: "Codex",
     colour: "#10a37f",
+    monogram: "Cx",
     program: "codex",
     process_names: &["codex", "codex.exe"],
     script_markers: &["@openai/codex"],
@@ -412,6 +417,7 @@ const GEMINI: Entry = Entry {
     display_name: "Gemini",
     product_name: "Gemini CLI",
     colour: "#4285f4",
+    monogram: "G",
     program: "gemini",
     process_names: &["gemini"],
     script_markers: &["@google/gemini-cli"],
@@ -454,6 +460,7 @@ const QWEN: Entry = Entry {
     display_name: "Qwen",
     product_name: "Qwen Code",
     colour: "#615ced",
+    monogram: "Q",
     program: "qwen",
     process_names: &["qwen"],
     script_markers: &["@qwen-code/qwen-code"],
@@ -498,6 +505,7 @@ const COPILOT: Entry = Entry {
     display_name: "Copilot",
     product_name: "GitHub Copilot CLI",
     colour: "#8957e5",
+    monogram: "Cp",
     program: "copilot",
     process_names: &["copilot"],
     script_markers: &["@github/copilot"],
@@ -553,6 +561,7 @@ const OPENCODE: Entry = Entry {
     display_name: "OpenCode",
     product_name: "OpenCode",
     colour: "#c78a00",
+    monogram: "OC",
     program: "opencode",
     process_names: &["opencode"],
     script_markers: &[],
@@ -596,6 +605,7 @@ const QODER: Entry = Entry {
     display_name: "Qoder",
     product_name: "Qoder CLI",
     colour: "#2f9e6e",
+    monogram: "Qd",
     program: "qodercli",
     process_names: &["qodercli"],
     script_markers: &["@qoder-ai/qodercli"],
@@ -629,6 +639,7 @@ const AUGGIE: Entry = Entry {
     display_name: "Auggie",
     product_name: "Auggie (Augment Code)",
     colour: "#d05a8c",
+    monogram: "A",
     program: "auggie",
     process_names: &["auggie"],
     script_markers: &["@augmentcode/auggie"],
@@ -663,6 +674,7 @@ const PI: Entry = Entry {
     product_name: "Pi coding agent",
     // A teal: distinct from the other agents' hues, readable on light and dark backgrounds.
     colour: "#0f8f8f",
+    monogram: "π",
     program: "pi",
     // Pi sets its process title to "pi" at start (seen with 0.73.1: `comm` and the whole command
     // line become "pi"); before that it is `node …/@mariozechner/pi-coding-agent/dist/cli.js`.
@@ -696,6 +708,7 @@ const DROID: Entry = Entry {
     display_name: "Droid",
     product_name: "Factory Droid",
     colour: "#d6336c",
+    monogram: "D",
     program: "droid",
     // A native binary (`@factory/cli-<os>-<arch>/bin/droid`); the npm package's `bin/droid` is
     // a node shim that runs it, so the shim's script names it too.
@@ -732,6 +745,7 @@ const CRUSH: Entry = Entry {
     display_name: "Crush",
     product_name: "Crush",
     colour: "#c13ec9",
+    monogram: "Cr",
     program: "crush",
     // A native (Go) binary; npm's `@charmland/crush` starts it from `node …/run-crush.js`.
     process_names: &["crush", "crush.exe"],
@@ -852,6 +866,19 @@ mod tests {
                     "{agent:?}: say why it was not run"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn monograms_tell_every_agent_apart() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &agent in Agent::ALL {
+            let m = entry(agent).monogram;
+            assert!(
+                (1..=2).contains(&m.chars().count()),
+                "{agent:?}: a monogram of one or two characters, not {m:?}"
+            );
+            assert!(seen.insert(m), "{agent:?}: monogram {m:?} taken twice");
         }
     }
 }

@@ -120,6 +120,8 @@ pub struct AgentInfo {
     pub name: String,
     /// The colour the window shows the agent's name in (a CSS colour, from its adapter).
     pub colour: String,
+    /// Its icon's characters (white on its colour).
+    pub monogram: String,
     /// Whether its permission requests can be answered from outside its terminal at all (see
     /// [`crate::answering`]); where not, a wait says to answer in the terminal.
     pub answerable: bool,
@@ -140,6 +142,7 @@ pub fn agents() -> Vec<AgentInfo> {
             agent,
             name: agent.display_name().to_string(),
             colour: agent.entry().colour.to_string(),
+            monogram: agent.entry().monogram.to_string(),
             answerable: agent.entry().answer_path.is_some(),
         })
         .collect()

@@ -914,6 +914,41 @@ test("agent names and section titles come from the core's generated bindings", a
   await context.close();
 });
 
+// Issue 41: every registered agent's row is told apart at a glance: its name in its colour and
+// its icon (its monogram, white on that colour), both from the core's catalogue.
+test("every agent's row shows its icon and its name in its colour", async () => {
+  const bindings = fs.readFileSync(path.resolve(here, "../../ui/src/bindings.ts"), "utf8");
+  const agents = JSON.parse(bindings.match(/export const AGENTS: AgentInfo\[\] = (\[.*\]);/)[1]);
+  assert.ok(agents.length >= 13, `at least 13 agents are registered, not ${agents.length}`);
+  const states = ["working", "idle", "waiting_for_input"];
+  const sessions = agents.map((a, n) =>
+    view({ id: `every-${a.agent}`, agent: a.agent, project: `${a.agent}-project`, state: states[n % states.length] }));
+  const { page, context, problems } = await open(sessions);
+  const rgb = (hex) => {
+    const n = parseInt(hex.slice(1), 16);
+    return `rgb(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255})`;
+  };
+  const monograms = new Set();
+  for (const a of agents) {
+    const badge = page.locator(`.row[data-session-id='every-${a.agent}'] .agent`);
+    assert.equal(await badge.count(), 1, `${a.agent}: one row with its badge`);
+    const seen = await badge.evaluate((b) => {
+      const icon = getComputedStyle(b, "::before");
+      return { text: b.textContent, colour: getComputedStyle(b).color, iconText: icon.content, iconBg: icon.backgroundColor, iconWidth: icon.width };
+    });
+    assert.equal(seen.text, a.name, `${a.agent}: the name reads as it is, the icon is not part of it`);
+    assert.equal(seen.colour, rgb(a.colour), `${a.agent}: the name in its colour`);
+    assert.equal(seen.iconText, JSON.stringify(a.monogram), `${a.agent}: its icon shows its monogram`);
+    assert.equal(seen.iconBg, rgb(a.colour), `${a.agent}: the icon on its colour`);
+    assert.ok(parseFloat(seen.iconWidth) >= 15, `${a.agent}: the icon is drawn (${seen.iconWidth})`);
+    monograms.add(a.monogram);
+  }
+  assert.equal(monograms.size, agents.length, "no two agents share an icon");
+  await page.screenshot({ path: path.join(artifacts, "every-agent-rows.png"), fullPage: true });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("time in state reads as the core's duration formatter says (shared vectors)", async () => {
   const vectors = JSON.parse(fs.readFileSync(path.resolve(here, "../fixtures/duration_text.json"), "utf8"));
   assert.ok(vectors.length >= 10, "the table is written by a Rust test");

@@ -15,7 +15,13 @@ export function agentBadge(agent: Agent): HTMLSpanElement {
   const span = document.createElement("span");
   span.className = `agent agent-${agent}`;
   span.textContent = agentName(agent);
-  const colour = infoOf(agent)?.colour;
-  if (colour) span.style.color = colour;
+  const info = infoOf(agent);
+  if (info?.colour) {
+    span.style.color = info.colour;
+    // The icon (style.css: `.agent[data-monogram]::before`) is drawn in the agent's colour; kept
+    // out of the text so the name reads and copies as it is.
+    span.style.setProperty("--agent-colour", info.colour);
+  }
+  if (info?.monogram) span.dataset.monogram = info.monogram;
   return span;
 }

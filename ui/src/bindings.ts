@@ -1,7 +1,7 @@
 // Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:
 // UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings
 
-export type Agent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "pi" | "droid" | "crush";
+export type Agent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "pi" | "qoder" | "auggie" | "droid" | "crush";
 
 export type SessionState = "starting" | "working" | "waiting_for_permission" | "waiting_for_input" | "idle" | "ended";
 
@@ -546,6 +546,10 @@ export type AgentInfo = { agent: Agent, name: string,
  */
 colour: string, 
 /**
+ * Its icon's characters (white on its colour).
+ */
+monogram: string, 
+/**
  * Whether its permission requests can be answered from outside its terminal at all (see
  * [`crate::answering`]); where not, a wait says to answer in the terminal.
  */
@@ -703,7 +707,7 @@ waiting_saved_estimate_secs: number | null, };
 
 export type HistoryEntry = { session: Session, project: string, };
 
-export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c","answerable":true},{"agent":"codex","name":"Codex","colour":"#10a37f","answerable":true},{"agent":"gemini","name":"Gemini","colour":"#4285f4","answerable":false},{"agent":"qwen","name":"Qwen","colour":"#615ced","answerable":false},{"agent":"copilot","name":"Copilot","colour":"#8957e5","answerable":true},{"agent":"opencode","name":"OpenCode","colour":"#c78a00","answerable":true},{"agent":"pi","name":"Pi","colour":"#0f8f8f","answerable":false},{"agent":"droid","name":"Droid","colour":"#d6336c","answerable":false},{"agent":"crush","name":"Crush","colour":"#c13ec9","answerable":false}];
+export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c","monogram":"C","answerable":true},{"agent":"codex","name":"Codex","colour":"#10a37f","monogram":"Cx","answerable":true},{"agent":"gemini","name":"Gemini","colour":"#4285f4","monogram":"G","answerable":false},{"agent":"qwen","name":"Qwen","colour":"#615ced","monogram":"Q","answerable":true},{"agent":"copilot","name":"Copilot","colour":"#8957e5","monogram":"Cp","answerable":true},{"agent":"opencode","name":"OpenCode","colour":"#c78a00","monogram":"OC","answerable":true},{"agent":"pi","name":"Pi","colour":"#0f8f8f","monogram":"π","answerable":false},{"agent":"qoder","name":"Qoder","colour":"#2f9e6e","monogram":"Qd","answerable":false},{"agent":"auggie","name":"Auggie","colour":"#d05a8c","monogram":"A","answerable":false},{"agent":"droid","name":"Droid","colour":"#d6336c","monogram":"D","answerable":false},{"agent":"crush","name":"Crush","colour":"#c13ec9","monogram":"Cr","answerable":false}];
 
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 
