@@ -127,6 +127,7 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Qwen => &QWEN,
         Agent::Copilot => &COPILOT,
         Agent::OpenCode => &OPENCODE,
+        Agent::Cline => &CLINE,
     }
 }
 
@@ -435,6 +436,30 @@ const OPENCODE: Entry = Entry {
     form_path: None,
     other_answer_route: None,
     resume_prefix: "opencode --session ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+};
+
+const CLINE: Entry = Entry {
+    agent: Agent::Cline,
+    display_name: "Cline",
+    product_name: "Cline CLI",
+    colour: "#d9467a",
+    program: "cline",
+    // The npm package's Node launcher execs the platform package's Bun binary, whose `comm` is
+    // `cline`; the same binary runs the hub daemon (`cline --cline-hub-daemon`), which is where
+    // the hooks run (seen with 3.0.65).
+    process_names: &["cline"],
+    script_markers: &["/cline/bin/cline"],
+    config_dir_env: "CLINE_DIR",
+    foreign_callers: &[],
+    // Cline's hooks can only cancel a tool call (PreToolUse `{"cancel": true}`): nothing asks
+    // the user through a hook, so nothing is answered from outside its terminal.
+    answer_path: None,
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "cline --id ",
     context_window_hint: None,
     terminal_talk: None,
     stop_by_deny: false,

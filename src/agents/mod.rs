@@ -28,6 +28,7 @@ use crate::model::{Agent, EventKind, Observation};
 use crate::process::ProcessTable;
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
@@ -47,6 +48,7 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Qwen => &qwen::QwenCode,
         Agent::Copilot => &copilot::CopilotCli,
         Agent::OpenCode => &opencode::OpenCode,
+        Agent::Cline => &cline::ClineCli,
     }
 }
 
@@ -260,6 +262,11 @@ pub trait AgentAdapter: Sync + 'static {
     fn own_file(&self, dir: &Path) -> Option<PathBuf> {
         let _ = dir;
         None
+    }
+    /// Every file in `dir` that is ours alone, for an agent that loads one file per event
+    /// (Cline's hook scripts); the default is [`Self::own_file`].
+    fn own_files(&self, dir: &Path) -> Vec<PathBuf> {
+        self.own_file(dir).into_iter().collect()
     }
 
     /// For an agent that runs a program of ours at each turn's end (Codex's `notify`): the
