@@ -7,15 +7,15 @@
 //! observations. Hooks can only cancel a tool call (PreToolUse `{"cancel": true}`): nothing is
 //! asked through them, so nothing is answered from the tray.
 //!
-//! Processes: the interactive CLI (`cline -i`, and a plain `cline "prompt"` by default) runs
-//! its sessions in a shared background hub (`cline --cline-hub-daemon`, started on first use,
-//! detached, outliving every CLI), and the hub runs the hooks. The hub is no session's process
-//! (it serves all of them and lives on when the CLI that started a session is closed or
-//! killed), so a hook run by it reports no pid ([`AgentAdapter::is_helper_process`]): such a
-//! session ends by its time-out. When Cline runs a session in its own process
-//! (`CLINE_SESSION_BACKEND_MODE=local` for a one-shot `cline "prompt"`), the hooks' parent is
-//! that `cline` process, which then is the session's pid: its exit, `kill -9` included, ends
-//! the session. Leaving the CLI fires no hook in either case.
+//! Processes: a `cline` CLI (the interactive `cline -i`, or a one-shot `cline "prompt"`) runs
+//! its session in its own process when no hub of Cline's runs yet for this user, and starts
+//! one in the background (`cline --cline-hub-daemon`); every later CLI runs its session in that
+//! shared hub, which runs the hooks (seen with 3.0.65; `CLINE_SESSION_BACKEND_MODE=local` keeps
+//! a one-shot run in its own process). In the first case the hooks' parent is the CLI: it is
+//! the session's pid, and its exit, `kill -9` included, ends the session. The hub is no
+//! session's process (it serves all of them and lives on when the CLI that started a session
+//! is closed or killed), so a hook it runs reports no pid ([`AgentAdapter::is_helper_process`]):
+//! such a session ends by its time-out. Leaving the CLI fires no hook in either case.
 //!
 //! Cline's own store (`~/.cline/data/sessions/<id>/<id>.json`, `sessions.db`) is history, and
 //! its `pid` field names the hub: it is not read.
