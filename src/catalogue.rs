@@ -201,6 +201,7 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Auggie => &AUGGIE,
         Agent::Droid => &DROID,
         Agent::Crush => &CRUSH,
+        Agent::Cline => &CLINE,
     }
 }
 
@@ -775,6 +776,42 @@ const CRUSH: Entry = Entry {
             version: "0.96.1",
             why_not_run: "its npm package is a launcher that downloads the binary from GitHub at install, and GitHub is not reachable here",
         },
+    },
+};
+
+const CLINE: Entry = Entry {
+    agent: Agent::Cline,
+    display_name: "Cline",
+    product_name: "Cline CLI",
+    colour: "#d9467a",
+    monogram: "Cl",
+    program: "cline",
+    // The npm package's Node launcher execs the platform package's Bun binary, whose `comm` is
+    // `cline`; the same binary runs the hub daemon (`cline --cline-hub-daemon`), which is where
+    // the hooks run (seen with 3.0.65).
+    process_names: &["cline"],
+    script_markers: &["/cline/bin/cline"],
+    config_dir_env: "CLINE_DIR",
+    foreign_callers: &[],
+    // Cline's hooks can only cancel a tool call (PreToolUse `{"cancel": true}`): nothing asks
+    // the user through a hook, so nothing is answered from outside its terminal.
+    answer_path: None,
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "cline --id ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: false,
+        process: true,
+        answering: false,
+        questions: false,
+        send: false,
+        stop: false,
+        context: false,
+        proven: Proven::RealBinary { version: "3.0.65" },
     },
 };
 

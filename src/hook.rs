@@ -65,7 +65,7 @@ pub fn run_hook(args: &[String]) {
                 return;
             }
             // Claude's meaning under other keys (Auggie's): rewritten, then read as Claude's.
-            if let Some(rewritten) = agent.adapter().claude_shaped_payload(&payload) {
+            if let Some(rewritten) = agent.adapter().standard_shaped_payload(&payload) {
                 payload = rewritten;
             }
         }

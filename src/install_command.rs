@@ -128,7 +128,7 @@ pub fn plan(args: &InstallArgs, action: Action, bin: &Path) -> Result<Plan, Inst
     Ok(plan)
 }
 
-/// The files that are ours alone (Copilot's hook file, OpenCode's plugin) that `uninstall`
+/// The files that are ours alone (Copilot's hook file, OpenCode's plugin, Cline's scripts) that `uninstall`
 /// removes: each present one that [`plan`] found ours (it refuses one that is not).
 pub fn own_file_removals(
     args: &InstallArgs,
@@ -140,11 +140,13 @@ pub fn own_file_removals(
     }
     for agent in args.agents() {
         let adapter = agent.adapter();
-        let Some(path) = adapter.config_dir().and_then(|d| adapter.own_file(&d)) else {
+        let Some(dir) = adapter.config_dir() else {
             continue;
         };
-        if let Some(old) = read_optional(&path)? {
-            out.push((path, old));
+        for path in adapter.own_files(&dir) {
+            if let Some(old) = read_optional(&path)? {
+                out.push((path, old));
+            }
         }
     }
     Ok(out)

@@ -231,6 +231,19 @@ fn web_lines(text: &str) -> Vec<(usize, String)> {
 }
 
 /// Every line outside the adapters that names an agent: "path:line: text".
+/// Whether `lower` (a lower-cased line) names `word`: where the word starts a word of the line
+/// (not preceded by a letter or digit), so a name found inside an ordinary word (`cline` in
+/// `decline`, `ResyncLine`) is not an agent's, while `is_claude`, `ClaudeCode` and `"codex"`
+/// still are.
+fn names(lower: &str, word: &str) -> bool {
+    lower.match_indices(word).any(|(i, _)| {
+        !lower[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+    })
+}
+
 fn offending_lines(root: &Path) -> Vec<String> {
     let words = agent_words();
     let mut files = Vec::new();
@@ -263,7 +276,7 @@ fn offending_lines(root: &Path) -> Vec<String> {
         };
         for (n, code) in lines {
             let lower = code.to_ascii_lowercase();
-            let Some(word) = words.iter().find(|w| lower.contains(w.as_str())) else {
+            let Some(word) = words.iter().find(|w| names(&lower, w)) else {
                 continue;
             };
             let allowed = ALLOWED
@@ -305,11 +318,16 @@ fn the_scan_sees_an_agent_named_in_code_and_not_in_comments_or_tests() {
         .into_iter()
         .filter(|(_, code)| {
             let lower = code.to_ascii_lowercase();
-            words.iter().any(|w| lower.contains(w.as_str()))
+            words.iter().any(|w| names(&lower, w))
         })
         .map(|(n, _)| n)
         .collect();
     assert_eq!(lines, vec![3, 8]);
+    // A name inside an ordinary word is no agent's; at a word's start it is.
+    assert!(!names("handshake::decline", "cline"));
+    assert!(!names("struct resyncline {", "cline"));
+    assert!(names("let c = agent::cline;", "cline"));
+    assert!(names("fn is_claude_helper()", "claude"));
     let css = "/* .agent-claude fallback */\n.agent-codex { color: red; }\n";
     let hits: Vec<usize> = web_lines(css)
         .into_iter()

@@ -40,6 +40,7 @@ pub enum Agent {
     Auggie,
     Droid,
     Crush,
+    Cline,
 }
 
 impl Agent {
@@ -56,6 +57,7 @@ impl Agent {
         Agent::Auggie,
         Agent::Droid,
         Agent::Crush,
+        Agent::Cline,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -71,6 +73,7 @@ impl Agent {
             Agent::Auggie => "auggie",
             Agent::Droid => "droid",
             Agent::Crush => "crush",
+            Agent::Cline => "cline",
         }
     }
 
@@ -85,9 +88,10 @@ impl Agent {
             Agent::OpenCode => &["open-code", "opencode-ai"],
             Agent::Pi => &["pi-coding-agent", "pi-agent"],
             Agent::Qoder => &["qodercli", "qoder-cli"],
-            Agent::Auggie => &["augment", "augment-code"],
+            Agent::Auggie => &["augment-code", "augmentcode"],
             Agent::Droid => &["factory-droid", "factory_droid"],
             Agent::Crush => &["charm-crush", "charmland-crush"],
+            Agent::Cline => &["cline-cli", "cline_cli"],
         }
     }
 

@@ -29,6 +29,7 @@ use crate::process::ProcessTable;
 
 pub mod auggie;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod crush;
@@ -60,6 +61,7 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Auggie => &auggie::Auggie,
         Agent::Droid => &droid::FactoryDroid,
         Agent::Crush => &crush::Crush,
+        Agent::Cline => &cline::ClineCli,
     }
 }
 
@@ -278,7 +280,7 @@ pub trait AgentAdapter: Sync + 'static {
     /// `conversation_id` and `workspace_roots`): the payload rewritten into Claude's keys, which
     /// the standard parser then reads (pid walk, repository, answering and all). `None` (the
     /// default): read as it came.
-    fn claude_shaped_payload(&self, payload: &[u8]) -> Option<Vec<u8>> {
+    fn standard_shaped_payload(&self, payload: &[u8]) -> Option<Vec<u8>> {
         let _ = payload;
         None
     }
@@ -288,6 +290,11 @@ pub trait AgentAdapter: Sync + 'static {
     fn own_file(&self, dir: &Path) -> Option<PathBuf> {
         let _ = dir;
         None
+    }
+    /// Every file in `dir` that is ours alone, for an agent that loads one file per event
+    /// (Cline's hook scripts); the default is [`Self::own_file`].
+    fn own_files(&self, dir: &Path) -> Vec<PathBuf> {
+        self.own_file(dir).into_iter().collect()
     }
 
     /// For an agent that runs a program of ours at each turn's end (Codex's `notify`): the

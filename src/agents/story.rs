@@ -37,7 +37,7 @@ pub fn play_story(agent: Agent, payloads: &[&str], want: &[Step]) -> SessionReco
         // As `agent-tray hook --agent <id>` reads it: rewritten first where the adapter does.
         let bytes = agent
             .adapter()
-            .claude_shaped_payload(payload.as_bytes())
+            .standard_shaped_payload(payload.as_bytes())
             .unwrap_or_else(|| payload.as_bytes().to_vec());
         match observation_from_payload(&bytes, Some(agent), None, now(secs).wall) {
             Ok(obs) => {

@@ -4,7 +4,7 @@
 //! `PostToolUse`, `Notification`, `Stop`), read in the 0.36.0 bundle.
 //!
 //! Its payloads say Claude's things under other keys (`conversation_id`, `workspace_roots`,
-//! `PromptSubmit`'s `user_prompt`): [`AgentAdapter::claude_shaped_payload`] renames them, then the
+//! `PromptSubmit`'s `user_prompt`): [`AgentAdapter::standard_shaped_payload`] renames them, then the
 //! standard parser reads them, so the pid walk, the repository and the states are the same code
 //! as Claude's. Its tool matcher is a regular expression (`*` is refused by its validator), so
 //! our tool entries carry none: it defaults to `.*`.
@@ -84,7 +84,7 @@ impl AgentAdapter for Auggie {
         Agent::Auggie
     }
 
-    fn claude_shaped_payload(&self, payload: &[u8]) -> Option<Vec<u8>> {
+    fn standard_shaped_payload(&self, payload: &[u8]) -> Option<Vec<u8>> {
         rename_to_claude_keys(payload)
     }
     fn hook_event(&self, name: &str, _fields: &HookFields) -> HookEvent {

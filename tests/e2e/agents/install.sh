@@ -9,6 +9,7 @@
 #   QWEN_JS=/abs/path/qwen/node_modules/@qwen-code/qwen-code/cli-entry.js
 #   PI_JS=/abs/path/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js
 #   DROID_BIN=/abs/path/droid/node_modules/@factory/cli-linux-x64/bin/droid
+#   CLINE_BIN=/abs/path/cline/node_modules/@cline/cli-linux-x64/bin/cline
 #
 # Which versions (the first that is set wins):
 #   install.sh [CLAUDE_VERSION [CODEX_VERSION]]          e.g. install.sh 2.1.332 0.171.0
@@ -286,3 +287,37 @@ else
   droid_ok || { echo "install.sh: after npm install the native droid $want_droid binary is missing in $droid_dir" >&2; exit 1; }
 fi
 echo "DROID_BIN=$DROID_BIN"
+# Cline CLI: an npm launcher (Node) for a compiled Bun binary in its platform package
+# (@cline/cli-linux-x64), pinned in cline/package.json with its own lock. Installed with
+# --ignore-scripts (its postinstall only links the binary beside the launcher; the tests run the
+# platform binary itself); it runs on Node 20 though it asks for 22. Another version
+# (AGENT_E2E_CLINE_VERSION) goes to $AGENT_E2E_CLINE_PREFIX (default .versions/cline-<v>),
+# never into cline/.
+cline_pinned_dir="$here/cline"
+pin_cline="$(cd "$cline_pinned_dir" && pinned cline)"
+want_cline="$(resolve cline "${AGENT_E2E_CLINE_VERSION:-$pin_cline}")"
+if [ "$want_cline" = "$pin_cline" ] && [ -z "${AGENT_E2E_CLINE_PREFIX:-}" ]; then
+  cline_dir="$cline_pinned_dir"
+else
+  cline_dir="${AGENT_E2E_CLINE_PREFIX:-$here/.versions/cline-$want_cline}"
+fi
+cline_ok() {
+  [ "$(have "$cline_dir" cline)" = "$want_cline" ] && [ -x "$cline_dir/node_modules/@cline/cli-linux-x64/bin/cline" ]
+}
+if cline_ok; then
+  echo "install.sh: cached: cline $want_cline in $cline_dir/node_modules" >&2
+elif [ "$cline_dir" = "$cline_pinned_dir" ]; then
+  echo "install.sh: npm install --no-save --ignore-scripts (cline $want_cline)" >&2
+  # Not `npm ci`: cline lists optional platform packages (darwin, windows, arm64) that a lock
+  # made here does not hold for every platform; `npm install --no-save` installs exactly the
+  # locked versions of what exists and writes nothing.
+  (cd "$cline_dir" && npm install --no-save --ignore-scripts --no-audit --no-fund >&2)
+else
+  echo "install.sh: npm install cline $want_cline into $cline_dir" >&2
+  mkdir -p "$cline_dir"
+  printf '{\n  "name": "agent-tray-e2e-cline-matrix",\n  "private": true,\n  "dependencies": {\n    "cline": "%s"\n  }\n}\n' \
+    "$want_cline" > "$cline_dir/package.json"
+  (cd "$cline_dir" && npm install --ignore-scripts --no-audit --no-fund >&2)
+fi
+cline_ok || { echo "install.sh: after npm install the cline $want_cline binary is missing in $cline_dir" >&2; exit 1; }
+echo "CLINE_BIN=$cline_dir/node_modules/@cline/cli-linux-x64/bin/cline"

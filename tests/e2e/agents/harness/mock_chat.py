@@ -1,9 +1,10 @@
-"""Mock of the OpenAI Chat Completions API for the real `copilot` and `opencode` binaries.
+"""Mock of the OpenAI Chat Completions API for the real `copilot`, `opencode` and `cline` binaries.
 
 POST /v1/chat/completions (SSE when `stream` is true, else one JSON reply); GET /v1/models
 answers an empty list; everything else is logged and answered 404. See mockbase.SCRIPT_HELP.
 
-Both agents name their shell tool `bash` with arguments `{command, description}`. A tool call
+Copilot and OpenCode name their shell tool `bash` with arguments `{command, description}`;
+Cline names it `run_commands` with `{commands: [...]}`. A tool call
 is streamed the way the OpenAI SDK expects: a first `tool_calls` delta with the id and name,
 then the argument string in chunks, then `finish_reason: "tool_calls"`, then `[DONE]`.
 Requests that offer no `bash` tool (OpenCode's title request) get a plain text reply.
@@ -40,7 +41,7 @@ class ChatMock(MockServer):
                 return ("text", "done"), 0
             if m.get("role") == "user":
                 break
-        if "bash" not in tools:
+        if "bash" not in tools and "run_commands" not in tools:
             return ("text", "Mock title"), 0  # side request (title generation, ...)
         last_user = ""
         for m in reversed(msgs):
@@ -74,7 +75,11 @@ class ChatMock(MockServer):
         model = body.get("model") or "mock-model"
         usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
         base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
-        if kind == "tool":
+        if kind == "tool" and "run_commands" in tool_names(body):
+            # Cline's shell tool takes a list of commands.
+            tool, args = "run_commands", json.dumps({"commands": [arg]})
+            call_id = f"call_mock_{n}"
+        elif kind == "tool":
             tool, args = "bash", json.dumps({"command": arg, "description": f"mock: run {arg}"})
             call_id = f"call_mock_{n}"
         elif kind == "ask":
