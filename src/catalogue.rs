@@ -127,6 +127,7 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Qwen => &QWEN,
         Agent::Copilot => &COPILOT,
         Agent::OpenCode => &OPENCODE,
+        Agent::Kilo => &KILO,
     }
 }
 
@@ -435,6 +436,39 @@ const OPENCODE: Entry = Entry {
     form_path: None,
     other_answer_route: None,
     resume_prefix: "opencode --session ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+};
+
+const KILO: Entry = Entry {
+    agent: Agent::Kilo,
+    display_name: "Kilo",
+    product_name: "Kilo Code CLI",
+    colour: "#d6336c",
+    program: "kilo",
+    // The npm package's native binary (`@kilocode/cli-linux-x64/bin/kilo`); the `kilo` and
+    // `kilocode` names on PATH are a node wrapper that starts it, and our plugin runs in it.
+    process_names: &["kilo"],
+    script_markers: &[],
+    config_dir_env: "XDG_CONFIG_HOME",
+    foreign_callers: &[],
+    // Kilo is a fork of OpenCode and keeps its plugin API: its permission dialog stays usable
+    // while our plugin waits, and the first answer wins (seen with 7.7.7), as OpenCode's.
+    answer_path: Some(AnswerPath {
+        on_by_default: true,
+        terminal_stays_open: true,
+        default_wait_secs: 300,
+        max_wait_secs: 1800,
+        accepts: Accepts {
+            allow_for_session: true,
+            deny_message: false,
+        },
+        reply: ReplyShape::ReplyWords,
+    }),
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "kilo --session ",
     context_window_hint: None,
     terminal_talk: None,
     stop_by_deny: false,

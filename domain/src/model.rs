@@ -35,6 +35,7 @@ pub enum Agent {
     Qwen,
     Copilot,
     OpenCode,
+    Kilo,
 }
 
 impl Agent {
@@ -46,6 +47,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::OpenCode,
+        Agent::Kilo,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -56,6 +58,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::OpenCode => "opencode",
+            Agent::Kilo => "kilo",
         }
     }
 
@@ -68,6 +71,7 @@ impl Agent {
             Agent::Qwen => &["qwen-code", "qwen_code"],
             Agent::Copilot => &["github-copilot", "copilot-cli"],
             Agent::OpenCode => &["open-code", "opencode-ai"],
+            Agent::Kilo => &["kilo-code", "kilocode", "kilo_code"],
         }
     }
 

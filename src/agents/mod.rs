@@ -31,6 +31,7 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
+pub mod kilo;
 pub mod opencode;
 pub mod own_file;
 pub mod qwen;
@@ -47,6 +48,7 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Qwen => &qwen::QwenCode,
         Agent::Copilot => &copilot::CopilotCli,
         Agent::OpenCode => &opencode::OpenCode,
+        Agent::Kilo => &kilo::KiloCode,
     }
 }
 
