@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
 # Runs the real-agent suite (tests/e2e/agents) against the NEWEST published Claude Code, Codex,
-# Gemini CLI, GitHub Copilot CLI and OpenCode, installed into folders of their own under
-# tests/e2e/agents/.versions/ (latest/, latest-more/, latest-gemini/), so the pinned installs and
+# Gemini CLI, GitHub Copilot CLI, OpenCode, Qwen Code and Kilo Code CLI, installed into folders
+# of their own under tests/e2e/agents/.versions/ (latest/, latest-more/, latest-gemini/,
+# latest-qwen/, latest-kilo/), so the pinned installs and
 # lock files that CI uses are never touched. Builds nothing: takes agent-tray from
 # $AGENT_TRAY_BIN (default target/debug/agent-tray).
 #
-#   scripts/check-latest-agents.sh                         # every test, all six agents at their newest
+#   scripts/check-latest-agents.sh                         # every test, all seven agents at their newest
 #   scripts/check-latest-agents.sh -k codex                # a subset (arguments go to run.sh)
 #   AGENT_E2E_LATEST=gemini scripts/check-latest-agents.sh test_gemini   # only Gemini at its newest
 #   AGENT_E2E_LATEST=copilot,opencode scripts/check-latest-agents.sh test_copilot test_opencode
 #   AGENT_E2E_CLAUDE_VERSION=2.1.330 scripts/check-latest-agents.sh    # hold one back
 #
-# AGENT_E2E_LATEST lists the agents to take at their newest (default: all six); the others stay
+# AGENT_E2E_LATEST lists the agents to take at their newest (default: all seven); the others stay
 # at their pins, in the pinned folders. An AGENT_E2E_<AGENT>_VERSION already set wins over
 # `latest`. Prints the pinned and the newest versions, then run.sh's output, ending with its
 # `N passed, N failed` line; when everything passes, those versions are candidates for the pins
-# (tests/e2e/agents/package.json, gemini/package.json, more/package.json, qwen/package.json).
+# (tests/e2e/agents/package.json, gemini/package.json, more/package.json, qwen/package.json,
+# kilo/package.json).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 e2e="$root/tests/e2e/agents"
-latest=",${AGENT_E2E_LATEST:-claude,codex,gemini,copilot,opencode,qwen},"
+latest=",${AGENT_E2E_LATEST:-claude,codex,gemini,copilot,opencode,qwen,kilo},"
 wants() { case "$latest" in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 pin() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dependencies"][sys.argv[2]])' "$e2e/$1" "$2"; }
@@ -36,6 +38,7 @@ show gemini @google/gemini-cli gemini/package.json
 show copilot @github/copilot more/package.json
 show opencode opencode-ai more/package.json
 show qwen @qwen-code/qwen-code qwen/package.json
+show kilo @kilocode/cli kilo/package.json
 
 if wants claude || wants codex; then
   wants claude && export AGENT_E2E_CLAUDE_VERSION="${AGENT_E2E_CLAUDE_VERSION:-latest}"
@@ -54,6 +57,10 @@ fi
 if wants qwen; then
   export AGENT_E2E_QWEN_VERSION="${AGENT_E2E_QWEN_VERSION:-latest}"
   export AGENT_E2E_QWEN_PREFIX="${AGENT_E2E_QWEN_PREFIX:-$e2e/.versions/latest-qwen}"
+fi
+if wants kilo; then
+  export AGENT_E2E_KILO_VERSION="${AGENT_E2E_KILO_VERSION:-latest}"
+  export AGENT_E2E_KILO_PREFIX="${AGENT_E2E_KILO_PREFIX:-$e2e/.versions/latest-kilo}"
 fi
 export AGENT_TRAY_BIN="${AGENT_TRAY_BIN:-$root/target/debug/agent-tray}"
 "$e2e/run.sh" "$@"

@@ -29,7 +29,7 @@ if ! bins="$("$here/install.sh")"; then
   exit 1
 fi
 eval "$bins"
-export CLAUDE_BIN CODEX_BIN GEMINI_JS COPILOT_BIN OPENCODE_BIN QWEN_JS
+export CLAUDE_BIN CODEX_BIN GEMINI_JS COPILOT_BIN OPENCODE_BIN QWEN_JS KILO_BIN
 echo "claude: $("$CLAUDE_BIN" --version 2>/dev/null) ($CLAUDE_BIN)"
 echo "codex:  $("$CODEX_BIN" --version 2>/dev/null) ($CODEX_BIN)"
 echo "gemini: $(node "$GEMINI_JS" --version 2>/dev/null) ($GEMINI_JS)"
@@ -39,6 +39,7 @@ pkg_version() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[
 echo "copilot: $(pkg_version "${COPILOT_BIN%/*}/../copilot/package.json") ($COPILOT_BIN)"
 echo "opencode: $(pkg_version "${OPENCODE_BIN%/bin/*}/package.json") ($OPENCODE_BIN)"
 echo "qwen: $(pkg_version "${QWEN_JS%/*}/package.json") ($QWEN_JS)"
+echo "kilo: $(pkg_version "${KILO_BIN%/bin/*}/package.json") ($KILO_BIN)"
 if [ -x "$AGENT_TRAY_BIN" ]; then
   echo "agent-tray: $AGENT_TRAY_BIN"
 else

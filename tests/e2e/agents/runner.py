@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 MODULES = ["test_harness", "test_hooks", "test_files", "test_hooks_and_files", "test_app_server", "test_usage", "test_gemini",
-           "test_copilot", "test_opencode", "test_window", "test_answering", "test_questions", "test_status_line", "test_talking_back"]
+           "test_copilot", "test_opencode", "test_kilo", "test_window", "test_answering", "test_questions", "test_status_line", "test_talking_back"]
 
 
 class Result(unittest.TextTestResult):
