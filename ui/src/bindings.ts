@@ -1,7 +1,7 @@
 // Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:
 // UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings
 
-export type Agent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode";
+export type Agent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "kilo";
 
 export type SessionState = "starting" | "working" | "waiting_for_permission" | "waiting_for_input" | "idle" | "ended";
 
@@ -703,7 +703,7 @@ waiting_saved_estimate_secs: number | null, };
 
 export type HistoryEntry = { session: Session, project: string, };
 
-export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c","answerable":true},{"agent":"codex","name":"Codex","colour":"#10a37f","answerable":true},{"agent":"gemini","name":"Gemini","colour":"#4285f4","answerable":false},{"agent":"qwen","name":"Qwen","colour":"#615ced","answerable":false},{"agent":"copilot","name":"Copilot","colour":"#8957e5","answerable":true},{"agent":"opencode","name":"OpenCode","colour":"#c78a00","answerable":true}];
+export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c","answerable":true},{"agent":"codex","name":"Codex","colour":"#10a37f","answerable":true},{"agent":"gemini","name":"Gemini","colour":"#4285f4","answerable":false},{"agent":"qwen","name":"Qwen","colour":"#615ced","answerable":false},{"agent":"copilot","name":"Copilot","colour":"#8957e5","answerable":true},{"agent":"opencode","name":"OpenCode","colour":"#c78a00","answerable":true},{"agent":"kilo","name":"Kilo","colour":"#d6336c","answerable":true}];
 
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 
