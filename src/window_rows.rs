@@ -307,7 +307,7 @@ mod tests {
         let names: Vec<String> = agents().into_iter().map(|a| a.name).collect();
         assert_eq!(
             names,
-            ["Claude", "Codex", "Gemini", "Qwen", "Copilot", "OpenCode"]
+            ["Claude", "Codex", "Gemini", "Qwen", "Copilot", "OpenCode", "Kilo"]
         );
         let titles: Vec<String> = sections().into_iter().map(|s| s.title).collect();
         assert_eq!(titles, ["Needs you", "Working", "Idle", "Ended recently"]);

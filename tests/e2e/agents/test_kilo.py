@@ -2,7 +2,8 @@
 into `$XDG_CONFIG_HOME/kilo/plugins` forwards Kilo's bus events to `agent-tray hook --agent kilo`.
 One Kilo process, offline against the chat mock, walks the whole path: listed once it works, a
 bash call's dialog is `waiting_for_permission`, denied from the tray (the tool's file is not made),
-asked again and allowed from the tray (the file is made), idle; a long turn killed with -9 ends
+asked again and allowed from the tray (the file is made), idle; a prompt sent and a stop through
+the plugin's way in (Kilo's own server: `prompt_async`, `abort`); a long turn killed with -9 ends
 (nothing fires: the pid watcher); uninstall removes exactly our plugin, beside one of the
 user's that both leave byte for byte."""
 import json
@@ -12,6 +13,7 @@ import time
 from e2e_base import ScenarioTest
 from harness.agents_more import KiloAgent, kilo_bin
 from harness.mock_chat import ChatMock
+from test_talking_back import chat_user_texts
 
 TOOL_PROMPT = "TOOL touch made-by-tool"
 # A plugin of the user's own, in the same folder: install and uninstall never touch it.
@@ -90,6 +92,24 @@ class KiloPlugin(ScenarioTest):
         self.assertTrue(self.made(), "the allowed tool ran: its file is on disk")
         self.assertEqual(self.pending(), [], "the answered requests are gone")
         self.assert_pid_is_agent()
+
+        # Talking back through the plugin's relay: a prompt reaches the model, a stop ends the turn.
+        sid = request["session_id"]
+        t = self.since()
+        r = self.tray.run("send", sid, "SLEEP 60", "--json", timeout=30)
+        self.assertEqual(json.loads(r.stdout)["route"], "plugin", r.stdout)
+        self.wait_state("working", 10, since=t, what="working after `agent-tray send`")
+        # Kilo appends its `<environment_details>` block to every user message, typed or sent.
+        def sent():
+            return [u for u in chat_user_texts(mock) if u.split("\n", 1)[0] == "SLEEP 60"]
+        deadline = time.monotonic() + 20
+        while not sent() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertTrue(sent(), f"the sent prompt reached the model: {chat_user_texts(mock)}")
+        t = self.since()
+        r = self.tray.run("stop", sid, "--json", timeout=30)
+        self.assertEqual(json.loads(r.stdout)["route"], "plugin", r.stdout)
+        self.wait_state("idle", 5, since=t, what="idle after `agent-tray stop` (abort)")
 
         # A long turn killed with -9: nothing fires, the pid watcher ends the session.
         t = self.since()
