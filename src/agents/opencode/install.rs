@@ -173,6 +173,30 @@ mod tests {
         assert!(text.contains("child.unref()") && text.contains("catch (_)"));
     }
 
+    // The plugin became a template shared with OpenCode's forks: OpenCode's own text must stay
+    // what earlier installs wrote (or every upgrade would rewrite it and `doctor` flag it).
+    #[test]
+    fn opencodes_plugin_still_names_opencode_everywhere_it_did() {
+        let text = render(Path::new("/usr/bin/agent-tray"));
+        assert!(text.starts_with(
+            "// agent-tray plugin for OpenCode: written by `agent-tray install --opencode`, removed by\n\
+             // `agent-tray uninstall --opencode`; edits are overwritten by the next install.\n"
+        ));
+        assert!(text.contains("`agent-tray hook --agent opencode`, with this process's id"));
+        assert!(text.contains("never throws: OpenCode runs exactly as it would without it."));
+        assert_eq!(
+            text.matches(r#"spawn(BIN, ["hook", "--agent", "opencode"]"#)
+                .count(),
+            2
+        );
+        assert!(text.contains(r#"["inbox", "--agent", "opencode", "--pid""#));
+        assert!(text.contains("\"this OpenCode's plugin client cannot reach its server\""));
+        assert!(
+            text.contains("\"OpenCode's commands are run from its terminal; nothing was sent\"")
+        );
+        assert!(!text.contains("Kilo"));
+    }
+
     #[test]
     fn doctor_reads_the_hook_command_line_the_plugin_runs() {
         let text = render(Path::new("/opt/a b/agent-tray"));
