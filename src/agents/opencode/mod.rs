@@ -9,6 +9,10 @@
 //! the user sees. Every `opencode` subcommand (`session list`, `export`) also loads plugins under
 //! its own short-lived pid, but emits no session event, so only a process with a session makes
 //! one. OpenCode's SQLite store (`opencode.db`) is history, not liveness: never read as sessions.
+//!
+//! Its fork Kilo Code CLI kept the plugin API and the bus, so [`install`] (given the host agent),
+//! [`event`], [`permission_probe`], [`session_probe`] and [`version_beside_if`] also serve
+//! `super::kilo`.
 
 pub mod event;
 pub mod install;
