@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the real-agent suite (tests/e2e/agents) against the NEWEST published Claude Code, Codex,
-# Gemini CLI, GitHub Copilot CLI, OpenCode, Qwen Code, Pi, Factory Droid and Cline CLI, installed into
+# Gemini CLI, GitHub Copilot CLI, OpenCode, Qwen Code, Pi, Factory Droid, Cline CLI and Kilo Code CLI, installed into
 # folders of their own under tests/e2e/agents/.versions/ (latest/, latest-more/, latest-gemini/,
-# latest-qwen/, latest-pi/, latest-droid/, latest-cline/), so the pinned installs and
+# latest-qwen/, latest-pi/, latest-droid/, latest-cline/, latest-kilo/), so the pinned installs and
 # lock files that CI uses are never touched. Builds nothing: takes agent-tray from
 # $AGENT_TRAY_BIN (default target/debug/agent-tray).
 #
@@ -17,11 +17,11 @@
 # `latest`. Prints the pinned and the newest versions, then run.sh's output, ending with its
 # `N passed, N failed` line; when everything passes, those versions are candidates for the pins
 # (tests/e2e/agents/package.json, gemini/package.json, more/package.json, qwen/package.json,
-# pi/package.json, droid/package.json, cline/package.json).
+# pi/package.json, droid/package.json, cline/package.json, kilo/package.json).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 e2e="$root/tests/e2e/agents"
-latest=",${AGENT_E2E_LATEST:-claude,codex,gemini,copilot,opencode,qwen,pi,droid,cline},"
+latest=",${AGENT_E2E_LATEST:-claude,codex,gemini,copilot,opencode,qwen,pi,droid,cline,kilo},"
 wants() { case "$latest" in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 pin() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["dependencies"][sys.argv[2]])' "$e2e/$1" "$2"; }
@@ -41,6 +41,7 @@ show qwen @qwen-code/qwen-code qwen/package.json
 show pi @mariozechner/pi-coding-agent pi/package.json
 show droid droid droid/package.json
 show cline cline cline/package.json
+show kilo @kilocode/cli kilo/package.json
 
 if wants claude || wants codex; then
   wants claude && export AGENT_E2E_CLAUDE_VERSION="${AGENT_E2E_CLAUDE_VERSION:-latest}"
@@ -71,6 +72,10 @@ fi
 if wants cline; then
   export AGENT_E2E_CLINE_VERSION="${AGENT_E2E_CLINE_VERSION:-latest}"
   export AGENT_E2E_CLINE_PREFIX="${AGENT_E2E_CLINE_PREFIX:-$e2e/.versions/latest-cline}"
+fi
+if wants kilo; then
+  export AGENT_E2E_KILO_VERSION="${AGENT_E2E_KILO_VERSION:-latest}"
+  export AGENT_E2E_KILO_PREFIX="${AGENT_E2E_KILO_PREFIX:-$e2e/.versions/latest-kilo}"
 fi
 export AGENT_TRAY_BIN="${AGENT_TRAY_BIN:-$root/target/debug/agent-tray}"
 "$e2e/run.sh" "$@"

@@ -202,6 +202,7 @@ pub const fn entry(agent: Agent) -> &'static Entry {
         Agent::Droid => &DROID,
         Agent::Crush => &CRUSH,
         Agent::Cline => &CLINE,
+        Agent::Kilo => &KILO,
     }
 }
 
@@ -639,7 +640,7 @@ const AUGGIE: Entry = Entry {
     agent: Agent::Auggie,
     display_name: "Auggie",
     product_name: "Auggie (Augment Code)",
-    colour: "#d05a8c",
+    colour: "#a61e4d",
     monogram: "A",
     program: "auggie",
     process_names: &["auggie"],
@@ -708,7 +709,7 @@ const DROID: Entry = Entry {
     agent: Agent::Droid,
     display_name: "Droid",
     product_name: "Factory Droid",
-    colour: "#d6336c",
+    colour: "#e8590c",
     monogram: "D",
     program: "droid",
     // A native binary (`@factory/cli-<os>-<arch>/bin/droid`); the npm package's `bin/droid` is
@@ -812,6 +813,51 @@ const CLINE: Entry = Entry {
         stop: false,
         context: false,
         proven: Proven::RealBinary { version: "3.0.65" },
+    },
+};
+
+const KILO: Entry = Entry {
+    agent: Agent::Kilo,
+    display_name: "Kilo",
+    product_name: "Kilo Code CLI",
+    colour: "#8a8d00",
+    monogram: "K",
+    program: "kilo",
+    // The npm package's native binary (`@kilocode/cli-linux-x64/bin/kilo`); the `kilo` and
+    // `kilocode` names on PATH are a node wrapper that starts it, and our plugin runs in it.
+    process_names: &["kilo"],
+    script_markers: &[],
+    config_dir_env: "XDG_CONFIG_HOME",
+    foreign_callers: &[],
+    // Kilo is a fork of OpenCode and keeps its plugin API: its permission dialog stays usable
+    // while our plugin waits, and the first answer wins (seen with 7.7.7), as OpenCode's.
+    answer_path: Some(AnswerPath {
+        on_by_default: true,
+        terminal_stays_open: true,
+        default_wait_secs: 300,
+        max_wait_secs: 1800,
+        accepts: Accepts {
+            allow_for_session: true,
+            deny_message: false,
+        },
+        reply: ReplyShape::ReplyWords,
+    }),
+    form_path: None,
+    other_answer_route: None,
+    resume_prefix: "kilo --session ",
+    context_window_hint: None,
+    terminal_talk: None,
+    stop_by_deny: false,
+    support: Support {
+        hooks: true,
+        files: false,
+        process: true,
+        answering: true,
+        questions: false,
+        send: true,
+        stop: true,
+        context: false,
+        proven: Proven::RealBinary { version: "7.7.7" },
     },
 };
 

@@ -312,7 +312,7 @@ mod tests {
             names,
             [
                 "Claude", "Codex", "Gemini", "Qwen", "Copilot", "OpenCode", "Pi", "Qoder",
-                "Auggie", "Droid", "Crush", "Cline"
+                "Auggie", "Droid", "Crush", "Cline", "Kilo"
             ]
         );
         let titles: Vec<String> = sections().into_iter().map(|s| s.title).collect();

@@ -41,6 +41,7 @@ pub enum Agent {
     Droid,
     Crush,
     Cline,
+    Kilo,
 }
 
 impl Agent {
@@ -58,6 +59,7 @@ impl Agent {
         Agent::Droid,
         Agent::Crush,
         Agent::Cline,
+        Agent::Kilo,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -74,6 +76,7 @@ impl Agent {
             Agent::Droid => "droid",
             Agent::Crush => "crush",
             Agent::Cline => "cline",
+            Agent::Kilo => "kilo",
         }
     }
 
@@ -92,6 +95,7 @@ impl Agent {
             Agent::Droid => &["factory-droid", "factory_droid"],
             Agent::Crush => &["charm-crush", "charmland-crush"],
             Agent::Cline => &["cline-cli", "cline_cli"],
+            Agent::Kilo => &["kilo-code", "kilocode", "kilo_code"],
         }
     }
 

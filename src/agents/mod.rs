@@ -35,6 +35,7 @@ pub mod copilot;
 pub mod crush;
 pub mod droid;
 pub mod gemini;
+pub mod kilo;
 pub mod opencode;
 pub mod own_file;
 pub mod pi;
@@ -62,6 +63,7 @@ pub const fn adapter_of(agent: Agent) -> &'static dyn AgentAdapter {
         Agent::Droid => &droid::FactoryDroid,
         Agent::Crush => &crush::Crush,
         Agent::Cline => &cline::ClineCli,
+        Agent::Kilo => &kilo::KiloCode,
     }
 }
 

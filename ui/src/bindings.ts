@@ -1,7 +1,7 @@
 // Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:
 // UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings
 
-export type Agent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "pi" | "qoder" | "auggie" | "droid" | "crush" | "cline";
+export type Agent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "pi" | "qoder" | "auggie" | "droid" | "crush" | "cline" | "kilo";
 
 export type SessionState = "starting" | "working" | "waiting_for_permission" | "waiting_for_input" | "idle" | "ended";
 

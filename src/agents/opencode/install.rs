@@ -11,10 +11,17 @@
 //! itself (a token delta fires an event per token: only the state events leave the process),
 //! copies only the fields [`super::event`] reads, starts the hook without waiting for it, and
 //! catches everything.
+//!
+//! The same plugin serves OpenCode's forks that kept its plugin API and its bus (Kilo Code CLI:
+//! `$XDG_CONFIG_HOME/kilo/plugins`): every function here takes the host agent, whose id names
+//! its folder under the config home and the `--agent` the plugin passes, and whose product name
+//! is in the first line. For OpenCode the text is exactly what it always was.
 
 use std::path::{Path, PathBuf};
 
+use crate::catalogue::InCatalogue;
 use crate::install::InstallError;
+use crate::model::Agent;
 
 pub use crate::agents::own_file::{apply, diff, FileOp};
 
@@ -22,22 +29,41 @@ use super::event::FORWARDED;
 
 /// The file's name in the plugins folder.
 pub const PLUGIN_FILE_NAME: &str = "agent-tray.js";
-/// The plugin, with `__AGENT_TRAY_BIN__` and `__FORWARDED__` to fill in.
+/// The plugin, with `__AGENT_TRAY_BIN__`, `__FORWARDED__`, `__AGENT__` (the host's id) and
+/// `__PRODUCT__` (its name) to fill in.
 pub const PLUGIN_TEMPLATE: &str = include_str!("plugin.js");
-/// The first line of every plugin we write.
-const MARKER: &str = "// agent-tray plugin for OpenCode";
+
+/// The first line of every plugin we write for `host`.
+fn marker(host: Agent) -> String {
+    format!("// agent-tray plugin for {}", host.entry().product_name)
+}
 
 /// The plugins folder: `$XDG_CONFIG_HOME/opencode/plugins`, else `~/.config/opencode/plugins`.
 pub fn plugins_dir(xdg_config_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
+    plugins_dir_of(Agent::OpenCode, xdg_config_home, home)
+}
+
+/// `host`'s plugins folder: `$XDG_CONFIG_HOME/<id>/plugins`, else `~/.config/<id>/plugins`.
+pub fn plugins_dir_of(
+    host: Agent,
+    xdg_config_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Option<PathBuf> {
     xdg_config_home
         .filter(|p| p.is_absolute())
         .or_else(|| home.map(|h| h.join(".config")))
-        .map(|d| d.join("opencode").join("plugins"))
+        .map(|d| d.join(host.as_str()).join("plugins"))
 }
 
 /// The plugins folder from this process's environment.
 pub fn plugins_dir_from_env() -> Option<PathBuf> {
-    plugins_dir(
+    plugins_dir_of_from_env(Agent::OpenCode)
+}
+
+/// `host`'s plugins folder from this process's environment.
+pub fn plugins_dir_of_from_env(host: Agent) -> Option<PathBuf> {
+    plugins_dir_of(
+        host,
         std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
         std::env::var_os("HOME").map(PathBuf::from),
     )
@@ -45,21 +71,34 @@ pub fn plugins_dir_from_env() -> Option<PathBuf> {
 
 /// The plugin text for this binary.
 pub fn render(bin: &Path) -> String {
+    render_for(Agent::OpenCode, bin)
+}
+
+/// The plugin text `host` loads, for this binary.
+pub fn render_for(host: Agent, bin: &Path) -> String {
     let bin = serde_json::to_string(&bin.display().to_string()).unwrap_or_default();
     let forwarded = serde_json::to_string(&FORWARDED).unwrap_or_default();
     PLUGIN_TEMPLATE
         .replace("__AGENT_TRAY_BIN__", &bin)
         .replace("__FORWARDED__", &forwarded)
+        .replace("__AGENT__", host.as_str())
+        .replace("__PRODUCT__", host.entry().product_name)
 }
 
 /// The command line the plugin in `text` runs for every event (`<BIN> hook --agent opencode`,
 /// shell-quoted as `doctor` runs it), or `None` when the text names no binary.
 pub fn hook_command_in(text: &str) -> Option<String> {
+    hook_command_of(Agent::OpenCode, text)
+}
+
+/// The command line `host`'s plugin in `text` runs for every event (`<BIN> hook --agent <id>`).
+pub fn hook_command_of(host: Agent, text: &str) -> Option<String> {
     let line = text.lines().find_map(|l| l.strip_prefix("const BIN = "))?;
     let bin: String = serde_json::from_str(line.trim_end().strip_suffix(';')?).ok()?;
     Some(format!(
-        "{} hook --agent opencode",
-        crate::install::shell_quote(&bin)
+        "{} hook --agent {}",
+        crate::install::shell_quote(&bin),
+        host.as_str()
     ))
 }
 
@@ -70,17 +109,28 @@ pub fn plan(
     bin: &Path,
     install: bool,
 ) -> Result<FileOp, InstallError> {
+    plan_for(Agent::OpenCode, path, old, bin, install)
+}
+
+/// Plans install or uninstall of `host`'s plugin at `path`, which holds `old`.
+pub fn plan_for(
+    host: Agent,
+    path: &Path,
+    old: Option<&str>,
+    bin: &Path,
+    install: bool,
+) -> Result<FileOp, InstallError> {
     let Some(old) = old else {
         return Ok(if install {
             FileOp::Write {
                 old: None,
-                new: render(bin),
+                new: render_for(host, bin),
             }
         } else {
             FileOp::Keep
         });
     };
-    if !old.starts_with(MARKER) {
+    if !old.starts_with(&marker(host)) {
         return Err(InstallError::Unexpected {
             path: path.to_path_buf(),
             detail: "this plugin was not written by agent-tray".to_string(),
@@ -91,7 +141,7 @@ pub fn plan(
             old: old.to_string(),
         });
     }
-    let new = render(bin);
+    let new = render_for(host, bin);
     Ok(if new == old {
         FileOp::Keep
     } else {
@@ -110,7 +160,7 @@ mod tests {
     #[test]
     fn the_plugin_names_this_binary_as_a_js_string_and_every_forwarded_event() {
         let text = render(Path::new("/opt/a \"b\"/agent-tray"));
-        assert!(text.starts_with(MARKER));
+        assert!(text.starts_with(&marker(Agent::OpenCode)));
         assert!(
             text.contains(r#"const BIN = "/opt/a \"b\"/agent-tray";"#),
             "{text}"
@@ -121,6 +171,30 @@ mod tests {
         assert!(!text.contains("__"), "every placeholder filled");
         // Never awaited, never thrown: the spawn is fire-and-forget inside a try.
         assert!(text.contains("child.unref()") && text.contains("catch (_)"));
+    }
+
+    // The plugin became a template shared with OpenCode's forks: OpenCode's own text must stay
+    // what earlier installs wrote (or every upgrade would rewrite it and `doctor` flag it).
+    #[test]
+    fn opencodes_plugin_still_names_opencode_everywhere_it_did() {
+        let text = render(Path::new("/usr/bin/agent-tray"));
+        assert!(text.starts_with(
+            "// agent-tray plugin for OpenCode: written by `agent-tray install --opencode`, removed by\n\
+             // `agent-tray uninstall --opencode`; edits are overwritten by the next install.\n"
+        ));
+        assert!(text.contains("`agent-tray hook --agent opencode`, with this process's id"));
+        assert!(text.contains("never throws: OpenCode runs exactly as it would without it."));
+        assert_eq!(
+            text.matches(r#"spawn(BIN, ["hook", "--agent", "opencode"]"#)
+                .count(),
+            2
+        );
+        assert!(text.contains(r#"["inbox", "--agent", "opencode", "--pid""#));
+        assert!(text.contains("\"this OpenCode's plugin client cannot reach its server\""));
+        assert!(
+            text.contains("\"OpenCode's commands are run from its terminal; nothing was sent\"")
+        );
+        assert!(!text.contains("Kilo"));
     }
 
     #[test]

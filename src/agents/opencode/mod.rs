@@ -9,6 +9,10 @@
 //! the user sees. Every `opencode` subcommand (`session list`, `export`) also loads plugins under
 //! its own short-lived pid, but emits no session event, so only a process with a session makes
 //! one. OpenCode's SQLite store (`opencode.db`) is history, not liveness: never read as sessions.
+//!
+//! Its fork Kilo Code CLI kept the plugin API and the bus, so [`install`] (given the host agent),
+//! [`event`], [`permission_probe`], [`session_probe`] and [`version_beside_if`] also serve
+//! `super::kilo`.
 
 pub mod event;
 pub mod install;
@@ -101,33 +105,12 @@ impl AgentAdapter for OpenCode {
     }
     /// What the plugin forwards when OpenCode asks for a permission.
     fn answer_probe_payload(&self, probe_id: &str) -> Vec<u8> {
-        let cwd = crate::doctor::findings::probe_cwd();
-        serde_json::json!({
-            "v": 1,
-            "directory": cwd,
-            "ts": chrono::Utc::now().timestamp_millis(),
-            "type": "permission.asked",
-            "properties": {
-                "id": format!("per_{probe_id}"), "sessionID": probe_id, "permission": "bash",
-                "patterns": ["true"], "metadata": {"command": "true"}, "always": [],
-            },
-        })
-        .to_string()
-        .into_bytes()
+        permission_probe(probe_id)
     }
 
     /// What the plugin forwards when OpenCode makes a session (`session.created`).
     fn probe_payload(&self, probe_id: &str) -> Vec<u8> {
-        let cwd = crate::doctor::findings::probe_cwd();
-        serde_json::json!({
-            "v": 1,
-            "directory": cwd,
-            "ts": chrono::Utc::now().timestamp_millis(),
-            "type": "session.created",
-            "properties": {"info": {"id": probe_id, "directory": cwd, "title": "agent-tray doctor"}},
-        })
-        .to_string()
-        .into_bytes()
+        session_probe(probe_id)
     }
 
     /// From the running process: OpenCode's hooks and plugin context send no version, but its
@@ -143,12 +126,53 @@ impl AgentAdapter for OpenCode {
     }
 }
 
+/// What our plugin forwards when its host asks for a permission (`permission.asked`), for
+/// `doctor`'s answer probe: the same for every host of the plugin.
+pub fn permission_probe(probe_id: &str) -> Vec<u8> {
+    let cwd = crate::doctor::findings::probe_cwd();
+    serde_json::json!({
+        "v": 1,
+        "directory": cwd,
+        "ts": chrono::Utc::now().timestamp_millis(),
+        "type": "permission.asked",
+        "properties": {
+            "id": format!("per_{probe_id}"), "sessionID": probe_id, "permission": "bash",
+            "patterns": ["true"], "metadata": {"command": "true"}, "always": [],
+        },
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// What our plugin forwards when its host makes a session (`session.created`), for `doctor`'s
+/// delivery probe.
+pub fn session_probe(probe_id: &str) -> Vec<u8> {
+    let cwd = crate::doctor::findings::probe_cwd();
+    serde_json::json!({
+        "v": 1,
+        "directory": cwd,
+        "ts": chrono::Utc::now().timestamp_millis(),
+        "type": "session.created",
+        "properties": {"info": {"id": probe_id, "directory": cwd, "title": "agent-tray doctor"}},
+    })
+    .to_string()
+    .into_bytes()
+}
+
 /// The most of a `package.json` read for the version.
 const MAX_PACKAGE_JSON: u64 = 64 * 1024;
 
 /// The version in the `package.json` of the npm package whose `bin/` holds `exe`, when that
 /// package is OpenCode's (`opencode-ai`, or a platform package `opencode-<os>-<arch>…`).
 pub fn version_beside(exe: &Path) -> Option<String> {
+    version_beside_if(exe, |name| {
+        name == "opencode-ai" || name.starts_with("opencode-")
+    })
+}
+
+/// The version in the `package.json` of the npm package whose `bin/` holds `exe`, when that
+/// package's name passes `is_ours` (OpenCode's forks ship their binaries the same way).
+pub fn version_beside_if(exe: &Path, is_ours: fn(&str) -> bool) -> Option<String> {
     use std::io::Read as _;
     let path = exe.parent()?.parent()?.join("package.json");
     let mut text = String::new();
@@ -159,7 +183,7 @@ pub fn version_beside(exe: &Path) -> Option<String> {
         .ok()?;
     let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
     let name = doc.get("name")?.as_str()?;
-    if name != "opencode-ai" && !name.starts_with("opencode-") {
+    if !is_ours(name) {
         return None;
     }
     let version = doc.get("version")?.as_str()?;

@@ -1,8 +1,8 @@
-// agent-tray plugin for OpenCode: written by `agent-tray install --opencode`, removed by
-// `agent-tray uninstall --opencode`; edits are overwritten by the next install.
+// agent-tray plugin for __PRODUCT__: written by `agent-tray install --__AGENT__`, removed by
+// `agent-tray uninstall --__AGENT__`; edits are overwritten by the next install.
 // It forwards the session events Agent Tray shows (no prompt or reply text) to
-// `agent-tray hook --agent opencode`, with this process's id and folder. It never waits for
-// the hook and never throws: OpenCode runs exactly as it would without it.
+// `agent-tray hook --agent __AGENT__`, with this process's id and folder. It never waits for
+// the hook and never throws: __PRODUCT__ runs exactly as it would without it.
 // A permission request also carries what it asks (the command, the file), and a question its
 // questions and options, so the user can answer it from the tray: that hook prints the answer,
 // if one comes, and this plugin gives it to OpenCode's own API. OpenCode's dialog stays usable
@@ -132,7 +132,7 @@ async function reply(client, sessionID, id, answer, kind) {
 }
 
 function askTray(client, text, sessionID, id, kind) {
-  const child = spawn(BIN, ["hook", "--agent", "opencode"], { stdio: ["pipe", "pipe", "ignore"] });
+  const child = spawn(BIN, ["hook", "--agent", "__AGENT__"], { stdio: ["pipe", "pipe", "ignore"] });
   child.on("error", () => {});
   child.stdin.on("error", () => {});
   WAITING.set(id, child);
@@ -158,7 +158,7 @@ function askTray(client, text, sessionID, id, kind) {
 function openInbox(client) {
   let child;
   try {
-    child = spawn(BIN, ["inbox", "--agent", "opencode", "--pid", String(process.pid)], { stdio: ["pipe", "pipe", "ignore"] });
+    child = spawn(BIN, ["inbox", "--agent", "__AGENT__", "--pid", String(process.pid)], { stdio: ["pipe", "pipe", "ignore"] });
   } catch (_) {
     return;
   }
@@ -190,13 +190,13 @@ async function carryOut(client, line) {
   const id = order.session_id;
   const raw = client && client._client;
   if (!raw || typeof raw.post !== "function" || typeof id !== "string") {
-    return { seq, ok: false, error: "this OpenCode's plugin client cannot reach its server" };
+    return { seq, ok: false, error: "this __PRODUCT__'s plugin client cannot reach its server" };
   }
   try {
     let r;
     if (order.order === "send" && order.prompt && typeof order.prompt.text === "string") {
       if (order.prompt.command) {
-        return { seq, ok: false, error: "OpenCode's commands are run from its terminal; nothing was sent" };
+        return { seq, ok: false, error: "__PRODUCT__'s commands are run from its terminal; nothing was sent" };
       }
       r = await raw.post({ url: "/session/{id}/prompt_async", path: { id }, body: { parts: [{ type: "text", text: order.prompt.text }] } });
     } else if (order.order === "stop") {
@@ -240,7 +240,7 @@ export const AgentTray = async ({ directory, client }) => {
         return;
       }
       const text = JSON.stringify(line);
-      const child = spawn(BIN, ["hook", "--agent", "opencode"], { stdio: ["pipe", "ignore", "ignore"] });
+      const child = spawn(BIN, ["hook", "--agent", "__AGENT__"], { stdio: ["pipe", "ignore", "ignore"] });
       child.on("error", () => {});
       child.stdin.on("error", () => {});
       child.stdin.end(text);

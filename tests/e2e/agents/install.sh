@@ -10,6 +10,7 @@
 #   PI_JS=/abs/path/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js
 #   DROID_BIN=/abs/path/droid/node_modules/@factory/cli-linux-x64/bin/droid
 #   CLINE_BIN=/abs/path/cline/node_modules/@cline/cli-linux-x64/bin/cline
+#   KILO_BIN=/abs/path/kilo/node_modules/@kilocode/cli-linux-x64/bin/kilo
 #
 # Which versions (the first that is set wins):
 #   install.sh [CLAUDE_VERSION [CODEX_VERSION]]          e.g. install.sh 2.1.332 0.171.0
@@ -321,3 +322,38 @@ else
 fi
 cline_ok || { echo "install.sh: after npm install the cline $want_cline binary is missing in $cline_dir" >&2; exit 1; }
 echo "CLINE_BIN=$cline_dir/node_modules/@cline/cli-linux-x64/bin/cline"
+# Kilo Code CLI: pinned in kilo/package.json with its own lock. The wrapper @kilocode/cli lists
+# one optional platform package per os/arch; only @kilocode/cli-linux-x64 is installed here, and
+# its native binary is what the tests run (no node wrapper between tmux and the agent). Pinned
+# at 7.7.7: 7.8.1, the newest wrapper, names @kilocode/cli-linux-x64@7.8.1, which the registry
+# does not serve. Installed with --ignore-scripts (the postinstall only links that binary).
+# Another version (AGENT_E2E_KILO_VERSION) goes to $AGENT_E2E_KILO_PREFIX (default
+# .versions/kilo-<v>), never into kilo/.
+kilo_pinned_dir="$here/kilo"
+pin_kilo="$(cd "$kilo_pinned_dir" && pinned @kilocode/cli)"
+want_kilo="$(resolve @kilocode/cli "${AGENT_E2E_KILO_VERSION:-$pin_kilo}")"
+if [ "$want_kilo" = "$pin_kilo" ] && [ -z "${AGENT_E2E_KILO_PREFIX:-}" ]; then
+  kilo_dir="$kilo_pinned_dir"
+else
+  kilo_dir="${AGENT_E2E_KILO_PREFIX:-$here/.versions/kilo-$want_kilo}"
+fi
+KILO_BIN="$kilo_dir/node_modules/@kilocode/cli-linux-x64/bin/kilo"
+kilo_ok() {
+  [ "$(have "$kilo_dir" @kilocode/cli)" = "$want_kilo" ] && [ -x "$KILO_BIN" ] \
+    && [ "$(have "$kilo_dir" @kilocode/cli-linux-x64)" = "$want_kilo" ]
+}
+if kilo_ok; then
+  echo "install.sh: cached: kilo $want_kilo in $kilo_dir/node_modules" >&2
+elif [ "$kilo_dir" = "$kilo_pinned_dir" ]; then
+  echo "install.sh: npm install --no-save --ignore-scripts (kilo $want_kilo)" >&2
+  # Not `npm ci`: the lock holds only the platform package of the machine that made it.
+  (cd "$kilo_dir" && npm install --no-save --ignore-scripts --no-audit --no-fund >&2)
+else
+  echo "install.sh: npm install kilo $want_kilo into $kilo_dir" >&2
+  mkdir -p "$kilo_dir"
+  printf '{\n  "name": "agent-tray-e2e-kilo-matrix",\n  "private": true,\n  "dependencies": {\n    "@kilocode/cli": "%s"\n  }\n}\n' \
+    "$want_kilo" > "$kilo_dir/package.json"
+  (cd "$kilo_dir" && npm install --ignore-scripts --no-audit --no-fund >&2)
+fi
+kilo_ok || { echo "install.sh: after npm install the native kilo $want_kilo binary (@kilocode/cli-linux-x64) is missing in $kilo_dir" >&2; exit 1; }
+echo "KILO_BIN=$KILO_BIN"

@@ -29,7 +29,7 @@ if ! bins="$("$here/install.sh")"; then
   exit 1
 fi
 eval "$bins"
-export CLAUDE_BIN CODEX_BIN GEMINI_JS COPILOT_BIN OPENCODE_BIN QWEN_JS PI_JS DROID_BIN CLINE_BIN
+export CLAUDE_BIN CODEX_BIN GEMINI_JS COPILOT_BIN OPENCODE_BIN QWEN_JS PI_JS DROID_BIN CLINE_BIN KILO_BIN
 echo "claude: $("$CLAUDE_BIN" --version 2>/dev/null) ($CLAUDE_BIN)"
 echo "codex:  $("$CODEX_BIN" --version 2>/dev/null) ($CODEX_BIN)"
 echo "gemini: $(node "$GEMINI_JS" --version 2>/dev/null) ($GEMINI_JS)"
@@ -42,6 +42,7 @@ echo "qwen: $(pkg_version "${QWEN_JS%/*}/package.json") ($QWEN_JS)"
 echo "pi: $(pkg_version "${PI_JS%/dist/*}/package.json") ($PI_JS)"
 echo "droid: $("$DROID_BIN" --version 2>/dev/null) ($DROID_BIN)"
 echo "cline: $(pkg_version "${CLINE_BIN%/bin/*}/package.json") ($CLINE_BIN)"
+echo "kilo: $(pkg_version "${KILO_BIN%/bin/*}/package.json") ($KILO_BIN)"
 if [ -x "$AGENT_TRAY_BIN" ]; then
   echo "agent-tray: $AGENT_TRAY_BIN"
 else

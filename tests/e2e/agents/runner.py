@@ -13,7 +13,7 @@ sys.path.insert(0, HERE)
 
 MODULES = ["test_harness", "test_hooks", "test_files", "test_hooks_and_files", "test_app_server", "test_usage", "test_gemini",
            "test_copilot", "test_opencode", "test_droid", "test_window", "test_answering", "test_questions", "test_status_line", "test_talking_back",
-           "test_qwen", "test_pi", "test_cline"]
+           "test_qwen", "test_pi", "test_cline", "test_kilo"]
 
 
 class Result(unittest.TextTestResult):

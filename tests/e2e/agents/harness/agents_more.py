@@ -19,6 +19,15 @@ def copilot_bin():
     return b if os.access(b, os.X_OK) else None
 
 
+KILO = os.path.join(HERE, "kilo", "node_modules")
+
+
+def kilo_bin():
+    """Kilo's native binary (the npm wrapper `kilo` is node, which would sit between tmux and it)."""
+    b = os.environ.get("KILO_BIN") or os.path.join(KILO, "@kilocode", "cli-linux-x64", "bin", "kilo")
+    return b if os.access(b, os.X_OK) else None
+
+
 def opencode_bin():
     b = os.environ.get("OPENCODE_BIN") or os.path.join(MORE, "opencode-ai", "bin", "opencode.exe")
     return b if os.access(b, os.X_OK) else None
@@ -137,3 +146,39 @@ class OpenCodeAgent(Agent):
 
     def wait_turn_done(self, reply="done", timeout=60):
         return self.wait_for(r"\b" + reply + r"\b", timeout, what=f"opencode reply {reply!r}")
+
+
+class KiloAgent(OpenCodeAgent):
+    """The `kilo` 7.7.7 TUI (Kilo Code CLI, a fork of OpenCode: the same provider config, dialog
+    and ready line) with a provider on the mock and `bash: ask`, in `$XDG_CONFIG_HOME/kilo`."""
+    name = "kilo"
+
+    def env(self):
+        e = dict(self.world.env)
+        e.update({
+            "KILO_DISABLE_AUTOUPDATE": "1",
+            "KILO_DISABLE_MODELS_FETCH": "1",
+            "KILO_DISABLE_LSP_DOWNLOAD": "1",
+            "KILO_DISABLE_SHARE": "1",
+            "KILO_DISABLE_CLAUDE_CODE": "1",
+        })
+        return e
+
+    @property
+    def config_dir(self):
+        return os.path.join(self.world.env["XDG_CONFIG_HOME"], "kilo")
+
+    def configure(self):
+        super().configure()
+        # OpenCode's document, under the name Kilo reads first.
+        os.replace(os.path.join(self.config_dir, "opencode.json"), os.path.join(self.config_dir, "kilo.json"))
+        return self
+
+    def start(self, *extra):
+        b = kilo_bin()
+        if not b:
+            raise RuntimeError("kilo binary not found: run tests/e2e/agents/install.sh")
+        return self._start([b, *extra])
+
+    def wait_ready(self, timeout=60):
+        return self.wait_for(self.READY, timeout, what="kilo prompt ready")
