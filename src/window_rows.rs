@@ -311,8 +311,8 @@ mod tests {
         assert_eq!(
             names,
             [
-                "Claude", "Codex", "Gemini", "Qwen", "Copilot", "OpenCode", "Pi", "Qoder",
-                "Auggie", "Droid", "Crush", "Cline", "Kilo"
+                "Claude", "Codex", "Gemini", "Qwen", "Copilot", "OpenCode", "Kilo", "Pi", "Cline",
+                "Droid", "Crush", "Qoder", "Auggie"
             ]
         );
         let titles: Vec<String> = sections().into_iter().map(|s| s.title).collect();

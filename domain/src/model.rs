@@ -53,13 +53,13 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::OpenCode,
+        Agent::Kilo,
         Agent::Pi,
-        Agent::Qoder,
-        Agent::Auggie,
+        Agent::Cline,
         Agent::Droid,
         Agent::Crush,
-        Agent::Cline,
-        Agent::Kilo,
+        Agent::Qoder,
+        Agent::Auggie,
     ];
 
     pub const fn as_str(self) -> &'static str {

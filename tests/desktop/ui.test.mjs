@@ -661,7 +661,7 @@ test("with no sessions the window explains how they arrive and offers the instal
   const empty = page.locator("#empty");
   assert.match(await empty.innerText(), /No sessions yet/);
   // Every agent named once, as a list people read ("…, Copilot or OpenCode"), not "A or B or C".
-  assert.match(await empty.innerText(), /\(Claude, Codex, Gemini, Qwen, Copilot, OpenCode or Pi\)/);
+  assert.match(await empty.innerText(), /\(Claude, Codex, Gemini, Qwen, Copilot, OpenCode, Kilo, Pi, Cline, Droid, Crush, Qoder or Auggie\)/);
   assert.doesNotMatch(await empty.innerText(), / or [^.]* or /);
   assert.match(await empty.innerText(), /hooks/);
   await page.click("#install-hooks");
@@ -908,7 +908,7 @@ test("agent names and section titles come from the core's generated bindings", a
     ["Needs you", "Working", "Idle", "Ended recently"]);
   // The filter lists every registered agent, in the adapters' order, by the names the core gives.
   const agents = JSON.parse(bindings.match(/export const AGENTS: AgentInfo\[\] = (\[.*\]);/)[1]);
-  assert.deepEqual(agents.map((a) => a.agent), ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "pi"]);
+  assert.deepEqual(agents.map((a) => a.agent), ["claude", "codex", "gemini", "qwen", "copilot", "opencode", "kilo", "pi", "cline", "droid", "crush", "qoder", "auggie"]);
   assert.deepEqual(await page.$$eval("#agent-filter option", (o) => o.map((n) => n.textContent)),
     ["All agents", ...agents.map((a) => a.name)]);
   await context.close();

@@ -1,7 +1,7 @@
 // Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit by hand:
 // UPDATE_BINDINGS=1 cargo test -p agent-tray-desktop bindings
 
-export type Agent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "pi" | "qoder" | "auggie" | "droid" | "crush" | "cline" | "kilo";
+export type Agent = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "kilo" | "pi" | "cline" | "droid" | "crush" | "qoder" | "auggie";
 
 export type SessionState = "starting" | "working" | "waiting_for_permission" | "waiting_for_input" | "idle" | "ended";
 
@@ -707,7 +707,7 @@ waiting_saved_estimate_secs: number | null, };
 
 export type HistoryEntry = { session: Session, project: string, };
 
-export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c","monogram":"C","answerable":true},{"agent":"codex","name":"Codex","colour":"#10a37f","monogram":"Cx","answerable":true},{"agent":"gemini","name":"Gemini","colour":"#4285f4","monogram":"G","answerable":false},{"agent":"qwen","name":"Qwen","colour":"#615ced","monogram":"Q","answerable":true},{"agent":"copilot","name":"Copilot","colour":"#8957e5","monogram":"Cp","answerable":true},{"agent":"opencode","name":"OpenCode","colour":"#c78a00","monogram":"OC","answerable":true},{"agent":"pi","name":"Pi","colour":"#0f8f8f","monogram":"π","answerable":false},{"agent":"qoder","name":"Qoder","colour":"#2f9e6e","monogram":"Qd","answerable":false},{"agent":"auggie","name":"Auggie","colour":"#d05a8c","monogram":"A","answerable":false},{"agent":"droid","name":"Droid","colour":"#d6336c","monogram":"D","answerable":false},{"agent":"crush","name":"Crush","colour":"#c13ec9","monogram":"Cr","answerable":false}];
+export const AGENTS: AgentInfo[] = [{"agent":"claude","name":"Claude","colour":"#c15f3c","monogram":"C","answerable":true},{"agent":"codex","name":"Codex","colour":"#10a37f","monogram":"Cx","answerable":true},{"agent":"gemini","name":"Gemini","colour":"#4285f4","monogram":"G","answerable":false},{"agent":"qwen","name":"Qwen","colour":"#615ced","monogram":"Q","answerable":true},{"agent":"copilot","name":"Copilot","colour":"#8957e5","monogram":"Cp","answerable":true},{"agent":"opencode","name":"OpenCode","colour":"#c78a00","monogram":"OC","answerable":true},{"agent":"kilo","name":"Kilo","colour":"#8a8d00","monogram":"K","answerable":true},{"agent":"pi","name":"Pi","colour":"#0f8f8f","monogram":"π","answerable":false},{"agent":"cline","name":"Cline","colour":"#d9467a","monogram":"Cl","answerable":false},{"agent":"droid","name":"Droid","colour":"#e8590c","monogram":"D","answerable":false},{"agent":"crush","name":"Crush","colour":"#c13ec9","monogram":"Cr","answerable":false},{"agent":"qoder","name":"Qoder","colour":"#2f9e6e","monogram":"Qd","answerable":false},{"agent":"auggie","name":"Auggie","colour":"#a61e4d","monogram":"A","answerable":false}];
 
 export const SECTIONS: SectionInfo[] = [{"section":"needs_you","title":"Needs you"},{"section":"working","title":"Working"},{"section":"idle","title":"Idle"},{"section":"ended","title":"Ended recently"}];
 
