@@ -9,12 +9,17 @@
 
 mod common;
 
+#[cfg(unix)]
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+#[cfg(unix)]
 use std::process::{Command, Stdio};
+#[cfg(unix)]
 use std::time::Duration;
 
-use common::{bin, wait_until, World};
+#[cfg(unix)]
+use common::{bin, wait_until};
+use common::World;
 use serde_json::Value;
 
 const FIXTURES: &str = concat!(
@@ -38,6 +43,7 @@ fn out(o: &std::process::Output) -> String {
     )
 }
 
+#[cfg(unix)]
 fn payloads() -> Vec<String> {
     std::fs::read_to_string(Path::new(FIXTURES).join("payloads.jsonl"))
         .unwrap()
