@@ -116,6 +116,41 @@ pub enum Proven {
 }
 
 impl Support {
+    /// For people (`status` and `doctor` print it under the agent): what holds, what not, and
+    /// how that was established.
+    pub fn summary(&self) -> String {
+        let label = |point: &str| {
+            match point {
+                "files" => "its files",
+                "process" => "its process",
+                "answering" => "permission answers",
+                other => other,
+            }
+            .to_string()
+        };
+        let (yes, no): (Vec<_>, Vec<_>) = self.points().into_iter().partition(|(_, held)| *held);
+        let list = |points: Vec<(&str, bool)>| {
+            points
+                .into_iter()
+                .map(|(p, _)| label(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let how = match self.proven {
+            Proven::RealBinary { version } => format!("proven with its real binary {version}"),
+            Proven::FromDocs {
+                version,
+                why_not_run,
+            } => format!("from its documentation ({version}), not run here: {why_not_run}"),
+        };
+        let mut text = list(yes);
+        if !no.is_empty() {
+            text.push_str(&format!("; not {}", list(no)));
+        }
+        text.push_str(&format!(" ({how})"));
+        text
+    }
+
     /// The points, named as `status --json` names them, with whether each holds.
     pub fn points(&self) -> [(&'static str, bool); 8] {
         [

@@ -43,7 +43,11 @@ pub fn check(bin: &Path, tray: Option<&TrayPaths>) -> Vec<Finding> {
                 agent.display_name()
             ))),
         }
-        out.push(Finding::Note(crate::status::support_sentence(agent)));
+        out.push(Finding::Note(format!(
+            "{}: {}",
+            agent.entry().product_name,
+            agent.entry().support.summary()
+        )));
         let (hooks, command) = agent.adapter().doctor_hooks(agent, bin);
         if let Some(command) = command {
             probe_targets.push((agent, command));

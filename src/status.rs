@@ -107,53 +107,6 @@ impl From<&Proven> for ProvenReport {
     }
 }
 
-/// One sentence for people, naming the agent: what is supported, what not, and how it was
-/// established (`doctor` prints it).
-pub fn support_sentence(agent: Agent) -> String {
-    format!(
-        "{}: {}",
-        crate::catalogue::entry(agent).product_name,
-        support_summary(agent)
-    )
-}
-
-/// [`support_sentence`] without the agent's name (`status` prints it under the agent's line).
-pub fn support_summary(agent: Agent) -> String {
-    let entry = crate::catalogue::entry(agent);
-    let s = &entry.support;
-    let label = |point: &str| match point {
-        "hooks" => "hooks",
-        "files" => "its files",
-        "process" => "its process",
-        "answering" => "permission answers",
-        "questions" => "questions",
-        "send" => "send",
-        "stop" => "stop",
-        _ => "context",
-    };
-    let (yes, no): (Vec<_>, Vec<_>) = s.points().into_iter().partition(|(_, held)| *held);
-    let list = |points: Vec<(&str, bool)>| {
-        points
-            .into_iter()
-            .map(|(p, _)| label(p))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let how = match s.proven {
-        Proven::RealBinary { version } => format!("proven with its real binary {version}"),
-        Proven::FromDocs {
-            version,
-            why_not_run,
-        } => format!("from its documentation ({version}), not run here: {why_not_run}"),
-    };
-    let mut text = list(yes);
-    if !no.is_empty() {
-        text.push_str(&format!("; not {}", list(no)));
-    }
-    text.push_str(&format!(" ({how})"));
-    text
-}
-
 /// `status --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatusReport {
@@ -244,7 +197,10 @@ pub fn run(json: bool) -> Result<ExitCode, StatusError> {
                 None => "no event yet".to_string(),
             };
             text.push_str(&format!("{name}: {hooks}; {last}\n"));
-            text.push_str(&format!("  supports {}\n", support_summary(a.agent)));
+            text.push_str(&format!(
+                "  supports {}\n",
+                crate::catalogue::entry(a.agent).support.summary()
+            ));
         }
     }
     let _ = std::io::stdout().lock().write_all(text.as_bytes());

@@ -464,39 +464,3 @@ fn a_droid_session_resumes_with_droid_resume() {
         "droid --resume d-1"
     );
 }
-
-/// Hook drift reads Droid's hooks.json, whose entries sit at its top level: a removed entry of
-/// ours is a change (some of ours are left), not a removal, and `hooksDisabled` makes them
-/// untrusted (they will not run).
-#[test]
-fn drift_counts_our_entries_at_the_top_level_of_hooks_json() {
-    use crate::hook_drift::{check, DriftKind};
-    let dir = tempfile::tempdir().unwrap();
-    let bin = Path::new(BIN);
-    let plan = FactoryDroid
-        .plan_hooks(dir.path(), bin, Action::Install, InstallOptions::default())
-        .unwrap();
-    for c in &plan.changes {
-        if let Some(text) = &c.new {
-            std::fs::write(&c.path, text).unwrap();
-        }
-    }
-    let healthy = check(Agent::Droid, dir.path(), bin, false, true);
-    assert!(healthy.installed && !healthy.drifted, "{healthy:?}");
-    assert_eq!(healthy.trusted, Some(true));
-
-    let path = dir.path().join(HOOKS_FILE);
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    doc.as_object_mut().unwrap().remove("Stop");
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    let changed = check(Agent::Droid, dir.path(), bin, false, true);
-    assert_eq!(changed.drift, Some(DriftKind::Changed), "{changed:?}");
-
-    doc["Stop"] =
-        json!([{"hooks": [{"type": "command", "command": format!("{BIN} hook --agent droid")}]}]);
-    doc["hooksDisabled"] = json!(true);
-    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    let disabled = check(Agent::Droid, dir.path(), bin, false, true);
-    assert!(disabled.installed, "{disabled:?}");
-    assert_eq!(disabled.trusted, Some(false), "{disabled:?}");
-}
