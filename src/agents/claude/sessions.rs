@@ -128,6 +128,10 @@ pub struct LiveFileKind {
     /// Whether the file's `name` is the session's title (Claude's is; Qwen's is a generated
     /// `<folder>-<n>` handle).
     pub name_is_title: bool,
+    /// The process start token in the file's `procStart` (Claude's is the token itself; Qwen's
+    /// is `<boot id>:<token>`). A kind's own rule: a start token of another platform may hold a
+    /// `:` of its own.
+    pub start_token: fn(&str) -> &str,
 }
 
 /// Claude Code's files.
@@ -136,31 +140,37 @@ pub const CLAUDE_FILES: LiveFileKind = LiveFileKind {
     feed_name: "claude_sessions",
     is_helper: super::is_agent_helper,
     name_is_title: true,
+    start_token: whole_token,
 };
+
+/// Claude's `procStart`: the start token as it is.
+fn whole_token(recorded: &str) -> &str {
+    recorded
+}
 
 /// Decides whether to believe a file of Claude's. Pure but for the injected process table.
 pub fn judge(pid: u32, proc_start: Option<&str>, table: &impl ProcessTable) -> Verdict {
-    judge_with(pid, proc_start, table, CLAUDE_FILES.is_helper)
+    judge_with(pid, proc_start, table, &CLAUDE_FILES)
 }
 
-/// The process start token in a file's `procStart`: all of Claude's; the part after the last
-/// `:` of Qwen's `<boot id>:<token>`.
+/// The process start token in Qwen's `procStart` of `<boot id>:<token>`: the part after the last
+/// `:`.
 pub fn start_token_of(recorded: &str) -> &str {
     recorded.rsplit(':').next().unwrap_or(recorded)
 }
 
-/// Decides whether to believe a file. A recorded start of `<boot id>:<token>` (Qwen's) is
-/// compared by its token.
+/// Decides whether to believe a file of `kind`'s, its recorded start read by the kind's rule.
 pub fn judge_with(
     pid: u32,
     proc_start: Option<&str>,
     table: &impl ProcessTable,
-    is_helper: fn(&[String]) -> bool,
+    kind: &LiveFileKind,
 ) -> Verdict {
+    let is_helper = kind.is_helper;
     if !table.exists(pid) {
         return Verdict::NotRunning;
     }
-    let recorded = proc_start.map(start_token_of);
+    let recorded = proc_start.map(kind.start_token);
     match (recorded, table.start_token(pid)) {
         (Some(recorded), Some(current)) if recorded != current => Verdict::PidReused,
         _ if table.cmdline(pid).is_some_and(|argv| is_helper(&argv)) => Verdict::Helper,
@@ -372,10 +382,7 @@ impl<T: ProcessTable> ClaudeSessionsFeed<T> {
         let pid = file.pid.or_else(|| pid_from_name(path));
         let verdict = pid.map(|pid| {
             let proc_start = file.proc_start.as_deref();
-            (
-                pid,
-                judge_with(pid, proc_start, &self.table, self.kind.is_helper),
-            )
+            (pid, judge_with(pid, proc_start, &self.table, &self.kind))
         });
         match verdict {
             Some((pid, Verdict::Live)) => {
@@ -395,7 +402,7 @@ impl<T: ProcessTable> ClaudeSessionsFeed<T> {
                     proc_start: file
                         .proc_start
                         .as_deref()
-                        .map(|r| start_token_of(r).to_string()),
+                        .map(|r| (self.kind.start_token)(r).to_string()),
                 });
             }
             Some((_, verdict)) => {
@@ -543,7 +550,7 @@ impl<T: ProcessTable + Send + 'static> Feed for ClaudeSessionsFeed<T> {
                 continue;
             };
             let proc_start = reported.proc_start.as_deref();
-            let verdict = judge_with(reported.pid, proc_start, &self.table, self.kind.is_helper);
+            let verdict = judge_with(reported.pid, proc_start, &self.table, &self.kind);
             if verdict != Verdict::Live {
                 out.push(died(reported, verdict));
                 tracked.reported = None;

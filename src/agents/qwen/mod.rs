@@ -51,6 +51,7 @@ pub const LIVE_FILES: LiveFileKind = LiveFileKind {
     feed_name: "qwen_sessions",
     is_helper: never_a_helper,
     name_is_title: false,
+    start_token: super::claude::sessions::start_token_of,
 };
 
 fn never_a_helper(_: &[String]) -> bool {
@@ -468,7 +469,7 @@ mod tests {
             }
         }
         let live = Procs(pid, token);
-        let check = |procs: &Procs| judge_with(pid, Some(&recorded_start), procs, never_a_helper);
+        let check = |procs: &Procs| judge_with(pid, Some(&recorded_start), procs, &LIVE_FILES);
         assert_eq!(check(&live), Verdict::Live);
         assert_eq!(check(&Procs(pid, "1".into())), Verdict::PidReused);
         assert_eq!(check(&Procs(pid + 1, "1".into())), Verdict::NotRunning);
