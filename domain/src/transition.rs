@@ -175,6 +175,23 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
     let state_may_move = (!stale || terminal) && obs.source != Source::StatusLine;
     // A streamed session's state belongs to its stream; others may still end it.
     let listens = !record.session.streamed || obs.source == Source::Stream || terminal;
+    // A turn was seen, even when its event came late (a hook that missed its send budget is
+    // replayed from the journal after the events that followed it): `prompted` is a fact about
+    // the session, not its state, so a stale prompt still sets it.
+    if listens
+        && obs.source != Source::StatusLine
+        && (matches!(
+            obs.event,
+            EventKind::UserPromptSubmit
+                | EventKind::TaskStarted
+                | EventKind::TaskComplete
+                | EventKind::TurnComplete
+                | EventKind::TurnEnded
+                | EventKind::Stop
+        ) || obs.status == Some(ReportedStatus::Busy))
+    {
+        record.session.prompted = true;
+    }
     if state_may_move && listens {
         let fresh_session_start = opens_a_fresh_session(record, obs);
         record.session.last_event = Some(obs.event.as_str().to_string());
@@ -189,18 +206,6 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
                     move_own_state(record, target, obs, now);
                 }
             }
-        }
-        if matches!(
-            obs.event,
-            EventKind::UserPromptSubmit
-                | EventKind::TaskStarted
-                | EventKind::TaskComplete
-                | EventKind::TurnComplete
-                | EventKind::TurnEnded
-                | EventKind::Stop
-        ) || obs.status == Some(ReportedStatus::Busy)
-        {
-            record.session.prompted = true;
         }
         if obs.event == EventKind::UserPromptSubmit {
             // Who submitted it: a person, or a loop or a schedule (unknown counts as a person).
@@ -575,6 +580,20 @@ mod tests {
 
     fn run(record: &mut SessionRecord, o: Observation, at: i64) -> Result<Applied, Ignored> {
         apply(record, &o, now(at))
+    }
+
+    #[test]
+    fn a_prompt_replayed_after_the_events_that_followed_it_still_marks_the_turn_seen() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::PreToolUse, 5), 5).unwrap();
+        // The prompt's hook missed its send budget: the journal delivers it after the tool event.
+        let _ = run(&mut r, obs(EventKind::UserPromptSubmit, 3), 6);
+        assert!(r.session.prompted, "a late prompt is still a turn seen");
+        assert_eq!(
+            r.session.state,
+            SessionState::Working,
+            "and it moves no state back"
+        );
     }
 
     #[test]
