@@ -17,9 +17,9 @@ use std::process::{Command, Stdio};
 #[cfg(unix)]
 use std::time::Duration;
 
+use common::World;
 #[cfg(unix)]
 use common::{bin, wait_until};
-use common::World;
 use serde_json::Value;
 
 const FIXTURES: &str = concat!(

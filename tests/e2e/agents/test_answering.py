@@ -515,15 +515,46 @@ class DelayInTurns:
         self.with_ours.append(self._prompt_to_dialog(ours=True))
         if len(self.without) < 2 or len(self.with_ours) < 2:
             self.fail("run with the class's earlier numbered tests first (this run's baselines)")
+        if self._over_margin():
+            # The agent's own spread from one start to the next can exceed the margin twice in a
+            # row on a loaded machine (OpenCode: 3.0 s and 4.7 s without our plugin): a third
+            # turn each (tests 5 and 6) decides. A real delay is in every run with it.
+            type(self).undecided = True
+            return
+        self._judge()
+
+    def test_5_without_ours_a_third_time_when_two_did_not_decide(self):
+        if not getattr(type(self), "undecided", False):
+            self.assertEqual(len(self.without), 2, "decided on two turns each")
+            return
+        self.without.append(self._prompt_to_dialog(ours=False))
+
+    def test_6_with_ours_a_third_time_decides(self):
+        if not getattr(type(self), "undecided", False):
+            self.assertEqual(len(self.with_ours), 2, "decided on two turns each")
+            return
+        self.with_ours.append(self._prompt_to_dialog(ours=True))
+        if len(self.without) < 3 or len(self.with_ours) < 3:
+            self.fail("run with the class's earlier numbered tests first (this run's baselines)")
+        self._judge()
+
+    def _margin(self, baseline):
         # The hook costs milliseconds with no app; the margin is for the agent's own spread from
         # one start to the next: a second, or a quarter of the baseline where the agent itself
         # takes seconds (OpenCode: 5-7 s on a busy machine).
+        return max(1.0, 0.25 * baseline)
+
+    def _over_margin(self):
+        baseline, with_ours = min(self.without), min(self.with_ours)
+        return with_ours - baseline >= self._margin(baseline)
+
+    def _judge(self):
         baseline, with_ours = min(self.without), min(self.with_ours)
         print(f"\n  prompt -> dialog: without {self.ours} {', '.join(f'{t:.2f}s' for t in self.without)}; "
               f"with it and no app {', '.join(f'{t:.2f}s' for t in self.with_ours)}")
-        self.assertLess(with_ours - baseline, max(1.0, 0.25 * baseline),
+        self.assertLess(with_ours - baseline, self._margin(baseline),
                         f"{self.ours} with no app delayed the dialog: {with_ours:.2f}s vs {baseline:.2f}s "
-                        "(the quicker of two each)")
+                        f"(the quicker of {len(self.without)} each)")
 
 
 class OpenCodeNoAppNoDelay(DelayInTurns, ScenarioTest, OpenCodeMixin):
