@@ -501,6 +501,7 @@ class DelayInTurns:
     def setUpClass(cls):
         super().setUpClass()
         cls.without, cls.with_ours = [], []
+        cls.undecided = False
 
     def test_1_without_ours(self):
         self.without.append(self._prompt_to_dialog(ours=False))
@@ -524,13 +525,13 @@ class DelayInTurns:
         self._judge()
 
     def test_5_without_ours_a_third_time_when_two_did_not_decide(self):
-        if not getattr(type(self), "undecided", False):
+        if not type(self).undecided:
             self.assertEqual(len(self.without), 2, "decided on two turns each")
             return
         self.without.append(self._prompt_to_dialog(ours=False))
 
     def test_6_with_ours_a_third_time_decides(self):
-        if not getattr(type(self), "undecided", False):
+        if not type(self).undecided:
             self.assertEqual(len(self.with_ours), 2, "decided on two turns each")
             return
         self.with_ours.append(self._prompt_to_dialog(ours=True))
