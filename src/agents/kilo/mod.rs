@@ -56,12 +56,7 @@ impl AgentAdapter for KiloCode {
         payload: &[u8],
         at: DateTime<Utc>,
     ) -> Option<OwnHookCall> {
-        Some(match event::parse(agent, payload, at) {
-            Ok(obs) => OwnHookCall::Observation(Box::new(obs)),
-            Err(event::OpenCodeEventError::UnknownEvent(e)) => OwnHookCall::Unknown(e),
-            Err(event::OpenCodeEventError::KnownIgnored(_)) => OwnHookCall::Ignored,
-            Err(e) => OwnHookCall::Invalid(e.to_string()),
-        })
+        Some(event::hook_call(agent, payload, at))
     }
 
     /// The plugins folder (`$XDG_CONFIG_HOME/kilo/plugins`), where our file goes.

@@ -144,6 +144,17 @@ struct ErrorData {
     message: Option<String>,
 }
 
+/// A forwarded bus event as the hook reports it (OpenCode's and Kilo's, whose plugins are one).
+pub fn hook_call(agent: Agent, payload: &[u8], at: DateTime<Utc>) -> crate::agents::OwnHookCall {
+    use crate::agents::OwnHookCall;
+    match parse(agent, payload, at) {
+        Ok(obs) => OwnHookCall::Observation(Box::new(obs)),
+        Err(OpenCodeEventError::UnknownEvent(e)) => OwnHookCall::Unknown(e),
+        Err(OpenCodeEventError::KnownIgnored(_)) => OwnHookCall::Ignored,
+        Err(e) => OwnHookCall::Invalid(e.to_string()),
+    }
+}
+
 /// An observation from one forwarded event, for `agent` (the registered OpenCode agent).
 /// `now` stamps an event the plugin sent without `ts`.
 pub fn parse(
