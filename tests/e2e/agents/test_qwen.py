@@ -129,6 +129,24 @@ class QwenSessions(ScenarioTest):
         self.assert_ended_after_kill()
         self.assert_single_session()
 
+    def test_engine_killed_mid_wait_qwen_asks_in_its_own_terminal(self):
+        """Answering on, our hook holding a request (Qwen shows no dialog meanwhile): the engine
+        is killed. The hook gives up at once, Qwen opens its own dialog, nothing was allowed, and
+        the terminal's answer runs the tool."""
+        a = self.setup_qwen()
+        a.start()
+        a.wait_ready()
+        a.prompt("TOOL touch made-by-tool")
+        self.wait_request()
+        t_kill = time.monotonic()
+        self.tray.stop_daemon(kill=True)
+        shown = a.wait_permission(timeout=15)
+        print(f"\n  engine killed -> Qwen's own dialog: {shown - t_kill:.2f}s")
+        self.assertLess(shown - t_kill, 10.0, "the dialog came long before the hook's 600 s timeout")
+        self.assertFalse(self.made("made-by-tool"), "no implicit allow when the engine dies")
+        a.approve()
+        self.wait_made("made-by-tool")  # the terminal answered as if we were never there
+
     def test_listed_from_its_session_file_alone_and_ended_when_it_quits(self):
         """No hooks: the session is listed from `~/.qwen/sessions/<pid>.json` (its id, its
         node's pid, its folder), and its removal at /quit ends it."""
