@@ -53,6 +53,28 @@ class KiloPlugin(ScenarioTest):
         self.assertIn("touch made-by-tool", request["command"])
         return request
 
+    def test_engine_killed_mid_wait_kilos_own_dialog_still_answers(self):
+        """Our plugin's hook holding a request, the engine killed: nothing is allowed, and Kilo's
+        own dialog (on screen all along) answers as if we were never there."""
+        mock = ChatMock(self.world.path("logs", "chat-requests.jsonl")).start()
+        self.world.on_cleanup(mock.stop)
+        a = self.agent = KiloAgent(self.world, mock).configure()
+        self.tray.install("--kilo")
+        self.tray.start_daemon()
+        self.tl = self.timeline()
+        a.start()
+        a.wait_ready()
+        self.ask()
+        self.tray.stop_daemon(kill=True)
+        time.sleep(0.5)
+        self.assertFalse(self.made(), "no implicit allow when the engine dies")
+        a.approve()
+        a.wait_for(a.PERMISSION, 10, absent=True, interval=0.05, what="the dialog answered in the terminal")
+        deadline = time.monotonic() + 20
+        while not self.made() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertTrue(self.made(), "the terminal's own dialog answered as if we were never there")
+
     def test_kilo_turns_answered_from_the_tray_then_kill9_ends_and_uninstall_leaves_theirs(self):
         mock = ChatMock(self.world.path("logs", "chat-requests.jsonl")).start()
         self.world.on_cleanup(mock.stop)
