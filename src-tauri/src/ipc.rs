@@ -185,6 +185,9 @@ pub enum ErrorCode {
     /// A send or a stop was tried and the agent's side failed or did not answer in time: it may
     /// or may not have taken it (never retried).
     TalkNotDelivered,
+    /// The window's call named no command the app has, or its arguments were not the
+    /// command's (a page and an app of different versions).
+    BadRequest,
 }
 
 /// Which answer a button or key gives.

@@ -58,6 +58,8 @@ pub mod terminal_focus;
 pub mod tray;
 pub mod ui_font;
 pub mod window;
+#[cfg(unix)]
+pub mod window_host;
 
 #[cfg(test)]
 mod bindings;
@@ -281,6 +283,21 @@ pub fn answer_without_starting(args: &[String]) -> Option<String> {
     None
 }
 
+/// The app's configuration and assets, compiled in once for the app and its window host.
+fn context() -> tauri::Context<tauri::Wry> {
+    tauri::generate_context!("../tauri.conf.json")
+}
+
+/// Runs this process as the app's window host (`--window-host`, started by the app itself, see
+/// `window_host`).
+#[cfg(unix)]
+pub fn run_window_host() -> std::process::ExitCode {
+    let _log_guard = TrayPaths::from_env()
+        .ok()
+        .and_then(|paths| init_logging(&paths.log_dir()));
+    window_host::run_host(context())
+}
+
 /// Builds and runs the desktop app until the user quits.
 pub fn run() {
     let paths = match TrayPaths::from_env() {
@@ -334,6 +351,15 @@ pub fn run() {
                 app.manage(retention);
             }
             app.manage(HostedEngine(Mutex::new(engine)));
+            // Linux: the window and the popover live in a child process (see `window_host`).
+            #[cfg(unix)]
+            if window_host::enabled(std::env::var_os("AGENT_TRAY_WINDOW_IN_PROCESS").as_deref()) {
+                let automation = at_rest::automation_allowed(
+                    std::env::var_os("TAURI_WEBVIEW_AUTOMATION").as_deref(),
+                );
+                app.manage(Arc::new(window_host::WindowHost::new(automation)));
+                window_host::forward_events(app.handle());
+            }
             // With the positioner registered above: the tray may now place the popover.
             app.manage(popover::PopoverState::default());
             // GTK is up and this is the main thread: the one place to read its settings.
@@ -386,7 +412,7 @@ pub fn run() {
             }
             Ok(())
         })
-        .build(tauri::generate_context!("../tauri.conf.json"));
+        .build(context());
     let app = match app {
         Ok(app) => app,
         Err(error) => {

@@ -9,6 +9,19 @@ fn main() {
     }
     // Before any thread exists: the arenas are set when a thread first allocates.
     agent_tray_desktop::at_rest::limit_arenas();
+    // The app's window host (its child, see `window_host`): no instance lock, no engine; the
+    // environment set below was set by the app that started it.
+    #[cfg(unix)]
+    if args
+        .iter()
+        .skip(1)
+        .any(|a| a == agent_tray_desktop::window_host::HOST_FLAG)
+    {
+        std::process::exit(match agent_tray_desktop::run_window_host() {
+            code if code == std::process::ExitCode::SUCCESS => 0,
+            _ => 1,
+        });
+    }
     // One app per environment: a second launch has the running app open its window and is done
     // before any GUI library initialises; the first holds the lock for its life (see
     // `second_launch`).

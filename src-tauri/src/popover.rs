@@ -71,7 +71,7 @@ pub fn on_tray_icon_event<R: Runtime>(app: &AppHandle<R>, event: &tauri::tray::T
     } = event
     {
         let ago = state.lock().closed_on_focus_loss_at.map(|at| at.elapsed());
-        match toggle(app.get_webview_window(POPOVER).is_some(), ago) {
+        match toggle(exists(app), ago) {
             Toggle::Open => open(app),
             Toggle::Close => close(app),
             Toggle::StayClosed => {}
@@ -82,6 +82,12 @@ pub fn on_tray_icon_event<R: Runtime>(app: &AppHandle<R>, event: &tauri::tray::T
 /// Opens the popover (creating it), placed by the positioner, and gives it the focus. An open
 /// one is brought back to the front.
 pub fn open<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(host) = crate::window::host(app) {
+        if host.open(app, POPOVER, || scripts(app), true) {
+            tracing::info!("popover_created");
+        }
+        return;
+    }
     let window = match app.get_webview_window(POPOVER) {
         Some(window) => window,
         None => match create(app) {
@@ -100,6 +106,12 @@ pub fn open<R: Runtime>(app: &AppHandle<R>) {
 /// Creates the popover hidden, if it is closed, for a click that may come (the tray menu is open,
 /// see `menu_prewarm`): [`open`] then shows it already loaded.
 pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(host) = crate::window::host(app) {
+        if !host.exists(POPOVER) {
+            host.open(app, POPOVER, || scripts(app), false);
+        }
+        return;
+    }
     if app.get_webview_window(POPOVER).is_none() {
         if let Err(error) = create(app) {
             tracing::warn!(%error, "cannot create the popover");
@@ -109,6 +121,13 @@ pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
 
 /// Destroys the popover if it was created but never shown (prewarmed, not chosen).
 pub fn drop_if_hidden<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(host) = crate::window::host(app) {
+        if host.exists(POPOVER) && !host.is_shown(POPOVER) {
+            host.close(app, POPOVER);
+            tracing::info!("prewarmed_popover_dropped");
+        }
+        return;
+    }
     if let Some(window) = app.get_webview_window(POPOVER) {
         if !window.is_visible().unwrap_or(true) && window.destroy().is_ok() {
             tracing::info!("prewarmed_popover_dropped");
@@ -118,6 +137,11 @@ pub fn drop_if_hidden<R: Runtime>(app: &AppHandle<R>) {
 
 /// Closes the popover for good: its webview goes with it.
 pub fn close<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(host) = crate::window::host(app) {
+        host.close(app, POPOVER);
+        tracing::info!("popover_destroyed");
+        return;
+    }
     if let Some(window) = app.get_webview_window(POPOVER) {
         if let Err(error) = window.destroy() {
             tracing::warn!(%error, "cannot close the popover");
@@ -125,6 +149,22 @@ pub fn close<R: Runtime>(app: &AppHandle<R>) {
             tracing::info!("popover_destroyed");
         }
     }
+}
+
+/// Whether the popover is open (in the app or in its window host).
+fn exists<R: Runtime>(app: &AppHandle<R>) -> bool {
+    match crate::window::host(app) {
+        Some(host) => host.exists(POPOVER),
+        None => app.get_webview_window(POPOVER).is_some(),
+    }
+}
+
+/// The scripts the popover starts with: the snapshot (no window state) and the desktop's font.
+fn scripts<R: Runtime>(app: &AppHandle<R>) -> Vec<String> {
+    crate::window::snapshot_boot_script(app)
+        .into_iter()
+        .chain(crate::window::font_script(app))
+        .collect()
 }
 
 fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
@@ -138,10 +178,7 @@ fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
         .ok_or(tauri::Error::WindowNotFound)?;
     let mut builder = WebviewWindowBuilder::from_config(app, &config)?;
     // Painted from the snapshot it is created with, as the window is (see `window::boot_script`).
-    if let Some(script) = crate::window::snapshot_boot_script(app) {
-        builder = builder.initialization_script(&script);
-    }
-    if let Some(script) = crate::window::font_script(app) {
+    for script in scripts(app) {
         builder = builder.initialization_script(&script);
     }
     let window = builder.build()?;

@@ -206,6 +206,59 @@ pub fn snapshot_boot_script<R: Runtime>(app: &AppHandle<R>) -> Option<String> {
     boot_script(&boot).ok()
 }
 
+/// The window host, where the app keeps its windows in a child process (Linux, see
+/// `window_host`); `None`: the windows are the app's own.
+pub fn host<R: Runtime>(app: &AppHandle<R>) -> Option<std::sync::Arc<WindowHost>> {
+    app.try_state::<std::sync::Arc<WindowHost>>()
+        .map(|h| h.inner().clone())
+}
+
+#[cfg(unix)]
+pub use crate::window_host::WindowHost;
+
+/// Windows keeps its windows in the app: WebView2 already runs each webview's renderer, and
+/// the browser process that holds its memory, in processes of its own, which end with the
+/// window's controller (see `docs/benchmarks.md`). No value of this type exists.
+#[cfg(not(unix))]
+#[derive(Debug)]
+pub enum WindowHost {}
+
+#[cfg(not(unix))]
+impl WindowHost {
+    pub fn exists(&self, _label: &str) -> bool {
+        match *self {}
+    }
+    pub fn is_shown(&self, _label: &str) -> bool {
+        match *self {}
+    }
+    pub fn open<R: Runtime>(
+        &self,
+        _app: &AppHandle<R>,
+        _label: &str,
+        _scripts: impl FnOnce() -> Vec<String>,
+        _show: bool,
+    ) -> bool {
+        match *self {}
+    }
+    pub fn close<R: Runtime>(&self, _app: &AppHandle<R>, _label: &str) {
+        match *self {}
+    }
+}
+
+/// The scripts a main window starts with: the boot data (taking the one-shot requests: the new
+/// page will read them) and the desktop's font.
+fn main_scripts<R: Runtime>(app: &AppHandle<R>) -> Vec<String> {
+    // A new page: requests wait for it to listen.
+    if let Some(memory) = app.try_state::<WindowMemoryStore>() {
+        memory.not_listening();
+    }
+    boot(app)
+        .and_then(|b| boot_script(&b).ok())
+        .into_iter()
+        .chain(font_script(app))
+        .collect()
+}
+
 /// Creates the main window from the configuration's `main` entry (created hidden; [`show`]
 /// shows it), with the boot data in it.
 fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
@@ -217,16 +270,9 @@ fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
         .find(|w| w.label == MAIN)
         .cloned()
         .ok_or_else(|| tauri::Error::WindowNotFound)?;
-    // A new page: requests wait for it to listen.
-    if let Some(memory) = app.try_state::<WindowMemoryStore>() {
-        memory.not_listening();
-    }
     let mut builder = WebviewWindowBuilder::from_config(app, &config)?;
-    // Without it (state not managed, or not serialisable) the page asks over IPC instead.
-    if let Some(script) = boot(app).and_then(|b| boot_script(&b).ok()) {
-        builder = builder.initialization_script(&script);
-    }
-    if let Some(script) = font_script(app) {
+    // Without the boot data (state not managed, or not serialisable) the page asks over IPC.
+    for script in main_scripts(app) {
         builder = builder.initialization_script(&script);
     }
     builder.build()
@@ -243,6 +289,11 @@ pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
     if exists(app) {
         return;
     }
+    if let Some(host) = host(app) {
+        host.open(app, MAIN, || main_scripts(app), false);
+        tracing::info!("window_prewarmed");
+        return;
+    }
     match create(app) {
         Ok(window) => {
             tracing::info!("window_prewarmed");
@@ -254,6 +305,13 @@ pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
 
 /// Destroys the main window if it was created but never shown (a prewarmed window nobody chose).
 pub fn drop_if_hidden<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(host) = host(app) {
+        if host.exists(MAIN) && !host.is_shown(MAIN) {
+            host.close(app, MAIN);
+            tracing::info!("prewarmed_window_dropped");
+        }
+        return;
+    }
     if let Some(window) = app.get_webview_window(MAIN) {
         if !window.is_visible().unwrap_or(true) && window.destroy().is_ok() {
             tracing::info!("prewarmed_window_dropped");
@@ -263,6 +321,12 @@ pub fn drop_if_hidden<R: Runtime>(app: &AppHandle<R>) {
 
 /// Shows, unminimises and focuses the main window, creating it first if it is closed.
 pub fn show<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(host) = host(app) {
+        if host.open(app, MAIN, || main_scripts(app), true) {
+            tracing::info!("window_created");
+        }
+        return;
+    }
     let window = match app.get_webview_window(MAIN) {
         Some(window) => window,
         None => match create(app) {
@@ -311,6 +375,11 @@ pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &tauri::Win
 /// Closes the main window for good: its webview and WebKit processes go with it.
 pub fn close<R: Runtime>(app: &AppHandle<R>) {
     menu_bar_app(app, true);
+    if let Some(host) = host(app) {
+        host.close(app, MAIN);
+        tracing::info!("window_destroyed");
+        return;
+    }
     if let Some(window) = app.get_webview_window(MAIN) {
         if let Err(error) = window.destroy() {
             tracing::warn!(%error, "cannot close the window");
@@ -324,7 +393,10 @@ pub fn close<R: Runtime>(app: &AppHandle<R>) {
 }
 
 fn exists<R: Runtime>(app: &AppHandle<R>) -> bool {
-    app.get_webview_window(MAIN).is_some()
+    match host(app) {
+        Some(host) => host.exists(MAIN),
+        None => app.get_webview_window(MAIN).is_some(),
+    }
 }
 
 /// Hands a request to the main window and shows it: as an event (`send`) when its page listens,

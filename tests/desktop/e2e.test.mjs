@@ -92,7 +92,16 @@ function worldPids(home = env.AGENT_TRAY_HOME) {
 /// Whether `pid` runs the app's binary.
 function isApp(pid) {
   try {
-    return fs.readlinkSync(`/proc/${pid}/exe`) === fs.realpathSync(APP);
+    return fs.readlinkSync(`/proc/${pid}/exe`) === fs.realpathSync(APP) && !isWindowHost(pid);
+  } catch {
+    return false;
+  }
+}
+
+/// Whether `pid` is the app's window host: the child the app runs its windows in.
+function isWindowHost(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("--window-host");
   } catch {
     return false;
   }
@@ -182,8 +191,9 @@ function webProcessesOf(pid) {
   return webkitChildrenOf(pid, "WebKitWebProces");
 }
 
-/// The app's WebKit children of any kind (web, network, GPU process), by command name.
-function webkitChildrenOf(pid, prefix = "WebKit") {
+/// The live processes on this machine: pid, parent pid and command name (a zombie is gone for
+/// our purposes).
+function liveProcesses() {
   const found = [];
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -191,13 +201,27 @@ function webkitChildrenOf(pid, prefix = "WebKit") {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1");
       const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // fields[0] is the state, fields[1] the parent pid; a zombie is gone for our purposes.
-      if (Number(fields[1]) === pid && fields[0] !== "Z" && comm.startsWith(prefix)) found.push(Number(entry));
+      // fields[0] is the state, fields[1] the parent pid.
+      if (fields[0] !== "Z") found.push({ pid: Number(entry), ppid: Number(fields[1]), comm });
     } catch {
       // gone meanwhile
     }
   }
   return found;
+}
+
+/// The app's window hosts: the children it shows its window and popover in.
+function windowHostsOf(pid) {
+  return liveProcesses().filter((p) => p.ppid === pid && isWindowHost(p.pid)).map((p) => p.pid);
+}
+
+/// The app's WebKit processes of any kind (web, network, GPU process), by command name: its own
+/// children and its window host's.
+function webkitChildrenOf(pid, prefix = "WebKit") {
+  const parents = new Set([pid, ...windowHostsOf(pid)]);
+  return liveProcesses()
+    .filter((p) => parents.has(p.ppid) && p.comm.startsWith(prefix))
+    .map((p) => p.pid);
 }
 
 /// Whether any window of the app exists on the display, shown or not.
@@ -1228,8 +1252,8 @@ async function endOwnApp(pid) {
   return survivors;
 }
 
-/// The app's windows shown on the display (by name: its tray icon, embedded in trayer through
-/// the X tray protocol, is a shown window of the app too).
+/// The app's windows shown on the display, its own and its window host's (by name: its tray
+/// icon, embedded in trayer through the X tray protocol, is a shown window of the app too).
 function shownWindowsOf(pid) {
   let ids = [];
   try {
@@ -1237,9 +1261,10 @@ function shownWindowsOf(pid) {
   } catch {
     return []; // no window matches
   }
+  const owners = [pid, ...windowHostsOf(pid)];
   return ids.filter((id) => {
     try {
-      return Number(execFileSync("xdotool", ["getwindowpid", id], { env, encoding: "utf8" }).trim()) === pid;
+      return owners.includes(Number(execFileSync("xdotool", ["getwindowpid", id], { env, encoding: "utf8" }).trim()));
     } catch {
       return false;
     }
@@ -1347,10 +1372,13 @@ test("closing the window ends every WebKit process of the app, network process i
     assert.ok(webProcessesOf(pid).length > 0);
     const painted = await waitFor("the rows painted", () => { const n = coloursOf(first); return n > 20 && n; }, 10_000);
     // Esc closes it (the page's own key handler), the keyboard focus given by xdotool.
+    const [host] = windowHostsOf(pid);
+    assert.ok(host, "the window lives in the app's window host");
     execFileSync("xdotool", ["windowfocus", "--sync", first], { env });
     execFileSync("xdotool", ["key", "Escape"], { env });
     await waitFor("the window gone", () => shownWindowsOf(pid).length === 0, 10_000);
-    await waitFor("no WebKit process left under the app", () => webkitChildrenOf(pid).length === 0, 10_000);
+    await waitFor("the window host ended, and every WebKit process with it", () => !alive(host) && webkitChildrenOf(pid).length === 0, 10_000);
+    assert.deepEqual(windowHostsOf(pid), [], "no host is left while the window is closed");
     assert.ok(alive(pid), "the app still runs");
     // A second launch (what the tray's Open does too) opens it again, and WebKit starts what
     // the page needs anew.
@@ -1360,6 +1388,14 @@ test("closing the window ends every WebKit process of the app, network process i
     await waitFor("a new network process", () => webkitChildrenOf(pid, "WebKitNetworkPr").length > 0, 10_000);
     const repainted = await waitFor("the rows painted again", () => { const n = coloursOf(again); return n > painted / 2 && n; }, 10_000);
     assert.ok(repainted > 20, `${repainted} colours, against ${painted} before closing`);
+    // The app killed with its window open: the host reads the end of its link and goes, window
+    // and WebKit processes with it; nothing outlives the tray.
+    const [newHost] = windowHostsOf(pid);
+    assert.ok(newHost && newHost !== host, "a new host for the new window");
+    const webkit = webkitChildrenOf(pid);
+    process.kill(pid, "SIGKILL");
+    await waitFor("the host and its WebKit processes gone with the app", () => !alive(newHost) && webkit.every((p) => !alive(p)), 10_000);
+    await waitFor("no window of the dead app left", () => shownWindowsOf(newHost).length === 0, 5000);
   } finally {
     assert.deepEqual(await endOwnApp(pid), []);
   }

@@ -536,7 +536,7 @@ focus_reply: boolean, };
 
 export type InstallReport = { ok: boolean, output: string, };
 
-export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed" | "history_unavailable" | "answer_refused" | "answer_not_delivered" | "talk_refused" | "talk_not_delivered";
+export type ErrorCode = "unknown_session" | "nothing_to_open" | "launch_failed" | "settings_not_saved" | "installer_failed" | "history_unavailable" | "answer_refused" | "answer_not_delivered" | "talk_refused" | "talk_not_delivered" | "bad_request";
 
 export type CommandError = { code: ErrorCode, message: string, };
 
