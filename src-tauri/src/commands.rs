@@ -250,6 +250,8 @@ pub async fn get_window_memory(
     memory: State<'_, WindowMemoryStore>,
 ) -> Result<WindowMemory, CommandError> {
     // Called by the page once its listeners are set: from then on requests reach it as events.
+    // The log line times an open from outside (benches/at_rest.sh, no WebDriver needed).
+    tracing::info!("window_page_listening");
     Ok(memory.take_listening())
 }
 

@@ -291,11 +291,12 @@ fn context() -> tauri::Context<tauri::Wry> {
 /// Runs this process as the app's window host (`--window-host`, started by the app itself, see
 /// `window_host`).
 #[cfg(unix)]
-pub fn run_window_host() -> std::process::ExitCode {
-    let _log_guard = TrayPaths::from_env()
-        .ok()
-        .and_then(|paths| init_logging(&paths.log_dir()));
-    window_host::run_host(context())
+pub fn run_window_host() -> i32 {
+    window_host::run_host(context, || {
+        TrayPaths::from_env()
+            .ok()
+            .and_then(|paths| init_logging(&paths.log_dir()))
+    })
 }
 
 /// Builds and runs the desktop app until the user quits.

@@ -17,10 +17,7 @@ fn main() {
         .skip(1)
         .any(|a| a == agent_tray_desktop::window_host::HOST_FLAG)
     {
-        std::process::exit(match agent_tray_desktop::run_window_host() {
-            code if code == std::process::ExitCode::SUCCESS => 0,
-            _ => 1,
-        });
+        std::process::exit(agent_tray_desktop::run_window_host());
     }
     // One app per environment: a second launch has the running app open its window and is done
     // before any GUI library initialises; the first holds the lock for its life (see

@@ -579,27 +579,44 @@ impl HostSide {
 }
 
 /// Runs this process as the window host of the app on the other end of its standard input,
-/// until the app says `exit` or goes away.
-pub fn run_host(context: tauri::Context<tauri::Wry>) -> std::process::ExitCode {
+/// until the app says `exit` or goes away; the process's exit code. Refuses (2, before any
+/// logging or GUI) when its standard input is not a socket: the app starts hosts itself, a
+/// person never needs to. `logging` starts the log once the link is known good; its guard lives
+/// as long as the host.
+pub fn run_host<G>(
+    context: impl FnOnce() -> tauri::Context<tauri::Wry>,
+    logging: impl FnOnce() -> G,
+) -> i32 {
     use std::os::fd::AsFd;
-    let stream = match std::io::stdin()
+    use std::os::unix::fs::FileTypeExt;
+    let linked = std::io::stdin()
         .as_fd()
         .try_clone_to_owned()
-        .map(UnixStream::from)
-    {
+        .map(std::fs::File::from)
+        .and_then(|file| {
+            if file.metadata()?.file_type().is_socket() {
+                Ok(UnixStream::from(std::os::fd::OwnedFd::from(file)))
+            } else {
+                Err(std::io::Error::other("it is not a socket"))
+            }
+        });
+    let stream = match linked {
         Ok(stream) => stream,
         Err(error) => {
             eprintln!(
-                "agent-tray-desktop {HOST_FLAG}: no link to the app on standard input: {error}"
+                "agent-tray-desktop {HOST_FLAG}: the app starts its window host itself, linked \
+                 by a socket on standard input ({error}); run agent-tray-desktop to open the window"
             );
-            return std::process::ExitCode::from(2);
+            return 2;
         }
     };
+    let _log_guard = logging();
+    tracing::info!("window_host_main");
     let (writer, reader) = match stream.try_clone() {
         Ok(writer) => (writer, stream),
         Err(error) => {
             eprintln!("agent-tray-desktop {HOST_FLAG}: {error}");
-            return std::process::ExitCode::from(2);
+            return 2;
         }
     };
     let (to_app, messages) = sync_channel(QUEUE);
@@ -608,7 +625,7 @@ pub fn run_host(context: tauri::Context<tauri::Wry>) -> std::process::ExitCode {
         .spawn(move || write_lines(writer, messages))
     {
         eprintln!("agent-tray-desktop {HOST_FLAG}: {error}");
-        return std::process::ExitCode::from(2);
+        return 2;
     }
     let side = Arc::new(HostSide {
         to_app,
@@ -634,6 +651,7 @@ pub fn run_host(context: tauri::Context<tauri::Wry>) -> std::process::ExitCode {
             true
         })
         .setup(move |app| {
+            tracing::info!("window_host_ready");
             let handle = app.handle().clone();
             std::thread::Builder::new()
                 .name("from-app".into())
@@ -652,12 +670,12 @@ pub fn run_host(context: tauri::Context<tauri::Wry>) -> std::process::ExitCode {
                 })?;
             Ok(())
         })
-        .build(context);
+        .build(context());
     let app = match built {
         Ok(app) => app,
         Err(error) => {
             eprintln!("agent-tray-desktop {HOST_FLAG}: cannot start: {error}");
-            return std::process::ExitCode::from(1);
+            return 1;
         }
     };
     app.run(|_, event| {
@@ -669,7 +687,7 @@ pub fn run_host(context: tauri::Context<tauri::Wry>) -> std::process::ExitCode {
             api.prevent_exit();
         }
     });
-    std::process::ExitCode::SUCCESS
+    0
 }
 
 /// Carries out one of the app's messages in the host.

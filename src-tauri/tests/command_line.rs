@@ -56,3 +56,28 @@ fn version_and_help_answer_without_a_display_and_create_nothing() {
         .collect();
     assert!(made.is_empty(), "created {made:?}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_window_host_started_by_hand_refuses_before_any_gui_and_creates_nothing() {
+    // The app starts `--window-host` itself with a socket on its standard input; from a
+    // terminal (here: /dev/null) it says what to run instead, with no display needed.
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let out = run("--window-host", home.path());
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("the app starts its window host itself"),
+        "{said}"
+    );
+    assert!(
+        said.contains("run agent-tray-desktop to open the window"),
+        "{said}"
+    );
+    let made: Vec<_> = std::fs::read_dir(home.path())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(made.is_empty(), "created {made:?}");
+}
