@@ -203,7 +203,8 @@ function appPids() {
   const real = fs.realpathSync(APP);
   return fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e)).map(Number).filter((p) => {
     try {
-      return fs.readlinkSync(`/proc/${p}/exe`) === real && fs.readFileSync(`/proc/${p}/environ`, "latin1").includes(`AGENT_TRAY_HOME=${env.AGENT_TRAY_HOME}`);
+      // Not its window host: the same binary, run by the app with --window-host.
+      return fs.readlinkSync(`/proc/${p}/exe`) === real && fs.readFileSync(`/proc/${p}/environ`, "latin1").includes(`AGENT_TRAY_HOME=${env.AGENT_TRAY_HOME}`) && !fs.readFileSync(`/proc/${p}/cmdline`, "latin1").split("\0").includes("--window-host");
     } catch {
       return false;
     }
@@ -272,10 +273,27 @@ function grownSince(before, after, top = 8) {
     .join(", ");
 }
 
+/// When the app's log says a window's page set its listeners (`window_page_listening`, logged as
+/// the page's catch-up call reaches the app, after its first paint) at or after `since` (epoch
+/// ms): its time, or undefined. Times an open with no WebDriver attached.
+function pageListeningAfter(since) {
+  const logs = path.join(env.AGENT_TRAY_HOME, "logs");
+  for (const file of fs.existsSync(logs) ? fs.readdirSync(logs) : []) {
+    for (const line of fs.readFileSync(path.join(logs, file), "utf8").split("\n")) {
+      if (!line.includes("window_page_listening")) continue;
+      const at = Date.parse(/^(\S+Z)/.exec(line)?.[1] ?? "");
+      if (at >= since) return at;
+    }
+  }
+  return undefined;
+}
+
 /// LEGS=closed (issue 43.3): the window's memory given back. The app as users run it (no
 /// automation): PSS with the window never opened, then after each of CLOSE_CYCLES opens (a
 /// second launch) and closes (Esc), CLOSED_AFTER seconds (default 15) after the close, then CPU
 /// over CLOSED_SECS. Both figures come from the same run, so the machine's noise moves both.
+/// AGENT_TRAY_WINDOW_IN_PROCESS=1 measures the window kept in the app's own process (the design
+/// before the window host), for a before/after in one sitting.
 async function closedLeg() {
   delete env.TAURI_WEBVIEW_AUTOMATION;
   const after = secs("CLOSED_AFTER", 15);
@@ -289,10 +307,15 @@ async function closedLeg() {
   console.log(`\n## 4c. the window's memory given back (${SESSIONS} sessions, no automation)`);
   const neverOpened = pssByMapping(app);
   console.log(`never opened, ${after} s after the start: PSS ${mb(pssKb(tree(app)))} MB (${split(tree(app))}): ${breakdown(app)}`);
+  const onScreen = [];
+  const listening = [];
   for (let cycle = 1; cycle <= cycles; cycle++) {
+    const asked = Date.now();
     start(APP, []); // a second launch: opens the running app's window
-    await waitFor("the window's web process", () => webProcesses(app).length > 0);
     await waitFor("the window", () => execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim());
+    onScreen.push(Date.now() - asked);
+    listening.push((await waitFor("the page listening", () => pageListeningAfter(asked))) - asked);
+    await waitFor("the window's web process", () => webProcesses(app).length > 0);
     await sleep(3000);
     const open = pssKb(tree(app));
     const shown = execFileSync("xdotool", ["search", "--onlyvisible", "--name", "^Agent Tray$"], { env, encoding: "utf8" }).trim().split("\n")[0];
@@ -304,6 +327,11 @@ async function closedLeg() {
     console.log(`open ${cycle} (PSS ${mb(open)} MB open), ${after} s after closing: PSS ${mb(pssKb(tree(app)))} MB (${split(tree(app))}): ${breakdown(app)}`);
   }
   console.log(`grown since never opened (MB, by mapping): ${grownSince(neverOpened, pssByMapping(app))}`);
+  // The second launch to the window mapped (polled every 20 ms): what starting the window host
+  // adds, without WebDriver (which keeps the host; leg 3 measures the paint under it).
+  const where = process.env.AGENT_TRAY_WINDOW_IN_PROCESS === "1" ? " (window in the app's process)" : "";
+  console.log(`a second launch to the window on screen: p50 ${pct(onScreen, 0.5)} ms (all: ${onScreen.join(" ")})${where}`);
+  console.log(`a second launch to its page painted and listening: p50 ${pct(listening, 0.5)} ms (all: ${listening.join(" ")})${where}`);
   console.log(`CPU over ${CLOSED_SECS} s after the last close: ${(await cpuOver(app, CLOSED_SECS)).toFixed(3)} % of a core`);
 }
 

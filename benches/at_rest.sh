@@ -33,7 +33,8 @@
 # Usage: benches/at_rest.sh   (builds the release app and CLI first; SKIP_BUILD=1 to skip;
 #        PROFILE=debug measures the debug build instead, for a quick check of the script only)
 #        LEGS=closed runs only leg 4c (the app without automation, the window opened and closed
-#        CLOSE_CYCLES times, PSS CLOSED_AFTER s after each close, by mapping); LEGS=latency runs only leg 5; LEGS=window OPEN_ONLY=1 only leg 3's `agent-tray open` runs; APP/CLI measure other binaries, e.g. a baseline build;
+#        CLOSE_CYCLES times, PSS CLOSED_AFTER s after each close, by mapping); with
+#        AGENT_TRAY_WINDOW_IN_PROCESS=1 the window stays in the app's process (no window host); LEGS=latency runs only leg 5; LEGS=window OPEN_ONLY=1 only leg 3's `agent-tray open` runs; APP/CLI measure other binaries, e.g. a baseline build;
 #        MARKS=1 prints every performance mark of leg 3's pages (p50), RUNS_JSON=file (with
 #        OPEN_ONLY=1) writes each open with its wall-clock time, to line up with `perf record -k`;
 #        CPU_BREAKDOWN=1 adds CPU per process, THREAD_BREAKDOWN=1 run time and wake-ups per
