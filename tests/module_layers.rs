@@ -150,6 +150,7 @@ const SHELL: Layers = &[
             "hook_drift",
             "menu_prewarm",
             "second_launch",
+            "window_host",
             "main",
             "lib",
         ],

@@ -359,6 +359,7 @@ pub fn run() {
                     std::env::var_os("TAURI_WEBVIEW_AUTOMATION").as_deref(),
                 );
                 app.manage(Arc::new(window_host::WindowHost::new(automation)));
+                app.manage(window_host::page_calls::<tauri::Wry>());
                 window_host::forward_events(app.handle());
             }
             // With the positioner registered above: the tray may now place the popover.

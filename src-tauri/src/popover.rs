@@ -83,7 +83,7 @@ pub fn on_tray_icon_event<R: Runtime>(app: &AppHandle<R>, event: &tauri::tray::T
 /// one is brought back to the front.
 pub fn open<R: Runtime>(app: &AppHandle<R>) {
     if let Some(host) = crate::window::host(app) {
-        if host.open(app, POPOVER, || scripts(app), true) {
+        if host.open(app, POPOVER, || scripts(app), true, true) {
             tracing::info!("popover_created");
         }
         return;
@@ -108,7 +108,7 @@ pub fn open<R: Runtime>(app: &AppHandle<R>) {
 pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
     if let Some(host) = crate::window::host(app) {
         if !host.exists(POPOVER) {
-            host.open(app, POPOVER, || scripts(app), false);
+            host.open(app, POPOVER, || scripts(app), false, true);
         }
         return;
     }

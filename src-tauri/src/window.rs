@@ -213,8 +213,439 @@ pub fn host<R: Runtime>(app: &AppHandle<R>) -> Option<std::sync::Arc<WindowHost>
         .map(|h| h.inner().clone())
 }
 
+/// The app's side of the window host (see `window_host`, which runs the host's side): the
+/// messages, the host now running and the windows it shows, its start, its link and its end.
+/// Here, beside the window, because the window and the popover open and close through it.
 #[cfg(unix)]
-pub use crate::window_host::WindowHost;
+mod link {
+    use std::collections::BTreeMap;
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixStream;
+    use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use serde::{Deserialize, Serialize};
+    use tauri::{AppHandle, Manager, Runtime};
+
+    use crate::ipc::{CommandError, ErrorCode};
+
+    /// The command-line flag that makes the binary a window host.
+    pub const HOST_FLAG: &str = "--window-host";
+
+    /// How many messages may wait for a writer before one is dropped (a host that stopped
+    /// reading).
+    pub const QUEUE: usize = 1024;
+
+    /// A page call's answer, on its way: the command's value or its error.
+    pub type PageAnswer = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<serde_json::Value, CommandError>> + Send>,
+    >;
+
+    /// What answers a page's call in the app: the shell's commands (`window_host::dispatch`),
+    /// managed by the app; the window knows no command itself.
+    pub struct PageCalls<R: Runtime>(pub fn(AppHandle<R>, String, serde_json::Value) -> PageAnswer);
+
+    /// What the app tells its window host.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum ToHost {
+        /// Makes the window `label` (from the configuration) unless it exists, with `scripts` run
+        /// before the page's own; shows, unminimises and focuses it when `show`.
+        Open {
+            label: String,
+            scripts: Vec<String>,
+            show: bool,
+            /// Behaves as the popover: placed at the screen's top right corner, closed when it
+            /// loses the focus it had.
+            popover: bool,
+        },
+        /// Destroys the window `label`.
+        Close { label: String },
+        /// Emits `name` with `payload` (JSON text) to the host's pages.
+        Event { name: String, payload: String },
+        /// The answer to the page's call `id`: its value, or the command's error.
+        Reply {
+            id: u64,
+            ok: bool,
+            value: serde_json::Value,
+        },
+        /// No window is left: the host ends.
+        Exit,
+    }
+
+    /// What the window host tells the app.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum FromHost {
+        /// A page called `command` with `args` (its JSON, keys as the page sent them).
+        Invoke {
+            id: u64,
+            command: String,
+            args: serde_json::Value,
+        },
+        /// The window `label` is gone (its close button, or the popover lost the focus).
+        Destroyed { label: String },
+    }
+
+    /// Whether the app keeps its windows in a host process: on Linux, unless
+    /// `AGENT_TRAY_WINDOW_IN_PROCESS=1` asks for the old way (a debugging aid).
+    pub fn enabled(in_process: Option<&std::ffi::OsStr>) -> bool {
+        cfg!(target_os = "linux") && in_process.is_none_or(|v| v != "1")
+    }
+
+    /// The app's side: the host now running (if any) and the windows it shows.
+    #[derive(Debug)]
+    pub struct WindowHost {
+        link: Mutex<Option<Link>>,
+        /// Kept after its last window closes (WebDriver drives it).
+        keep_alive: bool,
+        generation: std::sync::atomic::AtomicU64,
+        /// The program and arguments of a host; `None`: this binary with [`HOST_FLAG`].
+        program: Option<(std::path::PathBuf, Vec<String>)>,
+    }
+
+    #[derive(Debug)]
+    struct Link {
+        generation: u64,
+        to_host: SyncSender<ToHost>,
+        /// The windows the host shows, and whether each was shown (a prewarmed one is not).
+        windows: BTreeMap<String, bool>,
+    }
+
+    /// What a change of the host's windows leaves for the caller to do once the lock is released.
+    struct Started {
+        generation: u64,
+        messages: Receiver<ToHost>,
+        to_host: SyncSender<ToHost>,
+    }
+
+    impl WindowHost {
+        pub fn new(keep_alive: bool) -> Self {
+            WindowHost {
+                link: Mutex::new(None),
+                keep_alive,
+                generation: std::sync::atomic::AtomicU64::new(0),
+                program: None,
+            }
+        }
+
+        /// Starts `program` with `args` as the host instead of this binary (the tests' scripted
+        /// hosts).
+        pub fn with_program(mut self, program: std::path::PathBuf, args: Vec<String>) -> Self {
+            self.program = Some((program, args));
+            self
+        }
+
+        fn lock(&self) -> std::sync::MutexGuard<'_, Option<Link>> {
+            // Plain data: still valid after a panic elsewhere.
+            self.link.lock().unwrap_or_else(|p| p.into_inner())
+        }
+
+        /// Whether the host shows the window `label`.
+        pub fn exists(&self, label: &str) -> bool {
+            self.lock()
+                .as_ref()
+                .is_some_and(|l| l.windows.contains_key(label))
+        }
+
+        /// Whether the window `label` exists and was shown.
+        pub fn is_shown(&self, label: &str) -> bool {
+            self.lock()
+                .as_ref()
+                .is_some_and(|l| l.windows.get(label) == Some(&true))
+        }
+
+        /// Whether any window is open in the host.
+        pub fn any_window(&self) -> bool {
+            self.lock().as_ref().is_some_and(|l| !l.windows.is_empty())
+        }
+
+        /// Opens the window `label` in the host (starting one if none runs); `scripts` is asked for
+        /// only when the window does not exist yet. Whether it was created now.
+        pub fn open<R: Runtime>(
+            &self,
+            app: &AppHandle<R>,
+            label: &str,
+            scripts: impl FnOnce() -> Vec<String>,
+            show: bool,
+            popover: bool,
+        ) -> bool {
+            let exists = self.exists(label);
+            let scripts = if exists { Vec::new() } else { scripts() };
+            let message = ToHost::Open {
+                label: label.to_string(),
+                scripts,
+                show,
+                popover,
+            };
+            let started = {
+                let mut link = self.lock();
+                let started = match link.as_ref() {
+                    Some(_) => None,
+                    None => {
+                        let generation = self
+                            .generation
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                            + 1;
+                        let (to_host, messages) = sync_channel(QUEUE);
+                        *link = Some(Link {
+                            generation,
+                            to_host: to_host.clone(),
+                            windows: BTreeMap::new(),
+                        });
+                        Some(Started {
+                            generation,
+                            messages,
+                            to_host,
+                        })
+                    }
+                };
+                if let Some(link) = link.as_mut() {
+                    let shown = link.windows.get(label).copied().unwrap_or(false) || show;
+                    link.windows.insert(label.to_string(), shown);
+                    send(&link.to_host, message);
+                }
+                started
+            };
+            if let Some(started) = started {
+                let generation = started.generation;
+                if let Err(error) = spawn_host(app, self.program.as_ref(), started) {
+                    tracing::warn!(%error, "cannot start the window host");
+                    // No host: the next open tries again.
+                    self.ended(app, generation);
+                }
+            }
+            note_presence(app, self.any_window());
+            !exists
+        }
+
+        /// Closes the window `label`; the host ends with its last window.
+        pub fn close<R: Runtime>(&self, app: &AppHandle<R>, label: &str) {
+            {
+                let mut link = self.lock();
+                let Some(current) = link.as_mut() else {
+                    return;
+                };
+                if current.windows.remove(label).is_none() {
+                    return;
+                }
+                send(
+                    &current.to_host,
+                    ToHost::Close {
+                        label: label.to_string(),
+                    },
+                );
+                self.end_if_empty(&mut link);
+            }
+            self.after_gone(app, label);
+        }
+
+        /// The host said the window `label` is gone.
+        fn destroyed<R: Runtime>(&self, app: &AppHandle<R>, generation: u64, label: &str) {
+            {
+                let mut link = self.lock();
+                match link.as_mut() {
+                    Some(current) if current.generation == generation => {
+                        if current.windows.remove(label).is_none() {
+                            return;
+                        }
+                    }
+                    _ => return,
+                }
+                self.end_if_empty(&mut link);
+            }
+            self.after_gone(app, label);
+        }
+
+        /// The host's input ended (it exited or crashed): its windows are gone.
+        fn ended<R: Runtime>(&self, app: &AppHandle<R>, generation: u64) {
+            let had_main = {
+                let mut link = self.lock();
+                match link.as_ref() {
+                    Some(current) if current.generation == generation => {
+                        let had_main = current.windows.contains_key(super::MAIN);
+                        *link = None;
+                        had_main
+                    }
+                    _ => return,
+                }
+            };
+            if had_main {
+                self.after_gone(app, super::MAIN);
+            } else {
+                note_presence(app, self.any_window());
+            }
+        }
+
+        fn end_if_empty(&self, link: &mut Option<Link>) {
+            let empty = link.as_ref().is_some_and(|l| l.windows.is_empty());
+            if empty && !self.keep_alive {
+                if let Some(ended) = link.take() {
+                    send(&ended.to_host, ToHost::Exit);
+                }
+            }
+        }
+
+        fn after_gone<R: Runtime>(&self, app: &AppHandle<R>, label: &str) {
+            if label == super::MAIN {
+                if let Some(memory) = app.try_state::<super::WindowMemoryStore>() {
+                    memory.not_listening();
+                }
+            }
+            note_presence(app, self.any_window());
+        }
+
+        /// Hands `message` to the host now running, if any.
+        pub fn send_current(&self, message: ToHost) {
+            if let Some(link) = self.lock().as_ref() {
+                send(&link.to_host, message);
+            }
+        }
+    }
+
+    fn note_presence<R: Runtime>(app: &AppHandle<R>, open: bool) {
+        if let Some(presence) = app.try_state::<super::WindowPresence>() {
+            presence.set(open);
+        }
+    }
+
+    /// Queues `message` for the writer; a host that stopped reading loses it (and says so in the
+    /// log) rather than blocking the app.
+    fn send(to_host: &SyncSender<ToHost>, message: ToHost) {
+        match to_host.try_send(message) {
+            Ok(()) | Err(TrySendError::Disconnected(_)) => {}
+            Err(TrySendError::Full(message)) => {
+                tracing::warn!(?message, "the window host is not reading; message dropped");
+            }
+        }
+    }
+
+    fn spawn_host<R: Runtime>(
+        app: &AppHandle<R>,
+        program: Option<&(std::path::PathBuf, Vec<String>)>,
+        started: Started,
+    ) -> std::io::Result<()> {
+        let (ours, theirs) = UnixStream::pair()?;
+        let (program, args) = match program {
+            Some((program, args)) => (program.clone(), args.clone()),
+            None => (std::env::current_exe()?, vec![HOST_FLAG.to_string()]),
+        };
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+                theirs,
+            )))
+            .stdout(std::process::Stdio::null())
+            .spawn()?;
+        tracing::info!(pid = child.id(), "window_host_started");
+        let writer = ours.try_clone()?;
+        let Started {
+            generation,
+            messages,
+            to_host,
+        } = started;
+        std::thread::Builder::new()
+            .name("window-host-writer".into())
+            .spawn(move || write_lines(writer, messages))?;
+        let handle = app.clone();
+        std::thread::Builder::new()
+            .name("window-host-reader".into())
+            .spawn(move || {
+                read_host(&handle, generation, ours, &to_host);
+                drop(to_host);
+                if let Some(host) = handle.try_state::<Arc<WindowHost>>() {
+                    host.ended(&handle, generation);
+                }
+                reap(&mut child);
+            })?;
+        Ok(())
+    }
+
+    /// Waits for the host that closed its end (it is exiting); one still running 5 s later is
+    /// killed, so none outlives its link.
+    fn reap(child: &mut std::process::Child) {
+        for _ in 0..50 {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    pub fn write_lines<T: Serialize>(mut stream: UnixStream, messages: Receiver<T>) {
+        for message in messages {
+            let line = match serde_json::to_string(&message) {
+                Ok(line) => line,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot encode a window host message");
+                    continue;
+                }
+            };
+            if stream
+                .write_all(line.as_bytes())
+                .and_then(|()| stream.write_all(b"\n"))
+                .is_err()
+            {
+                return;
+            }
+        }
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+    }
+
+    fn read_host<R: Runtime>(
+        app: &AppHandle<R>,
+        generation: u64,
+        stream: UnixStream,
+        to_host: &SyncSender<ToHost>,
+    ) {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { return };
+            let message = match serde_json::from_str::<FromHost>(&line) {
+                Ok(message) => message,
+                Err(error) => {
+                    tracing::warn!(%error, "the window host sent what is not a message");
+                    continue;
+                }
+            };
+            match message {
+                FromHost::Invoke { id, command, args } => {
+                    let handle = app.clone();
+                    let to_host = to_host.clone();
+                    tauri::async_runtime::spawn(async move {
+                        let calls = handle.try_state::<PageCalls<R>>().map(|c| c.0);
+                        let answered = match calls {
+                            Some(call) => call(handle.clone(), command, args).await,
+                            None => Err(CommandError::new(
+                                ErrorCode::BadRequest,
+                                "the app takes no page calls",
+                            )),
+                        };
+                        let (ok, value) = match answered {
+                            Ok(value) => (true, value),
+                            Err(error) => (false, error_value(&error)),
+                        };
+                        send(&to_host, ToHost::Reply { id, ok, value });
+                    });
+                }
+                FromHost::Destroyed { label } => {
+                    if let Some(host) = app.try_state::<Arc<WindowHost>>() {
+                        host.destroyed(app, generation, &label);
+                    }
+                }
+            }
+        }
+    }
+
+    fn error_value(error: &CommandError) -> serde_json::Value {
+        serde_json::to_value(error).unwrap_or_else(|e| serde_json::Value::String(e.to_string()))
+    }
+}
+
+#[cfg(unix)]
+pub use link::*;
 
 /// Windows keeps its windows in the app: WebView2 already runs each webview's renderer, and
 /// the browser process that holds its memory, in processes of its own, which end with the
@@ -237,6 +668,7 @@ impl WindowHost {
         _label: &str,
         _scripts: impl FnOnce() -> Vec<String>,
         _show: bool,
+        _popover: bool,
     ) -> bool {
         match *self {}
     }
@@ -290,7 +722,7 @@ pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
         return;
     }
     if let Some(host) = host(app) {
-        host.open(app, MAIN, || main_scripts(app), false);
+        host.open(app, MAIN, || main_scripts(app), false, false);
         tracing::info!("window_prewarmed");
         return;
     }
@@ -322,7 +754,7 @@ pub fn drop_if_hidden<R: Runtime>(app: &AppHandle<R>) {
 /// Shows, unminimises and focuses the main window, creating it first if it is closed.
 pub fn show<R: Runtime>(app: &AppHandle<R>) {
     if let Some(host) = host(app) {
-        if host.open(app, MAIN, || main_scripts(app), true) {
+        if host.open(app, MAIN, || main_scripts(app), true, false) {
             tracing::info!("window_created");
         }
         return;

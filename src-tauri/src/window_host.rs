@@ -25,15 +25,16 @@
 //! The messages are JSON lines ([`ToHost`], [`FromHost`]); the channels to the writers are
 //! bounded; the lock on the link is never held while writing or spawning.
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixStream;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tauri::{AppHandle, Listener, Manager, Runtime};
+
+pub use crate::window::{enabled, FromHost, PageCalls, ToHost, WindowHost, HOST_FLAG};
+use crate::window::{write_lines, QUEUE};
 
 use crate::limits::EVENT_LIMITS;
 
@@ -41,12 +42,6 @@ use crate::ipc::{
     CommandError, ErrorCode, EVENT_FOCUS, EVENT_INSTALL_RESULT, EVENT_OPEN_SETTINGS,
     EVENT_SESSIONS, EVENT_SETTINGS,
 };
-
-/// The command-line flag that makes the binary a window host.
-pub const HOST_FLAG: &str = "--window-host";
-
-/// How many messages may wait for a writer before one is dropped (a host that stopped reading).
-const QUEUE: usize = 1024;
 
 /// Every event the app emits for its pages: forwarded to the host.
 pub const PAGE_EVENTS: &[&str] = &[
@@ -57,276 +52,6 @@ pub const PAGE_EVENTS: &[&str] = &[
     EVENT_INSTALL_RESULT,
     EVENT_LIMITS,
 ];
-
-/// What the app tells its window host.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ToHost {
-    /// Makes the window `label` (from the configuration) unless it exists, with `scripts` run
-    /// before the page's own; shows, unminimises and focuses it when `show`.
-    Open {
-        label: String,
-        scripts: Vec<String>,
-        show: bool,
-    },
-    /// Destroys the window `label`.
-    Close { label: String },
-    /// Emits `name` with `payload` (JSON text) to the host's pages.
-    Event { name: String, payload: String },
-    /// The answer to the page's call `id`: its value, or the command's error.
-    Reply {
-        id: u64,
-        ok: bool,
-        value: serde_json::Value,
-    },
-    /// No window is left: the host ends.
-    Exit,
-}
-
-/// What the window host tells the app.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum FromHost {
-    /// A page called `command` with `args` (its JSON, keys as the page sent them).
-    Invoke {
-        id: u64,
-        command: String,
-        args: serde_json::Value,
-    },
-    /// The window `label` is gone (its close button, or the popover lost the focus).
-    Destroyed { label: String },
-}
-
-/// Whether the app keeps its windows in a host process: on Linux, unless
-/// `AGENT_TRAY_WINDOW_IN_PROCESS=1` asks for the old way (a debugging aid).
-pub fn enabled(in_process: Option<&std::ffi::OsStr>) -> bool {
-    cfg!(target_os = "linux") && in_process.is_none_or(|v| v != "1")
-}
-
-/// The app's side: the host now running (if any) and the windows it shows.
-#[derive(Debug)]
-pub struct WindowHost {
-    link: Mutex<Option<Link>>,
-    /// Kept after its last window closes (WebDriver drives it).
-    keep_alive: bool,
-    generation: std::sync::atomic::AtomicU64,
-    /// The program and arguments of a host; `None`: this binary with [`HOST_FLAG`].
-    program: Option<(std::path::PathBuf, Vec<String>)>,
-}
-
-#[derive(Debug)]
-struct Link {
-    generation: u64,
-    to_host: SyncSender<ToHost>,
-    /// The windows the host shows, and whether each was shown (a prewarmed one is not).
-    windows: BTreeMap<String, bool>,
-}
-
-/// What a change of the host's windows leaves for the caller to do once the lock is released.
-struct Started {
-    generation: u64,
-    messages: Receiver<ToHost>,
-    to_host: SyncSender<ToHost>,
-}
-
-impl WindowHost {
-    pub fn new(keep_alive: bool) -> Self {
-        WindowHost {
-            link: Mutex::new(None),
-            keep_alive,
-            generation: std::sync::atomic::AtomicU64::new(0),
-            program: None,
-        }
-    }
-
-    /// Starts `program` with `args` as the host instead of this binary (the tests' scripted
-    /// hosts).
-    pub fn with_program(mut self, program: std::path::PathBuf, args: Vec<String>) -> Self {
-        self.program = Some((program, args));
-        self
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Link>> {
-        // Plain data: still valid after a panic elsewhere.
-        self.link.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Whether the host shows the window `label`.
-    pub fn exists(&self, label: &str) -> bool {
-        self.lock()
-            .as_ref()
-            .is_some_and(|l| l.windows.contains_key(label))
-    }
-
-    /// Whether the window `label` exists and was shown.
-    pub fn is_shown(&self, label: &str) -> bool {
-        self.lock()
-            .as_ref()
-            .is_some_and(|l| l.windows.get(label) == Some(&true))
-    }
-
-    /// Whether any window is open in the host.
-    pub fn any_window(&self) -> bool {
-        self.lock().as_ref().is_some_and(|l| !l.windows.is_empty())
-    }
-
-    /// Opens the window `label` in the host (starting one if none runs); `scripts` is asked for
-    /// only when the window does not exist yet. Whether it was created now.
-    pub fn open<R: Runtime>(
-        &self,
-        app: &AppHandle<R>,
-        label: &str,
-        scripts: impl FnOnce() -> Vec<String>,
-        show: bool,
-    ) -> bool {
-        let exists = self.exists(label);
-        let scripts = if exists { Vec::new() } else { scripts() };
-        let message = ToHost::Open {
-            label: label.to_string(),
-            scripts,
-            show,
-        };
-        let started = {
-            let mut link = self.lock();
-            let started = match link.as_ref() {
-                Some(_) => None,
-                None => {
-                    let generation = self
-                        .generation
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                        + 1;
-                    let (to_host, messages) = sync_channel(QUEUE);
-                    *link = Some(Link {
-                        generation,
-                        to_host: to_host.clone(),
-                        windows: BTreeMap::new(),
-                    });
-                    Some(Started {
-                        generation,
-                        messages,
-                        to_host,
-                    })
-                }
-            };
-            if let Some(link) = link.as_mut() {
-                let shown = link.windows.get(label).copied().unwrap_or(false) || show;
-                link.windows.insert(label.to_string(), shown);
-                send(&link.to_host, message);
-            }
-            started
-        };
-        if let Some(started) = started {
-            let generation = started.generation;
-            if let Err(error) = spawn_host(app, self.program.as_ref(), started) {
-                tracing::warn!(%error, "cannot start the window host");
-                // No host: the next open tries again.
-                self.ended(app, generation);
-            }
-        }
-        note_presence(app, self.any_window());
-        !exists
-    }
-
-    /// Closes the window `label`; the host ends with its last window.
-    pub fn close<R: Runtime>(&self, app: &AppHandle<R>, label: &str) {
-        {
-            let mut link = self.lock();
-            let Some(current) = link.as_mut() else {
-                return;
-            };
-            if current.windows.remove(label).is_none() {
-                return;
-            }
-            send(
-                &current.to_host,
-                ToHost::Close {
-                    label: label.to_string(),
-                },
-            );
-            self.end_if_empty(&mut link);
-        }
-        self.after_gone(app, label);
-    }
-
-    /// The host said the window `label` is gone.
-    fn destroyed<R: Runtime>(&self, app: &AppHandle<R>, generation: u64, label: &str) {
-        {
-            let mut link = self.lock();
-            match link.as_mut() {
-                Some(current) if current.generation == generation => {
-                    if current.windows.remove(label).is_none() {
-                        return;
-                    }
-                }
-                _ => return,
-            }
-            self.end_if_empty(&mut link);
-        }
-        self.after_gone(app, label);
-    }
-
-    /// The host's input ended (it exited or crashed): its windows are gone.
-    fn ended<R: Runtime>(&self, app: &AppHandle<R>, generation: u64) {
-        let had_main = {
-            let mut link = self.lock();
-            match link.as_ref() {
-                Some(current) if current.generation == generation => {
-                    let had_main = current.windows.contains_key(crate::window::MAIN);
-                    *link = None;
-                    had_main
-                }
-                _ => return,
-            }
-        };
-        if had_main {
-            self.after_gone(app, crate::window::MAIN);
-        } else {
-            note_presence(app, self.any_window());
-        }
-    }
-
-    fn end_if_empty(&self, link: &mut Option<Link>) {
-        let empty = link.as_ref().is_some_and(|l| l.windows.is_empty());
-        if empty && !self.keep_alive {
-            if let Some(ended) = link.take() {
-                send(&ended.to_host, ToHost::Exit);
-            }
-        }
-    }
-
-    fn after_gone<R: Runtime>(&self, app: &AppHandle<R>, label: &str) {
-        if label == crate::window::MAIN {
-            if let Some(memory) = app.try_state::<crate::window::WindowMemoryStore>() {
-                memory.not_listening();
-            }
-        }
-        note_presence(app, self.any_window());
-    }
-
-    /// Hands `message` to the host now running, if any.
-    fn send_current(&self, message: ToHost) {
-        if let Some(link) = self.lock().as_ref() {
-            send(&link.to_host, message);
-        }
-    }
-}
-
-fn note_presence<R: Runtime>(app: &AppHandle<R>, open: bool) {
-    if let Some(presence) = app.try_state::<crate::window::WindowPresence>() {
-        presence.set(open);
-    }
-}
-
-/// Queues `message` for the writer; a host that stopped reading loses it (and says so in the
-/// log) rather than blocking the app.
-fn send(to_host: &SyncSender<ToHost>, message: ToHost) {
-    match to_host.try_send(message) {
-        Ok(()) | Err(TrySendError::Disconnected(_)) => {}
-        Err(TrySendError::Full(message)) => {
-            tracing::warn!(?message, "the window host is not reading; message dropped");
-        }
-    }
-}
 
 /// Forwards every page event the app emits to the host now running.
 pub fn forward_events<R: Runtime>(app: &AppHandle<R>) {
@@ -341,120 +66,6 @@ pub fn forward_events<R: Runtime>(app: &AppHandle<R>) {
             }
         });
     }
-}
-
-fn spawn_host<R: Runtime>(
-    app: &AppHandle<R>,
-    program: Option<&(std::path::PathBuf, Vec<String>)>,
-    started: Started,
-) -> std::io::Result<()> {
-    let (ours, theirs) = UnixStream::pair()?;
-    let (program, args) = match program {
-        Some((program, args)) => (program.clone(), args.clone()),
-        None => (std::env::current_exe()?, vec![HOST_FLAG.to_string()]),
-    };
-    let mut child = std::process::Command::new(program)
-        .args(args)
-        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
-            theirs,
-        )))
-        .stdout(std::process::Stdio::null())
-        .spawn()?;
-    tracing::info!(pid = child.id(), "window_host_started");
-    let writer = ours.try_clone()?;
-    let Started {
-        generation,
-        messages,
-        to_host,
-    } = started;
-    std::thread::Builder::new()
-        .name("window-host-writer".into())
-        .spawn(move || write_lines(writer, messages))?;
-    let handle = app.clone();
-    std::thread::Builder::new()
-        .name("window-host-reader".into())
-        .spawn(move || {
-            read_host(&handle, generation, ours, &to_host);
-            drop(to_host);
-            if let Some(host) = handle.try_state::<Arc<WindowHost>>() {
-                host.ended(&handle, generation);
-            }
-            reap(&mut child);
-        })?;
-    Ok(())
-}
-
-/// Waits for the host that closed its end (it is exiting); one still running 5 s later is
-/// killed, so none outlives its link.
-fn reap(child: &mut std::process::Child) {
-    for _ in 0..50 {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-fn write_lines<T: Serialize>(mut stream: UnixStream, messages: Receiver<T>) {
-    for message in messages {
-        let line = match serde_json::to_string(&message) {
-            Ok(line) => line,
-            Err(error) => {
-                tracing::warn!(%error, "cannot encode a window host message");
-                continue;
-            }
-        };
-        if stream
-            .write_all(line.as_bytes())
-            .and_then(|()| stream.write_all(b"\n"))
-            .is_err()
-        {
-            return;
-        }
-    }
-    let _ = stream.shutdown(std::net::Shutdown::Write);
-}
-
-fn read_host<R: Runtime>(
-    app: &AppHandle<R>,
-    generation: u64,
-    stream: UnixStream,
-    to_host: &SyncSender<ToHost>,
-) {
-    for line in BufReader::new(stream).lines() {
-        let Ok(line) = line else { return };
-        let message = match serde_json::from_str::<FromHost>(&line) {
-            Ok(message) => message,
-            Err(error) => {
-                tracing::warn!(%error, "the window host sent what is not a message");
-                continue;
-            }
-        };
-        match message {
-            FromHost::Invoke { id, command, args } => {
-                let handle = app.clone();
-                let to_host = to_host.clone();
-                tauri::async_runtime::spawn(async move {
-                    let (ok, value) = match dispatch(&handle, &command, args).await {
-                        Ok(value) => (true, value),
-                        Err(error) => (false, error_value(&error)),
-                    };
-                    send(&to_host, ToHost::Reply { id, ok, value });
-                });
-            }
-            FromHost::Destroyed { label } => {
-                if let Some(host) = app.try_state::<Arc<WindowHost>>() {
-                    host.destroyed(app, generation, &label);
-                }
-            }
-        }
-    }
-}
-
-fn error_value(error: &CommandError) -> serde_json::Value {
-    serde_json::to_value(error).unwrap_or_else(|e| serde_json::Value::String(e.to_string()))
 }
 
 /// A page's call, run in the app as the in-process window's `invoke` would have run it: the
@@ -550,6 +161,11 @@ pub async fn dispatch<R: Runtime>(
             format!("no command {other}"),
         )),
     }
+}
+
+/// [`dispatch`] as the window's [`PageCalls`] takes it.
+pub fn page_calls<R: Runtime>() -> PageCalls<R> {
+    PageCalls(|app, command, args| Box::pin(async move { dispatch(&app, &command, args).await }))
 }
 
 /// The host's side: what it sends the app and the page calls waiting for their answers.
@@ -698,7 +314,8 @@ fn host_apply(app: &AppHandle<tauri::Wry>, side: &Arc<HostSide>, message: ToHost
             label,
             scripts,
             show,
-        } => host_open(app, side, &label, &scripts, show),
+            popover,
+        } => host_open(app, side, &label, &scripts, show, popover),
         ToHost::Close { label } => {
             if let Some(window) = app.get_webview_window(&label) {
                 let _ = window.destroy();
@@ -728,10 +345,11 @@ fn host_open(
     label: &str,
     scripts: &[String],
     show: bool,
+    popover: bool,
 ) {
     let window = match app.get_webview_window(label) {
         Some(window) => window,
-        None => match host_create(app, side, label, scripts) {
+        None => match host_create(app, side, label, scripts, popover) {
             Ok(window) => window,
             Err(error) => {
                 tracing::warn!(%error, label, "cannot create the window");
@@ -745,7 +363,7 @@ fn host_open(
     if show {
         let _ = window.unminimize();
         let _ = window.show();
-        if label == crate::popover::POPOVER {
+        if popover {
             place_popover(&window);
         }
         let _ = window.set_focus();
@@ -757,6 +375,7 @@ fn host_create(
     side: &Arc<HostSide>,
     label: &str,
     scripts: &[String],
+    is_popover: bool,
 ) -> tauri::Result<tauri::WebviewWindow<tauri::Wry>> {
     let config = app
         .config()
@@ -772,7 +391,6 @@ fn host_create(
     }
     let window = builder.build()?;
     tracing::info!(label, "host_window_created");
-    let is_popover = label == crate::popover::POPOVER;
     if is_popover {
         side.popover_had_focus
             .store(false, std::sync::atomic::Ordering::Relaxed);
@@ -798,7 +416,7 @@ fn host_create(
             let had = events_side
                 .popover_had_focus
                 .load(std::sync::atomic::Ordering::Relaxed);
-            if crate::popover::closes_on_focus_loss(had) {
+            if agent_tray::shell_policy::popover::closes_on_focus_loss(had) {
                 tracing::info!("popover_lost_focus");
                 // Not from inside the window's own event handler: asked from another thread,
                 // the destroy lands on the event loop next.
@@ -841,6 +459,7 @@ mod tests {
             label: "main".into(),
             scripts: vec!["window.x = 1;".into()],
             show: true,
+            popover: false,
         };
         let line = serde_json::to_string(&open).unwrap();
         assert!(!line.contains('\n'));

@@ -121,6 +121,7 @@ fn the_window_lives_in_a_host_that_runs_the_pages_calls_in_the_app_and_ends_with
     let app = common::mock_app(tmp.path());
     let host = scripted(&world, false);
     app.manage(host.clone());
+    app.manage(window_host::page_calls::<tauri::test::MockRuntime>());
     window_host::forward_events(app.handle());
     let presence = app.state::<WindowPresence>().subscribe();
 
@@ -200,6 +201,7 @@ fn a_host_that_dies_leaves_no_window_behind_and_the_next_opening_starts_another(
     let app = common::mock_app(tmp.path());
     let host = scripted(&world, false);
     app.manage(host.clone());
+    app.manage(window_host::page_calls::<tauri::test::MockRuntime>());
     window::show(app.handle());
     wait_for("the host", || pids(&world.log).len() == 1);
     let pid = pids(&world.log)[0];
@@ -225,6 +227,7 @@ fn under_webdriver_the_host_outlives_its_windows_and_a_prewarmed_window_is_dropp
     let app = common::mock_app(tmp.path());
     let host = scripted(&world, true);
     app.manage(host.clone());
+    app.manage(window_host::page_calls::<tauri::test::MockRuntime>());
     // The tray menu opened: the window made hidden, then dropped when nobody chose it.
     window::prewarm(app.handle());
     assert!(host.exists(MAIN) && !host.is_shown(MAIN));
