@@ -497,9 +497,11 @@ fn fill_fields(session: &mut Session, obs: &Observation, stale: bool) {
     }
     // The context figure is taken in the order it arrives, stale or not: it comes from one file
     // read in order (a transcript, a rollout), and its lines are stamped before the hook events
-    // of the same turn that reach us first.
+    // of the same turn that reach us first. One measured before the last compact is not: a
+    // transcript read late would otherwise bring back the figure the compact just dropped.
     if obs.subagent_id.is_none() {
-        if let Some(tokens) = obs.context_tokens {
+        let before_compact = session.compacted_at.is_some_and(|at| obs.at < at);
+        if let (Some(tokens), false) = (obs.context_tokens, before_compact) {
             session.context_tokens = Some(tokens);
         }
         if let Some(window) = obs.context_window.filter(|w| *w > 0) {
@@ -1321,6 +1323,13 @@ mod tests {
             r.session.context_window,
             Some(258_400),
             "the window stays the model's"
+        );
+        // The transcript of the turn before the compact, read only now, no longer tells it.
+        let late = with_context(obs(EventKind::TranscriptActivity, 5), Some(125_000), None);
+        run(&mut r, late, 8).unwrap();
+        assert_eq!(
+            r.session.context_tokens, None,
+            "measured before the compact"
         );
         let next = with_context(obs(EventKind::TaskComplete, 8), Some(30_000), None);
         run(&mut r, next, 8).unwrap();

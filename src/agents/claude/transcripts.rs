@@ -69,6 +69,9 @@ pub struct TranscriptLine {
     /// A main-thread `assistant` line's context: what its request read (fresh input, cache reads
     /// and writes) and wrote, which is what the conversation holds after that turn.
     pub context_tokens: Option<u64>,
+    /// A `system` line of subtype `compact_boundary`: the conversation was compacted here, and
+    /// the context figure of the turns before it no longer holds.
+    pub compact_boundary: bool,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -84,6 +87,9 @@ struct RawLine {
     is_sidechain: Option<bool>,
     #[serde(rename = "isMeta")]
     is_meta: Option<bool>,
+    /// The summary a compact puts in place of the conversation, written as a `user` line.
+    #[serde(rename = "isCompactSummary")]
+    is_compact_summary: Option<bool>,
     message: Option<RawMessage>,
     #[serde(rename = "promptId")]
     prompt_id: Option<String>,
@@ -164,6 +170,7 @@ fn classify(raw: RawLine) -> TranscriptLine {
             if text.starts_with(INTERRUPT_MARKER) {
                 LineKind::TurnEnd
             } else if raw.is_meta == Some(true)
+                || raw.is_compact_summary == Some(true)
                 || text.starts_with("<command-name>")
                 || text.starts_with("<local-command-")
             {
@@ -202,6 +209,8 @@ fn classify(raw: RawLine) -> TranscriptLine {
         .filter(|tokens| *tokens > 0),
         _ => None,
     };
+    let compact_boundary =
+        raw.kind.as_deref() == Some("system") && raw.subtype.as_deref() == Some("compact_boundary");
     let prompt_id = match raw.kind.as_deref() {
         Some("user") if main_thread => raw.prompt_id.filter(|p| !p.is_empty()),
         _ => None,
@@ -223,6 +232,7 @@ fn classify(raw: RawLine) -> TranscriptLine {
         usage,
         prompt_id,
         context_tokens,
+        compact_boundary,
     }
 }
 
@@ -280,6 +290,10 @@ impl Fields {
         }
         if line.context_tokens.is_some() {
             self.context_tokens = line.context_tokens;
+        }
+        if line.compact_boundary {
+            // Until the next turn says the new figure.
+            self.context_tokens = None;
         }
     }
 
@@ -544,7 +558,11 @@ impl ClaudeTranscriptsFeed {
                 // Claude follows each message with a prompt snapshot of tens of KiB: the last
                 // message, and its context figure, is often outside the last window.
                 if fields.context_tokens.is_none() {
-                    fields.context_tokens = all.iter().rev().find_map(|l| l.context_tokens);
+                    fields.context_tokens = all
+                        .iter()
+                        .rev()
+                        .take_while(|l| !l.compact_boundary)
+                        .find_map(|l| l.context_tokens);
                 }
                 usage_of(&session_id, &all, &mut turn)
             }
@@ -788,6 +806,45 @@ mod tests {
         assert_eq!(parse_line(side).unwrap().context_tokens, None);
         let main = br#"{"isSidechain":false,"type":"assistant","timestamp":"2026-12-01T06:07:07.341Z","message":{"id":"m9","role":"assistant","content":[],"usage":{"input_tokens":5,"cache_read_input_tokens":90000,"cache_creation_input_tokens":2000,"output_tokens":9}}}"#;
         assert_eq!(parse_line(main).unwrap().context_tokens, Some(92_014));
+    }
+
+    #[test]
+    fn a_recorded_compact_drops_the_context_figure_and_its_summary_is_no_activity() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/claude/real-2.1.332/compact-excerpt.jsonl");
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<TranscriptLine> = text
+            .lines()
+            .map(|l| parse_line(l.as_bytes()).unwrap())
+            .collect();
+        let boundary = lines.iter().position(|l| l.compact_boundary).unwrap();
+        // The turn before it: 150 000 read, 10 written.
+        let before = &lines[..boundary];
+        let mut fields = Fields::default();
+        let obs = observations_of("s1", "/t.jsonl", before, &mut fields);
+        assert_eq!(obs.last().unwrap().context_tokens, Some(150_010));
+        // Read in one batch with the compact, nothing carries the old figure on.
+        let mut fields = Fields::default();
+        let obs = observations_of("s1", "/t.jsonl", &lines, &mut fields);
+        assert_eq!(fields.context_tokens, None);
+        assert!(
+            obs.iter()
+                .all(|o| o.at < lines[boundary].at.unwrap() || o.context_tokens.is_none()),
+            "{obs:?}"
+        );
+        // The summary Claude writes in place of the conversation is not the user prompting.
+        let summary = text
+            .lines()
+            .position(|l| l.contains("\"isCompactSummary\":true"))
+            .unwrap();
+        assert_eq!(lines[summary].kind, Some(LineKind::Nothing));
+        assert!(
+            lines[boundary..]
+                .iter()
+                .all(|l| l.kind != Some(LineKind::Activity)),
+            "nothing after the boundary is activity: {:?}",
+            &lines[boundary..]
+        );
     }
 
     #[test]
