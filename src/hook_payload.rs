@@ -44,6 +44,8 @@ pub struct HookFields {
     pub source: Option<String>,
     pub notification_type: Option<String>,
     pub tool_name: Option<String>,
+    /// A tool event's call id (Claude's `tool_use_id`).
+    pub tool_use_id: Option<String>,
     pub agent_id: Option<String>,
     pub error: Option<String>,
     pub turn_id: Option<String>,
@@ -288,6 +290,12 @@ impl ParsedHook {
         obs.model = fields.model;
         obs.subagent_id = fields.agent_id;
         obs.tool_name = fields.tool_name;
+        if matches!(
+            event,
+            EventKind::PreToolUse | EventKind::PostToolUse | EventKind::PostToolUseFailure
+        ) {
+            obs.tool_call_id = fields.tool_use_id;
+        }
         if event == EventKind::SessionStart {
             obs.start_source = fields.source;
         } else if event == EventKind::UserPromptSubmit {
@@ -415,6 +423,7 @@ impl<'de> Visitor<'de> for FieldsSeed<'_> {
                 "source" => (&mut fields.source, MAX_SHORT),
                 "notification_type" => (&mut fields.notification_type, MAX_SHORT),
                 "tool_name" => (&mut fields.tool_name, MAX_SHORT),
+                "tool_use_id" => (&mut fields.tool_use_id, MAX_SHORT),
                 "agent_id" => (&mut fields.agent_id, MAX_SHORT),
                 "error" => (&mut fields.error, MAX_SHORT),
                 "turn_id" => (&mut fields.turn_id, MAX_SHORT),
@@ -566,6 +575,14 @@ mod tests {
             assert_eq!(obs.at, at());
             assert_eq!(obs.pid, None, "the parser never invents a pid");
             assert_eq!(obs.tool_name.as_deref(), p["tool_name"].as_str());
+            // The call id ties a PostToolUse to its PreToolUse (a tool event only).
+            match obs.event {
+                EventKind::PreToolUse | EventKind::PostToolUse => assert_eq!(
+                    obs.tool_call_id.as_deref(),
+                    Some(p["tool_use_id"].as_str().unwrap())
+                ),
+                _ => assert_eq!(obs.tool_call_id, None, "{p}"),
+            }
             match obs.event {
                 EventKind::SessionStart => {
                     assert_eq!(obs.start_source.as_deref(), Some("startup"));

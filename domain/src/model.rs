@@ -578,6 +578,14 @@ pub struct Observation {
         deserialize_with = "bounded::name"
     )]
     pub tool_name: Option<String>,
+    /// The tool call a tool event belongs to (Claude's `tool_use_id`): it tells a call that
+    /// began before the turn ended from one begun after it.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded::name"
+    )]
+    pub tool_call_id: Option<String>,
     /// StopFailure's `error` (rate_limit, overloaded, …).
     #[serde(
         default,
@@ -669,6 +677,7 @@ impl Observation {
             prompt_source: None,
             notification_type: None,
             tool_name: None,
+            tool_call_id: None,
             error: None,
             status: None,
             waiting_for: None,

@@ -37,6 +37,10 @@ const PRE_TOOL_USE_LAG: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
 /// the bound only keeps a pathological client from growing it.
 const MAX_REPLACED_PIDS: usize = 16;
 
+/// How many tool calls a session tracks as running (a turn runs a handful in parallel); past it a
+/// new call is not tracked, and its late PostToolUse moves the state as any tool event does.
+const MAX_TRACKED_TOOL_CALLS: usize = 64;
+
 /// A session and the bookkeeping the rules need, which people never see.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRecord {
@@ -55,6 +59,12 @@ pub struct SessionRecord {
     pub ended_at: Option<Duration>,
     /// The tool and stamp of the PermissionRequest that opened the session's own permission wait.
     pub permission_asked: Option<(Option<String>, DateTime<Utc>)>,
+    /// The session's own tool calls (by call id) whose PreToolUse came and PostToolUse has not.
+    pub tools_running: BTreeSet<String>,
+    /// The calls still running when the last turn ended. Their PostToolUse may land after the
+    /// turn's Stop (Claude spawns the hooks together, and a slow hook process stamps its event
+    /// late): it finishes a call of a turn that is over, and must not make the session working.
+    pub tools_of_ended_turn: BTreeSet<String>,
 }
 
 /// Why an observation changed nothing.
@@ -112,6 +122,8 @@ pub fn create(obs: &Observation, now: Now) -> Result<SessionRecord, Ignored> {
         last_signal: now.mono,
         ended_at: None,
         permission_asked: None,
+        tools_running: BTreeSet::new(),
+        tools_of_ended_turn: BTreeSet::new(),
     };
     apply(&mut record, obs, now)?;
     Ok(record)
@@ -201,10 +213,12 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
                 record.subagent_waits.clear();
                 let target = target_state(record.own_state, obs)
                     .or_else(|| fresh_session_start.then_some(SessionState::Starting))
-                    .filter(|_| !is_pre_tool_use_of_the_asked_call(record, obs));
+                    .filter(|_| !is_pre_tool_use_of_the_asked_call(record, obs))
+                    .filter(|_| !finishes_a_call_of_an_ended_turn(record, obs));
                 if let Some(target) = target {
                     move_own_state(record, target, obs, now);
                 }
+                track_tool_calls(record, obs, target);
             }
         }
         if obs.event == EventKind::UserPromptSubmit {
@@ -224,6 +238,51 @@ pub fn apply(record: &mut SessionRecord, obs: &Observation, now: Now) -> Result<
     } else {
         Applied::Visible
     })
+}
+
+/// A PostToolUse (or its failure) of a call that was running when the turn ended: late news of a
+/// turn that is over, not a turn going on.
+fn finishes_a_call_of_an_ended_turn(record: &SessionRecord, obs: &Observation) -> bool {
+    matches!(
+        obs.event,
+        EventKind::PostToolUse | EventKind::PostToolUseFailure
+    ) && obs
+        .tool_call_id
+        .as_ref()
+        .is_some_and(|id| record.tools_of_ended_turn.contains(id))
+}
+
+/// Keeps the session's running tool calls: begun by PreToolUse, finished by PostToolUse, and
+/// set aside as the ended turn's when an event ends the turn.
+fn track_tool_calls(record: &mut SessionRecord, obs: &Observation, target: Option<SessionState>) {
+    match (obs.event, obs.tool_call_id.as_ref()) {
+        (EventKind::PreToolUse, Some(id))
+            if record.tools_running.len() < MAX_TRACKED_TOOL_CALLS =>
+        {
+            record.tools_running.insert(id.clone());
+        }
+        (EventKind::PostToolUse | EventKind::PostToolUseFailure, Some(id)) => {
+            record.tools_running.remove(id);
+            record.tools_of_ended_turn.remove(id);
+        }
+        _ if target == Some(SessionState::Idle) && ends_a_turn(obs.event) => {
+            record.tools_of_ended_turn = std::mem::take(&mut record.tools_running);
+        }
+        _ => {}
+    }
+}
+
+fn ends_a_turn(event: EventKind) -> bool {
+    matches!(
+        event,
+        EventKind::Stop
+            | EventKind::StopFailure
+            | EventKind::Interrupt
+            | EventKind::TurnComplete
+            | EventKind::TaskComplete
+            | EventKind::TurnAborted
+            | EventKind::TurnEnded
+    )
 }
 
 /// Whether an observation's stamp is the time of something that happened in the session, which
@@ -732,6 +791,76 @@ mod tests {
         let late = run(&mut r, obs(EventKind::PostToolUse, 9), 11).unwrap();
         assert_eq!(r.session.state, SessionState::Idle);
         assert_eq!(late, Applied::Quiet);
+    }
+
+    fn tool_call(event: EventKind, id: &str, at: i64) -> Observation {
+        let mut o = obs(event, at);
+        o.tool_name = Some("Bash".into());
+        o.tool_call_id = Some(id.into());
+        o
+    }
+
+    #[test]
+    fn a_tool_call_of_an_ended_turn_finishing_after_its_stop_leaves_the_session_idle() {
+        // Seen with Claude Code 2.1.332 on a loaded machine: the PostToolUse hook process started
+        // late and stamped its event 22 ms after the turn's Stop, and the session showed working
+        // with nothing running.
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        run(&mut r, tool_call(EventKind::PreToolUse, "toolu_1", 3), 3).unwrap();
+        run(&mut r, obs(EventKind::PermissionRequest, 4), 4).unwrap();
+        run(&mut r, obs(EventKind::PostToolBatch, 5), 5).unwrap();
+        run(&mut r, obs(EventKind::Stop, 6), 6).unwrap();
+        let late = tool_call(EventKind::PostToolUse, "toolu_1", 7);
+        run(&mut r, late.clone(), 7).unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+        assert_eq!(
+            r.session.last_tool.as_deref(),
+            Some("Bash"),
+            "fields still fill"
+        );
+        assert!(r.tools_running.is_empty() && r.tools_of_ended_turn.is_empty());
+        // A Stop hook that blocks the stop makes the turn go on: its new calls are work.
+        run(&mut r, tool_call(EventKind::PreToolUse, "toolu_2", 8), 8).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        run(&mut r, obs(EventKind::Stop, 9), 9).unwrap();
+        // A call the tray never saw begin (its PreToolUse lost or not hooked) is taken as work,
+        // as before: only calls known to belong to the ended turn are set aside.
+        run(&mut r, tool_call(EventKind::PostToolUse, "toolu_x", 10), 10).unwrap();
+        assert_eq!(r.session.state, SessionState::Working);
+        // A failure of an ended turn's call (the user pressed Esc while it ran) is the same.
+        run(&mut r, tool_call(EventKind::PreToolUse, "toolu_3", 11), 11).unwrap();
+        run(&mut r, obs(EventKind::Interrupt, 12), 12).unwrap();
+        run(
+            &mut r,
+            tool_call(EventKind::PostToolUseFailure, "toolu_3", 13),
+            13,
+        )
+        .unwrap();
+        assert_eq!(r.session.state, SessionState::Idle);
+    }
+
+    #[test]
+    fn the_running_tool_calls_a_session_tracks_are_bounded() {
+        let mut r = started();
+        run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+        for i in 0..MAX_TRACKED_TOOL_CALLS + 10 {
+            run(
+                &mut r,
+                tool_call(EventKind::PreToolUse, &format!("t{i}"), 3),
+                3,
+            )
+            .unwrap();
+        }
+        assert_eq!(r.tools_running.len(), MAX_TRACKED_TOOL_CALLS);
+        run(&mut r, obs(EventKind::Stop, 4), 4).unwrap();
+        assert_eq!(r.tools_of_ended_turn.len(), MAX_TRACKED_TOOL_CALLS);
+        assert!(r.tools_running.is_empty());
+        // The next turn's end replaces the set aside calls; they never pile up.
+        run(&mut r, obs(EventKind::UserPromptSubmit, 5), 5).unwrap();
+        run(&mut r, tool_call(EventKind::PreToolUse, "next", 6), 6).unwrap();
+        run(&mut r, obs(EventKind::Stop, 7), 7).unwrap();
+        assert_eq!(r.tools_of_ended_turn.len(), 1);
     }
 
     #[test]
