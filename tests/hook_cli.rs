@@ -367,7 +367,9 @@ fn with_the_daemon_running_hooks_move_the_session_live() {
     let payloads = claude_payloads();
     let (out, took) = w.run(&["hook", "--agent", "claude"], &payloads[0]);
     assert_silent_success(&out, "hook with daemon");
-    assert!(took < Duration::from_millis(500), "took {took:?}");
+    // A guard against a hook that waits on the app, not a speed figure (benches/ measures that):
+    // the process's start is in it, and under Wine on a loaded machine that alone took ~1 s.
+    assert!(took < Duration::from_secs(3), "took {took:?}");
     wait_for_state(
         &w,
         "33413ec6-95b9-4336-8b7d-2d91c4d8b30c",
