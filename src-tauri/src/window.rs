@@ -547,7 +547,7 @@ mod link {
         } = started;
         std::thread::Builder::new()
             .name("window-host-writer".into())
-            .spawn(move || write_lines(writer, messages))?;
+            .spawn(move || write_lines(writer, messages, |m| matches!(m, ToHost::Exit)))?;
         let handle = app.clone();
         std::thread::Builder::new()
             .name("window-host-reader".into())
@@ -562,8 +562,9 @@ mod link {
         Ok(())
     }
 
-    /// Waits for the host that closed its end (it is exiting); one still running 5 s later is
-    /// killed, so none outlives its link.
+    /// Waits for the host whose link ended (it closed its end, or the app closed the link after
+    /// `exit`); one still running 5 s later is killed, so none outlives its link: a host stuck in
+    /// WebKit, or one that ignores `exit`, does not keep its memory.
     fn reap(child: &mut std::process::Child) {
         for _ in 0..50 {
             if let Ok(Some(_)) = child.try_wait() {
@@ -575,8 +576,16 @@ mod link {
         let _ = child.wait();
     }
 
-    pub fn write_lines<T: Serialize>(mut stream: UnixStream, messages: Receiver<T>) {
+    /// Writes `messages` as JSON lines until they end, then closes the writing half. A message
+    /// that `ends_link` says is the last one closes the whole link once written: the reader on
+    /// this side then sees the end too and reaps the other process, killing one that ignored it.
+    pub fn write_lines<T: Serialize>(
+        mut stream: UnixStream,
+        messages: Receiver<T>,
+        ends_link: impl Fn(&T) -> bool,
+    ) {
         for message in messages {
+            let last = ends_link(&message);
             let line = match serde_json::to_string(&message) {
                 Ok(line) => line,
                 Err(error) => {
@@ -589,6 +598,10 @@ mod link {
                 .and_then(|()| stream.write_all(b"\n"))
                 .is_err()
             {
+                return;
+            }
+            if last {
+                let _ = stream.shutdown(std::net::Shutdown::Both);
                 return;
             }
         }

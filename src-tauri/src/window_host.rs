@@ -238,7 +238,7 @@ pub fn run_host<G>(
     let (to_app, messages) = sync_channel(QUEUE);
     if let Err(error) = std::thread::Builder::new()
         .name("to-app".into())
-        .spawn(move || write_lines(writer, messages))
+        .spawn(move || write_lines(writer, messages, |_| false))
     {
         eprintln!("agent-tray-desktop {HOST_FLAG}: {error}");
         return 2;

@@ -18,10 +18,11 @@ use tauri::{Emitter, Manager};
 /// A host that logs every line it reads, answers a main window's opening with three calls (one
 /// the app has, one with arguments the command does not take, one it does not have), closes a
 /// popover at once (as a popover losing the focus does), and ends on `exit` or at the end of its
-/// input, saying which.
+/// input, saying which. Started with `deaf`, it ignores both (a host stuck in its toolkit).
 const SCRIPTED_HOST: &str = r#"
-import json, os, sys
+import json, os, sys, time
 log = open(sys.argv[1], "a", buffering=1)
+deaf = sys.argv[2:] == ["deaf"]
 log.write("pid %d\n" % os.getpid())
 def send(message):
     os.write(0, (json.dumps(message) + "\n").encode())
@@ -30,6 +31,8 @@ while True:
     chunk = os.read(0, 65536)
     if not chunk:
         log.write("eof\n")
+        if deaf:
+            time.sleep(3600)
         sys.exit(0)
     buffered += chunk
     while b"\n" in buffered:
@@ -38,6 +41,8 @@ while True:
         log.write(json.dumps(message) + "\n")
         if message["kind"] == "exit":
             log.write("exit\n")
+            if deaf:
+                continue
             sys.exit(0)
         if message["kind"] == "open" and message["label"] == "main" and message["scripts"]:
             send({"kind": "invoke", "id": 1, "command": "get_window_memory", "args": {}})
@@ -65,13 +70,34 @@ fn world() -> World {
 }
 
 fn scripted(world: &World, keep_alive: bool) -> Arc<WindowHost> {
-    Arc::new(WindowHost::new(keep_alive).with_program(
-        PathBuf::from("python3"),
-        vec![
-            world.script.display().to_string(),
-            world.log.display().to_string(),
-        ],
-    ))
+    scripted_with(world, keep_alive, &[])
+}
+
+fn scripted_with(world: &World, keep_alive: bool, extra: &[&str]) -> Arc<WindowHost> {
+    let mut args = vec![
+        world.script.display().to_string(),
+        world.log.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    Arc::new(WindowHost::new(keep_alive).with_program(PathBuf::from("python3"), args))
+}
+
+/// SIGKILL by pid.
+fn kill_hard(pid: i32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status();
+}
+
+/// Ends a host the test started, whatever the test's outcome.
+struct KillOnDrop(i32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if !gone(self.0) {
+            kill_hard(self.0);
+        }
+    }
 }
 
 fn lines(log: &Path) -> Vec<String> {
@@ -206,10 +232,7 @@ fn a_host_that_dies_leaves_no_window_behind_and_the_next_opening_starts_another(
     wait_for("the host", || pids(&world.log).len() == 1);
     let pid = pids(&world.log)[0];
     // SIGKILL: no goodbye, only the end of its socket.
-    std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
+    kill_hard(pid);
     wait_for("the window known gone", || !host.exists(MAIN));
     assert!(!*app.state::<WindowPresence>().subscribe().borrow());
     wait_for("the dead host reaped", || gone(pid));
@@ -250,9 +273,36 @@ fn under_webdriver_the_host_outlives_its_windows_and_a_prewarmed_window_is_dropp
     assert_eq!(pids(&world.log).len(), 1, "one host throughout");
     // The app's end (here: the host's link dropped by a kill of the host) is not the test's
     // subject; end it by its pid.
-    std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
+    kill_hard(pid);
     wait_for("the host reaped", || gone(pid));
+}
+
+#[test]
+fn a_host_that_ignores_exit_is_killed_and_reaped_once_its_link_is_closed() {
+    let world = world();
+    let tmp = tempfile::tempdir().unwrap();
+    let app = common::mock_app(tmp.path());
+    let host = scripted_with(&world, false, &["deaf"]);
+    app.manage(host.clone());
+    app.manage(window_host::page_calls::<tauri::test::MockRuntime>());
+    window::show(app.handle());
+    wait_for("the host", || pids(&world.log).len() == 1);
+    let pid = pids(&world.log)[0];
+    let _ends = KillOnDrop(pid);
+    window::close(app.handle());
+    // Told to exit, and the link closed behind it: the host reads its end, and still runs.
+    wait_for("the exit and the end of the link", || {
+        let log = lines(&world.log);
+        log.contains(&"exit".to_string()) && log.contains(&"eof".to_string())
+    });
+    assert!(!gone(pid), "it ignores both");
+    // The app waits a few seconds for it, then kills it and reaps it: no host outlives its
+    // link, and its memory goes with it.
+    wait_for("the deaf host killed and reaped", || gone(pid));
+    // The next opening starts a new host as ever.
+    window::show(app.handle());
+    wait_for("a new host", || pids(&world.log).len() == 2);
+    let second = pids(&world.log)[1];
+    let _ends_too = KillOnDrop(second);
+    assert_ne!(second, pid);
 }
