@@ -705,5 +705,6 @@ try {
     } catch {}
   }
   await sleep(500);
-  fs.rmSync(world, { recursive: true, force: true });
+  // KEEP_RUN_DIR=1 keeps the world (the app's and the window host's logs) for a look afterwards.
+  if (!process.env.KEEP_RUN_DIR) fs.rmSync(world, { recursive: true, force: true });
 }

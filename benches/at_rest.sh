@@ -37,6 +37,7 @@
 #        AGENT_TRAY_WINDOW_IN_PROCESS=1 the window stays in the app's process (no window host); LEGS=latency runs only leg 5; LEGS=window OPEN_ONLY=1 only leg 3's `agent-tray open` runs; APP/CLI measure other binaries, e.g. a baseline build;
 #        MARKS=1 prints every performance mark of leg 3's pages (p50), RUNS_JSON=file (with
 #        OPEN_ONLY=1) writes each open with its wall-clock time, to line up with `perf record -k`;
+#        KEEP_RUN_DIR=1 keeps the run's folder and world (the app's and the window host's logs);
 #        CPU_BREAKDOWN=1 adds CPU per process, THREAD_BREAKDOWN=1 run time and wake-ups per
 #        thread name from /proc/PID/task/*/schedstat)
 # Needs what tests/desktop/run.sh needs (Xvfb, dbus-daemon, trayer, WebKitWebDriver, node with
@@ -65,7 +66,7 @@ finish() {
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
-  if [ "$status" -eq 0 ]; then rm -rf "$run_dir"; else echo "logs: $run_dir" >&2; fi
+  if [ "$status" -eq 0 ] && [ -z "${KEEP_RUN_DIR:-}" ]; then rm -rf "$run_dir"; else echo "logs: $run_dir" >&2; fi
   exit "$status"
 }
 trap finish EXIT
