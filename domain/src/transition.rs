@@ -253,7 +253,7 @@ fn finishes_a_call_of_an_ended_turn(record: &SessionRecord, obs: &Observation) -
 }
 
 /// Keeps the session's running tool calls: begun by PreToolUse, finished by PostToolUse, and
-/// set aside as the ended turn's when an event ends the turn.
+/// set aside as the ended turn's when the session's own state goes idle.
 fn track_tool_calls(record: &mut SessionRecord, obs: &Observation, target: Option<SessionState>) {
     match (obs.event, obs.tool_call_id.as_ref()) {
         (EventKind::PreToolUse, Some(id))
@@ -265,24 +265,13 @@ fn track_tool_calls(record: &mut SessionRecord, obs: &Observation, target: Optio
             record.tools_running.remove(id);
             record.tools_of_ended_turn.remove(id);
         }
-        _ if target == Some(SessionState::Idle) && ends_a_turn(obs.event) => {
+        // Whatever the state table says makes the session idle ends its turn; a later idle sign
+        // with nothing running (an idle-prompt notification) keeps what was set aside.
+        _ if target == Some(SessionState::Idle) && !record.tools_running.is_empty() => {
             record.tools_of_ended_turn = std::mem::take(&mut record.tools_running);
         }
         _ => {}
     }
-}
-
-fn ends_a_turn(event: EventKind) -> bool {
-    matches!(
-        event,
-        EventKind::Stop
-            | EventKind::StopFailure
-            | EventKind::Interrupt
-            | EventKind::TurnComplete
-            | EventKind::TaskComplete
-            | EventKind::TurnAborted
-            | EventKind::TurnEnded
-    )
 }
 
 /// Whether an observation's stamp is the time of something that happened in the session, which
