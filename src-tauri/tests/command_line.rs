@@ -49,12 +49,17 @@ fn version_and_help_answer_without_a_display_and_create_nothing() {
         );
     }
     // Nothing was started: no runtime folder, no app home, no lock.
-    let made: Vec<_> = std::fs::read_dir(home.path())
+    let made = created_in(home.path());
+    assert!(made.is_empty(), "created {made:?}");
+}
+
+/// What a run left in its home folder.
+fn created_in(home: &std::path::Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(home)
         .unwrap_or_else(|e| panic!("{e}"))
         .flatten()
         .map(|e| e.file_name())
-        .collect();
-    assert!(made.is_empty(), "created {made:?}");
+        .collect()
 }
 
 #[cfg(unix)]
@@ -74,10 +79,6 @@ fn a_window_host_started_by_hand_refuses_before_any_gui_and_creates_nothing() {
         said.contains("run agent-tray-desktop to open the window"),
         "{said}"
     );
-    let made: Vec<_> = std::fs::read_dir(home.path())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .flatten()
-        .map(|e| e.file_name())
-        .collect();
+    let made = created_in(home.path());
     assert!(made.is_empty(), "created {made:?}");
 }
