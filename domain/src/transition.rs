@@ -347,11 +347,14 @@ pub fn target_state(current: SessionState, obs: &Observation) -> Option<SessionS
         EventKind::Elicitation => Some(WaitingForInput),
         // The answer to an elicitation, a refused tool call (auto mode: the turn goes on), a
         // finished batch of tools and a decided permission prompt are all signs of a running
-        // turn (a turn a denial ends says so with its own event).
+        // turn (a turn a denial ends says so with its own event). They follow something the turn
+        // did, so none begins one: in an idle session they are late news of the turn that ended
+        // (seen with Claude Code 2.1.332 on a loaded machine: the PostToolBatch hook's process
+        // stamped its event 14 ms after the Stop one, and the idle row went back to working).
         EventKind::ElicitationResult
         | EventKind::PermissionDenied
         | EventKind::PostToolBatch
-        | EventKind::PermissionResult => Some(Working),
+        | EventKind::PermissionResult => (current != Idle).then_some(Working),
         // Fields (cwd, model) or bookkeeping of a running session: its state stays.
         EventKind::CwdChanged
         | EventKind::PreModelSwitch
@@ -827,6 +830,33 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.session.state, SessionState::Idle);
+    }
+
+    #[test]
+    fn late_news_of_an_ended_turn_stamped_after_its_stop_leaves_the_session_idle() {
+        // The order a CI run recorded (Claude Code 2.1.332): a permission answered, the tool run,
+        // Stop, then the batch's PostToolBatch hook stamped 14 ms after Stop.
+        for late in [
+            EventKind::PostToolBatch,
+            EventKind::PermissionDenied,
+            EventKind::ElicitationResult,
+            EventKind::PermissionResult,
+        ] {
+            let mut r = started();
+            run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+            run(&mut r, tool_call(EventKind::PreToolUse, "toolu_1", 3), 3).unwrap();
+            run(&mut r, obs(EventKind::PermissionRequest, 4), 4).unwrap();
+            run(&mut r, tool_call(EventKind::PostToolUse, "toolu_1", 5), 5).unwrap();
+            run(&mut r, obs(EventKind::Stop, 6), 6).unwrap();
+            run(&mut r, obs(late, 7), 7).unwrap();
+            assert_eq!(r.session.state, SessionState::Idle, "{late:?} after Stop");
+            // Within a turn they are work: a permission prompt decided, a batch finished.
+            let mut r = started();
+            run(&mut r, obs(EventKind::UserPromptSubmit, 2), 2).unwrap();
+            run(&mut r, obs(EventKind::PermissionRequest, 3), 3).unwrap();
+            run(&mut r, obs(late, 4), 4).unwrap();
+            assert_eq!(r.session.state, SessionState::Working, "{late:?} in a turn");
+        }
     }
 
     #[test]
