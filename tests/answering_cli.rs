@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 
 use common::{kill_hard, wait_until, World};
 use serde_json::Value;
-use waiting_hook::{decision, pending, wait_for_request, WaitingHook};
+use waiting_hook::{decision, pending, WaitingHook};
 
 #[test]
 fn allow_from_the_cli_reaches_the_hook_and_the_request_leaves_every_list() {
     let w = World::new();
     let _daemon = w.start_daemon();
-    let hook = WaitingHook::start(&w, "s-allow", "touch made-by-tool");
-    let request = wait_for_request(&w, "s-allow");
+    let mut hook = WaitingHook::start(&w, "s-allow", "touch made-by-tool");
+    let request = hook.wait_for_request(&w, "s-allow");
     assert_eq!(request["tool"], "Bash");
     assert_eq!(request["command"], "touch made-by-tool");
     assert_eq!(request["cwd"], "/tmp/api-server");
@@ -60,8 +60,8 @@ fn allow_from_the_cli_reaches_the_hook_and_the_request_leaves_every_list() {
 fn deny_by_session_id_carries_the_message_to_the_model() {
     let w = World::new();
     let _daemon = w.start_daemon();
-    let hook = WaitingHook::start(&w, "s-deny", "rm -rf build");
-    wait_for_request(&w, "s-deny");
+    let mut hook = WaitingHook::start(&w, "s-deny", "rm -rf build");
+    hook.wait_for_request(&w, "s-deny");
     let out = w.run(&["deny", "s-deny", "--message", "use the clean script"]);
     assert!(
         out.status.success(),
@@ -79,8 +79,8 @@ fn deny_by_session_id_carries_the_message_to_the_model() {
 fn allow_for_the_session_hands_back_the_agents_suggestions() {
     let w = World::new();
     let _daemon = w.start_daemon();
-    let hook = WaitingHook::start(&w, "s-session", "touch a");
-    let id = wait_for_request(&w, "s-session")["id"]
+    let mut hook = WaitingHook::start(&w, "s-session", "touch a");
+    let id = hook.wait_for_request(&w, "s-session")["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -99,7 +99,7 @@ fn the_terminal_answering_first_ends_the_request_and_the_waiting_hook_within_a_s
     let w = World::new();
     let _daemon = w.start_daemon();
     let mut hook = WaitingHook::start(&w, "s-term", "touch t");
-    let id = wait_for_request(&w, "s-term")["id"]
+    let id = hook.wait_for_request(&w, "s-term")["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -137,8 +137,8 @@ fn the_terminal_answering_first_ends_the_request_and_the_waiting_hook_within_a_s
 fn an_engine_killed_mid_wait_leaves_the_hook_silent_and_the_agent_to_its_terminal() {
     let w = World::new();
     let daemon = w.start_daemon();
-    let hook = WaitingHook::start(&w, "s-kill", "touch k");
-    wait_for_request(&w, "s-kill");
+    let mut hook = WaitingHook::start(&w, "s-kill", "touch k");
+    hook.wait_for_request(&w, "s-kill");
     let killed = Instant::now();
     kill_hard(daemon.pid());
     let (printed, _) = hook.finish(Duration::from_secs(5));
@@ -155,8 +155,8 @@ fn an_engine_killed_mid_wait_leaves_the_hook_silent_and_the_agent_to_its_termina
 fn a_hook_killed_mid_wait_closes_its_request() {
     let w = World::new();
     let _daemon = w.start_daemon();
-    let hook = WaitingHook::start(&w, "s-hookdies", "touch h");
-    let id = wait_for_request(&w, "s-hookdies")["id"]
+    let mut hook = WaitingHook::start(&w, "s-hookdies", "touch h");
+    let id = hook.wait_for_request(&w, "s-hookdies")["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -214,8 +214,8 @@ fn a_request_nobody_answers_expires_at_its_wait_and_a_late_answer_is_refused() {
         .status
         .success());
     let _daemon = w.start_daemon();
-    let hook = WaitingHook::start(&w, "s-exp", "touch e");
-    let id = wait_for_request(&w, "s-exp")["id"]
+    let mut hook = WaitingHook::start(&w, "s-exp", "touch e");
+    let id = hook.wait_for_request(&w, "s-exp")["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -236,8 +236,8 @@ fn a_request_nobody_answers_expires_at_its_wait_and_a_late_answer_is_refused() {
 fn an_unknown_id_is_refused_plainly_and_touches_no_other_request() {
     let w = World::new();
     let _daemon = w.start_daemon();
-    let hook = WaitingHook::start(&w, "s-other", "touch u");
-    wait_for_request(&w, "s-other");
+    let mut hook = WaitingHook::start(&w, "s-other", "touch u");
+    hook.wait_for_request(&w, "s-other");
     let out = w.run(&["allow", "r999-nothere"]);
     assert!(!out.status.success());
     assert!(
@@ -253,8 +253,8 @@ fn an_unknown_id_is_refused_plainly_and_touches_no_other_request() {
 fn two_answers_racing_exactly_one_wins_and_the_other_is_told() {
     let w = World::new();
     let _daemon = w.start_daemon();
-    let hook = WaitingHook::start(&w, "s-race", "touch r");
-    let id = wait_for_request(&w, "s-race")["id"]
+    let mut hook = WaitingHook::start(&w, "s-race", "touch r");
+    let id = hook.wait_for_request(&w, "s-race")["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -291,15 +291,15 @@ fn every_answer_is_remembered_with_where_it_came_from_and_stats_counts_the_trays
     let w = World::new();
     let _daemon = w.start_daemon();
     // One answered from the CLI, one answered in the terminal (the agent moved on).
-    let hook = WaitingHook::start(&w, "s-hist-1", "touch a");
-    let id = wait_for_request(&w, "s-hist-1")["id"]
+    let mut hook = WaitingHook::start(&w, "s-hist-1", "touch a");
+    let id = hook.wait_for_request(&w, "s-hist-1")["id"]
         .as_str()
         .unwrap()
         .to_string();
     assert!(w.run(&["allow", &id]).status.success());
     hook.finish(Duration::from_secs(5));
-    let hook = WaitingHook::start(&w, "s-hist-2", "touch b");
-    wait_for_request(&w, "s-hist-2");
+    let mut hook = WaitingHook::start(&w, "s-hist-2", "touch b");
+    hook.wait_for_request(&w, "s-hist-2");
     w.observe(&[
         "--session",
         "s-hist-2",
@@ -356,8 +356,8 @@ fn copilot_opted_in_its_hook_takes_allow_and_deny_in_its_own_shape_and_a_read_ne
         })
         .to_string()
     };
-    let hook = WaitingHook::start_as(&w, &args, &request("cp-allow", "bash"));
-    let asked = wait_for_request(&w, "cp-allow");
+    let mut hook = WaitingHook::start_as(&w, &args, &request("cp-allow", "bash"));
+    let asked = hook.wait_for_request(&w, "cp-allow");
     assert_eq!(asked["agent"], "copilot");
     assert_eq!(asked["command"], "touch made");
     assert_eq!(asked["accepts"]["allow_for_session"], false);
@@ -371,8 +371,8 @@ fn copilot_opted_in_its_hook_takes_allow_and_deny_in_its_own_shape_and_a_read_ne
     let (printed, _) = hook.finish(Duration::from_secs(5));
     assert_eq!(printed.trim(), r#"{"behavior":"allow"}"#);
 
-    let hook = WaitingHook::start_as(&w, &args, &request("cp-deny", "bash"));
-    let id = wait_for_request(&w, "cp-deny")["id"]
+    let mut hook = WaitingHook::start_as(&w, &args, &request("cp-deny", "bash"));
+    let id = hook.wait_for_request(&w, "cp-deny")["id"]
         .as_str()
         .unwrap()
         .to_string();
@@ -420,8 +420,8 @@ fn recorded_touch_request() -> (String, Value) {
 fn allow_by_session_id_is_refused_and_never_lands_on_a_request_asked_after_the_user_looked() {
     let w = World::new();
     let _daemon = w.start_daemon();
-    let first = WaitingHook::start(&w, "s-race", "touch listed");
-    let listed = wait_for_request(&w, "s-race");
+    let mut first = WaitingHook::start(&w, "s-race", "touch listed");
+    let listed = first.wait_for_request(&w, "s-race");
     assert_eq!(listed["command"], "touch listed");
     // Answered in the terminal: the tool ran, the first hook ends.
     w.observe(&[
@@ -478,8 +478,8 @@ fn pending_says_what_allow_for_the_session_grants_and_the_grant_is_exactly_that(
     let w = World::new();
     let _daemon = w.start_daemon();
     let (session, payload) = recorded_touch_request();
-    let hook = WaitingHook::start_as(&w, &["hook", "--agent", "claude"], &payload.to_string());
-    let request = wait_for_request(&w, &session);
+    let mut hook = WaitingHook::start_as(&w, &["hook", "--agent", "claude"], &payload.to_string());
+    let request = hook.wait_for_request(&w, &session);
     assert_eq!(
         request["for_session"],
         serde_json::json!({"items": [
@@ -531,7 +531,7 @@ fn allow_for_the_session_is_refused_when_a_suggestion_cannot_be_shown() {
         ]);
         let mut hook =
             WaitingHook::start_as(&w, &["hook", "--agent", "claude"], &payload.to_string());
-        let request = wait_for_request(&w, &session);
+        let request = hook.wait_for_request(&w, &session);
         assert_eq!(request["for_session"]["items"], serde_json::json!([]));
         assert!(
             request["for_session"]["withheld"]
