@@ -25,9 +25,16 @@ class Tmux:
         self.width, self.height = width, height
         self.started = False
         self.target = "main:0.0"
+        # The server's own configuration, read as it starts, so it holds before the first pane
+        # runs: remain-on-exit set after new-session came too late for a program that exited at
+        # once (a Codex given a flag it does not know): its session, and the server, were gone
+        # before the option, and the harness saw no pane at all (a CI run).
+        self.conf = os.path.join(tmpdir, "tmux.conf")
+        with open(self.conf, "w") as f:
+            f.write("set-option -g remain-on-exit on\nset-option -g history-limit 5000\n")
 
     def cmd(self, *args, check=True, timeout=10):
-        r = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], env=self.env,
+        r = subprocess.run(["tmux", "-L", self.socket, "-f", self.conf, *args], env=self.env,
                            capture_output=True, text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise RuntimeError(f"tmux {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
@@ -35,12 +42,11 @@ class Tmux:
 
     def start(self, argv, cwd):
         """Runs argv (exec'd directly, no shell) in a new detached session."""
-        # remain-on-exit keeps a dead pane so its exit status can be read.
+        # remain-on-exit (the server's configuration, above) keeps a dead pane so its exit
+        # status can be read.
         self.cmd("new-session", "-d", "-s", "main", "-x", str(self.width), "-y", str(self.height),
                  "-c", cwd, "sh", "-c", "exec " + " ".join(shlex.quote(a) for a in argv))
         self.started = True
-        self.cmd("set-option", "-t", "main", "remain-on-exit", "on", check=False)
-        self.cmd("set-option", "-t", "main", "history-limit", "5000", check=False)
 
     def pane_info(self):
         out = self.cmd("display-message", "-p", "-t", self.target,
