@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 #[path = "common/waiting_hook.rs"]
 mod waiting_hook;
 
@@ -264,7 +266,7 @@ fn two_answers_racing_exactly_one_wins_and_the_other_is_told() {
             w.command(&[verb, &id])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
-                .spawn()
+                .spawn_retrying()
                 .unwrap()
         })
         .collect();
@@ -631,7 +633,7 @@ fn an_answer_takes_one_round_trip_and_a_remotes_request_goes_over_ssh() {
         .command(&["allow", "r5-far"])
         .env("AGENT_TRAY_SSH", &ssh)
         .stdin(Stdio::null())
-        .output()
+        .output_retrying()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -8,6 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
@@ -48,7 +50,7 @@ fn open(world: &World, cli: &Path, args: &[&str]) -> (u32, Output) {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let pid = child.id();
     (pid, child.wait_with_output().unwrap())

@@ -8,6 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::io::Write;
 use std::process::Stdio;
@@ -26,7 +28,7 @@ fn hook_observe_and_list_json_meet_through_the_control_channel() {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     hook.stdin
         .take()

@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -126,7 +128,7 @@ fn list_answers_within_a_second_with_500_idle_watchers_and_the_hook_path_is_free
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let payload = json!({"session_id": "busy-1", "hook_event_name": "SessionStart",
         "cwd": "/tmp", "source": "startup"});
@@ -284,7 +286,7 @@ fn run_hook(world: &World, payload: &Value) {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     hook.stdin
         .take()
@@ -355,7 +357,7 @@ fn a_socket_others_could_have_put_there_is_refused_by_the_cli_and_the_hook() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let conn = wait_until(Duration::from_secs(10), || match listener.accept() {
         Ok((conn, _)) => Some(conn),
@@ -435,7 +437,7 @@ fn terminal_escapes_in_session_text_are_escaped_for_people_and_exact_in_json() {
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&watch_out).unwrap())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     // Wait until the watcher has its snapshot (the empty-table line).
     assert!(wait_until(Duration::from_secs(10), || {

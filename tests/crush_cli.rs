@@ -8,6 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 #[cfg(unix)]
 use std::io::Write as _;
@@ -140,7 +142,7 @@ fn a_crush_session_is_listed_with_its_process_and_ends_when_that_process_is_kill
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let pid = child.id();
     let id = "c6f2b8a4-5d1e-4f3a-9b7c-2e8d1a0f4c55";

@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::io::{BufRead, BufReader, Write};
 use std::time::{Duration, Instant};
@@ -356,7 +358,7 @@ fn watch_streams_a_snapshot_then_changes() {
     let mut watch = world
         .command(&["watch", "--json"])
         .stdout(std::process::Stdio::piped())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
     let snapshot: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();

@@ -12,6 +12,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::io::Write;
 use std::process::{Child, Output, Stdio};
@@ -68,7 +70,7 @@ fn start_engine(world: &World, log: std::path::PathBuf) -> Child {
     let log = std::fs::File::create(log).unwrap();
     let mut cmd = world.command(&["daemon"]);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
-    retrying_start(|| cmd.spawn())
+    retrying_start(|| cmd.spawn_retrying())
 }
 
 fn run_hook(world: &World, session: &str) -> (Duration, std::process::ExitStatus) {
@@ -78,7 +80,7 @@ fn run_hook(world: &World, session: &str) -> (Duration, std::process::ExitStatus
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let started = Instant::now();
-    let mut hook = retrying_start(|| cmd.spawn());
+    let mut hook = retrying_start(|| cmd.spawn_retrying());
     let mut stdin = hook.stdin.take().unwrap();
     stdin
         .write_all(prompt_payload(session, &cwd).as_bytes())

@@ -12,6 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use agent_tray::engine::agent_feeds::spawn_all;
 use agent_tray::feeds::{FeedConfig, FeedDirs, FeedSink, FeedTiming};
@@ -374,7 +376,7 @@ impl LockHolder {
             .arg("sleep")
             .arg("60")
             .stdin(Stdio::null())
-            .spawn()
+            .spawn_retrying()
             .unwrap();
         let holder = LockHolder { flock };
         let deadline = Instant::now() + Duration::from_secs(5);

@@ -6,6 +6,8 @@
 #![cfg_attr(windows, allow(dead_code))]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -642,7 +644,7 @@ fn start_daemon_on_a_full_disk(world: &World) -> common::Daemon {
         });
     }
     let daemon = common::Daemon {
-        child: cmd.spawn().unwrap(),
+        child: cmd.spawn_retrying().unwrap(),
         log,
     };
     wait_until(Duration::from_secs(10), || {
@@ -759,7 +761,7 @@ fn start_daemon_with_umask_0(world: &World) -> common::Daemon {
         });
     }
     let daemon = common::Daemon {
-        child: cmd.spawn().unwrap(),
+        child: cmd.spawn_retrying().unwrap(),
         log,
     };
     wait_until(Duration::from_secs(10), || {

@@ -3,6 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
+
 use std::fs;
 use std::io::Write;
 
@@ -47,7 +51,7 @@ impl World {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
+            .spawn_retrying()
             .unwrap();
         let t = Instant::now();
         {
@@ -298,7 +302,7 @@ fn start_daemon(w: &World) -> Daemon {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let d = Daemon(child);
     let end = Instant::now() + Duration::from_secs(15);
@@ -315,7 +319,7 @@ fn list(w: &World) -> Option<Vec<Value>> {
     let out = w
         .cmd(&["list", "--json"])
         .stdin(Stdio::null())
-        .output()
+        .output_retrying()
         .ok()?;
     if !out.status.success() {
         return None;
@@ -402,7 +406,7 @@ fn install_dry_run_writes_nothing_install_is_idempotent_and_uninstall_restores()
     let toml = "# mine\nmodel = \"gpt-5\" # yes\n\n[projects.\"/p\"]\ntrust_level = \"trusted\"\n";
     fs::write(&config, toml).unwrap();
 
-    let out = w.cmd(&["install", "--dry-run"]).output().unwrap();
+    let out = w.cmd(&["install", "--dry-run"]).output_retrying().unwrap();
     assert!(out.status.success());
     let diff = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -416,7 +420,7 @@ fn install_dry_run_writes_nothing_install_is_idempotent_and_uninstall_restores()
     );
     assert!(!w.path("codex/hooks.json").exists());
 
-    let out = w.cmd(&["install", "--trust"]).output().unwrap();
+    let out = w.cmd(&["install", "--trust"]).output_retrying().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -435,11 +439,11 @@ fn install_dry_run_writes_nothing_install_is_idempotent_and_uninstall_restores()
     assert!(fs::read_to_string(&config)
         .unwrap()
         .contains("trusted_hash"));
-    let out = w.cmd(&["install", "--trust"]).output().unwrap();
+    let out = w.cmd(&["install", "--trust"]).output_retrying().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing changed"));
     assert_eq!(fs::read_to_string(&settings).unwrap(), installed);
 
-    let out = w.cmd(&["uninstall"]).output().unwrap();
+    let out = w.cmd(&["uninstall"]).output_retrying().unwrap();
     assert!(out.status.success());
     assert_eq!(
         fs::read_to_string(&settings).unwrap(),
@@ -469,7 +473,7 @@ fn an_invalid_settings_file_is_refused_and_left_untouched() {
     let settings = w.path("claude/settings.json");
     let broken = "{\n  \"model\": \"opus\",\n  \"hooks\": {\n";
     fs::write(&settings, broken).unwrap();
-    let out = w.cmd(&["install", "--claude"]).output().unwrap();
+    let out = w.cmd(&["install", "--claude"]).output_retrying().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -482,7 +486,7 @@ fn an_invalid_settings_file_is_refused_and_left_untouched() {
 #[test]
 fn doctor_reports_what_is_missing_and_then_nothing_wrong() {
     let w = World::new();
-    let out = w.cmd(&["doctor"]).output().unwrap();
+    let out = w.cmd(&["doctor"]).output_retrying().unwrap();
     assert!(!out.status.success(), "nothing installed, no app: problems");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("agent-tray install"), "{text}");
@@ -490,14 +494,14 @@ fn doctor_reports_what_is_missing_and_then_nothing_wrong() {
 
     assert!(w
         .cmd(&["install", "--trust"])
-        .output()
+        .output_retrying()
         .unwrap()
         .status
         .success());
     let _d = start_daemon(&w);
     let (out, _) = w.run(&["hook", "--agent", "claude"], &claude_payloads()[0]);
     assert_silent_success(&out, "hook");
-    let out = w.cmd(&["doctor"]).output().unwrap();
+    let out = w.cmd(&["doctor"]).output_retrying().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("last Claude event: SessionStart"), "{text}");
@@ -528,7 +532,7 @@ fn hook_waiting_for_stdin(w: &World) -> (Child, StartedHook) {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let proc = PathBuf::from(format!("/proc/{}", child.id()));
     let deadline = Instant::now() + Duration::from_secs(5);

@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::collections::VecDeque;
 use std::fs;
@@ -50,7 +52,7 @@ pub fn run_hook(world: &World, input: &[u8]) {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     {
         let mut stdin = child.stdin.take().unwrap();

@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::fs;
 use std::io::Write;
@@ -22,7 +24,7 @@ fn hook(world: &World, session: &str) {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let payload = format!(
         r#"{{"session_id":"{session}","hook_event_name":"UserPromptSubmit","cwd":"/home/dev/w"}}"#

@@ -9,6 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::fs;
 use std::io::Write;
@@ -55,7 +57,7 @@ fn corrupt_records_are_skipped_and_counted_and_replay_goes_on() {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
 
     // An old journal whose last record is dated at the end of time, from that live agent.

@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -19,7 +21,7 @@ fn daemon_refusal(world: &World) -> (Option<i32>, String) {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let status = wait_until(Duration::from_secs(10), || child.try_wait().unwrap());
     if status.is_none() {

@@ -13,6 +13,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::fs;
 use std::io::{Seek, Write};
@@ -70,7 +72,7 @@ fn run_hook(world: &World, input: &[u8]) {
         .stdin(Stdio::from(file))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let status = wait_with_deadline(&mut child, Duration::from_secs(30));
     assert!(
@@ -136,7 +138,7 @@ fn start_daemon(world: &World, n: usize) -> Daemon {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let daemon = Daemon(child);
     // A machine busy with 50 agents' hooks is slow to answer: a generous deadline.

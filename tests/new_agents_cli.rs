@@ -6,6 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -203,7 +205,7 @@ fn status_names_the_opencode_version_from_the_package_of_its_running_binary() {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let id = "ses_dd1229c72ffen4TkoQjVFBx9Vv";
     let event = format!(

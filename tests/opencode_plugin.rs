@@ -14,6 +14,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::io::Write as _;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -105,7 +107,7 @@ impl PluginHost {
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
+            .spawn_retrying()
             .expect("node runs the plugin (scripts/setup.sh installs nodejs)");
         let stdin = child.stdin.take().unwrap();
         PluginHost {

@@ -7,6 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::time::Duration;
 
@@ -406,7 +408,7 @@ fn a_remote_watch_carries_the_plan_windows_and_a_plain_watch_does_not() {
             .command(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
-            .spawn()
+            .spawn_retrying()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();

@@ -7,6 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 #[path = "common/sshd.rs"]
 mod sshd;
 #[path = "common/waiting_hook.rs"]
@@ -244,7 +246,7 @@ fn hook(world: &World, payload: &Value) {
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     child
         .stdin
@@ -276,7 +278,7 @@ fn observe_many(world: &World, prefix: &str, n: usize) {
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
-                .spawn()
+                .spawn_retrying()
                 .unwrap()
         })
         .collect();
@@ -384,7 +386,7 @@ fn watch_json_says_its_protocol_and_refuses_one_it_does_not_speak() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let stdout = watch.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -527,7 +529,7 @@ fn a_remote_session_is_sent_a_prompt_over_ssh_only_where_that_machine_allows_it(
         std::process::Command::new("sleep")
             .arg("120")
             .stdin(Stdio::null())
-            .spawn()
+            .spawn_retrying()
             .unwrap(),
     );
     let pid = agent.0.id().to_string();
@@ -537,7 +539,7 @@ fn a_remote_session_is_sent_a_prompt_over_ssh_only_where_that_machine_allows_it(
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .spawn()
+            .spawn_retrying()
             .unwrap(),
     );
     run_ok(
@@ -575,7 +577,7 @@ fn a_remote_session_is_sent_a_prompt_over_ssh_only_where_that_machine_allows_it(
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn()
+            .spawn_retrying()
             .unwrap(),
     );
     sender

@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[allow(unused_imports)]
+use common::RetryStart;
 
 use std::io::Write;
 use std::process::{Output, Stdio};
@@ -26,7 +28,7 @@ fn bridge(w: &World, args: &[&str], input: &[u8]) -> (Output, Duration) {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let started = Instant::now();
-    let mut child = cmd.spawn().unwrap();
+    let mut child = cmd.spawn_retrying().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
     let writer = std::thread::spawn(move || {

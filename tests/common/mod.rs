@@ -137,16 +137,36 @@ pub fn keep_windows_essentials(cmd: &mut Command) {
 /// Starts a process, trying again when Wine's process creation fails for a moment
 /// (`ERROR_INTERNAL_ERROR`, 1359, seen under load): the tests are about what the program does,
 /// not about Wine. Any other error, or the same one five times, fails the test.
-pub fn retrying_start<T>(mut start: impl FnMut() -> std::io::Result<T>) -> T {
+pub fn retrying_start<T>(start: impl FnMut() -> std::io::Result<T>) -> T {
+    retrying(start).unwrap_or_else(|e| panic!("cannot start the process: {e}"))
+}
+
+/// `spawn` and `output` that try again when Wine's process creation fails for a moment, as
+/// [`retrying_start`] does; any other error is returned as it came.
+pub trait RetryStart {
+    fn spawn_retrying(&mut self) -> std::io::Result<std::process::Child>;
+    fn output_retrying(&mut self) -> std::io::Result<std::process::Output>;
+}
+
+impl RetryStart for std::process::Command {
+    fn spawn_retrying(&mut self) -> std::io::Result<std::process::Child> {
+        retrying(|| self.spawn())
+    }
+
+    fn output_retrying(&mut self) -> std::io::Result<std::process::Output> {
+        retrying(|| self.output())
+    }
+}
+
+fn retrying<T>(mut start: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
     let mut tries = 0;
     loop {
         match start() {
-            Ok(started) => return started,
             Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 4 => {
                 tries += 1;
                 std::thread::sleep(Duration::from_millis(100));
             }
-            Err(e) => panic!("cannot start the process: {e}"),
+            result => return result,
         }
     }
 }

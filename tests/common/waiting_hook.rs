@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use super::common::{wait_until, World};
+use super::common::{wait_until, RetryStart, World};
 use serde_json::Value;
 
 pub fn payload(session: &str, command: &str) -> String {
@@ -140,7 +140,7 @@ fn spawn_fed(w: &World, args: &[&str], payload: &str) -> (Child, Instant) {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_retrying()
         .unwrap();
     let started = Instant::now();
     child
