@@ -21,7 +21,7 @@ import sys
 import time
 
 from .tmux import Tmux, ScreenTimeout
-from .world import HERE, end_pids, pid_alive, proc_comm, proc_ppid, proc_strings
+from .world import HERE, end_pids, pid_alive, proc_comm, proc_exe_name, proc_ppid, proc_strings
 
 NM = os.path.join(HERE, "node_modules")
 
@@ -156,7 +156,10 @@ class Agent:
         while time.monotonic() < deadline:
             pid, dead, _ = self.tmux.pane_info()
             # A program that exited at once did start: the next wait reports what it printed.
-            if pid and (dead or proc_comm(pid) not in (None, "sh")):
+            # Until the pane's process has exec'd, it is tmux's own fork (its program is tmux, its
+            # name tmux's: a CI run read that as the agent), then `sh -c exec …`.
+            if pid and (dead or (proc_comm(pid) not in (None, "sh")
+                                 and proc_exe_name(pid) not in (None, "tmux"))):
                 self.pid = pid
                 return pid
             time.sleep(0.05)

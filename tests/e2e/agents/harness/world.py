@@ -47,6 +47,14 @@ def proc_comm(pid):
         return None
 
 
+def proc_exe_name(pid):
+    """The base name of the program a process runs (None once it is gone)."""
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return None
+
+
 def proc_ppid(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
