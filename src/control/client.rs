@@ -262,10 +262,17 @@ impl ControlClient {
                 source: e,
             },
         };
+        // Set once a look found the lock held: a budget spent after that was spent waiting for a
+        // starting engine, and says so (a loaded machine's sleep can overrun the last of it).
+        let mut engine_starting = false;
         let stream = loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(ClientError::TimedOut(path.clone()));
+                return Err(if engine_starting {
+                    ClientError::Starting(path.clone())
+                } else {
+                    ClientError::TimedOut(path.clone())
+                });
             }
             let error = match connect_within(socket, left) {
                 Ok(stream) => break stream,
@@ -285,6 +292,7 @@ impl ControlClient {
             if !engine_holds_lock(socket) {
                 return Err(error);
             }
+            engine_starting = true;
             if deadline.saturating_duration_since(Instant::now()) <= START_POLL {
                 return Err(ClientError::Starting(path.clone()));
             }
