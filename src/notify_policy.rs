@@ -328,8 +328,9 @@ pub struct NotifyPolicy {
     limit_bursts: Vec<Option<String>>,
     /// Sessions already told a plan limit stops them, and until when.
     blocked_told: HashMap<SessionKey, DateTime<Utc>>,
-    /// The question each session's last alert offered to answer (see [`NotifyPolicy::due`]).
-    question_told: HashMap<SessionKey, agent_tray_domain::pending::RequestId>,
+    /// The request (a question, or a permission) each session's last wait alert offered to
+    /// answer (see [`NotifyPolicy::due`]).
+    request_told: HashMap<SessionKey, agent_tray_domain::pending::RequestId>,
 }
 
 type LimitWindowKey = (Option<String>, crate::model::Agent, String, String);
@@ -375,7 +376,7 @@ impl NotifyPolicy {
             limit_pace: HashMap::new(),
             limit_bursts: Vec::new(),
             blocked_told: HashMap::new(),
-            question_told: HashMap::new(),
+            request_told: HashMap::new(),
         }
     }
 
@@ -434,12 +435,12 @@ impl NotifyPolicy {
             self.last_alert.retain(|_, at| now - *at < horizon);
             let live: std::collections::HashSet<&SessionKey> =
                 self.last_alert.keys().map(|(key, _)| key).collect();
-            self.question_told.retain(|key, _| live.contains(key));
+            self.request_told.retain(|key, _| live.contains(key));
         }
-        if kind == AlertKind::NeedsInput {
-            match open_question(session) {
-                Some(id) => self.question_told.insert(session.key(), id),
-                None => self.question_told.remove(&session.key()),
+        if matches!(kind, AlertKind::NeedsInput | AlertKind::NeedsPermission) {
+            match waited_request(kind, session) {
+                Some(id) => self.request_told.insert(session.key(), id),
+                None => self.request_told.remove(&session.key()),
             };
         }
         Some(Alert {
@@ -666,19 +667,30 @@ impl NotifyPolicy {
         session: &Session,
         now: DateTime<Utc>,
     ) -> Option<AlertKind> {
-        // A question's request that opens on a wait already told of: Claude's PreToolUse makes
-        // the session wait for input a few ms before its PermissionRequest opens the request, so
-        // the first alert had nothing to answer. Told again, once per question, past the
-        // cooldown: this alert is the one that answers it.
-        let asks_anew = old_state == Some(SessionState::WaitingForInput)
-            && session.state == SessionState::WaitingForInput
-            && open_question(session)
-                .is_some_and(|id| self.question_told.get(&session.key()) != Some(&id));
-        let kind = match classify(old_state, session) {
-            Some(kind) => kind,
-            None if asks_anew => AlertKind::NeedsInput,
-            None => return None,
+        // A request that opens on a wait already told of. A question: Claude's PreToolUse makes
+        // the session wait for input a few ms before its PermissionRequest opens the request. A
+        // permission: the hook journals its event before it asks, and on a loaded machine the
+        // engine's journal replay can apply the event first (a CI run: the alert offered only
+        // Open). Either way the first alert had nothing to answer; told again, once per
+        // request, past the cooldown: this alert is the one that answers it.
+        let waits_on = match (old_state, session.state) {
+            (Some(SessionState::WaitingForInput), SessionState::WaitingForInput) => {
+                Some(AlertKind::NeedsInput)
+            }
+            (Some(SessionState::WaitingForPermission), SessionState::WaitingForPermission) => {
+                Some(AlertKind::NeedsPermission)
+            }
+            _ => None,
         };
+        let asks_anew = waits_on.filter(|&kind| {
+            waited_request(kind, session)
+                .is_some_and(|id| self.request_told.get(&session.key()) != Some(&id))
+        });
+        let kind = match (classify(old_state, session), asks_anew) {
+            (Some(kind), _) | (None, Some(kind)) => kind,
+            (None, None) => return None,
+        };
+        let asks_anew = asks_anew.is_some();
         if !self.settings.allows(kind) {
             return None;
         }
@@ -753,6 +765,24 @@ fn open_question(session: &Session) -> Option<agent_tray_domain::pending::Reques
         .first()
         .filter(|p| p.kind == agent_tray_domain::pending::RequestKind::Question)
         .map(|p| p.id.clone())
+}
+
+/// The request on this machine a wait alert of `kind` would answer: the open question for a
+/// wait for input, the oldest permission request for a permission wait.
+fn waited_request(
+    kind: AlertKind,
+    session: &Session,
+) -> Option<agent_tray_domain::pending::RequestId> {
+    match kind {
+        AlertKind::NeedsInput => open_question(session),
+        AlertKind::NeedsPermission => answerable(session).filter(|_| {
+            session
+                .pending
+                .first()
+                .is_some_and(|p| p.kind != agent_tray_domain::pending::RequestKind::Question)
+        }),
+        _ => None,
+    }
 }
 
 /// The options an alert may offer as buttons for this question (see [`Alert::choices`]).
@@ -1242,6 +1272,56 @@ mod tests {
                 .decide(Some(SessionState::WaitingForInput), &next, at(12))
                 .is_some(),
             "another question is told of"
+        );
+    }
+
+    // Seen in a CI run on a loaded machine: the hook journals the PermissionRequest before it
+    // asks, and the engine's journal replay applied the event first, so the session waited for
+    // permission with no request and the alert offered only Open; the request opened a moment
+    // later on the same wait. That request alerts again, past the cooldown, with Allow; once
+    // per request; a second request behind the first one already told of changes nothing.
+    #[test]
+    fn a_permission_request_opening_on_a_wait_already_told_of_alerts_again_with_allow() {
+        use agent_tray_domain::pending::RequestId;
+        let mut policy = NotifyPolicy::new(NotifySettings::default());
+        let waiting = session(SessionState::WaitingForPermission);
+        let first = policy
+            .decide(Some(SessionState::Working), &waiting, at(10))
+            .unwrap_or_else(|| panic!("a permission wait alerts"));
+        assert!(first.answers.is_none() && first.buttons().is_empty());
+        let asked = with_request(waiting.clone(), "r5-p", "touch made");
+        let again = policy
+            .decide(Some(SessionState::WaitingForPermission), &asked, at(10))
+            .unwrap_or_else(|| panic!("the request's own alert"));
+        assert_eq!(again.kind, AlertKind::NeedsPermission);
+        assert_eq!(again.answers, Some(RequestId::parse("r5-p")));
+        assert!(
+            again.buttons().iter().any(|(_, label)| label == "Allow"),
+            "{:?}",
+            again.buttons()
+        );
+        assert_eq!(
+            policy.decide(Some(SessionState::WaitingForPermission), &asked, at(11)),
+            None,
+            "once per request"
+        );
+        let mut both = asked.clone();
+        both.pending
+            .extend(with_request(waiting.clone(), "r6-p", "touch other").pending);
+        assert_eq!(
+            policy.decide(Some(SessionState::WaitingForPermission), &both, at(12)),
+            None,
+            "the oldest request was told of already"
+        );
+        // The usual order (the request with the event): one alert, and nothing more.
+        let mut usual = NotifyPolicy::new(NotifySettings::default());
+        let at_once = with_request(session(SessionState::WaitingForPermission), "r7-p", "ls");
+        assert!(usual
+            .decide(Some(SessionState::Working), &at_once, at(10))
+            .is_some_and(|a| a.answers.is_some()));
+        assert_eq!(
+            usual.decide(Some(SessionState::WaitingForPermission), &at_once, at(11)),
+            None
         );
     }
 

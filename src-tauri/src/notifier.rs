@@ -185,11 +185,18 @@ impl OpenAlerts {
     #[cfg(not(all(unix, not(target_os = "macos"))))]
     fn withdraw_stale(&self, _key: &SessionKey, _session: Option<&agent_tray::model::Session>) {}
 
-    /// Withdraws the session's alerts that `alert` replaces: a question's alert replaces the
-    /// "needs your input" told a few ms before its request opened, which could answer nothing.
+    /// Withdraws the session's alerts that `alert` replaces: a request's alert replaces the
+    /// same kind of wait told a moment before its request opened, which could answer nothing
+    /// (a question's "needs your input"; a permission's "needs permission" whose event the
+    /// engine applied before its request).
     #[cfg(all(unix, not(target_os = "macos")))]
     fn withdraw_replaced(&self, alert: &Alert) {
-        if alert.answers.is_none() || alert.kind != agent_tray::notify_policy::AlertKind::NeedsInput
+        use agent_tray::notify_policy::AlertKind;
+        if alert.answers.is_none()
+            || !matches!(
+                alert.kind,
+                AlertKind::NeedsInput | AlertKind::NeedsPermission
+            )
         {
             return;
         }
@@ -202,7 +209,7 @@ impl OpenAlerts {
             gone.into_iter().map(|(_, h)| h).collect()
         };
         for handle in replaced {
-            tracing::info!(session_id = %alert.session_id, "alert replaced by the question's own");
+            tracing::info!(session_id = %alert.session_id, "alert replaced by its request's own");
             tauri::async_runtime::spawn(async move { handle.close().await });
         }
     }

@@ -660,12 +660,44 @@ fn the_window_events_keep_the_same_rows_as_a_fresh_snapshot() {
     );
 }
 
+/// What Claude's hook asks the engine for `observation` (a PermissionRequest): to run `command`
+/// in Bash, the request open 60 s.
+fn ask_to_run(
+    registry: &SessionsRegistry,
+    observation: Observation,
+    command: &str,
+) -> agent_tray::registry::answers::AskOutcome {
+    use agent_tray::answering::{Accepts, AskCall, AskDetail};
+    registry
+        .ask(
+            observation,
+            AskCall {
+                call_id: "c1".into(),
+                input_digest: "d1".into(),
+                suggests_for_session: false,
+                detail: AskDetail {
+                    tool: "Bash".into(),
+                    command: Some(command.into()),
+                    // The whole input, as a hook sends it: the alert offers Allow only beside it.
+                    input: serde_json::json!({ "command": command }).to_string(),
+                    ..AskDetail::default()
+                },
+            },
+            Duration::from_secs(60),
+            Accepts {
+                allow_for_session: true,
+                deny_message: true,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// A permission wait whose request this machine can answer raises an alert that answers it;
 /// its Allow goes through the engine's book like any other answer (recorded as from an alert),
 /// and reaches the waiting hook.
 #[test]
 fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook() {
-    use agent_tray::answering::{Accepts, Answer, AskCall, AskDetail, HookDecision};
+    use agent_tray::answering::{Answer, HookDecision};
     use agent_tray::registry::answers::AskOutcome;
     let registry = Arc::new(SessionsRegistry::new());
     let closed = registry.subscribe_closed_requests();
@@ -682,33 +714,16 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
     ));
     observe(&registry, "asks", EventKind::SessionStart, Some("/w/api"));
     observe(&registry, "asks", EventKind::UserPromptSubmit, None);
-    let asked = registry
-        .ask(
-            Observation::new(
-                "asks",
-                Agent::Claude,
-                EventKind::PermissionRequest,
-                chrono::Utc::now(),
-            ),
-            AskCall {
-                call_id: "c1".into(),
-                input_digest: "d1".into(),
-                suggests_for_session: false,
-                detail: AskDetail {
-                    tool: "Bash".into(),
-                    command: Some("npm run migrate".into()),
-                    // The whole input, as a hook sends it: the alert offers Allow only beside it.
-                    input: r#"{"command":"npm run migrate"}"#.into(),
-                    ..AskDetail::default()
-                },
-            },
-            Duration::from_secs(60),
-            Accepts {
-                allow_for_session: true,
-                deny_message: true,
-            },
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+    let asked = ask_to_run(
+        &registry,
+        Observation::new(
+            "asks",
+            Agent::Claude,
+            EventKind::PermissionRequest,
+            chrono::Utc::now(),
+        ),
+        "npm run migrate",
+    );
     let AskOutcome::Waiting { id, decision, .. } = asked else {
         panic!("the request is open");
     };
@@ -765,6 +780,68 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
         }
     );
     assert!(registry.pending().is_empty());
+    token.cancel();
+    let _ = tauri::async_runtime::block_on(task);
+}
+
+/// The hook journals its PermissionRequest before it asks; on a loaded machine the engine's
+/// journal replay can apply that event before the hook's ask arrives (a CI run: the alert
+/// offered only Open, and nothing could answer from it). The request's arrival then raises the
+/// alert that answers it, within the cooldown, and only once.
+#[test]
+fn a_request_that_opens_after_its_event_was_applied_gets_an_alert_that_answers_it() {
+    use agent_tray::registry::answers::AskOutcome;
+    let registry = Arc::new(SessionsRegistry::new());
+    let (_tx, rx) = tokio::sync::watch::channel(AppSettings::default());
+    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
+    let token = CancellationToken::new();
+    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::decide_loop(
+        registry.subscribe(),
+        rx,
+        Collect(alerts.clone()),
+        Arc::new(agent_tray_desktop::terminal_focus::NeverLooking),
+        agent_tray_desktop::notifier::OpenAlerts::default(),
+        token.clone(),
+    ));
+    observe(&registry, "late", EventKind::SessionStart, Some("/w/api"));
+    observe(&registry, "late", EventKind::UserPromptSubmit, None);
+    let mut event = Observation::new(
+        "late",
+        Agent::Claude,
+        EventKind::PermissionRequest,
+        chrono::Utc::now(),
+    );
+    event.seq = Some("7-late".into());
+    // The replay's copy first, then the hook's ask with the same record.
+    registry
+        .observe(event.clone())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let seen = |n: usize| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let now = alerts.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if now.len() >= n || std::time::Instant::now() > deadline {
+                return now;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let first = seen(1);
+    assert_eq!(first.len(), 1, "the wait alerts: {first:?}");
+    assert_eq!(first[0].answers, None, "no request yet: nothing to answer");
+    let AskOutcome::Waiting { id, .. } = ask_to_run(&registry, event, "touch made") else {
+        panic!("the request is open");
+    };
+    let both = seen(2);
+    assert_eq!(both.len(), 2, "the request's own alert: {both:?}");
+    assert_eq!(both[1].answers.as_ref(), Some(&id));
+    assert!(
+        both[1].buttons().iter().any(|(_, label)| label == "Allow"),
+        "{:?}",
+        both[1].buttons()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(alerts.lock().unwrap_or_else(|p| p.into_inner()).len(), 2);
     token.cancel();
     let _ = tauri::async_runtime::block_on(task);
 }
