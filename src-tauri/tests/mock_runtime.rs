@@ -215,20 +215,75 @@ impl agent_tray_desktop::notifier::AlertSink for Collect {
     }
 }
 
+/// The app's alert decisions on `registry`'s changes, running, with what they delivered.
+struct Deciding {
+    delivered: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>>,
+    settings: tokio::sync::watch::Sender<AppSettings>,
+    token: CancellationToken,
+    task: tauri::async_runtime::JoinHandle<()>,
+}
+
+impl Deciding {
+    fn start(
+        registry: &SessionsRegistry,
+        focus: Arc<dyn agent_tray_desktop::terminal_focus::TerminalFocus>,
+    ) -> Self {
+        let (settings, rx) = tokio::sync::watch::channel(AppSettings::default());
+        let delivered: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
+        let token = CancellationToken::new();
+        let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::decide_loop(
+            registry.subscribe(),
+            rx,
+            Collect(delivered.clone()),
+            focus,
+            agent_tray_desktop::notifier::OpenAlerts::default(),
+            token.clone(),
+        ));
+        Deciding {
+            delivered,
+            settings,
+            token,
+            task,
+        }
+    }
+
+    /// With nobody looking at any terminal.
+    fn unwatched(registry: &SessionsRegistry) -> Self {
+        Self::start(
+            registry,
+            Arc::new(agent_tray_desktop::terminal_focus::NeverLooking),
+        )
+    }
+
+    fn alerts(&self) -> Vec<agent_tray::notify_policy::Alert> {
+        self.delivered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The alerts once there are `n` of them, or as they are after 5 s.
+    fn wait_for(&self, n: usize) -> Vec<agent_tray::notify_policy::Alert> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let now = self.alerts();
+            if now.len() >= n || std::time::Instant::now() > deadline {
+                return now;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stop(self) {
+        self.token.cancel();
+        let _ = tauri::async_runtime::block_on(self.task);
+    }
+}
+
 #[test]
 fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not() {
     let registry = Arc::new(SessionsRegistry::new());
-    let (tx, rx) = tokio::sync::watch::channel(AppSettings::default());
-    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
-    let token = CancellationToken::new();
-    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::decide_loop(
-        registry.subscribe(),
-        rx,
-        Collect(alerts.clone()),
-        Arc::new(agent_tray_desktop::terminal_focus::NeverLooking),
-        agent_tray_desktop::notifier::OpenAlerts::default(),
-        token.clone(),
-    ));
+    let deciding = Deciding::unwatched(&registry);
     observe(
         &registry,
         "dies",
@@ -251,23 +306,15 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
         Some("/home/dev/cli"),
     );
     observe(&registry, "exits", EventKind::SessionEnd, None);
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    let summaries = loop {
-        let got: Vec<String> = alerts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|a| a.summary.clone())
-            .collect();
-        if got.len() >= 2 || std::time::Instant::now() > deadline {
-            break got;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let summaries: Vec<String> = deciding
+        .wait_for(2)
+        .into_iter()
+        .map(|a| a.summary)
+        .collect();
     // Settings switched off at run time apply to the next change.
     let mut off = AppSettings::default();
     off.notifications.enabled = false;
-    let _ = tx.send(off);
+    let _ = deciding.settings.send(off);
     std::thread::sleep(Duration::from_millis(50));
     observe(
         &registry,
@@ -277,10 +324,10 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
     );
     observe(&registry, "asks2", EventKind::PermissionRequest, None);
     std::thread::sleep(Duration::from_millis(200));
-    let while_off = alerts.lock().unwrap_or_else(|p| p.into_inner()).len();
+    let while_off = deciding.alerts().len();
     // Positive control: switched back on, the same loop alerts on the next wait, so the silence
     // above was the setting's doing and not a dead loop. Had the loop stopped, this fails.
-    let _ = tx.send(AppSettings::default());
+    let _ = deciding.settings.send(AppSettings::default());
     std::thread::sleep(Duration::from_millis(50));
     observe(
         &registry,
@@ -289,9 +336,9 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
         Some("/home/dev/web3"),
     );
     observe(&registry, "asks3", EventKind::PermissionRequest, None);
-    let back_on = eventually(|| alerts.lock().unwrap_or_else(|p| p.into_inner()).len() > 2);
-    token.cancel();
-    let _ = tauri::async_runtime::block_on(task);
+    let back_on = eventually(|| deciding.alerts().len() > 2);
+    let after: Vec<String> = deciding.alerts().into_iter().map(|a| a.summary).collect();
+    deciding.stop();
     assert_eq!(
         summaries,
         [
@@ -301,12 +348,6 @@ fn a_killed_process_and_a_permission_wait_become_alerts_and_a_clean_end_does_not
     );
     assert_eq!(while_off, 2, "nothing while alerts were switched off");
     assert!(back_on, "alerts switched back on: the next wait raises one");
-    let after: Vec<String> = alerts
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .map(|a| a.summary.clone())
-        .collect();
     assert_eq!(
         after[2..],
         ["web3: Claude needs permission"],
@@ -476,17 +517,7 @@ impl agent_tray_desktop::terminal_focus::TerminalFocus for Looking {
 #[test]
 fn a_session_the_user_is_looking_at_raises_no_alert_and_others_still_do() {
     let registry = Arc::new(SessionsRegistry::new());
-    let (_tx, rx) = tokio::sync::watch::channel(AppSettings::default());
-    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
-    let token = CancellationToken::new();
-    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::decide_loop(
-        registry.subscribe(),
-        rx,
-        Collect(alerts.clone()),
-        Arc::new(Looking(vec!["watched".into()])),
-        agent_tray_desktop::notifier::OpenAlerts::default(),
-        token.clone(),
-    ));
+    let deciding = Deciding::start(&registry, Arc::new(Looking(vec!["watched".into()])));
     for id in ["watched", "elsewhere"] {
         observe(
             &registry,
@@ -496,19 +527,15 @@ fn a_session_the_user_is_looking_at_raises_no_alert_and_others_still_do() {
         );
         observe(&registry, id, EventKind::PermissionRequest, None);
     }
-    let got = |alerts: &Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>>| -> Vec<String> {
-        alerts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|a| a.session_id.clone())
-            .collect()
-    };
-    assert!(eventually(|| !got(&alerts).is_empty()));
+    assert!(eventually(|| !deciding.alerts().is_empty()));
     std::thread::sleep(Duration::from_millis(200));
-    token.cancel();
-    let _ = tauri::async_runtime::block_on(task);
-    assert_eq!(got(&alerts), ["elsewhere"]);
+    let got: Vec<String> = deciding
+        .alerts()
+        .into_iter()
+        .map(|a| a.session_id)
+        .collect();
+    deciding.stop();
+    assert_eq!(got, ["elsewhere"]);
 }
 
 fn snapshot(h: &Harness) -> Snapshot {
@@ -701,17 +728,7 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
     use agent_tray::registry::answers::AskOutcome;
     let registry = Arc::new(SessionsRegistry::new());
     let closed = registry.subscribe_closed_requests();
-    let (_tx, rx) = tokio::sync::watch::channel(AppSettings::default());
-    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
-    let token = CancellationToken::new();
-    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::decide_loop(
-        registry.subscribe(),
-        rx,
-        Collect(alerts.clone()),
-        Arc::new(agent_tray_desktop::terminal_focus::NeverLooking),
-        agent_tray_desktop::notifier::OpenAlerts::default(),
-        token.clone(),
-    ));
+    let deciding = Deciding::unwatched(&registry);
     observe(&registry, "asks", EventKind::SessionStart, Some("/w/api"));
     observe(&registry, "asks", EventKind::UserPromptSubmit, None);
     let asked = ask_to_run(
@@ -727,22 +744,11 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
     let AskOutcome::Waiting { id, decision, .. } = asked else {
         panic!("the request is open");
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    let alert = loop {
-        if let Some(a) = alerts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .first()
-            .cloned()
-        {
-            break a;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no alert for the wait"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let alert = deciding
+        .wait_for(1)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no alert for the wait"));
     assert_eq!(
         alert.answers.as_ref(),
         Some(&id),
@@ -780,8 +786,7 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
         }
     );
     assert!(registry.pending().is_empty());
-    token.cancel();
-    let _ = tauri::async_runtime::block_on(task);
+    deciding.stop();
 }
 
 /// The hook journals its PermissionRequest before it asks; on a loaded machine the engine's
@@ -792,17 +797,7 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
 fn a_request_that_opens_after_its_event_was_applied_gets_an_alert_that_answers_it() {
     use agent_tray::registry::answers::AskOutcome;
     let registry = Arc::new(SessionsRegistry::new());
-    let (_tx, rx) = tokio::sync::watch::channel(AppSettings::default());
-    let alerts: Arc<Mutex<Vec<agent_tray::notify_policy::Alert>>> = Arc::default();
-    let token = CancellationToken::new();
-    let task = tauri::async_runtime::spawn(agent_tray_desktop::notifier::decide_loop(
-        registry.subscribe(),
-        rx,
-        Collect(alerts.clone()),
-        Arc::new(agent_tray_desktop::terminal_focus::NeverLooking),
-        agent_tray_desktop::notifier::OpenAlerts::default(),
-        token.clone(),
-    ));
+    let deciding = Deciding::unwatched(&registry);
     observe(&registry, "late", EventKind::SessionStart, Some("/w/api"));
     observe(&registry, "late", EventKind::UserPromptSubmit, None);
     let mut event = Observation::new(
@@ -816,23 +811,13 @@ fn a_request_that_opens_after_its_event_was_applied_gets_an_alert_that_answers_i
     registry
         .observe(event.clone())
         .unwrap_or_else(|e| panic!("{e}"));
-    let seen = |n: usize| {
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            let now = alerts.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            if now.len() >= n || std::time::Instant::now() > deadline {
-                return now;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
-    let first = seen(1);
+    let first = deciding.wait_for(1);
     assert_eq!(first.len(), 1, "the wait alerts: {first:?}");
     assert_eq!(first[0].answers, None, "no request yet: nothing to answer");
     let AskOutcome::Waiting { id, .. } = ask_to_run(&registry, event, "touch made") else {
         panic!("the request is open");
     };
-    let both = seen(2);
+    let both = deciding.wait_for(2);
     assert_eq!(both.len(), 2, "the request's own alert: {both:?}");
     assert_eq!(both[1].answers.as_ref(), Some(&id));
     assert!(
@@ -841,9 +826,8 @@ fn a_request_that_opens_after_its_event_was_applied_gets_an_alert_that_answers_i
         both[1].buttons()
     );
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(alerts.lock().unwrap_or_else(|p| p.into_inner()).len(), 2);
-    token.cancel();
-    let _ = tauri::async_runtime::block_on(task);
+    assert_eq!(deciding.alerts().len(), 2, "and only once");
+    deciding.stop();
 }
 
 /// Issue 27, point 4: a dev box announces a session whose id is also a local session's (ids are
