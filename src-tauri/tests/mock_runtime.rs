@@ -2,6 +2,8 @@
 //! set up on a registry of the test's own, observations go in through the core, and what the UI
 //! would receive comes out of the real command handlers and the real event bridge.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -687,38 +689,6 @@ fn the_window_events_keep_the_same_rows_as_a_fresh_snapshot() {
     );
 }
 
-/// What Claude's hook asks the engine for `observation` (a PermissionRequest): to run `command`
-/// in Bash, the request open 60 s.
-fn ask_to_run(
-    registry: &SessionsRegistry,
-    observation: Observation,
-    command: &str,
-) -> agent_tray::registry::answers::AskOutcome {
-    use agent_tray::answering::{Accepts, AskCall, AskDetail};
-    registry
-        .ask(
-            observation,
-            AskCall {
-                call_id: "c1".into(),
-                input_digest: "d1".into(),
-                suggests_for_session: false,
-                detail: AskDetail {
-                    tool: "Bash".into(),
-                    command: Some(command.into()),
-                    // The whole input, as a hook sends it: the alert offers Allow only beside it.
-                    input: serde_json::json!({ "command": command }).to_string(),
-                    ..AskDetail::default()
-                },
-            },
-            Duration::from_secs(60),
-            Accepts {
-                allow_for_session: true,
-                deny_message: true,
-            },
-        )
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
 /// A permission wait whose request this machine can answer raises an alert that answers it;
 /// its Allow goes through the engine's book like any other answer (recorded as from an alert),
 /// and reaches the waiting hook.
@@ -731,7 +701,7 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
     let deciding = Deciding::unwatched(&registry);
     observe(&registry, "asks", EventKind::SessionStart, Some("/w/api"));
     observe(&registry, "asks", EventKind::UserPromptSubmit, None);
-    let asked = ask_to_run(
+    let asked = common::ask_to_run(
         &registry,
         Observation::new(
             "asks",
@@ -739,7 +709,9 @@ fn a_permission_alert_offers_the_request_and_its_allow_reaches_the_waiting_hook(
             EventKind::PermissionRequest,
             chrono::Utc::now(),
         ),
+        "c1",
         "npm run migrate",
+        true,
     );
     let AskOutcome::Waiting { id, decision, .. } = asked else {
         panic!("the request is open");
@@ -814,7 +786,9 @@ fn a_request_that_opens_after_its_event_was_applied_gets_an_alert_that_answers_i
     let first = deciding.wait_for(1);
     assert_eq!(first.len(), 1, "the wait alerts: {first:?}");
     assert_eq!(first[0].answers, None, "no request yet: nothing to answer");
-    let AskOutcome::Waiting { id, .. } = ask_to_run(&registry, event, "touch made") else {
+    let AskOutcome::Waiting { id, .. } =
+        common::ask_to_run(&registry, event, "c1", "touch made", true)
+    else {
         panic!("the request is open");
     };
     let both = deciding.wait_for(2);

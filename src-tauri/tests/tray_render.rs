@@ -9,6 +9,8 @@
 //! render waits behind a click. A watchdog ends the test binary with a failure if the renders do
 //! not finish by the deadline (a deadlock cannot be unwound from inside).
 
+mod common;
+
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -398,7 +400,6 @@ fn ask(
     agent_tray::answering::RequestId,
     tokio::sync::oneshot::Receiver<agent_tray::registry::answers::Delivery>,
 ) {
-    use agent_tray::answering::{Accepts, AskCall, AskDetail};
     use agent_tray::registry::answers::AskOutcome;
     let obs = Observation::new(
         id,
@@ -406,27 +407,7 @@ fn ask(
         EventKind::PermissionRequest,
         chrono::Utc::now(),
     );
-    let asked = registry
-        .ask(
-            obs,
-            AskCall {
-                call_id: call.into(),
-                input_digest: format!("digest-{call}"),
-                suggests_for_session: false,
-                detail: AskDetail {
-                    tool: "Bash".into(),
-                    command: Some(command.into()),
-                    input: serde_json::json!({ "command": command }).to_string(),
-                    ..AskDetail::default()
-                },
-            },
-            Duration::from_secs(60),
-            Accepts {
-                allow_for_session: false,
-                deny_message: true,
-            },
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+    let asked = common::ask_to_run(registry, obs, call, command, false);
     let AskOutcome::Waiting { id, decision, .. } = asked else {
         panic!("the request is open");
     };
