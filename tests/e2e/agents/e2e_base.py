@@ -153,6 +153,18 @@ class ScenarioTest(E2ETest):
         m = self.tl.matching(sessions, self.agent.name, self.agent.cwd)
         return m[0] if len(m) == 1 else None
 
+    def assert_added_by(self, session, state, event, source):
+        """The engine's own log says `session` was first listed in `state` by `event` from
+        `source`. For a first state the agent's files may replace within a poll (Claude's
+        sessions file says idle some 0.1 s after SessionStart), so `list --json` can miss it."""
+        sid = session.get("session_id")
+        log = self.tray.daemon_log(tail=10**7)
+        added = [l for l in log.splitlines() if "session_added" in l and f"session_id={sid}" in l]
+        want = f"state={state} event={event} source={source}"
+        self.assertTrue(added and want in added[0],
+                        f"expected the engine to list {self.agent.name} session {sid} first as {want}; "
+                        f"its log says: {added or 'nothing about it'}\n" + self.tray.daemon_log())
+
     def assert_within(self, t_state, t_screen, limit, state, screen_what):
         d = t_state - t_screen
         self.assertLessEqual(

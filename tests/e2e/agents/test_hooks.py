@@ -12,13 +12,14 @@ CODEX_TOOL_PROMPT = "SLEEP 2 TOOL touch x_file"
 
 class ClaudeHooks(ScenarioTest):
     def test_claude_full_flow(self):
-        """start -> starting; prompt -> working; dialog -> waiting_for_permission within 1 s;
+        """start -> starting (then idle from its sessions file); prompt -> working; dialog -> waiting_for_permission within 1 s;
         approve -> working then idle; /exit -> ended."""
         a = self.setup_claude(hooks=True)
         t0 = self.since()
         a.start()
         a.wait_ready()
-        self.wait_state("starting", 10, since=t0, what="in state starting after claude started (SessionStart)")
+        _, s = self.wait_state(("starting", "idle"), 10, since=t0, what="listed after claude started")
+        self.assert_added_by(s, "starting", "SessionStart", "Hook")
         t_prompt = self.since()
         a.prompt(CLAUDE_TOOL_PROMPT)
         self.wait_state("working", 5, since=t_prompt, what="working after the prompt (UserPromptSubmit)")
