@@ -61,10 +61,22 @@ impl WaitingHook {
     /// never showed). That hook has nothing left to test, so it is started again, at most twice,
     /// saying why; a hook still running with no request shown fails as before.
     pub fn wait_for_request(&mut self, w: &World, session: &str) -> Value {
+        self.wait_for_request_other_than(w, session, None)
+    }
+
+    /// As `wait_for_request`, for a session that held request `earlier` before this hook asked:
+    /// the request returned is this hook's, never that one.
+    pub fn wait_for_request_other_than(
+        &mut self,
+        w: &World,
+        session: &str,
+        earlier: Option<&str>,
+    ) -> Value {
         const STARTS: usize = 3;
+        let ours = |r: &Value| r["session_id"] == session && r["id"].as_str() != earlier;
         for start in 1..=STARTS {
             let seen = wait_until(Duration::from_secs(10), || {
-                if let Some(found) = pending(w).into_iter().find(|r| r["session_id"] == session) {
+                if let Some(found) = pending(w).into_iter().find(ours) {
                     return Some(Some(found));
                 }
                 self.child.try_wait().unwrap().map(|_| None)
