@@ -81,8 +81,12 @@ def anthropic_user_texts_raw(mock):
 class TalkBack:
     """What the agents' tests share."""
 
-    def session(self, timeout=10, **want):
-        """The one session of this agent in its folder, once it matches `want` (`list --json`)."""
+    def session(self, timeout=10, after=None, **want):
+        """The one session of this agent in its folder, once it matches `want` (`list --json`);
+        with `after` (the session as listed before a prompt was sent), only once the engine has
+        seen a later turn begin: an idle read before the sent prompt's turn reached the engine
+        (its hooks run late on a loaded machine) is the turn before's, and a send then meets the
+        turn's start."""
         deadline = time.monotonic() + timeout
         last = None
         while time.monotonic() < deadline:
@@ -91,10 +95,14 @@ class TalkBack:
                  and s.get("cwd") == self.agent.cwd and s.get("state") != "ended"]
             if len(m) == 1:
                 last = m[0]
-                if all(last.get(k) == v for k, v in want.items()):
+                later = after is None or (last.get("turn_started_at") is not None
+                                          and last.get("turn_started_at") != after.get("turn_started_at"))
+                if later and all(last.get(k) == v for k, v in want.items()):
                     return last
             time.sleep(0.1)
-        self.fail(f"no {self.agent.name} session with {want} within {timeout}s; last: {last}")
+        self.fail(f"no {self.agent.name} session with {want}"
+                  f"{' after the turn begun ' + str(after.get('turn_started_at')) if after else ''} "
+                  f"within {timeout}s; last: {last}")
 
     def send(self, sid, *args, check=True):
         r = self.tray.run("send", sid, *args, "--json", check=False, timeout=30)
@@ -201,12 +209,12 @@ class ClaudeTalkBack(TalkBack, Pending, ScenarioTest):
         texts = self.wait_user_texts(anthropic_user_texts, 2)
         self.assertEqual(texts[-1], "first line\nsecond line", f"one prompt, its lines kept: {texts}")
         self.agent.wait_turn_done("ok")
-        self.session(can_send=True)
+        s = self.session(timeout=20, after=s, can_send=True)
         self.send(s["session_id"], "!ls -la")
         texts = self.wait_user_texts(anthropic_user_texts, 3)
         self.assertEqual(texts[-1].strip(), "!ls -la", f"sent as words, not run as a shell line: {texts}")
         self.agent.wait_turn_done("ok")
-        self.session(can_send=True)
+        s = self.session(timeout=20, after=s, can_send=True)
         # Claude runs any leading /word as its command, however it is typed: refused, not typed.
         r = self.send(s["session_id"], "/compact the notes please", check=False)
         self.assertEqual(r.returncode, 1, r.stdout)
@@ -374,7 +382,7 @@ class OpenCodeTalkBack(TalkBack, ScenarioTest):
         self.assertEqual(reply["route"], "plugin", reply)
         texts = self.wait_user_texts(chat_user_texts, 2)
         self.assertEqual(texts[-1], "/init the notes\n!ls", f"the model received {texts}")
-        self.session(timeout=20, state="idle", can_send=True)
+        self.session(timeout=20, after=s, state="idle", can_send=True)
         self.send(s["session_id"], "SLEEP 60")
         s = self.session(timeout=20, state="working", can_stop=True)
         r = self.send(s["session_id"], "not now", check=False)
@@ -505,11 +513,11 @@ class GeminiTalkBack(TalkBack, ScenarioTest):
         texts = self.wait_user_texts(gemini_user_texts, n + 1)
         self.assertEqual(texts[-1], "first line\nsecond line", texts)
         a.wait_turn_done("ok")
-        self.session(timeout=20, state="idle", can_send=True)
+        s = self.session(timeout=20, after=s, state="idle", can_send=True)
         self.send(s["session_id"], "!ls -la")
         texts = self.wait_user_texts(gemini_user_texts, n + 2)
         self.assertEqual(texts[-1], "!ls -la", "a pasted ! is words, not a shell line")
-        self.session(timeout=20, state="idle", can_send=True)
+        s = self.session(timeout=20, after=s, state="idle", can_send=True)
         r = self.send(s["session_id"], "/help me", check=False)
         self.assertEqual(r.returncode, 1, r.stdout)
         self.assertIn("--command", r.stderr)
@@ -553,7 +561,7 @@ class CopilotTalkBack(TalkBack, ScenarioTest):
         texts = self.wait_user_texts(chat_user_texts, n + 1)
         self.assertTrue(texts[-1].endswith("\n\nfirst line\nsecond line"),
                         f"one prompt, after Copilot's own date line: {texts[-1]!r}")
-        self.session(timeout=20, state="idle", can_send=True)
+        self.session(timeout=20, after=s, state="idle", can_send=True)
         for text in ("!ls -la", "/help me"):
             r = self.send(s["session_id"], text, check=False)
             self.assertEqual(r.returncode, 1, r.stdout)
