@@ -27,6 +27,14 @@ def prompt_to_dialog(a):
     return shown - t
 
 
+def appears(path, timeout):
+    """Whether `path` exists within `timeout` s: a tool's file made by an answer."""
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return os.path.exists(path)
+
+
 class Pending:
     """`agent-tray pending --json`, read as the scripts that drive the CLI read it."""
 
@@ -350,11 +358,7 @@ class ClaudeAnsweredFromTheApp(ScenarioTest):
         self.window.screenshot("answer-claude-in-window")
         self.window.js("document.querySelector('.row [data-action=\"answer:allow\"]').click()")
         # The screen still shows the first turn's "done": wait for the tool's effect itself.
-        made = os.path.join(a.cwd, "made-by-window")
-        deadline = time.monotonic() + 15
-        while not os.path.exists(made) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.assertTrue(os.path.exists(made), "the window's Allow ran the tool")
+        self.assertTrue(appears(os.path.join(a.cwd, "made-by-window"), 15), "the window's Allow ran the tool")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             stats = json.loads(self.tray.run("stats", "--json").stdout)
@@ -480,10 +484,8 @@ class OpenCodeAnswering(Pending, ScenarioTest, OpenCodeMixin):
         self.assertFalse(self.made(), "no implicit allow when the engine dies")
         a.approve()
         a.wait_for(a.PERMISSION, 10, absent=True, interval=0.05, what="the dialog answered in the terminal")
-        deadline = time.monotonic() + 20
-        while not self.made() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.assertTrue(self.made(), "the terminal's own dialog answered as if we were never there")
+        self.assertTrue(appears(os.path.join(a.cwd, "made-by-tool"), 20),
+                        "the terminal's own dialog answered as if we were never there")
 
 
 class DelayInTurns:
@@ -591,11 +593,8 @@ class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
         print(f"\n  prompt -> dialog with a hook that never returns: {took:.2f}s; hooks still waiting: {len(waiting)}")
         self.assertTrue(waiting, "the plugin ran its hook for the turn's events, and that hook was still "
                                  "waiting when the dialog came")
-        deadline = time.monotonic() + 20
-        made = os.path.join(a.cwd, "made-by-tool")
-        while not os.path.exists(made) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.assertTrue(os.path.exists(made), "the terminal's answer ran the tool while our hooks still waited")
+        self.assertTrue(appears(os.path.join(a.cwd, "made-by-tool"), 20),
+                        "the terminal's answer ran the tool while our hooks still waited")
         self.assertTrue(any(alive(pid) for pid in waiting), "the hooks were still waiting after the answer")
 
     def test_with_no_app_every_hook_the_plugin_ran_ends_by_itself(self):
@@ -604,11 +603,7 @@ class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
         self.tray.install("--opencode")
         took = prompt_to_dialog(a)
         print(f"\n  prompt -> dialog with our plugin and no app: {took:.2f}s")
-        deadline = time.monotonic() + 20
-        made = os.path.join(a.cwd, "made-by-tool")
-        while not os.path.exists(made) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.assertTrue(os.path.exists(made), "approved in the terminal")
+        self.assertTrue(appears(os.path.join(a.cwd, "made-by-tool"), 20), "approved in the terminal")
         a.wait_for(a.PERMISSION, 10, absent=True, interval=0.05, what="the dialog closed")
         # A hook of a later event may be caught starting; one that waits for an app stays.
         deadline = time.monotonic() + 10
