@@ -6,6 +6,7 @@
 #   GEMINI_JS=/abs/path/gemini/node_modules/@google/gemini-cli/bundle/gemini.js
 #   COPILOT_BIN=/abs/path/more/node_modules/@github/copilot-linux-x64/copilot
 #   OPENCODE_BIN=/abs/path/more/node_modules/opencode-ai/bin/opencode.exe
+#   OPENCODE_CONFIG_SEED=/abs/path/opencode-config   (OpenCode's config-folder install, made here)
 #   QWEN_JS=/abs/path/qwen/node_modules/@qwen-code/qwen-code/cli-entry.js
 #   PI_JS=/abs/path/pi/node_modules/@mariozechner/pi-coding-agent/dist/cli.js
 #   DROID_BIN=/abs/path/droid/node_modules/@factory/cli-linux-x64/bin/droid
@@ -161,6 +162,31 @@ else
 fi
 echo "COPILOT_BIN=$COPILOT_BIN"
 echo "OPENCODE_BIN=$OPENCODE_BIN"
+
+# OpenCode's own config folder: at its first start in a home without it, OpenCode writes a
+# package.json naming @opencode-ai/plugin at its own version and runs npm install there (some 60 MB
+# from the registry, ~10 s of CPU at every test's start, and a test that needs the network). The
+# tests start it in a home that already holds that install, made here once: pinned by
+# opencode-config/package-lock.json (the lock OpenCode 1.18.33 itself wrote) for the pinned
+# OpenCode, resolved for any other version. The harness copies it into each world by hard links.
+if [ "$more_pinned" = 1 ]; then
+  seed="$here/opencode-config"
+else
+  seed="$more/opencode-config"
+  mkdir -p "$seed"
+  printf '{\n  "dependencies": {\n    "@opencode-ai/plugin": "%s"\n  }\n}\n' "$want_opencode" > "$seed/package.json"
+fi
+seed_ok() { [ "$(have "$seed" @opencode-ai/plugin)" = "$want_opencode" ]; }
+if ! seed_ok; then
+  echo "install.sh: npm install of @opencode-ai/plugin $want_opencode (OpenCode's config folder) in $seed" >&2
+  if [ "$more_pinned" = 1 ]; then
+    (cd "$seed" && npm ci --no-audit --no-fund >&2)
+  else
+    (cd "$seed" && npm install --no-audit --no-fund >&2)
+  fi
+  seed_ok || { echo "install.sh: @opencode-ai/plugin $want_opencode is missing in $seed/node_modules after npm install" >&2; exit 1; }
+fi
+echo "OPENCODE_CONFIG_SEED=$seed"
 
 # Gemini CLI: a node bundle (no native binary), pinned in gemini/package.json with its own lock
 # file so its pin moves independently of the others'. Another version (AGENT_E2E_GEMINI_VERSION,

@@ -29,7 +29,7 @@ if ! bins="$("$here/install.sh")"; then
   exit 1
 fi
 eval "$bins"
-export CLAUDE_BIN CODEX_BIN GEMINI_JS COPILOT_BIN OPENCODE_BIN QWEN_JS PI_JS DROID_BIN CLINE_BIN KILO_BIN
+export CLAUDE_BIN CODEX_BIN GEMINI_JS COPILOT_BIN OPENCODE_BIN OPENCODE_CONFIG_SEED QWEN_JS PI_JS DROID_BIN CLINE_BIN KILO_BIN
 echo "claude: $("$CLAUDE_BIN" --version 2>/dev/null) ($CLAUDE_BIN)"
 echo "codex:  $("$CODEX_BIN" --version 2>/dev/null) ($CODEX_BIN)"
 echo "gemini: $(node "$GEMINI_JS" --version 2>/dev/null) ($GEMINI_JS)"

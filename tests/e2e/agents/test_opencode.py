@@ -17,7 +17,18 @@ class OpenCodeMixin:
             self.fail("opencode binary not installed: run tests/e2e/agents/install.sh")
         mock = ChatMock(self.world.path("logs", "chat-requests.jsonl")).start()
         self.world.on_cleanup(mock.stop)
-        return OpenCodeAgent(self.world, mock).configure()
+        agent = OpenCodeAgent(self.world, mock).configure()
+        self.addCleanup(assert_opencode_installed_nothing, self, agent)
+        return agent
+
+
+def assert_opencode_installed_nothing(test, agent):
+    """The world's OpenCode found its config folder's install there and fetched nothing: a stale
+    seed (another OpenCode version) would cost every test a download."""
+    ran = agent.installed_anything()
+    if ran:
+        test.fail(f"OpenCode ran npm in its config folder ({ran} exists): the seed from "
+                  "install.sh does not match this OpenCode")
 
 
 class OpenCodePlugin(ScenarioTest, OpenCodeMixin):

@@ -7,11 +7,26 @@ Both run their native binaries directly, so the tmux pane's process is the agent
 """
 import json
 import os
+import shutil
 
 from .agents import Agent
 from .world import BASE, HERE
 
 MORE = os.path.join(HERE, "more", "node_modules")
+
+
+def opencode_config_seed():
+    """The folder install.sh made with OpenCode's own config-folder install (@opencode-ai/plugin at
+    OpenCode's version, in node_modules), or None when it is not there."""
+    d = os.environ.get("OPENCODE_CONFIG_SEED") or os.path.join(HERE, "opencode-config")
+    return d if os.path.isdir(os.path.join(d, "node_modules", "@opencode-ai", "plugin")) else None
+
+
+def _link_or_copy(src, dst):
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system
+        shutil.copy2(src, dst)
 
 
 def copilot_bin():
@@ -133,7 +148,30 @@ class OpenCodeAgent(Agent):
         }
         with open(os.path.join(self.config_dir, "opencode.json"), "w") as f:
             json.dump(doc, f, indent=2)
+        self.seed_config()
         return self
+
+    SEEDED = True
+
+    def seed_config(self):
+        """The config folder's npm install that OpenCode runs at its first start in a new home,
+        done already (install.sh's, hard-linked): without it every test's OpenCode spends ~10 s of
+        CPU and a 60 MB download before its first turn. `assert_installed_nothing` checks that
+        OpenCode found it enough."""
+        if not self.SEEDED:
+            return
+        seed = opencode_config_seed()
+        if not seed:
+            raise RuntimeError("OpenCode's config-folder install is missing: run tests/e2e/agents/install.sh")
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy2(os.path.join(seed, name), os.path.join(self.config_dir, name))
+        shutil.copytree(os.path.join(seed, "node_modules"), os.path.join(self.config_dir, "node_modules"),
+                        symlinks=True, copy_function=_link_or_copy, dirs_exist_ok=True)
+
+    def installed_anything(self):
+        """What says OpenCode ran npm in this world (its cache under HOME), or None."""
+        npm_cache = os.path.join(self.world.env["HOME"], ".npm")
+        return npm_cache if self.SEEDED and os.path.exists(npm_cache) else None
 
     def start(self, *extra):
         b = opencode_bin()
@@ -152,6 +190,7 @@ class KiloAgent(OpenCodeAgent):
     """The `kilo` 7.7.7 TUI (Kilo Code CLI, a fork of OpenCode: the same provider config, dialog
     and ready line) with a provider on the mock and `bash: ask`, in `$XDG_CONFIG_HOME/kilo`."""
     name = "kilo"
+    SEEDED = False  # Kilo installs nothing in its config folder (it only asks npm for @kilocode/plugin's version)
 
     def env(self):
         e = dict(self.world.env)
