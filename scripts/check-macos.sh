@@ -12,8 +12,10 @@
 # enough when nothing links. Both are written at run time (to the target folder, at a fixed path:
 # see below) and removed at exit.
 #
-# Cost: one cargo invocation with both `--target` flags, in the default target folder, so the
-# host's build scripts and proc-macros are built once and shared with the other CI steps.
+# Cost: one cargo invocation with both `--target` flags, in the default target folder (the host's
+# build scripts and proc-macros shared with other builds) or in CHECK_MACOS_TARGET_DIR, which CI
+# gives it so that it can run beside other cargo commands (cargo locks a target folder for a
+# whole build).
 # Says plainly what it could not do, and fails when it could not check or a check failed.
 set -euo pipefail
 
@@ -44,7 +46,7 @@ fi
 # a fresh random folder each time rebuilt SQLite's and the Objective-C crates' build scripts and
 # re-checked everything above them (9 minutes instead of seconds). Inside the target folder, not
 # /tmp, and removed at exit.
-target_dir="${CARGO_TARGET_DIR:-$root/target}"
+target_dir="${CHECK_MACOS_TARGET_DIR:-${CARGO_TARGET_DIR:-$root/target}}"
 case "$target_dir" in /*) ;; *) target_dir="$root/$target_dir" ;; esac
 tools="$target_dir/check-macos-tools"
 rm -rf "$tools"
@@ -86,7 +88,7 @@ done
 
 say "cargo clippy --workspace --all-targets ${target_flags[*]} -- -D warnings"
 start=$SECONDS
-if cargo clippy --workspace --all-targets "${target_flags[@]}" -- -D warnings; then
+if cargo clippy --workspace --all-targets --target-dir "$target_dir" "${target_flags[@]}" -- -D warnings; then
   say "ok: ${targets[*]} type-check and lint clean ($((SECONDS - start)) s)"
 else
   fail "clippy for ${targets[*]} reported errors or warnings (see above; $((SECONDS - start)) s)"

@@ -5,8 +5,9 @@
 # targets (scripts/check-macos.sh), the Windows build linted and the core's tests run under Wine
 # (scripts/check-windows.sh), and the end-to-end tests with the real claude and
 # codex CLIs. Every step runs even when an earlier one fails; the exit status says if any did.
-# The macOS and Windows checks (compiling) run in a lane beside the real agents (waiting), and
-# the summary gives each step's seconds and the run's total.
+# The macOS check (compiling) runs in a lane beside the core's tests (mostly waiting), the
+# Windows check in one beside the real agents (mostly waiting), and the summary gives each
+# step's seconds and the run's total.
 # Last, it lists every process the run started that is still running and FAILS if there is one
 # (each process inherits AGENT_TRAY_TEST_RUN; see scripts/leftover-processes.sh).
 set -uo pipefail
@@ -52,14 +53,17 @@ step() {
   tally "$name" "$status" "$((SECONDS - start))" "$log"
 }
 # A lane of steps run one after another in the background, beside the foreground steps: for
-# CPU-bound steps (compiling) that can overlap steps that mostly wait (the real agents, driven
-# in tmux, spend most of their time waiting on the agents' screens). The lane runs at a lower
-# priority so the waiting steps' deadlines are not eaten by the compiler. Its steps' logs are
-# printed whole when the lane is collected (two live tails would interleave).
-lane_pid=""
-lane_dir="$logs/lane"
+# CPU-bound steps (compiling) that can overlap steps that mostly wait (the core's tests sleep
+# and time out for most of their run; the real agents, driven in tmux, wait on the agents'
+# screens). A lane runs at a lower priority so the foreground's deadlines are not eaten by the
+# compiler, and must not share a cargo target folder with the foreground (cargo holds a folder's
+# lock for a whole build). Its steps' logs are printed whole when the lanes are collected (two
+# live tails would interleave). Several lanes may run at once.
+lane_pids=()
+lane_dirs=()
 lane() { # "name" cmd... [--then "name" cmd...]
-  mkdir -p "$lane_dir"
+  local dir="$logs/lane-${#lane_pids[@]}"
+  mkdir -p "$dir"
   (
     i=0
     while [ "$#" -gt 0 ]; do
@@ -69,26 +73,30 @@ lane() { # "name" cmd... [--then "name" cmd...]
       [ "$#" -gt 0 ] && shift
       i=$((i + 1))
       start=$(date +%s)
-      nice -n 10 timeout -k 10 "$step_timeout" "${cmd[@]}" </dev/null >"$lane_dir/$i.log" 2>&1
+      nice -n 10 timeout -k 10 "$step_timeout" "${cmd[@]}" </dev/null >"$dir/$i.log" 2>&1
       status=$?
-      printf '%s\t%s\t%s\n' "$status" "$(( $(date +%s) - start ))" "$name" >>"$lane_dir/results"
+      printf '%s\t%s\t%s\n' "$status" "$(( $(date +%s) - start ))" "$name" >>"$dir/results"
     done
   ) &
-  lane_pid=$!
+  lane_pids+=("$!")
+  lane_dirs+=("$dir")
 }
-collect_lane() {
-  [ -n "$lane_pid" ] || return 0
-  wait "$lane_pid"
-  local i=0 status secs name log
-  while IFS=$'\t' read -r status secs name; do
-    i=$((i + 1))
-    next_log
-    mv "$lane_dir/$i.log" "$log"
-    printf '\n==== %s (ran beside the steps above)\n' "$name"
-    cat "$log"
-    tally "$name" "$status" "$secs" "$log"
-  done <"$lane_dir/results"
-  lane_pid=""
+collect_lanes() {
+  local k i status secs name log
+  for k in "${!lane_pids[@]}"; do
+    wait "${lane_pids[$k]}"
+    i=0
+    while IFS=$'\t' read -r status secs name; do
+      i=$((i + 1))
+      next_log
+      mv "${lane_dirs[$k]}/$i.log" "$log"
+      printf '\n==== %s (ran beside the steps above)\n' "$name"
+      cat "$log"
+      tally "$name" "$status" "$secs" "$log"
+    done <"${lane_dirs[$k]}/results"
+  done
+  lane_pids=()
+  lane_dirs=()
 }
 
 # The lines of a failed step's log that say what failed (test names, panics and their message,
@@ -111,18 +119,23 @@ step "core and domain: clippy -D warnings" cargo clippy -p agent-tray-domain -p 
 step "core: no tauri/wry/tao/webkit" bash -c '! cargo tree -p agent-tray -e normal --prefix none | grep -E "^(tauri|wry|tao|webkit2gtk)[ -]"'
 # The domain crate depends on nothing of the project (so no import can run back up to it).
 step "domain: depends on nothing of the project" bash -c '! cargo tree -p agent-tray-domain -e normal --prefix none | grep -E "^(agent-tray|tauri|wry|tao|webkit2gtk)[ -]" | grep -v "^agent-tray-domain "'
-step "domain and core: unit and integration tests" cargo test -p agent-tray-domain -p agent-tray
+step "domain and core: build the tests" cargo test -p agent-tray-domain -p agent-tray --no-run
 step "desktop and UI (tests/desktop/run.sh)" tests/desktop/run.sh
+# The macOS check compiles only (CPU), in a target folder of its own (target/macos): it runs
+# beside the core's tests, which leave more than a core idle on 2 cores, and then beside the
+# real agents, at a lower priority. Not beside the desktop step: that one rebuilds ui/dist, which
+# the desktop crate embeds.
+lane "macOS: clippy -D warnings for aarch64 and x86_64 (scripts/check-macos.sh)" \
+  env CHECK_MACOS_TARGET_DIR="$root/target/macos" scripts/check-macos.sh
+step "domain and core: unit and integration tests" cargo test -p agent-tray-domain -p agent-tray
 # The same build as the desktop step's last (nothing to do when it ran): the real-agent suite's
 # window test (test_window) runs target/debug/agent-tray-desktop.
 step "build agent-tray and the app for the end-to-end tests" cargo build -p agent-tray -p agent-tray-desktop
-# The macOS and Windows checks compile (CPU), the real agents mostly wait: run them side by side.
-# macOS after the desktop step: the host's build scripts and proc-macros it built are reused.
-# Windows has its own target folder (target/windows): the Linux build above is not evicted.
-lane "macOS: clippy -D warnings for aarch64 and x86_64 (scripts/check-macos.sh)" scripts/check-macos.sh \
-  --then "Windows: clippy -D warnings, and the core's tests under Wine (scripts/check-windows.sh)" scripts/check-windows.sh
+# The Windows check compiles (CPU) and runs the core's tests under Wine; the real agents mostly
+# wait: run them side by side. Windows has its own target folder (target/windows).
+lane "Windows: clippy -D warnings, and the core's tests under Wine (scripts/check-windows.sh)" scripts/check-windows.sh
 step "real agents, and all five in the real window (tests/e2e/agents/run.sh)" env AGENT_TRAY_BIN="$root/target/debug/agent-tray" tests/e2e/agents/run.sh
-collect_lane
+collect_lanes
 step "no process left behind" scripts/leftover-processes.sh --kill "AGENT_TRAY_TEST_RUN=$AGENT_TRAY_TEST_RUN"
 
 printf '\n==== summary (%s s in all)\n' "$SECONDS"
