@@ -309,6 +309,29 @@ def hooks_waiting(world):
     return out
 
 
+def describe_processes(pids):
+    """Each pid's arguments, state, kernel wait channel and age, for a failure's message."""
+    out = []
+    ticks = os.sysconf("SC_CLK_TCK")
+    try:
+        uptime = float(open("/proc/uptime").read().split()[0])
+    except OSError:
+        uptime = 0.0
+    for pid in pids:
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            stat = open(f"/proc/{pid}/stat").read()
+            wchan = open(f"/proc/{pid}/wchan").read()
+        except OSError:
+            out.append(f"{pid}: gone")
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        age = uptime - int(fields[19]) / ticks
+        out.append(f"{pid}: {b' '.join(argv[:6]).decode(errors='replace')} state={fields[0]} "
+                   f"wchan={wchan} age={age:.1f}s")
+    return "; ".join(out)
+
+
 class ClaudeAnsweredFromTheApp(ScenarioTest):
     """The REAL desktop app (under a private Xvfb and session bus, as test_window runs it) hosting
     the engine, the real Claude in tmux: the window's Allow lets the tool run; then, with dunst
@@ -605,14 +628,25 @@ class OpenCodeNoAppNoDelay(ScenarioTest, OpenCodeMixin):
         print(f"\n  prompt -> dialog with our plugin and no app: {took:.2f}s")
         self.assertTrue(appears(os.path.join(a.cwd, "made-by-tool"), 20), "approved in the terminal")
         a.wait_for(a.PERMISSION, 10, absent=True, interval=0.05, what="the dialog closed")
-        # A hook of a later event may be caught starting; one that waits for an app stays.
+        # Hooks of later events (the turn goes on after the tool) start and end meanwhile; one
+        # that waited for an app would stay. Watched until none runs, for at most 10 s: every
+        # hook seen must end within 5 s of being seen (a hook with no app ends within its budget).
+        seen, lingering = {}, []
         deadline = time.monotonic() + 10
-        while hooks_waiting(self.world) and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            now, live = time.monotonic(), hooks_waiting(self.world)
+            for pid in live:
+                seen.setdefault(pid, now)
+            lingering = [pid for pid in live if now - seen[pid] > 5]
+            if not live or lingering:
+                break
             time.sleep(0.1)
-        self.assertEqual(hooks_waiting(self.world), [], "no hook of ours waits when no app runs")
         journal = os.path.join(self.world.tray_home, "journal")
         journaled = "".join(open(os.path.join(journal, n), errors="replace").read()
                             for n in sorted(os.listdir(journal))) if os.path.isdir(journal) else ""
+        print(f"  hooks seen running after the dialog closed: {len(seen)}")
+        self.assertEqual(lingering, [], f"no hook of ours waits when no app runs: {describe_processes(lingering)}; "
+                                        f"journal tail: {journaled[-3000:]}")
         self.assertIn('"event":"PermissionRequest"', journaled,
                       "the plugin's hook ran for the request and journaled it for the app")
 
