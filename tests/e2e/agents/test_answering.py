@@ -9,6 +9,7 @@ import os
 import time
 
 from e2e_base import ScenarioTest
+from harness.world import describe_processes
 from test_copilot import CopilotMixin
 from test_opencode import OpenCodeMixin
 
@@ -307,29 +308,6 @@ def hooks_waiting(world):
         if b"hook" in argv[1:3] and world.tray_home.encode() in env:
             out.append(int(pid))
     return out
-
-
-def describe_processes(pids):
-    """Each pid's arguments, state, kernel wait channel and age, for a failure's message."""
-    out = []
-    ticks = os.sysconf("SC_CLK_TCK")
-    try:
-        uptime = float(open("/proc/uptime").read().split()[0])
-    except OSError:
-        uptime = 0.0
-    for pid in pids:
-        try:
-            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-            stat = open(f"/proc/{pid}/stat").read()
-            wchan = open(f"/proc/{pid}/wchan").read()
-        except OSError:
-            out.append(f"{pid}: gone")
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        age = uptime - int(fields[19]) / ticks
-        out.append(f"{pid}: {b' '.join(argv[:6]).decode(errors='replace')} state={fields[0]} "
-                   f"wchan={wchan} age={age:.1f}s")
-    return "; ".join(out)
 
 
 class ClaudeAnsweredFromTheApp(ScenarioTest):

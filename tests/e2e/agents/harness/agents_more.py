@@ -120,6 +120,8 @@ class OpenCodeAgent(Agent):
     APPROVE_SETTLE = 0.3
     # The first prompt of a process takes ~8 s of lazy loading before the model call.
     WORKING_TIMEOUT = 60
+    # Its config folder gets install.sh's install of its plugin SDK (`seed_config`).
+    SEEDED = True
 
     def env(self):
         e = dict(self.world.env)
@@ -151,12 +153,10 @@ class OpenCodeAgent(Agent):
         self.seed_config()
         return self
 
-    SEEDED = True
-
     def seed_config(self):
         """The config folder's npm install that OpenCode runs at its first start in a new home,
         done already (install.sh's, hard-linked): without it every test's OpenCode spends ~10 s of
-        CPU and a 60 MB download before its first turn. `assert_installed_nothing` checks that
+        CPU and a 60 MB download before its first turn. `installed_anything` says whether
         OpenCode found it enough."""
         if not self.SEEDED:
             return

@@ -55,22 +55,50 @@ def proc_exe_name(pid):
         return None
 
 
-def proc_ppid(pid):
+def proc_stat_fields(pid):
+    """The fields of /proc/<pid>/stat after the command name (state first), or None once gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             s = f.read()
-        return int(s[s.rindex(")") + 2:].split()[1])
-    except (OSError, ValueError, IndexError):
+        return s[s.rindex(")") + 2:].split()
+    except (OSError, ValueError):
+        return None
+
+
+def proc_ppid(pid):
+    fields = proc_stat_fields(pid)
+    try:
+        return int(fields[1]) if fields else None
+    except (ValueError, IndexError):
         return None
 
 
 def pid_alive(pid):
+    fields = proc_stat_fields(pid)
+    return bool(fields) and fields[0] != "Z"
+
+
+def describe_processes(pids):
+    """Each pid's arguments, state, kernel wait channel and age, for a failure's message."""
+    out = []
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            s = f.read()
-        return s[s.rindex(")") + 2:].split()[0] != "Z"
-    except (OSError, ValueError):
-        return False
+        uptime = float(open("/proc/uptime").read().split()[0])
+    except OSError:
+        uptime = 0.0
+    for pid in pids:
+        fields = proc_stat_fields(pid)
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            wchan = open(f"/proc/{pid}/wchan").read()
+        except OSError:
+            fields = None
+        if not fields:
+            out.append(f"{pid}: gone")
+            continue
+        age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        out.append(f"{pid}: {b' '.join(argv[:6]).decode(errors='replace')} state={fields[0]} "
+                   f"wchan={wchan} age={age:.1f}s")
+    return "; ".join(out)
 
 
 def end_pids(pids, grace=3.0, kill_wait=3.0):
